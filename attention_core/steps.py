@@ -1,0 +1,108 @@
+"""One small pure function per step of scaled dot-product attention.
+
+Shapes use n = tokens, h = heads, d_model, d_k, d_v. Multi-head arrays carry the head first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import MASK_KINDS
+
+
+def project(X: np.ndarray, W: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+    """Linear projection per head.
+
+    ``[n, d_model] @ [h, d_model, d] (+ [h, d]) -> [h, n, d]``
+    """
+    out = X @ W  # broadcasts X over the head axis
+    if b is not None:
+        out = out + b[:, None, :]
+    return out
+
+
+def raw_scores(Q: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """Every query against every key: ``[h, n_q, d_k], [h, n_k, d_k] -> [h, n_q, n_k]``."""
+    return Q @ np.swapaxes(K, -1, -2)
+
+
+def scale(scores: np.ndarray, divisor: float) -> np.ndarray:
+    """Divide the scores (before softmax, never after): ``[..., n_q, n_k] -> same``."""
+    return scores / divisor
+
+
+def build_mask(kind: str, n: int, n_pad: int = 0) -> np.ndarray:
+    """Boolean mask ``[n, n]``: entry [i, j] is True when query i may attend to key j.
+
+    ``causal`` allows j <= i; ``padding`` forbids the last ``n_pad`` keys (the [PAD] tokens) for
+    every query, as an encoder does: pad *queries* still get a row, which later layers ignore.
+    """
+    if kind not in MASK_KINDS:
+        raise ValueError(f"unknown mask kind {kind!r}")
+    if not 0 <= n_pad <= n:
+        raise ValueError("n_pad must be between 0 and n")
+    allowed = np.ones((n, n), dtype=bool)
+    if "causal" in kind:
+        allowed &= np.tril(np.ones((n, n), dtype=bool))
+    if "padding" in kind and n_pad:
+        allowed[:, n - n_pad :] = False
+    return allowed
+
+
+def additive_mask(allowed: np.ndarray) -> np.ndarray:
+    """The matrix M of the formula: 0 where allowed, −∞ where masked. ``[n_q, n_k]``."""
+    return np.where(allowed, 0.0, -np.inf)
+
+
+def apply_mask(scores: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Scores + M: masked entries become −∞. ``[..., n_q, n_k], [n_q, n_k] -> [..., n_q, n_k]``.
+
+    ``np.where`` rather than ``+ M`` so that a +∞ score under the mask cannot become NaN.
+    """
+    return np.where(allowed, scores, -np.inf)
+
+
+def softmax(scores: np.ndarray) -> np.ndarray:
+    """Row-wise softmax over the last axis, where −∞ means "masked".
+
+    ``[..., n_q, n_k] -> [..., n_q, n_k]``. Masked entries get exactly 0. A row whose entries are
+    all −∞ (every key masked) gets all zeros rather than 0/0 = NaN. A row containing +∞ (an
+    overflow) shares its weight equally between those entries, which is the limit softmax tends to.
+    """
+    row_max = np.max(scores, axis=-1, keepdims=True)
+    empty = np.isneginf(row_max)  # every key masked
+    has_posinf = np.isposinf(row_max)
+    # Subtract the row max so the largest exponent is exp(0) = 1: no overflow, same result.
+    safe_max = np.where(empty | has_posinf, 0.0, row_max)
+    with np.errstate(invalid="ignore"):
+        shifted = np.where(has_posinf, np.where(np.isposinf(scores), 0.0, -np.inf), scores - safe_max)
+    exp = np.exp(shifted)
+    total = np.sum(exp, axis=-1, keepdims=True)
+    return np.where(empty, 0.0, exp / np.where(empty, 1.0, total))
+
+
+def weighted_sum(weights: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """Each output row is a weighted average of value rows: ``[h, n_q, n_k], [h, n_k, d_v] -> [h, n_q, d_v]``."""
+    return weights @ V
+
+
+def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
+    """Cut the feature axis into equal head slices: ``[n, h*d] -> [h, n, d]``."""
+    n, width = x.shape
+    if width % heads:
+        raise ValueError("the feature size must be a multiple of heads")
+    return x.reshape(n, heads, width // heads).transpose(1, 0, 2)
+
+
+def merge_heads(x: np.ndarray) -> np.ndarray:
+    """Concatenate the heads side by side: ``[h, n, d_v] -> [n, h*d_v]`` (head 0's columns first)."""
+    h, n, d = x.shape
+    return x.transpose(1, 0, 2).reshape(n, h * d)
+
+
+def output_projection(concat: np.ndarray, W_O: np.ndarray, b_O: np.ndarray | None = None) -> np.ndarray:
+    """Mix the heads back into d_model features: ``[n, h*d_v] @ [h*d_v, d_model] -> [n, d_model]``."""
+    out = concat @ W_O
+    if b_O is not None:
+        out = out + b_O
+    return out
