@@ -1,0 +1,1 @@
+"""Streamlit-side helpers of Attention Lab: figures, tables, messages. Pages stay thin."""
