@@ -12,9 +12,13 @@ from .embeddings import embed
 from .tokenizer import DEFAULT_MAX_TOKENS, Tokenization, tokenize
 
 
-def _frozen(a: np.ndarray) -> np.ndarray:
-    """A read-only float/bool copy, so a cached trace cannot be changed by whoever reads it."""
-    a = np.array(a)
+def _frozen(a: np.ndarray, copy: bool = False) -> np.ndarray:
+    """Mark an array read-only, so a cached trace cannot be changed by whoever reads it.
+
+    Arrays the caller handed in are copied first (``copy=True``) so the trace never aliases
+    them; intermediates made here are frozen in place, which keeps the trace cheap.
+    """
+    a = np.array(a, copy=True) if copy else np.asarray(a)
     a.setflags(write=False)
     return a
 
@@ -39,7 +43,7 @@ class AttentionParams:
         for f in fields(self):
             value = getattr(self, f.name)
             if value is not None:
-                object.__setattr__(self, f.name, _frozen(value))
+                object.__setattr__(self, f.name, _frozen(value, copy=True))
         h, d_model, _ = self.W_Q.shape
         if self.W_K.shape != self.W_Q.shape:
             raise ValueError("W_K must have the same shape as W_Q")
@@ -157,14 +161,14 @@ def attend(
         n_pad=n_pad,
         config=config,
         divisor=float(divisor),
-        X=_frozen(X),
+        X=_frozen(X, copy=True),
         params=params,
         Q=_frozen(Q),
         K=_frozen(K),
         V=_frozen(V),
         scores_raw=_frozen(raw),
         scores_scaled=_frozen(scaled),
-        mask=_frozen(allowed),
+        mask=_frozen(allowed, copy=True),
         scores_masked=_frozen(masked),
         weights=_frozen(weights),
         fully_masked_rows=_frozen(~allowed.any(axis=1)),
