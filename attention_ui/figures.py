@@ -1,0 +1,373 @@
+"""Pure figure builders: NumPy arrays and token labels in, ``go.Figure`` out.
+
+Nothing here touches Streamlit, so every figure can be tested as data. Conventions shared by all
+builders:
+
+* matrix orientation: row 0 on top (``yaxis.autorange="reversed"``), queries as rows and keys as
+  columns for n×n matrices, tokens as rows and feature dimensions as columns otherwise;
+* cells sit at integer positions 0..n-1; token text is only a tick label (``tickvals`` /
+  ``ticktext``) and hover data (``customdata``), so a repeated word keeps its own row and column;
+* signed values use a diverging scale centred on 0, attention weights a fixed 0..1 scale;
+* masked cells are a neutral grey overlay (a second trace, not part of any colour scale);
+* all user text is escaped with :func:`escape_label`, because Plotly renders pseudo-HTML in tick
+  labels, hover text and cell text.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+# Colour-vision-deficiency friendly scales: RdBu is a blue/red diverging scale (no red/green
+# contrast), Viridis is perceptually uniform and readable in greyscale.
+DIVERGING_SCALE = "RdBu_r"  # negative = blue, 0 = near white, positive = red
+WEIGHT_SCALE = "Viridis"
+MASK_COLOR = "#8c8c8c"  # neutral mid grey: not near white (RdBu centre) nor Viridis' ends
+MASK_SCALE = [[0.0, MASK_COLOR], [1.0, MASK_COLOR]]
+
+TEXT_MAX_CELLS = 12  # print cell values while both sides have at most this many cells
+TICK_MAX_LABELS = 32  # beyond this, show every k-th tick label (hover stays exact)
+LABEL_MAX_CHARS = 10  # tick labels longer than this are shortened with "…"
+
+
+def escape_label(text: object, max_chars: int | None = None) -> str:
+    """``text`` made safe for Plotly's pseudo-HTML (``&``, ``<``, ``>`` escaped).
+
+    With ``max_chars``, text longer than that is cut to ``max_chars - 1`` characters plus "…"
+    *before* escaping, so an entity such as ``&amp;`` is never cut in half.
+    """
+    s = str(text)
+    if max_chars is not None and len(s) > max_chars:
+        s = s[: max(1, max_chars - 1)] + "…"
+    return html.escape(s, quote=False)
+
+
+def token_tick_labels(tokens: Sequence[str], max_chars: int = LABEL_MAX_CHARS) -> list[str]:
+    """Escaped, shortened tick labels, one per token."""
+    return [escape_label(tok, max_chars) for tok in tokens]
+
+
+def hover_labels(tokens: Sequence[str]) -> list[str]:
+    """Full escaped labels with their position, e.g. ``#4 the``, for hover boxes."""
+    return [f"#{i} {escape_label(tok)}" for i, tok in enumerate(tokens)]
+
+
+def tick_positions(n: int, max_labels: int = TICK_MAX_LABELS) -> list[int]:
+    """Which of 0..n-1 get a tick label: all of them, or every k-th when there are too many."""
+    step = max(1, math.ceil(n / max_labels))
+    return list(range(0, n, step))
+
+
+@dataclass(frozen=True)
+class HoverText:
+    """The words used in hover boxes; pages pass translated ones (default: English)."""
+
+    query: str = "query"
+    key: str = "key"
+    token: str = "token"
+    dim: str = "dim"
+    value: str = "value"
+    masked: str = "masked (−∞)"
+
+
+def _clean(a: np.ndarray) -> list:
+    """Nested lists of floats with None for NaN/±∞ (Plotly draws None as an empty cell)."""
+    return [[v if math.isfinite(v) else None for v in row] for row in np.asarray(a, dtype=float).tolist()]
+
+
+def _axis(n: int, labels: Sequence[str], title: str, max_labels: int) -> dict:
+    shown = tick_positions(n, max_labels)
+    return dict(
+        title=dict(text=title),
+        tickmode="array",
+        tickvals=shown,
+        ticktext=[labels[i] for i in shown],
+        range=[-0.5, n - 0.5],
+        showgrid=False,
+        zeroline=False,
+    )
+
+
+def matrix_heatmap(
+    values: np.ndarray,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    kind: str = "signed",
+    allowed: np.ndarray | None = None,
+    title: str = "",
+    row_title: str = "",
+    col_title: str = "",
+    row_hover: str = "row",
+    col_hover: str = "col",
+    hover: HoverText = HoverText(),
+    show_text: bool | None = None,
+    col_hover_labels: Sequence[str] | None = None,
+    row_hover_labels: Sequence[str] | None = None,
+    height: int | None = None,
+    max_labels: int = TICK_MAX_LABELS,
+) -> go.Figure:
+    """A heatmap of a 2-D matrix, row 0 on top.
+
+    ``kind``: ``"signed"`` (diverging scale, zmid=0), ``"weights"`` (0..1 sequential scale) or
+    ``"mask"`` (0 = allowed, drawn in one light colour). ``allowed`` (bool, same shape, True = may
+    attend) marks masked cells: their value is hidden and a grey overlay trace says "masked (−∞)".
+    ``row_labels``/``col_labels`` are raw text; they are escaped and shortened here.
+    """
+    z = np.asarray(values, dtype=float)
+    if z.ndim != 2:
+        raise ValueError("matrix_heatmap needs a 2-D matrix")
+    n_rows, n_cols = z.shape
+    if len(row_labels) != n_rows or len(col_labels) != n_cols:
+        raise ValueError("one label per row and per column is needed")
+    masked = np.zeros_like(z, dtype=bool) if allowed is None else ~np.asarray(allowed, dtype=bool)
+    if masked.shape != z.shape:
+        raise ValueError("the mask must have the matrix's shape")
+    if show_text is None:
+        show_text = n_rows <= TEXT_MAX_CELLS and n_cols <= TEXT_MAX_CELLS
+
+    rows_full = list(row_hover_labels) if row_hover_labels is not None else hover_labels(row_labels)
+    cols_full = list(col_hover_labels) if col_hover_labels is not None else hover_labels(col_labels)
+    customdata = [[[rows_full[i], cols_full[j]] for j in range(n_cols)] for i in range(n_rows)]
+    shown = np.where(masked, np.nan, z)
+
+    common = dict(
+        x=list(range(n_cols)),
+        y=list(range(n_rows)),
+        customdata=customdata,
+        xgap=1,
+        ygap=1,
+    )
+    value_line = f"{escape_label(hover.value)}: %{{z:.4f}}"
+    template = (
+        f"{escape_label(row_hover)}: %{{customdata[0]}}<br>"
+        f"{escape_label(col_hover)}: %{{customdata[1]}}<br>{value_line}<extra></extra>"
+    )
+    finite = shown[np.isfinite(shown)]
+    if kind == "weights":
+        scale = dict(colorscale=WEIGHT_SCALE, zmin=0.0, zmax=1.0)
+    elif kind == "mask":
+        scale = dict(colorscale=[[0.0, "#f0f4fa"], [1.0, "#f0f4fa"]], zmin=0.0, zmax=1.0, showscale=False)
+    elif kind == "signed":
+        bound = float(np.max(np.abs(finite))) if finite.size else 1.0
+        bound = bound if bound > 0 else 1.0
+        scale = dict(colorscale=DIVERGING_SCALE, zmid=0.0, zmin=-bound, zmax=bound)
+    else:
+        raise ValueError(f"unknown kind {kind!r}")
+
+    main = go.Heatmap(
+        z=_clean(shown),
+        hovertemplate=template,
+        name="values",
+        texttemplate="%{z:.2f}" if show_text else None,
+        colorbar=dict(thickness=12, len=0.9) if kind != "mask" else None,
+        **scale,
+        **common,
+    )
+    fig = go.Figure(main)
+    if masked.any():
+        overlay = np.where(masked, 1.0, np.nan)
+        fig.add_trace(
+            go.Heatmap(
+                z=_clean(overlay),
+                colorscale=MASK_SCALE,
+                zmin=0.0,
+                zmax=1.0,
+                showscale=False,
+                hovertemplate=(
+                    f"{escape_label(row_hover)}: %{{customdata[0]}}<br>"
+                    f"{escape_label(col_hover)}: %{{customdata[1]}}<br>"
+                    f"{escape_label(hover.masked)}<extra></extra>"
+                ),
+                name="masked",
+                text=[["−∞" if m else "" for m in row] for row in masked.tolist()],
+                texttemplate="%{text}" if show_text else None,
+                textfont=dict(color="white"),
+                **common,
+            )
+        )
+    xaxis = _axis(n_cols, token_tick_labels(col_labels), col_title, max_labels)
+    yaxis = _axis(n_rows, token_tick_labels(row_labels), row_title, max_labels)
+    yaxis["autorange"] = "reversed"
+    yaxis.pop("range")
+    fig.update_layout(
+        title=dict(text=title) if title else None,
+        xaxis=xaxis,
+        yaxis=yaxis,
+        height=height or _auto_height(n_rows),
+        margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        plot_bgcolor="rgba(0,0,0,0)",
+    )
+    return fig
+
+
+def _auto_height(n_rows: int) -> int:
+    return int(min(720, max(220, 90 + 30 * n_rows)))
+
+
+def attention_heatmap(
+    values: np.ndarray,
+    tokens: Sequence[str],
+    *,
+    kind: str = "signed",
+    allowed: np.ndarray | None = None,
+    title: str = "",
+    hover: HoverText = HoverText(),
+    query_title: str = "query",
+    key_title: str = "key",
+    show_text: bool | None = None,
+    height: int | None = None,
+) -> go.Figure:
+    """An n×n query × key matrix (scores, weights or the mask); queries are rows."""
+    values = np.asarray(values, dtype=float)
+    if values.shape != (len(tokens), len(tokens)):
+        raise ValueError("an n×n matrix with one token per row is needed")
+    return matrix_heatmap(
+        values,
+        tokens,
+        tokens,
+        kind=kind,
+        allowed=allowed,
+        title=title,
+        row_title=query_title,
+        col_title=key_title,
+        row_hover=hover.query,
+        col_hover=hover.key,
+        hover=hover,
+        show_text=show_text,
+        height=height,
+    )
+
+
+def feature_heatmap(
+    values: np.ndarray,
+    tokens: Sequence[str],
+    *,
+    title: str = "",
+    hover: HoverText = HoverText(),
+    token_title: str = "token",
+    dim_title: str = "dimension",
+    dim_names: Sequence[str] | None = None,
+    show_text: bool | None = None,
+    height: int | None = None,
+) -> go.Figure:
+    """Token rows × feature columns (X, Q, K, V, head output, concat, output); signed scale."""
+    values = np.asarray(values, dtype=float)
+    n, d = values.shape
+    names = list(dim_names) if dim_names is not None else [str(j) for j in range(d)]
+    return matrix_heatmap(
+        values,
+        tokens,
+        names,
+        kind="signed",
+        title=title,
+        row_title=token_title,
+        col_title=dim_title,
+        row_hover=hover.token,
+        col_hover=hover.dim,
+        hover=hover,
+        show_text=show_text,
+        col_hover_labels=[escape_label(name) for name in names],
+        height=height,
+    )
+
+
+def mask_heatmap(
+    allowed: np.ndarray,
+    tokens: Sequence[str],
+    *,
+    title: str = "",
+    hover: HoverText = HoverText(),
+    query_title: str = "query",
+    key_title: str = "key",
+    show_text: bool | None = None,
+) -> go.Figure:
+    """The additive mask M: 0 (light) where a query may attend, −∞ (grey overlay) where not."""
+    allowed = np.asarray(allowed, dtype=bool)
+    fig = attention_heatmap(
+        np.zeros(allowed.shape),
+        tokens,
+        kind="mask",
+        allowed=allowed,
+        title=title,
+        hover=hover,
+        query_title=query_title,
+        key_title=key_title,
+        show_text=show_text,
+    )
+    fig.data[0].hovertemplate = fig.data[0].hovertemplate.replace("%{z:.4f}", "0")
+    return fig
+
+
+def heads_small_multiples(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    *,
+    allowed: np.ndarray | None = None,
+    head_title: str = "head {h}",
+    hover: HoverText = HoverText(),
+    max_cols: int = 4,
+    show_text: bool | None = None,
+) -> go.Figure:
+    """Every head's weights ``[h, n, n]`` side by side on one shared 0..1 colour scale.
+
+    Trace order: for each head its weights trace, then (if anything is masked) its grey overlay.
+    """
+    weights = np.asarray(weights, dtype=float)
+    h, n, _ = weights.shape
+    cols = min(h, max_cols)
+    rows = math.ceil(h / cols)
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=[head_title.format(h=k) for k in range(h)],
+        horizontal_spacing=0.04,
+        vertical_spacing=0.12 / max(1, rows - 1) if rows > 1 else 0.1,
+    )
+    if show_text is None:
+        show_text = n <= 6 and cols <= 2  # small panels only fit a few numbers
+    labels = token_tick_labels(tokens, max_chars=6)
+    shown_ticks = tick_positions(n, max_labels=12)
+    for k in range(h):
+        single = attention_heatmap(
+            weights[k], tokens, kind="weights", allowed=allowed, hover=hover, show_text=show_text
+        )
+        r, c = divmod(k, cols)
+        for trace in single.data:
+            if trace.name == "values":
+                trace.update(coloraxis="coloraxis", showscale=None, colorbar=None)
+                trace.update(zmin=None, zmax=None, colorscale=None)
+            fig.add_trace(trace, row=r + 1, col=c + 1)
+        fig.update_xaxes(
+            tickmode="array",
+            tickvals=shown_ticks,
+            ticktext=[labels[i] for i in shown_ticks],
+            showgrid=False,
+            zeroline=False,
+            row=r + 1,
+            col=c + 1,
+        )
+        fig.update_yaxes(
+            tickmode="array",
+            tickvals=shown_ticks,
+            ticktext=[labels[i] for i in shown_ticks],
+            autorange="reversed",
+            showgrid=False,
+            zeroline=False,
+            showticklabels=c == 0,
+            row=r + 1,
+            col=c + 1,
+        )
+    fig.update_layout(
+        coloraxis=dict(colorscale=WEIGHT_SCALE, cmin=0.0, cmax=1.0, colorbar=dict(thickness=12)),
+        height=int(min(1400, rows * max(220, min(360, 60 + 22 * n)) + 40)),
+        margin=dict(l=10, r=10, t=40, b=10),
+        plot_bgcolor="rgba(0,0,0,0)",
+    )
+    return fig
