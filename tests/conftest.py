@@ -1,0 +1,8 @@
+"""Make the repository root importable (``attention_core``, ``attention_ui``) under ``.venv/bin/pytest``."""
+
+import sys
+from pathlib import Path
+
+ROOT = str(Path(__file__).resolve().parent.parent)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
