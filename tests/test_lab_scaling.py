@@ -1,0 +1,118 @@
+"""The scaling lab against theory, finite differences and hand-computed softmax rows."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attention_core.lab_scaling import (
+    dot_variance_experiment,
+    dot_variance_standard_error,
+    entropy_nats,
+    jacobian_frobenius_norm,
+    one_row,
+    score_samples,
+    softmax_jacobian,
+    softmax_peakedness,
+)
+
+D_KS = (1, 4, 16, 64, 256)
+
+
+def _softmax_ref(s):
+    e = [math.exp(x - max(s)) for x in s]
+    return np.array([x / sum(e) for x in e])
+
+
+def test_dot_variance_matches_d_k_within_five_standard_errors():
+    r = dot_variance_experiment(D_KS, samples=20_000, seed=0)
+    d = np.array(D_KS, dtype=float)
+    # Standard error of a sample variance of q.k: sqrt((2 d^2 + 6 d) / N) (E[s^4] = 3d^2 + 6d).
+    se = np.sqrt((2 * d**2 + 6 * d) / 20_000)
+    assert np.all(np.abs(r.raw_variance - d) < 5 * se)
+    assert np.all(np.abs(r.scaled_variance - 1.0) < 5 * se / d)
+    np.testing.assert_allclose(r.raw_standard_error, se, rtol=1e-12)
+    np.testing.assert_allclose(r.expected_raw, d)
+    np.testing.assert_allclose(r.expected_scaled, 1.0)
+
+
+def test_standard_error_formula_against_monte_carlo_fourth_moment():
+    # E[s^4] = 3d^2 + 6d for d = 3, checked by simulation with a loose 3% tolerance.
+    rng = np.random.default_rng(123)
+    s = np.sum(rng.standard_normal((400_000, 3)) * rng.standard_normal((400_000, 3)), axis=1)
+    assert abs(np.mean(s**4) - (3 * 9 + 18)) / 45 < 0.03
+    assert dot_variance_standard_error(3, 100) == pytest.approx(math.sqrt((18 + 18) / 100))
+
+
+def test_variance_for_one_d_k_does_not_depend_on_the_others():
+    a = dot_variance_experiment((16,), samples=500, seed=3)
+    b = dot_variance_experiment((4, 16), samples=500, seed=3)
+    assert a.raw_variance[0] == b.raw_variance[1]
+
+
+def test_score_samples_scaled_and_raw_share_draws():
+    raw = score_samples(64, n_keys=8, samples=300, seed=1, scaled=False)
+    sc = score_samples(64, n_keys=8, samples=300, seed=1, scaled=True)
+    assert raw.scores.shape == (300, 8)
+    np.testing.assert_allclose(sc.scores * 8.0, raw.scores, rtol=1e-12)
+    assert raw.expected_std == 8.0 and sc.expected_std == 1.0
+    assert 6.5 < np.std(raw.scores) < 9.5
+    with pytest.raises(ValueError):
+        raw.scores[0, 0] = 1.0
+
+
+def test_jacobian_matches_finite_differences():
+    rng = np.random.default_rng(7)
+    s = rng.standard_normal(5) * 2
+    p = _softmax_ref(s)
+    J = softmax_jacobian(p)
+    eps = 1e-6
+    fd = np.empty((5, 5))
+    for j in range(5):
+        up, down = s.copy(), s.copy()
+        up[j] += eps
+        down[j] -= eps
+        fd[:, j] = (_softmax_ref(up) - _softmax_ref(down)) / (2 * eps)
+    np.testing.assert_allclose(J, fd, atol=1e-8)
+    np.testing.assert_allclose(J.sum(axis=1), 0.0, atol=1e-15)
+    np.testing.assert_allclose(J, J.T)
+
+
+def test_jacobian_norm_closed_form_equals_explicit_matrix_norm():
+    rng = np.random.default_rng(8)
+    P = np.array([_softmax_ref(rng.standard_normal(6) * 3) for _ in range(20)])
+    explicit = [np.linalg.norm(softmax_jacobian(p), "fro") for p in P]
+    np.testing.assert_allclose(jacobian_frobenius_norm(P), explicit, rtol=1e-12)
+    assert jacobian_frobenius_norm(np.array([0.0, 1.0, 0.0])) == 0.0
+
+
+def test_entropy_handcomputed():
+    assert entropy_nats(np.array([0.25] * 4)) == pytest.approx(math.log(4))
+    assert entropy_nats(np.array([1.0, 0.0])) == 0.0
+
+
+def test_peakedness_grows_without_scaling_and_stays_flat_with_it():
+    r = softmax_peakedness(D_KS, n_keys=16, samples=2000, seed=0)
+    assert np.all(np.diff(r.max_weight_raw) > 0)
+    assert np.all(np.diff(r.normalised_entropy_raw) < 0)
+    assert r.max_weight_raw[-1] > 0.85  # nearly one-hot at d_k = 256
+    # With the divisor the score spread is ~1 for every d_k: the curve stays within a narrow band.
+    assert np.ptp(r.max_weight_scaled) < 0.06
+    assert np.ptp(r.normalised_entropy_scaled) < 0.05
+    # Saturation starves the gradient: the raw Jacobian shrinks for large d_k, the scaled one not.
+    assert np.all(np.diff(r.jacobian_norm_raw[2:]) < 0)
+    assert r.jacobian_norm_raw[-1] < 0.5 * r.jacobian_norm_scaled[-1]
+    assert np.ptp(r.jacobian_norm_scaled) < 0.05
+    np.testing.assert_allclose(r.normalised_entropy_raw, r.entropy_raw / math.log(16))
+
+
+def test_one_row_handcomputed():
+    r = one_row([2.0, 0.0, -2.0], divisor=2.0)
+    e = np.exp([1.0, 0.0, -1.0])
+    np.testing.assert_allclose(r.weights, e / e.sum(), rtol=1e-14)
+    np.testing.assert_allclose(r.scaled, [1.0, 0.0, -1.0])
+    assert r.max_weight == pytest.approx(e[0] / e.sum())
+    with pytest.raises(ValueError):
+        one_row([1.0], divisor=0.0)
