@@ -74,7 +74,9 @@ def softmax(scores: np.ndarray) -> np.ndarray:
     has_posinf = np.isposinf(row_max)
     # Subtract the row max so the largest exponent is exp(0) = 1: no overflow, same result.
     safe_max = np.where(empty | has_posinf, 0.0, row_max)
-    with np.errstate(invalid="ignore"):
+    # over="ignore": a finite score far below the max (e.g. -1e308 - 1e308) overflows to -inf, whose
+    # exp is the correct 0; NumPy would otherwise print a RuntimeWarning to the learner's console.
+    with np.errstate(invalid="ignore", over="ignore"):
         shifted = np.where(has_posinf, np.where(np.isposinf(scores), 0.0, -np.inf), scores - safe_max)
     exp = np.exp(shifted)
     total = np.sum(exp, axis=-1, keepdims=True)

@@ -175,7 +175,9 @@ def test_first_divergence_names_the_first_wrong_step():
     """The reference comparison itself must be able to fail, and point at the right step."""
     cfg, text = CASES[1]
     tr = trace_text(text, cfg)
-    ref = naive_attention(tr.X, tr.W_Q, tr.W_K, tr.W_V, tr.W_O, naive_mask(cfg.mask, tr.n, cfg.pad), _divisor(cfg))
+    ref = naive_attention(
+        tr.X, tr.W_Q, tr.W_K, tr.W_V, tr.W_O, naive_mask(cfg.mask, tr.n, cfg.pad), _divisor(cfg)
+    )
     assert first_divergence(tr, ref, ATOL, RTOL) is None
     # a tiny error in the scaled scores is reported there, not in the later steps it also spoils
     broken = dict(ref, scores_scaled=ref["scores_scaled"] + 1e-6)
