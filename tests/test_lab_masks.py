@@ -1,0 +1,131 @@
+"""Mask builders against naive loops; the mask mistakes against hand-written per-query sums."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attention_core.config import AttentionConfig
+from attention_core.lab_masks import (
+    METHODS,
+    attention_correct,
+    attention_renormalise_after_softmax,
+    attention_zero_values,
+    attention_zero_weights_after_softmax,
+    leakage,
+    mask_matrices,
+    masked_attention,
+    sliding_window_mask,
+)
+from attention_core.trace import init_params
+
+
+def _qkv(n=5, d_k=3, d_v=2, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, d_k)), rng.standard_normal((n, d_k)), rng.standard_normal((n, d_v))
+
+
+def _causal(n):
+    return np.array([[j <= i for j in range(n)] for i in range(n)])
+
+
+@pytest.mark.parametrize("n,w", [(1, 1), (5, 1), (6, 2), (6, 3), (4, 4), (4, 9)])
+def test_sliding_window_against_loop(n, w):
+    expected = np.zeros((n, n), dtype=bool)
+    for i in range(n):
+        for j in range(n):
+            expected[i, j] = i - w + 1 <= j <= i
+    assert np.array_equal(sliding_window_mask(n, w), expected)
+
+
+def test_sliding_window_wider_than_n_is_causal():
+    assert np.array_equal(sliding_window_mask(5, 5), _causal(5))
+
+
+def test_mask_matrices_additive_form_and_counts():
+    m = mask_matrices("causal+padding", 4, n_pad=1)
+    expected = _causal(4)
+    expected[:, 3] = False
+    assert np.array_equal(m.allowed, expected)
+    assert np.all(m.additive[expected] == 0.0) and np.all(np.isneginf(m.additive[~expected]))
+    assert m.allowed_per_query.tolist() == [1, 2, 3, 3]
+    s = mask_matrices("sliding", 4, window=2)
+    assert s.window == 2 and s.allowed_per_query.tolist() == [1, 2, 2, 2]
+
+
+def _ref_softmax(row):
+    finite = [x for x in row if x != -math.inf]
+    if not finite:
+        return [0.0] * len(row)
+    m = max(finite)
+    e = [0.0 if x == -math.inf else math.exp(x - m) for x in row]
+    return [x / sum(e) for x in e]
+
+
+def test_correct_and_mistakes_against_per_query_loops():
+    Q, K, V = _qkv()
+    n, d = 5, math.sqrt(3)
+    allowed = _causal(n)
+    S = [[float(Q[i] @ K[j]) / d for j in range(n)] for i in range(n)]
+    correct = np.zeros((n, 2))
+    zero_v = np.zeros((n, 2))
+    for i in range(n):
+        w_masked = _ref_softmax([S[i][j] if allowed[i, j] else -math.inf for j in range(n)])
+        w_all = _ref_softmax(S[i])
+        V_i = np.array([V[j] if allowed[i, j] else np.zeros(2) for j in range(n)])  # query i's zeroed V
+        correct[i] = sum(w_masked[j] * V[j] for j in range(n))
+        zero_v[i] = sum(w_all[j] * V_i[j] for j in range(n))
+    np.testing.assert_allclose(attention_correct(Q, K, V, allowed, d).output, correct, atol=1e-13)
+    zv = attention_zero_values(Q, K, V, allowed, d)
+    np.testing.assert_allclose(zv.output, zero_v, atol=1e-13)
+    zw = attention_zero_weights_after_softmax(Q, K, V, allowed, d)
+    np.testing.assert_allclose(zw.output, zero_v, atol=1e-13)  # same sum, grouped differently
+    assert np.all(zw.row_sums[:-1] < 1.0)  # weight mass lost to the forbidden keys
+    # Teaching point: zero-then-renormalise equals the correct mask.
+    rn = attention_renormalise_after_softmax(Q, K, V, allowed, d)
+    np.testing.assert_allclose(rn.output, correct, atol=1e-13)
+    np.testing.assert_allclose(rn.row_sums, 1.0, atol=1e-14)
+    assert not np.allclose(zv.output, correct)
+
+
+def test_fully_masked_row_gives_zeros_not_nan():
+    Q, K, V = _qkv(n=3)
+    allowed = np.ones((3, 3), dtype=bool)
+    allowed[1] = False
+    for method in METHODS:
+        r = masked_attention(method, Q, K, V, allowed, 1.0)
+        assert np.all(np.isfinite(r.output))
+        if method != "zero_values":
+            assert np.all(r.effective_weights[1] == 0.0)
+
+
+def _setup(heads=2):
+    cfg = AttentionConfig(d_model=8, heads=heads, seed=4)
+    X = np.random.default_rng(11).standard_normal((6, 8))
+    return X, init_params(cfg)
+
+
+@pytest.mark.parametrize("position", [1, 3, 5])
+def test_leakage_exactly_zero_only_for_correct_mask(position):
+    X, params = _setup()
+    ok = leakage(X, params, position, "correct", seed=2)
+    assert ok.earlier_unchanged and ok.max_earlier == 0.0
+    assert np.array_equal(ok.before[:position], ok.after[:position])
+    assert ok.moved[position] > 0  # the changed position itself moves
+    for method in ("zero_values", "zero_weights"):
+        bad = leakage(X, params, position, method, seed=2)
+        assert not bad.earlier_unchanged
+        assert bad.max_earlier > 1e-3
+    rn = leakage(X, params, position, "renormalise", seed=2)
+    assert rn.max_earlier < 1e-12  # equal in exact arithmetic; rounding may differ by ~1e-16
+
+
+def test_leakage_position_zero_and_bad_method():
+    X, params = _setup(heads=1)
+    assert leakage(X, params, 0, "zero_values").max_earlier == 0.0
+    with pytest.raises(ValueError):
+        leakage(X, params, 0, "forget_it")
+    with pytest.raises(ValueError):
+        leakage(X, params, 6)
