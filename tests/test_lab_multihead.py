@@ -1,0 +1,72 @@
+"""Multi-head counts against hand-counted small cases; the head split against explicit slices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attention_core.lab_multihead import (
+    cost_vs_heads,
+    matmul_flops,
+    multihead_cost,
+    split_vs_separate,
+    valid_head_counts,
+)
+
+
+def test_hand_counted_small_case():
+    # n=3, d_model=4, h=2 -> d_k=d_v=2.
+    c = multihead_cost(3, 4, 2)
+    assert (c.d_k, c.d_v) == (2, 2)
+    assert c.params_qkv == 3 * 16 and c.params_out == 16 and c.params_total == 64
+    # Q, K, V: each [3,4]@[4,4] = 48 MACs = 96 FLOPs.
+    assert c.flops_projections == 3 * 96
+    # per head [3,2]@[2,3] = 18 MACs, two heads -> 72 FLOPs.
+    assert c.flops_scores == 72
+    # per head [3,3]@[3,2] = 18 MACs -> 72 FLOPs.
+    assert c.flops_weighted_sum == 72
+    assert c.flops_output == 96  # [3,4]@[4,4]
+    assert c.flops_scale == 18 and c.flops_softmax == 5 * 18
+    assert c.flops_total == 288 + 72 + 18 + 90 + 72 + 96
+    assert c.attention_matrix_elements == 18
+
+
+def test_bias_counts():
+    c = multihead_cost(3, 4, 2, bias=True)
+    assert c.params_total == 64 + 3 * 4 + 4
+    assert c.flops_projections == 288 + 3 * 12 and c.flops_output == 96 + 12
+
+
+def test_matmul_costs_constant_in_heads():
+    n, d = 128, 64
+    costs = cost_vs_heads(n, d)
+    assert [c.heads for c in costs] == [1, 2, 4, 8, 16, 32, 64]
+    for c in costs:
+        assert c.params_total == 4 * d * d
+        assert c.flops_scores == 2 * n * n * d  # h * n^2 * d_k with d_k = d/h
+        assert c.flops_weighted_sum == 2 * n * n * d
+        assert c.flops_projections == 6 * n * d * d
+        assert c.flops_output == 2 * n * d * d
+    # What does grow with h: one n x n matrix per head.
+    assert [c.attention_matrix_elements for c in costs] == [h * n * n for h in (1, 2, 4, 8, 16, 32, 64)]
+
+
+def test_invalid_heads():
+    with pytest.raises(ValueError):
+        multihead_cost(4, 6, 4)
+    assert valid_head_counts(12) == (1, 2, 3, 4, 6, 12)
+    assert matmul_flops(2, 3, 4) == 48
+
+
+@pytest.mark.parametrize("heads", [1, 2, 3, 6])
+def test_split_equals_separate(heads):
+    rng = np.random.default_rng(5)
+    X, W = rng.standard_normal((4, 6)), rng.standard_normal((6, 6))
+    r = split_vs_separate(X, W, heads)
+    assert r.equal and r.max_abs_diff < 1e-12
+    d_k = 6 // heads
+    for i in range(heads):
+        for t in range(4):
+            for c in range(d_k):
+                expected = sum(X[t, m] * W[m, i * d_k + c] for m in range(6))
+                assert abs(r.split[i, t, c] - expected) < 1e-12
