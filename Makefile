@@ -1,20 +1,36 @@
 # Two commands on a fresh machine (Python 3.10+):
-#   make run   - create .venv, install the app's pinned packages, start the app
-#   make test  - the same plus dev tools and a Chromium, then the whole test suite
+#   make run   - create .venv if needed, install the app's pinned packages, start the app
+#   make test  - the same plus the dev tools and a Chromium, then ruff and the whole pytest suite
+# Installs are remembered by stamp files inside .venv; editing a requirements file re-installs.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
-PYTEST_ARGS ?=
+# Two xdist workers; every browser test is in one xdist group, so only one worker
+# starts a Streamlit server and a Chromium.
+PYTEST_ARGS ?= -n 2 --dist loadgroup
+
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+export PIP_NO_INPUT := 1
 
 .PHONY: run test lint browser clean
 
+# A venv whose creation failed half-way is removed, so the next `make` starts over
+# instead of trusting a .venv without pip.
 $(PY):
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10+ is needed")'
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10+ is needed, found " + sys.version.split()[0])'
+	@$(PYTHON) -m venv $(VENV) || { \
+	  rm -rf $(VENV); \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "venv failed; installing Debian's python3-venv"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null && \
+	    $(PYTHON) -m venv $(VENV); \
+	  else \
+	    echo "Could not create $(VENV): install your Python's venv module (Debian: python3-venv)"; exit 1; \
+	  fi; }
+	$(PY) -m pip install -q --upgrade pip || { rm -rf $(VENV); exit 1; }
 
-# The stamp files are rebuilt whenever the requirement files change.
+# Stamp files: rebuilt whenever a requirements file is newer than the stamp.
 $(VENV)/.deps: requirements.txt | $(PY)
 	$(PY) -m pip install -q -r requirements.txt
 	@touch $@
@@ -34,7 +50,7 @@ lint: $(VENV)/.dev-deps
 
 test: $(VENV)/.dev-deps browser
 	$(PY) -m ruff check .
-	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache artifacts
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis artifacts

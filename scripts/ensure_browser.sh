@@ -1,23 +1,58 @@
 #!/usr/bin/env bash
-# Make a Chromium available to the Playwright browser tests.
-# 1. a system Chromium already there (or CHROMIUM_PATH) -> nothing to do;
-# 2. root on Debian/Ubuntu -> apt-get install chromium + Noto CJK fonts (Japanese glyphs);
-# 3. otherwise -> Playwright's own browser download.
+# Make a Chromium available to the Playwright browser tests (tests/browser/).
+# The order matches tests/browser/conftest.py, which picks the browser the same way:
+#   1. CHROMIUM_PATH, /usr/bin/chromium or /usr/bin/chromium-browser already there -> use it;
+#   2. root on Debian/Ubuntu -> apt-get install chromium (+ fonts-noto-cjk for the Japanese UI);
+#   3. otherwise -> Playwright's own Chromium download (`playwright install chromium`).
+# Japanese glyphs need a CJK font; without one the Japanese screenshots show boxes.
 set -euo pipefail
 PY=${1:-.venv/bin/python}
-for c in "${CHROMIUM_PATH:-}" /usr/bin/chromium /usr/bin/chromium-browser; do
-  if [ -n "$c" ] && [ -x "$c" ]; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! fc-list 2>/dev/null | grep -qi 'Noto Sans CJK'; then
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk >/dev/null 2>&1 || true
-    fi
-    exit 0
-  fi
-done
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "Installing Debian's chromium and fonts-noto-cjk..."
+export DEBIAN_FRONTEND=noninteractive
+
+is_root() { [ "$(id -u)" = 0 ]; }
+has_apt() { command -v apt-get >/dev/null 2>&1; }
+has_font() { fc-list 2>/dev/null | grep -qi "$1"; }
+
+# apt-get install, running `apt-get update` first only when the package lists are stale or empty.
+apt_install() {
+  apt-get install -y -qq --no-install-recommends "$@" >/dev/null 2>&1 && return 0
+  echo "apt-get install $* failed; updating the package lists and retrying..."
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null
-  exit 0
+  apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+system_chromium() {
+  local c
+  for c in "${CHROMIUM_PATH:-}" /usr/bin/chromium /usr/bin/chromium-browser; do
+    if [ -n "$c" ] && [ -x "$c" ]; then
+      echo "$c"
+      return 0
+    fi
+  done
+  return 1
+}
+
+if chromium=$(system_chromium); then
+  echo "Chromium: $chromium"
+elif is_root && has_apt; then
+  echo "Installing Debian's chromium..."
+  apt_install chromium fonts-liberation fontconfig
+  chromium=$(system_chromium)
+  echo "Chromium: $chromium"
+else
+  echo "No system Chromium; installing Playwright's own Chromium..."
+  "$PY" -m playwright install chromium
 fi
-echo "No system Chromium; installing Playwright's browser..."
-"$PY" -m playwright install chromium
+
+# Fonts: CJK for the Japanese UI, colour emoji for the page icons in screenshots.
+missing=()
+has_font 'Noto Sans CJK' || missing+=(fonts-noto-cjk)
+has_font 'Noto Color Emoji' || missing+=(fonts-noto-color-emoji)
+if [ ${#missing[@]} -gt 0 ]; then
+  if is_root && has_apt; then
+    echo "Installing ${missing[*]}..."
+    apt_install fontconfig "${missing[@]}"
+  else
+    echo "warning: fonts missing (${missing[*]}); Japanese text or icons in screenshots may show as boxes" >&2
+  fi
+fi
