@@ -1,0 +1,170 @@
+"""Browser test harness: a real ``streamlit run app.py`` server and a headless Chromium.
+
+Fixtures
+--------
+``streamlit_server`` (session)  base URL of a server started on a free loopback port. Under xdist every
+                                worker is its own session, so each worker gets its own server and port.
+``browser`` (session)           Playwright Chromium: $CHROMIUM_PATH, Debian's /usr/bin/chromium or
+                                chromium-browser, else Playwright's own build.
+``page`` (function)             a fresh browser context (English locale, 1400x900) per test; on failure a
+                                screenshot goes to artifacts/screenshots/FAILED-<test>.png.
+``app`` (function)              ``page`` opened at the app and waited for (see st_browser.wait_for_app_run).
+
+Mark tests with ``@pytest.mark.browser``; ``make test`` groups them on one xdist worker.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Error, Page, sync_playwright
+from st_browser import CHROMIUM_ARGS, ROOT, chromium_executable, screenshot, wait_for_app_run
+
+SERVER_START_TIMEOUT_S = 90
+LOGS = ROOT / "artifacts" / "logs"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _healthy(base_url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base_url}/_stcore/health", timeout=2) as response:
+            return response.status == 200 and response.read().strip() == b"ok"
+    except OSError:
+        return False
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Terminate the server and everything it spawned (it leads its own process group)."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.address", "127.0.0.1",
+        "--server.port", str(port),
+        "--server.headless", "true",
+        "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none",
+    ]  # fmt: skip
+    with log_path.open("w", encoding="utf-8") as log:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # own process group, so teardown can kill all of it
+        )
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            break
+        if _healthy(base_url):
+            return proc, base_url
+        time.sleep(0.3)
+    _stop(proc)
+    raise RuntimeError(f"streamlit did not become healthy on {base_url}; log tail:\n{_tail(log_path)}")
+
+
+@pytest.fixture(scope="session")
+def streamlit_server() -> Iterator[str]:
+    """Start ``streamlit run app.py`` headless on a free port; yield its base URL; stop it at the end."""
+    LOGS.mkdir(parents=True, exist_ok=True)
+    log_path = LOGS / f"streamlit-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.log"
+    errors = []
+    for _attempt in range(3):  # a free port can be taken between probing and binding
+        try:
+            proc, base_url = _start_server(log_path)
+            break
+        except RuntimeError as exc:
+            errors.append(str(exc))
+    else:
+        pytest.fail("could not start the Streamlit server:\n" + "\n\n".join(errors), pytrace=False)
+    try:
+        yield base_url
+    finally:
+        _stop(proc)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    executable = chromium_executable()
+    with sync_playwright() as pw:
+        try:
+            browser = pw.chromium.launch(headless=True, executable_path=executable, args=CHROMIUM_ARGS)
+        except Error as exc:
+            pytest.fail(
+                f"cannot launch Chromium ({executable or 'Playwright build'}): {exc}\n"
+                "Run `make test` (or `bash scripts/ensure_browser.sh`) to install one.",
+                pytrace=False,
+            )
+        yield browser
+        browser.close()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
+
+
+@pytest.fixture
+def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
+    context = browser.new_context(locale="en-US", viewport={"width": 1400, "height": 900})
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    try:
+        yield page
+    finally:
+        report = getattr(request.node, "rep_call", None)
+        if report is not None and report.failed:
+            try:
+                screenshot(page, f"FAILED-{request.node.name}", full=False)
+            except Error:
+                pass
+        context.close()
+
+
+@pytest.fixture
+def app(page: Page, streamlit_server: str) -> Page:
+    """The app's start page, loaded and idle."""
+    response = page.goto(streamlit_server + "/")
+    assert response is not None and response.ok, f"GET / answered {response and response.status}"
+    page.locator('[data-testid="stAppViewContainer"]').wait_for(state="attached")
+    wait_for_app_run(page)
+    return page
