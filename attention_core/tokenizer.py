@@ -75,6 +75,11 @@ def _is_regional_indicator(ch: str) -> bool:
     return 0x1F1E6 <= ord(ch) <= 0x1F1FF
 
 
+def _is_tag(ch: str) -> bool:
+    """Tag characters (format, so otherwise invisible) spell a subdivision flag after 🏴 (U+1F3F4)."""
+    return 0xE0020 <= ord(ch) <= 0xE007F
+
+
 def _is_invisible(ch: str) -> bool:
     # Cc: control (NUL, tab is handled as space before this), Cf: format (zero-width space, bidi
     # overrides), Cs/Co/Cn: surrogates, private use, unassigned. ZWJ is handled separately.
@@ -107,7 +112,10 @@ def tokenize(text: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> Tokenization:
     removed = 0
 
     def flush() -> None:
-        nonlocal kind
+        nonlocal kind, removed
+        if kind == "zwj":  # a ZWJ with nothing after it joins nothing: drop it like other invisibles
+            current.pop()
+            removed += 1
         if kind == "word-mark":  # a held mark that nothing joined: it is a token of its own
             mark = current.pop()
             tokens.append("".join(current))
@@ -127,9 +135,10 @@ def tokenize(text: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> Tokenization:
                 current.append(ch)
                 kind = "zwj"
             else:
-                removed += 1
+                removed += 1  # like any other invisible character: dropped, and it does not glue words
+                flush()
             continue
-        if _is_invisible(ch):
+        if _is_invisible(ch) and not (kind == "single" and current[0] == "\U0001f3f4" and _is_tag(ch)):
             removed += 1  # dropped, and treated like a space so it cannot glue words together
             flush()
             continue
@@ -137,9 +146,13 @@ def tokenize(text: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> Tokenization:
             current.append(ch)
             continue
         if kind == "zwj":
-            current.append(ch)
+            if unicodedata.category(ch) == "So":  # another emoji: part of the same picture
+                current.append(ch)
+                kind = "single"
+                continue
+            current.pop()  # a letter, digit or mark cannot be joined to an emoji: drop the ZWJ
+            removed += 1
             kind = "single"
-            continue
         if (
             kind == "single"
             and len(current) == 1
