@@ -1,0 +1,198 @@
+"""Lab "Why long inputs are expensive": memory and FLOPs of the n × n attention matrix.
+
+Units. Decimal: 1 MB = 10⁶ bytes, 1 GB = 10⁹, 1 TB = 10¹². Binary: 1 MiB = 2²⁰ bytes, 1 GiB = 2³⁰,
+1 TiB = 2⁴⁰. The reference notes' memory table (FP16, one head) uses the *binary* sizes with
+decimal-looking names: 2,048² × 2 bytes = 8,388,608 bytes = 8 MiB (written "8 MB"), 8,192 → 128 MiB,
+32,768 → 2 GiB, 131,072 → 32 GiB. For n = 1,000,000 the exact figure is 10¹² elements × 2 bytes
+= 2 × 10¹² bytes = 2.00 TB = 1.82 TiB; the notes' "1.9 TB" matches neither convention exactly, so
+the table here reports both. FLOPs: 2 per multiply-add (see :mod:`attention_core.lab_multihead`).
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+from dataclasses import dataclass
+
+import numpy as np
+
+from .lab_multihead import SOFTMAX_FLOPS_PER_ELEMENT, matmul_flops
+from .tiled import direct_attention, tiled_attention
+
+NOTES_SEQUENCE_LENGTHS = (2_048, 8_192, 32_768, 131_072, 1_000_000)
+DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
+DECIMAL_UNITS = ("B", "kB", "MB", "GB", "TB", "PB")
+BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+# The live measurement builds float64 n × n matrices (several temporaries): keep n modest.
+MAX_DIRECT_N = 4096
+MAX_TILED_N = 16384
+
+
+def attention_matrix_elements(n: int, heads: int = 1, batch: int = 1, layers: int = 1) -> int:
+    """Number of attention weights held at once: batch · layers · heads · n²."""
+    if min(n, heads, batch, layers) < 1:
+        raise ValueError("all sizes must be positive")
+    return batch * layers * heads * n * n
+
+
+def attention_matrix_bytes(n: int, bytes_per_elem: int = 2, heads: int = 1, batch: int = 1, layers: int = 1) -> int:
+    """Bytes of the attention matrices: elements × bytes per element (FP16 = 2 by default)."""
+    if bytes_per_elem < 1:
+        raise ValueError("bytes_per_elem must be positive")
+    return attention_matrix_elements(n, heads, batch, layers) * bytes_per_elem
+
+
+def in_units(num_bytes: int, binary: bool) -> tuple[float, str]:
+    """Largest unit in which the value is ≥ 1: ``(8.0, "MiB")`` or ``(8.388608, "MB")``."""
+    base = 1024 if binary else 1000
+    units = BINARY_UNITS if binary else DECIMAL_UNITS
+    value, i = float(num_bytes), 0
+    while value >= base and i < len(units) - 1:
+        value /= base
+        i += 1
+    return value, units[i]
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    """One line of the memory table."""
+
+    n: int
+    elements: int
+    bytes: int
+    decimal_value: float  # e.g. 8.388608
+    decimal_unit: str  # e.g. "MB"
+    binary_value: float  # e.g. 8.0
+    binary_unit: str  # e.g. "MiB" (the notes' convention)
+    ratio_to_first: float  # bytes / bytes of the first row (×4 per doubling of n)
+
+
+def memory_table(ns=NOTES_SEQUENCE_LENGTHS, bytes_per_elem: int = 2, heads: int = 1, batch: int = 1, layers: int = 1) -> tuple[MemoryRow, ...]:
+    """Attention-matrix memory for each n (defaults reproduce the notes' FP16 one-head table)."""
+    rows = []
+    first = None
+    for n in ns:
+        b = attention_matrix_bytes(int(n), bytes_per_elem, heads, batch, layers)
+        first = first or b
+        dv, du = in_units(b, binary=False)
+        bv, bu = in_units(b, binary=True)
+        rows.append(MemoryRow(int(n), b // bytes_per_elem, b, dv, du, bv, bu, b / first))
+    return tuple(rows)
+
+
+@dataclass(frozen=True)
+class DtypeRow:
+    dtype: str
+    bytes_per_elem: int
+    bytes: int
+    binary_value: float
+    binary_unit: str
+
+
+def dtype_table(n: int, heads: int = 1, batch: int = 1, layers: int = 1) -> tuple[DtypeRow, ...]:
+    """The same attention matrix in each dtype of :data:`DTYPE_BYTES`."""
+    rows = []
+    for name, size in DTYPE_BYTES.items():
+        b = attention_matrix_bytes(n, size, heads, batch, layers)
+        rows.append(DtypeRow(name, size, b, *in_units(b, binary=True)))
+    return tuple(rows)
+
+
+@dataclass(frozen=True)
+class AttentionFlops:
+    """FLOPs of the attention core (no projections) for n tokens: the parts that grow with n²."""
+
+    n: int
+    d_k: int
+    d_v: int
+    heads: int
+    scores: int  # heads · 2·n²·d_k
+    softmax: int  # heads · (1 + SOFTMAX_FLOPS_PER_ELEMENT)·n² (scaling + softmax, approximate)
+    weighted_sum: int  # heads · 2·n²·d_v
+    total: int
+
+
+def attention_flops(n: int, d_k: int, d_v: int | None = None, heads: int = 1) -> AttentionFlops:
+    """FLOPs of QKᵀ, scaling + softmax and weights·V (2 FLOPs per multiply-add)."""
+    d_v = d_k if d_v is None else d_v
+    scores = heads * matmul_flops(n, d_k, n)
+    smax = heads * (1 + SOFTMAX_FLOPS_PER_ELEMENT) * n * n
+    wsum = heads * matmul_flops(n, n, d_v)
+    return AttentionFlops(n, d_k, d_v, heads, scores, smax, wsum, scores + smax + wsum)
+
+
+def flops_table(ns, d_k: int, d_v: int | None = None, heads: int = 1) -> tuple[AttentionFlops, ...]:
+    return tuple(attention_flops(int(n), d_k, d_v, heads) for n in ns)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One live run: wall time (without tracing) and peak traced memory (a second run, traced).
+
+    ``peak_bytes`` counts only memory allocated during the run (the inputs Q, K, V already exist);
+    ``matrix_bytes`` is the size of one float64 n × n matrix, for comparison.
+    """
+
+    method: str  # "direct" or "tiled"
+    n: int
+    d: int
+    causal: bool
+    seconds: float
+    peak_bytes: int
+    matrix_bytes: int
+    block: int | None  # tile size for "tiled"
+
+
+def _peak(fn) -> int:
+    was = tracemalloc.is_tracing()
+    if not was:
+        tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        fn()
+        return max(0, tracemalloc.get_traced_memory()[1] - base)
+    finally:
+        if not was:
+            tracemalloc.stop()
+
+
+def _inputs(n: int, d: int, seed: int):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, d)), rng.standard_normal((n, d)), rng.standard_normal((n, d))
+
+
+def _measure(method, n, d, seed, causal, block, fn) -> Measurement:
+    Q, K, V = _inputs(n, d, seed)
+    t0 = time.perf_counter()
+    fn(Q, K, V)
+    seconds = time.perf_counter() - t0
+    peak = _peak(lambda: fn(Q, K, V))
+    return Measurement(method, n, d, causal, seconds, peak, n * n * 8, block)
+
+
+def measure_direct_attention(n: int, d: int = 64, seed: int = 0, causal: bool = False) -> Measurement:
+    """Time and peak memory of the textbook computation (full n × n matrix). n ≤ MAX_DIRECT_N."""
+    if not 1 <= n <= MAX_DIRECT_N or d < 1:
+        raise ValueError(f"n must be between 1 and {MAX_DIRECT_N}, d positive")
+    return _measure("direct", n, d, seed, causal, None, lambda Q, K, V: direct_attention(Q, K, V, causal))
+
+
+def measure_tiled_attention(n: int, d: int = 64, seed: int = 0, causal: bool = False, block: int = 128) -> Measurement:
+    """Time and peak memory of :func:`attention_core.tiled.tiled_attention` (block × block tiles)."""
+    if not 1 <= n <= MAX_TILED_N or d < 1:
+        raise ValueError(f"n must be between 1 and {MAX_TILED_N}, d positive")
+    return _measure(
+        "tiled", n, d, seed, causal, block, lambda Q, K, V: tiled_attention(Q, K, V, block, block, causal=causal)
+    )
+
+
+def measure_scaling(ns, d: int = 64, seed: int = 0, causal: bool = False, block: int = 128) -> tuple[Measurement, ...]:
+    """Direct and tiled measurements for each n (direct only up to MAX_DIRECT_N), n ascending."""
+    out = []
+    for n in sorted(int(x) for x in ns):
+        if n <= MAX_DIRECT_N:
+            out.append(measure_direct_attention(n, d, seed, causal))
+        out.append(measure_tiled_attention(n, d, seed, causal, block))
+    return tuple(out)
+

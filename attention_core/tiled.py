@@ -1,0 +1,118 @@
+"""Attention without the n × n matrix: tiles plus an online softmax (the FlashAttention idea).
+
+For one block of queries, walk over the keys block by block and keep, per query row,
+- m: the largest score seen so far (running max),
+- l: Σ exp(score − m) over the keys seen so far (running denominator),
+- acc: Σ exp(score − m) · v over the keys seen so far (unnormalised output).
+When a new tile raises the max from m to m', the old sums are rescaled by exp(m − m') so that
+everything stays relative to the same max. At the end out = acc / l. Only a ``block_q × block_k``
+tile of scores exists at any time; the result equals softmax(QKᵀ/divisor + M) V up to rounding.
+
+Rows with no allowed key at all get 0, like :func:`attention_core.steps.softmax`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .steps import apply_mask, build_mask, raw_scores, scale, softmax, weighted_sum
+
+AllowedFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class TiledAttention:
+    """Output of :func:`tiled_attention` plus how much work the tiling did."""
+
+    output: np.ndarray  # [n_q, d_v]
+    block_q: int
+    block_k: int
+    tiles_computed: int  # score tiles actually formed
+    tiles_skipped: int  # tiles skipped because the mask hid every entry (causal: above the diagonal)
+    max_tile_elements: int  # largest score tile held at once (≤ block_q · block_k)
+
+
+def causal_allowed(q_idx: np.ndarray, k_idx: np.ndarray) -> np.ndarray:
+    """``allowed_fn`` for the causal mask: key j visible to query i when j ≤ i. ``[bq], [bk] -> [bq, bk]``."""
+    return k_idx[None, :] <= q_idx[:, None]
+
+
+def tiled_attention(
+    Q,
+    K,
+    V,
+    block_q: int = 64,
+    block_k: int = 64,
+    causal: bool = False,
+    allowed_fn: AllowedFn | None = None,
+    divisor: float | None = None,
+) -> TiledAttention:
+    """softmax(QKᵀ/divisor + M) V computed tile by tile.
+
+    ``Q [n_q, d_k]``, ``K [n_k, d_k]``, ``V [n_k, d_v]``. The mask comes from ``causal=True``
+    (query i sees keys j ≤ i) or from ``allowed_fn(query_indices, key_indices) -> bool tile``;
+    not both. ``divisor`` defaults to √d_k. Blocks need not divide n.
+    """
+    Q = np.asarray(Q, float)
+    K = np.asarray(K, float)
+    V = np.asarray(V, float)
+    if Q.ndim != 2 or K.ndim != 2 or V.ndim != 2 or Q.shape[1] != K.shape[1] or K.shape[0] != V.shape[0]:
+        raise ValueError("expected Q [n_q, d_k], K [n_k, d_k], V [n_k, d_v]")
+    if block_q < 1 or block_k < 1:
+        raise ValueError("block sizes must be positive")
+    if causal and allowed_fn is not None:
+        raise ValueError("give either causal=True or allowed_fn, not both")
+    if causal:
+        allowed_fn = causal_allowed
+    if divisor is None:
+        divisor = math.sqrt(Q.shape[1])
+    n_q, n_k, d_v = Q.shape[0], K.shape[0], V.shape[1]
+    out = np.zeros((n_q, d_v))
+    computed = skipped = biggest = 0
+    for q0 in range(0, n_q, block_q):
+        q1 = min(q0 + block_q, n_q)
+        q_idx = np.arange(q0, q1)
+        m = np.full(q1 - q0, -np.inf)  # [bq] running max
+        denom = np.zeros(q1 - q0)  # [bq] running denominator (l in the papers)
+        acc = np.zeros((q1 - q0, d_v))  # [bq, d_v] running numerator
+        for k0 in range(0, n_k, block_k):
+            k1 = min(k0 + block_k, n_k)
+            if causal and k0 > q1 - 1:  # every key of this tile is in the future of every query
+                skipped += 1
+                continue
+            s = Q[q0:q1] @ K[k0:k1].T / divisor  # [bq, bk] the only score tile in memory
+            if allowed_fn is not None:
+                tile_ok = np.asarray(allowed_fn(q_idx, np.arange(k0, k1)), bool)  # [bq, bk]
+                if not tile_ok.any():
+                    skipped += 1
+                    continue
+                s = np.where(tile_ok, s, -np.inf)
+            computed += 1
+            biggest = max(biggest, s.size)
+            m_new = np.maximum(m, s.max(axis=1))  # [bq]
+            safe = np.where(np.isneginf(m_new), 0.0, m_new)  # rows with nothing allowed yet
+            p = np.exp(s - safe[:, None])  # [bq, bk], exp(−inf) = 0 for masked entries
+            rescale = np.exp(m - safe)  # [bq], 0 while m is still −inf
+            denom = denom * rescale + p.sum(axis=1)
+            acc = acc * rescale[:, None] + p @ V[k0:k1]
+            m = m_new
+        out[q0:q1] = np.where(denom[:, None] > 0, acc / np.where(denom > 0, denom, 1.0)[:, None], 0.0)
+    return TiledAttention(out, block_q, block_k, computed, skipped, biggest)
+
+
+def direct_attention(Q, K, V, causal: bool = False, divisor: float | None = None) -> np.ndarray:
+    """The textbook computation with the whole ``[n_q, n_k]`` matrix, from the core steps. ``-> [n_q, d_v]``."""
+    Q = np.asarray(Q, float)
+    K = np.asarray(K, float)
+    if divisor is None:
+        divisor = math.sqrt(Q.shape[1])
+    s = scale(raw_scores(Q, K), divisor)  # [n_q, n_k]
+    if causal:
+        if Q.shape[0] != K.shape[0]:
+            raise ValueError("the causal mask needs as many queries as keys")
+        s = apply_mask(s, build_mask("causal", Q.shape[0]))
+    return weighted_sum(softmax(s), np.asarray(V, float))  # [n_q, d_v]
