@@ -1,0 +1,217 @@
+"""Lab "Look-alikes": cross-attention, additive (Bahdanau) scores, and self-attention vs an RNN.
+
+- Cross-attention (encoder–decoder attention): queries from one sequence, keys and values from
+  another, so the weight matrix is n_q × n_kv. With both sequences equal it *is* self-attention.
+- Additive attention scores a query–key pair with a small network, e(q, k) = vᵀ tanh(W1 q + W2 k),
+  instead of the (scaled) dot product q·k/√d_k.
+- An RNN links tokens i and j through |i − j| recurrent steps and must run n steps one after the
+  other; self-attention links any pair in one step and computes all positions at once, at the
+  price of the n × n matrix.
+
+Tables here hold ids and formulas only; the page's message catalog words them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .steps import (
+    apply_mask,
+    merge_heads,
+    output_projection,
+    project,
+    raw_scores,
+    scale,
+    softmax,
+    weighted_sum,
+)
+from .trace import AttentionParams
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True)
+class CrossAttention:
+    """Every intermediate of multi-head cross-attention (arrays read-only)."""
+
+    Q: np.ndarray  # [h, n_q, d_k] from X_q
+    K: np.ndarray  # [h, n_kv, d_k] from X_kv
+    V: np.ndarray  # [h, n_kv, d_v] from X_kv
+    scores: np.ndarray  # [h, n_q, n_kv] scaled (and masked, if a mask was given)
+    weights: np.ndarray  # [h, n_q, n_kv]
+    head_outputs: np.ndarray  # [h, n_q, d_v]
+    concat: np.ndarray  # [n_q, h*d_v]
+    output: np.ndarray  # [n_q, d_model]
+
+
+def cross_attention(X_q, X_kv, params: AttentionParams, divisor: float, allowed=None) -> CrossAttention:
+    """Queries from ``X_q [n_q, d_model]``; keys and values from ``X_kv [n_kv, d_model]``.
+
+    ``allowed [n_q, n_kv]`` (True = may attend) is optional, e.g. to hide padding in X_kv.
+    """
+    X_q = np.asarray(X_q, float)
+    X_kv = np.asarray(X_kv, float)
+    if X_q.ndim != 2 or X_kv.ndim != 2 or X_q.shape[1] != X_kv.shape[1]:
+        raise ValueError("X_q and X_kv must be [n, d_model] with the same d_model")
+    Q = project(X_q, params.W_Q, params.b_Q)  # [h, n_q, d_k]
+    K = project(X_kv, params.W_K, params.b_K)  # [h, n_kv, d_k]
+    V = project(X_kv, params.W_V, params.b_V)  # [h, n_kv, d_v]
+    s = scale(raw_scores(Q, K), divisor)  # [h, n_q, n_kv]
+    if allowed is not None:
+        s = apply_mask(s, np.asarray(allowed, bool))
+    w = softmax(s)  # [h, n_q, n_kv]
+    heads = weighted_sum(w, V)  # [h, n_q, d_v]
+    concat = merge_heads(heads)  # [n_q, h*d_v]
+    out = output_projection(concat, params.W_O, params.b_O)  # [n_q, d_model]
+    return CrossAttention(*(_ro(a) for a in (Q, K, V, s, w, heads, concat, out)))
+
+
+@dataclass(frozen=True)
+class AdditiveParams:
+    """Parameters of additive attention: W1 ``[d_a, d_q]``, W2 ``[d_a, d_k]``, v ``[d_a]``."""
+
+    W1: np.ndarray
+    W2: np.ndarray
+    v: np.ndarray
+
+
+def init_additive_params(d_q: int, d_k: int, d_a: int, seed: int = 0) -> AdditiveParams:
+    """N(0, 1/fan_in) draws from ``default_rng(seed)`` in the order W1, W2, v."""
+    rng = np.random.default_rng(seed)
+    W1 = rng.standard_normal((d_a, d_q)) / math.sqrt(d_q)
+    W2 = rng.standard_normal((d_a, d_k)) / math.sqrt(d_k)
+    v = rng.standard_normal(d_a) / math.sqrt(d_a)
+    return AdditiveParams(_ro(W1), _ro(W2), _ro(v))
+
+
+def additive_scores(Q, K, W1, W2, v) -> np.ndarray:
+    """e[i, j] = vᵀ tanh(W1 q_i + W2 k_j). ``Q [n_q, d_q]``, ``K [n_k, d_k]`` -> ``[n_q, n_k]``."""
+    Q = np.asarray(Q, float)
+    K = np.asarray(K, float)
+    a = Q @ np.asarray(W1, float).T  # [n_q, d_a]  row i = W1 q_i
+    b = K @ np.asarray(W2, float).T  # [n_k, d_a]  row j = W2 k_j
+    hidden = np.tanh(a[:, None, :] + b[None, :, :])  # [n_q, n_k, d_a]
+    return hidden @ np.asarray(v, float)  # [n_q, n_k]
+
+
+@dataclass(frozen=True)
+class ScoreComparison:
+    """Additive vs scaled dot-product scores on the same queries and keys."""
+
+    additive_scores: np.ndarray  # [n_q, n_k]
+    dot_scores: np.ndarray  # [n_q, n_k] Q Kᵀ / divisor
+    additive_weights: np.ndarray  # [n_q, n_k]
+    dot_weights: np.ndarray  # [n_q, n_k]
+    additive_params: int  # number of learned numbers in W1, W2, v
+    dot_params: int  # 0: the dot product itself has no parameters
+
+
+def compare_scores(Q, K, params: AdditiveParams, divisor: float | None = None) -> ScoreComparison:
+    """Both score functions on ``Q [n_q, d_k]``, ``K [n_k, d_k]``; divisor defaults to √d_k."""
+    Q = np.asarray(Q, float)
+    K = np.asarray(K, float)
+    if divisor is None:
+        divisor = math.sqrt(Q.shape[1])
+    add = additive_scores(Q, K, params.W1, params.W2, params.v)
+    dot = scale(raw_scores(Q, K), divisor)
+    n_params = params.W1.size + params.W2.size + params.v.size
+    return ScoreComparison(_ro(add), _ro(dot), _ro(softmax(add)), _ro(softmax(dot)), int(n_params), 0)
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One property of self-attention vs a recurrent network (formulas; wording lives in the catalog)."""
+
+    aspect: str  # id: "path_length", "sequential_steps", "per_layer_cost", "memory"
+    self_attention: str  # big-O formula
+    rnn: str  # big-O formula
+
+
+RNN_COMPARISON = (
+    ComparisonRow("path_length", "O(1)", "O(n)"),
+    ComparisonRow("sequential_steps", "O(1)", "O(n)"),
+    ComparisonRow("per_layer_cost", "O(n²·d)", "O(n·d²)"),
+    ComparisonRow("memory", "O(n²)", "O(n)"),
+)
+
+
+@dataclass(frozen=True)
+class LookalikeRow:
+    """What tells a look-alike apart from plain self-attention (ids only)."""
+
+    term: str  # id of the term
+    query_source: str  # "same" (the sequence itself) or "other" (a second sequence) or "any"
+    key_value_source: str  # "same", "other" or "any"
+    score: str  # "dot" (scaled dot product) or "additive" (small network)
+    mask: str  # "none", "causal" or "any"
+    parallel_heads: bool  # several projections side by side
+
+
+LOOKALIKES = (
+    LookalikeRow("self_attention", "same", "same", "dot", "any", False),
+    LookalikeRow("cross_attention", "same", "other", "dot", "any", False),
+    LookalikeRow("encoder_decoder_attention", "same", "other", "dot", "any", False),
+    LookalikeRow("additive_attention", "any", "any", "additive", "any", False),
+    LookalikeRow("multi_head_attention", "any", "any", "dot", "any", True),
+    LookalikeRow("causal_attention", "same", "same", "dot", "causal", False),
+)
+
+
+@dataclass(frozen=True)
+class LayerCost:
+    """Per-layer multiply-add counts: attention ~ n²·d (scores + weighted sum), RNN ~ n·d² (recurrence)."""
+
+    n: int
+    d: int
+    attention_macs: int  # 2·n²·d: QKᵀ and weights·V (projections left out, an RNN has them too)
+    rnn_macs: int  # n·d²: one d × d recurrent matrix product per step
+    attention_cheaper: bool  # true when n < d/2 (the crossover of 2n²d = nd²)
+
+
+def layer_cost(n: int, d: int) -> LayerCost:
+    """The n-dependent work of one layer, in multiply-adds."""
+    if n < 1 or d < 1:
+        raise ValueError("n and d must be positive")
+    att, rnn = 2 * n * n * d, n * d * d
+    return LayerCost(n, d, att, rnn, att < rnn)
+
+
+@dataclass(frozen=True)
+class PathIllustration:
+    """How far apart tokens i and j are for each architecture."""
+
+    n: int
+    i: int
+    j: int
+    rnn_path_length: int  # |i − j| recurrent steps carry information from one to the other
+    attention_path_length: int  # 1 (0 when i == j): one attention step links any pair
+    rnn_sequential_steps: int  # n: step t needs step t − 1 done
+    attention_sequential_steps: int  # 1: every position at once
+    rnn_hidden_states: tuple[int, ...]  # the positions the signal passes through, i..j
+
+
+def rnn_steps_illustration(n: int, i: int = 0, j: int | None = None) -> PathIllustration:
+    """Path length between positions i and j (default: first and last) and sequential steps."""
+    if n < 1:
+        raise ValueError("n must be positive")
+    j = n - 1 if j is None else j
+    if not (0 <= i < n and 0 <= j < n):
+        raise ValueError("i and j must be positions in 0..n-1")
+    lo, hi = min(i, j), max(i, j)
+    return PathIllustration(
+        n=n,
+        i=i,
+        j=j,
+        rnn_path_length=hi - lo,
+        attention_path_length=0 if i == j else 1,
+        rnn_sequential_steps=n,
+        attention_sequential_steps=1,
+        rnn_hidden_states=tuple(range(lo, hi + 1)),
+    )

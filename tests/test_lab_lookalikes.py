@@ -1,0 +1,99 @@
+"""Look-alikes against self-attention, a naive additive-score loop and hand counts."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attention_core.config import AttentionConfig
+from attention_core.lab_lookalikes import (
+    LOOKALIKES,
+    RNN_COMPARISON,
+    additive_scores,
+    compare_scores,
+    cross_attention,
+    init_additive_params,
+    layer_cost,
+    rnn_steps_illustration,
+)
+from attention_core.trace import attend, init_params
+
+
+def _params(d_model=8, heads=2, seed=1):
+    return init_params(AttentionConfig(d_model=d_model, heads=heads, seed=seed))
+
+
+def test_cross_attention_with_same_sequence_is_self_attention():
+    X = np.random.default_rng(0).standard_normal((5, 8))
+    p = _params()
+    ca = cross_attention(X, X, p, 2.0)
+    sa = attend(X, p, np.ones((5, 5), bool), 2.0)
+    np.testing.assert_allclose(ca.output, sa.output, atol=1e-13)
+    np.testing.assert_allclose(ca.weights, sa.weights, atol=1e-13)
+
+
+def test_cross_attention_shapes_and_naive_row():
+    rng = np.random.default_rng(1)
+    X_q, X_kv = rng.standard_normal((3, 8)), rng.standard_normal((6, 8))
+    p = _params()
+    ca = cross_attention(X_q, X_kv, p, math.sqrt(4))
+    assert ca.weights.shape == (2, 3, 6) and ca.output.shape == (3, 8)
+    np.testing.assert_allclose(ca.weights.sum(axis=-1), 1.0)
+    # Head 1, query 2, by hand from the projections.
+    q = X_q[2] @ p.W_Q[1]
+    s = np.array([q @ (X_kv[j] @ p.W_K[1]) / 2.0 for j in range(6)])
+    w = np.exp(s - s.max()) / np.exp(s - s.max()).sum()
+    np.testing.assert_allclose(ca.weights[1, 2], w, atol=1e-13)
+    allowed = np.ones((3, 6), bool)
+    allowed[:, 4:] = False  # hide two padded source tokens
+    masked = cross_attention(X_q, X_kv, p, 2.0, allowed)
+    assert np.all(masked.weights[:, :, 4:] == 0.0)
+    with pytest.raises(ValueError):
+        cross_attention(X_q, rng.standard_normal((6, 5)), p, 2.0)
+
+
+def test_additive_scores_against_loop():
+    rng = np.random.default_rng(2)
+    Q, K = rng.standard_normal((3, 4)), rng.standard_normal((5, 6))
+    W1, W2, v = rng.standard_normal((7, 4)), rng.standard_normal((7, 6)), rng.standard_normal(7)
+    expected = np.zeros((3, 5))
+    for i in range(3):
+        for j in range(5):
+            hidden = [math.tanh(sum(W1[a, c] * Q[i, c] for c in range(4)) + sum(W2[a, c] * K[j, c] for c in range(6)))
+                      for a in range(7)]
+            expected[i, j] = sum(v[a] * hidden[a] for a in range(7))
+    np.testing.assert_allclose(additive_scores(Q, K, W1, W2, v), expected, atol=1e-12)
+
+
+def test_compare_scores():
+    rng = np.random.default_rng(3)
+    Q, K = rng.standard_normal((4, 4)), rng.standard_normal((4, 4))
+    p = init_additive_params(4, 4, 5, seed=0)
+    c = compare_scores(Q, K, p)
+    np.testing.assert_allclose(c.dot_scores, Q @ K.T / 2.0, atol=1e-14)
+    assert c.additive_weights.shape == c.dot_weights.shape == (4, 4)
+    assert c.additive_params == 5 * 4 + 5 * 4 + 5 and c.dot_params == 0
+
+
+def test_rnn_path_and_tables():
+    r = rnn_steps_illustration(10, 2, 7)
+    assert (r.rnn_path_length, r.attention_path_length) == (5, 1)
+    assert (r.rnn_sequential_steps, r.attention_sequential_steps) == (10, 1)
+    assert r.rnn_hidden_states == (2, 3, 4, 5, 6, 7)
+    assert rnn_steps_illustration(4, 3, 3).attention_path_length == 0
+    assert rnn_steps_illustration(6).rnn_path_length == 5
+    with pytest.raises(ValueError):
+        rnn_steps_illustration(3, 0, 3)
+    assert {row.aspect for row in RNN_COMPARISON} == {"path_length", "sequential_steps", "per_layer_cost", "memory"}
+    terms = {row.term: row for row in LOOKALIKES}
+    assert terms["cross_attention"].key_value_source == "other"
+    assert terms["additive_attention"].score == "additive"
+
+
+def test_layer_cost_crossover():
+    assert layer_cost(64, 512).attention_cheaper  # 2*64^2*512 < 64*512^2
+    c = layer_cost(4096, 512)
+    assert (c.attention_macs, c.rnn_macs) == (2 * 4096**2 * 512, 4096 * 512**2)
+    assert not c.attention_cheaper
