@@ -1,0 +1,198 @@
+"""Computed quiz questions: small numeric problems with exact answers, reproducible from a seed.
+
+A question carries no English: ``kind`` selects the sentence in the page's message catalog and
+``params`` fills its placeholders (plain ints, floats, strings and nested lists, JSON-friendly).
+``choices`` holds the answer and its distractors in a seeded order for multiple choice;
+``answer_index`` points at the answer. Free-typed answers are checked with :func:`check_answer`
+(absolute ``tolerance``; 0 means exact).
+
+Kinds (:data:`QUIZ_KINDS`):
+
+- ``causal_weight``: Q, K (2 × d_k integers), causal mask, divisor √d_k; weight[row, col].
+- ``scores_shape``: shape of QKᵀ for n tokens and key size d_k (answer ``(n, n)``).
+- ``attention_memory``: MiB (2²⁰ bytes) of one n × n attention matrix in a dtype.
+- ``dot_variance``: Var(q·k) (or Var(q·k/√d_k) when ``scaled``) for N(0, 1) entries.
+- ``memory_ratio``: how many times the attention memory grows when n is multiplied by ``factor``.
+- ``head_dim``: d_k = d_model / h.
+- ``multihead_params``: learned numbers in W_Q, W_K, W_V, W_O (no biases) = 4·d_model².
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from .lab_cost import DTYPE_BYTES, attention_matrix_bytes
+from .lab_multihead import multihead_cost
+from .steps import apply_mask, build_mask, raw_scores, scale, softmax
+
+QUIZ_KINDS = (
+    "causal_weight",
+    "scores_shape",
+    "attention_memory",
+    "dot_variance",
+    "memory_ratio",
+    "head_dim",
+    "multihead_params",
+)
+N_CHOICES = 4
+
+
+@dataclass(frozen=True)
+class QuizQuestion:
+    kind: str  # one of QUIZ_KINDS: selects the question text in the catalog
+    seed: int
+    params: dict  # placeholder values for the question text
+    answer: float | int | tuple  # the correct answer
+    tolerance: float  # absolute tolerance for typed answers (0 = exact)
+    choices: tuple  # N_CHOICES options: the answer and distractors, shuffled
+    answer_index: int  # choices[answer_index] == answer
+    unit: str | None = None  # e.g. "MiB"; None when the answer has no unit
+
+
+def _rng(kind: str, seed: int) -> np.random.Generator:
+    return np.random.default_rng((int(seed), zlib.crc32(kind.encode())))
+
+
+def _distinct(a, b, tol: float) -> bool:
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return a != b
+    return abs(float(a) - float(b)) > max(2 * tol, 1e-9)
+
+
+def _build(kind, seed, rng, params, answer, tol, distractors, fallbacks, unit=None) -> QuizQuestion:
+    """Keep distractors that differ from the answer and each other; shuffle them with the answer."""
+    picked = []
+    for d in list(distractors) + list(fallbacks):
+        if len(picked) == N_CHOICES - 1:
+            break
+        if all(_distinct(d, x, tol) for x in [answer, *picked]):
+            picked.append(d)
+    if len(picked) < N_CHOICES - 1:
+        raise RuntimeError("not enough distinct distractors")  # a bug in the generator, not user input
+    options = [answer, *picked]
+    order = rng.permutation(len(options))
+    choices = tuple(options[i] for i in order)
+    return QuizQuestion(kind, int(seed), params, answer, float(tol), choices, int(np.argmin(order)), unit)
+
+
+def _causal_weight(seed: int) -> QuizQuestion:
+    rng = _rng("causal_weight", seed)
+    d_k = 4
+    while True:
+        Q = rng.integers(-2, 3, size=(2, d_k))
+        K = rng.integers(-2, 3, size=(2, d_k))
+        if (Q[1] @ K[0]) != (Q[1] @ K[1]):  # avoid the 0.5 / 0.5 case
+            break
+    row, col = [(1, 0), (1, 1), (0, 1)][int(rng.integers(3))]
+    divisor = math.sqrt(d_k)
+    scores = scale(raw_scores(Q.astype(float), K.astype(float)), divisor)  # [2, 2]
+    w = softmax(apply_mask(scores, build_mask("causal", 2)))  # [2, 2]
+    w_unmasked = softmax(scores)
+    w_unscaled = softmax(apply_mask(raw_scores(Q.astype(float), K.astype(float)), build_mask("causal", 2)))
+    answer = round(float(w[row, col]), 6)
+    distractors = [float(w_unmasked[row, col]), float(w_unscaled[row, col]), 1.0 - answer, 0.5]
+    distractors = [round(x, 6) for x in distractors]
+    params = {"Q": Q.tolist(), "K": K.tolist(), "d_k": d_k, "row": row, "col": col}
+    return _build("causal_weight", seed, rng, params, answer, 0.005, distractors, [0.0, 1.0, 0.25, 0.75, 0.1])
+
+
+def _scores_shape(seed: int) -> QuizQuestion:
+    rng = _rng("scores_shape", seed)
+    n = int(rng.integers(3, 13))
+    d_k = int(rng.choice([d for d in (2, 4, 8, 16, 32, 64) if d != n]))
+    answer = (n, n)
+    distractors = [(n, d_k), (d_k, d_k), (d_k, n)]
+    return _build("scores_shape", seed, rng, {"n": n, "d_k": d_k}, answer, 0.0, distractors, [(n, 1), (1, n)])
+
+
+def _attention_memory(seed: int) -> QuizQuestion:
+    rng = _rng("attention_memory", seed)
+    n = int(rng.choice([512, 1024, 2048, 4096, 8192, 16384]))
+    dtype = str(rng.choice(list(DTYPE_BYTES)))
+    b = DTYPE_BYTES[dtype]
+    mib = 2**20
+    answer = attention_matrix_bytes(n, b) / mib
+    distractors = [n * b / mib * 1024, answer * 2, answer / 2, n * n / mib]  # linear in n, dtype slips
+    tol = answer * 0.005
+    return _build("attention_memory", seed, rng, {"n": n, "dtype": dtype, "bytes_per_elem": b}, answer, tol,
+                  distractors, [answer * 4, answer / 4, answer * 8], unit="MiB")
+
+
+def _dot_variance(seed: int) -> QuizQuestion:
+    rng = _rng("dot_variance", seed)
+    d_k = int(rng.choice([4, 9, 16, 25, 36, 64, 100, 144, 256]))
+    scaled = bool(rng.integers(2))
+    answer = 1 if scaled else d_k
+    distractors = [d_k if scaled else 1, math.isqrt(d_k), d_k * d_k]
+    return _build("dot_variance", seed, rng, {"d_k": d_k, "scaled": scaled}, answer, 0.0, distractors,
+                  [2 * d_k, 0, d_k + 1])
+
+
+def _memory_ratio(seed: int) -> QuizQuestion:
+    rng = _rng("memory_ratio", seed)
+    factor = int(rng.choice([2, 3, 4, 8, 10]))
+    answer = factor * factor
+    return _build("memory_ratio", seed, rng, {"factor": factor}, answer, 0.0, [factor, 2 * factor, factor**3],
+                  [factor + 1, answer + factor])
+
+
+def _head_dim(seed: int) -> QuizQuestion:
+    rng = _rng("head_dim", seed)
+    d_model = int(rng.choice([64, 128, 256, 512, 768, 1024]))
+    h = int(rng.choice([h for h in (2, 4, 8, 12, 16) if d_model % h == 0]))
+    answer = d_model // h
+    return _build("head_dim", seed, rng, {"d_model": d_model, "heads": h}, answer, 0.0, [d_model * h, d_model, h],
+                  [answer * 2, answer // 2])
+
+
+def _multihead_params(seed: int) -> QuizQuestion:
+    rng = _rng("multihead_params", seed)
+    d_model = int(rng.choice([8, 16, 64, 128, 512]))
+    h = int(rng.choice([h for h in (2, 4, 8) if d_model % h == 0]))
+    answer = multihead_cost(1, d_model, h).params_total
+    distractors = [4 * d_model * d_model // h, 4 * d_model * d_model * h, 3 * d_model * d_model]
+    return _build("multihead_params", seed, rng, {"d_model": d_model, "heads": h}, answer, 0.0, distractors,
+                  [2 * d_model * d_model, d_model * d_model])
+
+
+_GENERATORS = {
+    "causal_weight": _causal_weight,
+    "scores_shape": _scores_shape,
+    "attention_memory": _attention_memory,
+    "dot_variance": _dot_variance,
+    "memory_ratio": _memory_ratio,
+    "head_dim": _head_dim,
+    "multihead_params": _multihead_params,
+}
+
+
+def generate_question(kind: str, seed: int) -> QuizQuestion:
+    """One question of ``kind``; the same (kind, seed) always gives the same question."""
+    if kind not in _GENERATORS:
+        raise ValueError(f"unknown quiz kind {kind!r}; use one of {QUIZ_KINDS}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError("seed must be a non-negative integer")
+    return _GENERATORS[kind](int(seed))
+
+
+def generate_quiz(seed: int, kinds=QUIZ_KINDS) -> tuple[QuizQuestion, ...]:
+    """One question per kind, all from the same seed."""
+    return tuple(generate_question(k, seed) for k in kinds)
+
+
+def check_answer(question: QuizQuestion, value) -> bool:
+    """True when ``value`` is the answer (shape tuples exactly, numbers within the tolerance)."""
+    if isinstance(question.answer, tuple):
+        try:
+            return tuple(int(v) for v in value) == question.answer
+        except (TypeError, ValueError):
+            return False
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return False
+    return math.isfinite(v) and abs(v - float(question.answer)) <= question.tolerance
