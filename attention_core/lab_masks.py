@@ -233,3 +233,32 @@ def leakage(
         max_earlier=float(moved[:position].max()) if position else 0.0,
         earlier_unchanged=bool(np.array_equal(before[:position], after[:position])),
     )
+
+
+@dataclass(frozen=True)
+class LeakageMatrix:
+    """``moved[c, i]``: how far output row i moves when input row c is replaced (for a heatmap).
+
+    With a correct causal mask every entry with i < c (an output *before* the changed token) is
+    exactly 0; only outputs at or after the changed position may move.
+    """
+
+    method: str
+    moved: np.ndarray  # [n changed, n outputs]
+    leaks: np.ndarray  # [n changed, n outputs] bool: i < c and moved > 0 (a future token reached the past)
+    total_leaks: int
+
+
+def leakage_matrix(X, params: AttentionParams, method: str = "correct", allowed=None, divisor: float | None = None,
+                   seed: int = 0) -> LeakageMatrix:
+    """:func:`leakage` for every changed position c (replacement drawn from ``default_rng((seed, c))``)."""
+    X = np.asarray(X, float)
+    n, d_model = X.shape
+    rows = []
+    for c in range(n):
+        repl = np.random.default_rng((seed, c)).standard_normal(d_model)
+        rows.append(leakage(X, params, c, method, allowed, divisor, repl).moved)
+    moved = np.array(rows)  # [n, n]
+    earlier = np.arange(n)[None, :] < np.arange(n)[:, None]  # output i before changed c
+    leaks = earlier & (moved > 0)
+    return LeakageMatrix(method, _ro(moved), _ro(leaks), int(leaks.sum()))

@@ -15,6 +15,7 @@ from attention_core.lab_masks import (
     attention_zero_values,
     attention_zero_weights_after_softmax,
     leakage,
+    leakage_matrix,
     mask_matrices,
     masked_attention,
     sliding_window_mask,
@@ -129,3 +130,15 @@ def test_leakage_position_zero_and_bad_method():
         leakage(X, params, 0, "forget_it")
     with pytest.raises(ValueError):
         leakage(X, params, 6)
+
+
+def test_leakage_matrix_counts_only_past_outputs():
+    X, params = _setup()
+    ok = leakage_matrix(X, params, "correct", seed=1)
+    assert ok.total_leaks == 0 and ok.moved.shape == (6, 6)
+    for c in range(6):
+        assert np.all(ok.moved[c, :c] == 0.0)
+        assert ok.moved[c, c] > 0
+    bad = leakage_matrix(X, params, "zero_values", seed=1)
+    assert bad.total_leaks == 15  # every (changed c, earlier i < c) pair: 6 * 5 / 2
+    assert np.array_equal(bad.leaks, np.tril(np.ones((6, 6), bool), k=-1))
