@@ -35,7 +35,9 @@ def attention_matrix_elements(n: int, heads: int = 1, batch: int = 1, layers: in
     return batch * layers * heads * n * n
 
 
-def attention_matrix_bytes(n: int, bytes_per_elem: int = 2, heads: int = 1, batch: int = 1, layers: int = 1) -> int:
+def attention_matrix_bytes(
+    n: int, bytes_per_elem: int = 2, heads: int = 1, batch: int = 1, layers: int = 1
+) -> int:
     """Bytes of the attention matrices: elements × bytes per element (FP16 = 2 by default)."""
     if bytes_per_elem < 1:
         raise ValueError("bytes_per_elem must be positive")
@@ -67,7 +69,9 @@ class MemoryRow:
     ratio_to_first: float  # bytes / bytes of the first row (×4 per doubling of n)
 
 
-def memory_table(ns=NOTES_SEQUENCE_LENGTHS, bytes_per_elem: int = 2, heads: int = 1, batch: int = 1, layers: int = 1) -> tuple[MemoryRow, ...]:
+def memory_table(
+    ns=NOTES_SEQUENCE_LENGTHS, bytes_per_elem: int = 2, heads: int = 1, batch: int = 1, layers: int = 1
+) -> tuple[MemoryRow, ...]:
     """Attention-matrix memory for each n (defaults reproduce the notes' FP16 one-head table)."""
     rows = []
     first = None
@@ -130,7 +134,9 @@ class Measurement:
     """One live run: wall time (without tracing) and peak traced memory (a second run, traced).
 
     ``peak_bytes`` counts only memory allocated during the run (the inputs Q, K, V already exist);
-    ``matrix_bytes`` is the size of one float64 n × n matrix, for comparison.
+    ``matrix_bytes`` is the size of one float64 n × n matrix, for comparison. The direct peak is
+    several such matrices (softmax makes temporaries). Times depend on the machine's load and
+    BLAS threading; compare memory, not seconds.
     """
 
     method: str  # "direct" or "tiled"
@@ -178,16 +184,26 @@ def measure_direct_attention(n: int, d: int = 64, seed: int = 0, causal: bool = 
     return _measure("direct", n, d, seed, causal, None, lambda Q, K, V: direct_attention(Q, K, V, causal))
 
 
-def measure_tiled_attention(n: int, d: int = 64, seed: int = 0, causal: bool = False, block: int = 128) -> Measurement:
+def measure_tiled_attention(
+    n: int, d: int = 64, seed: int = 0, causal: bool = False, block: int = 128
+) -> Measurement:
     """Time and peak memory of :func:`attention_core.tiled.tiled_attention` (block × block tiles)."""
     if not 1 <= n <= MAX_TILED_N or d < 1:
         raise ValueError(f"n must be between 1 and {MAX_TILED_N}, d positive")
     return _measure(
-        "tiled", n, d, seed, causal, block, lambda Q, K, V: tiled_attention(Q, K, V, block, block, causal=causal)
+        "tiled",
+        n,
+        d,
+        seed,
+        causal,
+        block,
+        lambda Q, K, V: tiled_attention(Q, K, V, block, block, causal=causal),
     )
 
 
-def measure_scaling(ns, d: int = 64, seed: int = 0, causal: bool = False, block: int = 128) -> tuple[Measurement, ...]:
+def measure_scaling(
+    ns, d: int = 64, seed: int = 0, causal: bool = False, block: int = 128
+) -> tuple[Measurement, ...]:
     """Direct and tiled measurements for each n (direct only up to MAX_DIRECT_N), n ascending."""
     out = []
     for n in sorted(int(x) for x in ns):
@@ -195,4 +211,3 @@ def measure_scaling(ns, d: int = 64, seed: int = 0, causal: bool = False, block:
             out.append(measure_direct_attention(n, d, seed, causal))
         out.append(measure_tiled_attention(n, d, seed, causal, block))
     return tuple(out)
-

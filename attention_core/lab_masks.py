@@ -134,7 +134,9 @@ def attention_zero_values(Q, K, V, allowed, divisor: float) -> MaskedAttention:
     return _result("zero_values", s, w, eff, V)
 
 
-def attention_zero_weights_after_softmax(Q, K, V, allowed, divisor: float, renormalise: bool = False) -> MaskedAttention:
+def attention_zero_weights_after_softmax(
+    Q, K, V, allowed, divisor: float, renormalise: bool = False
+) -> MaskedAttention:
     """Mistake: softmax over all keys, then set masked weights to 0 (optionally renormalise rows).
 
     Without renormalising the rows no longer sum to 1 and forbidden keys still shape the
@@ -168,7 +170,9 @@ def masked_attention(method: str, Q, K, V, allowed, divisor: float) -> MaskedAtt
     raise ValueError(f"unknown method {method!r}; use one of {METHODS}")
 
 
-def multihead_output(X, params: AttentionParams, allowed, divisor: float, method: str = "correct") -> np.ndarray:
+def multihead_output(
+    X, params: AttentionParams, allowed, divisor: float, method: str = "correct"
+) -> np.ndarray:
     """Full multi-head layer output ``[n, d_model]`` with the chosen masking method in every head."""
     X = np.asarray(X, float)
     Q = project(X, params.W_Q, params.b_Q)  # [h, n, d_k]
@@ -249,8 +253,14 @@ class LeakageMatrix:
     total_leaks: int
 
 
-def leakage_matrix(X, params: AttentionParams, method: str = "correct", allowed=None, divisor: float | None = None,
-                   seed: int = 0) -> LeakageMatrix:
+def leakage_matrix(
+    X,
+    params: AttentionParams,
+    method: str = "correct",
+    allowed=None,
+    divisor: float | None = None,
+    seed: int = 0,
+) -> LeakageMatrix:
     """:func:`leakage` for every changed position c (replacement drawn from ``default_rng((seed, c))``)."""
     X = np.asarray(X, float)
     n, d_model = X.shape

@@ -127,7 +127,9 @@ class ScoreSamples:
     expected_std: float  # √d_k unscaled, 1 scaled
 
 
-def score_samples(d_k: int, n_keys: int = 8, samples: int = 2000, seed: int = 0, scaled: bool = True) -> ScoreSamples:
+def score_samples(
+    d_k: int, n_keys: int = 8, samples: int = 2000, seed: int = 0, scaled: bool = True
+) -> ScoreSamples:
     """Random scores q·k (or q·k/√d_k); scaled and unscaled calls with one seed share the draws."""
     raw = _draw_scores(d_k, n_keys, samples, seed)
     divisor = math.sqrt(d_k) if scaled else 1.0

@@ -118,8 +118,17 @@ def _attention_memory(seed: int) -> QuizQuestion:
     answer = attention_matrix_bytes(n, b) / mib
     distractors = [n * b / mib * 1024, answer * 2, answer / 2, n * n / mib]  # linear in n, dtype slips
     tol = answer * 0.005
-    return _build("attention_memory", seed, rng, {"n": n, "dtype": dtype, "bytes_per_elem": b}, answer, tol,
-                  distractors, [answer * 4, answer / 4, answer * 8], unit="MiB")
+    return _build(
+        "attention_memory",
+        seed,
+        rng,
+        {"n": n, "dtype": dtype, "bytes_per_elem": b},
+        answer,
+        tol,
+        distractors,
+        [answer * 4, answer / 4, answer * 8],
+        unit="MiB",
+    )
 
 
 def _dot_variance(seed: int) -> QuizQuestion:
@@ -128,16 +137,32 @@ def _dot_variance(seed: int) -> QuizQuestion:
     scaled = bool(rng.integers(2))
     answer = 1 if scaled else d_k
     distractors = [d_k if scaled else 1, math.isqrt(d_k), d_k * d_k]
-    return _build("dot_variance", seed, rng, {"d_k": d_k, "scaled": scaled}, answer, 0.0, distractors,
-                  [2 * d_k, 0, d_k + 1])
+    return _build(
+        "dot_variance",
+        seed,
+        rng,
+        {"d_k": d_k, "scaled": scaled},
+        answer,
+        0.0,
+        distractors,
+        [2 * d_k, 0, d_k + 1],
+    )
 
 
 def _memory_ratio(seed: int) -> QuizQuestion:
     rng = _rng("memory_ratio", seed)
     factor = int(rng.choice([2, 3, 4, 8, 10]))
     answer = factor * factor
-    return _build("memory_ratio", seed, rng, {"factor": factor}, answer, 0.0, [factor, 2 * factor, factor**3],
-                  [factor + 1, answer + factor])
+    return _build(
+        "memory_ratio",
+        seed,
+        rng,
+        {"factor": factor},
+        answer,
+        0.0,
+        [factor, 2 * factor, factor**3],
+        [factor + 1, answer + factor],
+    )
 
 
 def _head_dim(seed: int) -> QuizQuestion:
@@ -145,8 +170,16 @@ def _head_dim(seed: int) -> QuizQuestion:
     d_model = int(rng.choice([64, 128, 256, 512, 768, 1024]))
     h = int(rng.choice([h for h in (2, 4, 8, 12, 16) if d_model % h == 0]))
     answer = d_model // h
-    return _build("head_dim", seed, rng, {"d_model": d_model, "heads": h}, answer, 0.0, [d_model * h, d_model, h],
-                  [answer * 2, answer // 2])
+    return _build(
+        "head_dim",
+        seed,
+        rng,
+        {"d_model": d_model, "heads": h},
+        answer,
+        0.0,
+        [d_model * h, d_model, h],
+        [answer * 2, answer // 2],
+    )
 
 
 def _multihead_params(seed: int) -> QuizQuestion:
@@ -155,8 +188,16 @@ def _multihead_params(seed: int) -> QuizQuestion:
     h = int(rng.choice([h for h in (2, 4, 8) if d_model % h == 0]))
     answer = multihead_cost(1, d_model, h).params_total
     distractors = [4 * d_model * d_model // h, 4 * d_model * d_model * h, 3 * d_model * d_model]
-    return _build("multihead_params", seed, rng, {"d_model": d_model, "heads": h}, answer, 0.0, distractors,
-                  [2 * d_model * d_model, d_model * d_model])
+    return _build(
+        "multihead_params",
+        seed,
+        rng,
+        {"d_model": d_model, "heads": h},
+        answer,
+        0.0,
+        distractors,
+        [2 * d_model * d_model, d_model * d_model],
+    )
 
 
 _GENERATORS = {

@@ -61,8 +61,12 @@ def test_additive_scores_against_loop():
     expected = np.zeros((3, 5))
     for i in range(3):
         for j in range(5):
-            hidden = [math.tanh(sum(W1[a, c] * Q[i, c] for c in range(4)) + sum(W2[a, c] * K[j, c] for c in range(6)))
-                      for a in range(7)]
+            hidden = [
+                math.tanh(
+                    sum(W1[a, c] * Q[i, c] for c in range(4)) + sum(W2[a, c] * K[j, c] for c in range(6))
+                )
+                for a in range(7)
+            ]
             expected[i, j] = sum(v[a] * hidden[a] for a in range(7))
     np.testing.assert_allclose(additive_scores(Q, K, W1, W2, v), expected, atol=1e-12)
 
@@ -86,7 +90,12 @@ def test_rnn_path_and_tables():
     assert rnn_steps_illustration(6).rnn_path_length == 5
     with pytest.raises(ValueError):
         rnn_steps_illustration(3, 0, 3)
-    assert {row.aspect for row in RNN_COMPARISON} == {"path_length", "sequential_steps", "per_layer_cost", "memory"}
+    assert {row.aspect for row in RNN_COMPARISON} == {
+        "path_length",
+        "sequential_steps",
+        "per_layer_cost",
+        "memory",
+    }
     terms = {row.term: row for row in LOOKALIKES}
     assert terms["cross_attention"].key_value_source == "other"
     assert terms["additive_attention"].score == "additive"
