@@ -13,7 +13,26 @@ with st.sidebar:
     st.selectbox(t("app.language"), LANGUAGES, key=LANG_KEY, format_func=LANGUAGE_NAMES.get)
 t = translator()  # the selectbox may have changed the language on this run
 
-pages = [
-    st.Page("pages/playground.py", title=t("app.nav_playground"), icon="🧮", default=True, url_path="playground"),
+from pathlib import Path  # noqa: E402
+
+# Lab pages are listed here as they land; the filter goes once all of them exist.
+LABS = [
+    ("pages/why_sqrt_dk.py", "app.nav_why_sqrt", "📏", "why-sqrt-dk"),
+    ("pages/masks.py", "app.nav_masks", "🎭", "masks"),
+    ("pages/multi_head.py", "app.nav_multi_head", "🧩", "multi-head"),
+    ("pages/cost.py", "app.nav_cost", "📈", "cost"),
+    ("pages/lookalikes.py", "app.nav_lookalikes", "🔀", "lookalikes"),
+    ("pages/quiz.py", "app.nav_quiz", "✅", "quiz"),
 ]
-st.navigation(pages).run()
+_here = Path(__file__).parent
+pages = {
+    t("app.nav_section_explore"): [
+        st.Page("pages/playground.py", title=t("app.nav_playground"), icon="🧮", default=True, url_path="playground"),
+    ],
+    t("app.nav_section_labs"): [
+        st.Page(path, title=t(key), icon=icon, url_path=url)
+        for path, key, icon, url in LABS
+        if (_here / path).exists()
+    ],
+}
+st.navigation({k: v for k, v in pages.items() if v}).run()
