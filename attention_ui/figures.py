@@ -126,6 +126,9 @@ def matrix_heatmap(
     n_rows, n_cols = z.shape
     if len(row_labels) != n_rows or len(col_labels) != n_cols:
         raise ValueError("one label per row and per column is needed")
+    # A masked score is −∞; a masked weight is exactly 0 (softmax of −∞), so say that instead.
+    masked_text = "0" if kind == "weights" else "−∞"
+    masked_value = f"<br>{escape_label(hover.value)}: 0" if kind == "weights" else ""
     masked = np.zeros_like(z, dtype=bool) if allowed is None else ~np.asarray(allowed, dtype=bool)
     if masked.shape != z.shape:
         raise ValueError("the mask must have the matrix's shape")
@@ -165,7 +168,7 @@ def matrix_heatmap(
         z=_clean(shown),
         hovertemplate=template,
         name="values",
-        texttemplate="%{z:.2f}" if show_text else None,
+        texttemplate=("0" if kind == "mask" else "%{z:.2f}") if show_text else None,
         colorbar=dict(thickness=12, len=0.9) if kind != "mask" else None,
         **scale,
         **common,
@@ -183,10 +186,10 @@ def matrix_heatmap(
                 hovertemplate=(
                     f"{escape_label(row_hover)}: %{{customdata[0]}}<br>"
                     f"{escape_label(col_hover)}: %{{customdata[1]}}<br>"
-                    f"{escape_label(hover.masked)}<extra></extra>"
+                    f"{escape_label(hover.masked)}{masked_value}<extra></extra>"
                 ),
                 name="masked",
-                text=[["−∞" if m else "" for m in row] for row in masked.tolist()],
+                text=[[masked_text if m else "" for m in row] for row in masked.tolist()],
                 texttemplate="%{text}" if show_text else None,
                 textfont=dict(color="white"),
                 **common,

@@ -140,3 +140,21 @@ def token_chips_markdown(tokens: Sequence[str], n_pad: int = 0) -> str:
         color = "gray" if i >= first_pad else "blue"
         chips.append(f":{color}-badge[{i} · {escape_markdown(tok)}]")
     return " ".join(chips)
+
+
+def refresh_translated_choices(session_state, keys: Sequence[str], lang: str, marker: str) -> bool:
+    """Re-send the values of choice widgets after a language switch; True if it did.
+
+    Streamlit 1.67 sends a selectbox/radio value to the browser as its *formatted* label. When
+    the language changes, the labels change but the browser keeps the old label, which no longer
+    matches any option (a radio then shows nothing selected, a selectbox the old language).
+    Assigning each value to itself before the widget is drawn makes Streamlit send it again,
+    formatted in the new language. ``marker`` is the session key remembering the last language.
+    """
+    if session_state.get(marker) == lang:
+        return False
+    for key in keys:
+        if key in session_state:
+            session_state[key] = session_state[key]
+    session_state[marker] = lang
+    return True

@@ -14,7 +14,7 @@ import streamlit as st
 from attention_core import MASK_KINDS, AttentionConfig, AttentionConfigError, trace_text, worked_example_trace
 from attention_core.tokenizer import DEFAULT_MAX_TOKENS
 from attention_ui import figures, tables
-from attention_ui.state import translator
+from attention_ui.state import current_language, translator
 from attention_ui.widgets import (
     D_MODEL_RANGE,
     DIVISOR_RANGE,
@@ -24,6 +24,7 @@ from attention_ui.widgets import (
     SCALE_CHOICES,
     SEED_RANGE,
     read_config,
+    refresh_translated_choices,
     token_chips_markdown,
 )
 
@@ -47,6 +48,7 @@ DEFAULTS = {
     "pg_head": 0,
 }
 PRESETS = ("sentence", "example")
+CHOICE_KEYS = ("pg_preset", "pg_mask", "pg_scale", "pg_head")  # widgets whose labels are translated
 KEEP = "session"  # widget values survive hiding the widget and switching pages
 
 
@@ -113,15 +115,15 @@ def settings_sidebar(t, example: bool) -> None:
             c1, c2 = st.columns(2)
             c1.number_input("d_k", *HEAD_DIM_RANGE, step=1, key="pg_d_k", persist_state=KEEP)
             c2.number_input("d_v", *HEAD_DIM_RANGE, step=1, key="pg_d_v", persist_state=KEEP)
-        c1, c2 = st.columns(2)
-        c1.selectbox(
+        st.selectbox(
             t("playground.mask"),
             MASK_KINDS,
             key="pg_mask",
             format_func=lambda m: t(f"playground.mask_{m.replace('+', '_')}"),
             persist_state=KEEP,
         )
-        c2.number_input(
+        c1, c2 = st.columns(2)
+        c1.number_input(
             t("playground.pad"),
             *PAD_RANGE,
             step=1,
@@ -129,8 +131,8 @@ def settings_sidebar(t, example: bool) -> None:
             help=t("playground.pad_help"),
             persist_state=KEEP,
         )
-        c1, c2 = st.columns(2)
-        c1.selectbox(
+        c2.number_input(t("playground.seed"), *SEED_RANGE, step=1, key="pg_seed", persist_state=KEEP)
+        st.selectbox(
             t("playground.scale"),
             SCALE_CHOICES,
             key="pg_scale",
@@ -138,13 +140,11 @@ def settings_sidebar(t, example: bool) -> None:
             persist_state=KEEP,
         )
         if st.session_state["pg_scale"] == "custom":
-            c2.number_input(
+            st.number_input(
                 t("playground.divisor"), float(DIVISOR_RANGE[0]), float(DIVISOR_RANGE[1]), step=0.5, format="%.3f",
                 key="pg_divisor", persist_state=KEEP,
             )  # fmt: skip
-        c1, c2 = st.columns(2)
-        c1.number_input(t("playground.seed"), *SEED_RANGE, step=1, key="pg_seed", persist_state=KEEP)
-        c2.toggle(
+        st.toggle(
             t("playground.positional"),
             key="pg_positional",
             help=t("playground.positional_help"),
@@ -223,7 +223,8 @@ class Step:
 
 
 def shape_line(t, *parts: tuple[str, tuple[int, ...]]) -> None:
-    text = " · ".join(f"`{name}`: {'×'.join(str(s) for s in shape)}" for name, shape in parts)
+    """``Shapes: $Q$: 6×8 · …``; names are LaTeX written here, never user text."""
+    text = "; ".join(f"${name}$: {' × '.join(str(s) for s in shape)}" for name, shape in parts)
     st.markdown(t("playground.shapes", shapes=text))
 
 
@@ -234,8 +235,14 @@ def value_range(a: np.ndarray) -> str:
     return f"[{finite.min():.3f}, {finite.max():.3f}]"
 
 
-def chart(fig, key: str, alt: str) -> None:
-    st.plotly_chart(fig, key=f"pg_chart_{key}", alt=alt, width="stretch", config={"displaylogo": False})
+def chart(fig, key: str, alt: str, square: bool = False) -> None:
+    width = square_width(len(fig.data[0].y)) if square else "stretch"
+    st.plotly_chart(fig, key=f"pg_chart_{key}", alt=alt, width=width, config={"displaylogo": False})
+
+
+def square_width(n: int) -> int | str:
+    """Keep the cells of a small n×n map roughly square instead of stretched across the page."""
+    return "stretch" if n > 16 else 200 + 55 * n
 
 
 def table(show: bool, frame) -> None:
@@ -297,7 +304,7 @@ def render_steps(t, trace, example: bool) -> None:
         with col:
             st.markdown(f"**{name}**")
             chart(
-                figures.feature_heatmap(mat, tokens, **feat),
+                figures.feature_heatmap(mat, tokens, show_text=n <= 12 and mat.shape[1] <= 4, **feat),
                 f"{name.lower()}",
                 t(
                     "playground.alt_feature",
@@ -311,12 +318,13 @@ def render_steps(t, trace, example: bool) -> None:
     # raw scores
     step.heading("raw")
     st.latex(rf"S = Q_{{{k}}} K_{{{k}}}^\top")
-    shape_line(t, ("Q", (n, d_k)), ("Kᵀ", (d_k, n)), ("QKᵀ", (n, n)))
+    shape_line(t, ("Q", (n, d_k)), ("K^\\top", (d_k, n)), ("QK^\\top", (n, n)))
     raw = trace.scores_raw[k]
     chart(
         figures.attention_heatmap(raw, tokens, hover=hover, **axes),
         "raw",
         t("playground.alt_scores", what="QKᵀ", n=n),
+        square=True,
     )
     table(show, tables.attention_table(raw, tokens))
 
@@ -337,6 +345,7 @@ def render_steps(t, trace, example: bool) -> None:
         figures.attention_heatmap(scaled, tokens, hover=hover, **axes),
         "scaled",
         t("playground.alt_scores", what=t("playground.step_scaled"), n=n),
+        square=True,
     )
     table(show, tables.attention_table(scaled, tokens))
 
@@ -354,7 +363,10 @@ def render_steps(t, trace, example: bool) -> None:
     )
     shape_line(t, ("M", (n, n)))
     chart(
-        figures.mask_heatmap(trace.mask, tokens, hover=hover, **axes), "mask", t("playground.alt_mask", n=n)
+        figures.mask_heatmap(trace.mask, tokens, hover=hover, **axes),
+        "mask",
+        t("playground.alt_mask", n=n),
+        square=True,
     )
     table(show, tables.mask_table(trace.mask, tokens))
 
@@ -367,6 +379,7 @@ def render_steps(t, trace, example: bool) -> None:
         figures.attention_heatmap(masked, tokens, allowed=trace.mask, hover=hover, **axes),
         "masked",
         t("playground.alt_scores", what=t("playground.step_masked"), n=n),
+        square=True,
     )
     table(show, tables.attention_table(masked, tokens))
 
@@ -386,13 +399,14 @@ def render_steps(t, trace, example: bool) -> None:
         figures.attention_heatmap(weights, tokens, kind="weights", allowed=trace.mask, hover=hover, **axes),
         "weights",
         t("playground.alt_weights", head=k, n=n),
+        square=True,
     )
     table(show, tables.attention_table(weights, tokens))
 
     # head output
     step.heading("head_out")
     st.latex(rf"\mathrm{{head}}_{{{k}}} = A V_{{{k}}}")
-    shape_line(t, ("A", (n, n)), ("V", (n, d_v)), (f"head{k}", (n, d_v)))
+    shape_line(t, ("A", (n, n)), ("V", (n, d_v)), (rf"\mathrm{{head}}_{{{k}}}", (n, d_v)))
     out = trace.head_outputs[k]
     chart(
         figures.feature_heatmap(out, tokens, **feat),
@@ -420,7 +434,7 @@ def render_steps(t, trace, example: bool) -> None:
     # concat
     step.heading("concat")
     st.latex(r"\mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{h-1})")
-    shape_line(t, ("Concat", (n, h * d_v)))
+    shape_line(t, (r"\mathrm{Concat}", (n, h * d_v)))
     dim_names = [f"h{i}·{j}" for i in range(h) for j in range(d_v)]
     chart(
         figures.feature_heatmap(trace.concat, tokens, dim_names=dim_names, **feat),
@@ -432,7 +446,9 @@ def render_steps(t, trace, example: bool) -> None:
     # output
     step.heading("output")
     st.latex(r"\mathrm{Output} = \mathrm{Concat}(\dots)\, W^O")
-    shape_line(t, ("Concat", (n, h * d_v)), ("W^O", (h * d_v, d_model)), ("Output", (n, d_model)))
+    shape_line(
+        t, (r"\mathrm{Concat}", (n, h * d_v)), ("W^O", (h * d_v, d_model)), (r"\mathrm{Output}", (n, d_model))
+    )
     chart(
         figures.feature_heatmap(trace.output, tokens, **feat),
         "output",
@@ -455,6 +471,7 @@ def _divisor_latex(trace, example: bool) -> str:
 def main() -> None:
     t = translator()
     init_state()
+    refresh_translated_choices(st.session_state, CHOICE_KEYS, current_language(), "pg_lang_shown")
     example = st.session_state["pg_preset"] == "example"
     settings_sidebar(t, example)
     st.title(t("playground.title"))
