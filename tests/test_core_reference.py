@@ -189,3 +189,18 @@ def test_first_divergence_names_the_first_wrong_step():
     # NaN is never "close"
     nan_ref = dict(ref, output=np.full_like(ref["output"], np.nan))
     assert "'output'" in first_divergence(tr, nan_ref, ATOL, RTOL)
+
+
+def test_trace_arrays_are_read_only():
+    cfg, text = CASES[0]
+    tr = trace_text(text, cfg)
+    for step in ("X", "W_Q", "W_O", "Q", "scores_masked", "mask", "weights", "head_outputs", "output"):
+        with pytest.raises(ValueError):
+            getattr(tr, step)[0] = 0  # a cached trace must not be editable by whoever reads it
+
+
+def test_attend_refuses_a_mask_of_the_wrong_shape():
+    X, p, _, divisor = _random_attend_case(1)
+    n = X.shape[0]
+    with pytest.raises(ValueError, match="mask"):
+        attend(X, p, np.ones((n + 1, n + 1), dtype=bool), divisor)
