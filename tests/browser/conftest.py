@@ -31,6 +31,7 @@ from st_browser import CHROMIUM_ARGS, ROOT, chromium_executable, screenshot, wai
 
 SERVER_START_TIMEOUT_S = 90
 LOGS = ROOT / "artifacts" / "logs"
+SERVER_LOG = LOGS / f"streamlit-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.log"
 
 
 def _free_port() -> int:
@@ -104,7 +105,7 @@ def _start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
 def streamlit_server() -> Iterator[str]:
     """Start ``streamlit run app.py`` headless on a free port; yield its base URL; stop it at the end."""
     LOGS.mkdir(parents=True, exist_ok=True)
-    log_path = LOGS / f"streamlit-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.log"
+    log_path = SERVER_LOG
     errors = []
     for _attempt in range(3):  # a free port can be taken between probing and binding
         try:
@@ -154,9 +155,12 @@ def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
         report = getattr(request.node, "rep_call", None)
         if report is not None and report.failed:
             try:
-                screenshot(page, f"FAILED-{request.node.name}", full=False)
+                shot = screenshot(page, f"FAILED-{request.node.name}", full=False)
+                print(f"screenshot of the failure: {shot}")
             except Error:
                 pass
+            # The browser only shows redacted errors; the traceback is in the server's log.
+            print(f"--- tail of {SERVER_LOG} ---\n{_tail(SERVER_LOG)}")
         context.close()
 
 

@@ -65,6 +65,8 @@ def wait_for_charts(page: Page, minimum: int = 1, timeout_ms: int = TIMEOUT_MS) 
     "Drawn" means Plotly created its SVG and laid out the plot area: the element has a
     ``.main-svg`` and the cartesian/polar plot group has children. Returns the chart locator.
     """
+    wait_for_app_run(page, initial_wait_ms=0, timeout_ms=timeout_ms)
+    assert_no_exception(page)  # fail fast with the error instead of waiting for charts that never come
     charts = page.locator(PLOTLY_CHART)
     expect(charts.nth(minimum - 1)).to_be_attached(timeout=timeout_ms)
     page.wait_for_function(
@@ -93,7 +95,11 @@ def assert_no_exception(page: Page) -> None:
     """Fail if Streamlit shows an exception box (``st.exception`` or an uncaught error)."""
     boxes = page.locator(EXCEPTION)
     if boxes.count():
-        raise AssertionError("the app shows an exception:\n" + "\n---\n".join(boxes.all_inner_texts()))
+        raise AssertionError(
+            "the app shows an exception (details are redacted in the browser by"
+            " client.showErrorDetails; the server log under artifacts/logs/ has the traceback):\n"
+            + "\n---\n".join(boxes.all_inner_texts())
+        )
 
 
 def screenshot(page: Page, name: str, *, full: bool = True) -> Path:

@@ -1,0 +1,130 @@
+"""The playground in a real browser: it loads, draws heatmaps, follows new sentences, speaks Japanese.
+
+AppTest checks the page's Python side; these tests check what a student actually sees: Plotly SVGs
+whose tick labels are the tokens, numbers in the cells, and the Japanese UI.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+from st_browser import (
+    EXCEPTION,
+    PLOTLY_CHART,
+    assert_no_exception,
+    screenshot,
+    tick_labels,
+    wait_for_app_run,
+    wait_for_charts,
+)
+
+from attention_ui.i18n import translate
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+DEFAULT_TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
+CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+
+
+def chart(page: Page, name: str) -> Locator:
+    """The playground chart drawn with ``key=f"pg_chart_{name}"``."""
+    return page.locator(f".st-key-pg_chart_{name} {PLOTLY_CHART}")
+
+
+def sentence_box(page: Page) -> Locator:
+    return page.locator('[data-testid="stSidebar"] .st-key-pg_text textarea')
+
+
+def enter_sentence(page: Page, text: str) -> None:
+    box = sentence_box(page)
+    box.fill(text)
+    box.press("Control+Enter")  # st.text_area commits on Ctrl+Enter (or on blur)
+    wait_for_app_run(page)
+
+
+def cell_rows(c: Locator) -> list[list[float]]:
+    """The numbers printed in a heatmap's cells, grouped into rows by their on-screen y position."""
+    points = c.locator("g.heatmaplayer text").evaluate_all(
+        "els => els.map(e => [e.getAttribute('x'), e.getAttribute('y'), e.textContent])"
+    )
+    rows: dict[float, list[tuple[float, float]]] = defaultdict(list)
+    for x, y, text in points:
+        if text and text.strip():
+            rows[round(float(y), 1)].append((float(x), float(text)))
+    return [[v for _, v in sorted(row)] for _, row in sorted(rows.items())]
+
+
+def test_page_loads_without_errors(app: Page) -> None:
+    wait_for_charts(app)
+    assert_no_exception(app)
+    expect(app.get_by_role("heading", level=1)).to_contain_text(translate("en", "playground.title"))
+    expect(sentence_box(app)).to_have_value(" ".join(DEFAULT_TOKENS))
+    assert screenshot(app, "playground_en").stat().st_size > 10_000
+
+
+def test_default_sentence_draws_token_heatmaps(app: Page) -> None:
+    wait_for_charts(app, minimum=2)
+    weights = chart(app, "weights")
+    expect(weights).to_have_count(1)
+    # Every query row and key column is labelled with the default sentence's tokens.
+    assert tick_labels(weights, "y") == DEFAULT_TOKENS
+    assert tick_labels(weights, "x") == DEFAULT_TOKENS
+    expect(weights.locator("g.heatmaplayer image")).to_have_count(1)
+    # The printed attention weights form a 6x6 table whose rows each add up to 1 (softmax);
+    # each cell is rounded to 2 decimals, so a row may be off by up to 6 * 0.005.
+    rows = cell_rows(weights)
+    assert [len(r) for r in rows] == [6] * 6
+    for row in rows:
+        assert all(0.0 <= v <= 1.0 for v in row)
+        assert sum(row) == pytest.approx(1.0, abs=0.031)
+
+
+def test_new_sentences_update_the_heatmaps(app: Page) -> None:
+    wait_for_charts(app)
+    short = ["the", "dog", "chased", "the", "ball"]
+    enter_sentence(app, " ".join(short))
+    weights = chart(app, "weights")
+    expect(weights.locator("g.ytick text")).to_have_text(short)
+    expect(weights.locator("g.xtick text")).to_have_text(short)
+    wait_for_charts(app)
+    assert [len(r) for r in cell_rows(weights)] == [5] * 5
+    # The token matrices (X, Q, K, V, outputs) have one row per token too.
+    assert tick_labels(chart(app, "x"), "y") == short
+
+    longer = "a small brown dog chased the red ball across the wet green park".split()
+    enter_sentence(app, " ".join(longer))
+    expect(weights.locator("g.ytick text")).to_have_count(len(longer))
+    expect(weights.locator("g.ytick text")).to_have_text(longer)
+    expect(weights.locator("g.xtick text")).to_have_text(longer)
+    wait_for_charts(app)
+    expect(weights.locator("g.heatmaplayer image")).to_have_count(1)
+    assert tick_labels(chart(app, "output"), "y") == longer
+    assert_no_exception(app)
+    screenshot(app, "playground_long_sentence")
+
+
+def test_japanese_ui_and_sentence(app: Page) -> None:
+    wait_for_charts(app)
+    app.locator('[data-testid="stSidebar"] .st-key-lang [data-testid="stSelectbox"]').click()
+    app.get_by_role("option", name="日本語").click()
+    wait_for_app_run(app)
+    title = translate("ja", "playground.title")
+    assert CJK.search(title), "the Japanese catalog's title should be Japanese"
+    expect(app.get_by_role("heading", level=1)).to_contain_text(title)
+    sidebar = app.locator('[data-testid="stSidebar"]')
+    expect(sidebar).to_contain_text(translate("ja", "app.language"))
+    expect(sidebar).to_contain_text(translate("ja", "playground.settings"))
+
+    # A Japanese sentence: each kana/kanji is one token, in order.
+    sentence = "猫がマットに座った"
+    enter_sentence(app, sentence)
+    weights = chart(app, "weights")
+    expect(weights.locator("g.ytick text")).to_have_text(list(sentence))
+    wait_for_charts(app)
+    assert app.locator(EXCEPTION).count() == 0
+    # Axis titles are translated too (they come from the catalog, not Plotly defaults).
+    expect(weights.locator("g.g-ytitle")).to_contain_text(translate("ja", "playground.axis_query"))
+    screenshot(app, "playground_ja")
