@@ -1,0 +1,49 @@
+"""Every page of the app loads without an exception, in both languages.
+
+Pages are discovered, not listed: every ``"pages/....py"`` path named in app.py plus every file in
+``pages/``, so a new page is covered the moment it lands.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = ROOT / "app.py"
+TIMEOUT = 90
+
+
+def discover_pages() -> list[str]:
+    named = set(re.findall(r"""["'](pages/[\w\-/]+\.py)["']""", APP.read_text(encoding="utf-8")))
+    on_disk = {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py") if not p.name.startswith("_")}
+    return sorted(p for p in named | on_disk if (ROOT / p).exists())
+
+
+PAGES = discover_pages()
+
+
+def test_discovery_finds_the_playground():
+    assert "pages/playground.py" in PAGES
+
+
+def test_every_page_file_is_listed_in_app_py():
+    """A page file that app.py does not list would be unreachable from the navigation."""
+    named = set(re.findall(r"""["'](pages/[\w\-/]+\.py)["']""", APP.read_text(encoding="utf-8")))
+    assert set(PAGES) <= named
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("page", PAGES)
+def test_page_loads(page: str, lang: str):
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.session_state["lang"] = lang
+    at.run()
+    assert not at.exception, at.exception
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, f"{page} ({lang}): {at.exception}"
+    assert at.title or at.header, f"{page} ({lang}) shows no title"
