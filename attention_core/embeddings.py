@@ -14,7 +14,7 @@ def token_seed(token: str, seed: int) -> int:
 
     Python's ``hash()`` is salted per process, so it cannot be used here; BLAKE2b can.
     """
-    digest = hashlib.blake2b(f"{seed}\x1f{token}".encode("utf-8"), digest_size=8).digest()
+    digest = hashlib.blake2b(f"{seed}\x1f{token}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little")
 
 
