@@ -1,8 +1,12 @@
-# Two commands on a fresh machine (Python 3.10+):
+# Two commands on a fresh machine (Python 3.11+; Streamlit 1.66+ no longer supports 3.10):
 #   make run   - create .venv if needed, install the app's pinned packages, start the app
 #   make test  - the same plus the dev tools and a Chromium, then ruff and the whole pytest suite
 # Installs are remembered by stamp files inside .venv; editing a requirements file re-installs.
-PYTHON ?= python3
+# The first of python3, python3.13, python3.12, python3.11 that is 3.11 or newer; override with PYTHON=...
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(shell for p in python3 python3.13 python3.12 python3.11; do \
+  $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1 && { echo $$p; break; }; done)
+endif
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
@@ -18,7 +22,8 @@ export PIP_NO_INPUT := 1
 # A venv whose creation failed half-way is removed, so the next `make` starts over
 # instead of trusting a .venv without pip.
 $(PY):
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10+ is needed, found " + sys.version.split()[0])'
+	@if [ -z "$(PYTHON)" ]; then echo "Python 3.11 or newer is needed (none found as python3, python3.11..3.13)"; exit 1; fi
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is needed, found " + sys.version.split()[0])'
 	@$(PYTHON) -m venv $(VENV) || { \
 	  rm -rf $(VENV); \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
