@@ -146,6 +146,7 @@ def matrix_heatmap(
         customdata=customdata,
         xgap=1,
         ygap=1,
+        hoverongaps=False,  # an empty cell of one trace must not answer for the other trace
     )
     value_line = f"{escape_label(hover.value)}: %{{z:.4f}}"
     template = (
@@ -259,12 +260,16 @@ def feature_heatmap(
     dim_names: Sequence[str] | None = None,
     show_text: bool | None = None,
     height: int | None = None,
+    group_size: int | None = None,
 ) -> go.Figure:
-    """Token rows × feature columns (X, Q, K, V, head output, concat, output); signed scale."""
+    """Token rows × feature columns (X, Q, K, V, head output, concat, output); signed scale.
+
+    ``group_size`` draws a vertical divider every that many columns (the heads of a concat).
+    """
     values = np.asarray(values, dtype=float)
     n, d = values.shape
     names = list(dim_names) if dim_names is not None else [str(j) for j in range(d)]
-    return matrix_heatmap(
+    fig = matrix_heatmap(
         values,
         tokens,
         names,
@@ -279,6 +284,10 @@ def feature_heatmap(
         col_hover_labels=[escape_label(name) for name in names],
         height=height,
     )
+    if group_size and 0 < group_size < d:
+        for edge in range(group_size, d, group_size):
+            fig.add_vline(x=edge - 0.5, line=dict(color="#222222", width=2))
+    return fig
 
 
 def mask_heatmap(

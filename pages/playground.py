@@ -224,7 +224,7 @@ class Step:
 
 def shape_line(t, *parts: tuple[str, tuple[int, ...]]) -> None:
     """``Shapes: $Q$: 6×8 · …``; names are LaTeX written here, never user text."""
-    text = "; ".join(f"${name}$: {' × '.join(str(s) for s in shape)}" for name, shape in parts)
+    text = "\u2003".join(f"${name}$: {' × '.join(str(s) for s in shape)}" for name, shape in parts)
     st.markdown(t("playground.shapes", shapes=text))
 
 
@@ -437,7 +437,7 @@ def render_steps(t, trace, example: bool) -> None:
     shape_line(t, (r"\mathrm{Concat}", (n, h * d_v)))
     dim_names = [f"h{i}·{j}" for i in range(h) for j in range(d_v)]
     chart(
-        figures.feature_heatmap(trace.concat, tokens, dim_names=dim_names, **feat),
+        figures.feature_heatmap(trace.concat, tokens, dim_names=dim_names, group_size=d_v, **feat),
         "concat",
         t("playground.alt_feature", name="Concat", n=n, d=h * d_v),
     )

@@ -139,6 +139,18 @@ def test_masked_weights_read_zero_not_minus_infinity():
     assert "masked (−∞)" in overlay.hovertemplate and ": 0" in overlay.hovertemplate
 
 
+def test_hover_ignores_empty_cells_so_allowed_cells_never_read_masked():
+    allowed = np.array([[True, False], [True, True]])
+    fig = figures.attention_heatmap(np.zeros((2, 2)), ("a", "b"), allowed=allowed)
+    assert [t.hoverongaps for t in fig.data] == [False, False]
+
+
+def test_concat_map_divides_the_heads():
+    fig = figures.feature_heatmap(np.zeros((2, 6)), ("a", "b"), group_size=2)
+    assert sorted(shape.x0 for shape in fig.layout.shapes) == [1.5, 3.5]
+    assert not figures.feature_heatmap(np.zeros((2, 6)), ("a", "b")).layout.shapes
+
+
 def test_no_overlay_without_masked_cells():
     fig = figures.attention_heatmap(np.eye(3), ("a", "b", "c"), allowed=np.ones((3, 3), bool))
     assert len(fig.data) == 1
