@@ -11,7 +11,7 @@ export DEBIAN_FRONTEND=noninteractive
 
 is_root() { [ "$(id -u)" = 0 ]; }
 has_apt() { command -v apt-get >/dev/null 2>&1; }
-has_font() { fc-list 2>/dev/null | grep -qi "$1"; }
+has_font() { fc-list : family 2>/dev/null | grep -i "$1" >/dev/null; }  # no -q: with pipefail an early grep exit would SIGPIPE fc-list
 
 # apt-get install, running `apt-get update` first only when the package lists are stale or empty.
 apt_install() {
