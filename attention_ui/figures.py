@@ -137,7 +137,9 @@ def matrix_heatmap(
 
     rows_full = list(row_hover_labels) if row_hover_labels is not None else hover_labels(row_labels)
     cols_full = list(col_hover_labels) if col_hover_labels is not None else hover_labels(col_labels)
-    customdata = [[[rows_full[i], cols_full[j]] for j in range(n_cols)] for i in range(n_rows)]
+    customdata = np.empty((n_rows, n_cols, 2), dtype=object)  # object array: validated fast
+    customdata[:, :, 0] = np.array(rows_full, dtype=object)[:, None]
+    customdata[:, :, 1] = np.array(cols_full, dtype=object)[None, :]
     shown = np.where(masked, np.nan, z)
 
     common = dict(
@@ -326,13 +328,19 @@ def heads_small_multiples(
     hover: HoverText = HoverText(),
     max_cols: int = 4,
     show_text: bool | None = None,
+    token_hover_max: int = 24,
 ) -> go.Figure:
     """Every head's weights ``[h, n, n]`` side by side on one shared 0..1 colour scale.
 
     Trace order: for each head its weights trace, then (if anything is masked) its grey overlay.
+    Up to ``token_hover_max`` tokens the hover names the tokens; beyond that it gives the query
+    and key positions only (still exact), which keeps many large panels fast to draw.
     """
     weights = np.asarray(weights, dtype=float)
     h, n, _ = weights.shape
+    if len(tokens) != n:
+        raise ValueError("one token per row is needed")
+    masked = np.zeros((n, n), dtype=bool) if allowed is None else ~np.asarray(allowed, dtype=bool)
     cols = min(h, max_cols)
     rows = math.ceil(h / cols)
     fig = make_subplots(
@@ -340,45 +348,67 @@ def heads_small_multiples(
         cols=cols,
         subplot_titles=[head_title.format(h=k) for k in range(h)],
         horizontal_spacing=0.04,
-        vertical_spacing=0.12 / max(1, rows - 1) if rows > 1 else 0.1,
+        vertical_spacing=min(0.12, 0.3 / rows) if rows > 1 else 0.1,
     )
     if show_text is None:
         show_text = n <= 6 and cols <= 2  # small panels only fit a few numbers
+
+    q, k_ = escape_label(hover.query), escape_label(hover.key)
+    if n <= token_hover_max:
+        full = hover_labels(tokens)
+        customdata = np.array([[[full[i], full[j]] for j in range(n)] for i in range(n)], dtype=object)
+        where = f"{q}: %{{customdata[0]}}<br>{k_}: %{{customdata[1]}}"
+    else:
+        customdata = None
+        where = f"{q}: #%{{y}}<br>{k_}: #%{{x}}"
+    common = dict(
+        x=list(range(n)), y=list(range(n)), xgap=1, ygap=1, hoverongaps=False, customdata=customdata
+    )
+    overlay_z = _clean(np.where(masked, 1.0, np.nan)) if masked.any() else None
+
+    traces, trace_rows, trace_cols = [], [], []
+    for head in range(h):
+        r, c = divmod(head, cols)
+        shown = np.where(masked, np.nan, weights[head])
+        traces.append(
+            go.Heatmap(
+                z=_clean(shown),
+                coloraxis="coloraxis",
+                name="values",
+                hovertemplate=f"{where}<br>{escape_label(hover.value)}: %{{z:.4f}}<extra>{head_title.format(h=head)}</extra>",
+                texttemplate="%{z:.2f}" if show_text else None,
+                **common,
+            )
+        )
+        trace_rows.append(r + 1)
+        trace_cols.append(c + 1)
+        if overlay_z is not None:
+            traces.append(
+                go.Heatmap(
+                    z=overlay_z,
+                    colorscale=MASK_SCALE,
+                    zmin=0.0,
+                    zmax=1.0,
+                    showscale=False,
+                    name="masked",
+                    hovertemplate=f"{where}<br>{escape_label(hover.masked)}<extra>{head_title.format(h=head)}</extra>",
+                    **common,
+                )
+            )
+            trace_rows.append(r + 1)
+            trace_cols.append(c + 1)
+    fig.add_traces(traces, rows=trace_rows, cols=trace_cols)
+
     labels = token_tick_labels(tokens, max_chars=6)
     shown_ticks = tick_positions(n, max_labels=12)
-    for k in range(h):
-        single = attention_heatmap(
-            weights[k], tokens, kind="weights", allowed=allowed, hover=hover, show_text=show_text
-        )
-        r, c = divmod(k, cols)
-        for trace in single.data:
-            if trace.name == "values":
-                trace.update(coloraxis="coloraxis", showscale=None, colorbar=None)
-                trace.update(zmin=None, zmax=None, colorscale=None)
-            fig.add_trace(trace, row=r + 1, col=c + 1)
-        fig.update_xaxes(
-            tickmode="array",
-            tickvals=shown_ticks,
-            ticktext=[labels[i] for i in shown_ticks],
-            showgrid=False,
-            zeroline=False,
-            row=r + 1,
-            col=c + 1,
-        )
-        fig.update_yaxes(
-            tickmode="array",
-            tickvals=shown_ticks,
-            ticktext=[labels[i] for i in shown_ticks],
-            autorange="reversed",
-            showgrid=False,
-            zeroline=False,
-            showticklabels=c == 0,
-            row=r + 1,
-            col=c + 1,
-        )
+    ticks = dict(tickmode="array", tickvals=shown_ticks, ticktext=[labels[i] for i in shown_ticks])
+    fig.update_xaxes(showgrid=False, zeroline=False, range=[-0.5, n - 0.5], **ticks)
+    fig.update_yaxes(showgrid=False, zeroline=False, autorange="reversed", showticklabels=False, **ticks)
+    for r in range(rows):
+        fig.update_yaxes(showticklabels=True, row=r + 1, col=1)
     fig.update_layout(
         coloraxis=dict(colorscale=WEIGHT_SCALE, cmin=0.0, cmax=1.0, colorbar=dict(thickness=12)),
-        height=int(min(1400, rows * max(220, min(360, 60 + 22 * n)) + 40)),
+        height=int(min(1600, rows * max(220, min(360, 60 + 22 * n)) + 40)),
         margin=dict(l=10, r=10, t=40, b=10),
         plot_bgcolor="rgba(0,0,0,0)",
     )
