@@ -1,0 +1,121 @@
+"""The multi-head lab page driven through app.py with AppTest: default run, every main control
+changed, bad input, Japanese. Expected numbers come from hand formulas, not from the page's code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention_ui.i18n import translate
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "pages/multi_head.py"
+
+
+def run_page(**state) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page(PAGE)
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def chart_spec(at: AppTest, key: str) -> dict:
+    for el in at.get("plotly_chart"):
+        if el.proto.id.endswith(key):
+            return json.loads(el.proto.spec)
+    raise AssertionError(f"no chart {key}")
+
+
+def divisors(m: int) -> list[int]:
+    return [d for d in range(1, m + 1) if m % d == 0]
+
+
+def test_default_page_shows_every_section() -> None:
+    at = run_page()
+    no_exception(at)
+    assert at.title[0].value == translate("en", "multihead.title")
+    assert len(at.header) == 5
+    assert not at.error
+    # 4 heads by default: one weights trace per head in the small multiples.
+    heads = chart_spec(at, "mh_chart_heads")
+    assert sum(1 for tr in heads["data"] if tr.get("type") == "heatmap") == 4
+    # The split check: the difference shown is rounding-sized.
+    diffs = [float(m.value) for m in at.metric]
+    assert len(diffs) == 2 and all(d < 1e-12 for d in diffs)
+
+
+def test_cost_table_is_constant_in_h() -> None:
+    n, d_model = 2048, 768
+    at = run_page(mh_cost_n=n, mh_cost_d_model=d_model)
+    no_exception(at)
+    frame = at.dataframe[0].value
+    assert list(frame.iloc[:, 0]) == divisors(d_model)  # one row per valid h
+    params = frame[translate("en", "multihead.col_params_total")]
+    assert set(params) == {4 * d_model**2}
+    matmul = sum(
+        frame[translate("en", f"multihead.col_{c}")]
+        for c in ("flops_projections", "flops_scores", "flops_weighted_sum", "flops_output")
+    )
+    assert set(matmul) == {8 * n * d_model**2 + 4 * n * n * d_model}
+    held = frame[translate("en", "multihead.col_attention_matrix_elements")]
+    assert list(held) == [h * n * n for h in divisors(d_model)]
+    assert any(f"{4 * d_model**2:,}" in s.value for s in at.success)  # written with separators
+
+
+@pytest.mark.parametrize(("d_model", "start", "expected"), [(12, 4, 4), (12, 8, 6), (7, 4, 1), (13, 4, 1)])
+def test_head_count_follows_d_model(d_model: int, start: int, expected: int) -> None:
+    at = run_page(mh_d_model=d_model, mh_heads=start)
+    no_exception(at)
+    assert at.session_state["mh_heads"] == expected
+    heads = chart_spec(at, "mh_chart_heads")
+    assert sum(1 for tr in heads["data"] if tr.get("type") == "heatmap") == expected
+    bars = chart_spec(at, "mh_chart_dk")["data"][0]
+    assert [int(x) for x in bars["x"]] == divisors(d_model)
+    assert bars["y"] == [d_model // h for h in divisors(d_model)]
+
+
+def test_select_slider_and_seed_change_the_heads() -> None:
+    at = run_page()
+    before = chart_spec(at, "mh_chart_heads")["data"][0]["z"]
+    at.select_slider(key="mh_heads").set_value(8).run()
+    no_exception(at)
+    assert sum(1 for tr in chart_spec(at, "mh_chart_heads")["data"] if tr.get("type") == "heatmap") == 8
+    at.select_slider(key="mh_heads").set_value(4).run()
+    at.number_input(key="mh_seed").set_value(3).run()
+    no_exception(at)
+    assert chart_spec(at, "mh_chart_heads")["data"][0]["z"] != before
+
+
+def test_one_head_only_and_tables() -> None:
+    at = run_page(mh_d_model=1, mh_tables=True)
+    no_exception(at)
+    assert at.session_state["mh_heads"] == 1
+    assert any(translate("en", "multihead.one_head_only", d_model=1)[:30] in m.value for m in at.markdown)
+    assert len(at.dataframe) >= 6  # heads, d_k, concat, W^O, output, cost, cost series
+
+
+def test_empty_sentence_is_a_message_not_a_traceback() -> None:
+    at = run_page(mh_text="   ")
+    no_exception(at)
+    assert [e.value for e in at.error] == [translate("en", "multihead.err_empty")]
+    assert len(at.dataframe) == 1  # the cost table does not need a sentence
+
+
+def test_user_text_and_japanese() -> None:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page(PAGE).run()
+    at.selectbox(key="lang").set_value("ja").run()
+    at.session_state["mh_text"] = "<b>猫</b> & 犬"
+    at.run()
+    no_exception(at)
+    assert at.title[0].value == translate("ja", "multihead.title")
+    labels = chart_spec(at, "mh_chart_heads")["layout"]["yaxis"]["ticktext"]
+    assert "&lt;" in labels and "<" not in "".join(labels)
