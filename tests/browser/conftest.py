@@ -10,7 +10,8 @@ Fixtures
                                 screenshot goes to artifacts/screenshots/FAILED-<test>.png.
 ``app`` (function)              ``page`` opened at the app and waited for (see st_browser.wait_for_app_run).
 
-Mark tests with ``@pytest.mark.browser``; ``make test`` groups them on one xdist worker.
+Every test in this folder is marked ``browser`` (added below if a file forgets), and ``make test`` runs
+them in their own pytest process after the rest of the suite: ``pytest -m browser``.
 """
 
 from __future__ import annotations
@@ -135,6 +136,14 @@ def browser() -> Iterator[Browser]:
             )
         yield browser
         browser.close()
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects, so `-m "not browser"` never starts a browser here
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents:
+            item.add_marker(pytest.mark.browser)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

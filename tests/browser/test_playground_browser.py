@@ -23,7 +23,7 @@ from st_browser import (
 
 from attention_ui.i18n import translate
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+pytestmark = pytest.mark.browser
 
 DEFAULT_TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
 CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
