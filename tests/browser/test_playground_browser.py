@@ -57,16 +57,13 @@ def cell_rows(c: Locator) -> list[list[float]]:
     return [[v for _, v in sorted(row)] for _, row in sorted(rows.items())]
 
 
-def test_page_loads_without_errors(app: Page) -> None:
-    wait_for_charts(app)
+def test_default_page_loads_and_draws_token_heatmaps(app: Page) -> None:
+    # One page load for both checks: loading the playground is the slow part of a browser test.
+    wait_for_charts(app, minimum=2)
     assert_no_exception(app)
     expect(app.get_by_role("heading", level=1)).to_contain_text(translate("en", "playground.title"))
     expect(sentence_box(app)).to_have_value(" ".join(DEFAULT_TOKENS))
-    assert screenshot(app, "playground_en").stat().st_size > 10_000
 
-
-def test_default_sentence_draws_token_heatmaps(app: Page) -> None:
-    wait_for_charts(app, minimum=2)
     weights = chart(app, "weights")
     expect(weights).to_have_count(1)
     # Every query row and key column is labelled with the default sentence's tokens.
@@ -80,6 +77,7 @@ def test_default_sentence_draws_token_heatmaps(app: Page) -> None:
     for row in rows:
         assert all(0.0 <= v <= 1.0 for v in row)
         assert sum(row) == pytest.approx(1.0, abs=0.031)
+    assert screenshot(app, "playground_en").stat().st_size > 10_000
 
 
 def test_new_sentences_update_the_heatmaps(app: Page) -> None:
