@@ -1,0 +1,114 @@
+"""The "Why √d_k" and "Masks" labs in a real browser: they load, draw their charts, speak Japanese.
+
+Screenshots go to artifacts/screenshots/ (lab_sqrt_en.png, lab_sqrt_ja.png, lab_masks_en.png,
+lab_masks_ja.png) to be looked at by eye.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+from st_browser import PLOTLY_CHART, assert_no_exception, screenshot, tick_labels, wait_for_app_run
+
+from attention_ui.i18n import translate
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+
+
+def open_page(page: Page, base_url: str, path: str) -> Page:
+    """Load the app's start page, then follow the lab's sidebar link, as a learner would.
+
+    (A deep link straight after the server starts can show Streamlit's "Page not found" dialog for
+    one run; going through the navigation avoids depending on that race.)
+    """
+    response = page.goto(base_url + "/")
+    assert response is not None and response.ok, f"GET / answered {response and response.status}"
+    wait_for_app_run(page)
+    page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').click()
+    page.wait_for_url(f"**/{path}")
+    wait_for_app_run(page)
+    return page
+
+
+def wait_for_plots(page: Page, minimum: int) -> None:
+    """Wait until ``minimum`` Plotly charts exist and every one has drawn its traces.
+
+    (Scatter and bar traces live in ``g.scatterlayer`` / ``g.barlayer``, heatmaps in
+    ``g.heatmaplayer``; any drawn ``g.trace`` or heatmap image counts.)
+    """
+    expect(page.locator(PLOTLY_CHART).nth(minimum - 1)).to_be_attached()
+    page.wait_for_function(
+        """(sel) => {
+            const charts = [...document.querySelectorAll(sel)];
+            return charts.length > 0 && charts.every((c) => {
+                const gd = c.querySelector('.js-plotly-plot');
+                return gd && gd._fullLayout && c.querySelector('.main-svg')
+                    && c.querySelector('g.trace, .heatmaplayer image, .heatmaplayer > *');
+            });
+        }""",
+        arg=PLOTLY_CHART,
+    )
+
+
+@pytest.fixture
+def ja_page(browser: Browser) -> Iterator[Page]:
+    """A browser context whose locale is Japanese: the app starts in Japanese."""
+    context = browser.new_context(locale="ja-JP", viewport={"width": 1400, "height": 900})
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def chart(page: Page, name: str):
+    return page.locator(f".st-key-{name} {PLOTLY_CHART}")
+
+
+# --- Why √d_k -------------------------------------------------------------------------------------
+
+
+def test_sqrt_lab_loads_and_draws(page: Page, streamlit_server: str) -> None:
+    open_page(page, streamlit_server, "why-sqrt-dk")
+    wait_for_plots(page, 7)
+    assert_no_exception(page)
+    expect(page.get_by_role("heading", level=1)).to_contain_text(translate("en", "sqrt.title"))
+    # The variance chart has one tick per power of two in the default range 1 … 256.
+    assert tick_labels(chart(page, "sq_chart_var_raw"), "x") == [str(2**i) for i in range(9)]
+    # Error bars are drawn for the measured points.
+    expect(chart(page, "sq_chart_var_raw").locator("g.errorbar").first).to_be_attached()
+    # The one-row widget shows one bar per default score.
+    expect(chart(page, "sq_chart_row").locator("g.point")).to_have_count(6)
+    assert screenshot(page, "lab_sqrt_en").stat().st_size > 10_000
+
+
+def test_sqrt_lab_one_row_input_is_validated(page: Page, streamlit_server: str) -> None:
+    open_page(page, streamlit_server, "why-sqrt-dk")
+    wait_for_plots(page, 1)
+    box = page.locator(".st-key-sq_row input")
+    box.fill("1, two, 3")
+    box.press("Enter")
+    wait_for_app_run(page)
+    expect(page.locator('[data-testid="stAlert"]')).to_contain_text("“two”")
+    assert_no_exception(page)
+    box.fill("1 2 3 4")
+    box.press("Enter")
+    wait_for_app_run(page)
+    expect(chart(page, "sq_chart_row").locator("g.point")).to_have_count(4)
+    assert_no_exception(page)
+
+
+def test_sqrt_lab_in_japanese(ja_page: Page, streamlit_server: str) -> None:
+    open_page(ja_page, streamlit_server, "why-sqrt-dk")
+    wait_for_plots(ja_page, 7)
+    title = translate("ja", "sqrt.title")
+    assert CJK.search(title)
+    expect(ja_page.get_by_role("heading", level=1)).to_contain_text(title)
+    assert_no_exception(ja_page)
+    screenshot(ja_page, "lab_sqrt_ja")
