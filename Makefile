@@ -55,10 +55,13 @@ lint: $(VENV)/.dev-deps
 # Two pytest runs: everything but the browser tests on two xdist workers, then the browser tests
 # in one process, so one Streamlit server and one Chromium share the two cores with nothing else.
 # (xdist's --dist loadgroup would do this in one run, but it ignores xdist_group under pytest 9.2.)
+# All three steps always run, so one failure does not hide another; the exit code is the last failure's.
 test: $(VENV)/.dev-deps browser
-	$(PY) -m ruff check .
-	$(PY) -m pytest -n 2 -m "not browser" $(PYTEST_ARGS)
-	$(PY) -m pytest -m browser $(PYTEST_ARGS)
+	@status=0; \
+	echo "+ ruff check ."; $(PY) -m ruff check . || status=$$?; \
+	echo "+ pytest -n 2 -m 'not browser' $(PYTEST_ARGS)"; $(PY) -m pytest -n 2 -m "not browser" $(PYTEST_ARGS) || status=$$?; \
+	echo "+ pytest -m browser $(PYTEST_ARGS)"; $(PY) -m pytest -m browser $(PYTEST_ARGS) || status=$$?; \
+	exit $$status
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis artifacts
