@@ -1,0 +1,214 @@
+"""Pure builders for the cost lab: log-log lines against n (bytes or counts) and the tile grid.
+
+No Streamlit here. Labels passed in are plain text and are escaped here (Plotly renders
+pseudo-HTML in titles, legends, tick labels and hover text).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .figures import escape_label
+
+BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+DECIMAL_UNITS = ("B", "kB", "MB", "GB", "TB", "PB", "EB")
+COMPUTED_COLOR = "#1b9e77"
+SKIPPED_COLOR = "#d9d9d9"
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+
+
+def format_bytes(num_bytes: float, binary: bool = True, digits: int = 3) -> str:
+    """``8388608 -> "8 MiB"`` (binary) or ``"8.39 MB"`` (decimal), ``digits`` significant digits."""
+    base = 1024 if binary else 1000
+    units = BINARY_UNITS if binary else DECIMAL_UNITS
+    value, i = float(num_bytes), 0
+    while abs(value) >= base and i < len(units) - 1:
+        value /= base
+        i += 1
+    return f"{value:.{digits}g} {units[i]}"
+
+
+def byte_ticks(lo: float, hi: float, binary: bool = True) -> tuple[list[float], list[str]]:
+    """Tick positions at whole units (1 B, 1 KiB, 1 MiB, …) plus ×32 steps between them, covering
+    [lo, hi]; labels such as ``"32 MiB"``. For a log axis of bytes."""
+    if lo <= 0 or hi <= 0:
+        raise ValueError("byte ticks need positive bounds")
+    base = 1024 if binary else 1000
+    span = math.log(hi / lo, base)  # how many whole units the data covers
+    if span <= 2.5:
+        steps = (1, 4, 16, 64, 256) if binary else (1, 3, 10, 30, 100, 300)
+    else:
+        steps = (1, 32) if binary else (1, 30)
+    vals: list[float] = []
+    e_lo = math.floor(math.log(lo, base)) - 1
+    e_hi = math.ceil(math.log(hi, base)) + 1
+    for e in range(max(0, e_lo), e_hi + 1):
+        for s in steps:
+            v = s * float(base) ** e
+            if lo / 2 <= v <= hi * 2:
+                vals.append(v)
+    return vals, [format_bytes(v, binary) for v in vals]
+
+
+def loglog_figure(
+    x: Sequence[float],
+    series: Mapping[str, Sequence[float]],
+    *,
+    x_title: str = "n",
+    y_title: str = "",
+    bytes_axis: bool = False,
+    y_hover: str = "%{y:.3s}",
+    height: int = 380,
+    reference: Mapping[str, float] | None = None,
+    x_ticks: Sequence[int] | None = None,
+) -> go.Figure:
+    """One line per series against ``x``, both axes logarithmic.
+
+    With ``bytes_axis`` the y ticks are byte sizes (1 KiB, 32 KiB, 1 MiB, …) and the hover shows the
+    size in binary units. ``reference`` adds labelled horizontal lines (e.g. a GPU's memory).
+    ``x_ticks`` puts a tick at each given x, labelled with thousands separators (for a few doublings).
+    Values that are not positive (or None) are left out of a line, since a log axis cannot show them.
+    """
+    if not series:
+        raise ValueError("at least one series is needed")
+    fig = go.Figure()
+    positives: list[float] = []
+    for i, (name, ys) in enumerate(series.items()):
+        if len(ys) != len(x):
+            raise ValueError("every series needs one value per x")
+        clean = [float(v) if v is not None and v > 0 else None for v in ys]
+        positives += [v for v in clean if v is not None]
+        label = escape_label(name)
+        hover = (
+            [format_bytes(v) if v is not None else "" for v in clean] if bytes_axis else None
+        )  # bytes: show "8 MiB" rather than 8.39M
+        fig.add_trace(
+            go.Scatter(
+                x=list(x),
+                y=clean,
+                mode="lines+markers",
+                name=label,
+                line=dict(dash=DASHES[i % len(DASHES)], width=2),
+                customdata=hover,
+                hovertemplate=(
+                    f"{label}<br>n = %{{x:,}}<br>"
+                    + ("%{customdata}" if bytes_axis else y_hover)
+                    + "<extra></extra>"
+                ),
+            )
+        )
+    yaxis: dict = dict(title=dict(text=escape_label(y_title)), type="log")
+    for name, value in (reference or {}).items():
+        fig.add_hline(y=value, line=dict(color="#555555", width=1, dash="dot"))
+        # On a log axis Plotly places annotations in log10 units (shapes take data units).
+        fig.add_annotation(
+            text=escape_label(name),
+            x=0,
+            xref="x domain",
+            xanchor="left",
+            y=math.log10(value),
+            yref="y",
+            yanchor="bottom",
+            showarrow=False,
+            font=dict(size=11, color="#555555"),
+        )
+        positives.append(float(value))
+    if bytes_axis and positives:
+        vals, text = byte_ticks(min(positives), max(positives))
+        yaxis.update(tickmode="array", tickvals=vals, ticktext=text)
+    else:
+        yaxis.update(exponentformat="power")
+    xaxis: dict = dict(title=dict(text=escape_label(x_title)), type="log", exponentformat="power")
+    if x_ticks is not None:
+        xaxis.update(tickmode="array", tickvals=list(x_ticks), ticktext=[f"{v:,}" for v in x_ticks])
+    fig.update_layout(
+        xaxis=xaxis,
+        yaxis=yaxis,
+        height=height,
+        margin=dict(l=10, r=10, t=30, b=10),
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
+        plot_bgcolor="rgba(0,0,0,0)",
+    )
+    return fig
+
+
+def tile_grid(n: int, block: int, causal: bool) -> np.ndarray:
+    """Which score tiles the tiled algorithm forms: ``[tiles, tiles]`` with 1 = computed, 0 = skipped.
+
+    Without a mask every tile is computed; with the causal mask a tile is skipped when its first
+    key comes after its last query (every entry masked).
+    """
+    if n < 1 or block < 1:
+        raise ValueError("n and block must be positive")
+    t = math.ceil(n / block)
+    grid = np.ones((t, t))
+    if causal:
+        for qi in range(t):
+            last_q = min(n, (qi + 1) * block) - 1
+            for ki in range(t):
+                if ki * block > last_q:
+                    grid[qi, ki] = 0.0
+    return grid
+
+
+def tile_grid_figure(
+    n: int,
+    block: int,
+    causal: bool,
+    *,
+    x_title: str = "key tile",
+    y_title: str = "query tile",
+    computed: str = "computed",
+    skipped: str = "skipped",
+) -> go.Figure:
+    """The tile grid as a two-colour heatmap (query tiles as rows, row 0 on top)."""
+    grid = tile_grid(n, block, causal)
+    t = grid.shape[0]
+    ranges = [f"{i * block}–{min(n, (i + 1) * block) - 1}" for i in range(t)]
+    words = np.where(grid > 0, escape_label(computed), escape_label(skipped))
+    custom = [[[ranges[i], ranges[j], words[i, j]] for j in range(t)] for i in range(t)]
+    fig = go.Figure(
+        go.Heatmap(
+            z=grid.tolist(),
+            x=list(range(t)),
+            y=list(range(t)),
+            zmin=0,
+            zmax=1,
+            colorscale=[
+                [0.0, SKIPPED_COLOR],
+                [0.5, SKIPPED_COLOR],
+                [0.5, COMPUTED_COLOR],
+                [1.0, COMPUTED_COLOR],
+            ],
+            showscale=False,
+            xgap=2,
+            ygap=2,
+            customdata=custom,
+            hovertemplate=(
+                f"{escape_label(y_title)}: %{{customdata[0]}}<br>{escape_label(x_title)}: %{{customdata[1]}}"
+                "<br>%{customdata[2]}<extra></extra>"
+            ),
+            name="tiles",
+        )
+    )
+    side = int(min(420, max(200, 60 + 26 * t)))
+    fig.update_layout(
+        xaxis=dict(
+            title=dict(text=escape_label(x_title)), showgrid=False, zeroline=False, constrain="domain"
+        ),
+        yaxis=dict(
+            title=dict(text=escape_label(y_title)),
+            autorange="reversed",
+            showgrid=False,
+            zeroline=False,
+            scaleanchor="x",
+        ),
+        height=side,
+        margin=dict(l=10, r=10, t=10, b=10),
+        plot_bgcolor="rgba(0,0,0,0)",
+    )
+    return fig

@@ -1,0 +1,146 @@
+"""The cost lab page driven through app.py with AppTest: tables against hand arithmetic, every main
+control changed, the live measurement (tiny n) only on request and kept across reruns, Japanese."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from attention_ui.i18n import translate
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "pages/cost.py"
+
+
+def run_page(**state) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page(PAGE)
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def chart_spec(at: AppTest, key: str) -> dict:
+    for el in at.get("plotly_chart"):
+        if el.proto.id.endswith(key):
+            return json.loads(el.proto.spec)
+    raise AssertionError(f"no chart {key}")
+
+
+# AppTest does not expose a dataframe's key, so each table is found by a column only it has.
+TABLE_COLUMNS = {
+    "co_table_notes": "cost.col_notes",
+    "co_table_extended": "cost.col_gpus",
+    "co_table_measure": "cost.col_direct_peak",
+}
+
+
+def frame_by_key(at: AppTest, key: str, lang: str = "en"):
+    column = translate(lang, TABLE_COLUMNS[key])
+    for df in at.dataframe:
+        if column in df.value.columns:
+            return df.value
+    raise AssertionError(f"no table {key}")
+
+
+def test_notes_table_matches_hand_arithmetic() -> None:
+    at = run_page()
+    no_exception(at)
+    assert at.title[0].value == translate("en", "cost.title")
+    frame = frame_by_key(at, "co_table_notes")
+    assert list(frame["n"]) == [2048, 8192, 32768, 131072, 1_000_000]
+    assert list(frame[translate("en", "cost.col_bytes")]) == [2 * n * n for n in frame["n"]]
+    assert list(frame[translate("en", "cost.col_binary")]) == [
+        "8 MiB",
+        "128 MiB",
+        "2 GiB",
+        "32 GiB",
+        "1.82 TiB",
+    ]
+    assert list(frame[translate("en", "cost.col_decimal")])[0] == "8.39 MB"
+    assert list(frame[translate("en", "cost.col_notes")]) == ["8 MB", "128 MB", "2 GB", "32 GB", "1.9 TB"]
+    note = next(i.value for i in at.info if "1.9 TB" in i.value)
+    assert "2.00 TB" in note and "1.82 TiB" in note
+    assert not at.get("status")  # nothing measured before the button is pressed
+    assert translate("en", "cost.measure_hint") in [c.value for c in at.caption]
+
+
+def test_extended_controls_multiply_the_memory() -> None:
+    at = run_page(co_dtype="fp32", co_heads=8, co_batch=4, co_layers=12)
+    no_exception(at)
+    frame = frame_by_key(at, "co_table_extended")
+    elements = frame[translate("en", "cost.col_elements")]
+    assert list(elements) == [8 * 4 * 12 * n * n for n in frame["n"]]
+    # 2048² · 4 B · 8 · 4 · 12 = 6,442,450,944 B = 6 GiB
+    assert frame[translate("en", "cost.col_binary")][0] == "6 GiB"
+    mem = chart_spec(at, "co_chart_memory")
+    fp32 = mem["data"][0]
+    assert fp32["y"][0] == 128 * 128 * 4 * 8 * 4 * 12
+    assert len(mem["data"]) == 3  # FP32, FP16/BF16, FP8
+
+
+def test_flops_chart_follows_d_k() -> None:
+    at = run_page()
+    at.number_input(key="co_dk").set_value(128).run()
+    no_exception(at)
+    spec = chart_spec(at, "co_chart_flops")
+    n = spec["data"][0]["x"][0]
+    assert spec["data"][0]["y"][0] == 2 * n * n * 128  # QKᵀ: 2 FLOPs per multiply-add
+    assert spec["data"][-1]["y"][0] == 2 * (2 * n * n * 128) + 6 * n * n  # + A·V + scale/softmax
+    assert "4.00" in " ".join(m.value for m in at.markdown)
+
+
+def test_live_measurement_runs_on_request_and_survives_reruns() -> None:
+    at = run_page(co_max_n=256)
+    at.button(key="co_run").click().run()
+    no_exception(at)
+    frame = frame_by_key(at, "co_table_measure")
+    assert list(frame["n"]) == [128, 256]
+    results = at.session_state["co_results"]
+    direct = [r for r in results if r["method"] == "direct"]
+    tiled = [r for r in results if r["method"] == "tiled"]
+    assert [r["n"] for r in direct] == [128, 256] and [r["n"] for r in tiled] == [128, 256]
+    # The n² law: doubling n multiplies the direct peak by about 4 (3.5 … 4.5 leaves room for overheads).
+    assert 3.5 < direct[1]["peak_bytes"] / direct[0]["peak_bytes"] < 4.5
+    assert tiled[1]["peak_bytes"] < direct[1]["peak_bytes"]
+    assert chart_spec(at, "co_chart_peak")["data"][0]["x"] == [128, 256]
+    # A rerun caused by another control keeps the results (no new measurement needed).
+    at.toggle(key="co_causal").set_value(True).run()
+    no_exception(at)
+    assert at.session_state["co_results"] == results
+    assert list(frame_by_key(at, "co_table_measure")["n"]) == [128, 256]
+    at.button(key="co_clear").click().run()
+    assert at.session_state["co_results"] == []
+
+
+def test_tiled_check_agrees_with_direct() -> None:
+    at = run_page(co_check_n=256, co_check_block=32)
+    no_exception(at)
+    diff = float(at.metric[0].value)
+    assert diff < 1e-10
+    assert at.metric[1].value == "64 / 64"  # (256 / 32)² tiles, none skipped without a mask
+    at.toggle(key="co_causal").set_value(True).run()
+    no_exception(at)
+    assert at.metric[1].value == "36 / 64"  # 8·9/2 tiles on or below the diagonal
+    grid = chart_spec(at, "co_chart_tiles")["data"][0]["z"]
+    assert sum(map(sum, grid)) == 36
+
+
+def test_japanese_page() -> None:
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page(PAGE)
+    # AppTest runs pages/cost.py without app.py's sidebar (its path matches Streamlit's automatic
+    # pages/ discovery), so the language is set the way the sidebar's selectbox would set it.
+    at.session_state["lang"] = "ja"
+    at.run()
+    no_exception(at)
+    assert at.title[0].value == translate("ja", "cost.title")
+    assert [e.label for e in at.expander] == [
+        translate("ja", f"cost.method_{m}_title") for m in ("flash", "gqa", "linear", "ring")
+    ]
