@@ -146,8 +146,8 @@ def matrix_heatmap(
         x=list(range(n_cols)),
         y=list(range(n_rows)),
         customdata=customdata,
-        xgap=1,
-        ygap=1,
+        xgap=_gap(max(n_rows, n_cols), 40),
+        ygap=_gap(max(n_rows, n_cols), 40),
         hoverongaps=False,  # an empty cell of one trace must not answer for the other trace
     )
     value_line = f"{escape_label(hover.value)}: %{{z:.4f}}"
@@ -211,6 +211,11 @@ def matrix_heatmap(
         plot_bgcolor="rgba(0,0,0,0)",
     )
     return fig
+
+
+def _gap(n: int, limit: int) -> int:
+    """1 px white lines between cells while cells are big enough; none once they would dominate."""
+    return 1 if n <= limit else 0
 
 
 def _auto_height(n_rows: int) -> int:
@@ -361,8 +366,9 @@ def heads_small_multiples(
     else:
         customdata = None
         where = f"{q}: #%{{y}}<br>{k_}: #%{{x}}"
+    gap = _gap(n, 16)
     common = dict(
-        x=list(range(n)), y=list(range(n)), xgap=1, ygap=1, hoverongaps=False, customdata=customdata
+        x=list(range(n)), y=list(range(n)), xgap=gap, ygap=gap, hoverongaps=False, customdata=customdata
     )
     overlay_z = _clean(np.where(masked, 1.0, np.nan)) if masked.any() else None
 
@@ -400,7 +406,7 @@ def heads_small_multiples(
     fig.add_traces(traces, rows=trace_rows, cols=trace_cols)
 
     labels = token_tick_labels(tokens, max_chars=6)
-    shown_ticks = tick_positions(n, max_labels=12)
+    shown_ticks = tick_positions(n, max_labels=8)
     ticks = dict(tickmode="array", tickvals=shown_ticks, ticktext=[labels[i] for i in shown_ticks])
     fig.update_xaxes(showgrid=False, zeroline=False, range=[-0.5, n - 0.5], **ticks)
     fig.update_yaxes(showgrid=False, zeroline=False, autorange="reversed", showticklabels=False, **ticks)

@@ -236,6 +236,16 @@ def test_small_multiples_show_every_head_on_one_shared_scale():
     assert titles == ["head 0", "head 1", "head 2"]
 
 
+def test_small_multiples_for_long_sentences_hover_with_exact_positions():
+    n = 30
+    fig = figures.heads_small_multiples(np.full((2, n, n), 1 / n), tuple(f"w{i}" for i in range(n)))
+    assert fig.data[0].customdata is None
+    assert "#%{y}" in fig.data[0].hovertemplate and "#%{x}" in fig.data[0].hovertemplate
+    assert fig.data[0].xgap == 0  # no white grid drowning 30 tiny cells
+    short = figures.heads_small_multiples(np.full((1, 3, 3), 1 / 3), ("a", "b", "c"))
+    assert list(short.data[0].customdata[2][0]) == ["#2 c", "#0 a"]
+
+
 def test_small_multiples_with_a_mask_add_one_overlay_per_head():
     allowed = np.array([[j <= i for j in range(3)] for i in range(3)])
     fig = figures.heads_small_multiples(np.full((2, 3, 3), 1 / 3), ("a", "b", "c"), allowed=allowed)
