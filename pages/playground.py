@@ -69,6 +69,14 @@ def init_state() -> None:
         st.session_state.setdefault(key, value)
 
 
+def start_manual_dims() -> None:
+    """When d_k/d_v switch to manual, start from the values they had (d_model // heads)."""
+    s = st.session_state
+    if not s["pg_auto_dims"]:
+        size = max(1, int(s["pg_d_model"]) // max(1, int(s["pg_heads"])))
+        s["pg_d_k"] = s["pg_d_v"] = min(size, HEAD_DIM_RANGE[1])
+
+
 def settings_sidebar(t, example: bool) -> None:
     """All AttentionConfig controls, compact, in the sidebar."""
     with st.sidebar:
@@ -108,6 +116,7 @@ def settings_sidebar(t, example: bool) -> None:
         st.toggle(
             t("playground.auto_dims"),
             key="pg_auto_dims",
+            on_change=start_manual_dims,
             help=t("playground.auto_dims_help"),
             persist_state=KEEP,
         )

@@ -137,6 +137,14 @@ def test_each_control_change_reruns_cleanly(at):
     )
 
 
+def test_manual_head_sizes_start_from_the_automatic_ones(at):
+    at.number_input(key="pg_d_model").set_value(24).run()
+    at.number_input(key="pg_heads").set_value(4).run()
+    at.toggle(key="pg_auto_dims").set_value(False).run()
+    assert at.number_input(key="pg_d_k").value == 6 and at.number_input(key="pg_d_v").value == 6
+    assert_healthy(at)
+
+
 def test_causal_mask_greys_out_the_future_and_zeroes_its_weights(at):
     at.selectbox(key="pg_mask").select("causal").run()
     fig = charts(at)["pg_chart_weights"]
