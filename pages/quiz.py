@@ -1,0 +1,196 @@
+"""Quiz: static questions from the bank plus computed ones from the core, shuffled by a seed.
+
+Thin page: ``qz_`` session keys -> attention_ui.quiz_bank (pure) -> widgets. Answers live in
+``st.session_state["qz_answers"]`` (question id -> chosen display index), not only in widget
+state, so they survive reruns, language switches and visits to other pages. The first answer to
+a question counts; "retry the missed ones" clears just those and shows only them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from attention_ui.quiz_bank import (
+    PAGE_TITLE_KEYS,
+    build_quiz,
+    explain_values,
+    format_value,
+    missed_ids,
+    score,
+)
+from attention_ui.state import current_language, translator
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED_MAX = 2**31 - 1
+KEEP = "session"
+
+
+def init_state() -> None:
+    s = st.session_state
+    s.setdefault("qz_seed", 0)
+    s.setdefault("qz_answers", {})  # qid -> display index of the first answer
+    s.setdefault("qz_retry", None)  # None: all questions; else the ids of the retry round
+    s.setdefault("qz_round", 0)  # part of every radio key: a new round gets fresh radios
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def cached_quiz(seed: int):
+    return build_quiz(seed)
+
+
+def reset() -> None:
+    s = st.session_state
+    s["qz_answers"] = {}
+    s["qz_retry"] = None
+    s["qz_round"] += 1
+
+
+def new_seed() -> None:
+    st.session_state["qz_seed"] = (int(st.session_state["qz_seed"]) + 1) % (SEED_MAX + 1)
+    reset()
+
+
+def start_retry(ids: list[str]) -> None:
+    s = st.session_state
+    s["qz_retry"] = list(ids)
+    s["qz_answers"] = {q: a for q, a in s["qz_answers"].items() if q not in ids}
+    s["qz_round"] += 1
+
+
+def back_to_all() -> None:
+    st.session_state["qz_retry"] = None
+    st.session_state["qz_round"] += 1
+
+
+def record(qid: str, key: str) -> None:
+    """Radio callback: keep the first answer to ``qid``."""
+    value = st.session_state.get(key)
+    if value is not None and qid not in st.session_state["qz_answers"]:
+        st.session_state["qz_answers"] = {**st.session_state["qz_answers"], qid: int(value)}
+
+
+def choice_labels(t, item) -> list[str]:
+    if item.computed is not None:
+        unit = t("quiz.unit_mib") if item.computed.unit == "MiB" else item.computed.unit
+        return [format_value(v, unit) for v in item.choice_values]
+    return [t(k) for k in item.choice_keys]
+
+
+def answered_choices(t, labels: list[str], correct: int, chosen: int) -> str:
+    """The choices as a Markdown list: the right one marked ✅, a wrong pick marked ❌."""
+    lines = []
+    for k, label in enumerate(labels):
+        if k == correct:
+            mark = "✅"
+        elif k == chosen:
+            mark = "❌"
+        else:
+            mark = "▫️"
+        text = f"**{label}**" if k in (correct, chosen) else label
+        if k == chosen:
+            text += f" — {t('quiz.your_pick')}"
+        lines.append(f"- {mark} {text}")
+    return "\n".join(lines)
+
+
+def page_link(t, path: str) -> None:
+    name = t(PAGE_TITLE_KEYS[path])
+    if (ROOT / path).exists():
+        st.page_link(path, label=t("quiz.see_page", page=name), icon="👉")
+    else:
+        st.caption(t("quiz.page_not_ready", page=name))
+
+
+def show_question(t, number: int, item, answers: dict) -> None:
+    values = explain_values(item.computed) if item.computed is not None else {}
+    labels = choice_labels(t, item)
+    answered = item.qid in answers
+    with st.container(border=True, key=f"qz_box_{item.qid}"):
+        st.caption(f"{t('quiz.question_label', number=number)} · {t('quiz.kind_' + item.kind)}")
+        st.markdown(t(item.text_key, **values))
+        if not answered:
+            key = f"qz_r_{st.session_state['qz_round']}_{current_language()}_{item.qid}"
+            st.radio(
+                t("quiz.your_answer"),
+                list(range(item.n_choices)),
+                index=None,
+                format_func=lambda k: labels[k],
+                key=key,
+                on_change=record,
+                args=(item.qid, key),
+                label_visibility="collapsed",
+            )
+        else:  # answered: the choices become a fixed list, so no widget state can lose the answer
+            st.markdown(answered_choices(t, labels, item.correct, answers[item.qid]))
+        if answered:
+            if answers[item.qid] == item.correct:
+                st.success(t("quiz.correct"), icon="✅")
+            else:
+                st.error(t("quiz.wrong", answer=labels[item.correct]), icon="❌")
+            st.markdown(t(item.why_key, **values))
+            page_link(t, item.link)
+
+
+def main() -> None:
+    t = translator()
+    init_state()
+    s = st.session_state
+    with st.sidebar:
+        st.header(t("quiz.settings"))
+        st.number_input(
+            t("quiz.seed"),
+            0,
+            SEED_MAX,
+            step=1,
+            key="qz_seed",
+            help=t("quiz.seed_help"),
+            on_change=reset,
+            persist_state=KEEP,
+        )
+        st.button(t("quiz.new_seed"), key="qz_new_seed", on_click=new_seed)
+        st.button(t("quiz.restart"), key="qz_restart", on_click=reset)
+
+    st.title(t("quiz.title"))
+    st.markdown(t("quiz.intro"))
+
+    quiz = cached_quiz(int(s["qz_seed"]))
+    answers = s["qz_answers"]
+    retry = s["qz_retry"]
+    items = [it for it in quiz if retry is None or it.qid in retry]
+    sc = score(items, answers)
+    missed = missed_ids(quiz, answers)
+
+    top = st.columns([1, 1, 2])
+    top[0].metric(t("quiz.score"), t("quiz.score_value", correct=sc.correct, answered=sc.answered))
+    top[1].metric(t("quiz.answered"), t("quiz.answered_value", answered=sc.answered, total=sc.total))
+    with top[2]:
+        st.progress(
+            sc.answered / sc.total if sc.total else 0.0,
+            text=t("quiz.progress", answered=sc.answered, total=sc.total),
+        )
+        c1, c2 = st.columns(2)
+        c1.button(
+            t("quiz.retry", n=len(missed)),
+            key="qz_retry_btn",
+            on_click=start_retry,
+            args=(missed,),
+            disabled=not missed,
+            help=None if missed else t("quiz.retry_none"),
+        )
+        if retry is not None:
+            c2.button(t("quiz.back_to_all"), key="qz_back", on_click=back_to_all)
+    if retry is not None:
+        st.info(t("quiz.retry_mode", n=len(items)))
+    if sc.total and sc.answered == sc.total:
+        if sc.correct == sc.total:
+            st.success(t("quiz.finished_all", total=sc.total))
+        else:
+            st.warning(t("quiz.finished", correct=sc.correct, total=sc.total))
+
+    for number, item in enumerate(items, 1):
+        show_question(t, number, item, answers)
+
+
+main()
