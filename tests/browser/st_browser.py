@@ -33,6 +33,16 @@ APP_IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 EXCEPTION = '[data-testid="stException"]'
 PLOTLY_CHART = '[data-testid="stPlotlyChart"]'
 
+# Plotly trace layers; a chart counts as drawn once one of them has content.
+_DRAWN_TRACES = ", ".join(
+    f"{layer} > *"
+    for layer in (
+        ".mlayer",  # cartesian/polar/ternary trace layers: heatmaplayer, barlayer, scatterlayer, ...
+        ".pielayer", ".funnelarealayer", ".treemaplayer", ".sunburstlayer", ".iciclelayer",
+        ".indicatorlayer", ".table", ".parcoords", ".sankey", ".geolayer",
+    )
+)  # fmt: skip
+
 # Streamlit's default timeouts are generous because CI shares two cores with a server and a browser.
 TIMEOUT_MS = 30_000
 
@@ -62,23 +72,24 @@ def wait_for_app_run(page: Page, initial_wait_ms: int = 250, timeout_ms: int = T
 def wait_for_charts(page: Page, minimum: int = 1, timeout_ms: int = TIMEOUT_MS) -> Locator:
     """Wait until at least ``minimum`` Plotly charts are on the page and every one is drawn.
 
-    "Drawn" means Plotly created its SVG and laid out the plot area: the element has a
-    ``.main-svg`` and the cartesian/polar plot group has children. Returns the chart locator.
+    "Drawn" means Plotly laid the figure out (``_fullLayout``), created its SVG and put at least one
+    trace into a trace layer (cartesian, heatmap, polar, pie, table, ...). Returns the chart locator.
     """
     wait_for_app_run(page, initial_wait_ms=0, timeout_ms=timeout_ms)
     assert_no_exception(page)  # fail fast with the error instead of waiting for charts that never come
     charts = page.locator(PLOTLY_CHART)
     expect(charts.nth(minimum - 1)).to_be_attached(timeout=timeout_ms)
     page.wait_for_function(
-        """(sel) => {
+        """([sel, DRAWN]) => {
             const charts = [...document.querySelectorAll(sel)];
             return charts.length > 0 && charts.every((c) => {
                 const gd = c.querySelector('.js-plotly-plot');
-                return gd && gd._fullLayout && c.querySelector('.main-svg')
-                    && c.querySelector('.cartesianlayer .plot > *, .polarlayer > *, .heatmaplayer > *');
+                if (!gd || !gd._fullLayout || !c.querySelector('.main-svg')) return false;
+                if (!gd.data || gd.data.length === 0) return true;  // an empty figure is drawn once laid out
+                return !!c.querySelector(DRAWN);
             });
         }""",
-        arg=PLOTLY_CHART,
+        arg=[PLOTLY_CHART, _DRAWN_TRACES],
         timeout=timeout_ms,
     )
     return charts
