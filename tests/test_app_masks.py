@@ -1,0 +1,145 @@
+"""The "Masks" page driven through app.py with Streamlit's AppTest (no browser).
+
+The leakage verdicts are checked against the core's own attention path (``trace_text`` with a
+causal mask), which does not go through ``attention_core.lab_masks``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention_core import AttentionConfig, trace_text
+from attention_core.lab_masks import LAB_MASK_KINDS
+from attention_ui.i18n import translate
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "pages/masks.py"
+
+
+def open_page(lang: str = "en") -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["lang"] = lang
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def chart_specs(at: AppTest) -> dict[str, dict]:
+    return {
+        el.proto.id.rsplit("mk_chart_", 1)[-1]: json.loads(el.proto.spec) for el in at.get("plotly_chart")
+    }
+
+
+def leak_table(at: AppTest):
+    """The verdict table of section 3 (the one with a 'verdict' column)."""
+    verdict = translate("en", "masks.col_verdict")
+    return next(df.value for df in at.dataframe if verdict in df.value.columns)
+
+
+@pytest.fixture(scope="module")
+def default_page() -> AppTest:
+    return open_page()
+
+
+def test_page_loads_with_mask_maps_and_leakage(default_page: AppTest) -> None:
+    at = default_page
+    assert at.title[0].value == translate("en", "masks.title")
+    specs = chart_specs(at)
+    assert {"mask", "masked_scores", "weights", "methods", "leak_bars", "leak_matrix"} <= set(specs)
+    # 6 words + 2 [PAD]: the mask map has 8 rows; causal masks the 28 cells above the diagonal.
+    assert specs["mask"]["layout"]["yaxis"]["ticktext"] == [
+        "the",
+        "cat",
+        "sat",
+        "on",
+        "the",
+        "mat",
+        "[PAD]",
+        "[PAD]",
+    ]
+    assert any("28 of 64 cells masked" in m.value for m in at.markdown)
+
+
+def test_leakage_verdicts_match_the_core_attention(default_page: AppTest) -> None:
+    # Independent reference: the core's causal layer on both sentences (position 3 "on" -> "dog").
+    cfg = AttentionConfig(d_model=16, heads=2, mask="causal", pad=2, seed=0)
+    before = trace_text("the cat sat on the mat", cfg).output
+    after = trace_text("the cat sat dog the mat", cfg).output
+    assert np.array_equal(before[:3], after[:3])  # the right mask: earlier rows bit-for-bit equal
+
+    table = leak_table(default_page)
+    rows = {name: row for name, row in table.iterrows()}
+    correct = rows[translate("en", "masks.method_correct")]
+    assert correct[translate("en", "masks.col_max_earlier")] == "0.0"
+    assert correct[translate("en", "masks.col_exact")] == translate("en", "masks.yes")
+    for m in ("zero_values", "zero_weights"):
+        row = rows[translate("en", f"masks.method_{m}")]
+        assert float(row[translate("en", "masks.col_max_earlier")]) > 1e-3
+        assert row[translate("en", "masks.col_verdict")] == translate("en", "masks.verdict_leak")
+    renorm = rows[translate("en", "masks.method_renormalise")]
+    assert float(renorm[translate("en", "masks.col_max_earlier")]) < 1e-12
+
+
+def test_correct_method_has_no_leaks_in_the_matrix() -> None:
+    at = open_page()
+    at.selectbox(key="mk_matrix_method").set_value("correct").run()
+    assert not at.exception
+    assert any(m.value.endswith("0 of the 28 past cells moved.") for m in at.markdown)
+    at.selectbox(key="mk_matrix_method").set_value("zero_weights").run()
+    assert any("28 of the 28 past cells moved." in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("kind", LAB_MASK_KINDS)
+def test_every_mask_kind_side_by_side(kind: str) -> None:
+    at = open_page()
+    at.toggle(key="mk_all").set_value(True).run()
+    at.selectbox(key="mk_kind").set_value(kind).run()
+    at.number_input(key="mk_window").set_value(3).run()
+    assert not at.exception and not at.error
+    specs = chart_specs(at)
+    assert "all_masks" in specs
+    if kind in ("none", "padding"):
+        assert any(
+            kind_name in i.value for i in at.info for kind_name in [translate("en", f"masks.kind_{kind}")]
+        )
+    if kind == "sliding":
+        # w = 3 on 8 tokens: each query sees min(i + 1, 3) keys.
+        assert any("1, 2, 3, 3, 3, 3, 3, 3" in m.value for m in at.markdown)
+
+
+def test_other_controls_and_bad_input() -> None:
+    at = open_page()
+    at.number_input(key="mk_pad").set_value(0).run()
+    at.number_input(key="mk_seed").set_value(5).run()
+    at.radio(key="mk_head").set_value(1).run()
+    at.selectbox(key="mk_position").set_value(5).run()
+    at.text_input(key="mk_replacement").set_value("<b>dog</b>").run()
+    assert not at.exception and not at.error
+    assert chart_specs(at)["mask"]["layout"]["yaxis"]["ticktext"] == ["the", "cat", "sat", "on", "the", "mat"]
+    at.toggle(key="mk_tables").set_value(True).run()
+    assert not at.exception and len(at.dataframe) >= 7
+    at.text_input(key="mk_replacement").set_value("   ").run()
+    assert any(e.value == translate("en", "masks.err_replacement") for e in at.error)
+    at.text_area(key="mk_text").set_value("").run()
+    assert any(e.value == translate("en", "masks.err_empty") for e in at.error)
+    at.text_area(key="mk_text").set_value("one two three four five six seven eight nine ten eleven twelve "
+                                          "thirteen fourteen fifteen sixteen seventeen eighteen").run()  # fmt: skip
+    assert not at.exception
+    assert any("18 tokens" in w.value for w in at.warning)
+    at.text_area(key="mk_text").set_value("solo").run()
+    at.number_input(key="mk_pad").set_value(0).run()
+    assert any(e.value == translate("en", "masks.err_short") for e in at.error)
+
+
+def test_japanese_page() -> None:
+    at = open_page("ja")
+    assert at.title[0].value == translate("ja", "masks.title")
+    assert at.header[0].value == translate("ja", "masks.h_mask")
+    assert not at.error
