@@ -112,3 +112,54 @@ def test_sqrt_lab_in_japanese(ja_page: Page, streamlit_server: str) -> None:
     expect(ja_page.get_by_role("heading", level=1)).to_contain_text(title)
     assert_no_exception(ja_page)
     screenshot(ja_page, "lab_sqrt_ja")
+
+
+# --- Masks --------------------------------------------------------------------------------------------
+
+
+def test_masks_lab_loads_and_shows_exact_zero_leakage(page: Page, streamlit_server: str) -> None:
+    open_page(page, streamlit_server, "masks")
+    wait_for_plots(page, 6)
+    assert_no_exception(page)
+    expect(page.get_by_role("heading", level=1)).to_contain_text(translate("en", "masks.title"))
+    # The mask map is labelled with the sentence plus the two default [PAD] tokens.
+    tokens = ["the", "cat", "sat", "on", "the", "mat", "[PAD]", "[PAD]"]
+    assert tick_labels(chart(page, "mk_chart_mask"), "y") == tokens
+    # The leakage chart marks all 3 earlier outputs of the correct method as "0 exactly", and draws
+    # no bar for it; both mistakes get a bar at every earlier position.
+    bars = chart(page, "mk_chart_leak_bars")
+    zero = translate("en", "masks.zero_exact")
+    expect(bars.locator("g.textpoint text", has_text=zero).first).to_be_visible()
+    traces = bars.locator(".js-plotly-plot").evaluate(
+        "gd => gd.data.map(t => [t.meta, t.type, (t.y || []).filter(v => v !== null).length])"
+    )
+    assert ["correct", "scatter", 3] in traces
+    assert ["correct", "bar", 0] in traces
+    assert ["zero_values", "bar", 3] in traces and ["zero_weights", "bar", 3] in traces
+    assert_no_exception(page)
+    assert screenshot(page, "lab_masks_en").stat().st_size > 10_000
+
+
+def test_masks_lab_side_by_side_and_sliding_window(page: Page, streamlit_server: str) -> None:
+    open_page(page, streamlit_server, "masks")
+    wait_for_plots(page, 6)
+    page.locator(".st-key-mk_all label").click()
+    wait_for_app_run(page)
+    wait_for_plots(page, 7)
+    expect(chart(page, "mk_chart_all_masks")).to_have_count(1)
+    page.locator(".st-key-mk_kind [data-testid='stSelectbox']").click()
+    page.get_by_role("option", name=translate("en", "masks.kind_sliding")).click()
+    wait_for_app_run(page)
+    wait_for_plots(page, 7)
+    assert_no_exception(page)
+    screenshot(page, "lab_masks_sliding_en")
+
+
+def test_masks_lab_in_japanese(ja_page: Page, streamlit_server: str) -> None:
+    open_page(ja_page, streamlit_server, "masks")
+    wait_for_plots(ja_page, 6)
+    title = translate("ja", "masks.title")
+    assert CJK.search(title)
+    expect(ja_page.get_by_role("heading", level=1)).to_contain_text(title)
+    assert_no_exception(ja_page)
+    screenshot(ja_page, "lab_masks_ja")
