@@ -316,6 +316,8 @@ def section_leakage(t, tokens, n_pad, kind, window, seed) -> None:
     if not replacement or len(replacement) > 40:
         st.error(t("masks.err_replacement"))
         return
+    if replacement == tokens[position]:
+        st.info(t("masks.info_same_token"))
     results = cached_leakage(tokens, seed, leak_kind, n_pad, window, position, replacement)
     st.markdown(
         t(

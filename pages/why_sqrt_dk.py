@@ -261,10 +261,12 @@ def section_peakedness(t, d_ks, n_keys, samples, seed) -> None:
         r"\frac{\partial p_i}{\partial s_j} = p_i(\delta_{ij} - p_j),\qquad "
         r"J = \operatorname{diag}(p) - p\,p^\top,\qquad \|J\|_F \to 0 \;\; (p \to \text{one-hot})"
     )
+    # From 0, so the fall reads as "towards no gradient" rather than as a small wiggle.
+    jac_top = float(max(np.max(res.jacobian_norm_raw), np.max(res.jacobian_norm_scaled)))
     chart(
         fsq.versus_dk_figure(
             d_ks, res.jacobian_norm_raw, res.jacobian_norm_scaled, y_title=t("sqrt.axis_jacobian"),
-            title=t("sqrt.title_jacobian"), **names,
+            title=t("sqrt.title_jacobian"), y_range=(0.0, 1.15 * jac_top), **names,
         ),
         "jacobian",
         t("sqrt.alt_jacobian", n=n_keys),

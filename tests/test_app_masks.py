@@ -143,3 +143,13 @@ def test_japanese_page() -> None:
     assert at.title[0].value == translate("ja", "masks.title")
     assert at.header[0].value == translate("ja", "masks.h_mask")
     assert not at.error
+
+
+def test_same_replacement_token_says_nothing_changes() -> None:
+    at = open_page()
+    at.text_input(key="mk_replacement").set_value("on").run()  # position 3 is already "on"
+    assert not at.exception
+    assert any(i.value == translate("en", "masks.info_same_token") for i in at.info)
+    rows = {name: row for name, row in leak_table(at).iterrows()}
+    for row in rows.values():
+        assert row[translate("en", "masks.col_exact")] == translate("en", "masks.yes")
