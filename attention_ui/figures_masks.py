@@ -148,6 +148,7 @@ def leakage_bars(
                 name=name,
                 legendgroup=method,
                 offsetgroup=method,
+                showlegend=bool(nonzero.any()),  # no bars drawn -> no legend entry for them
                 marker=dict(color=color),
                 text=[sci(x) if x > 0 else "" for x in v],
                 textposition="outside",

@@ -67,6 +67,7 @@ def test_leakage_bars_draw_exact_zeros_as_markers_and_the_rest_as_bars() -> None
     # The correct method: no bar height at all, three "0 exactly" markers.
     assert list(by[("correct", "bar")].y) == [None, None, None]
     assert list(by[("correct", "scatter")].text) == ["0 exactly"] * 3
+    assert by[("correct", "bar")].showlegend is False and by[("zero_values", "bar")].showlegend is True
     assert ("zero_values", "scatter") not in by
     # Renormalise: one exact zero (marker) and two rounding-level bars, in scientific notation.
     assert list(by[("renormalise", "scatter")].x) == ["#0 the"]
