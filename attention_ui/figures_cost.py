@@ -39,7 +39,9 @@ def byte_ticks(lo: float, hi: float, binary: bool = True) -> tuple[list[float], 
         raise ValueError("byte ticks need positive bounds")
     base = 1024 if binary else 1000
     span = math.log(hi / lo, base)  # how many whole units the data covers
-    if span <= 2.5:
+    if span <= 1.2:
+        steps = tuple(2**k for k in range(10)) if binary else (1, 2, 5, 10, 20, 50, 100, 200, 500)
+    elif span <= 2.5:
         steps = (1, 4, 16, 64, 256) if binary else (1, 3, 10, 30, 100, 300)
     else:
         steps = (1, 32) if binary else (1, 30)

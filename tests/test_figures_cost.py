@@ -26,8 +26,10 @@ def test_byte_ticks_cover_the_range_with_whole_units() -> None:
     assert text[vals.index(2**30)] == "1 GiB"
     assert all(3 * 2**20 / 2 <= v <= 5 * 2**50 * 2 for v in vals)
     assert 4 * 2**30 not in vals
-    vals, text = byte_ticks(600 * 2**10, 160 * 2**20)  # narrow range: ×4 steps
-    assert [t for t in text if t.endswith("MiB")] == ["1 MiB", "4 MiB", "16 MiB", "64 MiB", "256 MiB"]
+    vals, text = byte_ticks(3 * 2**20, 5 * 2**40)  # 3 MiB … 5 TiB: ×4 steps
+    assert [t for t in text if t.endswith("GiB")] == ["1 GiB", "4 GiB", "16 GiB", "64 GiB", "256 GiB"]
+    vals, text = byte_ticks(600 * 2**10, 160 * 2**20)  # under one unit's span: ×2 steps
+    assert [t for t in text if t.endswith("MiB")] == [f"{2**k} MiB" for k in range(9)]
     with pytest.raises(ValueError):
         byte_ticks(0, 10)
 
