@@ -87,12 +87,12 @@ def answered_choices(t, labels: list[str], correct: int, chosen: int) -> str:
         elif k == chosen:
             mark = "❌"
         else:
-            mark = "▫️"
+            mark = "○"
         text = f"**{label}**" if k in (correct, chosen) else label
         if k == chosen:
             text += f" — {t('quiz.your_pick')}"
-        lines.append(f"- {mark} {text}")
-    return "\n".join(lines)
+        lines.append(f"{mark} {text}")
+    return "  \n".join(lines)  # hard line breaks: one choice per line, no bullets beside the marks
 
 
 def page_link(t, path: str) -> None:
@@ -162,7 +162,7 @@ def main() -> None:
     sc = score(items, answers)
     missed = missed_ids(quiz, answers)
 
-    top = st.columns([1, 1, 2])
+    top = st.columns([1, 1, 2], vertical_alignment="bottom")
     top[0].metric(t("quiz.score"), t("quiz.score_value", correct=sc.correct, answered=sc.answered))
     top[1].metric(t("quiz.answered"), t("quiz.answered_value", answered=sc.answered, total=sc.total))
     with top[2]:
@@ -170,17 +170,18 @@ def main() -> None:
             sc.answered / sc.total if sc.total else 0.0,
             text=t("quiz.progress", answered=sc.answered, total=sc.total),
         )
-        c1, c2 = st.columns(2)
-        c1.button(
-            t("quiz.retry", n=len(missed)),
-            key="qz_retry_btn",
-            on_click=start_retry,
-            args=(missed,),
-            disabled=not missed,
-            help=None if missed else t("quiz.retry_none"),
-        )
-        if retry is not None:
-            c2.button(t("quiz.back_to_all"), key="qz_back", on_click=back_to_all)
+    buttons = st.columns(2)
+    buttons[0].button(
+        t("quiz.retry", n=len(missed)),
+        key="qz_retry_btn",
+        on_click=start_retry,
+        args=(missed,),
+        disabled=not missed,
+        help=None if missed else t("quiz.retry_none"),
+        width="stretch",
+    )
+    if retry is not None:
+        buttons[1].button(t("quiz.back_to_all"), key="qz_back", on_click=back_to_all, width="stretch")
     if retry is not None:
         st.info(t("quiz.retry_mode", n=len(items)))
     if sc.total and sc.answered == sc.total:

@@ -71,7 +71,7 @@ def test_right_and_wrong_answers_score_and_explain(at: AppTest) -> None:
     # answered questions lose their radio (the first answer counts) and list the choices, marked
     r = radios(at)
     assert first.qid not in r and second.qid not in r and quiz[3].qid in r
-    marked = [m.value for m in at.markdown if m.value.startswith("- ")]
+    marked = [m.value.replace("  \n", "\n") for m in at.markdown if "✅" in m.value]
     assert len(marked) == 3
     wrong_list = marked[1]
     assert wrong_list.count("✅") == 1 and wrong_list.count("❌") == 1

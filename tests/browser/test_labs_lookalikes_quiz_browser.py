@@ -1,0 +1,153 @@
+"""The look-alikes and quiz labs in a real browser: they load, draw, react, speak Japanese.
+
+Screenshots go to artifacts/screenshots/ (lookalikes_en/ja, quiz_en/ja) to be looked at by eye.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+from st_browser import PLOTLY_CHART, assert_no_exception, screenshot, tick_labels, wait_for_app_run
+
+from attention_ui.i18n import translate
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+
+
+def wait_for_charts(page: Page, minimum: int = 1, timeout_ms: int = 30_000) -> None:
+    """Like st_browser.wait_for_charts, but also accepts line charts: Plotly.js 3 draws scatter
+    traces under ``.overplot .scatterlayer``, not under ``.cartesianlayer .plot``."""
+    expect(page.locator(PLOTLY_CHART).nth(minimum - 1)).to_be_attached(timeout=timeout_ms)
+    page.wait_for_function(
+        """(sel) => {
+            const charts = [...document.querySelectorAll(sel)];
+            return charts.length > 0 && charts.every((c) => {
+                const gd = c.querySelector('.js-plotly-plot');
+                return gd && gd._fullLayout && c.querySelector('.main-svg')
+                    && c.querySelector('.heatmaplayer > *, .scatterlayer > *');
+            });
+        }""",
+        arg=PLOTLY_CHART,
+        timeout=timeout_ms,
+    )
+
+
+def open_page(page: Page, base_url: str, url_path: str) -> Page:
+    """Load the app at its start page, then follow the sidebar link to ``url_path``.
+
+    Opening ``/<url_path>`` directly can briefly run the page outside app.py (Streamlit first
+    treats ``pages/`` as a classic multipage folder), without the language switch; going through
+    the app's own navigation is what a learner does anyway.
+    """
+    response = page.goto(f"{base_url}/")
+    assert response is not None and response.ok
+    page.locator('[data-testid="stAppViewContainer"]').wait_for(state="attached")
+    wait_for_app_run(page)
+    page.locator(f'[data-testid="stSidebarNav"] a[href$="/{url_path}"]').click()
+    wait_for_app_run(page)
+    page.locator('[data-testid="stSidebar"] .st-key-lang').wait_for(state="attached")
+    return page
+
+
+def switch_to_japanese(page: Page) -> None:
+    page.locator('[data-testid="stSidebar"] .st-key-lang [data-testid="stSelectbox"]').click()
+    page.get_by_role("option", name="日本語").click()
+    wait_for_app_run(page)
+
+
+def lk_chart(page: Page, name: str):
+    return page.locator(f".st-key-lk_chart_{name} {PLOTLY_CHART}")
+
+
+def test_lookalikes_page_draws_rectangular_cross_attention(page: Page, streamlit_server: str) -> None:
+    open_page(page, streamlit_server, "lookalikes")
+    wait_for_charts(page, minimum=7)
+    assert_no_exception(page)
+    expect(page.get_by_role("heading", level=1)).to_contain_text(translate("en", "lookalikes.title"))
+    cross = lk_chart(page, "cross")
+    # queries from sentence 1 (rows), keys from sentence 2 (columns): 6 × 7, not square
+    assert tick_labels(cross, "y") == ["the", "cat", "sat", "on", "the", "mat"]
+    assert tick_labels(cross, "x") == ["le", "chat", "était", "assis", "sur", "le", "tapis"]
+    assert screenshot(page, "lookalikes_en").stat().st_size > 10_000
+
+
+def test_lookalikes_second_sentence_changes_columns(page: Page, streamlit_server: str) -> None:
+    open_page(page, streamlit_server, "lookalikes")
+    wait_for_charts(page)
+    box = page.locator('[data-testid="stSidebar"] .st-key-lk_text_b input')
+    box.fill("a <b> & c")
+    box.press("Enter")
+    wait_for_app_run(page)
+    cross = lk_chart(page, "cross")
+    # the tokenizer splits punctuation off; Plotly must show "<", ">" and "&" literally (escaped labels)
+    expect(cross.locator("g.xtick text")).to_have_text(["a", "<", "b", ">", "&", "c"])
+    assert_no_exception(page)
+
+
+def test_lookalikes_japanese(page: Page, streamlit_server: str) -> None:
+    open_page(page, streamlit_server, "lookalikes")
+    wait_for_charts(page)
+    switch_to_japanese(page)
+    title = translate("ja", "lookalikes.title")
+    assert CJK.search(title)
+    expect(page.get_by_role("heading", level=1)).to_contain_text(title)
+    wait_for_charts(page, minimum=7)
+    assert_no_exception(page)
+    screenshot(page, "lookalikes_ja")
+
+
+def quiz_box(page: Page, qid: str):
+    return page.locator(f".st-key-qz_box_{qid}")
+
+
+def choice(page: Page, qid: str, index: int):
+    """The ``index``-th option (display order) of a question's radio group."""
+    return quiz_box(page, qid).locator('[data-testid="stRadio"] [role="radiogroup"] label').nth(index)
+
+
+def test_quiz_answer_right_and_wrong_then_retry(page: Page, streamlit_server: str) -> None:
+    from attention_ui.quiz_bank import build_quiz
+
+    open_page(page, streamlit_server, "quiz")
+    expect(page.get_by_role("heading", level=1)).to_contain_text(translate("en", "quiz.title"))
+    quiz = build_quiz(0)
+    first, second = quiz[0], quiz[1]
+    boxes = page.locator('[class*="st-key-qz_box_"]')
+    expect(boxes).to_have_count(len(quiz))
+    # right answer: click the option at the right display position
+    choice(page, first.qid, first.correct).click()
+    wait_for_app_run(page)
+    expect(quiz_box(page, first.qid)).to_contain_text(translate("en", "quiz.correct"))
+    wrong = (second.correct + 1) % second.n_choices
+    choice(page, second.qid, wrong).click()
+    wait_for_app_run(page)
+    expect(quiz_box(page, second.qid).locator('[data-testid="stAlertContentError"]')).to_be_visible()
+    expect(quiz_box(page, second.qid).locator('[data-testid="stPageLink"]')).to_have_count(1)
+    expect(page.get_by_test_id("stMetricValue").first).to_have_text("1 / 2")
+    assert_no_exception(page)
+    screenshot(page, "quiz_en", full=False)
+    page.locator(".st-key-qz_retry_btn button").click()
+    wait_for_app_run(page)
+    expect(boxes).to_have_count(1)
+    expect(page.get_by_test_id("stMetricValue").first).to_have_text("0 / 0")
+    assert_no_exception(page)
+
+
+def test_quiz_japanese(page: Page, streamlit_server: str) -> None:
+    from attention_ui.quiz_bank import build_quiz
+
+    open_page(page, streamlit_server, "quiz")
+    switch_to_japanese(page)
+    expect(page.get_by_role("heading", level=1)).to_contain_text(translate("ja", "quiz.title"))
+    quiz = build_quiz(0)
+    item = quiz[0]
+    choice(page, item.qid, item.correct).click()
+    wait_for_app_run(page)
+    expect(quiz_box(page, item.qid)).to_contain_text(translate("ja", "quiz.correct"))
+    assert_no_exception(page)
+    screenshot(page, "quiz_ja", full=False)
+    assert CJK.search(page.locator('[data-testid="stMain"]').inner_text())
