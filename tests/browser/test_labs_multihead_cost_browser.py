@@ -1,8 +1,9 @@
 """The multi-head and cost labs in a real browser: they load, draw their charts, speak Japanese, and
 the cost page's live measurement runs on a button press and keeps its results across reruns.
 
-Pages are reached by clicking the sidebar navigation (as a student does): loading /cost directly
-currently lands in Streamlit's automatic pages/ mode, without app.py's navigation and language switch.
+Pages are reached by clicking the sidebar navigation, as a student does. (Typing a lab's URL into a
+server that was started before the page file existed gave a "Page not found" dialog or Streamlit's
+automatic pages/ list instead of app.py's navigation; clicking through the sidebar avoids that.)
 Screenshots: artifacts/screenshots/lab_multihead_{en,ja}.png, lab_cost_{en,ja}.png (looked at by eye).
 """
 
