@@ -43,20 +43,22 @@ DEFAULTS = {
     "pg_scale": "sqrt",
     "pg_divisor": 2.0,
     "pg_seed": 0,
+    "pg_max_tokens": DEFAULT_MAX_TOKENS,
     "pg_positional": True,
     "pg_tables": False,
     "pg_head": 0,
 }
 PRESETS = ("sentence", "example")
+MAX_TOKENS_RANGE = (4, 256)  # 256-token maps stay interactive (bench/page_latency.py)
 CHOICE_KEYS = ("pg_preset", "pg_mask", "pg_scale", "pg_head")  # widgets whose labels are translated
 KEEP = "session"  # widget values survive hiding the widget and switching pages
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def cached_trace(text: str, config: AttentionConfig):
+def cached_trace(text: str, config: AttentionConfig, max_tokens: int = DEFAULT_MAX_TOKENS):
     """The core's trace for (text, config). Traces are frozen with read-only arrays, so sharing
     one object between reruns and sessions is safe and avoids copying."""
-    return trace_text(text, config, max_tokens=DEFAULT_MAX_TOKENS)
+    return trace_text(text, config, max_tokens=max_tokens)
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -96,6 +98,10 @@ def settings_sidebar(t, example: bool) -> None:
         st.text_area(
             t("playground.text"), key="pg_text", height=90, help=t("playground.text_help"), persist_state=KEEP
         )
+        st.number_input(
+            t("playground.max_tokens"), *MAX_TOKENS_RANGE, step=8, key="pg_max_tokens",
+            help=t("playground.max_tokens_help"), persist_state=KEEP,
+        )  # fmt: skip
         c1, c2 = st.columns(2)
         c1.number_input(
             "d_model",
@@ -193,7 +199,7 @@ def load_trace(t, example: bool):
     if config is None:
         return None
     try:
-        trace = cached_trace(text, config)
+        trace = cached_trace(text, config, int(st.session_state["pg_max_tokens"]))
     except AttentionConfigError as err:
         st.error(t("playground.err_config", detail=str(err)))
         return None
