@@ -201,6 +201,11 @@ def section_masks(t, tokens, n_pad, kind, window, seed) -> None:
             t("masks.alt_all_masks", n=n),
         )  # fmt: skip
         st.caption(t("masks.caption_all", w=window, pads=n_pad))
+        table(
+            pd.DataFrame(
+                {t(kind_key(m.kind)): m.allowed_per_query for m in mats}, index=tables.token_index(tokens)
+            ).rename_axis(t("masks.col_visible"))
+        )
     lab = mask_matrices(kind, n, n_pad, window)
     st.markdown(
         t(
@@ -265,6 +270,10 @@ def section_mistakes(t, tokens, n_pad, kind, window, seed) -> None:
         t("masks.alt_methods", n=n),
     )  # fmt: skip
     st.caption(t("masks.caption_methods"))
+    if st.session_state["mk_tables"]:
+        for m in METHODS:
+            st.markdown(f"**{t(f'masks.method_{m}')}**")
+            table(tables.attention_table(results[m].effective_weights, tokens))
     correct = results["correct"].output
     rows = []
     for m in METHODS:

@@ -124,7 +124,14 @@ def test_other_controls_and_bad_input() -> None:
     assert not at.exception and not at.error
     assert chart_specs(at)["mask"]["layout"]["yaxis"]["ticktext"] == ["the", "cat", "sat", "on", "the", "mat"]
     at.toggle(key="mk_tables").set_value(True).run()
-    assert not at.exception and len(at.dataframe) >= 7
+    # mask, scores, weights, 4 method weights, the method summary, the verdicts, moved, matrix
+    assert not at.exception and len(at.dataframe) == 11
+    at.toggle(key="mk_all").set_value(True).run()
+    visible = next(
+        df.value for df in at.dataframe if translate("en", "masks.kind_sliding") in df.value.columns
+    )
+    assert list(visible[translate("en", "masks.kind_causal")]) == [1, 2, 3, 4, 5, 6]
+    assert list(visible[translate("en", "masks.kind_none")]) == [6] * 6
     at.text_input(key="mk_replacement").set_value("   ").run()
     assert any(e.value == translate("en", "masks.err_replacement") for e in at.error)
     at.text_area(key="mk_text").set_value("").run()
