@@ -404,10 +404,14 @@ def section_tiled(t) -> None:
         computed=t("cost.tile_computed"),
         skipped=t("cost.tile_skipped"),
     )
-    tiles = figures_cost.tile_grid(n, block, causal).shape[0]
+    grid = figures_cost.tile_grid(n, block, causal)
+    tiles = grid.shape[0]
     left, _ = st.columns([1, 1])
     with left:
         chart(fig, "tiles", t("cost.alt_tiles", tiles=tiles, block=block, n=n))
+    words = np.where(grid > 0, t("cost.tile_computed"), t("cost.tile_skipped"))
+    labels = [str(i) for i in range(tiles)]
+    table(pd.DataFrame(words, index=labels, columns=labels).reset_index(names="#"), "tiles")
     st.caption(t("cost.tiles_note_causal" if causal else "cost.tiles_note_full"))
 
 

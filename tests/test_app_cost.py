@@ -144,3 +144,13 @@ def test_japanese_page() -> None:
     assert [e.label for e in at.expander] == [
         translate("ja", f"cost.method_{m}_title") for m in ("flash", "gqa", "linear", "ring")
     ]
+
+
+def test_tables_on_request() -> None:
+    at = run_page()
+    before = len(at.dataframe)
+    at.toggle(key="co_tables").set_value(True).run()
+    no_exception(at)
+    assert len(at.dataframe) == before + 3  # memory chart, FLOPs chart, tile grid
+    tiles = at.dataframe[-1].value
+    assert tiles.shape == (8, 9)  # 512 / 64 tiles, plus the row label column
