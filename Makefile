@@ -56,14 +56,15 @@ lint: $(VENV)/.dev-deps
 # in one process, so one Streamlit server and one Chromium share the two cores with nothing else.
 # (xdist's --dist loadgroup would do this in one run, but it ignores xdist_group under pytest 9.2.)
 # All three steps always run, so one failure does not hide another; the exit code is the last failure's.
+# --durations lists the slowest tests in the log, to keep an eye on the time budget.
 # pytest's exit code 5 ("no tests collected") is a failure, except when PYTEST_ARGS narrowed the
 # selection on purpose (e.g. -k matching no browser test).
 test: $(VENV)/.dev-deps browser
 	@status=0; \
 	check() { rc=$$?; if [ $$rc = 5 ] && [ -n "$(strip $(PYTEST_ARGS))" ]; then return 0; fi; status=$$rc; }; \
 	echo "+ ruff check ."; $(PY) -m ruff check . || status=$$?; \
-	echo "+ pytest -n 2 -m 'not browser' $(PYTEST_ARGS)"; $(PY) -m pytest -n 2 -m "not browser" $(PYTEST_ARGS) || check; \
-	echo "+ pytest -m browser $(PYTEST_ARGS)"; $(PY) -m pytest -m browser $(PYTEST_ARGS) || check; \
+	echo "+ pytest -n 2 -m 'not browser' $(PYTEST_ARGS)"; $(PY) -m pytest -n 2 -m "not browser" --durations=10 $(PYTEST_ARGS) || check; \
+	echo "+ pytest -m browser $(PYTEST_ARGS)"; $(PY) -m pytest -m browser --durations=5 $(PYTEST_ARGS) || check; \
 	exit $$status
 
 clean:
