@@ -15,6 +15,8 @@ builders:
 
 from __future__ import annotations
 
+import copy
+import functools
 import html
 import math
 from collections.abc import Sequence
@@ -34,6 +36,10 @@ MASK_SCALE = [[0.0, MASK_COLOR], [1.0, MASK_COLOR]]
 TEXT_MAX_CELLS = 12  # print cell values while both sides have at most this many cells
 TICK_MAX_LABELS = 32  # beyond this, show every k-th tick label (hover stays exact)
 LABEL_MAX_CHARS = 10  # tick labels longer than this are shortened with "…"
+# Beyond this many cells a map is "large": per-cell hover strings and JSON number lists would make
+# a 256×256 map ~3 MB, so large maps name rows/columns through category axes (hover stays exact)
+# and carry z as a compact binary array at the 4 decimals hover shows (see _compact).
+LARGE_MAP_CELLS = 80 * 80
 
 
 def escape_label(text: object, max_chars: int | None = None) -> str:
@@ -81,12 +87,34 @@ def _clean(a: np.ndarray) -> list:
     return [[v if math.isfinite(v) else None for v in row] for row in np.asarray(a, dtype=float).tolist()]
 
 
-def _axis(n: int, labels: Sequence[str], title: str, max_labels: int) -> dict:
+def _compact(a: np.ndarray) -> np.ndarray:
+    """z for a large map: NaN for gaps (NaN/±∞), rounded to the 4 decimals hover shows, as float32.
+
+    float32 halves the bytes of float64 (Plotly sends NumPy arrays as base64). Rounding first keeps
+    hover exact: while |v| < 1024 the float32 nearest a 4-decimal value is within 3.1e-5 of it, so
+    ``%{z:.4f}`` prints exactly that value. Larger values stay float64, unrounded.
+    """
+    a = np.asarray(a, dtype=float)
+    ok = np.isfinite(a)
+    if ok.any() and np.abs(a[ok]).max() >= 1024:
+        return np.where(ok, a, np.nan)
+    return np.where(ok, np.round(a, 4), np.nan).astype(np.float32)
+
+
+def _axis(
+    n: int, labels: Sequence[str], title: str, max_labels: int, categories: Sequence[str] | None = None
+) -> dict:
     shown = tick_positions(n, max_labels)
+    extra = (
+        {}
+        if categories is None
+        else dict(type="category", categoryorder="array", categoryarray=list(categories))
+    )
     return dict(
+        **extra,
         title=dict(text=title),
         tickmode="array",
-        tickvals=shown,
+        tickvals=shown if categories is None else [categories[i] for i in shown],
         ticktext=[labels[i] for i in shown],
         range=[-0.5, n - 0.5],
         showgrid=False,
@@ -137,14 +165,27 @@ def matrix_heatmap(
 
     rows_full = list(row_hover_labels) if row_hover_labels is not None else hover_labels(row_labels)
     cols_full = list(col_hover_labels) if col_hover_labels is not None else hover_labels(col_labels)
-    customdata = np.empty((n_rows, n_cols, 2), dtype=object)  # object array: validated fast
-    customdata[:, :, 0] = np.array(rows_full, dtype=object)[:, None]
-    customdata[:, :, 1] = np.array(cols_full, dtype=object)[None, :]
     shown = np.where(masked, np.nan, z)
+    large = (
+        n_rows * n_cols > LARGE_MAP_CELLS and len(set(rows_full)) == n_rows and len(set(cols_full)) == n_cols
+    )
+    if large:  # rows/columns are named by their (unique) hover labels: no per-cell strings
+        customdata, x, y, where_row, where_col, cells = None, cols_full, rows_full, "%{y}", "%{x}", _compact
+    else:
+        customdata = np.empty((n_rows, n_cols, 2), dtype=object)  # object array: validated fast
+        customdata[:, :, 0] = np.array(rows_full, dtype=object)[:, None]
+        customdata[:, :, 1] = np.array(cols_full, dtype=object)[None, :]
+        x, y, where_row, where_col, cells = (
+            list(range(n_cols)),
+            list(range(n_rows)),
+            "%{customdata[0]}",
+            "%{customdata[1]}",
+            _clean,
+        )
 
     common = dict(
-        x=list(range(n_cols)),
-        y=list(range(n_rows)),
+        x=x,
+        y=y,
         customdata=customdata,
         xgap=_gap(max(n_rows, n_cols), 40),
         ygap=_gap(max(n_rows, n_cols), 40),
@@ -152,8 +193,8 @@ def matrix_heatmap(
     )
     value_line = f"{escape_label(hover.value)}: %{{z:.4f}}"
     template = (
-        f"{escape_label(row_hover)}: %{{customdata[0]}}<br>"
-        f"{escape_label(col_hover)}: %{{customdata[1]}}<br>{value_line}<extra></extra>"
+        f"{escape_label(row_hover)}: {where_row}<br>"
+        f"{escape_label(col_hover)}: {where_col}<br>{value_line}<extra></extra>"
     )
     finite = shown[np.isfinite(shown)]
     if kind == "weights":
@@ -168,7 +209,7 @@ def matrix_heatmap(
         raise ValueError(f"unknown kind {kind!r}")
 
     main = go.Heatmap(
-        z=_clean(shown),
+        z=cells(shown),
         hovertemplate=template,
         name="values",
         texttemplate=("0" if kind == "mask" else "%{z:.2f}") if show_text else None,
@@ -176,40 +217,45 @@ def matrix_heatmap(
         **scale,
         **common,
     )
-    fig = go.Figure(main)
+    traces = [main]
     if masked.any():
         overlay = np.where(masked, 1.0, np.nan)
-        fig.add_trace(
+        traces.append(
             go.Heatmap(
-                z=_clean(overlay),
+                z=cells(overlay),
                 colorscale=MASK_SCALE,
                 zmin=0.0,
                 zmax=1.0,
                 showscale=False,
                 hovertemplate=(
-                    f"{escape_label(row_hover)}: %{{customdata[0]}}<br>"
-                    f"{escape_label(col_hover)}: %{{customdata[1]}}<br>"
+                    f"{escape_label(row_hover)}: {where_row}<br>"
+                    f"{escape_label(col_hover)}: {where_col}<br>"
                     f"{escape_label(hover.masked)}{masked_value}<extra></extra>"
                 ),
                 name="masked",
-                text=[[masked_text if m else "" for m in row] for row in masked.tolist()],
+                text=[[masked_text if m else "" for m in row] for row in masked.tolist()]
+                if show_text
+                else None,
                 texttemplate="%{text}" if show_text else None,
                 textfont=dict(color="white"),
                 **common,
             )
         )
-    xaxis = _axis(n_cols, token_tick_labels(col_labels), col_title, max_labels)
-    yaxis = _axis(n_rows, token_tick_labels(row_labels), row_title, max_labels)
+    xaxis = _axis(n_cols, token_tick_labels(col_labels), col_title, max_labels, cols_full if large else None)
+    yaxis = _axis(n_rows, token_tick_labels(row_labels), row_title, max_labels, rows_full if large else None)
     yaxis["autorange"] = "reversed"
     yaxis.pop("range")
-    fig.update_layout(
-        title=dict(text=title) if title else None,
+    layout = dict(
         xaxis=xaxis,
         yaxis=yaxis,
         height=height or _auto_height(n_rows),
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         plot_bgcolor="rgba(0,0,0,0)",
     )
+    if title:
+        layout["title"] = dict(text=title)
+    # One constructor call: Figure.update_layout afterwards costs ~7x more (Plotly's relayout path).
+    fig = go.Figure(data=traces, layout=layout)
     return fig
 
 
@@ -292,8 +338,11 @@ def feature_heatmap(
         height=height,
     )
     if group_size and 0 < group_size < d:
-        for edge in range(group_size, d, group_size):
-            fig.add_vline(x=edge - 0.5, line=dict(color="#222222", width=2))
+        fig.layout.shapes = [  # what add_vline makes, set at once (add_vline relayouts per line)
+            dict(type="line", xref="x", yref="y domain", x0=edge - 0.5, x1=edge - 0.5, y0=0, y1=1,
+                 line=dict(color="#222222", width=2))
+            for edge in range(group_size, d, group_size)
+        ]  # fmt: skip
     return fig
 
 
@@ -324,6 +373,23 @@ def mask_heatmap(
     return fig
 
 
+@functools.lru_cache(maxsize=32)
+def _grid_layout_cached(rows: int, cols: int, titles: tuple[str, ...]) -> dict:
+    grid = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=list(titles),
+        horizontal_spacing=0.04,
+        vertical_spacing=min(0.12, 0.3 / rows) if rows > 1 else 0.1,
+    )
+    return grid.layout.to_plotly_json()
+
+
+def _grid_layout(rows: int, cols: int, titles: tuple[str, ...]) -> dict:
+    """make_subplots' layout (axis domains, panel titles) as a fresh dict; the grid is built once."""
+    return copy.deepcopy(_grid_layout_cached(rows, cols, titles))
+
+
 def heads_small_multiples(
     weights: np.ndarray,
     tokens: Sequence[str],
@@ -348,13 +414,7 @@ def heads_small_multiples(
     masked = np.zeros((n, n), dtype=bool) if allowed is None else ~np.asarray(allowed, dtype=bool)
     cols = min(h, max_cols)
     rows = math.ceil(h / cols)
-    fig = make_subplots(
-        rows=rows,
-        cols=cols,
-        subplot_titles=[head_title.format(h=k) for k in range(h)],
-        horizontal_spacing=0.04,
-        vertical_spacing=min(0.12, 0.3 / rows) if rows > 1 else 0.1,
-    )
+    layout = _grid_layout(rows, cols, tuple(head_title.format(h=k) for k in range(h)))
     if show_text is None:
         show_text = n <= 6 and cols <= 2  # small panels only fit a few numbers
 
@@ -370,7 +430,8 @@ def heads_small_multiples(
     common = dict(
         x=list(range(n)), y=list(range(n)), xgap=gap, ygap=gap, hoverongaps=False, customdata=customdata
     )
-    overlay_z = _clean(np.where(masked, 1.0, np.nan)) if masked.any() else None
+    cells = _compact if n * n > LARGE_MAP_CELLS else _clean
+    overlay_z = cells(np.where(masked, 1.0, np.nan)) if masked.any() else None
 
     traces, trace_rows, trace_cols = [], [], []
     for head in range(h):
@@ -378,7 +439,7 @@ def heads_small_multiples(
         shown = np.where(masked, np.nan, weights[head])
         traces.append(
             go.Heatmap(
-                z=_clean(shown),
+                z=cells(shown),
                 coloraxis="coloraxis",
                 name="values",
                 hovertemplate=f"{where}<br>{escape_label(hover.value)}: %{{z:.4f}}<extra>{head_title.format(h=head)}</extra>",
@@ -403,19 +464,77 @@ def heads_small_multiples(
             )
             trace_rows.append(r + 1)
             trace_cols.append(c + 1)
-    fig.add_traces(traces, rows=trace_rows, cols=trace_cols)
+    for trace, r, c in zip(traces, trace_rows, trace_cols, strict=True):
+        idx = (r - 1) * cols + c
+        trace.xaxis, trace.yaxis = f"x{idx if idx > 1 else ''}", f"y{idx if idx > 1 else ''}"
 
     labels = token_tick_labels(tokens, max_chars=6)
     shown_ticks = tick_positions(n, max_labels=8)
     ticks = dict(tickmode="array", tickvals=shown_ticks, ticktext=[labels[i] for i in shown_ticks])
-    fig.update_xaxes(showgrid=False, zeroline=False, range=[-0.5, n - 0.5], **ticks)
-    fig.update_yaxes(showgrid=False, zeroline=False, autorange="reversed", showticklabels=False, **ticks)
-    for r in range(rows):
-        fig.update_yaxes(showticklabels=True, row=r + 1, col=1)
-    fig.update_layout(
+    for name, axis in layout.items():
+        if name.startswith("xaxis"):
+            axis.update(showgrid=False, zeroline=False, range=[-0.5, n - 0.5], **ticks)
+        elif name.startswith("yaxis"):
+            idx = int(name[5:] or 1)
+            first_col = (idx - 1) % cols == 0
+            axis.update(
+                showgrid=False, zeroline=False, autorange="reversed", showticklabels=first_col, **ticks
+            )
+    layout.update(
         coloraxis=dict(colorscale=WEIGHT_SCALE, cmin=0.0, cmax=1.0, colorbar=dict(thickness=12)),
         height=int(min(1600, rows * max(220, min(360, 60 + 22 * n)) + 40)),
         margin=dict(l=10, r=10, t=40, b=10),
         plot_bgcolor="rgba(0,0,0,0)",
     )
+    # One constructor call instead of add_traces + update_xaxes/yaxes/layout (Plotly's slow path).
+    fig = go.Figure(data=traces, layout=layout)
+    return fig
+
+
+def add_click_targets(fig: go.Figure) -> go.Figure:
+    """Overlay an invisible scatter point on every cell centre of a matrix heatmap, in place.
+
+    Plotly heatmaps report no points to selection events (streamlit#8760), scatter points do: each
+    point sits at (column, row) and carries the cell's hover text, so clicking anywhere in a cell
+    selects that cell's point (``hoverdistance=-1``: the nearest centre is always the cell under
+    the pointer) and hovering still shows the same box. The heatmaps' own hover is turned off so
+    only one box appears.
+    """
+    heatmaps = [tr for tr in fig.data if tr.type == "heatmap"]
+    if not heatmaps:
+        return fig
+    main = heatmaps[0]
+    n_rows, n_cols = len(main.y), len(main.x)
+    xs, ys, data, templates = [], [], [], []
+    main_template = main.hovertemplate.replace("%{z:.4f}", "%{customdata[2]:.4f}")
+    for r in range(n_rows):
+        for c in range(n_cols):
+            label_row, label_col = main.customdata[r][c][0], main.customdata[r][c][1]
+            value = main.z[r][c]
+            template = main_template
+            if value is None:  # masked (or not finite): the overlay's text answers
+                owner = next((tr for tr in heatmaps[1:] if tr.z[r][c] is not None), None)
+                template = owner.hovertemplate if owner is not None else main_template
+            xs.append(c)
+            ys.append(r)
+            data.append([label_row, label_col, value])
+            templates.append(template)
+    for tr in heatmaps:
+        tr.hoverinfo = "skip"
+        tr.hovertemplate = None
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="markers",
+            marker=dict(size=12, color="rgba(0,0,0,0)"),
+            selected=dict(marker=dict(opacity=0)),
+            unselected=dict(marker=dict(opacity=0)),
+            customdata=data,
+            hovertemplate=templates,
+            name="cells",
+            showlegend=False,
+        )
+    )
+    fig.update_layout(hoverdistance=-1, clickmode="event+select")
     return fig

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import logging
 
-import numpy as np
 import streamlit as st
 
 from attention_core import MASK_KINDS, AttentionConfig, AttentionConfigError, trace_text, worked_example_trace
 from attention_core.tokenizer import DEFAULT_MAX_TOKENS
-from attention_ui import figures, tables
+from attention_ui import examples, explain_view, export, presenter, steps_view, url_sync
 from attention_ui.state import current_language, translator
 from attention_ui.widgets import (
     D_MODEL_RANGE,
@@ -23,6 +22,7 @@ from attention_ui.widgets import (
     PAD_RANGE,
     SCALE_CHOICES,
     SEED_RANGE,
+    escape_markdown,
     read_config,
     refresh_translated_choices,
     token_chips_markdown,
@@ -95,6 +95,7 @@ def settings_sidebar(t, example: bool) -> None:
             st.markdown(t("playground.example_values"))
             st.toggle(t("playground.show_tables"), key="pg_tables", persist_state=KEEP)
             return
+        examples.example_picker(t, current_language())
         st.text_area(
             t("playground.text"), key="pg_text", height=90, help=t("playground.text_help"), persist_state=KEEP
         )
@@ -224,281 +225,75 @@ def load_trace(t, example: bool):
     return trace
 
 
-class Step:
-    """Numbered step headings in computation order."""
-
-    def __init__(self, t) -> None:
-        self.t = t
-        self.number = 0
-
-    def heading(self, name: str) -> None:
-        self.number += 1
-        st.subheader(f"{self.number}. {self.t(f'playground.step_{name}')}", anchor=f"step-{name}")
-        st.markdown(self.t(f"playground.explain_{name}"))
-
-
-def shape_line(t, *parts: tuple[str, tuple[int, ...]]) -> None:
-    """``Shapes: $Q$: 6×8 · …``; names are LaTeX written here, never user text."""
-    text = "\u2003".join(f"${name}$: {' × '.join(str(s) for s in shape)}" for name, shape in parts)
-    st.markdown(t("playground.shapes", shapes=text))
-
-
-def value_range(a: np.ndarray) -> str:
-    finite = np.asarray(a)[np.isfinite(a)]
-    if not finite.size:
-        return "—"
-    return f"[{finite.min():.3f}, {finite.max():.3f}]"
-
-
-def chart(fig, key: str, alt: str, square: bool = False) -> None:
-    width = square_width(len(fig.data[0].y)) if square else "stretch"
-    st.plotly_chart(fig, key=f"pg_chart_{key}", alt=alt, width=width, config={"displaylogo": False})
-
-
-def square_width(n: int) -> int | str:
-    """Keep the cells of a small n×n map roughly square instead of stretched across the page."""
-    return "stretch" if n > 16 else 200 + 55 * n
-
-
-def table(show: bool, frame) -> None:
-    if show:
-        st.dataframe(frame, width="stretch", height=min(420, 38 + 35 * len(frame)))
-
-
-def render_steps(t, trace, example: bool) -> None:
-    hover = figures.HoverText(
-        query=t("playground.hover_query"),
-        key=t("playground.hover_key"),
-        token=t("playground.hover_token"),
-        dim=t("playground.hover_dim"),
-        value=t("playground.hover_value"),
-        masked=t("playground.hover_masked"),
-    )
-    tokens = trace.tokens
-    n, h = trace.n, trace.heads
-    d_model = trace.X.shape[1]
-    d_k, d_v = trace.Q.shape[2], trace.V.shape[2]
-    show = bool(st.session_state["pg_tables"])
-    axes = dict(query_title=t("playground.axis_query"), key_title=t("playground.axis_key"))
-    feat = dict(token_title=t("playground.axis_token"), dim_title=t("playground.axis_dim"), hover=hover)
-    step = Step(t)
-
-    # X
-    step.heading("x")
-    st.latex(r"X = E + P" if not example else r"X \sim \mathcal{N}(0, 1)")
-    if example:
-        st.caption(t("playground.example_x_note"))
-    shape_line(t, ("X", (n, d_model)))
-    chart(
-        figures.feature_heatmap(trace.X, tokens, **feat),
-        "x",
-        t("playground.alt_feature", name="X", n=n, d=d_model),
-    )
-    table(show, tables.feature_table(trace.X, tokens))
-
-    # head selector, next to the per-head steps
-    if st.session_state.get("pg_head", 0) not in range(h):
-        st.session_state["pg_head"] = 0
+def head_selector(t, heads: int) -> None:
+    """The head radio, drawn next to the per-head steps (both views)."""
     st.radio(
         t("playground.head"),
-        list(range(h)),
+        list(range(heads)),
         key="pg_head",
         format_func=lambda k: t("playground.head_name", h=k),
         horizontal=True,
         help=t("playground.head_help"),
         persist_state=KEEP,
     )
-    k = int(st.session_state["pg_head"])
-
-    # Q, K, V
-    step.heading("qkv")
-    st.latex(rf"Q_{{{k}}} = X W^Q_{{{k}}},\quad K_{{{k}}} = X W^K_{{{k}}},\quad V_{{{k}}} = X W^V_{{{k}}}")
-    shape_line(t, ("W^Q, W^K", (d_model, d_k)), ("W^V", (d_model, d_v)), ("Q, K", (n, d_k)), ("V", (n, d_v)))
-    cols = st.columns(3)
-    for col, (name, mat) in zip(cols, (("Q", trace.Q[k]), ("K", trace.K[k]), ("V", trace.V[k])), strict=True):
-        with col:
-            st.markdown(f"**{name}**")
-            chart(
-                figures.feature_heatmap(mat, tokens, show_text=n <= 12 and mat.shape[1] <= 4, **feat),
-                f"{name.lower()}",
-                t(
-                    "playground.alt_feature",
-                    name=f"{name} ({t('playground.head_name', h=k)})",
-                    n=n,
-                    d=mat.shape[1],
-                ),
-            )
-            table(show, tables.feature_table(mat, tokens))
-
-    # raw scores
-    step.heading("raw")
-    st.latex(rf"S = Q_{{{k}}} K_{{{k}}}^\top")
-    shape_line(t, ("Q", (n, d_k)), ("K^\\top", (d_k, n)), ("QK^\\top", (n, n)))
-    raw = trace.scores_raw[k]
-    chart(
-        figures.attention_heatmap(raw, tokens, hover=hover, **axes),
-        "raw",
-        t("playground.alt_scores", what="QKᵀ", n=n),
-        square=True,
-    )
-    table(show, tables.attention_table(raw, tokens))
-
-    # scaled scores
-    step.heading("scaled")
-    st.latex(rf"S' = \frac{{S}}{{{_divisor_latex(trace, example)}}}")
-    shape_line(t, ("S'", (n, n)))
-    scaled = trace.scores_scaled[k]
-    st.markdown(
-        t(
-            "playground.scale_summary",
-            divisor=f"{trace.divisor:.4g}",
-            before=value_range(raw),
-            after=value_range(scaled),
-        )
-    )
-    chart(
-        figures.attention_heatmap(scaled, tokens, hover=hover, **axes),
-        "scaled",
-        t("playground.alt_scores", what=t("playground.step_scaled"), n=n),
-        square=True,
-    )
-    table(show, tables.attention_table(scaled, tokens))
-
-    # mask
-    step.heading("mask")
-    st.latex(r"M_{ij} = \begin{cases} 0 & \text{allowed} \\ -\infty & \text{masked} \end{cases}")
-    kind = trace.config.mask if trace.config is not None else "causal"
-    st.markdown(
-        t(
-            "playground.mask_summary",
-            kind=t(f"playground.mask_{kind.replace('+', '_')}"),
-            masked=int((~trace.mask).sum()),
-            total=n * n,
-        )
-    )
-    shape_line(t, ("M", (n, n)))
-    chart(
-        figures.mask_heatmap(trace.mask, tokens, hover=hover, **axes),
-        "mask",
-        t("playground.alt_mask", n=n),
-        square=True,
-    )
-    table(show, tables.mask_table(trace.mask, tokens))
-
-    # masked scores
-    step.heading("masked")
-    st.latex(r"S'' = S' + M")
-    shape_line(t, ("S''", (n, n)))
-    masked = trace.scores_masked[k]
-    chart(
-        figures.attention_heatmap(masked, tokens, allowed=trace.mask, hover=hover, **axes),
-        "masked",
-        t("playground.alt_scores", what=t("playground.step_masked"), n=n),
-        square=True,
-    )
-    table(show, tables.attention_table(masked, tokens))
-
-    # softmax
-    step.heading("softmax")
-    st.latex(r"A_{ij} = \frac{e^{S''_{ij}}}{\sum_{j'} e^{S''_{ij'}}}")
-    shape_line(t, ("A", (n, n)))
-    weights = trace.weights[k]
-    if trace.fully_masked_rows.any():
-        st.warning(
-            t(
-                "playground.warn_fully_masked",
-                rows=", ".join(str(i) for i in np.flatnonzero(trace.fully_masked_rows)),
-            )
-        )
-    chart(
-        figures.attention_heatmap(weights, tokens, kind="weights", allowed=trace.mask, hover=hover, **axes),
-        "weights",
-        t("playground.alt_weights", head=k, n=n),
-        square=True,
-    )
-    table(show, tables.attention_table(weights, tokens))
-
-    # head output
-    step.heading("head_out")
-    st.latex(rf"\mathrm{{head}}_{{{k}}} = A V_{{{k}}}")
-    shape_line(t, ("A", (n, n)), ("V", (n, d_v)), (rf"\mathrm{{head}}_{{{k}}}", (n, d_v)))
-    out = trace.head_outputs[k]
-    chart(
-        figures.feature_heatmap(out, tokens, **feat),
-        "head_out",
-        t("playground.alt_feature", name=f"head {k}", n=n, d=d_v),
-    )
-    table(show, tables.feature_table(out, tokens))
-
-    # all heads
-    step.heading("all_heads")
-    st.latex(r"A_0, A_1, \dots, A_{h-1}")
-    shape_line(t, ("A", (h, n, n)))
-    chart(
-        figures.heads_small_multiples(
-            trace.weights,
-            tokens,
-            allowed=trace.mask,
-            hover=hover,
-            head_title=t("playground.head_name", h="{h}"),
-        ),
-        "all_heads",
-        t("playground.alt_all_heads", heads=h, n=n),
-    )
-
-    # concat
-    step.heading("concat")
-    st.latex(r"\mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{h-1})")
-    shape_line(t, (r"\mathrm{Concat}", (n, h * d_v)))
-    dim_names = [f"h{i}·{j}" for i in range(h) for j in range(d_v)]
-    chart(
-        figures.feature_heatmap(trace.concat, tokens, dim_names=dim_names, group_size=d_v, **feat),
-        "concat",
-        t("playground.alt_feature", name="Concat", n=n, d=h * d_v),
-    )
-    table(show, tables.feature_table(trace.concat, tokens, dim_names))
-
-    # output
-    step.heading("output")
-    st.latex(r"\mathrm{Output} = \mathrm{Concat}(\dots)\, W^O")
-    shape_line(
-        t, (r"\mathrm{Concat}", (n, h * d_v)), ("W^O", (h * d_v, d_model)), (r"\mathrm{Output}", (n, d_model))
-    )
-    chart(
-        figures.feature_heatmap(trace.output, tokens, **feat),
-        "output",
-        t("playground.alt_feature", name="Output", n=n, d=d_model),
-    )
-    table(show, tables.feature_table(trace.output, tokens))
 
 
-def _divisor_latex(trace, example: bool) -> str:
-    if example:
-        return r"\sqrt{3}"
-    scale = trace.config.scale
-    if scale == "sqrt":
-        return rf"\sqrt{{d_k}} = \sqrt{{{trace.config.head_dim_k}}}"
-    if scale == "none":
-        return "1"
-    return f"{trace.divisor:g}"
+def make_view(t, trace, example: bool) -> steps_view.View:
+    if st.session_state.get("pg_head", 0) not in range(trace.heads):
+        st.session_state["pg_head"] = 0
+    explain_view.clamp_cell(st.session_state, trace.n)
+    return steps_view.View(
+        t=t,
+        trace=trace,
+        example=example,
+        head=int(st.session_state["pg_head"]),
+        show_tables=bool(st.session_state["pg_tables"]),
+        on_cell=explain_view.make_on_cell(trace.n, trace.V.shape[2]),
+        after={"softmax": explain_view.cell_panel, "head_out": explain_view.row_panel},
+    )
 
 
 def main() -> None:
-    t = translator()
     init_state()
+    url_sync.read_url(st.session_state)  # first run (or a changed URL) only, before any widget
+    t = translator()
     refresh_translated_choices(st.session_state, CHOICE_KEYS, current_language(), "pg_lang_shown")
     example = st.session_state["pg_preset"] == "example"
-    settings_sidebar(t, example)
-    st.title(t("playground.title"))
-    st.markdown(t("playground.intro"))
-    if example:
-        st.info(t("playground.example_note"))
-    trace = load_trace(t, example)
-    if trace is None:
-        return
-    st.markdown(t("playground.tokens", n=trace.n, pads=trace.n_pad))
-    st.markdown(token_chips_markdown(trace.tokens, trace.n_pad))
-    render_steps(t, trace, example)
+    present = bool(st.session_state.get(presenter.PRESENT_KEY))
+    try:
+        if not present:
+            settings_sidebar(t, example)
+            with st.sidebar:
+                presenter.enter_button(t)
+        ignored = url_sync.ignored_notice(st.session_state)
+        if ignored:
+            st.warning(t("playground.url_ignored", names=", ".join(escape_markdown(n) for n in ignored)))
+        if not present:
+            st.title(t("playground.title"))
+            st.markdown(t("playground.intro"))
+            if example:
+                st.info(t("playground.example_note"))
+        trace = load_trace(t, example)
+        if trace is None:
+            return
+        view = make_view(t, trace, example)
+        if present:
+            presenter.render(view, lambda: head_selector(t, trace.heads))
+            return
+        st.markdown(t("playground.tokens", n=trace.n, pads=trace.n_pad))
+        st.markdown(token_chips_markdown(trace.tokens, trace.n_pad))
+        trace_downloads(t, trace)
+        steps_view.render_all(view, lambda: head_selector(t, trace.heads))
+    finally:
+        url_sync.write_url(st.session_state)
+
+
+def trace_downloads(t, trace) -> None:
+    c1, c2, _ = st.columns([1, 1, 3])
+    c1.download_button(t("playground.download_npz"), data=export.npz_bytes(trace), file_name="attention_trace.npz",
+                       mime="application/octet-stream", key="pg_dl_npz", icon=":material/download:")  # fmt: skip
+    c2.download_button(t("playground.download_json"), data=export.json_bytes(trace), file_name="attention_trace.json",
+                       mime="application/json", key="pg_dl_json", icon=":material/download:")  # fmt: skip
 
 
 main()

@@ -1,0 +1,187 @@
+"""Streamlit panels for the cell explainer (arithmetic in :mod:`attention_ui.explain`).
+
+A click on a score/weight map selects its query row and key column; a click on the head-output
+map selects a query row. The selection lives in two selectboxes (``pg_cell_q``, ``pg_cell_k``),
+which are also the keyboard way to choose a cell.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from attention_ui import figures
+from attention_ui.explain import cell_from_point, explain_cell, explain_row
+from attention_ui.steps_view import CHART_PREFIX, PLOTLY_CONFIG, View
+
+Q_KEY, K_KEY, R_KEY = "pg_cell_q", "pg_cell_k", "pg_row_q"
+CELL_CHART_KEYS = tuple(CHART_PREFIX + name for name in ("raw", "scaled", "masked", "weights"))
+
+
+def clamp_cell(state, n: int) -> None:
+    """Keep the chosen cell inside an n×n map (the sentence may have become shorter)."""
+    for key in (Q_KEY, K_KEY, R_KEY):
+        value = state.get(key, 0)
+        if not isinstance(value, int) or not 0 <= value < n:
+            state[key] = 0
+
+
+def make_on_cell(n: int, d_v: int):
+    """The callback a clickable chart calls with its key: copy the clicked cell into the selectboxes."""
+
+    def on_cell(chart_key: str) -> None:
+        event = st.session_state.get(chart_key)
+        try:
+            points = event["selection"]["points"]
+        except (KeyError, TypeError):
+            return
+        if not points:
+            return
+        cols = n if chart_key in CELL_CHART_KEYS else d_v
+        cell = cell_from_point(points[0], n, cols)
+        if cell is None:
+            return
+        st.session_state[Q_KEY] = st.session_state[R_KEY] = cell[0]
+        if chart_key in CELL_CHART_KEYS:
+            st.session_state[K_KEY] = cell[1]
+
+    return on_cell
+
+
+def _fmt(x: float) -> str:
+    if np.isneginf(x):
+        return r"-\infty"
+    if np.isnan(x):
+        return r"\text{—}"
+    return f"{x:.4g}"
+
+
+def _token_choice(view: View, key: str, label: str) -> None:
+    tokens = view.trace.tokens
+    st.selectbox(
+        label,
+        list(range(view.trace.n)),
+        key=key,
+        format_func=lambda i: f"{i} · {tokens[i]}",  # selectbox options are plain text, never Markdown
+    )
+
+
+def cell_panel(view: View) -> None:
+    """After the softmax step: the chosen cell's arithmetic, term by term."""
+    t, tr = view.t, view.trace
+    st.markdown(f"#### {t('playground.cell_title')}")
+    st.caption(t("playground.cell_help"))
+    c1, c2 = st.columns(2)
+    with c1:
+        _token_choice(view, Q_KEY, t("playground.cell_query"))
+    with c2:
+        _token_choice(view, K_KEY, t("playground.cell_key"))
+    i, j = int(st.session_state[Q_KEY]), int(st.session_state[K_KEY])
+    a = explain_cell(tr, view.head, i, j)
+    terms = pd.DataFrame(
+        {
+            t("playground.cell_col_q", i=i): a.q,
+            t("playground.cell_col_k", j=j): a.k,
+            t("playground.cell_col_product"): a.products,
+        },
+        index=[f"d{d}" for d in range(len(a.q))],
+    )
+    with st.container(key="pg_cell_explanation"):
+        st.markdown(t("playground.cell_products", i=i, j=j, d_k=len(a.q)))
+        st.dataframe(terms, height=min(320, 38 + 35 * len(terms)))
+        lines = [
+            (t("playground.cell_step_sum"), rf"S_{{{i}{j}}} = \sum_d q_{{{i},d}}\,k_{{{j},d}} = {_fmt(a.raw)}"),
+            (t("playground.cell_step_divide"), rf"S'_{{{i}{j}}} = {_fmt(a.raw)} \div {_fmt(a.divisor)} = {_fmt(a.scaled)}"),
+            (
+                t("playground.cell_step_mask_allowed" if a.allowed else "playground.cell_step_mask_masked"),
+                rf"S''_{{{i}{j}}} = {_fmt(a.scaled)} + ({_fmt(a.mask_term)}) = {_fmt(a.masked)}",
+            ),
+        ]
+        if a.fully_masked:
+            lines.append((t("playground.cell_step_fully_masked"), rf"A_{{{i}{j}}} = 0"))
+        else:
+            lines += [
+                (
+                    t("playground.cell_step_exp", m=f"{a.row_max:.4g}"),
+                    rf"e^{{S''_{{{i}{j}}} - m}} = e^{{{_fmt(a.masked - a.row_max)}}} = {_fmt(a.exp_term)}",
+                ),
+                (t("playground.cell_step_norm"), rf"Z_{{{i}}} = \sum_{{j'}} e^{{S''_{{{i}j'}} - m}} = {_fmt(a.normaliser)}"),
+                (
+                    t("playground.cell_step_weight"),
+                    rf"A_{{{i}{j}}} = {_fmt(a.exp_term)} \div {_fmt(a.normaliser)} = {_fmt(a.weight)}",
+                ),
+            ]
+        for label, formula in lines:
+            st.markdown(f"- {label}: ${formula}$")
+        st.caption(t("playground.cell_check", value=f"{float(tr.weights[view.head, i, j]):.6g}"))
+
+
+def row_output_figure(weights: np.ndarray, output: np.ndarray, tokens, *, weights_title: str,
+                      output_title: str) -> go.Figure:  # fmt: skip
+    """Two bar charts: query i's weights over the keys, and the resulting output vector."""
+    n, d_v = len(weights), len(output)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(figures.escape_label(weights_title),
+                                                        figures.escape_label(output_title)))  # fmt: skip
+    fig.add_trace(
+        go.Bar(
+            x=list(range(n)),
+            y=np.asarray(weights, dtype=float).tolist(),
+            marker_color="#3b528b",
+            customdata=figures.hover_labels(tokens),
+            hovertemplate="%{customdata}: %{y:.4f}<extra></extra>",
+            showlegend=False,
+        ),
+        row=1,
+        col=1,
+    )
+    out = np.asarray(output, dtype=float)
+    fig.add_trace(
+        go.Bar(
+            x=list(range(d_v)),
+            y=out.tolist(),
+            marker_color=["#b2182b" if v >= 0 else "#2166ac" for v in out],
+            hovertemplate="d%{x}: %{y:.4f}<extra></extra>",
+            showlegend=False,
+        ),
+        row=1,
+        col=2,
+    )
+    shown = figures.tick_positions(n)
+    fig.update_xaxes(tickmode="array", tickvals=shown, ticktext=[figures.token_tick_labels(tokens)[k] for k in shown],
+                     row=1, col=1)  # fmt: skip
+    fig.update_yaxes(range=[0, 1], row=1, col=1)
+    fig.update_xaxes(tickmode="array", tickvals=list(range(d_v)), ticktext=[f"d{k}" for k in range(d_v)], row=1, col=2)
+    fig.update_layout(height=300, margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def row_panel(view: View) -> None:
+    """After the head-output step: query i's output as the weighted sum of the value rows."""
+    t, tr = view.t, view.trace
+    st.markdown(f"#### {t('playground.row_title')}")
+    st.caption(t("playground.row_help"))
+    _token_choice(view, R_KEY, t("playground.cell_query"))
+    i = int(st.session_state[R_KEY])
+    r = explain_row(tr, view.head, i)
+    fig = row_output_figure(
+        r.weights,
+        r.output,
+        tr.tokens,
+        weights_title=t("playground.row_weights", i=i),
+        output_title=t("playground.row_output", i=i),
+    )
+    st.plotly_chart(
+        fig,
+        key="pg_chart_row_output",
+        alt=t("playground.alt_row_output", i=i, n=tr.n, d=len(r.output)),
+        config=PLOTLY_CONFIG,
+    )
+    labels = [f"{j} {tok}" for j, tok in enumerate(tr.tokens)]
+    frame = pd.DataFrame(r.contributions, index=labels, columns=[f"d{k}" for k in range(r.contributions.shape[1])])
+    frame.insert(0, t("playground.row_col_weight"), r.weights)
+    frame.loc[t("playground.row_sum")] = [r.weights.sum(), *r.output]
+    st.markdown(t("playground.row_table", i=i))
+    st.dataframe(frame, height=min(380, 38 + 35 * len(frame)))

@@ -1,0 +1,361 @@
+"""The playground's steps, one function each, shared by the normal page and presenter mode.
+
+``render_step(view, name, number)`` draws one step (heading, formula, shapes, chart, optional
+table with CSV download); the normal page loops over :data:`STEPS`, presenter mode draws one.
+Step bodies only read the trace; widgets that change state (head radio, cell selectors) are passed
+in as callbacks by the page, so there is exactly one copy of each step's code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import streamlit as st
+
+from attention_ui import figures, tables
+from attention_ui.export import csv_bytes, csv_file_name
+
+STEPS = (
+    "x",
+    "qkv",
+    "raw",
+    "scaled",
+    "mask",
+    "masked",
+    "softmax",
+    "head_out",
+    "all_heads",
+    "concat",
+    "output",
+)
+PER_HEAD = ("qkv", "raw", "scaled", "masked", "softmax", "head_out")
+# Charts whose cells can be clicked to explain them (score/weight maps: query row, key column).
+CELL_CHARTS = ("raw", "scaled", "masked", "weights")
+CHART_PREFIX = "pg_chart_"
+
+
+@dataclass
+class View:
+    """What every step needs: the translator, the trace, the head shown and the page's hooks."""
+
+    t: Callable
+    trace: object
+    example: bool
+    head: int
+    show_tables: bool
+    on_cell: Callable[[str], None] | None = None  # called with the chart key after a click
+    after: dict[str, Callable[[View], None]] = field(default_factory=dict)  # extra panel per step
+    hover: figures.HoverText = field(init=False)
+
+    def __post_init__(self) -> None:
+        t = self.t
+        self.hover = figures.HoverText(
+            query=t("playground.hover_query"),
+            key=t("playground.hover_key"),
+            token=t("playground.hover_token"),
+            dim=t("playground.hover_dim"),
+            value=t("playground.hover_value"),
+            masked=t("playground.hover_masked"),
+        )
+
+    @property
+    def axes(self) -> dict:
+        return dict(query_title=self.t("playground.axis_query"), key_title=self.t("playground.axis_key"))
+
+    @property
+    def feat(self) -> dict:
+        t = self.t
+        return dict(token_title=t("playground.axis_token"), dim_title=t("playground.axis_dim"), hover=self.hover)
+
+
+def step_title(t, name: str, number: int) -> str:
+    return f"{number}. {t(f'playground.step_{name}')}"
+
+
+def shape_line(t, *parts: tuple[str, tuple[int, ...]]) -> None:
+    """``Shapes: $Q$: 6×8 · …``; names are LaTeX written here, never user text."""
+    text = "\u2003".join(f"${name}$: {' × '.join(str(s) for s in shape)}" for name, shape in parts)
+    st.markdown(t("playground.shapes", shapes=text))
+
+
+def value_range(a: np.ndarray) -> str:
+    finite = np.asarray(a)[np.isfinite(a)]
+    if not finite.size:
+        return "—"
+    return f"[{finite.min():.3f}, {finite.max():.3f}]"
+
+
+def square_width(n: int) -> int | str:
+    """Keep the cells of a small n×n map roughly square instead of stretched across the page."""
+    return "stretch" if n > 16 else 200 + 55 * n
+
+
+PLOTLY_CONFIG = {
+    "displaylogo": False,
+    # the camera button (PNG download) stays; the file is named after the chart
+    "toImageButtonOptions": {"format": "png", "scale": 2},
+}
+
+
+def chart(view: View, fig, key: str, alt: str, square: bool = False, selectable: bool = False) -> None:
+    width = square_width(len(fig.data[0].y)) if square else "stretch"
+    config = dict(PLOTLY_CONFIG, toImageButtonOptions={"format": "png", "scale": 2, "filename": f"attention_{key}"})
+    kwargs = {}
+    if selectable and view.on_cell is not None:
+        hook = view.on_cell
+        chart_key = CHART_PREFIX + key
+        kwargs = dict(on_select=lambda: hook(chart_key), selection_mode="points")
+    st.plotly_chart(fig, key=CHART_PREFIX + key, alt=alt, width=width, config=config, **kwargs)
+
+
+def table(view: View, frame, key: str) -> None:
+    """The numbers behind a heatmap (the accessible alternative) with a CSV download beside it."""
+    if not view.show_tables:
+        return
+    st.dataframe(frame, width="stretch", height=min(420, 38 + 35 * len(frame)))
+    st.download_button(
+        view.t("playground.download_csv"),
+        data=csv_bytes(frame),
+        file_name=csv_file_name(key, view.head),
+        mime="text/csv",
+        key=f"pg_csv_{key}",
+        icon=":material/download:",
+    )
+
+
+def _x(v: View) -> None:
+    t, tr = v.t, v.trace
+    st.latex(r"X = E + P" if not v.example else r"X \sim \mathcal{N}(0, 1)")
+    if v.example:
+        st.caption(t("playground.example_x_note"))
+    n, d_model = tr.X.shape
+    shape_line(t, ("X", (n, d_model)))
+    chart(v, figures.feature_heatmap(tr.X, tr.tokens, **v.feat), "x", t("playground.alt_feature", name="X", n=n, d=d_model))
+    table(v, tables.feature_table(tr.X, tr.tokens), "x")
+
+
+def _qkv(v: View) -> None:
+    t, tr, k = v.t, v.trace, v.head
+    n, d_model = tr.X.shape
+    d_k, d_v = tr.Q.shape[2], tr.V.shape[2]
+    st.latex(rf"Q_{{{k}}} = X W^Q_{{{k}}},\quad K_{{{k}}} = X W^K_{{{k}}},\quad V_{{{k}}} = X W^V_{{{k}}}")
+    shape_line(t, ("W^Q, W^K", (d_model, d_k)), ("W^V", (d_model, d_v)), ("Q, K", (n, d_k)), ("V", (n, d_v)))
+    cols = st.columns(3)
+    for col, (name, mat) in zip(cols, (("Q", tr.Q[k]), ("K", tr.K[k]), ("V", tr.V[k])), strict=True):
+        with col:
+            st.markdown(f"**{name}**")
+            chart(
+                v,
+                figures.feature_heatmap(mat, tr.tokens, show_text=n <= 12 and mat.shape[1] <= 4, **v.feat),
+                name.lower(),
+                t("playground.alt_feature", name=f"{name} ({t('playground.head_name', h=k)})", n=n, d=mat.shape[1]),
+            )
+            table(v, tables.feature_table(mat, tr.tokens), name.lower())
+
+
+def _raw(v: View) -> None:
+    t, tr, k = v.t, v.trace, v.head
+    n, d_k = tr.n, tr.Q.shape[2]
+    st.latex(rf"S = Q_{{{k}}} K_{{{k}}}^\top")
+    shape_line(t, ("Q", (n, d_k)), ("K^\\top", (d_k, n)), ("QK^\\top", (n, n)))
+    raw = tr.scores_raw[k]
+    chart(
+        v,
+        figures.attention_heatmap(raw, tr.tokens, hover=v.hover, **v.axes),
+        "raw",
+        t("playground.alt_scores", what="QKᵀ", n=n),
+        square=True,
+        selectable=True,
+    )
+    table(v, tables.attention_table(raw, tr.tokens), "raw")
+
+
+def _scaled(v: View) -> None:
+    t, tr, k = v.t, v.trace, v.head
+    n = tr.n
+    st.latex(rf"S' = \frac{{S}}{{{divisor_latex(tr, v.example)}}}")
+    shape_line(t, ("S'", (n, n)))
+    raw, scaled = tr.scores_raw[k], tr.scores_scaled[k]
+    st.markdown(
+        t("playground.scale_summary", divisor=f"{tr.divisor:.4g}", before=value_range(raw), after=value_range(scaled))
+    )
+    chart(
+        v,
+        figures.attention_heatmap(scaled, tr.tokens, hover=v.hover, **v.axes),
+        "scaled",
+        t("playground.alt_scores", what=t("playground.step_scaled"), n=n),
+        square=True,
+        selectable=True,
+    )
+    table(v, tables.attention_table(scaled, tr.tokens), "scaled")
+
+
+def _mask(v: View) -> None:
+    t, tr = v.t, v.trace
+    n = tr.n
+    st.latex(r"M_{ij} = \begin{cases} 0 & \text{allowed} \\ -\infty & \text{masked} \end{cases}")
+    kind = tr.config.mask if tr.config is not None else "causal"
+    st.markdown(
+        t(
+            "playground.mask_summary",
+            kind=t(f"playground.mask_{kind.replace('+', '_')}"),
+            masked=int((~tr.mask).sum()),
+            total=n * n,
+        )
+    )
+    shape_line(t, ("M", (n, n)))
+    chart(v, figures.mask_heatmap(tr.mask, tr.tokens, hover=v.hover, **v.axes), "mask", t("playground.alt_mask", n=n), square=True)
+    table(v, tables.mask_table(tr.mask, tr.tokens), "mask")
+
+
+def _masked(v: View) -> None:
+    t, tr, k = v.t, v.trace, v.head
+    n = tr.n
+    st.latex(r"S'' = S' + M")
+    shape_line(t, ("S''", (n, n)))
+    masked = tr.scores_masked[k]
+    chart(
+        v,
+        figures.attention_heatmap(masked, tr.tokens, allowed=tr.mask, hover=v.hover, **v.axes),
+        "masked",
+        t("playground.alt_scores", what=t("playground.step_masked"), n=n),
+        square=True,
+        selectable=True,
+    )
+    table(v, tables.attention_table(masked, tr.tokens), "masked")
+
+
+def _softmax(v: View) -> None:
+    t, tr, k = v.t, v.trace, v.head
+    n = tr.n
+    st.latex(r"A_{ij} = \frac{e^{S''_{ij}}}{\sum_{j'} e^{S''_{ij'}}}")
+    shape_line(t, ("A", (n, n)))
+    weights = tr.weights[k]
+    if tr.fully_masked_rows.any():
+        st.warning(
+            t("playground.warn_fully_masked", rows=", ".join(str(i) for i in np.flatnonzero(tr.fully_masked_rows)))
+        )
+    chart(
+        v,
+        figures.attention_heatmap(weights, tr.tokens, kind="weights", allowed=tr.mask, hover=v.hover, **v.axes),
+        "weights",
+        t("playground.alt_weights", head=k, n=n),
+        square=True,
+        selectable=True,
+    )
+    table(v, tables.attention_table(weights, tr.tokens), "weights")
+
+
+def _head_out(v: View) -> None:
+    t, tr, k = v.t, v.trace, v.head
+    n, d_v = tr.n, tr.V.shape[2]
+    st.latex(rf"\mathrm{{head}}_{{{k}}} = A V_{{{k}}}")
+    shape_line(t, ("A", (n, n)), ("V", (n, d_v)), (rf"\mathrm{{head}}_{{{k}}}", (n, d_v)))
+    out = tr.head_outputs[k]
+    chart(
+        v,
+        figures.feature_heatmap(out, tr.tokens, **v.feat),
+        "head_out",
+        t("playground.alt_feature", name=f"head {k}", n=n, d=d_v),
+        selectable=True,
+    )
+    table(v, tables.feature_table(out, tr.tokens), "head_out")
+
+
+def _all_heads(v: View) -> None:
+    t, tr = v.t, v.trace
+    n, h = tr.n, tr.heads
+    st.latex(r"A_0, A_1, \dots, A_{h-1}")
+    shape_line(t, ("A", (h, n, n)))
+    chart(
+        v,
+        figures.heads_small_multiples(
+            tr.weights, tr.tokens, allowed=tr.mask, hover=v.hover, head_title=t("playground.head_name", h="{h}")
+        ),
+        "all_heads",
+        t("playground.alt_all_heads", heads=h, n=n),
+    )
+    if v.show_tables:
+        for head in range(h):
+            st.caption(t("playground.head_name", h=head))
+            table(v, tables.attention_table(tr.weights[head], tr.tokens), f"all_heads_{head}")
+
+
+def _concat(v: View) -> None:
+    t, tr = v.t, v.trace
+    n, h, d_v = tr.n, tr.heads, tr.V.shape[2]
+    st.latex(r"\mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{h-1})")
+    shape_line(t, (r"\mathrm{Concat}", (n, h * d_v)))
+    dim_names = [f"h{i}·{j}" for i in range(h) for j in range(d_v)]
+    chart(
+        v,
+        figures.feature_heatmap(tr.concat, tr.tokens, dim_names=dim_names, group_size=d_v, **v.feat),
+        "concat",
+        t("playground.alt_feature", name="Concat", n=n, d=h * d_v),
+    )
+    table(v, tables.feature_table(tr.concat, tr.tokens, dim_names), "concat")
+
+
+def _output(v: View) -> None:
+    t, tr = v.t, v.trace
+    n, h, d_v = tr.n, tr.heads, tr.V.shape[2]
+    d_model = tr.X.shape[1]
+    st.latex(r"\mathrm{Output} = \mathrm{Concat}(\dots)\, W^O")
+    shape_line(t, (r"\mathrm{Concat}", (n, h * d_v)), ("W^O", (h * d_v, d_model)), (r"\mathrm{Output}", (n, d_model)))
+    chart(
+        v,
+        figures.feature_heatmap(tr.output, tr.tokens, **v.feat),
+        "output",
+        t("playground.alt_feature", name="Output", n=n, d=d_model),
+    )
+    table(v, tables.feature_table(tr.output, tr.tokens), "output")
+
+
+BODIES: dict[str, Callable[[View], None]] = {
+    "x": _x,
+    "qkv": _qkv,
+    "raw": _raw,
+    "scaled": _scaled,
+    "mask": _mask,
+    "masked": _masked,
+    "softmax": _softmax,
+    "head_out": _head_out,
+    "all_heads": _all_heads,
+    "concat": _concat,
+    "output": _output,
+}
+
+
+def render_step(view: View, name: str, number: int, heading_level: str = "subheader") -> None:
+    """One numbered step: heading, explanation, formula, shapes, chart, table, extra panel."""
+    title = step_title(view.t, name, number)
+    if heading_level == "header":
+        st.header(title, anchor=f"step-{name}")
+    else:
+        st.subheader(title, anchor=f"step-{name}")
+    st.markdown(view.t(f"playground.explain_{name}"))
+    BODIES[name](view)
+    extra = view.after.get(name)
+    if extra is not None:
+        extra(view)
+
+
+def render_all(view: View, head_selector: Callable[[], None]) -> None:
+    """Every step in computation order; the head selector sits before the first per-head step."""
+    for number, name in enumerate(STEPS, start=1):
+        if name == PER_HEAD[0]:
+            head_selector()
+        render_step(view, name, number)
+
+
+def divisor_latex(trace, example: bool) -> str:
+    if example:
+        return r"\sqrt{3}"
+    scale = trace.config.scale
+    if scale == "sqrt":
+        return rf"\sqrt{{d_k}} = \sqrt{{{trace.config.head_dim_k}}}"
+    if scale == "none":
+        return "1"
+    return f"{trace.divisor:g}"

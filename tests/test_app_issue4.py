@@ -1,0 +1,177 @@
+"""Issue 4 through AppTest: URL state both ways, malformed links, language, presenter mode,
+cell explainer, example sentences and downloads."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention_ui.i18n import translate
+from tests.test_app_playground import APP, TIMEOUT, assert_healthy, charts, open_page, z
+
+
+def fresh(params: dict[str, str]) -> AppTest:
+    """A new session opened at a URL with these query parameters (the playground is the start page)."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update(params)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def headings(at: AppTest) -> list[str]:
+    return [h.value for h in at.get("header")] + [h.value for h in at.subheader]
+
+
+def test_url_round_trip_reproduces_the_same_trace():
+    at = open_page()
+    at.text_area(key="pg_text").input("a dog chased a ball").run()
+    at.number_input(key="pg_d_model").set_value(24).run()
+    at.number_input(key="pg_heads").set_value(3).run()
+    at.selectbox(key="pg_mask").select("causal").run()
+    at.selectbox(key="pg_scale").select("custom").run()
+    at.number_input(key="pg_divisor").set_value(3.5).run()
+    at.number_input(key="pg_seed").set_value(42).run()
+    at.radio(key="pg_head").set_value(2).run()
+    assert_healthy(at)
+    params = dict(at.query_params)
+    assert params["text"] == "a dog chased a ball" and params["heads"] == "3" and params["div"] == "3.5"
+    assert params["mask"] == "causal" and params["seed"] == "42" and params["head"] == "2"
+    before = charts(at)
+
+    other = fresh(params)
+    assert_healthy(other)
+    assert not other.warning, [w.value for w in other.warning]
+    after = charts(other)
+    for name in ("pg_chart_weights", "pg_chart_raw", "pg_chart_output", "pg_chart_all_heads"):
+        np.testing.assert_array_equal(z(after[name]), z(before[name]))
+    # head 2 of 3 is shown, and independently: its weights are a softmax of scores / 3.5 under a causal mask
+    raw = z(after["pg_chart_raw"])
+    scaled = np.where(np.tril(np.ones((5, 5), bool)), raw / 3.5, -np.inf)
+    expect = np.exp(scaled - scaled.max(axis=1, keepdims=True))
+    expect /= expect.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(np.nan_to_num(z(after["pg_chart_weights"])), expect, atol=1e-12)
+    assert other.radio(key="pg_head").value == 2
+    assert dict(other.query_params) == params  # the URL is left as it was
+
+
+def test_malformed_url_falls_back_with_a_notice_listing_the_parameters():
+    at = fresh({"d_model": "abc", "heads": "99", "mask": "<script>", "seed": "5", "bogus": "1", "div": "nan"})
+    assert_healthy(at)
+    notice = " ".join(w.value for w in at.warning)
+    for name in ("d_model", "heads", "mask", "bogus", "div"):
+        assert name.replace("_", "\\_") in notice
+    assert "seed" not in notice.split(":")[-1]
+    s = at.session_state
+    assert (s["pg_d_model"], s["pg_heads"], s["pg_mask"], s["pg_seed"]) == (16, 2, "none", 5)
+    assert "bogus" not in at.query_params and at.query_params["seed"] == "5"  # the URL is cleaned up
+    # the notice goes once the learner changes something
+    at.number_input(key="pg_seed").set_value(6).run()
+    assert not at.warning
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"text": "x" * 5000}, {"step": "-1", "present": "1"}, {"head": "7"}, {"lang": "xx"}, {"text": "\x00"},
+     {"heads": ["2", "3"], "d_model": "15"}],
+)  # fmt: skip
+def test_odd_urls_never_raise(params):
+    at = fresh(params)
+    assert not at.exception
+
+
+def test_language_from_the_url_and_the_switch_keeps_the_view():
+    at = fresh({"lang": "ja", "text": "猫がマットの上に座った。", "heads": "4"})
+    assert at.title[0].value == translate("ja", "playground.title")
+    assert z(charts(at)["pg_chart_weights"]).shape == (12, 12)  # one token per kana/kanji and the 。
+    at.session_state["lang"] = "en"
+    at.run()
+    assert at.title[0].value == translate("en", "playground.title")
+    assert at.text_area(key="pg_text").value == "猫がマットの上に座った。" and at.session_state["pg_heads"] == 4
+    assert at.query_params["lang"] == "en"
+
+
+def test_presenter_navigation_changes_step_and_url():
+    at = open_page()
+    at.button(key="pg_present_start").click().run()
+    assert_healthy_presenter(at, 1)
+    at.button(key="pg_present_next").click().run()
+    at.button(key="pg_present_next").click().run()
+    assert_healthy_presenter(at, 3)
+    at.button(key="pg_present_prev").click().run()
+    assert_healthy_presenter(at, 2)
+    assert at.button(key="pg_present_prev").disabled is False
+    at.button(key="pg_present_exit").click().run()
+    assert "present" not in at.query_params and "step" not in at.query_params
+    assert len(charts(at)) > 10  # every step again
+
+
+def assert_healthy_presenter(at: AppTest, step: int) -> None:
+    assert not at.exception, at.exception
+    assert at.query_params["present"] == "1" and at.query_params["step"] == str(step)
+    title = f"{step}. "
+    shown = [h for h in headings(at) if h[:3].strip()[:-1].isdigit()]
+    assert len(shown) == 1 and shown[0].startswith(title), shown
+    assert not any(getattr(el, "key", None) == "pg_text" for el in at.sidebar)  # controls tucked away
+
+
+def test_presenter_opens_from_a_link_at_its_step():
+    at = fresh({"present": "1", "step": "7"})
+    assert_healthy_presenter(at, 7)
+    assert "pg_chart_weights" in charts(at)
+    at.button(key="pg_present_next").click().run()
+    assert_healthy_presenter(at, 8)
+    last = fresh({"present": "1", "step": "11"})
+    assert last.button(key="pg_present_next").disabled
+
+
+def test_cell_explainer_shows_the_arithmetic_of_the_chosen_cell():
+    at = open_page()
+    at.selectbox(key="pg_mask").select("causal").run()
+    at.selectbox(key="pg_cell_q").select(3).run()
+    at.selectbox(key="pg_cell_k").select(1).run()
+    assert_healthy(at)
+    weights = z(charts(at)["pg_chart_weights"])
+    raw = z(charts(at)["pg_chart_raw"])
+    text = "\n".join(m.value for m in at.markdown)
+    assert f"{raw[3, 1]:.4g}" in text  # the dot product
+    assert f"{raw[3, 1] / math.sqrt(8):.4g}" in text  # divided by √8
+    assert f"{weights[3, 1]:.4g}" in text  # the weight
+    # a masked cell says −∞ and 0
+    at.selectbox(key="pg_cell_k").select(5).run()
+    text = "\n".join(m.value for m in at.markdown)
+    assert r"S''_{35} = " in text and r"+ (-\infty) = -\infty" in text
+    assert r"A_{35} = 0 \div" in text and text.count("= 0$") >= 1
+    # the row output panel: contributions add up to the head output row
+    frames = [df.value for df in at.dataframe]
+    out = z(charts(at)["pg_chart_head_out"])
+    assert any(f.shape[0] == 7 and np.allclose(f.iloc[-1, 1:].to_numpy(float), out[0]) for f in frames)
+
+
+def test_example_sentences_include_japanese_and_fill_the_box():
+    at = open_page()
+    options = at.selectbox(key="pg_example_pick").options
+    assert "私は昨日図書館で本を読んだ。" in options and "the cat sat on the mat" in options
+    at.selectbox(key="pg_example_pick").select("私は昨日図書館で本を読んだ。").run()
+    assert at.text_area(key="pg_text").value == "私は昨日図書館で本を読んだ。"
+    ticks = charts(at)["pg_chart_weights"]["layout"]["xaxis"]["ticktext"]
+    assert ticks[:4] == ["私", "は", "昨", "日"] and ticks[-1] == "。"
+    assert at.query_params["text"] == "私は昨日図書館で本を読んだ。"
+
+
+def test_every_chart_has_alt_text_and_tables_come_with_csv_downloads():
+    at = open_page()
+    at.toggle(key="pg_tables").set_value(True).run()
+    assert_healthy(at)
+    for el in at.get("plotly_chart"):
+        assert el.proto.alt.strip()
+        spec = json.loads(el.proto.spec)
+        assert spec  # parses
+    keys = {el.proto.id for el in at.get("download_button")} | {getattr(el, "key", "") for el in at.get("download_button")}
+    flat = " ".join(str(k) for k in keys)
+    for name in ("weights", "raw", "x", "output", "mask"):
+        assert f"pg_csv_{name}" in flat

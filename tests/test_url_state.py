@@ -1,0 +1,126 @@
+"""URL <-> playground state, without Streamlit: round trips, malformed values, unknown keys, hostile text."""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attention_ui.url_state import MAX_URL_TEXT, parse, serialise
+
+FULL = {
+    "pg_preset": "sentence",
+    "pg_text": "the cat sat on the mat",
+    "pg_max_tokens": 64,
+    "pg_d_model": 24,
+    "pg_heads": 3,
+    "pg_auto_dims": False,
+    "pg_d_k": 5,
+    "pg_d_v": 7,
+    "pg_mask": "causal+padding",
+    "pg_pad": 2,
+    "pg_scale": "custom",
+    "pg_divisor": 2.718281828459045,
+    "pg_seed": 12345,
+    "pg_positional": False,
+    "pg_tables": True,
+    "pg_head": 2,
+    "pg_present": True,
+    "pg_step": 7,
+    "lang": "ja",
+}
+
+
+def through_a_url(params: dict[str, str]) -> dict[str, str]:
+    """Encode as a real query string and decode again, as a browser would."""
+    query = urllib.parse.urlencode(params)
+    return dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
+
+
+def test_full_state_round_trips_through_a_real_query_string():
+    params = serialise(FULL)
+    assert params["mask"] == "causal+padding" and params["div"] == "2.718281828459045"
+    parsed = parse(through_a_url(params))
+    assert parsed.ignored == ()
+    assert parsed.values == FULL
+
+
+def test_only_what_matters_is_written():
+    state = dict(FULL, pg_auto_dims=True, pg_scale="sqrt", pg_present=False)
+    params = serialise(state)
+    assert "d_k" not in params and "d_v" not in params  # automatic sizes
+    assert "div" not in params  # not a custom divisor
+    assert "step" not in params and "present" not in params  # not presenting
+    assert params["scale"] == "sqrt" and params["text"] == "the cat sat on the mat"
+
+
+def test_worked_example_does_not_write_the_sentence_settings():
+    params = serialise(dict(FULL, pg_preset="example"))
+    assert params["preset"] == "example"
+    assert "text" not in params and "d_model" not in params and "seed" not in params
+    assert params["lang"] == "ja"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("d_model", "abc"), ("d_model", "0"), ("d_model", "100000"), ("d_model", "-4"), ("d_model", "1.5"),
+        ("d_model", " 16"), ("d_model", "１６"), ("heads", "17"), ("seed", "2147483648"), ("pad", "99"),
+        ("mask", "diagonal"), ("mask", "CAUSAL"), ("scale", "log"), ("div", "nan"), ("div", "inf"),
+        ("div", "-2"), ("div", "0"), ("div", "1e400"), ("div", "."), ("pos", "maybe"), ("head", "16"),
+        ("step", "0"), ("step", "12"), ("lang", "fr"), ("preset", "other"), ("text", ""),
+        ("text", "x" * (MAX_URL_TEXT + 1)), ("text", "a\x00b"), ("max_tokens", "3"), ("max_tokens", "257"),
+        ("d_model", "9" * 100),
+    ],
+)  # fmt: skip
+def test_malformed_or_out_of_range_values_are_ignored_and_named(key, value):
+    parsed = parse({key: value, "tables": "1"})
+    assert parsed.ignored == (key,)
+    assert parsed.values == {"pg_tables": True}
+
+
+def test_unknown_keys_are_listed_and_valid_ones_still_used():
+    parsed = parse({"utm_source": "mail", "heads": "4", "colour": "red"})
+    assert parsed.values == {"pg_heads": 4}
+    assert parsed.ignored == ("utm_source", "colour")
+
+
+def test_repeated_parameter_uses_the_last_value_and_bad_shapes_are_ignored():
+    assert parse({"seed": ["1", "2"]}).values == {"pg_seed": 2}
+    assert parse({"seed": []}).ignored == ("seed",)
+    assert parse({"seed": None}).ignored == ("seed",)
+    assert parse({"seed": 5}).ignored == ("seed",)
+
+
+def test_hostile_names_are_made_printable_and_short():
+    parsed = parse({"<script>\x1b[31m" + "a" * 100: "1"})
+    (name,) = parsed.ignored
+    assert "\x1b" not in name and len(name) <= 30
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["<b>bold</b> & $x$", "猫がマットの上に座った。", "a+b=c&d=e#frag?x=1", "'; DROP TABLE x; --", "%00%zz", "🙂🏳️‍🌈"],
+)
+def test_hostile_sentences_round_trip_verbatim(text):
+    parsed = parse(through_a_url(serialise({"pg_text": text})))
+    assert parsed.values == {"pg_text": text}
+
+
+def test_long_sentences_are_cut_to_what_a_url_can_carry():
+    params = serialise({"pg_text": "w " * MAX_URL_TEXT})
+    assert len(params["text"]) == MAX_URL_TEXT
+    assert parse(params).values["pg_text"] == params["text"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=12), st.one_of(st.text(max_size=30), st.lists(st.text(max_size=5)))))
+def test_any_parameters_never_raise(params):
+    parsed = parse(params)
+    assert len(parsed.values) + len(parsed.ignored) == len(params)
+    # whatever was accepted serialises back to a URL that parses to the same values
+    again = parse(serialise(dict(parsed.values)))
+    for key, value in again.values.items():
+        assert parsed.values[key] == value
