@@ -12,7 +12,7 @@ import streamlit as st
 
 from attention_core import MASK_KINDS, AttentionConfig, AttentionConfigError, trace_text, worked_example_trace
 from attention_core.tokenizer import DEFAULT_MAX_TOKENS
-from attention_ui import examples, explain_view, export, presenter, steps_view, url_sync
+from attention_ui import examples, explain_view, export, presenter, pretrained_view, steps_view, url_sync
 from attention_ui.state import current_language, translator
 from attention_ui.widgets import (
     D_MODEL_RANGE,
@@ -261,6 +261,11 @@ def main() -> None:
     example = st.session_state["pg_preset"] == "example"
     present = bool(st.session_state.get(presenter.PRESENT_KEY))
     try:
+        if not present and pretrained_view.weights_switch(t):  # all-MiniLM-L6-v2: own controls, same steps
+            pretrained_view.page(
+                t, lambda tr: steps_view.render_all(make_view(t, tr, False), lambda: head_selector(t, tr.heads))
+            )
+            return
         if not present:
             settings_sidebar(t, example)
             with st.sidebar:
