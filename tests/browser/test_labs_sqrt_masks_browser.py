@@ -18,6 +18,9 @@ from attention_ui.i18n import translate
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+# These pages compute on every run; on a shared 2-core box under load a run can take far longer
+# than the harness's default 30 s, so page loads and chart waits get more room here.
+SLOW_MS = 120_000
 
 
 def open_page(page: Page, base_url: str, path: str) -> Page:
@@ -28,10 +31,10 @@ def open_page(page: Page, base_url: str, path: str) -> Page:
     """
     response = page.goto(base_url + "/")
     assert response is not None and response.ok, f"GET / answered {response and response.status}"
-    wait_for_app_run(page)
+    wait_for_app_run(page, timeout_ms=SLOW_MS)
     page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').click()
-    page.wait_for_url(f"**/{path}")
-    wait_for_app_run(page)
+    page.wait_for_url(f"**/{path}", timeout=SLOW_MS)
+    wait_for_app_run(page, timeout_ms=SLOW_MS)
     return page
 
 
@@ -41,7 +44,7 @@ def wait_for_plots(page: Page, minimum: int) -> None:
     (Scatter and bar traces live in ``g.scatterlayer`` / ``g.barlayer``, heatmaps in
     ``g.heatmaplayer``; any drawn ``g.trace`` or heatmap image counts.)
     """
-    expect(page.locator(PLOTLY_CHART).nth(minimum - 1)).to_be_attached()
+    expect(page.locator(PLOTLY_CHART).nth(minimum - 1)).to_be_attached(timeout=SLOW_MS)
     page.wait_for_function(
         """(sel) => {
             const charts = [...document.querySelectorAll(sel)];
@@ -52,6 +55,7 @@ def wait_for_plots(page: Page, minimum: int) -> None:
             });
         }""",
         arg=PLOTLY_CHART,
+        timeout=SLOW_MS,
     )
 
 
@@ -78,13 +82,15 @@ def test_sqrt_lab_loads_and_draws(page: Page, streamlit_server: str) -> None:
     open_page(page, streamlit_server, "why-sqrt-dk")
     wait_for_plots(page, 7)
     assert_no_exception(page)
-    expect(page.get_by_role("heading", level=1)).to_contain_text(translate("en", "sqrt.title"))
+    expect(page.get_by_role("heading", level=1)).to_contain_text(
+        translate("en", "sqrt.title"), timeout=SLOW_MS
+    )
     # The variance chart has one tick per power of two in the default range 1 … 256.
     assert tick_labels(chart(page, "sq_chart_var_raw"), "x") == [str(2**i) for i in range(9)]
     # Error bars are drawn for the measured points.
-    expect(chart(page, "sq_chart_var_raw").locator("g.errorbar").first).to_be_attached()
+    expect(chart(page, "sq_chart_var_raw").locator("g.errorbar").first).to_be_attached(timeout=SLOW_MS)
     # The one-row widget shows one bar per default score.
-    expect(chart(page, "sq_chart_row").locator("g.point")).to_have_count(6)
+    expect(chart(page, "sq_chart_row").locator("g.point")).to_have_count(6, timeout=SLOW_MS)
     assert screenshot(page, "lab_sqrt_en").stat().st_size > 10_000
 
 
@@ -94,13 +100,13 @@ def test_sqrt_lab_one_row_input_is_validated(page: Page, streamlit_server: str) 
     box = page.locator(".st-key-sq_row input")
     box.fill("1, two, 3")
     box.press("Enter")
-    wait_for_app_run(page)
-    expect(page.locator('[data-testid="stAlert"]')).to_contain_text("“two”")
+    wait_for_app_run(page, timeout_ms=SLOW_MS)
+    expect(page.locator('[data-testid="stAlert"]')).to_contain_text("“two”", timeout=SLOW_MS)
     assert_no_exception(page)
     box.fill("1 2 3 4")
     box.press("Enter")
-    wait_for_app_run(page)
-    expect(chart(page, "sq_chart_row").locator("g.point")).to_have_count(4)
+    wait_for_app_run(page, timeout_ms=SLOW_MS)
+    expect(chart(page, "sq_chart_row").locator("g.point")).to_have_count(4, timeout=SLOW_MS)
     assert_no_exception(page)
 
 
@@ -109,7 +115,7 @@ def test_sqrt_lab_in_japanese(ja_page: Page, streamlit_server: str) -> None:
     wait_for_plots(ja_page, 7)
     title = translate("ja", "sqrt.title")
     assert CJK.search(title)
-    expect(ja_page.get_by_role("heading", level=1)).to_contain_text(title)
+    expect(ja_page.get_by_role("heading", level=1)).to_contain_text(title, timeout=SLOW_MS)
     assert_no_exception(ja_page)
     screenshot(ja_page, "lab_sqrt_ja")
 
@@ -121,7 +127,9 @@ def test_masks_lab_loads_and_shows_exact_zero_leakage(page: Page, streamlit_serv
     open_page(page, streamlit_server, "masks")
     wait_for_plots(page, 6)
     assert_no_exception(page)
-    expect(page.get_by_role("heading", level=1)).to_contain_text(translate("en", "masks.title"))
+    expect(page.get_by_role("heading", level=1)).to_contain_text(
+        translate("en", "masks.title"), timeout=SLOW_MS
+    )
     # The mask map is labelled with the sentence plus the two default [PAD] tokens.
     tokens = ["the", "cat", "sat", "on", "the", "mat", "[PAD]", "[PAD]"]
     assert tick_labels(chart(page, "mk_chart_mask"), "y") == tokens
@@ -129,7 +137,7 @@ def test_masks_lab_loads_and_shows_exact_zero_leakage(page: Page, streamlit_serv
     # no bar for it; both mistakes get a bar at every earlier position.
     bars = chart(page, "mk_chart_leak_bars")
     zero = translate("en", "masks.zero_exact")
-    expect(bars.locator("g.textpoint text", has_text=zero).first).to_be_visible()
+    expect(bars.locator("g.textpoint text", has_text=zero).first).to_be_visible(timeout=SLOW_MS)
     traces = bars.locator(".js-plotly-plot").evaluate(
         "gd => gd.data.map(t => [t.meta, t.type, (t.y || []).filter(v => v !== null).length])"
     )
@@ -144,12 +152,12 @@ def test_masks_lab_side_by_side_and_sliding_window(page: Page, streamlit_server:
     open_page(page, streamlit_server, "masks")
     wait_for_plots(page, 6)
     page.locator(".st-key-mk_all label").click()
-    wait_for_app_run(page)
+    wait_for_app_run(page, timeout_ms=SLOW_MS)
     wait_for_plots(page, 7)
-    expect(chart(page, "mk_chart_all_masks")).to_have_count(1)
+    expect(chart(page, "mk_chart_all_masks")).to_have_count(1, timeout=SLOW_MS)
     page.locator(".st-key-mk_kind [data-testid='stSelectbox']").click()
     page.get_by_role("option", name=translate("en", "masks.kind_sliding")).click()
-    wait_for_app_run(page)
+    wait_for_app_run(page, timeout_ms=SLOW_MS)
     wait_for_plots(page, 7)
     assert_no_exception(page)
     screenshot(page, "lab_masks_sliding_en")
@@ -160,6 +168,6 @@ def test_masks_lab_in_japanese(ja_page: Page, streamlit_server: str) -> None:
     wait_for_plots(ja_page, 6)
     title = translate("ja", "masks.title")
     assert CJK.search(title)
-    expect(ja_page.get_by_role("heading", level=1)).to_contain_text(title)
+    expect(ja_page.get_by_role("heading", level=1)).to_contain_text(title, timeout=SLOW_MS)
     assert_no_exception(ja_page)
     screenshot(ja_page, "lab_masks_ja")
