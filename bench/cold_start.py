@@ -1,0 +1,96 @@
+"""Issue 6, target 6: cold start, from ``streamlit run app.py`` to the first chart drawn (target < 3 s).
+
+Chromium is launched first (not timed). Each run starts a fresh server, polls its health endpoint
+every 50 ms, opens the start page (the playground) as soon as it answers, and stops the clock when
+the first Plotly chart has its SVG and a drawn trace. For context the same is measured for the floor
+app (bench/floor_app.py: Streamlit + Plotly with nothing of ours), interleaved with the app's runs.
+
+    .venv/bin/python bench/cold_start.py            # 5 runs each, medians
+    .venv/bin/python bench/cold_start.py --smoke    # 1 run of the app (CI)
+
+Servers run with OPENBLAS_NUM_THREADS=1 (see bench/harness.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import (  # noqa: E402
+    ALL_CHARTS_DRAWN_JS,
+    LOGS,
+    ONE_THREAD,
+    ROOT,
+    free_port,
+    healthy,
+    launch_browser,
+    machine,
+    server_cmd,
+    stop_server,
+)
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+
+def cold_start(browser, script: str) -> tuple[float, float]:
+    """Seconds from Popen to (healthy, first chart drawn)."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    LOGS.mkdir(parents=True, exist_ok=True)
+    log = (LOGS / "bench-cold-start.log").open("w", encoding="utf-8")
+    context = browser.new_context(locale="en-US", viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        server_cmd(script, port), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True, env={**os.environ, **ONE_THREAD},
+    )  # fmt: skip
+    try:
+        while not healthy(base):
+            if proc.poll() is not None or time.perf_counter() - t0 > 120:
+                raise RuntimeError(f"{script} did not start; see {LOGS / 'bench-cold-start.log'}")
+            time.sleep(0.05)
+        t_healthy = time.perf_counter() - t0
+        page.goto(base + "/")
+        page.wait_for_function(ALL_CHARTS_DRAWN_JS, arg=1, polling=50, timeout=120_000)
+        return t_healthy, time.perf_counter() - t0
+    finally:
+        context.close()
+        stop_server(proc)
+        log.close()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    runs = 1 if args.smoke else args.runs
+    scripts = ["app.py"] if args.smoke else ["app.py", "bench/floor_app.py"]
+    res: dict[str, list[tuple[float, float]]] = {s: [] for s in scripts}
+    with sync_playwright() as pw:
+        browser = launch_browser(pw)
+        for i in range(runs):
+            for script in scripts if i % 2 == 0 else scripts[::-1]:
+                res[script].append(cold_start(browser, script))
+        browser.close()
+    for script, rows in res.items():
+        healthy_s = statistics.median(h for h, _ in rows)
+        chart_s = statistics.median(c for _, c in rows)
+        runs_txt = ", ".join(f"{c:.2f}" for _, c in rows)
+        target = "   (target < 3 s)" if script == "app.py" else ""
+        print(
+            f"{script:20s} server healthy {healthy_s:5.2f} s   first chart drawn {chart_s:5.2f} s{target}   runs: {runs_txt}"
+        )
+    print(f"medians of {runs} runs; machine: {machine()}; servers with OPENBLAS_NUM_THREADS=1")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""Shared bits of the browser benchmarks: start a Streamlit server, launch Chromium, wait for charts.
+
+Servers run with ``OPENBLAS_NUM_THREADS=1`` (and the other BLAS thread variables): on this shared
+two-core machine BLAS thread oversubscription made NumPy up to 10x slower.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = ROOT / "artifacts" / "logs"
+ONE_THREAD = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run",
+]  # fmt: skip
+PLOTLY_CHART = '[data-testid="stPlotlyChart"]'
+
+# True once every Plotly chart on the page has its SVG and at least one drawn trace.
+ALL_CHARTS_DRAWN_JS = """
+(minimum) => {
+    const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
+    return charts.length >= minimum && charts.every((c) => {
+        const gd = c.querySelector('.js-plotly-plot');
+        return gd && gd._fullLayout && c.querySelector('.main-svg') && c.querySelector('.mlayer > *');
+    });
+}
+"""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def healthy(base_url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base_url}/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def server_cmd(script: str, port: int) -> list[str]:
+    return [
+        sys.executable, "-m", "streamlit", "run", script,
+        "--server.address", "127.0.0.1", "--server.port", str(port), "--server.headless", "true",
+        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+    ]  # fmt: skip
+
+
+def start_server(
+    script: str, name: str, timeout_s: float = 90, cwd: Path = ROOT
+) -> tuple[subprocess.Popen, str]:
+    """``streamlit run script`` on a free loopback port, in its own process group; waits until healthy."""
+    LOGS.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = (LOGS / f"bench-{name}.log").open("w", encoding="utf-8")
+    proc = subprocess.Popen(
+        server_cmd(script, port), cwd=cwd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True, env={**os.environ, **ONE_THREAD},
+    )  # fmt: skip
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        if healthy(base):
+            return proc, base
+        time.sleep(0.1)
+    stop_server(proc)
+    raise RuntimeError(f"{script} did not start; see {LOGS / f'bench-{name}.log'}")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except ProcessLookupError:
+        return
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def chromium_executable() -> str | None:
+    for candidate in (os.environ.get("CHROMIUM_PATH"), "/usr/bin/chromium", "/usr/bin/chromium-browser"):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def launch_browser(pw):
+    return pw.chromium.launch(headless=True, executable_path=chromium_executable(), args=CHROMIUM_ARGS)
+
+
+def machine() -> str:
+    model = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return f"{os.cpu_count()} CPUs, {model}, load average {load:.1f}"

@@ -1,0 +1,194 @@
+"""Issue 6, targets 2-4: playground latency and bytes per rerun in a real browser, against a floor app.
+
+Two servers run side by side: ``streamlit run app.py`` (the playground is the start page) and
+``streamlit run bench/floor_app.py`` (same number of heatmaps, same shapes, same layout and colour
+scales, drawn from precomputed arrays). One Chromium drives both. For each scenario the script
+changes the seed control ``--changes`` times on each app, interleaved (playground, floor, floor,
+playground, ...), and for every change measures
+
+* latency: from the Enter key that commits the new seed (timestamped in the page) until the app
+  reports ``data-test-script-state="notRunning"``, every Plotly chart has its SVG and a drawn trace,
+  and nothing in the main area has changed for 300 ms; the latency ends at the last change seen;
+* bytes: the sum of the websocket frames the server sent during that change.
+
+It prints absolute medians, the playground/floor ratio (target <= 1.3x) and bytes per rerun.
+Scenarios: ``default`` (the default sentence, 6 tokens), ``n128`` and ``n256`` (d_model 16, 2 heads).
+
+    .venv/bin/python bench/page_latency.py                      # 10 changes per app and scenario
+    .venv/bin/python bench/page_latency.py --scenarios n256 --changes 15
+    .venv/bin/python bench/page_latency.py --smoke              # 1 change, default scenario (CI)
+
+Servers run with OPENBLAS_NUM_THREADS=1 (see bench/harness.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import ALL_CHARTS_DRAWN_JS, ROOT, launch_browser, machine, start_server, stop_server  # noqa: E402
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+SCENARIOS = {"default": 6, "n128": 128, "n256": 256}
+# The floor draws 13 charts (X, Q, K, V, raw, scaled, mask, masked, weights, head out, all heads, concat,
+# output); the playground draws those plus its explainer chart. Each target waits for as many as it had.
+QUIET_MS = 300
+
+INSTALL_JS = """
+() => {
+    if (window.__bench) return;
+    const b = window.__bench = {t0: null, sawRun: false, idleAt: null, lastMut: 0};
+    const app = document.querySelector('[data-testid="stApp"]');
+    new MutationObserver(() => {
+        const state = app.getAttribute('data-test-script-state');
+        if (state === 'running') b.sawRun = true;
+        else if (state === 'notRunning' && b.sawRun && b.idleAt === null) b.idleAt = performance.now();
+    }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+    const main = document.querySelector('[data-testid="stMain"]');
+    new MutationObserver(() => { b.lastMut = performance.now(); })
+        .observe(main, {subtree: true, childList: true, attributes: true, characterData: true});
+    document.addEventListener('keydown', (e) => {
+        if (e.key === 'Enter' && b.armed) { b.t0 = performance.now(); b.armed = false; }
+    }, true);
+}
+"""
+ARM_JS = "() => { const b = window.__bench; b.armed = true; b.t0 = null; b.sawRun = false; b.idleAt = null; b.lastMut = 0; }"
+DONE_JS = """
+([minimum, quiet]) => {
+    const b = window.__bench;
+    if (b.t0 === null || b.idleAt === null) return false;
+    if (!(ALL_DRAWN)(minimum)) return false;
+    return performance.now() - Math.max(b.idleAt, b.lastMut) > quiet;
+}
+""".replace("ALL_DRAWN", ALL_CHARTS_DRAWN_JS)
+RESULT_JS = "() => { const b = window.__bench; return Math.max(b.idleAt, b.lastMut) - b.t0; }"
+
+
+def words(n: int) -> str:
+    """n distinct-ish word tokens (the tokenizer makes one token per word)."""
+    vocab = "the cat sat on a mat while students read notes about attention before an exam".split()
+    return " ".join(vocab[i % len(vocab)] for i in range(n))
+
+
+class Target:
+    """One app in one browser page, with a websocket byte counter."""
+
+    def __init__(self, browser, name: str, url: str) -> None:
+        self.name = name
+        self.context = browser.new_context(locale="en-US", viewport={"width": 1400, "height": 900})
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(120_000)
+        self.bytes = 0
+        self.frames = 0
+        self.page.on("websocket", self._on_ws)
+        self.page.goto(url)
+        self.page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+            state="attached"
+        )
+        self.page.wait_for_function(ALL_CHARTS_DRAWN_JS, arg=1)
+        self.page.evaluate(INSTALL_JS)
+        self.seed = 0
+        self.charts = self.page.locator('[data-testid="stPlotlyChart"]').count()
+
+    def _on_ws(self, ws) -> None:
+        def received(payload) -> None:
+            self.bytes += len(payload) if isinstance(payload, bytes) else len(payload.encode())
+            self.frames += 1
+
+        ws.on("framereceived", received)
+
+    def commit(self, label: str, value: str, *, textarea: bool = False) -> tuple[float, int]:
+        """Type ``value`` into the input labelled ``label``, commit it, wait; -> (ms, bytes received)."""
+        box = self.page.get_by_label(label, exact=True)
+        box.fill(value)
+        self.page.evaluate(ARM_JS)
+        self.bytes = self.frames = 0
+        box.press("Control+Enter" if textarea else "Enter")
+        self.page.wait_for_function(DONE_JS, arg=[self.charts, QUIET_MS], polling=50, timeout=120_000)
+        return self.page.evaluate(RESULT_JS), self.bytes
+
+    def change_seed(self) -> tuple[float, int]:
+        self.seed += 1
+        return self.commit("Seed", str(self.seed))
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def run_scenario(browser, pg_url: str, floor_url: str, n: int, changes: int) -> dict:
+    pg = Target(browser, "playground", pg_url)
+    if n != 6:
+        pg.commit("Maximum tokens", str(max(n, 64)))
+        pg.commit("Sentence", words(n), textarea=True)
+        pg.charts = pg.page.locator('[data-testid="stPlotlyChart"]').count()
+    floor = Target(browser, "floor", f"{floor_url}/?n={n}&d_model=16&heads=2")
+    for t in (pg, floor):  # warm-up change: first figures of this shape, caches
+        t.change_seed()
+    res = {"playground": [], "floor": []}
+    for i in range(changes):
+        order = (pg, floor) if i % 2 == 0 else (floor, pg)
+        for t in order:
+            res[t.name].append(t.change_seed())
+    res["charts"] = {"playground": pg.charts, "floor": floor.charts}
+    pg.close()
+    floor.close()
+    return res
+
+
+def summary(name: str, n: int, res: dict, charts: dict) -> dict:
+    pg_ms = statistics.median(ms for ms, _ in res["playground"])
+    fl_ms = statistics.median(ms for ms, _ in res["floor"])
+    pg_b = statistics.median(b for _, b in res["playground"])
+    fl_b = statistics.median(b for _, b in res["floor"])
+    return dict(scenario=name, n=n, changes=len(res["playground"]), charts=charts, playground_ms=round(pg_ms), floor_ms=round(fl_ms),
+                ratio=round(pg_ms / fl_ms, 2), playground_bytes=int(pg_b), floor_bytes=int(fl_b),
+                bytes_ratio=round(pg_b / fl_b, 2))  # fmt: skip
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--smoke", action="store_true", help="one change, default scenario")
+    ap.add_argument("--changes", type=int, default=10)
+    ap.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS))
+    ap.add_argument("--json", type=Path, help="also write the summary here")
+    ap.add_argument("--app-root", type=Path, help="run app.py from this checkout (e.g. an older commit)")
+    args = ap.parse_args()
+    if args.smoke:
+        args.changes, args.scenarios = 1, ["default"]
+
+    t_start = time.perf_counter()
+    pg_proc, pg_url = start_server("app.py", "playground", cwd=args.app_root or ROOT)
+    floor_proc, floor_url = start_server("bench/floor_app.py", "floor")
+    rows = []
+    try:
+        with sync_playwright() as pw:
+            browser = launch_browser(pw)
+            for name in args.scenarios:
+                n = SCENARIOS[name]
+                res = run_scenario(browser, pg_url, floor_url, n, args.changes)
+                rows.append(summary(name, n, res, res.pop("charts")))
+                r = rows[-1]
+                print(f"{name:8s} n={n:<4d} playground {r['playground_ms']:6d} ms  floor {r['floor_ms']:6d} ms  "
+                      f"ratio {r['ratio']:5.2f}x (target <= 1.3x)   bytes/rerun playground {r['playground_bytes']:>9,d}"
+                      f"  floor {r['floor_bytes']:>9,d}  ({r['bytes_ratio']:.2f}x)", flush=True)  # fmt: skip
+            browser.close()
+    finally:
+        stop_server(pg_proc)
+        stop_server(floor_proc)
+    print(
+        f"medians of {args.changes} seed changes per app, interleaved; machine: {machine()}; "
+        f"servers with OPENBLAS_NUM_THREADS=1; {time.perf_counter() - t_start:.0f} s in all"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
