@@ -40,6 +40,9 @@ LABEL_MAX_CHARS = 10  # tick labels longer than this are shortened with "…"
 # a 256×256 map ~3 MB, so large maps name rows/columns through category axes (hover stays exact)
 # and carry z as a compact binary array at the 4 decimals hover shows (see _compact).
 LARGE_MAP_CELLS = 80 * 80
+# A map with more rows or columns than this counts as large too: a 256×16 feature map's 4,096 cells
+# as JSON lists cost more to validate than the large-map path.
+LARGE_MAP_SIDE = 80
 
 
 def escape_label(text: object, max_chars: int | None = None) -> str:
@@ -167,7 +170,9 @@ def matrix_heatmap(
     cols_full = list(col_hover_labels) if col_hover_labels is not None else hover_labels(col_labels)
     shown = np.where(masked, np.nan, z)
     large = (
-        n_rows * n_cols > LARGE_MAP_CELLS and len(set(rows_full)) == n_rows and len(set(cols_full)) == n_cols
+        max(n_rows, n_cols) > LARGE_MAP_SIDE
+        and len(set(rows_full)) == n_rows
+        and len(set(cols_full)) == n_cols
     )
     if large:  # rows/columns are named by their (unique) hover labels: no per-cell strings
         customdata, x, y, where_row, where_col, cells = None, cols_full, rows_full, "%{y}", "%{x}", _compact
