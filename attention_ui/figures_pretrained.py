@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .figures import MASK_COLOR, WEIGHT_SCALE, HoverText, escape_label, hover_labels
+from .figures import WEIGHT_SCALE, HoverText, escape_label, hover_labels
 
 PANEL_GAP = 0.012  # fraction of the plotting area between neighbouring panels
 SELECTED_COLOR = "#d62728"  # frame around the panel the step-by-step view shows
@@ -91,7 +91,8 @@ def heads_overview(
 
     Panel (l, h) sits in row l (top = first layer) and column h, on axes number ``l * heads + h``.
     In each panel queries are rows (first token on top) and keys columns. ``allowed [n, n]``
-    (True = may attend) hides masked cells: they show the grey plot background. ``selected``
+    (True = may attend) hides masked cells: they stay blank (no colour), so they cannot be mistaken
+    for a weight of 0 on the colour scale. ``selected``
     frames one panel (the layer and head shown step by step). ``layer_title``/``head_title`` are
     formatted with ``layer=`` / ``head=``.
     """
@@ -105,7 +106,7 @@ def heads_overview(
         allowed = np.asarray(allowed, dtype=bool)
         if allowed.shape != (n, n):
             raise ValueError("the mask must be n×n")
-        a = np.where(allowed, a, np.nan)  # masked cells: no colour, grey background shows through
+        a = np.where(allowed, a, np.nan)  # masked cells: blank
 
     labels = hover_labels(tokens)  # "#i token", escaped: unique, so categorical axes keep every row
     q, k = escape_label(hover.query), escape_label(hover.key)
@@ -179,7 +180,7 @@ def heads_overview(
         annotations=annotations,
         shapes=shapes,
         coloraxis=dict(colorscale=WEIGHT_SCALE, cmin=0.0, cmax=1.0, colorbar=dict(thickness=12, len=0.8)),
-        plot_bgcolor=MASK_COLOR,
+        plot_bgcolor="rgba(0,0,0,0)",  # a coloured background would also fill the gaps between panels
         height=int(n_layers * panel_px + 60),
         margin=dict(l=70, r=10, t=30, b=10),
         showlegend=False,

@@ -203,11 +203,11 @@ def sidebar(t) -> None:
         st.text_area(
             t("playground.text"), key="pg_text", height=90, help=t("pretrained.text_help"), persist_state=KEEP
         )
-        st.radio(
+        st.segmented_control(  # six short options fit on one line, unlike a radio in the sidebar
             t("pretrained.layer"),
             list(range(LAYERS)),
             key="pg_pt_layer",
-            horizontal=True,
+            required=True,
             help=t("pretrained.layer_help"),
             persist_state=KEEP,
         )
@@ -322,7 +322,9 @@ def page(t, show_steps: Callable[[AttentionTrace], None]) -> None:
     )
 
     st.subheader(t("pretrained.steps_title", layer=layer), anchor="pretrained-steps")
-    st.markdown(
-        t("pretrained.steps_note_first" if layer == 0 else "pretrained.steps_note_later", layer=layer)
-    )
+    if layer == 0:
+        st.markdown(t("pretrained.steps_note_first"))
+    else:
+        st.markdown(t("pretrained.steps_note_later", layer=layer, previous=layer - 1))
+    st.markdown(t("pretrained.bias_note"))
     show_steps(display_trace(result, layer, hide))

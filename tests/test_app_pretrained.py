@@ -7,6 +7,7 @@ forward pass. The missing-model test runs everywhere; the rest skip when the mod
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -51,6 +52,12 @@ def charts(at: AppTest) -> dict[str, dict]:
 
 def z(fig: dict, trace: int = 0) -> np.ndarray:
     data = fig["data"][trace]["z"]
+    if isinstance(data, dict):  # Plotly's compact binary form: {"dtype", "bdata", "shape"}
+        flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"])).astype(float)
+        shape = data.get("shape")
+        if isinstance(shape, str):
+            shape = [int(s) for s in shape.split(",")]
+        return flat.reshape(shape)
     return np.array([[np.nan if v is None else v for v in row] for row in data], dtype=float)
 
 
@@ -97,8 +104,8 @@ def test_switch_to_pretrained_shows_wordpieces_overview_and_the_steps(at):
     for tick, tok in zip(ticks[4:7], ("transformers", "surprisingly", "interesting"), strict=True):
         assert tick.endswith("…") and tok.startswith(tick[:-1]), (tick, tok)  # long labels shortened
     np.testing.assert_allclose(z(weights), golden[0, 0], atol=TOL)
-    assert len(figs["pg_chart_x"]["data"][0]["z"][0]) == 384  # d_model follows the model
-    assert len(figs["pg_chart_q"]["data"][0]["z"][0]) == 32  # d_k
+    assert z(figs["pg_chart_x"]).shape == (9, 384)  # d_model follows the model
+    assert z(figs["pg_chart_q"]).shape == (9, 32)  # d_k
     assert len(at.radio(key="pg_head").options) == 12
     # the fixed shape is stated, and the random-weights controls are gone
     assert any("384" in i.value and "32" in i.value for i in at.info)
@@ -111,7 +118,7 @@ def test_switch_to_pretrained_shows_wordpieces_overview_and_the_steps(at):
 def test_layer_and_head_selectors_pick_the_right_matrix_and_frame_it(at):
     meta, golden = golden_case(0)
     to_pretrained(at, meta["text"], 0)
-    at.radio(key="pg_pt_layer").set_value(3).run()
+    at.segmented_control(key="pg_pt_layer").set_value(3).run()
     at.radio(key="pg_head").set_value(5).run()
     assert_healthy(at)
     figs = charts(at)

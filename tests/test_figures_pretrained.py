@@ -97,7 +97,7 @@ def test_overview_hover_names_tokens_even_when_a_word_repeats():
     assert "%{y}" in tr.hovertemplate and "%{x}" in tr.hovertemplate
 
 
-def test_overview_leaves_masked_cells_empty_on_a_grey_background():
+def test_overview_leaves_masked_cells_blank():
     n = 5
     allowed = np.ones((n, n), dtype=bool)
     allowed[:, 3:] = False  # two [PAD] keys
@@ -108,7 +108,7 @@ def test_overview_leaves_masked_cells_empty_on_a_grey_background():
         assert np.isnan(z[:, 3:]).all()
         assert np.isfinite(z[:, :3]).all()
         assert tr.hoverongaps is False
-    assert fig.layout.plot_bgcolor.lower() == "#8c8c8c"
+    assert fig.layout.plot_bgcolor == "rgba(0,0,0,0)"  # blank, not a colour of the scale
 
 
 def test_overview_frames_the_selected_panel_only():

@@ -1,0 +1,121 @@
+"""The playground's pretrained mode in a real browser: switch, overview grid, subwords, Japanese.
+
+Skipped when the optional model package is not installed. Screenshots go to
+artifacts/screenshots/pretrained_*.png (looked at by hand when the view changes).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+from st_browser import (
+    PLOTLY_CHART,
+    assert_no_exception,
+    screenshot,
+    tick_labels,
+    wait_for_app_run,
+    wait_for_charts,
+)
+
+from attention_core import pretrained
+from attention_ui.i18n import translate
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not pretrained.is_available(), reason="pretrained model not installed"),
+]
+
+SENTENCE = "Tokenization makes transformers surprisingly interesting."
+TOKENS = ["[CLS]", "token", "##ization", "makes", "transformers", "surprisingly", "interesting", ".", "[SEP]"]
+JA_SENTENCE = "猫はマットの上で静かに眠っている。"
+# A pretrained rerun draws 15 charts, four of them 384 columns wide, and the first one also loads
+# the weights: on a busy two-core CI machine that can take far longer than the default 30 s.
+SLOW_MS = 120_000
+
+
+def chart(page: Page, name: str) -> Locator:
+    return page.locator(f".st-key-pg_chart_{name} {PLOTLY_CHART}")
+
+
+def sidebar(page: Page) -> Locator:
+    return page.locator('[data-testid="stSidebar"]')
+
+
+def choose_pretrained(page: Page, lang: str = "en") -> None:
+    sidebar(page).locator(".st-key-pg_weights").get_by_text(
+        translate(lang, "pretrained.weights_pretrained")
+    ).click()
+    wait_for_app_run(page, timeout_ms=SLOW_MS)
+    expect(chart(page, "pt_overview")).to_have_count(1, timeout=SLOW_MS)
+    wait_for_charts(page, minimum=2, timeout_ms=SLOW_MS)
+
+
+def enter_sentence(page: Page, text: str) -> None:
+    box = sidebar(page).locator(".st-key-pg_text textarea")
+    box.fill(text)
+    box.press("Control+Enter")
+    wait_for_app_run(page, timeout_ms=SLOW_MS)
+
+
+def full_labels(labels: list[str]) -> bool:
+    """Tick labels are tokens, long ones shortened with '…'."""
+    return all(
+        lab == tok or (lab.endswith("…") and tok.startswith(lab[:-1]))
+        for lab, tok in zip(labels, TOKENS, strict=True)
+    )
+
+
+def test_pretrained_view_draws_the_72_panel_overview_and_subword_steps(app: Page) -> None:
+    wait_for_charts(app, timeout_ms=SLOW_MS)
+    enter_sentence(app, SENTENCE)
+    choose_pretrained(app)
+    assert_no_exception(app)
+    overview = chart(app, "pt_overview")
+    expect(overview.locator("g.heatmaplayer image")).to_have_count(72)
+    expect(overview.locator("g.annotation")).to_have_count(18)  # 12 head titles + 6 layer titles
+    weights = chart(app, "weights")
+    labels = tick_labels(weights, "y")
+    assert len(labels) == len(TOKENS) and full_labels(labels), labels
+    expect(sidebar(app)).to_contain_text("d_model = 384")
+    screenshot(app, "pretrained_en")
+    app.locator(".st-key-pg_chart_pt_overview").scroll_into_view_if_needed()
+    screenshot(app, "pretrained_en_overview", full=False)
+
+    # layer 4, specials hidden: [CLS]/[SEP] leave the maps, the note says rows no longer sum to 1
+    sidebar(app).locator(".st-key-pg_pt_layer").get_by_text("4", exact=True).click()
+    wait_for_app_run(app, timeout_ms=SLOW_MS)
+    sidebar(app).locator(".st-key-pg_pt_hide_special").get_by_text(
+        translate("en", "pretrained.hide_special")
+    ).click()
+    wait_for_app_run(app, timeout_ms=SLOW_MS)
+    expect(weights.locator("g.ytick text")).to_have_count(len(TOKENS) - 2, timeout=SLOW_MS)
+    wait_for_charts(app, minimum=2, timeout_ms=SLOW_MS)
+    assert "[CLS]" not in tick_labels(weights, "y")
+    expect(app.get_by_text(translate("en", "pretrained.hidden_note"))).to_be_visible()
+    expect(
+        app.get_by_role("heading", name=translate("en", "pretrained.steps_title", layer=4))
+    ).to_be_visible()
+    assert_no_exception(app)
+    screenshot(app, "pretrained_en_layer4_hidden")
+
+
+def test_pretrained_view_in_japanese_with_a_japanese_sentence(app: Page) -> None:
+    wait_for_charts(app, timeout_ms=SLOW_MS)
+    sidebar(app).locator('.st-key-lang [data-testid="stSelectbox"]').click()
+    app.get_by_role("option", name="日本語").click()
+    wait_for_app_run(app, timeout_ms=SLOW_MS)
+    enter_sentence(app, JA_SENTENCE)
+    choose_pretrained(app, "ja")
+    assert_no_exception(app)
+    expect(app.get_by_role("heading", name=translate("ja", "pretrained.overview_title"))).to_be_visible()
+    # the English-only tokenizer: [UNK] for unknown kanji, and the note that explains it
+    labels = tick_labels(chart(app, "weights"), "y")
+    assert labels[0] == "[CLS]" and labels[-1] == "[SEP]" and "[UNK]" in labels, labels
+    note = app.locator('[data-testid="stAlert"]').filter(has_text=re.compile(r"\[UNK\]"))
+    expect(note.first).to_be_visible()
+    expect(chart(app, "pt_overview").locator("g.heatmaplayer image")).to_have_count(72)
+    screenshot(app, "pretrained_ja")
+    app.locator(".st-key-pg_chart_pt_overview").scroll_into_view_if_needed()
+    screenshot(app, "pretrained_ja_overview", full=False)
