@@ -42,7 +42,7 @@ DEFAULTS = {
     "pg_pt_layer": 0,
     "pg_pt_hide_special": False,
 }
-CHOICE_KEYS = ("pg_weights",)
+CHOICE_KEYS = ("pg_weights", "pg_pt_layer")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,19 +197,15 @@ def weights_switch(t) -> bool:
 
 
 def sidebar(t) -> None:
-    """The pretrained mode's controls: sentence, [PAD]s, layer, hiding specials; the fixed shape."""
+    """The pretrained mode's controls: sentence, [PAD]s, hiding specials; the fixed shape.
+
+    The layer picker sits in the page, above the overview, next to what it changes (the head
+    picker is the step view's own, before step 2).
+    """
     with st.sidebar:
         st.header(t("playground.settings"))
         st.text_area(
             t("playground.text"), key="pg_text", height=90, help=t("pretrained.text_help"), persist_state=KEEP
-        )
-        st.segmented_control(  # six short options fit on one line, unlike a radio in the sidebar
-            t("pretrained.layer"),
-            list(range(LAYERS)),
-            key="pg_pt_layer",
-            required=True,
-            help=t("pretrained.layer_help"),
-            persist_state=KEEP,
         )
         st.number_input(
             t("playground.pad"),
@@ -290,9 +286,8 @@ def page(t, show_steps: Callable[[AttentionTrace], None]) -> None:
     st.markdown(token_chips_markdown(result.tokens, result.n_pad))
 
     layers = len(result.layers)
-    layer = st.session_state.get("pg_pt_layer", 0)
-    if layer not in range(layers):
-        layer = 0
+    if st.session_state.get("pg_pt_layer") not in range(layers):
+        st.session_state["pg_pt_layer"] = 0
     head = st.session_state.get("pg_head", 0)
     head = head if head in range(result.layers[0].heads) else 0
     hide = (
@@ -302,6 +297,16 @@ def page(t, show_steps: Callable[[AttentionTrace], None]) -> None:
         st.info(t("pretrained.hidden_note"))
 
     st.subheader(t("pretrained.overview_title"), anchor="pretrained-overview")
+    st.radio(
+        t("pretrained.layer"),
+        list(range(layers)),
+        key="pg_pt_layer",
+        format_func=lambda k: t("pretrained.layer_name", layer=k),
+        horizontal=True,
+        help=t("pretrained.layer_help"),
+        persist_state=KEEP,
+    )
+    layer = int(st.session_state["pg_pt_layer"])
     st.markdown(t("pretrained.overview_explain", layer=layer, head=head))
     hover = figures.HoverText(
         query=t("playground.hover_query"),

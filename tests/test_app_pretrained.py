@@ -118,7 +118,7 @@ def test_switch_to_pretrained_shows_wordpieces_overview_and_the_steps(at):
 def test_layer_and_head_selectors_pick_the_right_matrix_and_frame_it(at):
     meta, golden = golden_case(0)
     to_pretrained(at, meta["text"], 0)
-    at.segmented_control(key="pg_pt_layer").set_value(3).run()
+    at.radio(key="pg_pt_layer").set_value(3).run()
     at.radio(key="pg_head").set_value(5).run()
     assert_healthy(at)
     figs = charts(at)

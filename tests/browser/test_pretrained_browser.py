@@ -84,7 +84,9 @@ def test_pretrained_view_draws_the_72_panel_overview_and_subword_steps(app: Page
     screenshot(app, "pretrained_en_overview", full=False)
 
     # layer 4, specials hidden: [CLS]/[SEP] leave the maps, the note says rows no longer sum to 1
-    sidebar(app).locator(".st-key-pg_pt_layer").get_by_text("4", exact=True).click()
+    app.locator(".st-key-pg_pt_layer").get_by_text(
+        translate("en", "pretrained.layer_name", layer=4), exact=True
+    ).click()
     wait_for_app_run(app, timeout_ms=SLOW_MS)
     sidebar(app).locator(".st-key-pg_pt_hide_special").get_by_text(
         translate("en", "pretrained.hide_special")
