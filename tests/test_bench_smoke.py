@@ -1,0 +1,85 @@
+"""Smoke runs of the bench scripts (classroom load, and the issue-6 benchmarks), so CI keeps them working.
+
+Marked ``browser``: it starts its own server and Chromium, so it runs in ``pytest -m browser``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.mark.timeout(420)
+def test_classroom_load_smoke_passes_and_reports_its_figures() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "classroom_load.py"), "--smoke", "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=400,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    assert result["errors"] == [] and result["leaks"] == []
+    assert result["sessions"] == 2 and result["changes_timed"] == 2 * (2 + 1)
+    assert 0 < result["p50_s"] <= result["p95_s"]
+    assert 0 < result["rss_before_mb"] <= result["rss_peak_mb"]
+    assert result["active_sessions_after"] == 0
+
+
+# ---------------------------------------------------------------- issue 6 benchmarks (bench/*.py --smoke)
+
+
+def _run_bench(script: str, timeout: int) -> str:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), "--smoke"],
+        cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
+def _number(pattern: str, text: str) -> float:
+    import re
+
+    match = re.search(pattern, text)
+    assert match, f"{pattern!r} not in:\n{text}"
+    return float(match.group(1).replace(",", ""))
+
+
+@pytest.mark.timeout(120)
+def test_core_overhead_smoke_reports_a_ratio_and_import_times() -> None:
+    out = _run_bench("core_overhead.py", 110)
+    assert 0 < _number(r"overhead ratio\s+median\s+([\d.]+)x", out) < 20
+    assert _number(r"import attention_core\s+median\s+([\d.]+) ms", out) > 0
+    assert _number(r"import numpy alone\s+median\s+([\d.]+) ms", out) > 0
+
+
+@pytest.mark.timeout(120)
+def test_tiled_vs_direct_smoke_matches_the_direct_output_in_less_memory() -> None:
+    out = _run_bench("tiled_vs_direct.py", 110)
+    assert _number(r"max \|direct - tiled\| ([\d.e+-]+)", out) <= 1e-10
+    assert _number(r"memory ratio\s+([\d.]+) %", out) < 100  # 128-blocks at n=512: a fraction of n×n
+    assert _number(r"time ratio\s+([\d.]+) x", out) > 0
+
+
+@pytest.mark.timeout(400)
+def test_page_latency_smoke_times_both_apps_and_counts_their_bytes() -> None:
+    out = _run_bench("page_latency.py", 380)
+    assert _number(r"playground\s+(\d+) ms", out) > 0 and _number(r"floor\s+(\d+) ms", out) > 0
+    assert _number(r"ratio\s+([\d.]+)x", out) > 0
+    assert _number(r"bytes/rerun playground\s+([\d,]+)", out) > 1000  # new figures were sent
+    assert _number(r"bytes/rerun playground\s+[\d,]+\s+floor\s+([\d,]+)", out) > 1000
+
+
+@pytest.mark.timeout(300)
+def test_cold_start_smoke_reaches_a_drawn_chart() -> None:
+    out = _run_bench("cold_start.py", 280)
+    healthy = _number(r"server healthy\s+([\d.]+) s", out)
+    drawn = _number(r"first chart drawn\s+([\d.]+) s", out)
+    assert 0 < healthy <= drawn
