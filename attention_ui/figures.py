@@ -27,9 +27,12 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 # Colour-vision-deficiency friendly scales: RdBu is a blue/red diverging scale (no red/green
-# contrast), Viridis is perceptually uniform and readable in greyscale.
+# contrast); tests/test_colour_access.py checks both against the masked grey.
 DIVERGING_SCALE = "RdBu_r"  # negative = blue, 0 = near white, positive = red
-WEIGHT_SCALE = "Viridis"
+# Weights: single-hue Blues (white = 0, dark blue = 1). Viridis passes through a mid grey-teal that
+# protan/deutan viewers cannot tell from the masked grey (CIELAB ΔE ≈ 1 under Machado 2009
+# simulation); Blues stays ΔE ≥ 25 from it for normal, protan, deutan and tritan vision.
+WEIGHT_SCALE = "Blues"
 MASK_COLOR = "#8c8c8c"  # neutral mid grey: not near white (RdBu centre) nor Viridis' ends
 MASK_SCALE = [[0.0, MASK_COLOR], [1.0, MASK_COLOR]]
 
@@ -496,6 +499,9 @@ def heads_small_multiples(
     return fig
 
 
+CLICK_MAX_CELLS = 64 * 64  # beyond this, no click targets (cells are a few pixels wide anyway)
+
+
 def add_click_targets(fig: go.Figure) -> go.Figure:
     """Overlay an invisible scatter point on every cell centre of a matrix heatmap, in place.
 
@@ -510,6 +516,8 @@ def add_click_targets(fig: go.Figure) -> go.Figure:
         return fig
     main = heatmaps[0]
     n_rows, n_cols = len(main.y), len(main.x)
+    if main.customdata is None or n_rows * n_cols > CLICK_MAX_CELLS:
+        return fig  # large maps: one point per cell would outweigh the map; the selectboxes remain
     xs, ys, data, templates = [], [], [], []
     main_template = main.hovertemplate.replace("%{z:.4f}", "%{customdata[2]:.4f}")
     for r in range(n_rows):

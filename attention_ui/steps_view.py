@@ -107,6 +107,7 @@ def chart(view: View, fig, key: str, alt: str, square: bool = False, selectable:
         hook = view.on_cell
         chart_key = CHART_PREFIX + key
         kwargs = dict(on_select=lambda: hook(chart_key), selection_mode="points")
+        figures.add_click_targets(fig)
     st.plotly_chart(fig, key=CHART_PREFIX + key, alt=alt, width=width, config=config, **kwargs)
 
 
@@ -195,7 +196,8 @@ def _scaled(v: View) -> None:
 def _mask(v: View) -> None:
     t, tr = v.t, v.trace
     n = tr.n
-    st.latex(r"M_{ij} = \begin{cases} 0 & \text{allowed} \\ -\infty & \text{masked} \end{cases}")
+    allowed, masked = t("playground.latex_allowed"), t("playground.latex_masked")
+    st.latex(rf"M_{{ij}} = \begin{{cases}} 0 & \text{{{allowed}}} \\ -\infty & \text{{{masked}}} \end{{cases}}")
     kind = tr.config.mask if tr.config is not None else "causal"
     st.markdown(
         t(
@@ -258,7 +260,7 @@ def _head_out(v: View) -> None:
         v,
         figures.feature_heatmap(out, tr.tokens, **v.feat),
         "head_out",
-        t("playground.alt_feature", name=f"head {k}", n=n, d=d_v),
+        t("playground.alt_feature", name=t("playground.head_name", h=k), n=n, d=d_v),
         selectable=True,
     )
     table(v, tables.feature_table(out, tr.tokens), "head_out")

@@ -107,7 +107,7 @@ def test_weights_use_a_fixed_zero_to_one_sequential_scale():
     w = np.array([[0.2, 0.8], [0.5, 0.5]])
     main = figures.attention_heatmap(w, ("a", "b"), kind="weights").data[0]
     assert (main.zmin, main.zmax) == (0.0, 1.0)
-    assert same_scale(colourscale_of(main), "Viridis")
+    assert same_scale(colourscale_of(main), figures.WEIGHT_SCALE)
 
 
 def test_masked_cells_get_a_grey_overlay_that_is_off_the_colour_scale():

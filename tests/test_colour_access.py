@@ -1,0 +1,59 @@
+"""The playground's colour scales stay distinguishable from the masked grey with colour-vision
+deficiency: CIELAB distance after Machado et al. (2009) full-severity simulation, computed here."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.colors as pc
+import pytest
+
+from attention_ui import figures
+
+SIMULATIONS = {
+    "normal": np.eye(3),
+    "protanopia": np.array([[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],
+                            [-0.003882, -0.048116, 1.051998]]),
+    "deuteranopia": np.array([[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413],
+                              [-0.011820, 0.042940, 0.968881]]),
+    "tritanopia": np.array([[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602],
+                            [0.004733, 0.691367, 0.303900]]),
+}  # fmt: skip
+MIN_DELTA_E = 15.0  # clearly different patches side by side (ΔE ≈ 2 is "just noticeable")
+
+
+def linear(rgb255: np.ndarray) -> np.ndarray:
+    c = np.asarray(rgb255, float) / 255
+    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+
+
+def lab(lin_rgb: np.ndarray) -> np.ndarray:
+    m = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]])
+    xyz = lin_rgb @ m.T / np.array([0.9505, 1.0, 1.089])
+    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16 / 116)
+    return np.stack([116 * f[..., 1] - 16, 500 * (f[..., 0] - f[..., 1]), 200 * (f[..., 1] - f[..., 2])], -1)
+
+
+def scale_colours(name: str) -> np.ndarray:
+    cols = pc.sample_colorscale(name, np.linspace(0, 1, 201).tolist(), colortype="tuple")
+    return np.array([[v * 255 if max(c) <= 1 else v for v in c] for c in cols])
+
+
+def hex_rgb(h: str) -> np.ndarray:
+    return np.array([[int(h[i : i + 2], 16) for i in (1, 3, 5)]])
+
+
+def test_the_distance_detects_a_confusable_pair():
+    # control: mid Viridis and mid grey collapse for deuteranopes, so the measure can fail
+    viridis = scale_colours("Viridis")
+    sim = SIMULATIONS["deuteranopia"]
+    d = np.linalg.norm(lab(np.clip(linear(viridis) @ sim.T, 0, 1)) - lab(np.clip(linear(hex_rgb("#8c8c8c")) @ sim.T, 0, 1)), axis=1)  # noqa: E501
+    assert d.min() < 3
+
+
+@pytest.mark.parametrize("scale", [figures.WEIGHT_SCALE, figures.DIVERGING_SCALE])
+@pytest.mark.parametrize("vision", list(SIMULATIONS))
+def test_masked_grey_is_distinguishable_from_every_colour_of_the_scale(scale, vision):
+    sim = SIMULATIONS[vision]
+    colours = lab(np.clip(linear(scale_colours(scale)) @ sim.T, 0, 1))
+    grey = lab(np.clip(linear(hex_rgb(figures.MASK_COLOR)) @ sim.T, 0, 1))
+    assert np.linalg.norm(colours - grey, axis=1).min() >= MIN_DELTA_E

@@ -1,0 +1,92 @@
+"""Message catalogs: every namespace exists in both languages with the same keys, no empty message,
+the same placeholders, and every literal key the playground and app.py use is defined."""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from pathlib import Path
+
+import pytest
+
+from attention_ui.i18n import LANGUAGES, catalog, placeholders
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCALES = ROOT / "attention_ui" / "locales"
+NAMESPACES = sorted({p.stem for lang in LANGUAGES for p in (LOCALES / lang).glob("*.json")})
+CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+
+
+def load(lang: str, namespace: str) -> dict:
+    path = LOCALES / lang / f"{namespace}.json"
+    assert path.exists(), f"{path.relative_to(ROOT)} is missing"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def test_there_are_catalogs():
+    assert {"app", "playground"} <= set(NAMESPACES)
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_same_keys_in_every_language(namespace):
+    keys = {lang: set(load(lang, namespace)) for lang in LANGUAGES}
+    for lang in LANGUAGES:
+        missing = keys["en"] - keys[lang]
+        extra = keys[lang] - keys["en"]
+        assert not missing, f"{lang}/{namespace}.json lacks {sorted(missing)}"
+        assert not extra, f"{lang}/{namespace}.json has keys English lacks: {sorted(extra)}"
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_empty_or_broken_message(lang, namespace):
+    for key, text in load(lang, namespace).items():
+        assert isinstance(text, str) and text.strip(), f"{lang}/{namespace}.{key} is empty"
+        list(string.Formatter().parse(text))  # raises on a stray "{" or "}"
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_same_placeholders(namespace):
+    en, ja = load("en", namespace), load("ja", namespace)
+    for key in en.keys() & ja.keys():
+        assert placeholders(en[key]) == placeholders(ja[key]), f"{namespace}.{key}: placeholders differ"
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_japanese_catalogs_are_japanese(namespace):
+    ja = load("ja", namespace)
+    with_cjk = sum(bool(CJK.search(v)) for v in ja.values())
+    assert with_cjk >= len(ja) // 2, f"ja/{namespace}.json looks untranslated ({with_cjk}/{len(ja)} in Japanese)"
+
+
+UI_SOURCES = [
+    "app.py", "pages/playground.py", "attention_ui/steps_view.py", "attention_ui/explain_view.py",
+    "attention_ui/presenter.py", "attention_ui/examples.py", "attention_ui/widgets.py",
+]  # fmt: skip
+KEY_LITERAL = re.compile(r"""["']((?:app|playground)\.[a-z0-9_]+)["']""")
+
+
+@pytest.mark.parametrize("source", UI_SOURCES)
+def test_every_literal_key_used_by_the_ui_exists(source):
+    text = (ROOT / source).read_text(encoding="utf-8")
+    used = set(KEY_LITERAL.findall(text))
+    assert used, f"{source} uses no catalog key literally"
+    for lang in LANGUAGES:
+        missing = sorted(k for k in used if not catalog(lang).get(k))
+        assert not missing, f"{source} uses keys missing in {lang}: {missing}"
+
+
+def test_step_and_choice_keys_built_at_run_time_exist():
+    from attention_core import MASK_KINDS
+    from attention_ui.steps_view import STEPS
+    from attention_ui.url_state import PRESETS
+    from attention_ui.widgets import SCALE_CHOICES
+
+    built = [f"playground.step_{s}" for s in STEPS] + [f"playground.explain_{s}" for s in STEPS]
+    built += [f"playground.mask_{m.replace('+', '_')}" for m in MASK_KINDS]
+    built += [f"playground.scale_{s}" for s in SCALE_CHOICES] + [f"playground.preset_{p}" for p in PRESETS]
+    for lang in LANGUAGES:
+        assert not [k for k in built if not catalog(lang).get(k)], lang
