@@ -118,7 +118,7 @@ def table(view: View, frame, key: str) -> None:
     st.dataframe(frame, width="stretch", height=min(420, 38 + 35 * len(frame)))
     st.download_button(
         view.t("playground.download_csv"),
-        data=csv_bytes(frame),
+        data=lambda: csv_bytes(frame),  # built when clicked, not on every rerun
         file_name=csv_file_name(key, view.head),
         mime="text/csv",
         key=f"pg_csv_{key}",
