@@ -24,6 +24,7 @@ from attention_core.tokenizer import DEFAULT_MAX_TOKENS
 from attention_ui import figures
 from attention_ui.figures_pretrained import heads_overview, with_selection
 from attention_ui.state import current_language
+from attention_ui.steps_view import StepText
 from attention_ui.widgets import PAD_RANGE, refresh_translated_choices, token_chips_markdown
 
 log = logging.getLogger(__name__)
@@ -265,8 +266,19 @@ def tokenization_notes(t, result: pretrained.PretrainedResult) -> None:
         st.info(t("pretrained.unk_note", count=unknown))
 
 
-def page(t, show_steps: Callable[[AttentionTrace], None]) -> None:
-    """The whole pretrained view. ``show_steps(trace)`` draws the playground's step-by-step view."""
+def step_texts(layer: int) -> dict[str, StepText]:
+    """Step 1 for a trained layer: X is not E + P but the embeddings (layer 0) or the previous layer's output."""
+    if layer == 0:
+        return {"x": StepText("pretrained.step_x_first", "pretrained.explain_x_first",
+                              r"X = \mathrm{LayerNorm}(E_{\text{word}} + E_{\text{pos}} + E_{\text{seg}})")}  # fmt: skip
+    formula = rf"X^{{({layer})}} = \mathrm{{Layer}}_{{{layer - 1}}}\big(X^{{({layer - 1})}}\big)"
+    return {"x": StepText("pretrained.step_x_later", "pretrained.explain_x_later", formula,
+                          {"layer": layer, "previous": layer - 1})}  # fmt: skip
+
+
+def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText]], None]) -> None:
+    """The whole pretrained view. ``show_steps(trace, texts)`` draws the playground's step-by-step view
+    with the step texts of :func:`step_texts` replacing the random-weights ones."""
     sidebar(t)
     st.title(t("playground.title"))
     st.markdown(t("pretrained.intro"))
@@ -332,4 +344,4 @@ def page(t, show_steps: Callable[[AttentionTrace], None]) -> None:
     else:
         st.markdown(t("pretrained.steps_note_later", layer=layer, previous=layer - 1))
     st.markdown(t("pretrained.bias_note"))
-    show_steps(display_trace(result, layer, hide))
+    show_steps(display_trace(result, layer, hide), step_texts(layer))

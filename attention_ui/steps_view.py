@@ -8,7 +8,7 @@ in as callbacks by the page, so there is exactly one copy of each step's code.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +36,20 @@ CELL_CHARTS = ("raw", "scaled", "masked", "weights")
 CHART_PREFIX = "pg_chart_"
 
 
+@dataclass(frozen=True)
+class StepText:
+    """A caller's replacement for one step's heading, explanation and/or formula.
+
+    ``title`` and ``explain`` are catalog keys (filled with ``values``); ``formula`` is LaTeX written
+    by the caller, never user text. Fields left None keep the playground's own text.
+    """
+
+    title: str | None = None
+    explain: str | None = None
+    formula: str | None = None
+    values: Mapping[str, object] = field(default_factory=dict)
+
+
 @dataclass
 class View:
     """What every step needs: the translator, the trace, the head shown and the page's hooks."""
@@ -47,6 +61,7 @@ class View:
     show_tables: bool
     on_cell: Callable[[str], None] | None = None  # called with the chart key after a click
     after: dict[str, Callable[[View], None]] = field(default_factory=dict)  # extra panel per step
+    text: Mapping[str, StepText] = field(default_factory=dict)  # step id -> replacement text
     hover: figures.HoverText = field(init=False)
 
     def __post_init__(self) -> None:
@@ -70,8 +85,21 @@ class View:
         return dict(token_title=t("playground.axis_token"), dim_title=t("playground.axis_dim"), hover=self.hover)
 
 
-def step_title(t, name: str, number: int) -> str:
+def step_title(t, name: str, number: int, text: StepText | None = None) -> str:
+    if text is not None and text.title:
+        return f"{number}. {t(text.title, **text.values)}"
     return f"{number}. {t(f'playground.step_{name}')}"
+
+
+def step_explain(t, name: str, text: StepText | None = None) -> str:
+    if text is not None and text.explain:
+        return t(text.explain, **text.values)
+    return t(f"playground.explain_{name}")
+
+
+def step_formula(view: View, name: str, default: str) -> str:
+    text = view.text.get(name)
+    return text.formula if text is not None and text.formula else default
 
 
 def shape_line(t, *parts: tuple[str, tuple[int, ...]]) -> None:
@@ -128,7 +156,7 @@ def table(view: View, frame, key: str) -> None:
 
 def _x(v: View) -> None:
     t, tr = v.t, v.trace
-    st.latex(r"X = E + P" if not v.example else r"X \sim \mathcal{N}(0, 1)")
+    st.latex(step_formula(v, "x", r"X = E + P" if not v.example else r"X \sim \mathcal{N}(0, 1)"))
     if v.example:
         st.caption(t("playground.example_x_note"))
     n, d_model = tr.X.shape
@@ -332,12 +360,12 @@ BODIES: dict[str, Callable[[View], None]] = {
 
 def render_step(view: View, name: str, number: int, heading_level: str = "subheader") -> None:
     """One numbered step: heading, explanation, formula, shapes, chart, table, extra panel."""
-    title = step_title(view.t, name, number)
+    title = step_title(view.t, name, number, view.text.get(name))
     if heading_level == "header":
         st.header(title, anchor=f"step-{name}")
     else:
         st.subheader(title, anchor=f"step-{name}")
-    st.markdown(view.t(f"playground.explain_{name}"))
+    st.markdown(step_explain(view.t, name, view.text.get(name)))
     BODIES[name](view)
     extra = view.after.get(name)
     if extra is not None:

@@ -32,6 +32,9 @@ STEP_COUNT = 11  # steps shown by the playground (attention_ui.steps_view.STEPS)
 MAX_URL_TEXT = 2000  # characters of the sentence kept in a URL (64 tokens fit easily)
 MAX_TOKENS_RANGE = (4, 256)  # the playground's "maximum tokens" control
 MAX_VALUE_CHARS = 40  # a number or name longer than this is malformed
+WEIGHTS = ("random", "pretrained")  # attention_ui.pretrained_view.WEIGHTS
+PRETRAINED_LAYERS = 6  # all-MiniLM-L6-v2's encoder layers (attention_ui.pretrained_view.LAYERS)
+PRETRAINED_ONLY = ("layer", "hide")  # written only with weights=pretrained
 
 _INT = re.compile(r"[0-9]{1,12}")
 _FLOAT = re.compile(r"[0-9]{0,12}(\.[0-9]{0,17})?([eE][-+]?[0-9]{1,3})?")
@@ -118,6 +121,9 @@ PARAMS = (
     Param("present", "pg_present", _bool, _bool_out),
     Param("step", "pg_step", _int_in(1, STEP_COUNT), _int_out),
     Param("lang", "lang", _choice(LANGUAGES), _str_out),
+    Param("weights", "pg_weights", _choice(WEIGHTS), _str_out),
+    Param("layer", "pg_pt_layer", _int_in(0, PRETRAINED_LAYERS - 1), _int_out),
+    Param("hide", "pg_pt_hide_special", _bool, _bool_out),
 )
 BY_URL = {p.url: p for p in PARAMS}
 BY_STATE = {p.state: p for p in PARAMS}
@@ -169,9 +175,12 @@ def serialise(state: Mapping[str, object]) -> dict[str, str]:
     d_k/d_v only when they are set by hand, the divisor only for a custom scale, the step only in
     presenter mode; the sentence and its settings are left out for the worked example, whose
     settings are fixed (they stay in the session and come back when switching to "sentence").
+    The weights switch, the pretrained layer and the [CLS]/[SEP] toggle only with pretrained
+    weights (a random-weights URL stays as it was); pretrained mode always uses the sentence.
     """
     out: dict[str, str] = {}
-    example = state.get("pg_preset") == "example"
+    pretrained = state.get("pg_weights") == "pretrained"
+    example = state.get("pg_preset") == "example" and not pretrained
     for p in PARAMS:
         if p.state not in state:
             continue
@@ -182,6 +191,10 @@ def serialise(state: Mapping[str, object]) -> dict[str, str]:
         if p.url == "step" and not state.get("pg_present"):
             continue
         if p.url == "present" and not state.get("pg_present"):
+            continue
+        if p.url == "weights" and not pretrained:
+            continue
+        if p.url in PRETRAINED_ONLY and not pretrained:
             continue
         if example and p.url not in ("preset", "tables", "head", "present", "step", "lang"):
             continue

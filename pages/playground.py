@@ -238,7 +238,7 @@ def head_selector(t, heads: int) -> None:
     )
 
 
-def make_view(t, trace, example: bool) -> steps_view.View:
+def make_view(t, trace, example: bool, text: dict | None = None) -> steps_view.View:
     if st.session_state.get("pg_head", 0) not in range(trace.heads):
         st.session_state["pg_head"] = 0
     explain_view.clamp_cell(st.session_state, trace.n)
@@ -250,6 +250,7 @@ def make_view(t, trace, example: bool) -> steps_view.View:
         show_tables=bool(st.session_state["pg_tables"]),
         on_cell=explain_view.make_on_cell(trace.n, trace.V.shape[2]),
         after={"softmax": explain_view.cell_panel, "head_out": explain_view.row_panel},
+        text=text or {},
     )
 
 
@@ -261,18 +262,18 @@ def main() -> None:
     example = st.session_state["pg_preset"] == "example"
     present = bool(st.session_state.get(presenter.PRESENT_KEY))
     try:
+        ignored = url_sync.ignored_notice(st.session_state)
+        if ignored:  # both views: a malformed ?layer= is as worth naming as a malformed ?seed=
+            st.warning(t("playground.url_ignored", names=", ".join(escape_markdown(n) for n in ignored)))
         if not present and pretrained_view.weights_switch(t):  # all-MiniLM-L6-v2: own controls, same steps
             pretrained_view.page(
-                t, lambda tr: steps_view.render_all(make_view(t, tr, False), lambda: head_selector(t, tr.heads))
+                t, lambda tr, text: steps_view.render_all(make_view(t, tr, False, text), lambda: head_selector(t, tr.heads))
             )
             return
         if not present:
             settings_sidebar(t, example)
             with st.sidebar:
                 presenter.enter_button(t)
-        ignored = url_sync.ignored_notice(st.session_state)
-        if ignored:
-            st.warning(t("playground.url_ignored", names=", ".join(escape_markdown(n) for n in ignored)))
         if not present:
             st.title(t("playground.title"))
             st.markdown(t("playground.intro"))

@@ -223,3 +223,55 @@ def test_model_failing_to_load_shows_the_same_message(at, monkeypatch):
     assert not at.exception, at.exception
     assert [e.value for e in at.error] == [translate("en", "pretrained.missing")]
     assert "make model" in [c.value for c in at.code]
+
+
+def step_one_heading(at: AppTest) -> str:
+    (heading,) = [h.value for h in at.subheader if h.value.startswith("1. ")]
+    return heading
+
+
+@needs_model
+def test_shared_url_opens_the_pretrained_layer_and_head_with_the_models_weights():
+    meta, golden = golden_case(0)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"weights": "pretrained", "layer": "3", "head": "5", "hide": "0", "text": meta["text"]})
+    at.run()
+    assert_healthy(at)
+    assert not at.warning, [w.value for w in at.warning]
+    assert at.radio(key="pg_weights").value == "pretrained" and at.radio(key="pg_pt_layer").value == 3
+    assert at.radio(key="pg_head").value == 5
+    figs = charts(at)
+    np.testing.assert_allclose(z(figs["pg_chart_weights"]), golden[3, 5], atol=TOL)  # independent (PyTorch)
+    trace = pretrained.run_text(meta["text"]).layers[3]
+    np.testing.assert_allclose(z(figs["pg_chart_weights"]), trace.weights[5], atol=1e-12)
+    assert at.query_params["weights"] == "pretrained" and at.query_params["layer"] == "3"
+    # and the other way: changing the view writes it back into the URL
+    at.radio(key="pg_pt_layer").set_value(1).run()
+    at.toggle(key="pg_pt_hide_special").set_value(True).run()
+    assert at.query_params["layer"] == "1" and at.query_params["hide"] == "1"
+
+
+@needs_model
+def test_malformed_pretrained_url_values_fall_back_with_a_notice():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"weights": "pretrained", "layer": "9", "hide": "perhaps"})
+    at.run()
+    assert_healthy(at)
+    notice = " ".join(w.value for w in at.warning)
+    assert "layer" in notice and "hide" in notice
+    assert at.radio(key="pg_pt_layer").value == 0 and at.toggle(key="pg_pt_hide_special").value is False
+    assert "layer" in at.query_params and at.query_params["layer"] == "0"
+
+
+@needs_model
+def test_step_one_describes_the_models_own_input(at):
+    random_heading = step_one_heading(at)
+    assert random_heading == "1. " + translate("en", "playground.step_x")
+    to_pretrained(at)
+    assert step_one_heading(at) == "1. " + translate("en", "pretrained.step_x_first")
+    assert any("LayerNorm" in lat.value for lat in at.latex) and not any(lat.value == "X = E + P" for lat in at.latex)
+    at.radio(key="pg_pt_layer").set_value(4).run()
+    assert step_one_heading(at) == "1. " + translate("en", "pretrained.step_x_later", previous=3)
+    assert any(m.value == translate("en", "pretrained.explain_x_later", layer=4, previous=3) for m in at.markdown)
+    at.radio(key="pg_weights").set_value("random").run()
+    assert step_one_heading(at) == random_heading

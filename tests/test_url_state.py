@@ -124,3 +124,42 @@ def test_any_parameters_never_raise(params):
     again = parse(serialise(dict(parsed.values)))
     for key, value in again.values.items():
         assert parsed.values[key] == value
+
+
+PRETRAINED = {
+    "pg_weights": "pretrained",
+    "pg_pt_layer": 3,
+    "pg_pt_hide_special": True,
+    "pg_text": "the cat sat on the mat",
+    "pg_head": 5,
+}
+
+
+def test_pretrained_view_round_trips_through_a_real_query_string():
+    params = serialise(PRETRAINED)
+    assert (params["weights"], params["layer"], params["hide"], params["head"]) == ("pretrained", "3", "1", "5")
+    parsed = parse(through_a_url(params))
+    assert parsed.ignored == ()
+    assert parsed.values == PRETRAINED
+
+
+def test_random_weights_leave_the_pretrained_settings_out_of_the_url():
+    params = serialise(dict(PRETRAINED, pg_weights="random"))
+    assert "weights" not in params and "layer" not in params and "hide" not in params
+    assert params["head"] == "5"
+
+
+def test_pretrained_view_keeps_its_sentence_even_with_the_example_preset_chosen():
+    params = serialise(dict(PRETRAINED, pg_preset="example"))
+    assert params["text"] == "the cat sat on the mat" and params["weights"] == "pretrained"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("weights", "trained"), ("weights", "PRETRAINED"), ("weights", ""), ("layer", "6"), ("layer", "-1"),
+     ("layer", "2.0"), ("layer", "x"), ("hide", "perhaps"), ("hide", "")],
+)  # fmt: skip
+def test_malformed_pretrained_values_are_ignored_and_named(key, value):
+    parsed = parse({key: value, "weights": "pretrained"} if key != "weights" else {key: value})
+    assert parsed.ignored == (key,)
+    assert parsed.values == ({} if key == "weights" else {"pg_weights": "pretrained"})
