@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .figures import HoverText, attention_heatmap, escape_label, hover_labels, token_tick_labels
+from .figures import WEIGHT_SCALE, HoverText, attention_heatmap, escape_label, hover_labels, token_tick_labels
 
 EXACT_ZERO_COLOR = "#009E73"  # bluish green (Okabe–Ito): the correct, exactly-zero result
 LEAK_COLOR = "#D55E00"  # vermilion: a real leak
@@ -106,7 +106,7 @@ def panels_figure(
         plot_bgcolor="rgba(0,0,0,0)",
     )
     if kind == "weights":
-        layout["coloraxis"] = dict(colorscale="Viridis", cmin=0.0, cmax=1.0, colorbar=dict(thickness=12))
+        layout["coloraxis"] = dict(colorscale=WEIGHT_SCALE, cmin=0.0, cmax=1.0, colorbar=dict(thickness=12))
     fig.update_layout(**layout)
     return fig
 

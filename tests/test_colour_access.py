@@ -57,3 +57,34 @@ def test_masked_grey_is_distinguishable_from_every_colour_of_the_scale(scale, vi
     colours = lab(np.clip(linear(scale_colours(scale)) @ sim.T, 0, 1))
     grey = lab(np.clip(linear(hex_rgb(figures.MASK_COLOR)) @ sim.T, 0, 1))
     assert np.linalg.norm(colours - grey, axis=1).min() >= MIN_DELTA_E
+
+
+def _weights_figures():
+    """Every figure that draws attention weights, built on a small causal example."""
+    from attention_ui import figures_masks, figures_pretrained
+
+    tokens = ["a", "b", "c"]
+    causal = np.tril(np.ones((3, 3), bool))
+    w = np.where(causal, 1.0, 0.0) / causal.sum(axis=1, keepdims=True)
+    return {
+        "playground map": figures.attention_heatmap(w, tokens, kind="weights", allowed=causal),
+        "playground heads": figures.heads_small_multiples(np.stack([w, w]), tokens, allowed=causal),
+        "masks lab panels": figures_masks.panels_figure([w, w], ["x", "y"], tokens, kind="weights", allowed=causal),
+        "pretrained overview": figures_pretrained.heads_overview(np.stack([np.stack([w, w])] * 2), tokens),
+    }
+
+
+def _scales_used(fig) -> list[list[str]]:
+    scales = [tr.colorscale for tr in fig.data if tr.name == "values" and tr.colorscale is not None]
+    if fig.layout.coloraxis.colorscale is not None:
+        scales.append(fig.layout.coloraxis.colorscale)
+    # a scale can be stored by name (layouts built from plain dicts skip Plotly's validation)
+    return [[c for _, c in (pc.get_colorscale(s) if isinstance(s, str) else s)] for s in scales]
+
+
+@pytest.mark.parametrize("name", ["playground map", "playground heads", "masks lab panels", "pretrained overview"])
+def test_every_weights_figure_uses_the_tested_weight_scale(name):
+    used = _scales_used(_weights_figures()[name])
+    assert used, "no weights colour scale found"
+    expected = [c for _, c in pc.get_colorscale(figures.WEIGHT_SCALE)]
+    assert all(colours == expected for colours in used), (name, used)
