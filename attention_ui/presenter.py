@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
+from attention_ui.state import LANG_KEY, current_language
 from attention_ui.steps_view import PER_HEAD, STEPS, View, render_step
 
 PRESENT_KEY, STEP_KEY = "pg_present", "pg_step"
@@ -47,6 +49,17 @@ def _leave() -> None:
     st.session_state[PRESENT_KEY] = False
 
 
+def _set_language(lang: str) -> None:
+    # The same ``lang`` state as the sidebar selectbox (hidden here); a callback runs before the
+    # app draws that selectbox, so the whole rerun is in the new language and the step is kept.
+    st.session_state[LANG_KEY] = lang
+
+
+def other_language() -> str:
+    current = current_language()
+    return LANGUAGES[(LANGUAGES.index(current) + 1) % len(LANGUAGES)]
+
+
 def enter_button(t) -> None:
     st.button(t("playground.present_start"), key="pg_present_start", on_click=_enter,
               icon=":material/slideshow:", help=t("playground.present_help"))  # fmt: skip
@@ -57,7 +70,7 @@ def render(view: View, head_selector) -> None:
     st.html(_CSS)
     step = clamp_step(st.session_state)
     name = STEPS[step - 1]
-    c_prev, c_pos, c_next, c_exit = st.columns([1, 2, 1, 1], vertical_alignment="center")
+    c_prev, c_pos, c_next, c_exit, c_lang = st.columns([1, 2, 1, 1, 0.8], vertical_alignment="center")
     c_prev.button(t("playground.present_prev"), key="pg_present_prev", on_click=_go, args=(-1,),
                   disabled=step == 1, icon=":material/arrow_back:", width="stretch")  # fmt: skip
     c_pos.markdown(t("playground.present_position", step=step, total=len(STEPS)))
@@ -65,6 +78,9 @@ def render(view: View, head_selector) -> None:
                   disabled=step == len(STEPS), icon=":material/arrow_forward:", width="stretch")  # fmt: skip
     c_exit.button(t("playground.present_exit"), key="pg_present_exit", on_click=_leave,
                   icon=":material/close:", width="stretch")  # fmt: skip
+    target = other_language()  # the sidebar (and its language box) is hidden while presenting
+    c_lang.button(LANGUAGE_NAMES[target], key="pg_present_lang", on_click=_set_language, args=(target,),
+                  icon=":material/translate:", help=t("playground.present_language"), width="stretch")  # fmt: skip
     if name in PER_HEAD and view.trace.heads > 1:
         head_selector()
     render_step(view, name, step, heading_level="header")

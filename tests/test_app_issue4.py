@@ -175,3 +175,20 @@ def test_every_chart_has_alt_text_and_tables_come_with_csv_downloads():
     flat = " ".join(str(k) for k in keys)
     for name in ("weights", "raw", "x", "output", "mask"):
         assert f"pg_csv_{name}" in flat
+
+
+def test_presenter_language_toggle_switches_language_and_keeps_the_step():
+    at = fresh({"present": "1", "step": "3", "heads": "4", "lang": "en"})
+    assert_healthy_presenter(at, 3)
+    toggle = at.button(key="pg_present_lang")
+    assert toggle.label == "日本語"  # names the language it switches to
+    toggle.click().run()
+    assert_healthy_presenter(at, 3)
+    assert at.session_state["lang"] == "ja" and at.query_params["lang"] == "ja"
+    assert any(h == "3. " + translate("ja", "playground.step_raw") for h in headings(at))
+    assert at.button(key="pg_present_next").label == translate("ja", "playground.present_next")
+    assert at.session_state["pg_heads"] == 4  # the rest of the view is kept
+    at.button(key="pg_present_lang").click().run()
+    assert_healthy_presenter(at, 3)
+    assert at.session_state["lang"] == "en"
+    assert any(h == "3. " + translate("en", "playground.step_raw") for h in headings(at))
