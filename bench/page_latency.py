@@ -67,6 +67,14 @@ DONE_JS = """
     return performance.now() - Math.max(b.idleAt, b.lastMut) > quiet;
 }
 """.replace("ALL_DRAWN", ALL_CHARTS_DRAWN_JS)
+STATE_JS = """() => {
+    const b = window.__bench;
+    const app = document.querySelector('[data-testid="stApp"]');
+    return {t0: b.t0, sawRun: b.sawRun, idleAt: b.idleAt, lastMut: b.lastMut, now: performance.now(),
+            state: app && app.getAttribute('data-test-script-state'),
+            charts: document.querySelectorAll('[data-testid="stPlotlyChart"]').length,
+            exception: document.querySelectorAll('[data-testid="stException"]').length};
+}"""
 RESULT_JS = "() => { const b = window.__bench; return Math.max(b.idleAt, b.lastMut) - b.t0; }"
 
 
@@ -110,7 +118,22 @@ class Target:
         self.page.evaluate(ARM_JS)
         self.bytes = self.frames = 0
         box.press("Control+Enter" if textarea else "Enter")
-        self.page.wait_for_function(DONE_JS, arg=[self.charts, QUIET_MS], polling=50, timeout=120_000)
+        try:
+            self.page.wait_for_function(DONE_JS, arg=[self.charts, QUIET_MS], polling=50, timeout=60_000)
+            return self.page.evaluate(RESULT_JS), self.bytes
+        except Exception:
+            if self.page.evaluate(STATE_JS)["sawRun"]:
+                raise
+            # On a starved machine the Enter can land before the input took the typed value, so no
+            # rerun starts: commit once more (the clock restarts at this Enter).
+            self.page.evaluate(ARM_JS)
+            self.bytes = self.frames = 0
+            box.press("Control+Enter" if textarea else "Enter")
+        try:
+            self.page.wait_for_function(DONE_JS, arg=[self.charts, QUIET_MS], polling=50, timeout=120_000)
+        except Exception as exc:  # say what was still missing
+            state = self.page.evaluate(STATE_JS)
+            raise RuntimeError(f"{self.name}: {label}={value!r} did not finish; page state {state}") from exc
         return self.page.evaluate(RESULT_JS), self.bytes
 
     def change_seed(self) -> tuple[float, int]:
