@@ -70,7 +70,7 @@ def render(view: View, head_selector) -> None:
     st.html(_CSS)
     step = clamp_step(st.session_state)
     name = STEPS[step - 1]
-    c_prev, c_pos, c_next, c_exit, c_lang = st.columns([1, 2, 1, 1, 0.8], vertical_alignment="center")
+    c_prev, c_pos, c_next, c_exit, c_lang = st.columns([1, 1.6, 1, 1, 1.2], vertical_alignment="center")
     c_prev.button(t("playground.present_prev"), key="pg_present_prev", on_click=_go, args=(-1,),
                   disabled=step == 1, icon=":material/arrow_back:", width="stretch")  # fmt: skip
     c_pos.markdown(t("playground.present_position", step=step, total=len(STEPS)))
