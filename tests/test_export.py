@@ -29,7 +29,7 @@ def test_csv_round_trips_with_labels_and_minus_infinity():
     assert list(back.columns) == list(back.index)
     np.testing.assert_array_equal(back.to_numpy(), np.asarray(tr.scores_masked[1]))  # exact, −∞ included
     lines = data.decode("utf-8-sig").splitlines()
-    assert all(not line[:1] in "=+-@" for line in lines[1:])  # no formula can start a row
+    assert all(line[:1] not in "=+-@" for line in lines[1:])  # no formula can start a row
 
 
 def test_file_names_are_safe():
