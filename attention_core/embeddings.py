@@ -12,7 +12,7 @@ from .config import PAD_TOKEN
 def token_seed(token: str, seed: int) -> int:
     """A 64-bit integer fixed by (token, seed), identical in every process.
 
-    Python's ``hash()`` is salted per process, so it cannot be used here; BLAKE2b can.
+    Python's built-in string hashing is salted per process, so it cannot be used here; BLAKE2b can.
     """
     digest = hashlib.blake2b(f"{seed}\x1f{token}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little")
