@@ -16,19 +16,14 @@ from streamlit.testing.v1 import AppTest
 from attention_core import AttentionConfig, trace_text
 from attention_core.lab_masks import LAB_MASK_KINDS
 from attention_ui.i18n import translate
+from tests.apptest_pages import open_page as _open_page
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "pages/masks.py"
 
 
 def open_page(lang: str = "en") -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.session_state["lang"] = lang
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return _open_page(PAGE, lang)
 
 
 def chart_specs(at: AppTest) -> dict[str, dict]:

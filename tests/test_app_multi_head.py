@@ -3,35 +3,21 @@ changed, bad input, Japanese. Expected numbers come from hand formulas, not from
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention_ui.i18n import translate
+from tests.apptest_pages import chart_spec, no_exception
+from tests.apptest_pages import run_page as _run_page
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "pages/multi_head.py"
 
 
 def run_page(**state) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.switch_page(PAGE)
-    for key, value in state.items():
-        at.session_state[key] = value
-    return at.run()
-
-
-def no_exception(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-
-
-def chart_spec(at: AppTest, key: str) -> dict:
-    for el in at.get("plotly_chart"):
-        if el.proto.id.endswith(key):
-            return json.loads(el.proto.spec)
-    raise AssertionError(f"no chart {key}")
+    return _run_page(PAGE, timeout=60, **state)
 
 
 def divisors(m: int) -> list[int]:
