@@ -3,6 +3,11 @@
 A click on a score/weight map selects its query row and key column; a click on the head-output
 map selects a query row. The selection lives in two selectboxes (``pg_cell_q``, ``pg_cell_k``),
 which are also the keyboard way to choose a cell.
+
+Each panel opens on demand: a toggle (``pg_explain_cell``, ``pg_explain_row``) that a click on a
+map switches on. Closed, a panel is one heading, one hint and the toggle, so a settings change
+does not redraw two tables, a bar chart and six formulas nobody asked for (about a quarter of the
+page's drawing time at the default sentence, bench/page_latency.py).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from attention_ui.explain import cell_from_point, explain_cell, explain_row
 from attention_ui.steps_view import CHART_PREFIX, PLOTLY_CONFIG, View
 
 Q_KEY, K_KEY, R_KEY = "pg_cell_q", "pg_cell_k", "pg_row_q"
+CELL_OPEN, ROW_OPEN = "pg_explain_cell", "pg_explain_row"
 CELL_CHART_KEYS = tuple(CHART_PREFIX + name for name in ("raw", "scaled", "masked", "weights"))
 
 
@@ -47,6 +53,9 @@ def make_on_cell(n: int, d_v: int):
         st.session_state[Q_KEY] = st.session_state[R_KEY] = cell[0]
         if chart_key in CELL_CHART_KEYS:
             st.session_state[K_KEY] = cell[1]
+            st.session_state[CELL_OPEN] = True
+        else:
+            st.session_state[ROW_OPEN] = True
 
     return on_cell
 
@@ -69,11 +78,19 @@ def _token_choice(view: View, key: str, label: str) -> None:
     )
 
 
+def _opened(key: str, label: str) -> bool:
+    """The panel's open/closed toggle; a click on a map opens it (see :func:`make_on_cell`)."""
+    st.session_state.setdefault(key, False)
+    return st.toggle(label, key=key)
+
+
 def cell_panel(view: View) -> None:
-    """After the softmax step: the chosen cell's arithmetic, term by term."""
+    """After the softmax step: the chosen cell's arithmetic, term by term (on demand)."""
     t, tr = view.t, view.trace
     st.markdown(f"#### {t('playground.cell_title')}")
     st.caption(t("playground.cell_help"))
+    if not _opened(CELL_OPEN, t("playground.cell_open")):
+        return
     c1, c2 = st.columns(2)
     with c1:
         _token_choice(view, Q_KEY, t("playground.cell_query"))
@@ -159,10 +176,12 @@ def row_output_figure(weights: np.ndarray, output: np.ndarray, tokens, *, weight
 
 
 def row_panel(view: View) -> None:
-    """After the head-output step: query i's output as the weighted sum of the value rows."""
+    """After the head-output step: query i's output as the weighted sum of the value rows (on demand)."""
     t, tr = view.t, view.trace
     st.markdown(f"#### {t('playground.row_title')}")
     st.caption(t("playground.row_help"))
+    if not _opened(ROW_OPEN, t("playground.row_open")):
+        return
     _token_choice(view, R_KEY, t("playground.cell_query"))
     i = int(st.session_state[R_KEY])
     r = explain_row(tr, view.head, i)

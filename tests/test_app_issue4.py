@@ -129,9 +129,14 @@ def test_presenter_opens_from_a_link_at_its_step():
     assert last.button(key="pg_present_next").disabled
 
 
-def test_cell_explainer_shows_the_arithmetic_of_the_chosen_cell():
+def test_cell_explainer_opens_on_demand_and_shows_the_arithmetic_of_the_chosen_cell():
     at = open_page()
     at.selectbox(key="pg_mask").select("causal").run()
+    # closed by default: no arithmetic, no tables, no extra chart until asked for
+    assert not [s for s in at.selectbox if s.key in ("pg_cell_q", "pg_cell_k", "pg_row_q")]
+    assert not at.dataframe and "pg_chart_row_output" not in charts(at)
+    at.toggle(key="pg_explain_cell").set_value(True).run()
+    at.toggle(key="pg_explain_row").set_value(True).run()
     at.selectbox(key="pg_cell_q").select(3).run()
     at.selectbox(key="pg_cell_k").select(1).run()
     assert_healthy(at)

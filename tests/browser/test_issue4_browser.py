@@ -139,6 +139,7 @@ def test_clicking_a_heatmap_cell_shows_its_explanation(page: Page, streamlit_ser
     wait_for_charts(app, minimum=2, timeout_ms=LONG_MS)
     weights = chart(app, "weights")
     z = z_values(weights)
+    expect(app.locator(".st-key-pg_cell_q")).to_have_count(0)  # the panel opens on demand: the click opens it
     click_cell(weights, 3, 1)
     wait_for_app_run(app, timeout_ms=LONG_MS)
     explanation = app.locator(".st-key-pg_cell_explanation")
