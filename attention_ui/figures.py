@@ -37,6 +37,10 @@ MASK_COLOR = "#8c8c8c"  # neutral mid grey: not near white (RdBu centre) nor Vir
 MASK_SCALE = [[0.0, MASK_COLOR], [1.0, MASK_COLOR]]
 
 TEXT_MAX_CELLS = 12  # print cell values while both sides have at most this many cells
+# Feature maps (tokens × dimensions) print values only while they have this few columns: their
+# numbers are not read cell by cell the way scores and weights are, and every printed cell is an
+# SVG text element Plotly lays out on each rerun (about a sixth of the default page's drawing).
+FEATURE_TEXT_MAX_DIMS = 4
 TICK_MAX_LABELS = 32  # beyond this, show every k-th tick label (hover stays exact)
 LABEL_MAX_CHARS = 10  # tick labels longer than this are shortened with "…"
 # Beyond this many cells a map is "large": per-cell hover strings and JSON number lists would make
@@ -326,9 +330,12 @@ def feature_heatmap(
     """Token rows × feature columns (X, Q, K, V, head output, concat, output); signed scale.
 
     ``group_size`` draws a vertical divider every that many columns (the heads of a concat).
+    Cell values are printed for small maps with at most ``FEATURE_TEXT_MAX_DIMS`` columns.
     """
     values = np.asarray(values, dtype=float)
     n, d = values.shape
+    if show_text is None:
+        show_text = n <= TEXT_MAX_CELLS and d <= FEATURE_TEXT_MAX_DIMS
     names = list(dim_names) if dim_names is not None else [str(j) for j in range(d)]
     fig = matrix_heatmap(
         values,
@@ -364,7 +371,11 @@ def mask_heatmap(
     key_title: str = "key",
     show_text: bool | None = None,
 ) -> go.Figure:
-    """The additive mask M: 0 (light) where a query may attend, −∞ (grey overlay) where not."""
+    """The additive mask M: 0 (light) where a query may attend, −∞ (grey overlay) where not.
+
+    Only the −∞ cells carry text (on small maps): an all-light map of printed zeros says nothing
+    the colour and the hover do not, and costs a text element per cell.
+    """
     allowed = np.asarray(allowed, dtype=bool)
     fig = attention_heatmap(
         np.zeros(allowed.shape),
@@ -378,6 +389,7 @@ def mask_heatmap(
         show_text=show_text,
     )
     fig.data[0].hovertemplate = fig.data[0].hovertemplate.replace("%{z:.4f}", "0")
+    fig.data[0].texttemplate = None
     return fig
 
 
@@ -424,7 +436,7 @@ def heads_small_multiples(
     rows = math.ceil(h / cols)
     layout = _grid_layout(rows, cols, tuple(head_title.format(h=k) for k in range(h)))
     if show_text is None:
-        show_text = n <= 6 and cols <= 2  # small panels only fit a few numbers
+        show_text = False  # head k's numbers are printed in its own weights map above; panels stay light
 
     q, k_ = escape_label(hover.query), escape_label(hover.key)
     if n <= token_hover_max:

@@ -177,7 +177,7 @@ def _qkv(v: View) -> None:
             st.markdown(f"**{name}**")
             chart(
                 v,
-                figures.feature_heatmap(mat, tr.tokens, show_text=n <= 12 and mat.shape[1] <= 4, **v.feat),
+                figures.feature_heatmap(mat, tr.tokens, **v.feat),
                 name.lower(),
                 t("playground.alt_feature", name=f"{name} ({t('playground.head_name', h=k)})", n=n, d=mat.shape[1]),
             )

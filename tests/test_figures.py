@@ -202,6 +202,15 @@ def test_wrong_shapes_are_refused():
 # ---------------------------------------------------------------- feature matrices, mask, heads
 
 
+def test_feature_maps_print_values_only_with_few_dimensions():
+    tokens = tuple("abcdef")
+    narrow = figures.feature_heatmap(np.zeros((6, 4)), tokens)
+    wide = figures.feature_heatmap(np.zeros((6, 5)), tokens)
+    assert narrow.data[0].texttemplate and "%{z" in narrow.data[0].texttemplate
+    assert wide.data[0].texttemplate is None
+    assert figures.feature_heatmap(np.zeros((13, 2)), tuple("abcdefghijklm")).data[0].texttemplate is None
+
+
 def test_feature_maps_have_token_rows_and_dimension_columns():
     values = positional_matrix(6, 4)
     fig = figures.feature_heatmap(values, SENTENCE)
@@ -218,8 +227,8 @@ def test_mask_map_marks_exactly_the_forbidden_cells():
     fig = figures.mask_heatmap(allowed, ("a", "b", "c", "[PAD]", "[PAD]"))
     over = z_of(fig.data[1])
     np.testing.assert_array_equal(~np.isnan(over), ~allowed)
-    assert fig.data[0].texttemplate == "0"
-    assert fig.data[1].text[0][4] == "−∞"
+    assert fig.data[0].texttemplate is None  # the allowed (0) cells are light, with no printed zeros
+    assert fig.data[1].text[0][4] == "−∞" and fig.data[1].texttemplate == "%{text}"
 
 
 def test_small_multiples_show_every_head_on_one_shared_scale():
