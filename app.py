@@ -15,24 +15,50 @@ t = translator()  # the selectbox may have changed the language on this run
 
 from pathlib import Path  # noqa: E402
 
+# The page files live in app_pages/, not pages/: a folder named pages/ next to app.py makes
+# Streamlit run each new server's first session as a legacy multipage app (its file list in the
+# sidebar, "Page not found" for /why-sqrt-dk) until app.py's st.navigation takes over.
 # Lab pages are listed here as they land; the filter goes once all of them exist.
 LABS = [
-    ("pages/why_sqrt_dk.py", "app.nav_why_sqrt", "📏", "why-sqrt-dk"),
-    ("pages/masks.py", "app.nav_masks", "🎭", "masks"),
-    ("pages/multi_head.py", "app.nav_multi_head", "🧩", "multi-head"),
-    ("pages/cost.py", "app.nav_cost", "📈", "cost"),
-    ("pages/lookalikes.py", "app.nav_lookalikes", "🔀", "lookalikes"),
-    ("pages/quiz.py", "app.nav_quiz", "✅", "quiz"),
+    ("app_pages/why_sqrt_dk.py", "app.nav_why_sqrt", "📏", "why-sqrt-dk"),
+    ("app_pages/masks.py", "app.nav_masks", "🎭", "masks"),
+    ("app_pages/multi_head.py", "app.nav_multi_head", "🧩", "multi-head"),
+    ("app_pages/cost.py", "app.nav_cost", "📈", "cost"),
+    ("app_pages/lookalikes.py", "app.nav_lookalikes", "🔀", "lookalikes"),
+    ("app_pages/quiz.py", "app.nav_quiz", "✅", "quiz"),
 ]
+# That legacy file list linked two labs with underscores; such links still reach their lab.
+OLD_URL_PATHS = {"why_sqrt_dk": "why-sqrt-dk", "multi_head": "multi-head"}
+
+
+def redirect_page(old_url_path: str, target):
+    """A hidden page at an old URL that switches to ``target``, keeping the link's query string."""
+
+    def go() -> None:
+        st.switch_page(target, query_params=st.query_params.to_dict())
+
+    return st.Page(go, title=target.title, url_path=old_url_path, visibility="hidden")
+
+
 _here = Path(__file__).parent
+labs = {
+    url: st.Page(path, title=t(key), icon=icon, url_path=url)
+    for path, key, icon, url in LABS
+    if (_here / path).exists()
+}
 pages = {
     t("app.nav_section_explore"): [
-        st.Page("pages/playground.py", title=t("app.nav_playground"), icon="🧮", default=True, url_path="playground"),
+        st.Page(
+            "app_pages/playground.py",
+            title=t("app.nav_playground"),
+            icon="🧮",
+            default=True,
+            url_path="playground",
+        ),
     ],
     t("app.nav_section_labs"): [
-        st.Page(path, title=t(key), icon=icon, url_path=url)
-        for path, key, icon, url in LABS
-        if (_here / path).exists()
+        *labs.values(),
+        *(redirect_page(old, labs[new]) for old, new in OLD_URL_PATHS.items() if new in labs),
     ],
 }
 st.navigation({k: v for k, v in pages.items() if v}).run()

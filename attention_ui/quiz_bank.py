@@ -25,12 +25,12 @@ from attention_core.steps import apply_mask, build_mask, raw_scores, scale, soft
 KINDS = ("mc", "tf", "computed")
 
 # pages a question can point to (the paths registered in app.py)
-PLAYGROUND = "pages/playground.py"
-WHY_SQRT = "pages/why_sqrt_dk.py"
-MASKS = "pages/masks.py"
-MULTI_HEAD = "pages/multi_head.py"
-COST = "pages/cost.py"
-LOOKALIKES = "pages/lookalikes.py"
+PLAYGROUND = "app_pages/playground.py"
+WHY_SQRT = "app_pages/why_sqrt_dk.py"
+MASKS = "app_pages/masks.py"
+MULTI_HEAD = "app_pages/multi_head.py"
+COST = "app_pages/cost.py"
+LOOKALIKES = "app_pages/lookalikes.py"
 PAGE_TITLE_KEYS = {
     PLAYGROUND: "app.nav_playground",
     WHY_SQRT: "app.nav_why_sqrt",

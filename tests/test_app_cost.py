@@ -12,7 +12,7 @@ from tests.apptest_pages import chart_spec, no_exception
 from tests.apptest_pages import run_page as _run_page
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGE = "pages/cost.py"
+PAGE = "app_pages/cost.py"
 
 
 def run_page(**state) -> AppTest:
@@ -121,8 +121,7 @@ def test_tiled_check_agrees_with_direct() -> None:
 def test_japanese_page() -> None:
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.switch_page(PAGE)
-    # AppTest runs pages/cost.py without app.py's sidebar (its path matches Streamlit's automatic
-    # pages/ discovery), so the language is set the way the sidebar's selectbox would set it.
+    # The language is set the way the sidebar's selectbox would set it.
     at.session_state["lang"] = "ja"
     at.run()
     no_exception(at)

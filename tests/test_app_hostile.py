@@ -28,13 +28,13 @@ BY_ID = {e["id"]: e for e in TEXTS}
 
 # (page file, widget kind, widget key) for every free-text box in the app.
 TEXT_BOXES = [
-    ("pages/playground.py", "text_area", "pg_text"),
-    ("pages/masks.py", "text_area", "mk_text"),
-    ("pages/masks.py", "text_input", "mk_replacement"),
-    ("pages/multi_head.py", "text_area", "mh_text"),
-    ("pages/lookalikes.py", "text_input", "lk_text_a"),
-    ("pages/lookalikes.py", "text_input", "lk_text_b"),
-    ("pages/why_sqrt_dk.py", "text_input", "sq_row"),
+    ("app_pages/playground.py", "text_area", "pg_text"),
+    ("app_pages/masks.py", "text_area", "mk_text"),
+    ("app_pages/masks.py", "text_input", "mk_replacement"),
+    ("app_pages/multi_head.py", "text_area", "mh_text"),
+    ("app_pages/lookalikes.py", "text_input", "lk_text_a"),
+    ("app_pages/lookalikes.py", "text_input", "lk_text_b"),
+    ("app_pages/why_sqrt_dk.py", "text_input", "sq_row"),
 ]
 
 # The lab pages get a cross-section of the corpus (every kind of hostility once); the playground,
@@ -154,7 +154,7 @@ PLAYGROUND_IDS = [e["id"] for e in TEXTS if not e["expect"]["refused"]]
 
 @pytest.fixture(scope="module")
 def playground() -> AppTest:
-    at = open_page("pages/playground.py")
+    at = open_page("app_pages/playground.py")
     at.toggle(key="pg_tables").set_value(True)
     at.run()
     return at
@@ -201,7 +201,7 @@ def test_playground_shows_hostile_tokens_literally(playground: AppTest, text_id:
 
 
 def test_playground_config_extremes() -> None:
-    at = open_page("pages/playground.py")
+    at = open_page("app_pages/playground.py")
     # heads > d_model with automatic d_k: refused with the divisibility message, no chart
     at.number_input(key="pg_d_model").set_value(4)
     at.number_input(key="pg_heads").set_value(8)

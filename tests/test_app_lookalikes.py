@@ -15,7 +15,7 @@ from attention_core import AttentionConfig, trace_text
 from attention_ui.i18n import translate
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = "pages/lookalikes.py"
+PAGE = "app_pages/lookalikes.py"
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from attention_ui.i18n import translate
 from tests.apptest_pages import open_page as _open_page
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGE = "pages/masks.py"
+PAGE = "app_pages/masks.py"
 
 
 def open_page(lang: str = "en") -> AppTest:

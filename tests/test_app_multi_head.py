@@ -13,7 +13,7 @@ from tests.apptest_pages import chart_spec, no_exception
 from tests.apptest_pages import run_page as _run_page
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGE = "pages/multi_head.py"
+PAGE = "app_pages/multi_head.py"
 
 
 def run_page(**state) -> AppTest:

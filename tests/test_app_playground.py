@@ -19,7 +19,7 @@ from tests.reference_naive import naive_attention
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-PAGE = "pages/playground.py"
+PAGE = "app_pages/playground.py"
 TIMEOUT = 60
 
 

@@ -20,7 +20,7 @@ from attention_ui.i18n import translate
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-PAGE = "pages/playground.py"
+PAGE = "app_pages/playground.py"
 TIMEOUT = 120
 GOLDEN = ROOT / "tests" / "data" / "minilm_golden.npz"
 TOL = 1e-4  # the golden tolerance of the core's own test

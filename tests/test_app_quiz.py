@@ -12,7 +12,7 @@ from attention_ui.i18n import translate
 from attention_ui.quiz_bank import build_quiz
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = "pages/quiz.py"
+PAGE = "app_pages/quiz.py"
 
 
 @pytest.fixture

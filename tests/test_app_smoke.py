@@ -1,7 +1,7 @@
 """Every page of the app loads without an exception, in both languages.
 
-Pages are discovered, not listed: every ``"pages/....py"`` path named in app.py plus every file in
-``pages/``, so a new page is covered the moment it lands.
+Pages are discovered, not listed: every ``"app_pages/....py"`` path named in app.py plus every file in
+``app_pages/``, so a new page is covered the moment it lands.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ TIMEOUT = 90
 
 
 def discover_pages() -> list[str]:
-    named = set(re.findall(r"""["'](pages/[\w\-/]+\.py)["']""", APP.read_text(encoding="utf-8")))
-    on_disk = {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py") if not p.name.startswith("_")}
+    named = set(re.findall(r"""["'](app_pages/[\w\-/]+\.py)["']""", APP.read_text(encoding="utf-8")))
+    on_disk = {f"app_pages/{p.name}" for p in (ROOT / "app_pages").glob("*.py") if not p.name.startswith("_")}
     return sorted(p for p in named | on_disk if (ROOT / p).exists())
 
 
@@ -27,12 +27,18 @@ PAGES = discover_pages()
 
 
 def test_discovery_finds_the_playground():
-    assert "pages/playground.py" in PAGES
+    assert "app_pages/playground.py" in PAGES
+
+
+def test_no_pages_folder_next_to_app_py():
+    """A ``pages/`` folder beside app.py makes Streamlit start each server in its legacy multipage mode:
+    the first visitor sees the folder's file list and a "Page not found" dialog on a lab's link."""
+    assert not (ROOT / "pages").exists()
 
 
 def test_every_page_file_is_listed_in_app_py():
     """A page file that app.py does not list would be unreachable from the navigation."""
-    named = set(re.findall(r"""["'](pages/[\w\-/]+\.py)["']""", APP.read_text(encoding="utf-8")))
+    named = set(re.findall(r"""["'](app_pages/[\w\-/]+\.py)["']""", APP.read_text(encoding="utf-8")))
     assert set(PAGES) <= named
 
 

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "attention_ui").rglob("*.py")])
+SOURCES = sorted(
+    [ROOT / "app.py", *(ROOT / "app_pages").glob("*.py"), *(ROOT / "attention_ui").rglob("*.py")]
+)
 CACHE_NAMES = {"cache_data", "cache_resource"}
 REMOVED = {
     "cache",

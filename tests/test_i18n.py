@@ -63,7 +63,7 @@ def test_japanese_catalogs_are_japanese(namespace):
 
 
 UI_SOURCES = [
-    "app.py", "pages/playground.py", "attention_ui/steps_view.py", "attention_ui/explain_view.py",
+    "app.py", "app_pages/playground.py", "attention_ui/steps_view.py", "attention_ui/explain_view.py",
     "attention_ui/presenter.py", "attention_ui/examples.py", "attention_ui/widgets.py",
 ]  # fmt: skip
 KEY_LITERAL = re.compile(r"""["']((?:app|playground)\.[a-z0-9_]+)["']""")

@@ -35,7 +35,7 @@ SEEDS = range(12)
 
 def app_pages() -> set[str]:
     """The page paths app.py registers with st.Page."""
-    return set(re.findall(r'"(pages/[a-z_]+\.py)"', (ROOT / "app.py").read_text(encoding="utf-8")))
+    return set(re.findall(r'"(app_pages/[a-z_]+\.py)"', (ROOT / "app.py").read_text(encoding="utf-8")))
 
 
 def test_at_least_24_questions_of_every_kind() -> None:
