@@ -27,8 +27,9 @@ LABS = [
     ("app_pages/lookalikes.py", "app.nav_lookalikes", "🔀", "lookalikes"),
     ("app_pages/quiz.py", "app.nav_quiz", "✅", "quiz"),
 ]
-# That legacy file list linked two labs with underscores; such links still reach their lab.
-OLD_URL_PATHS = {"why_sqrt_dk": "why-sqrt-dk", "multi_head": "multi-head"}
+# That legacy file list linked pages by file name; such links still reach their page. (The
+# playground, as the default page, lives at "/"; its url_path below is only an internal name.)
+OLD_URL_PATHS = {"playground": "", "why_sqrt_dk": "why-sqrt-dk", "multi_head": "multi-head"}
 
 
 def redirect_page(old_url_path: str, target):
@@ -46,19 +47,15 @@ labs = {
     for path, key, icon, url in LABS
     if (_here / path).exists()
 }
+playground = st.Page(
+    "app_pages/playground.py", title=t("app.nav_playground"), icon="🧮", default=True, url_path="start"
+)
+targets = {"": playground, **labs}
 pages = {
-    t("app.nav_section_explore"): [
-        st.Page(
-            "app_pages/playground.py",
-            title=t("app.nav_playground"),
-            icon="🧮",
-            default=True,
-            url_path="playground",
-        ),
-    ],
+    t("app.nav_section_explore"): [playground],
     t("app.nav_section_labs"): [
         *labs.values(),
-        *(redirect_page(old, labs[new]) for old, new in OLD_URL_PATHS.items() if new in labs),
+        *(redirect_page(old, targets[new]) for old, new in OLD_URL_PATHS.items() if new in targets),
     ],
 }
 st.navigation({k: v for k, v in pages.items() if v}).run()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 from conftest import LOGS, _start_server, _stop
@@ -37,8 +38,9 @@ LAB_TITLES = {
     "lookalikes": "lookalikes.title",
     "quiz": "quiz.title",
 }
-# Links of the legacy file list (or shared from it) and the page each must reach.
-OLD_LINKS = {"why_sqrt_dk": "why-sqrt-dk", "multi_head": "multi-head"}
+# Links of the legacy file list (or shared from it) and the page each must reach ("" = the playground).
+OLD_LINKS = {"why_sqrt_dk": "why-sqrt-dk", "multi_head": "multi-head", "playground": ""}
+TITLES = {**LAB_TITLES, "": "playground.title"}
 
 # Records every dialog text and every sidebar navigation link (href tail | text) ever shown.
 WATCHER = """
@@ -109,7 +111,7 @@ def open_link(browser: Browser, url: str, locale: str = "en-US") -> Page:
 
 def assert_clean_lab(page: Page, url_path: str, lang: str) -> None:
     """The lab's own title, the app's navigation only, and no dialog, ever, during the whole load."""
-    title = translate(lang, LAB_TITLES[url_path])
+    title = translate(lang, TITLES[url_path])
     expect(page.get_by_role("heading", level=1).first).to_contain_text(title, timeout=SLOW_MS)
     assert_no_exception(page)
     page.wait_for_timeout(500)  # a dialog sent at the end of the run has time to appear
@@ -119,7 +121,7 @@ def assert_clean_lab(page: Page, url_path: str, lang: str) -> None:
     texts = {link.split("|", 1)[1].split("\n")[-1].strip() for link in seen["links"]}
     assert not texts & legacy_links(), f"the legacy pages/ file list was shown: {seen['links']}"
     assert texts <= nav_titles(lang), f"sidebar links other than the app's own: {sorted(texts)}"
-    assert page.url.split("?")[0].endswith("/" + url_path), page.url
+    assert urlparse(page.url).path == "/" + url_path, page.url
 
 
 def test_every_lab_has_a_title_to_check() -> None:
@@ -138,12 +140,15 @@ def test_first_visit_by_deep_link_shows_the_lab(browser: Browser, fresh_server: 
             page.context.close()
 
 
-def test_old_links_with_underscores_reach_their_lab(browser: Browser, fresh_server: str) -> None:
-    """Links copied from the legacy list (``/why_sqrt_dk``) land on the lab and keep the query."""
+def test_old_links_reach_their_page(browser: Browser, fresh_server: str) -> None:
+    """Links copied from the legacy list (``/why_sqrt_dk``, ``/playground``) land on their page, query kept."""
     for old, new in OLD_LINKS.items():
         page = open_link(browser, f"{fresh_server}/{old}?lang=ja")
         try:
-            page.wait_for_url(f"**/{new}?lang=ja", timeout=SLOW_MS)
+            page.wait_for_url(
+                lambda url, new=new: urlparse(url).path == "/" + new and "lang=ja" in urlparse(url).query,
+                timeout=SLOW_MS,
+            )
             wait_for_app_run(page, timeout_ms=SLOW_MS)
             assert_clean_lab(page, new, "ja")
         finally:
@@ -167,7 +172,7 @@ def test_language_switch_after_a_deep_link_keeps_the_lab_and_its_inputs(
             translate("ja", "sqrt.title"), timeout=SLOW_MS
         )
         expect(page.locator(".st-key-sq_row input")).to_have_value("1 2 3 4")
-        assert page.url.split("?")[0].endswith("/why-sqrt-dk"), page.url
+        assert urlparse(page.url).path == "/why-sqrt-dk", page.url
         assert_no_exception(page)
     finally:
         page.context.close()
