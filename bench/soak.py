@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 WORDS = "the cat sat on a mat while students read notes about attention and softmax weights".split()
 MASKS = ("none", "causal", "padding", "causal+padding")
-LABS = ("pages/why_sqrt_dk.py", "pages/masks.py", "pages/multi_head.py", "pages/lookalikes.py")
+LABS = ("app_pages/why_sqrt_dk.py", "app_pages/masks.py", "app_pages/multi_head.py", "app_pages/lookalikes.py")
 
 
 def rss_mb(pid: int | None = None) -> float:
@@ -44,7 +44,7 @@ def soak_apptest(reruns: int, warmup: int) -> tuple[float, float, list[float]]:
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.run()
-    at.switch_page("pages/playground.py")
+    at.switch_page("app_pages/playground.py")
     at.run()
     samples, before = [], None
     for i in range(reruns + warmup):
@@ -54,7 +54,7 @@ def soak_apptest(reruns: int, warmup: int) -> tuple[float, float, list[float]]:
         if i % 100 == 99:  # a visit to a lab and back, as a student would
             at.switch_page(LABS[(i // 100) % len(LABS)])
             at.run()
-            at.switch_page("pages/playground.py")
+            at.switch_page("app_pages/playground.py")
             at.run()
         step = i % 5
         if step == 0:
