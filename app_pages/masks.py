@@ -27,7 +27,8 @@ from attention_core.steps import project
 from attention_ui import figures, tables
 from attention_ui import figures_masks as fmk
 from attention_ui.state import current_language, translator
-from attention_ui.widgets import escape_markdown, refresh_translated_choices, token_chips_markdown
+from attention_ui.steps_view import show_tokens
+from attention_ui.widgets import escape_markdown, refresh_translated_choices
 
 log = logging.getLogger(__name__)
 
@@ -414,7 +415,7 @@ def main() -> None:
     if read is None:
         return
     tokens, n_pad = read
-    st.markdown(token_chips_markdown(tokens, n_pad))
+    show_tokens(tokens, n_pad)
     kind = st.session_state["mk_kind"] if st.session_state["mk_kind"] in LAB_MASK_KINDS else "causal"
     window, seed = st.session_state["mk_window"], st.session_state["mk_seed"]
     if not (isinstance(window, int) and WINDOW_RANGE[0] <= window <= WINDOW_RANGE[1]):

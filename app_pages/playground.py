@@ -25,7 +25,6 @@ from attention_ui.widgets import (
     escape_markdown,
     read_config,
     refresh_translated_choices,
-    token_chips_markdown,
 )
 
 log = logging.getLogger(__name__)
@@ -287,7 +286,7 @@ def main() -> None:
             presenter.render(view, lambda: head_selector(t, trace.heads))
             return
         st.markdown(t("playground.tokens", n=trace.n, pads=trace.n_pad))
-        st.markdown(token_chips_markdown(trace.tokens, trace.n_pad))
+        steps_view.show_tokens(trace.tokens, trace.n_pad)
         trace_downloads(t, trace)
         steps_view.render_all(view, lambda: head_selector(t, trace.heads))
     finally:

@@ -171,7 +171,7 @@ def row_output_figure(weights: np.ndarray, output: np.ndarray, tokens, *, weight
                      row=1, col=1)  # fmt: skip
     fig.update_yaxes(range=[0, 1], row=1, col=1)
     fig.update_xaxes(tickmode="array", tickvals=list(range(d_v)), ticktext=[f"d{k}" for k in range(d_v)], row=1, col=2)
-    fig.update_layout(height=300, margin=dict(l=10, r=10, t=40, b=10))
+    fig.update_layout(height=300, margin=dict(l=10, r=10, t=40, b=10), template=figures.PLAIN_TEMPLATE)
     return fig
 
 
@@ -195,6 +195,7 @@ def row_panel(view: View) -> None:
     st.plotly_chart(
         fig,
         key="pg_chart_row_output",
+        theme=None,  # figures.PLAIN_TEMPLATE, like the step charts
         alt=t("playground.alt_row_output", i=i, n=tr.n, d=len(r.output)),
         config=PLOTLY_CONFIG,
     )

@@ -36,6 +36,26 @@ WEIGHT_SCALE = "Blues"
 MASK_COLOR = "#8c8c8c"  # neutral mid grey: not near white (RdBu centre) nor Viridis' ends
 MASK_SCALE = [[0.0, MASK_COLOR], [1.0, MASK_COLOR]]
 
+# The look of Streamlit's light chart theme (font, colours) as a small fixed Plotly template. The
+# playground's step charts are drawn with ``theme=None`` and this template: Streamlit's theme is
+# applied in the browser by serialising each figure and rewriting placeholder colours on every
+# rerun, which at 128 tokens cost more than drawing the maps themselves (bench/page_latency.py);
+# our colour scales are set explicitly anyway, and the template replaces the ~8 KB default one
+# Plotly would otherwise embed in every figure.
+FONT_FAMILY = '"Source Sans", sans-serif'
+PLAIN_TEMPLATE = go.layout.Template(
+    layout=dict(
+        font=dict(family=FONT_FAMILY, size=12, color="#808495"),
+        paper_bgcolor="#FFFFFF",
+        plot_bgcolor="rgba(0,0,0,0)",
+        hoverlabel=dict(bgcolor="#FFFFFF", bordercolor="#DCD8D4", font=dict(family=FONT_FAMILY, size=13, color="#31333F")),
+        # automargin: the small fixed margins grow to fit token tick labels and axis titles
+        xaxis=dict(automargin=True, title=dict(font=dict(size=14), standoff=8)),
+        yaxis=dict(automargin=True, title=dict(font=dict(size=14), standoff=8)),
+        colorway=["#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700", "#ffd16a"],
+    )
+)
+
 TEXT_MAX_CELLS = 12  # print cell values while both sides have at most this many cells
 # Feature maps (tokens × dimensions) print values only while they have this few columns: their
 # numbers are not read cell by cell the way scores and weights are, and every printed cell is an
@@ -263,6 +283,7 @@ def matrix_heatmap(
         height=height or _auto_height(n_rows),
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         plot_bgcolor="rgba(0,0,0,0)",
+        template=PLAIN_TEMPLATE,
     )
     if title:
         layout["title"] = dict(text=title)
@@ -505,6 +526,7 @@ def heads_small_multiples(
         height=int(min(1600, rows * max(220, min(360, 60 + 22 * n)) + 40)),
         margin=dict(l=10, r=10, t=40, b=10),
         plot_bgcolor="rgba(0,0,0,0)",
+        template=PLAIN_TEMPLATE,
     )
     # One constructor call instead of add_traces + update_xaxes/yaxes/layout (Plotly's slow path).
     fig = go.Figure(data=traces, layout=layout)

@@ -24,8 +24,8 @@ from attention_core.tokenizer import DEFAULT_MAX_TOKENS
 from attention_ui import figures
 from attention_ui.figures_pretrained import heads_overview, with_selection
 from attention_ui.state import current_language
-from attention_ui.steps_view import StepText
-from attention_ui.widgets import PAD_RANGE, refresh_translated_choices, token_chips_markdown
+from attention_ui.steps_view import StepText, show_tokens
+from attention_ui.widgets import PAD_RANGE, refresh_translated_choices
 
 log = logging.getLogger(__name__)
 
@@ -295,7 +295,7 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText]], None]) -
         return
     tokenization_notes(t, result)
     st.markdown(t("playground.tokens", n=result.n, pads=result.n_pad))
-    st.markdown(token_chips_markdown(result.tokens, result.n_pad))
+    show_tokens(result.tokens, result.n_pad)
 
     layers = len(result.layers)
     if st.session_state.get("pg_pt_layer") not in range(layers):

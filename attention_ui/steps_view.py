@@ -16,6 +16,7 @@ import streamlit as st
 
 from attention_ui import figures, tables
 from attention_ui.export import csv_bytes, csv_file_name
+from attention_ui.widgets import CHIP_MAX_TOKENS, token_chips_markdown, token_list_text
 
 STEPS = (
     "x",
@@ -136,7 +137,18 @@ def chart(view: View, fig, key: str, alt: str, square: bool = False, selectable:
         chart_key = CHART_PREFIX + key
         kwargs = dict(on_select=lambda: hook(chart_key), selection_mode="points")
         figures.add_click_targets(fig)
-    st.plotly_chart(fig, key=CHART_PREFIX + key, alt=alt, width=width, config=config, **kwargs)
+    # theme=None: the figures carry figures.PLAIN_TEMPLATE (Streamlit's look, without its per-rerun
+    # rewrite of the whole figure in the browser).
+    st.plotly_chart(fig, key=CHART_PREFIX + key, alt=alt, width=width, config=config, theme=None, **kwargs)
+
+
+def show_tokens(tokens, n_pad: int = 0) -> None:
+    """Numbered token chips, or for long sentences one plain-text line (st.text: never Markdown).
+    256 styled badges took longer to draw on every rerun than several heatmaps (bench/page_latency.py)."""
+    if len(tokens) <= CHIP_MAX_TOKENS:
+        st.markdown(token_chips_markdown(tokens, n_pad))
+    else:
+        st.text(token_list_text(tokens, n_pad))
 
 
 def table(view: View, frame, key: str) -> None:

@@ -132,6 +132,15 @@ def escape_markdown(text: str) -> str:
     return "".join(f"\\{ch}" if ch in _MD_SPECIAL else ch for ch in str(text))
 
 
+CHIP_MAX_TOKENS = 48  # beyond this, tokens are listed as plain text (steps_view.show_tokens)
+
+
+def token_list_text(tokens: Sequence[str], n_pad: int = 0) -> str:
+    """``0 the · 1 cat · …`` as plain text (shown with st.text: never parsed as Markdown)."""
+    first_pad = len(tokens) - n_pad
+    return " · ".join(f"{i} {tok}" if i < first_pad else f"{i} {tok} (pad)" for i, tok in enumerate(tokens))
+
+
 def token_chips_markdown(tokens: Sequence[str], n_pad: int = 0) -> str:
     """Numbered chips as Streamlit Markdown badges: blue for words, grey for [PAD]s."""
     chips = []

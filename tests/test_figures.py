@@ -9,7 +9,13 @@ import plotly.colors as pc
 import pytest
 
 from attention_ui import figures, tables
-from attention_ui.widgets import escape_markdown, read_config, token_chips_markdown
+from attention_ui.widgets import (
+    CHIP_MAX_TOKENS,
+    escape_markdown,
+    read_config,
+    token_chips_markdown,
+    token_list_text,
+)
 
 SENTENCE = ("the", "cat", "sat", "on", "the", "mat")
 
@@ -327,3 +333,10 @@ def test_markdown_chips_escape_every_markup_character():
     assert escape_markdown("*a* $x$ [l](u) <b>") == r"\*a\* \$x\$ \[l\]\(u\) \<b\>"
     chips = token_chips_markdown(("the", "]", "[PAD]"), n_pad=1)
     assert chips == r":blue-badge[0 · the] :blue-badge[1 · \]] :gray-badge[2 · \[PAD\]]"
+
+
+def test_long_sentences_list_tokens_as_plain_text_with_positions_and_pads():
+    tokens = ("**x**", "<b>", "a", "[PAD]")
+    text = token_list_text(tokens, n_pad=1)
+    assert text == "0 **x** · 1 <b> · 2 a · 3 [PAD] (pad)"  # literal: shown with st.text, never Markdown
+    assert CHIP_MAX_TOKENS >= 12  # the default sentence and the examples keep their chips
