@@ -13,7 +13,6 @@ page's drawing time at the default sentence, bench/page_latency.py).
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
@@ -98,6 +97,8 @@ def cell_panel(view: View) -> None:
         _token_choice(view, K_KEY, t("playground.cell_key"))
     i, j = int(st.session_state[Q_KEY]), int(st.session_state[K_KEY])
     a = explain_cell(tr, view.head, i, j)
+    import pandas as pd  # only once a panel is opened: the closed page needs no pandas
+
     terms = pd.DataFrame(
         {
             t("playground.cell_col_q", i=i): a.q,
@@ -200,6 +201,8 @@ def row_panel(view: View) -> None:
         config=PLOTLY_CONFIG,
     )
     labels = [f"{j} {tok}" for j, tok in enumerate(tr.tokens)]
+    import pandas as pd  # see cell_panel
+
     frame = pd.DataFrame(r.contributions, index=labels, columns=[f"d{k}" for k in range(r.contributions.shape[1])])
     frame.insert(0, t("playground.row_col_weight"), r.weights)
     frame.loc[t("playground.row_sum")] = [r.weights.sum(), *r.output]

@@ -10,9 +10,12 @@ from __future__ import annotations
 import io
 import json
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from attention_core.cli import trace_to_json
 

@@ -7,9 +7,19 @@ gets a unique label. Labels are plain text: st.dataframe shows them as text, nev
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _pandas():
+    """pandas, imported on first use: tables are built only when a learner asks for them."""
+    import pandas
+
+    return pandas
 
 
 def token_index(tokens: Sequence[str]) -> list[str]:
@@ -32,7 +42,7 @@ def attention_table(values: np.ndarray, tokens: Sequence[str]) -> pd.DataFrame:
     if values.shape != (n, n):
         raise ValueError("an n×n matrix with one token per row is needed")
     labels = token_index(tokens)
-    return pd.DataFrame(np.array(values, dtype=float), index=labels, columns=labels)
+    return _pandas().DataFrame(np.array(values, dtype=float), index=labels, columns=labels)
 
 
 def feature_table(
@@ -46,7 +56,7 @@ def feature_table(
     columns = list(dim_names) if dim_names is not None else dim_index(d)
     if len(columns) != d:
         raise ValueError("one name per column is needed")
-    return pd.DataFrame(np.array(values), index=token_index(tokens), columns=columns)
+    return _pandas().DataFrame(np.array(values), index=token_index(tokens), columns=columns)
 
 
 def mask_table(allowed: np.ndarray, tokens: Sequence[str]) -> pd.DataFrame:
