@@ -13,12 +13,9 @@ with st.sidebar:
     st.selectbox(t("app.language"), LANGUAGES, key=LANG_KEY, format_func=LANGUAGE_NAMES.get)
 t = translator()  # the selectbox may have changed the language on this run
 
-from pathlib import Path  # noqa: E402
-
 # The page files live in app_pages/, not pages/: a folder named pages/ next to app.py makes
 # Streamlit run each new server's first session as a legacy multipage app (its file list in the
 # sidebar, "Page not found" for /why-sqrt-dk) until app.py's st.navigation takes over.
-# Lab pages are listed here as they land; the filter goes once all of them exist.
 LABS = [
     ("app_pages/why_sqrt_dk.py", "app.nav_why_sqrt", "📏", "why-sqrt-dk"),
     ("app_pages/masks.py", "app.nav_masks", "🎭", "masks"),
@@ -41,12 +38,7 @@ def redirect_page(old_url_path: str, target):
     return st.Page(go, title=target.title, url_path=old_url_path, visibility="hidden")
 
 
-_here = Path(__file__).parent
-labs = {
-    url: st.Page(path, title=t(key), icon=icon, url_path=url)
-    for path, key, icon, url in LABS
-    if (_here / path).exists()
-}
+labs = {url: st.Page(path, title=t(key), icon=icon, url_path=url) for path, key, icon, url in LABS}
 playground = st.Page(
     "app_pages/playground.py", title=t("app.nav_playground"), icon="🧮", default=True, url_path="start"
 )
@@ -55,7 +47,7 @@ pages = {
     t("app.nav_section_explore"): [playground],
     t("app.nav_section_labs"): [
         *labs.values(),
-        *(redirect_page(old, targets[new]) for old, new in OLD_URL_PATHS.items() if new in targets),
+        *(redirect_page(old, targets[new]) for old, new in OLD_URL_PATHS.items()),
     ],
 }
-st.navigation({k: v for k, v in pages.items() if v}).run()
+st.navigation(pages).run()

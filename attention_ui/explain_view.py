@@ -78,8 +78,7 @@ def _token_choice(view: View, key: str, label: str) -> None:
 
 
 def _opened(key: str, label: str) -> bool:
-    """The panel's open/closed toggle; a click on a map opens it (see :func:`make_on_cell`)."""
-    st.session_state.setdefault(key, False)
+    """The panel's open/closed toggle (off by default); a click on a map opens it (see :func:`make_on_cell`)."""
     return st.toggle(label, key=key)
 
 
