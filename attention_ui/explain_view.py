@@ -172,6 +172,8 @@ def row_output_figure(weights: np.ndarray, output: np.ndarray, tokens, *, weight
     fig.update_yaxes(range=[0, 1], row=1, col=1)
     fig.update_xaxes(tickmode="array", tickvals=list(range(d_v)), ticktext=[f"d{k}" for k in range(d_v)], row=1, col=2)
     fig.update_layout(height=300, margin=dict(l=10, r=10, t=40, b=10), template=figures.PLAIN_TEMPLATE)
+    fig.update_xaxes(automargin=True)  # drawn on demand only: Plotly may size its margins itself
+    fig.update_yaxes(automargin=True)
     return fig
 
 

@@ -19,6 +19,7 @@ import copy
 import functools
 import html
 import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,15 +44,18 @@ MASK_SCALE = [[0.0, MASK_COLOR], [1.0, MASK_COLOR]]
 # our colour scales are set explicitly anyway, and the template replaces the ~8 KB default one
 # Plotly would otherwise embed in every figure.
 FONT_FAMILY = '"Source Sans", sans-serif'
+TICK_FONT_PX = 12  # the template's font size, used by tick labels
+TITLE_FONT_PX = 14  # axis titles
 PLAIN_TEMPLATE = go.layout.Template(
     layout=dict(
         font=dict(family=FONT_FAMILY, size=12, color="#808495"),
         paper_bgcolor="#FFFFFF",
         plot_bgcolor="rgba(0,0,0,0)",
         hoverlabel=dict(bgcolor="#FFFFFF", bordercolor="#DCD8D4", font=dict(family=FONT_FAMILY, size=13, color="#31333F")),
-        # automargin: the small fixed margins grow to fit token tick labels and axis titles
-        xaxis=dict(automargin=True, title=dict(font=dict(size=14), standoff=8)),
-        yaxis=dict(automargin=True, title=dict(font=dict(size=14), standoff=8)),
+        # No automargin: the builders size the margins for their own tick labels (see _margins);
+        # Plotly's automargin lays every chart out twice on each rerun (~0.3x the floor app's time).
+        xaxis=dict(title=dict(font=dict(size=TITLE_FONT_PX), standoff=8)),
+        yaxis=dict(title=dict(font=dict(size=TITLE_FONT_PX), standoff=8)),
         colorway=["#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700", "#ffd16a"],
     )
 )
@@ -98,6 +102,63 @@ def tick_positions(n: int, max_labels: int = TICK_MAX_LABELS) -> list[int]:
     """Which of 0..n-1 get a tick label: all of them, or every k-th when there are too many."""
     step = max(1, math.ceil(n / max_labels))
     return list(range(0, n, step))
+
+
+LINE_PX = 16  # height of one line of tick labels
+TICK_PAD_PX = 8  # between the plot and its tick labels, and a little air beyond them
+TITLE_BAND_PX = 32  # an axis title (14 px) with its standoff
+
+
+def text_px(text: str, size: int = TICK_FONT_PX) -> float:
+    """A generous estimate of how wide ``text`` (escaped pseudo-HTML) is drawn, in pixels.
+
+    Wide and fullwidth characters (CJK) take 1 em, everything else 0.62 em, which is wider than
+    the average Latin letter of the app's font, so labels are not clipped by margins sized from it.
+    """
+    plain = html.unescape(text)
+    return sum(size * (1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.62) for ch in plain)
+
+
+@dataclass(frozen=True)
+class TickFit:
+    """How a bottom axis' tick labels are drawn: their angle and how far below the plot they reach."""
+
+    angle: int
+    depth: float
+    left_overhang: float  # how far the first label reaches left of its tick (rotated labels)
+
+
+def fit_x_ticks(labels: Sequence[str], plot_px: float) -> TickFit:
+    """Horizontal labels when they fit beside each other, else slanted 30°, else vertical.
+
+    The same choice Plotly's automatic tick angles make, taken here from an estimate of the plot
+    width, so the margins can be fixed in advance (automargin would lay the chart out twice).
+    """
+    widths = [text_px(label) for label in labels]
+    widest = max(widths, default=0.0)
+    per_tick = plot_px / max(1, len(labels))
+    if widest + 6 <= per_tick:
+        return TickFit(0, LINE_PX, 0.0)
+    if per_tick >= 2 * LINE_PX:
+        first = widths[0] if widths else 0.0
+        return TickFit(-30, 0.5 * widest + LINE_PX, 0.87 * first)
+    return TickFit(-90, widest, 0.0)
+
+
+def axis_margins(
+    x_labels: Sequence[str], y_labels: Sequence[str], plot_px: float, *, x_title: bool, y_title: bool
+) -> tuple[dict, int]:
+    """(margin l/b, x tick angle) that fit the given tick labels and axis titles.
+
+    ``plot_px`` is the plot area's expected width (a low estimate: the real one is usually wider,
+    and a narrower guess only means labels are slanted where they might have fit).
+    """
+    fit = fit_x_ticks(x_labels, plot_px)
+    left = max((text_px(label) for label in y_labels), default=0.0) + TICK_PAD_PX
+    left += TITLE_BAND_PX if y_title else 0
+    bottom = fit.depth + TICK_PAD_PX + (TITLE_BAND_PX if x_title else 0)
+    left = max(left, fit.left_overhang + TICK_PAD_PX)
+    return dict(l=math.ceil(left), b=math.ceil(bottom)), fit.angle
 
 
 @dataclass(frozen=True)
@@ -170,6 +231,7 @@ def matrix_heatmap(
     row_hover_labels: Sequence[str] | None = None,
     height: int | None = None,
     max_labels: int = TICK_MAX_LABELS,
+    plot_px: float | None = None,
 ) -> go.Figure:
     """A heatmap of a 2-D matrix, row 0 on top.
 
@@ -177,6 +239,8 @@ def matrix_heatmap(
     ``"mask"`` (0 = allowed, drawn in one light colour). ``allowed`` (bool, same shape, True = may
     attend) marks masked cells: their value is hidden and a grey overlay trace says "masked (−∞)".
     ``row_labels``/``col_labels`` are raw text; they are escaped and shortened here.
+    ``plot_px``: the expected width of the plot area, which decides the x tick labels' angle and the
+    margins (default: a low estimate for a square map up to 16 columns, a full-width chart beyond).
     """
     z = np.asarray(values, dtype=float)
     if z.ndim != 2:
@@ -277,11 +341,16 @@ def matrix_heatmap(
     yaxis = _axis(n_rows, token_tick_labels(row_labels), row_title, max_labels, rows_full if large else None)
     yaxis["autorange"] = "reversed"
     yaxis.pop("range")
+    if plot_px is None:
+        plot_px = 42.0 * n_cols if n_cols <= 16 else 600.0
+    margin, xaxis["tickangle"] = axis_margins(
+        xaxis["ticktext"], yaxis["ticktext"], plot_px, x_title=bool(col_title), y_title=bool(row_title)
+    )
     layout = dict(
         xaxis=xaxis,
         yaxis=yaxis,
         height=height or _auto_height(n_rows),
-        margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+        margin=dict(margin, r=10, t=40 if title else 10),
         plot_bgcolor="rgba(0,0,0,0)",
         template=PLAIN_TEMPLATE,
     )
@@ -313,6 +382,7 @@ def attention_heatmap(
     key_title: str = "key",
     show_text: bool | None = None,
     height: int | None = None,
+    plot_px: float | None = None,
 ) -> go.Figure:
     """An n×n query × key matrix (scores, weights or the mask); queries are rows."""
     values = np.asarray(values, dtype=float)
@@ -332,6 +402,7 @@ def attention_heatmap(
         hover=hover,
         show_text=show_text,
         height=height,
+        plot_px=plot_px,
     )
 
 
@@ -347,6 +418,7 @@ def feature_heatmap(
     show_text: bool | None = None,
     height: int | None = None,
     group_size: int | None = None,
+    plot_px: float | None = None,
 ) -> go.Figure:
     """Token rows × feature columns (X, Q, K, V, head output, concat, output); signed scale.
 
@@ -372,6 +444,7 @@ def feature_heatmap(
         show_text=show_text,
         col_hover_labels=[escape_label(name) for name in names],
         height=height,
+        plot_px=plot_px,
     )
     if group_size and 0 < group_size < d:
         fig.layout.shapes = [  # what add_vline makes, set at once (add_vline relayouts per line)
@@ -512,9 +585,11 @@ def heads_small_multiples(
     labels = token_tick_labels(tokens, max_chars=6)
     shown_ticks = tick_positions(n, max_labels=8)
     ticks = dict(tickmode="array", tickvals=shown_ticks, ticktext=[labels[i] for i in shown_ticks])
+    # Panels share a full-width chart (a low estimate of 640 px for all columns).
+    margin, angle = axis_margins(ticks["ticktext"], ticks["ticktext"], 0.9 * 640 / cols, x_title=False, y_title=False)
     for name, axis in layout.items():
         if name.startswith("xaxis"):
-            axis.update(showgrid=False, zeroline=False, range=[-0.5, n - 0.5], **ticks)
+            axis.update(showgrid=False, zeroline=False, range=[-0.5, n - 0.5], tickangle=angle, **ticks)
         elif name.startswith("yaxis"):
             idx = int(name[5:] or 1)
             first_col = (idx - 1) % cols == 0
@@ -524,7 +599,7 @@ def heads_small_multiples(
     layout.update(
         coloraxis=dict(colorscale=WEIGHT_SCALE, cmin=0.0, cmax=1.0, colorbar=dict(thickness=12)),
         height=int(min(1600, rows * max(220, min(360, 60 + 22 * n)) + 40)),
-        margin=dict(l=10, r=10, t=40, b=10),
+        margin=dict(margin, r=10, t=40),
         plot_bgcolor="rgba(0,0,0,0)",
         template=PLAIN_TEMPLATE,
     )

@@ -35,6 +35,7 @@ PER_HEAD = ("qkv", "raw", "scaled", "masked", "softmax", "head_out")
 # Charts whose cells can be clicked to explain them (score/weight maps: query row, key column).
 CELL_CHARTS = ("raw", "scaled", "masked", "weights")
 CHART_PREFIX = "pg_chart_"
+QKV_PLOT_PX = 200  # a low estimate of the plot area of Q, K and V, drawn in three columns
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,7 @@ def _qkv(v: View) -> None:
             st.markdown(f"**{name}**")
             chart(
                 v,
-                figures.feature_heatmap(mat, tr.tokens, **v.feat),
+                figures.feature_heatmap(mat, tr.tokens, plot_px=QKV_PLOT_PX, **v.feat),
                 name.lower(),
                 t("playground.alt_feature", name=f"{name} ({t('playground.head_name', h=k)})", n=n, d=mat.shape[1]),
             )
