@@ -254,6 +254,9 @@ def _mask(v: View) -> None:
         )
     )
     shape_line(t, ("M", (n, n)))
+    if tr.mask.all():  # an all-zero map would look like a chart that failed to draw
+        st.info(t("playground.mask_nothing_masked"))
+        return
     chart(v, figures.mask_heatmap(tr.mask, tr.tokens, hover=v.hover, **v.axes), "mask", t("playground.alt_mask", n=n), square=True)
     table(v, lambda: tables.mask_table(tr.mask, tr.tokens), "mask")
 
@@ -263,6 +266,9 @@ def _masked(v: View) -> None:
     n = tr.n
     st.latex(r"S'' = S' + M")
     shape_line(t, ("S''", (n, n)))
+    if tr.mask.all():  # the same map as the scaled scores: say so instead of drawing it twice
+        st.info(t("playground.masked_nothing_masked", step=STEPS.index("scaled") + 1))
+        return
     masked = tr.scores_masked[k]
     chart(
         v,

@@ -1,13 +1,13 @@
 """Floor app for bench/page_latency.py: the playground's charts with nothing but the drawing.
 
-It shows the same number of heatmaps, of the same shapes, in the same layout (three columns for
+It shows the same number of heatmaps as the playground, of the same shapes, in the same layout (three columns for
 Q/K/V, square n×n maps for small n, one small-multiples figure for all heads) and the same colour
 scales and heights as the playground, but from arrays precomputed once per (n, d_model, heads):
 no core call, no hover labels, no masks, no text. Whatever the playground takes beyond this is
 our own overhead. A "Seed" number input (sidebar) picks one of 16 precomputed sets, so a change
 sends new figures exactly like the playground's seed control does.
 
-    streamlit run bench/floor_app.py   then open  /?n=128&d_model=16&heads=2
+    streamlit run bench/floor_app.py   then open  /?n=128&d_model=16&heads=2   (&masked=1: with mask maps)
 """
 
 from __future__ import annotations
@@ -32,6 +32,9 @@ def qp(name: str, default: int) -> int:
 
 
 n, d_model, heads = qp("n", 6), qp("d_model", 16), qp("heads", 2)
+# Like the playground: without a mask (its default) it draws no mask map and no masked-score map
+# (an all-zero map, and a copy of the scaled scores); ?masked=1 draws both, as with a causal mask.
+masked = qp("masked", 0) == 1
 d_k = max(1, d_model // heads)
 
 
@@ -110,8 +113,9 @@ for col, name in zip(st.columns(3), ("Q", "K", "V"), strict=True):
         chart(heat(a[name]), name)
 chart(heat(a["raw"]), "raw", square=True)
 chart(heat(a["scaled"]), "scaled", square=True)
-chart(heat(a["mask"], "mask"), "mask", square=True)
-chart(heat(a["masked"]), "masked", square=True)
+if masked:
+    chart(heat(a["mask"], "mask"), "mask", square=True)
+    chart(heat(a["masked"]), "masked", square=True)
 chart(heat(a["weights"][0], "weights"), "weights", square=True)
 chart(heat(a["head_out"]), "head_out")
 chart(small_multiples(a["weights"]), "all_heads")

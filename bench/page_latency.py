@@ -12,7 +12,8 @@ playground, ...), and for every change measures
 * bytes: the sum of the websocket frames the server sent during that change.
 
 It prints absolute medians, the playground/floor ratio (target <= 1.3x) and bytes per rerun.
-Scenarios: ``default`` (the default sentence, 6 tokens), ``n128`` and ``n256`` (d_model 16, 2 heads).
+Scenarios: ``default`` (the default sentence, 6 tokens), ``n128`` and ``n256`` (d_model 16, 2 heads, no mask, as
+the playground starts), and ``n256causal`` (256 tokens with a causal mask: two more n×n maps; not run by default).
 
     .venv/bin/python bench/page_latency.py                      # 10 changes per app and scenario
     .venv/bin/python bench/page_latency.py --scenarios n256 --changes 15
@@ -35,9 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import ALL_CHARTS_DRAWN_JS, ROOT, launch_browser, machine, start_server, stop_server  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-SCENARIOS = {"default": 6, "n128": 128, "n256": 256}
-# The floor draws 13 charts (X, Q, K, V, raw, scaled, mask, masked, weights, head out, all heads, concat,
-# output); the playground draws those plus its explainer chart. Each target waits for as many as it had.
+# scenario -> (tokens, mask). Without a mask (the playground's default) both apps draw 11 charts: X, Q, K,
+# V, raw, scaled, weights, head out, all heads, concat, output; with one, also the mask and the masked
+# scores (13). Each target waits for as many charts as it had before the change.
+SCENARIOS = {"default": (6, "none"), "n128": (128, "none"), "n256": (256, "none"), "n256causal": (256, "causal")}
 QUIET_MS = 300
 
 INSTALL_JS = """
@@ -144,13 +146,13 @@ class Target:
         self.context.close()
 
 
-def run_scenario(browser, pg_url: str, floor_url: str, n: int, changes: int) -> dict:
-    pg = Target(browser, "playground", pg_url)
+def run_scenario(browser, pg_url: str, floor_url: str, n: int, mask: str, changes: int) -> dict:
+    pg = Target(browser, "playground", pg_url if mask == "none" else f"{pg_url}/?mask={mask}")
     if n != 6:
         pg.commit("Maximum tokens", str(max(n, 64)))
         pg.commit("Sentence", words(n), textarea=True)
         pg.charts = pg.page.locator('[data-testid="stPlotlyChart"]').count()
-    floor = Target(browser, "floor", f"{floor_url}/?n={n}&d_model=16&heads=2")
+    floor = Target(browser, "floor", f"{floor_url}/?n={n}&d_model=16&heads=2&masked={int(mask != 'none')}")
     for t in (pg, floor):  # warm-up change: first figures of this shape, caches
         t.change_seed()
     res = {"playground": [], "floor": []}
@@ -178,7 +180,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--smoke", action="store_true", help="one change, default scenario")
     ap.add_argument("--changes", type=int, default=10)
-    ap.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS))
+    ap.add_argument("--scenarios", nargs="+", default=["default", "n128", "n256"], choices=list(SCENARIOS))
     ap.add_argument("--json", type=Path, help="also write the summary here")
     ap.add_argument("--app-root", type=Path, help="run app.py from this checkout (e.g. an older commit)")
     args = ap.parse_args()
@@ -193,8 +195,8 @@ def main() -> int:
         with sync_playwright() as pw:
             browser = launch_browser(pw)
             for name in args.scenarios:
-                n = SCENARIOS[name]
-                res = run_scenario(browser, pg_url, floor_url, n, args.changes)
+                n, mask = SCENARIOS[name]
+                res = run_scenario(browser, pg_url, floor_url, n, mask, args.changes)
                 rows.append(summary(name, n, res, res.pop("charts")))
                 r = rows[-1]
                 print(f"{name:8s} n={n:<4d} playground {r['playground_ms']:6d} ms  floor {r['floor_ms']:6d} ms  "

@@ -169,7 +169,7 @@ def test_example_sentences_include_japanese_and_fill_the_box():
 
 
 def test_every_chart_has_alt_text_and_tables_come_with_csv_downloads():
-    at = open_page()
+    at = fresh({"mask": "causal"})  # with a mask, so the mask and masked-score maps are drawn too
     at.toggle(key="pg_tables").set_value(True).run()
     assert_healthy(at)
     for el in at.get("plotly_chart"):
@@ -178,7 +178,7 @@ def test_every_chart_has_alt_text_and_tables_come_with_csv_downloads():
         assert spec  # parses
     keys = {el.proto.id for el in at.get("download_button")} | {getattr(el, "key", "") for el in at.get("download_button")}
     flat = " ".join(str(k) for k in keys)
-    for name in ("weights", "raw", "x", "output", "mask"):
+    for name in ("weights", "raw", "x", "output", "mask", "masked"):
         assert f"pg_csv_{name}" in flat
 
 

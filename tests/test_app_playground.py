@@ -15,6 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention_core import AttentionConfig, embed, init_params
+from attention_ui.i18n import translate
 from tests.reference_naive import naive_attention
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,15 +58,32 @@ def at() -> AppTest:
     return open_page()
 
 
+EVERY_STEP = ("x", "q", "k", "v", "raw", "scaled", "mask", "masked", "weights", "head_out", "all_heads", "concat",
+              "output")  # fmt: skip
+
+
 def test_page_loads_with_every_step(at):
     assert_healthy(at)
     keys = set(charts(at))
-    for step in ("x", "q", "k", "v", "raw", "scaled", "mask", "masked", "weights", "head_out", "all_heads",
-                 "concat", "output"):  # fmt: skip
-        assert f"pg_chart_{step}" in keys
+    # the default has no mask: the all-zero mask map and the masked scores (= the scaled ones) are
+    # not drawn; a note says why, in both steps
+    for step in EVERY_STEP:
+        assert (f"pg_chart_{step}" in keys) == (step not in ("mask", "masked")), step
+    notes = " ".join(el.value for el in at.info)
+    assert translate("en", "playground.mask_nothing_masked") in notes
+    assert translate("en", "playground.masked_nothing_masked", step=4) in notes
     for el in at.get("plotly_chart"):
         assert el.proto.alt.strip(), "every chart needs alt text"
     assert len(at.latex) >= 11
+
+
+def test_with_a_mask_every_step_has_its_map(at):
+    at.selectbox(key="pg_mask").set_value("causal").run()
+    assert_healthy(at)
+    keys = set(charts(at))
+    for step in EVERY_STEP:
+        assert f"pg_chart_{step}" in keys, step
+    assert not any("M is all zeros" in el.value for el in at.info)
 
 
 def test_repeated_words_give_an_n_by_n_map_with_the_right_numbers(at):

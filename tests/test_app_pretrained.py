@@ -94,10 +94,11 @@ def test_switch_to_pretrained_shows_wordpieces_overview_and_the_steps(at):
     for layer in range(6):
         for head in range(12):
             np.testing.assert_allclose(z(overview, layer * 12 + head), golden[layer, head], atol=TOL)
-    # the same step-by-step views as with random weights, for layer 0 head 0
-    for step in ("x", "q", "k", "v", "raw", "scaled", "mask", "masked", "weights", "head_out", "all_heads",
-                 "concat", "output"):  # fmt: skip
+    # the same step-by-step views as with random weights, for layer 0 head 0 (one sentence, no
+    # padding: nothing is masked, so the mask steps say so instead of drawing all-zero maps)
+    for step in ("x", "q", "k", "v", "raw", "scaled", "weights", "head_out", "all_heads", "concat", "output"):
         assert f"pg_chart_{step}" in figs, step
+    assert "pg_chart_mask" not in figs and "pg_chart_masked" not in figs
     weights = figs["pg_chart_weights"]
     ticks = weights["layout"]["xaxis"]["ticktext"]
     assert ticks[:4] == ["[CLS]", "token", "##ization", "makes"] and ticks[-2:] == [".", "[SEP]"]
