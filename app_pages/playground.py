@@ -266,7 +266,10 @@ def main() -> None:
             st.warning(t("playground.url_ignored", names=", ".join(escape_markdown(n) for n in ignored)))
         if not present and pretrained_view.weights_switch(t):  # all-MiniLM-L6-v2: own controls, same steps
             pretrained_view.page(
-                t, lambda tr, text: steps_view.render_all(make_view(t, tr, False, text), lambda: head_selector(t, tr.heads))
+                t,
+                lambda tr, text: steps_view.render_all(
+                    lambda: make_view(t, tr, False, text), lambda: head_selector(t, tr.heads), write_url
+                ),
             )
             return
         if not present:
@@ -288,9 +291,14 @@ def main() -> None:
         st.markdown(t("playground.tokens", n=trace.n, pads=trace.n_pad))
         steps_view.show_tokens(trace.tokens, trace.n_pad)
         trace_downloads(t, trace)
-        steps_view.render_all(view, lambda: head_selector(t, trace.heads))
+        steps_view.render_all(lambda: make_view(t, trace, example), lambda: head_selector(t, trace.heads), write_url)
     finally:
-        url_sync.write_url(st.session_state)
+        write_url()
+
+
+def write_url() -> None:
+    """The page's view into the URL: at the end of every run, and of every per-head fragment run."""
+    url_sync.write_url(st.session_state)
 
 
 def trace_downloads(t, trace) -> None:

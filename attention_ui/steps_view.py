@@ -396,12 +396,38 @@ def render_step(view: View, name: str, number: int, heading_level: str = "subhea
         extra(view)
 
 
-def render_all(view: View, head_selector: Callable[[], None]) -> None:
-    """Every step in computation order; the head selector sits before the first per-head step."""
-    for number, name in enumerate(STEPS, start=1):
-        if name == PER_HEAD[0]:
-            head_selector()
+def render_all(
+    make_view: Callable[[], View],
+    head_selector: Callable[[], None],
+    after_heads: Callable[[], None] | None = None,
+) -> None:
+    """Every step in computation order; the head selector sits before the first per-head step.
+
+    The per-head steps (from Q/K/V to the head's output, the mask included) are one fragment:
+    choosing another head or clicking a cell reruns only them, not the X, all-heads, concat and
+    output charts, which do not depend on the head. ``make_view()`` builds the view for the head
+    currently chosen; ``after_heads()`` runs at the end of the fragment (the page writes its URL).
+    """
+    view = make_view()
+    first, last = STEPS.index(PER_HEAD[0]), STEPS.index(PER_HEAD[-1])
+    for number, name in enumerate(STEPS[:first], start=1):
         render_step(view, name, number)
+    _per_head_steps(make_view, head_selector, after_heads)
+    for number, name in enumerate(STEPS[last + 1 :], start=last + 2):
+        render_step(view, name, number)
+
+
+@st.fragment
+def _per_head_steps(
+    make_view: Callable[[], View], head_selector: Callable[[], None], after_heads: Callable[[], None] | None
+) -> None:
+    head_selector()
+    view = make_view()  # after the selector: the head just chosen
+    first, last = STEPS.index(PER_HEAD[0]), STEPS.index(PER_HEAD[-1])
+    for number, name in enumerate(STEPS[first : last + 1], start=first + 1):
+        render_step(view, name, number)
+    if after_heads is not None:
+        after_heads()
 
 
 def divisor_latex(trace, example: bool) -> str:

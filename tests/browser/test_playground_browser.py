@@ -126,3 +126,26 @@ def test_japanese_ui_and_sentence(app: Page) -> None:
     # Axis titles are translated too (they come from the catalog, not Plotly defaults).
     expect(weights.locator("g.g-ytitle")).to_contain_text(translate("ja", "playground.axis_query"))
     screenshot(app, "playground_ja")
+
+
+def test_choosing_a_head_reruns_only_the_per_head_steps(page: Page, streamlit_server: str) -> None:
+    # The per-head steps are one st.fragment: a head change must not resend the whole page, and the
+    # URL (written at the end of a full run) must still follow the head.
+    frames: list[bytes] = []
+    page.on(
+        "websocket",
+        lambda ws: ws.on("framereceived", lambda p: frames.append(p if isinstance(p, bytes) else p.encode())),
+    )
+    page.goto(streamlit_server + "/")
+    wait_for_charts(page, minimum=2)
+    wait_for_app_run(page)
+    frames.clear()
+    page.locator('.st-key-pg_head [role="radiogroup"] label').nth(1).click()
+    page.wait_for_function("() => new URLSearchParams(location.search).get('head') === '1'", timeout=60_000)
+    wait_for_app_run(page)
+    assert_no_exception(page)
+    sent = b"".join(frames)
+    assert translate("en", "playground.step_qkv").encode() in sent  # the per-head steps were redrawn
+    for step in ("step_x", "step_all_heads", "step_output"):  # the others were not sent again
+        assert translate("en", f"playground.{step}").encode() not in sent, step
+    assert translate("en", "playground.head_name", h=1).encode() in sent
