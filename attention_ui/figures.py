@@ -52,8 +52,8 @@ PLAIN_TEMPLATE = go.layout.Template(
         paper_bgcolor="#FFFFFF",
         plot_bgcolor="rgba(0,0,0,0)",
         hoverlabel=dict(bgcolor="#FFFFFF", bordercolor="#DCD8D4", font=dict(family=FONT_FAMILY, size=13, color="#31333F")),
-        # No automargin: the builders size the margins for their own tick labels (see _margins);
-        # Plotly's automargin lays every chart out twice on each rerun (~0.3x the floor app's time).
+        # No automargin: the builders size the margins for their own tick labels (axis_margins);
+        # automargin made Plotly lay every chart out twice on each rerun (~0.3x the floor app time).
         xaxis=dict(title=dict(font=dict(size=TITLE_FONT_PX), standoff=8)),
         yaxis=dict(title=dict(font=dict(size=TITLE_FONT_PX), standoff=8)),
         colorway=["#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700", "#ffd16a"],
