@@ -107,6 +107,7 @@ def tick_positions(n: int, max_labels: int = TICK_MAX_LABELS) -> list[int]:
 LINE_PX = 16  # height of one line of tick labels
 TICK_PAD_PX = 8  # between the plot and its tick labels, and a little air beyond them
 TITLE_BAND_PX = 32  # an axis title (14 px) with its standoff
+VERTICAL_LABEL_PX = 14  # horizontal room one upright tick label needs
 
 
 def text_px(text: str, size: int = TICK_FONT_PX) -> float:
@@ -337,12 +338,14 @@ def matrix_heatmap(
                 **common,
             )
         )
-    xaxis = _axis(n_cols, token_tick_labels(col_labels), col_title, max_labels, cols_full if large else None)
+    if plot_px is None:
+        plot_px = 42.0 * n_cols if n_cols <= 16 else 600.0
+    # no more x labels than fit side by side even when turned upright (a narrow Q/K/V map of 32 dims)
+    x_max = min(max_labels, max(2, int(plot_px // VERTICAL_LABEL_PX)))
+    xaxis = _axis(n_cols, token_tick_labels(col_labels), col_title, x_max, cols_full if large else None)
     yaxis = _axis(n_rows, token_tick_labels(row_labels), row_title, max_labels, rows_full if large else None)
     yaxis["autorange"] = "reversed"
     yaxis.pop("range")
-    if plot_px is None:
-        plot_px = 42.0 * n_cols if n_cols <= 16 else 600.0
     margin, xaxis["tickangle"] = axis_margins(
         xaxis["ticktext"], yaxis["ticktext"], plot_px, x_title=bool(col_title), y_title=bool(row_title)
     )

@@ -110,3 +110,13 @@ def test_small_multiples_share_one_tick_angle_and_fit_the_first_column_labels():
     assert len(angles) == 1
     widest = max(figures.text_px(t) for t in fig.layout.yaxis.ticktext)
     assert fig.layout.margin.l >= widest + figures.TICK_PAD_PX
+
+
+def test_a_narrow_map_thins_its_x_labels_so_upright_ones_do_not_overlap():
+    values = np.zeros((6, 32))
+    narrow = figures.feature_heatmap(values, SENTENCE, plot_px=200)  # Q/K/V of 32 dims in a third of the page
+    shown = narrow.layout.xaxis.tickvals
+    assert len(shown) * figures.VERTICAL_LABEL_PX <= 200
+    assert shown[0] == 0 and len(shown) >= 2
+    wide = figures.feature_heatmap(values, SENTENCE, plot_px=900)
+    assert list(wide.layout.xaxis.tickvals) == list(range(32))  # room for all: nothing thinned
