@@ -39,7 +39,12 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 # scenario -> (tokens, mask). Without a mask (the playground's default) both apps draw 11 charts: X, Q, K,
 # V, raw, scaled, weights, head out, all heads, concat, output; with one, also the mask and the masked
 # scores (13). Each target waits for as many charts as it had before the change.
-SCENARIOS = {"default": (6, "none"), "n128": (128, "none"), "n256": (256, "none"), "n256causal": (256, "causal")}
+SCENARIOS = {
+    "default": (6, "none"),
+    "n128": (128, "none"),
+    "n256": (256, "none"),
+    "n256causal": (256, "causal"),
+}
 QUIET_MS = 300
 
 INSTALL_JS = """
