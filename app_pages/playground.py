@@ -284,9 +284,8 @@ def main() -> None:
         trace = load_trace(t, example)
         if trace is None:
             return
-        view = make_view(t, trace, example)
         if present:
-            presenter.render(view, lambda: head_selector(t, trace.heads))
+            presenter.render(make_view(t, trace, example), lambda: head_selector(t, trace.heads))
             return
         st.markdown(t("playground.tokens", n=trace.n, pads=trace.n_pad))
         steps_view.show_tokens(trace.tokens, trace.n_pad)

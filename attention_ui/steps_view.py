@@ -32,6 +32,9 @@ STEPS = (
     "output",
 )
 PER_HEAD = ("qkv", "raw", "scaled", "masked", "softmax", "head_out")
+NUMBERED = tuple(enumerate(STEPS, start=1))  # (step number, name)
+# The block render_all draws as one fragment: the first to the last per-head step (the mask included).
+_HEADS = slice(STEPS.index(PER_HEAD[0]), STEPS.index(PER_HEAD[-1]) + 1)
 # Charts whose cells can be clicked to explain them (score/weight maps: query row, key column).
 CELL_CHARTS = ("raw", "scaled", "masked", "weights")
 CHART_PREFIX = "pg_chart_"
@@ -409,11 +412,10 @@ def render_all(
     currently chosen; ``after_heads()`` runs at the end of the fragment (the page writes its URL).
     """
     view = make_view()
-    first, last = STEPS.index(PER_HEAD[0]), STEPS.index(PER_HEAD[-1])
-    for number, name in enumerate(STEPS[:first], start=1):
+    for number, name in NUMBERED[: _HEADS.start]:
         render_step(view, name, number)
     _per_head_steps(make_view, head_selector, after_heads)
-    for number, name in enumerate(STEPS[last + 1 :], start=last + 2):
+    for number, name in NUMBERED[_HEADS.stop :]:
         render_step(view, name, number)
 
 
@@ -423,8 +425,7 @@ def _per_head_steps(
 ) -> None:
     head_selector()
     view = make_view()  # after the selector: the head just chosen
-    first, last = STEPS.index(PER_HEAD[0]), STEPS.index(PER_HEAD[-1])
-    for number, name in enumerate(STEPS[first : last + 1], start=first + 1):
+    for number, name in NUMBERED[_HEADS]:
         render_step(view, name, number)
     if after_heads is not None:
         after_heads()
