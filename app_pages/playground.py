@@ -46,6 +46,7 @@ DEFAULTS = {
     "pg_positional": True,
     "pg_tables": False,
     "pg_head": 0,
+    "pg_all_heads": False,  # long sentences only: draw the all-heads figure (steps_view.ALL_HEADS_ON_REQUEST_ABOVE)
 }
 PRESETS = ("sentence", "example")
 MAX_TOKENS_RANGE = (4, 256)  # 256-token maps stay interactive (bench/page_latency.py)
@@ -250,7 +251,13 @@ def make_view(t, trace, example: bool, text: dict | None = None) -> steps_view.V
         on_cell=explain_view.make_on_cell(trace.n, trace.V.shape[2]),
         after={"softmax": explain_view.cell_panel, "head_out": explain_view.row_panel},
         text=text or {},
+        all_heads_switch=lambda: all_heads_switch(t),
     )
+
+
+def all_heads_switch(t) -> bool:
+    """The long-sentence switch for the all-heads figure (its value is kept in the URL)."""
+    return st.toggle(t("playground.all_heads_draw"), key="pg_all_heads", persist_state=KEEP)
 
 
 def main() -> None:

@@ -39,6 +39,9 @@ _HEADS = slice(STEPS.index(PER_HEAD[0]), STEPS.index(PER_HEAD[-1]) + 1)
 CELL_CHARTS = ("raw", "scaled", "masked", "weights")
 CHART_PREFIX = "pg_chart_"
 QKV_PLOT_PX = 200  # a low estimate of the plot area of Q, K and V, drawn in three columns
+# Above this many tokens the all-heads figure is drawn on request (View.all_heads_switch): its
+# panels are too small to read cell by cell, and it was 11–21 % of the page's drawing time at 256 tokens.
+ALL_HEADS_ON_REQUEST_ABOVE = 128
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,9 @@ class View:
     on_cell: Callable[[str], None] | None = None  # called with the chart key after a click
     after: dict[str, Callable[[View], None]] = field(default_factory=dict)  # extra panel per step
     text: Mapping[str, StepText] = field(default_factory=dict)  # step id -> replacement text
+    # Draws the "draw all heads" control for long sentences and returns whether to draw them;
+    # None (presenter mode's single step, tests) draws them at any length.
+    all_heads_switch: Callable[[], bool] | None = None
     hover: figures.HoverText = field(init=False)
 
     def __post_init__(self) -> None:
@@ -326,6 +332,9 @@ def _all_heads(v: View) -> None:
     n, h = tr.n, tr.heads
     st.latex(r"A_0, A_1, \dots, A_{h-1}")
     shape_line(t, ("A", (h, n, n)))
+    if n > ALL_HEADS_ON_REQUEST_ABOVE and v.all_heads_switch is not None and not v.all_heads_switch():
+        st.caption(t("playground.all_heads_on_request", n=n, heads=h, step=STEPS.index("softmax") + 1))
+        return
     chart(
         v,
         figures.heads_small_multiples(

@@ -118,6 +118,7 @@ PARAMS = (
     Param("pos", "pg_positional", _bool, _bool_out),
     Param("tables", "pg_tables", _bool, _bool_out),
     Param("head", "pg_head", _int_in(0, HEADS_RANGE[1] - 1), _int_out),
+    Param("all_heads", "pg_all_heads", _bool, _bool_out),
     Param("present", "pg_present", _bool, _bool_out),
     Param("step", "pg_step", _int_in(1, STEP_COUNT), _int_out),
     Param("lang", "lang", _choice(LANGUAGES), _str_out),
@@ -192,6 +193,8 @@ def serialise(state: Mapping[str, object]) -> dict[str, str]:
             continue
         if p.url == "present" and not state.get("pg_present"):
             continue
+        if p.url == "all_heads" and not state.get("pg_all_heads"):
+            continue  # written only when switched on: it matters for long sentences only
         if p.url == "weights" and not pretrained:
             continue
         if p.url in PRETRAINED_ONLY and not pretrained:

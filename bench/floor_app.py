@@ -7,7 +7,8 @@ no core call, no hover labels, no masks, no text. Whatever the playground takes 
 our own overhead. A "Seed" number input (sidebar) picks one of 16 precomputed sets, so a change
 sends new figures exactly like the playground's seed control does.
 
-    streamlit run bench/floor_app.py   then open  /?n=128&d_model=16&heads=2   (&masked=1: with mask maps)
+    streamlit run bench/floor_app.py   then open  /?n=128&d_model=16&heads=2   (&masked=1: with mask maps;
+&all_heads=1: the all-heads figure above 128 tokens too)
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ n, d_model, heads = qp("n", 6), qp("d_model", 16), qp("heads", 2)
 # Like the playground: without a mask (its default) it draws no mask map and no masked-score map
 # (an all-zero map, and a copy of the scaled scores); ?masked=1 draws both, as with a causal mask.
 masked = qp("masked", 0) == 1
+# Like the playground: above 128 tokens the all-heads figure is drawn only on request (?all_heads=1).
+all_heads = n <= 128 or qp("all_heads", 0) == 1
 d_k = max(1, d_model // heads)
 
 
@@ -118,6 +121,7 @@ if masked:
     chart(heat(a["masked"]), "masked", square=True)
 chart(heat(a["weights"][0], "weights"), "weights", square=True)
 chart(heat(a["head_out"]), "head_out")
-chart(small_multiples(a["weights"]), "all_heads")
+if all_heads:
+    chart(small_multiples(a["weights"]), "all_heads")
 chart(heat(a["concat"]), "concat")
 chart(heat(a["output"]), "output")

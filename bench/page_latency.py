@@ -13,7 +13,9 @@ playground, ...), and for every change measures
 
 It prints absolute medians, the playground/floor ratio (target <= 1.3x) and bytes per rerun.
 Scenarios: ``default`` (the default sentence, 6 tokens), ``n128`` and ``n256`` (d_model 16, 2 heads, no mask, as
-the playground starts), and ``n256causal`` (256 tokens with a causal mask: two more n×n maps; not run by default).
+the playground starts; above 128 tokens the all-heads figure is drawn on request, so n256 draws 10 charts),
+``n256all`` (256 tokens with that figure switched on) and ``n256causal`` (256 tokens with a causal mask: two
+more n×n maps). The last two are not run by default.
 
     .venv/bin/python bench/page_latency.py                      # 10 changes per app and scenario
     .venv/bin/python bench/page_latency.py --scenarios n256 --changes 15
@@ -36,14 +38,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import ALL_CHARTS_DRAWN_JS, ROOT, launch_browser, machine, start_server, stop_server  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-# scenario -> (tokens, mask). Without a mask (the playground's default) both apps draw 11 charts: X, Q, K,
-# V, raw, scaled, weights, head out, all heads, concat, output; with one, also the mask and the masked
-# scores (13). Each target waits for as many charts as it had before the change.
+# scenario -> (tokens, mask, all heads switched on). Without a mask (the playground's default) both apps
+# draw 11 charts: X, Q, K, V, raw, scaled, weights, head out, all heads, concat, output; with one, also the
+# mask and the masked scores (13). Above 128 tokens the all-heads figure is drawn only on request (one
+# chart fewer) unless the scenario switches it on. Each target waits for as many charts as it had
+# before the change.
 SCENARIOS = {
-    "default": (6, "none"),
-    "n128": (128, "none"),
-    "n256": (256, "none"),
-    "n256causal": (256, "causal"),
+    "default": (6, "none", False),
+    "n128": (128, "none", False),
+    "n256": (256, "none", False),
+    "n256all": (256, "none", True),
+    "n256causal": (256, "causal", False),
 }
 QUIET_MS = 300
 
@@ -118,15 +123,22 @@ class Target:
 
         ws.on("framereceived", received)
 
-    def commit(self, label: str, value: str, *, textarea: bool = False) -> tuple[float, int]:
-        """Type ``value`` into the input labelled ``label``, commit it, wait; -> (ms, bytes received)."""
+    def commit(
+        self, label: str, value: str, *, textarea: bool = False, setup: bool = False
+    ) -> tuple[float, int]:
+        """Type ``value`` into the input labelled ``label``, commit it, wait; -> (ms, bytes received).
+
+        A timed change waits for as many charts as the page had; a ``setup`` change (not timed) may
+        change how many there are, so it waits for every chart on the page to be drawn.
+        """
+        minimum = 1 if setup else self.charts
         box = self.page.get_by_label(label, exact=True)
         box.fill(value)
         self.page.evaluate(ARM_JS)
         self.bytes = self.frames = 0
         box.press("Control+Enter" if textarea else "Enter")
         try:
-            self.page.wait_for_function(DONE_JS, arg=[self.charts, QUIET_MS], polling=50, timeout=60_000)
+            self.page.wait_for_function(DONE_JS, arg=[minimum, QUIET_MS], polling=50, timeout=60_000)
             return self.page.evaluate(RESULT_JS), self.bytes
         except Exception:
             if self.page.evaluate(STATE_JS)["sawRun"]:
@@ -137,7 +149,7 @@ class Target:
             self.bytes = self.frames = 0
             box.press("Control+Enter" if textarea else "Enter")
         try:
-            self.page.wait_for_function(DONE_JS, arg=[self.charts, QUIET_MS], polling=50, timeout=120_000)
+            self.page.wait_for_function(DONE_JS, arg=[minimum, QUIET_MS], polling=50, timeout=120_000)
         except Exception as exc:  # say what was still missing
             state = self.page.evaluate(STATE_JS)
             raise RuntimeError(f"{self.name}: {label}={value!r} did not finish; page state {state}") from exc
@@ -151,13 +163,19 @@ class Target:
         self.context.close()
 
 
-def run_scenario(browser, pg_url: str, floor_url: str, n: int, mask: str, changes: int) -> dict:
-    pg = Target(browser, "playground", pg_url if mask == "none" else f"{pg_url}/?mask={mask}")
+def run_scenario(
+    browser, pg_url: str, floor_url: str, n: int, mask: str, all_heads: bool, changes: int
+) -> dict:
+    pg = Target(browser, "playground", f"{pg_url}/?mask={mask}" + ("&all_heads=1" if all_heads else ""))
     if n != 6:
-        pg.commit("Maximum tokens", str(max(n, 64)))
-        pg.commit("Sentence", words(n), textarea=True)
+        pg.commit("Maximum tokens", str(max(n, 64)), setup=True)
+        pg.commit("Sentence", words(n), textarea=True, setup=True)
         pg.charts = pg.page.locator('[data-testid="stPlotlyChart"]').count()
-    floor = Target(browser, "floor", f"{floor_url}/?n={n}&d_model=16&heads=2&masked={int(mask != 'none')}")
+    floor = Target(
+        browser,
+        "floor",
+        f"{floor_url}/?n={n}&d_model=16&heads=2&masked={int(mask != 'none')}&all_heads={int(all_heads)}",
+    )
     for t in (pg, floor):  # warm-up change: first figures of this shape, caches
         t.change_seed()
     res = {"playground": [], "floor": []}
@@ -200,8 +218,8 @@ def main() -> int:
         with sync_playwright() as pw:
             browser = launch_browser(pw)
             for name in args.scenarios:
-                n, mask = SCENARIOS[name]
-                res = run_scenario(browser, pg_url, floor_url, n, mask, args.changes)
+                n, mask, all_heads = SCENARIOS[name]
+                res = run_scenario(browser, pg_url, floor_url, n, mask, all_heads, args.changes)
                 rows.append(summary(name, n, res, res.pop("charts")))
                 r = rows[-1]
                 print(f"{name:8s} n={n:<4d} playground {r['playground_ms']:6d} ms  floor {r['floor_ms']:6d} ms  "

@@ -271,3 +271,50 @@ def test_language_switch_keeps_sentence_and_settings(at):
     assert at.selectbox(key="pg_mask").proto.raw_value == "因果（causal）"
     assert at.radio(key="pg_head").proto.raw_value == "ヘッド 2"
     assert z(charts(at)["pg_chart_weights"]).shape == (5, 5)
+
+
+def long_sentence(at: AppTest, n: int) -> None:
+    at.number_input(key="pg_max_tokens").set_value(256).run()
+    at.text_area(key="pg_text").input(" ".join(["cat", "sat"] * (n // 2))).run()
+    assert_healthy(at)
+    assert len(charts(at)["pg_chart_weights"]["data"][0]["y"]) == n  # one row per token
+
+
+def test_all_heads_figure_is_drawn_on_request_above_128_tokens(at):
+    long_sentence(at, 130)
+    assert "pg_chart_all_heads" not in charts(at)  # 2 panels of 130×130 cells: not drawn by default
+    switch = at.toggle(key="pg_all_heads")
+    assert switch.value is False and switch.label == translate("en", "playground.all_heads_draw")
+    why = translate("en", "playground.all_heads_on_request", n=130, heads=2, step=7)
+    assert why in [c.value for c in at.caption]
+    assert "all_heads" not in at.query_params
+    # the other steps are all still there
+    assert {"pg_chart_x", "pg_chart_q", "pg_chart_raw", "pg_chart_weights", "pg_chart_concat", "pg_chart_output"} <= set(
+        charts(at)
+    )
+
+    switch.set_value(True).run()
+    assert_healthy(at)
+    fig = charts(at)["pg_chart_all_heads"]
+    panels = [tr for tr in fig["data"] if tr["type"] == "heatmap"]
+    assert len(panels) == 2 and all(len(p["y"]) == len(p["x"]) == 130 for p in panels)
+    assert why not in [c.value for c in at.caption]
+    assert at.query_params["all_heads"] == "1"  # the choice is part of the link
+
+    at.number_input(key="pg_seed").set_value(3).run()  # another control: the switch stays on
+    assert at.toggle(key="pg_all_heads").value is True and "pg_chart_all_heads" in charts(at)
+
+
+def test_all_heads_figure_is_drawn_without_asking_up_to_128_tokens(at):
+    long_sentence(at, 128)
+    assert "pg_chart_all_heads" in charts(at)
+    assert not [w for w in at.toggle if w.key == "pg_all_heads"]
+
+
+def test_all_heads_switch_comes_from_the_url():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"all_heads": "1", "max_tokens": "256", "text": " ".join(["cat"] * 140)})
+    at.run()
+    assert_healthy(at)
+    assert at.toggle(key="pg_all_heads").value is True
+    assert len(charts(at)["pg_chart_all_heads"]["data"][0]["y"]) == 140

@@ -27,6 +27,7 @@ FULL = {
     "pg_positional": False,
     "pg_tables": True,
     "pg_head": 2,
+    "pg_all_heads": True,
     "pg_present": True,
     "pg_step": 7,
     "lang": "ja",
@@ -48,8 +49,9 @@ def test_full_state_round_trips_through_a_real_query_string():
 
 
 def test_only_what_matters_is_written():
-    state = dict(FULL, pg_auto_dims=True, pg_scale="sqrt", pg_present=False)
+    state = dict(FULL, pg_auto_dims=True, pg_scale="sqrt", pg_present=False, pg_all_heads=False)
     params = serialise(state)
+    assert "all_heads" not in params  # the long-sentence switch only when it is on
     assert "d_k" not in params and "d_v" not in params  # automatic sizes
     assert "div" not in params  # not a custom divisor
     assert "step" not in params and "present" not in params  # not presenting
