@@ -2,8 +2,10 @@
 
 Chromium is launched first (not timed). Each run starts a fresh server, polls its health endpoint
 every 50 ms, opens the start page (the playground) as soon as it answers, and stops the clock when
-the first Plotly chart has its SVG and a drawn trace. For context the same is measured for the floor
-app (bench/floor_app.py: Streamlit + Plotly with nothing of ours), interleaved with the app's runs.
+the first Plotly chart has its SVG and a drawn trace. For context the same is measured, interleaved
+with the app's runs, for the floor app (bench/floor_app.py: the start page's 11 charts from
+precomputed arrays, Streamlit + Plotly with nothing of ours) and for bench/one_chart_app.py (a title
+and one 6×6 heatmap: the least a Streamlit page with a Plotly chart can take here).
 
     .venv/bin/python bench/cold_start.py            # 5 runs each, medians
     .venv/bin/python bench/cold_start.py --smoke    # 1 run of the app (CI)
@@ -72,12 +74,12 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
     runs = 1 if args.smoke else args.runs
-    scripts = ["app.py"] if args.smoke else ["app.py", "bench/floor_app.py"]
+    scripts = ["app.py"] if args.smoke else ["app.py", "bench/floor_app.py", "bench/one_chart_app.py"]
     res: dict[str, list[tuple[float, float]]] = {s: [] for s in scripts}
     with sync_playwright() as pw:
         browser = launch_browser(pw)
         for i in range(runs):
-            for script in scripts if i % 2 == 0 else scripts[::-1]:
+            for script in scripts[i % len(scripts) :] + scripts[: i % len(scripts)]:  # rotate the order
                 res[script].append(cold_start(browser, script))
         browser.close()
     for script, rows in res.items():
@@ -86,7 +88,7 @@ def main() -> int:
         runs_txt = ", ".join(f"{c:.2f}" for _, c in rows)
         target = "   (target < 3 s)" if script == "app.py" else ""
         print(
-            f"{script:20s} server healthy {healthy_s:5.2f} s   first chart drawn {chart_s:5.2f} s{target}   runs: {runs_txt}"
+            f"{script:24s} server healthy {healthy_s:5.2f} s   first chart drawn {chart_s:5.2f} s{target}   runs: {runs_txt}"
         )
     print(f"medians of {runs} runs; machine: {machine()}; servers with OPENBLAS_NUM_THREADS=1")
     return 0
