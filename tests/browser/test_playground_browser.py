@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
@@ -149,3 +150,24 @@ def test_choosing_a_head_reruns_only_the_per_head_steps(page: Page, streamlit_se
     for step in ("step_x", "step_all_heads", "step_output"):  # the others were not sent again
         assert translate("en", f"playground.{step}").encode() not in sent, step
     assert translate("en", "playground.head_name", h=1).encode() in sent
+
+
+def test_long_sentence_draws_the_all_heads_figure_when_asked(page: Page, streamlit_server: str) -> None:
+    # 140 tokens: above 128 the all-heads figure waits for its switch; every other step is drawn
+    text = " ".join(["cat", "sat", "on", "a", "mat"] * 28)
+    page.goto(f"{streamlit_server}/?{urlencode({'max_tokens': 256, 'text': text})}")
+    wait_for_charts(page, minimum=10)
+    assert_no_exception(page)
+    expect(page.locator(PLOTLY_CHART)).to_have_count(10)
+    expect(chart(page, "all_heads")).to_have_count(0)
+    why = translate("en", "playground.all_heads_on_request", n=140, heads=2, step=7)
+    expect(page.get_by_text(why)).to_be_visible()
+
+    page.get_by_text(translate("en", "playground.all_heads_draw"), exact=True).click()
+    wait_for_charts(page, minimum=11)
+    heads = chart(page, "all_heads")
+    expect(heads.locator("g.heatmaplayer image")).to_have_count(2)  # one drawn panel per head
+    expect(page.get_by_text(why)).to_have_count(0)
+    assert "all_heads=1" in page.evaluate("() => location.search")
+    heads.scroll_into_view_if_needed()
+    screenshot(page, "playground_all_heads_on_request", full=False)
