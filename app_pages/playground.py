@@ -46,7 +46,7 @@ DEFAULTS = {
     "pg_positional": True,
     "pg_tables": False,
     "pg_head": 0,
-    "pg_all_heads": False,  # long sentences only: draw the all-heads figure (steps_view.ALL_HEADS_ON_REQUEST_ABOVE)
+    "pg_all_heads": False,  # draw a large all-heads figure (steps_view.all_heads_on_request)
 }
 PRESETS = ("sentence", "example")
 MAX_TOKENS_RANGE = (4, 256)  # 256-token maps stay interactive (bench/page_latency.py)
@@ -256,7 +256,7 @@ def make_view(t, trace, example: bool, text: dict | None = None) -> steps_view.V
 
 
 def all_heads_switch(t) -> bool:
-    """The long-sentence switch for the all-heads figure (its value is kept in the URL)."""
+    """The switch for a large all-heads figure (its value is kept in the URL)."""
     return st.toggle(t("playground.all_heads_draw"), key="pg_all_heads", persist_state=KEEP)
 
 

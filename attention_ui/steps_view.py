@@ -39,9 +39,15 @@ _HEADS = slice(STEPS.index(PER_HEAD[0]), STEPS.index(PER_HEAD[-1]) + 1)
 CELL_CHARTS = ("raw", "scaled", "masked", "weights")
 CHART_PREFIX = "pg_chart_"
 QKV_PLOT_PX = 200  # a low estimate of the plot area of Q, K and V, drawn in three columns
-# Above this many tokens the all-heads figure is drawn on request (View.all_heads_switch): its
-# panels are too small to read cell by cell, and it was 11–21 % of the page's drawing time at 256 tokens.
-ALL_HEADS_ON_REQUEST_ABOVE = 128
+# The all-heads figure is drawn on request (View.all_heads_switch) when it has more cells than two
+# heads at 128 tokens: its panels are then too small to read cell by cell, and at 256 tokens it was
+# about a sixth of the page's drawing time (bench/page_latency.py, n256 vs n256all).
+ALL_HEADS_ON_REQUEST_CELLS = 2 * 128 * 128
+
+
+def all_heads_on_request(heads: int, n: int) -> bool:
+    """Whether the all-heads figure (``heads`` maps of n×n) waits for its switch."""
+    return heads * n * n > ALL_HEADS_ON_REQUEST_CELLS
 
 
 @dataclass(frozen=True)
@@ -332,7 +338,7 @@ def _all_heads(v: View) -> None:
     n, h = tr.n, tr.heads
     st.latex(r"A_0, A_1, \dots, A_{h-1}")
     shape_line(t, ("A", (h, n, n)))
-    if n > ALL_HEADS_ON_REQUEST_ABOVE and v.all_heads_switch is not None and not v.all_heads_switch():
+    if all_heads_on_request(h, n) and v.all_heads_switch is not None and not v.all_heads_switch():
         st.caption(t("playground.all_heads_on_request", n=n, heads=h, step=STEPS.index("softmax") + 1))
         return
     chart(

@@ -8,7 +8,7 @@ our own overhead. A "Seed" number input (sidebar) picks one of 16 precomputed se
 sends new figures exactly like the playground's seed control does.
 
     streamlit run bench/floor_app.py   then open  /?n=128&d_model=16&heads=2   (&masked=1: with mask maps;
-&all_heads=1: the all-heads figure above 128 tokens too)
+&all_heads=1: a large all-heads figure too)
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ n, d_model, heads = qp("n", 6), qp("d_model", 16), qp("heads", 2)
 # Like the playground: without a mask (its default) it draws no mask map and no masked-score map
 # (an all-zero map, and a copy of the scaled scores); ?masked=1 draws both, as with a causal mask.
 masked = qp("masked", 0) == 1
-# Like the playground: above 128 tokens the all-heads figure is drawn only on request (?all_heads=1).
-all_heads = n <= 128 or qp("all_heads", 0) == 1
+# Like the playground (steps_view.all_heads_on_request): with more cells than two heads at 128 tokens
+# the all-heads figure is drawn only on request (?all_heads=1).
+all_heads = heads * n * n <= 2 * 128 * 128 or qp("all_heads", 0) == 1
 d_k = max(1, d_model // heads)
 
 

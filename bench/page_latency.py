@@ -13,7 +13,8 @@ playground, ...), and for every change measures
 
 It prints absolute medians, the playground/floor ratio (target <= 1.3x) and bytes per rerun.
 Scenarios: ``default`` (the default sentence, 6 tokens), ``n128`` and ``n256`` (d_model 16, 2 heads, no mask, as
-the playground starts; above 128 tokens the all-heads figure is drawn on request, so n256 draws 10 charts),
+the playground starts; beyond two heads at 128 tokens the all-heads figure is drawn on request, so n256
+draws 10 charts),
 ``n256all`` (256 tokens with that figure switched on) and ``n256causal`` (256 tokens with a causal mask: two
 more n×n maps). The last two are not run by default.
 
@@ -39,10 +40,10 @@ from harness import ALL_CHARTS_DRAWN_JS, ROOT, launch_browser, machine, start_se
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 # scenario -> (tokens, mask, all heads switched on). Without a mask (the playground's default) both apps
-# draw 11 charts: X, Q, K, V, raw, scaled, weights, head out, all heads, concat, output; with one, also the
-# mask and the masked scores (13). Above 128 tokens the all-heads figure is drawn only on request (one
-# chart fewer) unless the scenario switches it on. Each target waits for as many charts as it had
-# before the change.
+# draw 11 charts: X, Q, K, V, raw, scaled, weights, head out, all heads, concat, output; with one, also
+# the mask and the masked scores (13). Beyond two heads at 128 tokens the all-heads figure is drawn only
+# on request (one chart fewer) unless the scenario switches it on. Each target waits for as many charts
+# as it had before the change.
 SCENARIOS = {
     "default": (6, "none", False),
     "n128": (128, "none", False),

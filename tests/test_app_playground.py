@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention_core import AttentionConfig, embed, init_params
 from attention_ui.i18n import translate
+from attention_ui.steps_view import all_heads_on_request
 from tests.reference_naive import naive_attention
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -280,7 +281,7 @@ def long_sentence(at: AppTest, n: int) -> None:
     assert len(charts(at)["pg_chart_weights"]["data"][0]["y"]) == n  # one row per token
 
 
-def test_all_heads_figure_is_drawn_on_request_above_128_tokens(at):
+def test_all_heads_figure_is_drawn_on_request_for_a_long_sentence(at):
     long_sentence(at, 130)
     assert "pg_chart_all_heads" not in charts(at)  # 2 panels of 130×130 cells: not drawn by default
     switch = at.toggle(key="pg_all_heads")
@@ -305,10 +306,27 @@ def test_all_heads_figure_is_drawn_on_request_above_128_tokens(at):
     assert at.toggle(key="pg_all_heads").value is True and "pg_chart_all_heads" in charts(at)
 
 
-def test_all_heads_figure_is_drawn_without_asking_up_to_128_tokens(at):
+def test_two_heads_at_128_tokens_are_drawn_without_asking(at):
     long_sentence(at, 128)
     assert "pg_chart_all_heads" in charts(at)
     assert not [w for w in at.toggle if w.key == "pg_all_heads"]
+
+
+def test_all_heads_figure_waits_when_it_has_more_cells_than_two_heads_at_128_tokens():
+    assert not all_heads_on_request(2, 128) and all_heads_on_request(2, 129)
+    assert not all_heads_on_request(8, 64) and all_heads_on_request(16, 64)  # same cell count as 2 × 128²
+    assert not all_heads_on_request(12, 52) and all_heads_on_request(12, 53)  # the pretrained model's 12 heads
+
+
+def test_many_heads_at_a_hundred_tokens_also_wait_for_the_switch(at):
+    at.number_input(key="pg_heads").set_value(4).run()
+    long_sentence(at, 100)  # 4 maps of 100 × 100: more cells than 2 of 128 × 128
+    assert "pg_chart_all_heads" not in charts(at)
+    why = translate("en", "playground.all_heads_on_request", n=100, heads=4, step=7)
+    assert why in [c.value for c in at.caption]
+    at.toggle(key="pg_all_heads").set_value(True).run()
+    panels = [tr for tr in charts(at)["pg_chart_all_heads"]["data"] if tr["type"] == "heatmap"]
+    assert len(panels) == 4
 
 
 def test_all_heads_switch_comes_from_the_url():
