@@ -76,8 +76,8 @@ class View:
     on_cell: Callable[[str], None] | None = None  # called with the chart key after a click
     after: dict[str, Callable[[View], None]] = field(default_factory=dict)  # extra panel per step
     text: Mapping[str, StepText] = field(default_factory=dict)  # step id -> replacement text
-    # Draws the "draw all heads" control for long sentences and returns whether to draw them;
-    # None (presenter mode's single step, tests) draws them at any length.
+    # Draws the "draw all heads" switch when the figure is large (all_heads_on_request) and returns
+    # whether to draw it; None (figure tests, other callers) draws it at any size.
     all_heads_switch: Callable[[], bool] | None = None
     hover: figures.HoverText = field(init=False)
 

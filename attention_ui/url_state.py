@@ -194,7 +194,7 @@ def serialise(state: Mapping[str, object]) -> dict[str, str]:
         if p.url == "present" and not state.get("pg_present"):
             continue
         if p.url == "all_heads" and not state.get("pg_all_heads"):
-            continue  # written only when switched on: it matters for long sentences only
+            continue  # written only when switched on: it matters for large all-heads figures only
         if p.url == "weights" and not pretrained:
             continue
         if p.url in PRETRAINED_ONLY and not pretrained:
