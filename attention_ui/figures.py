@@ -48,7 +48,7 @@ TICK_FONT_PX = 12  # the template's font size, used by tick labels
 TITLE_FONT_PX = 14  # axis titles
 PLAIN_TEMPLATE = go.layout.Template(
     layout=dict(
-        font=dict(family=FONT_FAMILY, size=12, color="#808495"),
+        font=dict(family=FONT_FAMILY, size=TICK_FONT_PX, color="#808495"),
         paper_bgcolor="#FFFFFF",
         plot_bgcolor="rgba(0,0,0,0)",
         hoverlabel=dict(bgcolor="#FFFFFF", bordercolor="#DCD8D4", font=dict(family=FONT_FAMILY, size=13, color="#31333F")),
