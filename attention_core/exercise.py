@@ -46,7 +46,7 @@ QK_ENTRIES = {
 }
 V_ENTRIES = (-3, -2, -1, 0, 1, 2, 3)
 # Drawing rounds: the keys are redrawn when some query row cannot be fitted to them. Over the first
-# 20,000 seeds at most 21 rounds were needed; the last round accepts the zero query (an all-equal
+# 20,000 seeds at most 19 rounds were needed; the last round accepts the zero query (an all-equal
 # row), so drawing always ends with a valid exercise.
 MAX_KEY_ROUNDS = 200
 MAX_QUERY_TRIES = 50
@@ -224,9 +224,10 @@ def _draw(rng: np.random.Generator, options: tuple[int, ...], size) -> np.ndarra
 def _draw_queries_and_keys(rng: np.random.Generator, n: int, d_k: int) -> tuple[np.ndarray, np.ndarray]:
     """``Q [n, d_k]`` and ``K [n, d_k]`` such that every row of Q Kᵀ spreads at most MAX_SPREAD·√d_k.
 
-    Keys first, then each query row is redrawn until its scores fit; if some row cannot be fitted
-    within MAX_QUERY_TRIES the keys are redrawn. An exercise whose rows are all flat (every
-    weight 1/n) is redrawn too, except in the last round, which accepts the zero query.
+    Keys first, then each query row is redrawn until it is not all zeros and its scores fit; if
+    some row cannot be fitted within MAX_QUERY_TRIES the keys are redrawn. An exercise whose rows
+    are all flat (every weight 1/n) is redrawn too, except in the last round, which falls back to
+    the zero query for a row that does not fit.
     """
     entries = QK_ENTRIES[d_k]
     limit = MAX_SPREAD * _whole_root(d_k)  # in units of raw (integer) scores
@@ -238,7 +239,8 @@ def _draw_queries_and_keys(rng: np.random.Generator, n: int, d_k: int) -> tuple[
             for _ in range(MAX_QUERY_TRIES):
                 q = _draw(rng, entries, d_k)
                 row = K @ q
-                if row.max() - row.min() <= limit:
+                # a zero query would make its row flat (every weight 1/n) for any keys: skip it
+                if q.any() and row.max() - row.min() <= limit:
                     rows.append(q)
                     break
             else:

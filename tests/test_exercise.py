@@ -132,8 +132,9 @@ def test_a_thousand_seeds_meet_the_hand_rules():
                 for j in kept:
                     x = Fraction(int(S[i, j] - top), root)
                     assert -3 <= x <= 0 and x in table, (seed, variant.mask, i, j, x)
-        # at least one row is not flat (not every weight 1/n)
+        # at least one row is not flat (not every weight 1/n), and no query is all zeros
         assert np.ptp(ex.scores, axis=1).max() > 0, seed
+        assert np.abs(ex.Q).sum(axis=1).min() > 0, seed
     assert seen == {"n": {2, 3, 4}, "d_k": {1, 4, 9}, "d_v": {1, 2, 3}}
 
 
@@ -176,6 +177,10 @@ def test_stream_is_stable():
     assert ex.Q.tolist() == [[-1, 0, -1, 0], [-1, 1, 1, 0], [0, -1, -3, -1], [2, -2, 0, 0]]
     assert ex.K.tolist() == [[1, 0, 2, 3], [1, 3, 1, 0], [-3, -3, 3, -2], [2, 2, 2, -3]]
     assert ex.V.tolist() == [[3, 1, -3], [-3, -1, 1], [2, -1, 3], [0, 1, 0]]
+    ex = generate_exercise(1)  # d_k = 1, where most draws are rejected
+    assert (ex.n, ex.d_k, ex.d_v) == (3, 1, 2)
+    assert (ex.Q.tolist(), ex.K.tolist()) == ([[-2], [-3], [2]], [[-1], [-1], [-2]])
+    assert ex.V.tolist() == [[1, -2], [3, -3], [1, 2]]
 
 
 def _cli(*args: str, env_hash: str = "0") -> subprocess.CompletedProcess:
