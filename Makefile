@@ -41,12 +41,15 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip || { rm -rf $(VENV); exit 1; }
 
 # Stamp files: rebuilt whenever a requirements file is newer than the stamp.
-$(VENV)/.deps: requirements.txt | $(PY)
+# The worksheet font (requirements-font.txt) is installed without its dependencies (matplotlib).
+$(VENV)/.deps: requirements.txt requirements-font.txt | $(PY)
 	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -r requirements-font.txt
 	@touch $@
 
-$(VENV)/.dev-deps: requirements.txt requirements-dev.txt | $(PY)
+$(VENV)/.dev-deps: requirements.txt requirements-font.txt requirements-dev.txt | $(PY)
 	$(PY) -m pip install -q -r requirements-dev.txt
+	$(PY) -m pip install -q --no-deps -r requirements-font.txt
 	@touch $@ $(VENV)/.deps
 
 # Optional: the pretrained all-MiniLM-L6-v2 weights for the playground's "pretrained" switch.

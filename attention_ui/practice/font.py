@@ -2,14 +2,15 @@
 
 Why this font and this source: the PDF must show real Japanese glyphs on any machine, so the font
 is embedded (as a subset) in every file, and the app must find it wherever it runs. The wheel
-``matplotlib-fontja`` (pinned in requirements.txt) ships ``ipaexg.ttf``, IPAexGothic 004.01 under
+``matplotlib-fontja`` (pinned in requirements-font.txt, installed with ``--no-deps``) ships ``ipaexg.ttf``, IPAexGothic 004.01 under
 the OSI-approved IPA Font License, whose embedding permission (OS/2 fsType 0) allows it.
-``pip install -r requirements.txt`` alone therefore brings it, on Linux, macOS or Windows, with no
+``make run`` therefore brings it, on Linux, macOS or Windows, with no
 apt step and no root; a Debian font package would have needed both. Its outlines are TrueType,
 which PDF viewers and printers handle as CIDFontType2 more widely than CFF outlines, and it covers
-Latin, the maths signs used here (√ · × − ∞ ≤) and JIS X 0213, so one font serves both languages.
+Latin, the maths signs used here (√ · × − ∞; it has no ≤, so the texts use ≦ or words) and JIS X 0213, so one font serves both languages.
 
-The package's Python module imports matplotlib; it is never imported here, only located.
+The package's Python module imports matplotlib; it is never imported here, only located, and
+the package is installed without its dependencies.
 """
 
 from __future__ import annotations
