@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention_core.lab_cost import (
+from attention_core.labs.cost import (
     DTYPE_BYTES,
     MAX_DIRECT_N,
     NOTES_SEQUENCE_LENGTHS,

@@ -1,7 +1,7 @@
 """Look-alikes lab: self- vs cross-attention, additive vs dot-product scores, causal vs
 bidirectional, self-attention vs an RNN, and a table of terms that are easy to mix up.
 
-Thin page: widgets (``lk_`` keys) -> cached core calls (attention_core.lab_lookalikes, trace_text)
+Thin page: widgets (``lk_`` keys) -> cached core calls (attention_core.labs.lookalikes, trace_text)
 -> pure figure builders -> st.plotly_chart. Every message comes from the ``lookalikes`` catalog.
 """
 
@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from attention_core import AttentionConfig, AttentionConfigError, trace_text
-from attention_core.lab_lookalikes import (
+from attention_core.labs.lookalikes import (
     LOOKALIKES,
     RNN_COMPARISON,
     compare_scores,

@@ -1,7 +1,7 @@
 """Lab "Masks": where the mask goes, the classic mistakes, and leakage measured.
 
 Thin page: widgets (``mk_`` keys) -> cached calls into ``attention_core`` (tokenize, embed,
-init_params) and ``attention_core.lab_masks`` -> pure builders in ``attention_ui.figures`` and
+init_params) and ``attention_core.labs.masks`` -> pure builders in ``attention_ui.figures`` and
 ``attention_ui.figures_masks`` -> st.plotly_chart. All text from the ``masks`` catalog.
 """
 
@@ -15,7 +15,7 @@ import streamlit as st
 
 from attention_core import PAD_TOKEN, AttentionConfig, embed, init_params, tokenize
 from attention_core.embeddings import positional_encoding, token_embedding
-from attention_core.lab_masks import (
+from attention_core.labs.masks import (
     LAB_MASK_KINDS,
     METHODS,
     leakage,

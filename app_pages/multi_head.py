@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from attention_core import AttentionConfig, AttentionConfigError, trace_text
-from attention_core.lab_multihead import cost_vs_heads, split_vs_separate, valid_head_counts
+from attention_core.labs.multihead import cost_vs_heads, split_vs_separate, valid_head_counts
 from attention_core.tokenizer import DEFAULT_MAX_TOKENS
 from attention_ui import figures, figures_multihead, tables
 from attention_ui.state import translator

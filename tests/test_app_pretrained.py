@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention_core import pretrained
+from attention_core.models import minilm as pretrained
 from attention_ui.i18n import translate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core.lab_lookalikes import rnn_steps_illustration
+from attention_core.labs.lookalikes import rnn_steps_illustration
 from attention_ui.figures_lookalikes import (
     ATTENTION_COLOR,
     IDLE_COLOR,

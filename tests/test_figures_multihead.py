@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core.lab_multihead import cost_vs_heads
+from attention_core.labs.multihead import cost_vs_heads
 from attention_ui import figures
 from attention_ui.figures_multihead import (
     CHART_SERIES,

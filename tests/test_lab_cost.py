@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from attention_core.lab_cost import (
+from attention_core.labs.cost import (
     DTYPE_BYTES,
     MAX_DIRECT_N,
     attention_flops,

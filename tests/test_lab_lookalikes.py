@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attention_core.config import AttentionConfig
-from attention_core.lab_lookalikes import (
+from attention_core.labs.lookalikes import (
     LOOKALIKES,
     RNN_COMPARISON,
     additive_scores,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attention_core.config import AttentionConfig
-from attention_core.lab_masks import (
+from attention_core.labs.masks import (
     METHODS,
     attention_correct,
     attention_renormalise_after_softmax,

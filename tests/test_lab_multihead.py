@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core.lab_multihead import (
+from attention_core.labs.multihead import (
     cost_vs_heads,
     matmul_flops,
     multihead_cost,

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from attention_core.quiz import QUIZ_KINDS, check_answer, generate_question, generate_quiz
+from attention_core.labs.quiz import QUIZ_KINDS, check_answer, generate_question, generate_quiz
 
 SEEDS = range(40)
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from attention_core.lab_scaling import (
+from attention_core.labs.scaling import (
     dot_variance_experiment,
     dot_variance_standard_error,
     entropy_nats,

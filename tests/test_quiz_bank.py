@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_core.quiz import QUIZ_KINDS
+from attention_core.labs.quiz import QUIZ_KINDS
 from attention_ui.i18n import LANGUAGES, placeholders, translate
 from attention_ui.quiz_bank import (
     KINDS,

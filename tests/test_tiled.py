@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core.lab_cost import measure_direct_attention, measure_tiled_attention
+from attention_core.labs.cost import measure_direct_attention, measure_tiled_attention
 from attention_core.tiled import causal_allowed, direct_attention, tiled_attention
 
 

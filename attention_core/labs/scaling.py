@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .steps import scale, softmax
+from ..steps import scale, softmax
 
 # Refuse experiments that would need more than this many random numbers at once.
 MAX_DRAWS = 20_000_000

@@ -5,7 +5,7 @@ Units. Decimal: 1 MB = 10⁶ bytes, 1 GB = 10⁹, 1 TB = 10¹². Binary: 1 MiB =
 decimal-looking names: 2,048² × 2 bytes = 8,388,608 bytes = 8 MiB (written "8 MB"), 8,192 → 128 MiB,
 32,768 → 2 GiB, 131,072 → 32 GiB. For n = 1,000,000 the exact figure is 10¹² elements × 2 bytes
 = 2 × 10¹² bytes = 2.00 TB = 1.82 TiB; the notes' "1.9 TB" matches neither convention exactly, so
-the table here reports both. FLOPs: 2 per multiply-add (see :mod:`attention_core.lab_multihead`).
+the table here reports both. FLOPs: 2 per multiply-add (see :mod:`attention_core.labs.multihead`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lab_multihead import SOFTMAX_FLOPS_PER_ELEMENT, matmul_flops
-from .tiled import direct_attention, tiled_attention
+from ..tiled import direct_attention, tiled_attention
+from .multihead import SOFTMAX_FLOPS_PER_ELEMENT, matmul_flops
 
 NOTES_SEQUENCE_LENGTHS = (2_048, 8_192, 32_768, 131_072, 1_000_000)
 DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1}

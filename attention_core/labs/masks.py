@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config import MASK_KINDS
-from .steps import (
+from ..config import MASK_KINDS
+from ..steps import (
     additive_mask,
     apply_mask,
     build_mask,
@@ -36,7 +36,7 @@ from .steps import (
     scale,
     softmax,
 )
-from .trace import AttentionParams
+from ..trace import AttentionParams
 
 LAB_MASK_KINDS = MASK_KINDS + ("sliding",)
 METHODS = ("correct", "zero_values", "zero_weights", "renormalise")
