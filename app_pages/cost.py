@@ -24,8 +24,8 @@ from attention_core.labs.cost import (
     memory_table,
 )
 from attention_core.tiled import direct_attention, tiled_attention
-from attention_ui import figures_cost
-from attention_ui.state import translator
+from attention_ui.figures import cost as figures_cost
+from attention_ui.language import translator
 
 log = logging.getLogger(__name__)
 

@@ -23,9 +23,10 @@ from attention_core.labs.lookalikes import (
     layer_cost,
     rnn_steps_illustration,
 )
-from attention_ui import figures, tables
-from attention_ui.figures_lookalikes import CostText, PathText, cost_figure, path_figure
-from attention_ui.state import translator
+from attention_ui import tables
+from attention_ui.figures import base, heatmaps
+from attention_ui.figures.lookalikes import CostText, PathText, cost_figure, path_figure
+from attention_ui.language import translator
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +78,8 @@ def cached_scores(text: str, d_model: int, heads: int, seed: int, head: int, d_a
     return compare_scores(Q, K, params, divisor=tr.divisor)
 
 
-def hover_text(t) -> figures.HoverText:
-    return figures.HoverText(
+def hover_text(t) -> base.HoverText:
+    return base.HoverText(
         query=t("lookalikes.hover_query"),
         key=t("lookalikes.hover_key"),
         value=t("lookalikes.hover_value"),
@@ -87,7 +88,7 @@ def hover_text(t) -> figures.HoverText:
 
 
 def weights_map(t, values, rows, cols, *, allowed=None, title: str = "", col_title: str | None = None):
-    return figures.matrix_heatmap(
+    return heatmaps.matrix_heatmap(
         values,
         rows,
         cols,

@@ -2,7 +2,7 @@
 
 Thin page: widgets (``mk_`` keys) -> cached calls into ``attention_core`` (tokenize, embed,
 init_params) and ``attention_core.labs.masks`` -> pure builders in ``attention_ui.figures`` and
-``attention_ui.figures_masks`` -> st.plotly_chart. All text from the ``masks`` catalog.
+``attention_ui.figures.masks`` -> st.plotly_chart. All text from the ``masks`` catalog.
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ from attention_core.labs.masks import (
     masked_attention,
 )
 from attention_core.steps import project
-from attention_ui import figures, tables
-from attention_ui import figures_masks as fmk
-from attention_ui.state import current_language, translator
-from attention_ui.steps_view import show_tokens
-from attention_ui.widgets import escape_markdown, refresh_translated_choices
+from attention_ui import tables
+from attention_ui.figures import base, heatmaps
+from attention_ui.figures import masks as fmk
+from attention_ui.language import current_language, translator
+from attention_ui.playground.settings import escape_markdown, refresh_translated_choices
+from attention_ui.playground.steps_view import show_tokens
 
 log = logging.getLogger(__name__)
 
@@ -170,8 +171,8 @@ def square_width(n: int) -> int | str:
     return "stretch" if n > 14 else 220 + 55 * n
 
 
-def hover_text(t) -> figures.HoverText:
-    return figures.HoverText(
+def hover_text(t) -> base.HoverText:
+    return base.HoverText(
         query=t("masks.hover_query"), key=t("masks.hover_key"), value=t("masks.hover_value"),
         masked=t("masks.hover_masked"),
     )  # fmt: skip
@@ -228,20 +229,20 @@ def section_masks(t, tokens, n_pad, kind, window, seed) -> None:
     with c1:
         st.markdown(f"**{t('masks.m_title')}**")
         chart(
-            figures.mask_heatmap(lab.allowed, tokens, hover=hover, **axes), "mask", t("masks.alt_mask", n=n)
+            heatmaps.mask_heatmap(lab.allowed, tokens, hover=hover, **axes), "mask", t("masks.alt_mask", n=n)
         )
     with c2:
         st.markdown(f"**{t('masks.masked_scores_title')}**")
         scores = np.where(lab.allowed, res.scores, -np.inf)
         chart(
-            figures.attention_heatmap(scores, tokens, allowed=lab.allowed, hover=hover, **axes),
+            heatmaps.attention_heatmap(scores, tokens, allowed=lab.allowed, hover=hover, **axes),
             "masked_scores",
             t("masks.alt_masked_scores", n=n),
         )
     with c3:
         st.markdown(f"**{t('masks.weights_title')}**")
         chart(
-            figures.attention_heatmap(
+            heatmaps.attention_heatmap(
                 res.effective_weights, tokens, kind="weights", allowed=lab.allowed, hover=hover, **axes
             ),
             "weights",

@@ -16,8 +16,10 @@ import streamlit as st
 from attention_core import AttentionConfig, AttentionConfigError, trace_text
 from attention_core.labs.multihead import cost_vs_heads, split_vs_separate, valid_head_counts
 from attention_core.tokenizer import DEFAULT_MAX_TOKENS
-from attention_ui import figures, figures_multihead, tables
-from attention_ui.state import translator
+from attention_ui import tables
+from attention_ui.figures import base, heatmaps
+from attention_ui.figures import multihead as figures_multihead
+from attention_ui.language import translator
 
 log = logging.getLogger(__name__)
 
@@ -135,8 +137,8 @@ def load_trace(t):
     return trace
 
 
-def hover_text(t) -> figures.HoverText:
-    return figures.HoverText(
+def hover_text(t) -> base.HoverText:
+    return base.HoverText(
         query=t("multihead.hover_query"),
         key=t("multihead.hover_key"),
         token=t("multihead.hover_token"),
@@ -153,7 +155,7 @@ def section_heads(t, trace) -> None:
         r"\mathrm{head}_i = \mathrm{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{d_k}}\right) V_i,\quad i = 0, \dots, h-1"
     )
     h, n = trace.heads, trace.n
-    fig = figures.heads_small_multiples(
+    fig = heatmaps.heads_small_multiples(
         trace.weights, trace.tokens, hover=hover_text(t), head_title=t("multihead.head_name", h="{h}")
     )
     chart(fig, "heads", t("multihead.alt_heads", heads=h, n=n))
@@ -207,7 +209,7 @@ def section_concat(t, trace) -> None:
     small = n <= 8 and h * d_v <= 8
 
     st.subheader(t("multihead.concat_title", n=n, width=h * d_v))
-    fig = figures.feature_heatmap(trace.concat, trace.tokens, dim_names=concat_names, show_text=small, **feat)
+    fig = heatmaps.feature_heatmap(trace.concat, trace.tokens, dim_names=concat_names, show_text=small, **feat)
     chart(
         figures_multihead.add_head_boundaries(fig, h, d_v, "x"),
         "concat",
@@ -218,7 +220,7 @@ def section_concat(t, trace) -> None:
     c1, c2 = st.columns(2)
     with c1:
         st.subheader(t("multihead.wo_title", width=h * d_v, d_model=d_model))
-        fig = figures.matrix_heatmap(
+        fig = heatmaps.matrix_heatmap(
             trace.W_O, concat_names, out_names, kind="signed", row_title=t("multihead.axis_wo_rows"),
             col_title=t("multihead.axis_dim"), row_hover=t("multihead.hover_dim"), col_hover=t("multihead.hover_dim"),
             hover=hover, show_text=False,
@@ -231,7 +233,7 @@ def section_concat(t, trace) -> None:
         table(pd.DataFrame(np.array(trace.W_O), index=concat_names, columns=out_names), "wo")
     with c2:
         st.subheader(t("multihead.out_title", n=n, d_model=d_model))
-        fig = figures.feature_heatmap(
+        fig = heatmaps.feature_heatmap(
             trace.output, trace.tokens, dim_names=out_names, show_text=False, **feat
         )
         chart(fig, "output", t("multihead.alt_output", n=n, d_model=d_model))

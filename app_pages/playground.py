@@ -12,9 +12,17 @@ import streamlit as st
 
 from attention_core import MASK_KINDS, AttentionConfig, AttentionConfigError, trace_text, worked_example_trace
 from attention_core.tokenizer import DEFAULT_MAX_TOKENS
-from attention_ui import examples, explain_view, export, presenter, pretrained_view, steps_view, url_sync
-from attention_ui.state import current_language, translator
-from attention_ui.widgets import (
+from attention_ui.language import current_language, translator
+from attention_ui.playground import (
+    examples,
+    explain_view,
+    export,
+    presenter,
+    pretrained_view,
+    steps_view,
+    url_sync,
+)
+from attention_ui.playground.settings import (
     D_MODEL_RANGE,
     DIVISOR_RANGE,
     HEAD_DIM_RANGE,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from attention_ui.language import current_language, translator
 from attention_ui.quiz_bank import (
     PAGE_TITLE_KEYS,
     build_quiz,
@@ -20,7 +21,6 @@ from attention_ui.quiz_bank import (
     missed_ids,
     score,
 )
-from attention_ui.state import current_language, translator
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED_MAX = 2**31 - 1

@@ -1,7 +1,7 @@
 """Lab "Why √d_k": measured score variance, score histograms, softmax saturation and its gradient.
 
 Thin page: widgets (``sq_`` keys) -> cached calls into ``attention_core.labs.scaling`` -> pure figure
-builders in ``attention_ui.figures_sqrt`` -> st.plotly_chart. All text from the ``sqrt`` catalog.
+builders in ``attention_ui.figures.sqrt`` -> st.plotly_chart. All text from the ``sqrt`` catalog.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from attention_core.labs.scaling import (
     score_samples,
     softmax_peakedness,
 )
-from attention_ui import figures_sqrt as fsq
-from attention_ui.state import translator
+from attention_ui.figures import sqrt as fsq
+from attention_ui.language import translator
 
 log = logging.getLogger(__name__)
 

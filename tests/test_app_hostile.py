@@ -18,7 +18,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention_core import tokenize
-from attention_ui.widgets import CHIP_MAX_TOKENS
+from attention_ui.playground.settings import CHIP_MAX_TOKENS
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -247,7 +247,7 @@ def test_playground_config_extremes() -> None:
         at.session_state[key] = {"pg_seed": 0, "pg_d_model": 16, "pg_pad": 0, "pg_heads": 2}[key]
 
 
-# --- malformed query strings (the playground keeps its view in the URL: attention_ui/url_state.py) --
+# --- malformed query strings (the playground keeps its view in the URL: attention_ui/playground/url_state.py) --
 
 QUERIES = CORPUS["query_strings"]
 

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention_core import AttentionConfig, embed, init_params
 from attention_ui.i18n import translate
-from attention_ui.steps_view import all_heads_on_request
+from attention_ui.playground.steps_view import all_heads_on_request
 from tests.reference_naive import naive_attention
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attention_core.tiled import tiled_attention
-from attention_ui.figures_cost import byte_ticks, format_bytes, loglog_figure, tile_grid, tile_grid_figure
+from attention_ui.figures.cost import byte_ticks, format_bytes, loglog_figure, tile_grid, tile_grid_figure
 
 
 @pytest.mark.parametrize(

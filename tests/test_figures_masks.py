@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from attention_ui import figures_masks as fmk
+from attention_ui.figures import masks as fmk
 
 TOKENS = ["the", "cat", "sat", "on"]
 

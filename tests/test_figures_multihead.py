@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from attention_core.labs.multihead import cost_vs_heads
-from attention_ui import figures
-from attention_ui.figures_multihead import (
+from attention_ui.figures import heatmaps
+from attention_ui.figures.multihead import (
     CHART_SERIES,
     CHOSEN_COLOR,
     COST_COLUMNS,
@@ -40,12 +40,12 @@ def test_head_dim_refuses_non_divisors() -> None:
 @pytest.mark.parametrize(("heads", "width"), [(1, 8), (4, 2), (3, 5)])
 def test_head_boundaries_sit_between_head_blocks(heads: int, width: int) -> None:
     n = 3
-    fig = figures.feature_heatmap(np.zeros((n, heads * width)), ["a", "b", "c"])
+    fig = heatmaps.feature_heatmap(np.zeros((n, heads * width)), ["a", "b", "c"])
     add_head_boundaries(fig, heads, width, "x")
     xs = sorted(s.x0 for s in fig.layout.shapes)
     assert xs == [i * width - 0.5 for i in range(1, heads)]
     assert all(s.x0 == s.x1 for s in fig.layout.shapes)  # vertical lines
-    fig2 = figures.feature_heatmap(np.zeros((heads * width, 2)), [str(i) for i in range(heads * width)])
+    fig2 = heatmaps.feature_heatmap(np.zeros((heads * width, 2)), [str(i) for i in range(heads * width)])
     add_head_boundaries(fig2, heads, width, "y")
     assert sorted(s.y0 for s in fig2.layout.shapes) == [i * width - 0.5 for i in range(1, heads)]
     with pytest.raises(ValueError):

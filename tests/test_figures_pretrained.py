@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from attention_core import AttentionParams, attend
-from attention_ui.figures_pretrained import axis_name, heads_overview, with_selection
-from attention_ui.pretrained_view import (
+from attention_ui.figures.pretrained import axis_name, heads_overview, with_selection
+from attention_ui.playground.pretrained_view import (
     displayed_attentions,
     model_config,
     special_positions,

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from attention_core import AttentionConfig, tokenize
-from attention_ui import figures
+from attention_ui.figures import base, heatmaps
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = json.loads((ROOT / "tests" / "data" / "hostile_inputs.json").read_text(encoding="utf-8"))
@@ -186,13 +186,13 @@ def test_figures_escape_every_hostile_label(kind: str) -> None:
     weights = rng.random((2, n, n)) * allowed
     weights /= weights.sum(axis=-1, keepdims=True)
     if kind == "attention":
-        fig = figures.attention_heatmap(weights[0], tokens, kind="weights", allowed=allowed)
+        fig = heatmaps.attention_heatmap(weights[0], tokens, kind="weights", allowed=allowed)
     elif kind == "feature":
-        fig = figures.feature_heatmap(rng.normal(size=(n, 4)), tokens)
+        fig = heatmaps.feature_heatmap(rng.normal(size=(n, 4)), tokens)
     elif kind == "mask":
-        fig = figures.mask_heatmap(allowed, tokens)
+        fig = heatmaps.mask_heatmap(allowed, tokens)
     else:
-        fig = figures.heads_small_multiples(weights, tokens, allowed=allowed)
+        fig = heatmaps.heads_small_multiples(weights, tokens, allowed=allowed)
     spec = fig.to_plotly_json()
     ticks = [
         (axis, val, text)
@@ -208,7 +208,7 @@ def test_figures_escape_every_hostile_label(kind: str) -> None:
         label, tok = html.unescape(text), tokens[val]
         # the token itself, or its start plus "…" (some charts shorten harder than LABEL_MAX_CHARS)
         shortened = (
-            label.endswith("…") and len(label) <= figures.LABEL_MAX_CHARS and tok.startswith(label[:-1])
+            label.endswith("…") and len(label) <= base.LABEL_MAX_CHARS and tok.startswith(label[:-1])
         )
         assert label == tok or (len(tok) > len(label) - 1 and shortened), (axis, val, text)
     for trace_spec in spec["data"]:

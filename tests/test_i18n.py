@@ -63,8 +63,9 @@ def test_japanese_catalogs_are_japanese(namespace):
 
 
 UI_SOURCES = [
-    "app.py", "app_pages/playground.py", "attention_ui/steps_view.py", "attention_ui/explain_view.py",
-    "attention_ui/presenter.py", "attention_ui/examples.py", "attention_ui/widgets.py",
+    "app.py", "app_pages/playground.py", "attention_ui/playground/steps_view.py",
+    "attention_ui/playground/explain_view.py", "attention_ui/playground/presenter.py",
+    "attention_ui/playground/examples.py", "attention_ui/playground/settings.py",
 ]  # fmt: skip
 KEY_LITERAL = re.compile(r"""["']((?:app|playground)\.[a-z0-9_]+)["']""")
 
@@ -81,9 +82,9 @@ def test_every_literal_key_used_by_the_ui_exists(source):
 
 def test_step_and_choice_keys_built_at_run_time_exist():
     from attention_core import MASK_KINDS
-    from attention_ui.steps_view import STEPS
-    from attention_ui.url_state import PRESETS
-    from attention_ui.widgets import SCALE_CHOICES
+    from attention_ui.playground.settings import SCALE_CHOICES
+    from attention_ui.playground.steps_view import STEPS
+    from attention_ui.playground.url_state import PRESETS
 
     built = [f"playground.step_{s}" for s in STEPS] + [f"playground.explain_{s}" for s in STEPS]
     built += [f"playground.mask_{m.replace('+', '_')}" for m in MASK_KINDS]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_ui.url_state import MAX_URL_TEXT, parse, serialise
+from attention_ui.playground.url_state import MAX_URL_TEXT, parse, serialise
 
 FULL = {
     "pg_preset": "sentence",

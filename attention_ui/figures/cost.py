@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .figures import escape_label
+from .base import escape_label
 
 BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 DECIMAL_UNITS = ("B", "kB", "MB", "GB", "TB", "PB", "EB")

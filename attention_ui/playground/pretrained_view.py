@@ -22,11 +22,11 @@ import streamlit as st
 from attention_core import AttentionConfig, AttentionTrace
 from attention_core.models import minilm
 from attention_core.tokenizer import DEFAULT_MAX_TOKENS
-from attention_ui import figures
-from attention_ui.figures_pretrained import heads_overview, with_selection
-from attention_ui.state import current_language
-from attention_ui.steps_view import StepText, show_tokens
-from attention_ui.widgets import PAD_RANGE, refresh_translated_choices
+from attention_ui.figures import base
+from attention_ui.figures.pretrained import heads_overview, with_selection
+from attention_ui.language import current_language
+from attention_ui.playground.settings import PAD_RANGE, refresh_translated_choices
+from attention_ui.playground.steps_view import StepText, show_tokens
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +153,7 @@ def cached_run(text: str, pad: int) -> minilm.PretrainedResult:
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def cached_overview_base(
-    text: str, pad: int, hide_special: bool, layer_title: str, head_title: str, hover: figures.HoverText
+    text: str, pad: int, hide_special: bool, layer_title: str, head_title: str, hover: base.HoverText
 ):
     """The 6×12 overview without a frame (72 panels: building costs most of a second, so keep it)."""
     A, tokens, allowed = displayed_attentions(cached_run(text, pad), hide_special)
@@ -165,7 +165,7 @@ def cached_overview_base(
 @st.cache_resource(max_entries=16, show_spinner=False)
 def cached_overview(
     text: str, pad: int, hide_special: bool, selected: tuple[int, int], layer_title: str, head_title: str,
-    hover: figures.HoverText,
+    hover: base.HoverText,
 ):  # fmt: skip
     """The overview with the frame on ``selected``: a copy of the cached base (cheaper than a rebuild)."""
     base = cached_overview_base(text, pad, hide_special, layer_title, head_title, hover)
@@ -321,7 +321,7 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText]], None]) -
     )
     layer = int(st.session_state["pg_pt_layer"])
     st.markdown(t("pretrained.overview_explain", layer=layer, head=head))
-    hover = figures.HoverText(
+    hover = base.HoverText(
         query=t("playground.hover_query"),
         key=t("playground.hover_key"),
         value=t("playground.hover_value"),

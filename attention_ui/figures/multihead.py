@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from .figures import escape_label
+from .base import escape_label
 
 CHOSEN_COLOR = "#d95f02"  # orange: the chosen h, distinct from the blue of the other bars
 OTHER_COLOR = "#7570b3"

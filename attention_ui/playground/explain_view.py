@@ -1,4 +1,4 @@
-"""Streamlit panels for the cell explainer (arithmetic in :mod:`attention_ui.explain`).
+"""Streamlit panels for the cell explainer (arithmetic in :mod:`attention_core.explain`).
 
 A click on a score/weight map selects its query row and key column; a click on the head-output
 map selects a query row. The selection lives in two selectboxes (``pg_cell_q``, ``pg_cell_k``),
@@ -17,9 +17,9 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from attention_ui import figures
-from attention_ui.explain import cell_from_point, explain_cell, explain_row
-from attention_ui.steps_view import CHART_PREFIX, PLOTLY_CONFIG, View
+from attention_core.explain import cell_from_point, explain_cell, explain_row
+from attention_ui.figures import base
+from attention_ui.playground.steps_view import CHART_PREFIX, PLOTLY_CONFIG, View
 
 Q_KEY, K_KEY, R_KEY = "pg_cell_q", "pg_cell_k", "pg_row_q"
 CELL_OPEN, ROW_OPEN = "pg_explain_cell", "pg_explain_row"
@@ -140,14 +140,14 @@ def row_output_figure(weights: np.ndarray, output: np.ndarray, tokens, *, weight
                       output_title: str) -> go.Figure:  # fmt: skip
     """Two bar charts: query i's weights over the keys, and the resulting output vector."""
     n, d_v = len(weights), len(output)
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(figures.escape_label(weights_title),
-                                                        figures.escape_label(output_title)))  # fmt: skip
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(base.escape_label(weights_title),
+                                                        base.escape_label(output_title)))  # fmt: skip
     fig.add_trace(
         go.Bar(
             x=list(range(n)),
             y=np.asarray(weights, dtype=float).tolist(),
             marker_color="#3b528b",
-            customdata=figures.hover_labels(tokens),
+            customdata=base.hover_labels(tokens),
             hovertemplate="%{customdata}: %{y:.4f}<extra></extra>",
             showlegend=False,
         ),
@@ -166,12 +166,12 @@ def row_output_figure(weights: np.ndarray, output: np.ndarray, tokens, *, weight
         row=1,
         col=2,
     )
-    shown = figures.tick_positions(n)
-    fig.update_xaxes(tickmode="array", tickvals=shown, ticktext=[figures.token_tick_labels(tokens)[k] for k in shown],
+    shown = base.tick_positions(n)
+    fig.update_xaxes(tickmode="array", tickvals=shown, ticktext=[base.token_tick_labels(tokens)[k] for k in shown],
                      row=1, col=1)  # fmt: skip
     fig.update_yaxes(range=[0, 1], row=1, col=1)
     fig.update_xaxes(tickmode="array", tickvals=list(range(d_v)), ticktext=[f"d{k}" for k in range(d_v)], row=1, col=2)
-    fig.update_layout(height=300, margin=dict(l=10, r=10, t=40, b=10), template=figures.PLAIN_TEMPLATE)
+    fig.update_layout(height=300, margin=dict(l=10, r=10, t=40, b=10), template=base.PLAIN_TEMPLATE)
     fig.update_xaxes(automargin=True)  # drawn on demand only: Plotly may size its margins itself
     fig.update_yaxes(automargin=True)
     return fig
@@ -197,7 +197,7 @@ def row_panel(view: View) -> None:
     st.plotly_chart(
         fig,
         key="pg_chart_row_output",
-        theme=None,  # figures.PLAIN_TEMPLATE, like the step charts
+        theme=None,  # base.PLAIN_TEMPLATE, like the step charts
         alt=t("playground.alt_row_output", i=i, n=tr.n, d=len(r.output)),
         config=PLOTLY_CONFIG,
     )

@@ -1,6 +1,6 @@
 """Presenter mode: one step at a time, large type, controls out of the way, step in the URL.
 
-Uses the same step functions as the normal page (:func:`attention_ui.steps_view.render_step`).
+Uses the same step functions as the normal page (:func:`attention_ui.playground.steps_view.render_step`).
 State: ``pg_present`` (bool) and ``pg_step`` (1-based), plain session keys changed by callbacks,
 so the URL written after the run already holds the new step.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
-from attention_ui.state import LANG_KEY, current_language
-from attention_ui.steps_view import PER_HEAD, STEPS, View, render_step
+from attention_ui.language import LANG_KEY, current_language
+from attention_ui.playground.steps_view import PER_HEAD, STEPS, View, render_step
 
 PRESENT_KEY, STEP_KEY = "pg_present", "pg_step"
 

@@ -1,6 +1,6 @@
 """Figure builders for the "Masks" lab: small multiples of matrices and the leakage charts.
 
-Pure (no Streamlit), tested as data. Conventions follow :mod:`attention_ui.figures` (row 0 on
+Pure (no Streamlit), tested as data. Conventions follow :mod:`attention_ui.figures.heatmaps` (row 0 on
 top, cells at integer positions, token text only in tick labels/hover, labels escaped). The
 leakage charts must make "exactly 0" and "tiny but not 0" look different: movements are drawn on
 a log scale, and exact zeros get their own trace (a marker at the bottom of the axis, or a cell
@@ -16,7 +16,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .figures import WEIGHT_SCALE, HoverText, attention_heatmap, escape_label, hover_labels, token_tick_labels
+from .base import WEIGHT_SCALE, HoverText, escape_label, hover_labels, token_tick_labels
+from .heatmaps import attention_heatmap
 
 EXACT_ZERO_COLOR = "#009E73"  # bluish green (Okabe–Ito): the correct, exactly-zero result
 LEAK_COLOR = "#D55E00"  # vermilion: a real leak
@@ -53,7 +54,7 @@ def panels_figure(
     """Several n×n matrices side by side (mask kinds, or the masking methods' weights).
 
     ``allowed`` is one mask for every panel or one per panel (grey "masked" overlay). ``kind`` as in
-    :func:`attention_ui.figures.matrix_heatmap`; weights share one 0..1 colour axis. Trace order: per
+    :func:`attention_ui.figures.heatmaps.matrix_heatmap`; weights share one 0..1 colour axis. Trace order: per
     panel its values trace, then (if anything is masked) its overlay.
     """
     hover = hover or HoverText()

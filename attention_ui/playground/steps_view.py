@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import streamlit as st
 
-from attention_ui import figures, tables
-from attention_ui.export import csv_bytes, csv_file_name
-from attention_ui.widgets import CHIP_MAX_TOKENS, token_chips_markdown, token_list_text
+from attention_ui import tables
+from attention_ui.figures import base, heatmaps
+from attention_ui.playground.export import csv_bytes, csv_file_name
+from attention_ui.playground.settings import CHIP_MAX_TOKENS, token_chips_markdown, token_list_text
 
 STEPS = (
     "x",
@@ -79,11 +80,11 @@ class View:
     # Draws the "draw all heads" switch when the figure is large (all_heads_on_request) and returns
     # whether to draw it; None (figure tests, other callers) draws it at any size.
     all_heads_switch: Callable[[], bool] | None = None
-    hover: figures.HoverText = field(init=False)
+    hover: base.HoverText = field(init=False)
 
     def __post_init__(self) -> None:
         t = self.t
-        self.hover = figures.HoverText(
+        self.hover = base.HoverText(
             query=t("playground.hover_query"),
             key=t("playground.hover_key"),
             token=t("playground.hover_token"),
@@ -152,8 +153,8 @@ def chart(view: View, fig, key: str, alt: str, square: bool = False, selectable:
         hook = view.on_cell
         chart_key = CHART_PREFIX + key
         kwargs = dict(on_select=lambda: hook(chart_key), selection_mode="points")
-        figures.add_click_targets(fig)
-    # theme=None: the figures carry figures.PLAIN_TEMPLATE (Streamlit's look, without its per-rerun
+        heatmaps.add_click_targets(fig)
+    # theme=None: the figures carry base.PLAIN_TEMPLATE (Streamlit's look, without its per-rerun
     # rewrite of the whole figure in the browser).
     st.plotly_chart(fig, key=CHART_PREFIX + key, alt=alt, width=width, config=config, theme=None, **kwargs)
 
@@ -194,7 +195,7 @@ def _x(v: View) -> None:
         st.caption(t("playground.example_x_note"))
     n, d_model = tr.X.shape
     shape_line(t, ("X", (n, d_model)))
-    chart(v, figures.feature_heatmap(tr.X, tr.tokens, **v.feat), "x", t("playground.alt_feature", name="X", n=n, d=d_model))
+    chart(v, heatmaps.feature_heatmap(tr.X, tr.tokens, **v.feat), "x", t("playground.alt_feature", name="X", n=n, d=d_model))
     table(v, lambda: tables.feature_table(tr.X, tr.tokens), "x")
 
 
@@ -210,7 +211,7 @@ def _qkv(v: View) -> None:
             st.markdown(f"**{name}**")
             chart(
                 v,
-                figures.feature_heatmap(mat, tr.tokens, plot_px=QKV_PLOT_PX, **v.feat),
+                heatmaps.feature_heatmap(mat, tr.tokens, plot_px=QKV_PLOT_PX, **v.feat),
                 name.lower(),
                 t("playground.alt_feature", name=f"{name} ({t('playground.head_name', h=k)})", n=n, d=mat.shape[1]),
             )
@@ -225,7 +226,7 @@ def _raw(v: View) -> None:
     raw = tr.scores_raw[k]
     chart(
         v,
-        figures.attention_heatmap(raw, tr.tokens, hover=v.hover, **v.axes),
+        heatmaps.attention_heatmap(raw, tr.tokens, hover=v.hover, **v.axes),
         "raw",
         t("playground.alt_scores", what="QKᵀ", n=n),
         square=True,
@@ -245,7 +246,7 @@ def _scaled(v: View) -> None:
     )
     chart(
         v,
-        figures.attention_heatmap(scaled, tr.tokens, hover=v.hover, **v.axes),
+        heatmaps.attention_heatmap(scaled, tr.tokens, hover=v.hover, **v.axes),
         "scaled",
         t("playground.alt_scores", what=t("playground.step_scaled"), n=n),
         square=True,
@@ -272,7 +273,7 @@ def _mask(v: View) -> None:
     if tr.mask.all():  # an all-zero map would look like a chart that failed to draw
         st.info(t("playground.mask_nothing_masked"))
         return
-    chart(v, figures.mask_heatmap(tr.mask, tr.tokens, hover=v.hover, **v.axes), "mask", t("playground.alt_mask", n=n), square=True)
+    chart(v, heatmaps.mask_heatmap(tr.mask, tr.tokens, hover=v.hover, **v.axes), "mask", t("playground.alt_mask", n=n), square=True)
     table(v, lambda: tables.mask_table(tr.mask, tr.tokens), "mask")
 
 
@@ -287,7 +288,7 @@ def _masked(v: View) -> None:
     masked = tr.scores_masked[k]
     chart(
         v,
-        figures.attention_heatmap(masked, tr.tokens, allowed=tr.mask, hover=v.hover, **v.axes),
+        heatmaps.attention_heatmap(masked, tr.tokens, allowed=tr.mask, hover=v.hover, **v.axes),
         "masked",
         t("playground.alt_scores", what=t("playground.step_masked"), n=n),
         square=True,
@@ -308,7 +309,7 @@ def _softmax(v: View) -> None:
         )
     chart(
         v,
-        figures.attention_heatmap(weights, tr.tokens, kind="weights", allowed=tr.mask, hover=v.hover, **v.axes),
+        heatmaps.attention_heatmap(weights, tr.tokens, kind="weights", allowed=tr.mask, hover=v.hover, **v.axes),
         "weights",
         t("playground.alt_weights", head=k, n=n),
         square=True,
@@ -325,7 +326,7 @@ def _head_out(v: View) -> None:
     out = tr.head_outputs[k]
     chart(
         v,
-        figures.feature_heatmap(out, tr.tokens, **v.feat),
+        heatmaps.feature_heatmap(out, tr.tokens, **v.feat),
         "head_out",
         t("playground.alt_feature", name=t("playground.head_name", h=k), n=n, d=d_v),
         selectable=True,
@@ -343,7 +344,7 @@ def _all_heads(v: View) -> None:
         return
     chart(
         v,
-        figures.heads_small_multiples(
+        heatmaps.heads_small_multiples(
             tr.weights, tr.tokens, allowed=tr.mask, hover=v.hover, head_title=t("playground.head_name", h="{h}")
         ),
         "all_heads",
@@ -363,7 +364,7 @@ def _concat(v: View) -> None:
     dim_names = [f"h{i}·{j}" for i in range(h) for j in range(d_v)]
     chart(
         v,
-        figures.feature_heatmap(tr.concat, tr.tokens, dim_names=dim_names, group_size=d_v, **v.feat),
+        heatmaps.feature_heatmap(tr.concat, tr.tokens, dim_names=dim_names, group_size=d_v, **v.feat),
         "concat",
         t("playground.alt_feature", name="Concat", n=n, d=h * d_v),
     )
@@ -378,7 +379,7 @@ def _output(v: View) -> None:
     shape_line(t, (r"\mathrm{Concat}", (n, h * d_v)), ("W^O", (h * d_v, d_model)), (r"\mathrm{Output}", (n, d_model)))
     chart(
         v,
-        figures.feature_heatmap(tr.output, tr.tokens, **v.feat),
+        heatmaps.feature_heatmap(tr.output, tr.tokens, **v.feat),
         "output",
         t("playground.alt_feature", name="Output", n=n, d=d_model),
     )
