@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,35 +16,8 @@ from streamlit.testing.v1 import AppTest
 from attention_core import AttentionConfig, embed, init_params
 from attention_ui.i18n import translate
 from attention_ui.playground.steps_view import all_heads_on_request
+from tests.apptest_pages import charts, open_page, z
 from tests.reference_naive import naive_attention
-
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
-PAGE = "app_pages/playground.py"
-TIMEOUT = 60
-
-
-def open_page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def charts(at: AppTest) -> dict[str, dict]:
-    """Plotly figures on the page by chart key (``pg_chart_<name>`` -> figure JSON)."""
-    found = {}
-    for el in at.get("plotly_chart"):
-        key = el.proto.id.split("-")[-1]
-        found[key] = json.loads(el.proto.spec)
-    return found
-
-
-def z(fig: dict, trace: int = 0) -> np.ndarray:
-    data = fig["data"][trace]["z"]
-    return np.array([[np.nan if v is None else v for v in row] for row in data], dtype=float)
 
 
 def assert_healthy(at: AppTest) -> None:
@@ -330,9 +302,7 @@ def test_many_heads_at_a_hundred_tokens_also_wait_for_the_switch(at):
 
 
 def test_all_heads_switch_comes_from_the_url():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update({"all_heads": "1", "max_tokens": "256", "text": " ".join(["cat"] * 140)})
-    at.run()
+    at = open_page(params={"all_heads": "1", "max_tokens": "256", "text": " ".join(["cat"] * 140)})
     assert_healthy(at)
     assert at.toggle(key="pg_all_heads").value is True
     assert len(charts(at)["pg_chart_all_heads"]["data"][0]["y"]) == 140
