@@ -12,6 +12,7 @@ import streamlit as st
 
 from attention_core import MASK_KINDS, AttentionConfig, AttentionConfigError, trace_text, worked_example_trace
 from attention_core.tokenizer import DEFAULT_MAX_TOKENS
+from attention_ui.kit import SEED_RANGE, escape_markdown, refresh_translated_choices, show_tokens
 from attention_ui.language import current_language, translator
 from attention_ui.playground import (
     examples,
@@ -29,10 +30,7 @@ from attention_ui.playground.settings import (
     HEADS_RANGE,
     PAD_RANGE,
     SCALE_CHOICES,
-    SEED_RANGE,
-    escape_markdown,
     read_config,
-    refresh_translated_choices,
 )
 
 log = logging.getLogger(__name__)
@@ -303,7 +301,7 @@ def main() -> None:
             presenter.render(make_view(t, trace, example), lambda: head_selector(t, trace.heads))
             return
         st.markdown(t("playground.tokens", n=trace.n, pads=trace.n_pad))
-        steps_view.show_tokens(trace.tokens, trace.n_pad)
+        show_tokens(trace.tokens, trace.n_pad)
         trace_downloads(t, trace)
         steps_view.render_all(lambda: make_view(t, trace, example), lambda: head_selector(t, trace.heads), write_url)
     finally:

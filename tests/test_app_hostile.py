@@ -18,7 +18,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention_core import tokenize
-from attention_ui.playground.settings import CHIP_MAX_TOKENS
+from attention_ui.kit import CHIP_MAX_TOKENS
 from tests.apptest_pages import chart_spec, charts, messages, open_page
 
 ROOT = Path(__file__).resolve().parent.parent

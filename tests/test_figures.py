@@ -10,13 +10,8 @@ import pytest
 
 from attention_ui import tables
 from attention_ui.figures import base, heatmaps
-from attention_ui.playground.settings import (
-    CHIP_MAX_TOKENS,
-    escape_markdown,
-    read_config,
-    token_chips_markdown,
-    token_list_text,
-)
+from attention_ui.kit import CHIP_MAX_TOKENS, escape_markdown, token_chips_markdown, token_list_text
+from attention_ui.playground.settings import read_config
 
 SENTENCE = ("the", "cat", "sat", "on", "the", "mat")
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import MASK_KINDS
+from ..config import MASK_KINDS, PAD_TOKEN, AttentionConfig
+from ..embeddings import embed
 from ..steps import (
     additive_mask,
     apply_mask,
@@ -36,10 +37,14 @@ from ..steps import (
     scale,
     softmax,
 )
-from ..trace import AttentionParams
+from ..trace import AttentionParams, AttentionTrace, trace_tokens
 
 LAB_MASK_KINDS = MASK_KINDS + ("sliding",)
+CAUSAL_KINDS = ("causal", "causal+padding", "sliding")  # kinds that hide the future
 METHODS = ("correct", "zero_values", "zero_weights", "renormalise")
+# The lab's layer: small enough that the leakage map (2·n layer runs) stays instant.
+D_MODEL, HEADS = 16, 2
+ROUNDING_LEVEL = 1e-12  # below this a movement is floating-point rounding, not information
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -75,6 +80,11 @@ class LabMask:
     allowed: np.ndarray  # [n, n] bool, True = may attend
     additive: np.ndarray  # [n, n] 0 where allowed, −inf where masked
     allowed_per_query: np.ndarray  # [n] int, how many keys each query sees
+
+    @property
+    def masked_cells(self) -> int:
+        """How many of the n² query–key pairs the mask hides."""
+        return int((~self.allowed).sum())
 
 
 def mask_matrices(kind: str, n: int, n_pad: int = 0, window: int = 2) -> LabMask:
@@ -197,6 +207,14 @@ class Leakage:
     max_earlier: float  # largest movement among positions < `position` (0 when position == 0)
     earlier_unchanged: bool  # np.array_equal on the rows before `position`
 
+    @property
+    def verdict(self) -> str:
+        """``"zero"`` (earlier outputs bit-for-bit unchanged), ``"rounding"`` (moved less than
+        :data:`ROUNDING_LEVEL`) or ``"leak"`` (a later token reached an earlier output)."""
+        if self.earlier_unchanged:
+            return "zero"
+        return "rounding" if self.max_earlier < ROUNDING_LEVEL else "leak"
+
 
 def leakage(
     X,
@@ -272,3 +290,109 @@ def leakage_matrix(
     earlier = np.arange(n)[None, :] < np.arange(n)[:, None]  # output i before changed c
     leaks = earlier & (moved > 0)
     return LeakageMatrix(method, _ro(moved), _ro(leaks), int(leaks.sum()))
+
+
+# --- the lab on a sentence ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MaskLabSettings:
+    """What the Masks page asks for: a sentence, its [PAD]s, a mask kind, a seed and a head."""
+
+    sentence: tuple[str, ...]  # the sentence's tokens, without the [PAD]s
+    n_pad: int
+    kind: str  # one of LAB_MASK_KINDS
+    window: int  # the sliding window's width (only "sliding" uses it)
+    seed: int
+    head: int = 0
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        return self.sentence + (PAD_TOKEN,) * self.n_pad
+
+    @property
+    def leak_kind(self) -> str:
+        """The mask the leakage test uses: the chosen one if it hides the future, else causal."""
+        return self.kind if self.kind in CAUSAL_KINDS else "causal"
+
+
+def lab_layer(sentence: tuple[str, ...], n_pad: int, seed: int) -> AttentionTrace:
+    """The lab's layer (d_model = D_MODEL, HEADS heads, seeded) on the sentence plus its [PAD]s.
+
+    Its X, parameters, Q, K, V and divisor are what every masking method starts from; its own
+    attention is unmasked and not used.
+    """
+    return trace_tokens(sentence, AttentionConfig(d_model=D_MODEL, heads=HEADS, pad=n_pad, seed=seed))
+
+
+@dataclass(frozen=True)
+class MethodSummary:
+    """One masking method against the correct one, on one head."""
+
+    method: str
+    row_sum_min: float  # smallest row sum of the effective weights (1 when correct, unless fully masked)
+    row_sum_max: float
+    forbidden_weight: float  # total effective weight on masked keys (0 when correct)
+    max_diff: float  # largest |output − the correct output|
+
+
+@dataclass(frozen=True)
+class MaskLab:
+    """Everything the Masks page shows for one setting (arrays read-only)."""
+
+    settings: MaskLabSettings
+    mask: LabMask  # the chosen kind
+    all_masks: tuple[LabMask, ...]  # every kind of LAB_MASK_KINDS, for the side-by-side view
+    masked_scores: np.ndarray  # [n, n] the head's scaled scores, −∞ where masked
+    methods: tuple[MaskedAttention, ...]  # one per METHODS entry, on the chosen head
+    summary: tuple[MethodSummary, ...]  # one per METHODS entry
+
+
+def mask_lab(settings: MaskLabSettings) -> MaskLab:
+    """The chosen mask, every kind of mask, and the four masking methods on the chosen head."""
+    s = settings
+    layer = lab_layer(s.sentence, s.n_pad, s.seed)
+    n = layer.n
+    masks = tuple(mask_matrices(kind, n, s.n_pad, s.window) for kind in LAB_MASK_KINDS)
+    mask = masks[LAB_MASK_KINDS.index(s.kind)]
+    Q, K, V = layer.Q[s.head], layer.K[s.head], layer.V[s.head]  # [n, d_k], [n, d_k], [n, d_v]
+    methods = tuple(masked_attention(m, Q, K, V, mask.allowed, layer.divisor) for m in METHODS)
+    correct = methods[0].output  # [n, d_v]
+    summary = tuple(
+        MethodSummary(
+            r.method,
+            float(r.row_sums.min()),
+            float(r.row_sums.max()),
+            float(np.where(mask.allowed, 0.0, r.effective_weights).sum()),
+            float(np.max(np.abs(r.output - correct))),
+        )
+        for r in methods
+    )
+    masked_scores = _ro(apply_mask(methods[0].scores, mask.allowed))  # [n, n]
+    return MaskLab(s, mask, masks, masked_scores, methods, summary)
+
+
+def swap_leakage(settings: MaskLabSettings, position: int, replacement: str) -> tuple[Leakage, ...]:
+    """Swap the token at ``position`` for ``replacement`` and measure, per method in METHODS, how
+    every output moves under :attr:`MaskLabSettings.leak_kind`.
+
+    The new input row is the swapped sentence embedded exactly as the layer embeds its own: the
+    replacement's vector plus the position's encoding.
+    """
+    s = settings
+    layer = lab_layer(s.sentence, s.n_pad, s.seed)
+    tokens = s.tokens
+    swapped = tokens[:position] + (replacement,) + tokens[position + 1 :]
+    row = embed(swapped, D_MODEL, s.seed, positional=True)[position]  # [d_model]
+    allowed = allowed_mask(s.leak_kind, len(tokens), s.n_pad, s.window)
+    return tuple(
+        leakage(layer.X, layer.params, position, m, allowed, layer.divisor, replacement=row) for m in METHODS
+    )
+
+
+def leakage_map(settings: MaskLabSettings, method: str) -> LeakageMatrix:
+    """:func:`leakage_matrix` of the lab's layer under :attr:`MaskLabSettings.leak_kind`."""
+    s = settings
+    layer = lab_layer(s.sentence, s.n_pad, s.seed)
+    allowed = allowed_mask(s.leak_kind, layer.n, s.n_pad, s.window)
+    return leakage_matrix(layer.X, layer.params, method, allowed, layer.divisor, seed=s.seed)

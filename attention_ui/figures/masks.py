@@ -16,13 +16,13 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from attention_core.labs.masks import ROUNDING_LEVEL
+
 from .base import WEIGHT_SCALE, HoverText, escape_label, hover_labels, token_tick_labels
 from .heatmaps import attention_heatmap
 
 EXACT_ZERO_COLOR = "#009E73"  # bluish green (Okabe–Ito): the correct, exactly-zero result
 LEAK_COLOR = "#D55E00"  # vermilion: a real leak
-ROUNDING_COLOR = "#E69F00"  # orange: nonzero but at rounding level
-ROUNDING_LEVEL = 1e-12  # below this a movement is floating-point rounding, not information
 LOG_FLOOR = 1e-18  # exact zeros are drawn at this height on log axes
 METHOD_COLORS = {
     "correct": "#009E73",
@@ -110,6 +110,14 @@ def panels_figure(
         layout["coloraxis"] = dict(colorscale=WEIGHT_SCALE, cmin=0.0, cmax=1.0, colorbar=dict(thickness=12))
     fig.update_layout(**layout)
     return fig
+
+
+def mask_panels_figure(
+    allowed: Sequence[np.ndarray], titles: Sequence[str], tokens: Sequence[str], *, hover: HoverText | None = None
+) -> go.Figure:
+    """Several masks side by side (True = may attend), each drawn like the playground's mask map."""
+    blank = [np.zeros(np.shape(a)) for a in allowed]
+    return panels_figure(blank, titles, tokens, kind="mask", allowed=list(allowed), hover=hover)
 
 
 def leakage_bars(

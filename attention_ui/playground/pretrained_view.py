@@ -24,9 +24,10 @@ from attention_core.models import minilm
 from attention_core.tokenizer import DEFAULT_MAX_TOKENS
 from attention_ui.figures import base
 from attention_ui.figures.pretrained import heads_overview, with_selection
+from attention_ui.kit import refresh_translated_choices, show_tokens
 from attention_ui.language import current_language
-from attention_ui.playground.settings import PAD_RANGE, refresh_translated_choices
-from attention_ui.playground.steps_view import StepText, show_tokens
+from attention_ui.playground.settings import PAD_RANGE
+from attention_ui.playground.steps_view import StepText
 
 log = logging.getLogger(__name__)
 

@@ -1,17 +1,20 @@
-"""Pure helpers behind the playground's controls: settings -> config or catalog-keyed problems.
+"""The playground's settings: the ranges of its controls and their values -> an AttentionConfig.
 
-No Streamlit here, so the checks are testable without a browser. A :class:`Problem` names a
-message-catalog key and its placeholder values; the page translates and shows it.
+Pure (no Streamlit calls), so the checks are testable without a browser. :func:`read_config` returns
+the config or every :class:`Problem` found; a problem names a message-catalog key and its
+placeholder values, and the page translates and shows it. The URL state (url_state.py) accepts
+exactly these ranges.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from attention_core import AttentionConfig, AttentionConfigError
 from attention_core.config import MAX_D_MODEL, MAX_DIVISOR, MAX_HEAD_DIM, MAX_HEADS, MAX_PAD, MIN_DIVISOR
+from attention_ui.kit import SEED_RANGE
 
 SCALE_CHOICES = ("sqrt", "none", "custom")
 
@@ -20,7 +23,6 @@ D_MODEL_RANGE = (1, min(MAX_D_MODEL, 256))
 HEADS_RANGE = (1, min(MAX_HEADS, 16))
 HEAD_DIM_RANGE = (1, min(MAX_HEAD_DIM, 128))
 PAD_RANGE = (0, min(MAX_PAD, 16))
-SEED_RANGE = (0, 2**31 - 1)
 DIVISOR_RANGE = (MIN_DIVISOR, MAX_DIVISOR)
 
 
@@ -121,49 +123,3 @@ def read_config(v: Mapping[str, object]) -> tuple[AttentionConfig | None, list[P
     except AttentionConfigError as err:  # anything the core refuses that we did not foresee
         return None, [Problem("playground.err_config", {"detail": str(err)})]
     return config, []
-
-
-_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:&\"'=^")
-
-
-def escape_markdown(text: str) -> str:
-    """Backslash-escape every ASCII punctuation mark Markdown, LaTeX (``$``) or directives
-    (``:``, ``[``, ``]``) could act on, so user text shows exactly as typed."""
-    return "".join(f"\\{ch}" if ch in _MD_SPECIAL else ch for ch in str(text))
-
-
-CHIP_MAX_TOKENS = 48  # beyond this, tokens are listed as plain text (steps_view.show_tokens)
-
-
-def token_list_text(tokens: Sequence[str], n_pad: int = 0) -> str:
-    """``0 the · 1 cat · …`` as plain text (shown with st.text: never parsed as Markdown)."""
-    first_pad = len(tokens) - n_pad
-    return " · ".join(f"{i} {tok}" if i < first_pad else f"{i} {tok} (pad)" for i, tok in enumerate(tokens))
-
-
-def token_chips_markdown(tokens: Sequence[str], n_pad: int = 0) -> str:
-    """Numbered chips as Streamlit Markdown badges: blue for words, grey for [PAD]s."""
-    chips = []
-    first_pad = len(tokens) - n_pad
-    for i, tok in enumerate(tokens):
-        color = "gray" if i >= first_pad else "blue"
-        chips.append(f":{color}-badge[{i} · {escape_markdown(tok)}]")
-    return " ".join(chips)
-
-
-def refresh_translated_choices(session_state, keys: Sequence[str], lang: str, marker: str) -> bool:
-    """Re-send the values of choice widgets after a language switch; True if it did.
-
-    Streamlit 1.67 sends a selectbox/radio value to the browser as its *formatted* label. When
-    the language changes, the labels change but the browser keeps the old label, which no longer
-    matches any option (a radio then shows nothing selected, a selectbox the old language).
-    Assigning each value to itself before the widget is drawn makes Streamlit send it again,
-    formatted in the new language. ``marker`` is the session key remembering the last language.
-    """
-    if session_state.get(marker) == lang:
-        return False
-    for key in keys:
-        if key in session_state:
-            session_state[key] = session_state[key]
-    session_state[marker] = lang
-    return True

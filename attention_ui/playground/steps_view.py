@@ -17,7 +17,6 @@ import streamlit as st
 from attention_ui import tables
 from attention_ui.figures import base, heatmaps
 from attention_ui.playground.export import csv_bytes, csv_file_name
-from attention_ui.playground.settings import CHIP_MAX_TOKENS, token_chips_markdown, token_list_text
 
 STEPS = (
     "x",
@@ -157,15 +156,6 @@ def chart(view: View, fig, key: str, alt: str, square: bool = False, selectable:
     # theme=None: the figures carry base.PLAIN_TEMPLATE (Streamlit's look, without its per-rerun
     # rewrite of the whole figure in the browser).
     st.plotly_chart(fig, key=CHART_PREFIX + key, alt=alt, width=width, config=config, theme=None, **kwargs)
-
-
-def show_tokens(tokens, n_pad: int = 0) -> None:
-    """Numbered token chips, or for long sentences one plain-text line (st.text: never Markdown).
-    256 styled badges took longer to draw on every rerun than several heatmaps (bench/page_latency.py)."""
-    if len(tokens) <= CHIP_MAX_TOKENS:
-        st.markdown(token_chips_markdown(tokens, n_pad))
-    else:
-        st.text(token_list_text(tokens, n_pad))
 
 
 def table(view: View, make_frame: Callable[[], object], key: str) -> None:

@@ -1,6 +1,6 @@
 """The playground's view in the URL: parse query parameters into session values and back (pure).
 
-No Streamlit here. ``parse(params)`` turns a query-parameter mapping (values ``str`` or a list of
+No Streamlit calls here. ``parse(params)`` turns a query-parameter mapping (values ``str`` or a list of
 ``str``, as ``st.query_params`` / ``AppTest.query_params`` hold them) into session-state values
 plus the names of the parameters it had to ignore (unknown, malformed or out of range);
 ``serialise(state)`` is its inverse. A parameter never raises: a bad one is simply listed.
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from attention_core import MASK_KINDS
 from attention_ui.i18n import LANGUAGES
+from attention_ui.kit import SEED_RANGE
 from attention_ui.playground.settings import (
     D_MODEL_RANGE,
     DIVISOR_RANGE,
@@ -24,7 +25,6 @@ from attention_ui.playground.settings import (
     HEADS_RANGE,
     PAD_RANGE,
     SCALE_CHOICES,
-    SEED_RANGE,
 )
 
 PRESETS = ("sentence", "example")

@@ -25,7 +25,7 @@ from st_browser import (
 )
 
 from attention_core import tokenize
-from attention_ui.playground.settings import CHIP_MAX_TOKENS
+from attention_ui.kit import CHIP_MAX_TOKENS
 
 pytestmark = pytest.mark.browser
 
