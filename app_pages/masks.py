@@ -58,7 +58,7 @@ def controls(t) -> None:
         PAGE.widget(t, "number_input", "pad", *PAD_RANGE, step=1, helped=True, where=c1)
         PAGE.widget(t, "number_input", "window", *WINDOW_RANGE, step=1, helped=True, where=c2)
         PAGE.seed_input(t)
-        PAGE.widget(t, "toggle", "all", label=t("masks.show_all"))
+        PAGE.widget(t, "toggle", "all", text="show_all")
         PAGE.tables_toggle(t)
 
 

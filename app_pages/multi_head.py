@@ -209,7 +209,9 @@ def section_concat(t, trace) -> None:
     small = n <= 8 and h * d_v <= 8
 
     st.subheader(t("multihead.concat_title", n=n, width=h * d_v))
-    fig = heatmaps.feature_heatmap(trace.concat, trace.tokens, dim_names=concat_names, show_text=small, **feat)
+    fig = heatmaps.feature_heatmap(
+        trace.concat, trace.tokens, dim_names=concat_names, show_text=small, **feat
+    )
     chart(
         figures_multihead.add_head_boundaries(fig, h, d_v, "x"),
         "concat",

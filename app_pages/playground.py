@@ -303,7 +303,9 @@ def main() -> None:
         st.markdown(t("playground.tokens", n=trace.n, pads=trace.n_pad))
         show_tokens(trace.tokens, trace.n_pad)
         trace_downloads(t, trace)
-        steps_view.render_all(lambda: make_view(t, trace, example), lambda: head_selector(t, trace.heads), write_url)
+        steps_view.render_all(
+            lambda: make_view(t, trace, example), lambda: head_selector(t, trace.heads), write_url
+        )
     finally:
         write_url()
 

@@ -33,7 +33,7 @@ Conventions a page follows (and the kit relies on):
 * widget values survive hiding a widget and visiting another page (``persist_state=KEEP``).
 
 Module-level helpers (usable without a :class:`Page`): :func:`init_state`, :func:`chart`,
-:func:`table`, :func:`table_height`, :func:`square_width`, :func:`hover_text`,
+:func:`table`, :func:`table_height`, :func:`square_width`, :func:`hover_text`, :func:`progress`,
 :func:`warn_truncated`, :func:`show_tokens`, :func:`escape_markdown`,
 :func:`refresh_translated_choices`, :class:`Guard`, and the shared ranges :data:`SEED_RANGE`.
 """
@@ -41,7 +41,7 @@ Module-level helpers (usable without a :class:`Page`): :func:`init_state`, :func
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 
 import streamlit as st
@@ -164,13 +164,25 @@ def table_height(rows: int) -> int:
     return min(TABLE_MAX_PX, TABLE_HEADER_PX + TABLE_ROW_PX * rows)
 
 
-def table(data, *, key: str | None = None, index=None, index_name: str | None = None, **kwargs) -> None:
+def table(
+    data,
+    *,
+    key: str | None = None,
+    index=None,
+    index_name: str | None = None,
+    localized: Iterable[str] = (),
+    **kwargs,
+) -> None:
     """``st.dataframe`` at full width and :func:`table_height`.
 
     ``data`` is a DataFrame, a mapping of column name -> values (with ``index`` as its row labels),
     or a callable returning either, so a table costs nothing until it is shown. ``index_name``
-    names the row labels' column.
+    names the row labels' column; the ``localized`` columns show whole numbers with the browser's
+    thousands separators.
     """
+    if localized:
+        number = st.column_config.NumberColumn(format="localized")
+        kwargs["column_config"] = {name: number for name in localized} | kwargs.get("column_config", {})
     data = data() if callable(data) else data
     if isinstance(data, Mapping):
         import pandas  # only once a table is shown: a page without tables needs no pandas
@@ -180,6 +192,30 @@ def table(data, *, key: str | None = None, index=None, index_name: str | None = 
         data = data.rename_axis(index_name)
     kwargs.setdefault("height", table_height(len(data)))
     st.dataframe(data, width="stretch", key=key, **kwargs)
+
+
+def progress(
+    steps: Iterator, total: int, *, running: str, step: Callable[[int, object], str], done: str, failed: str
+) -> list:
+    """Run a long computation shown as a status box with a progress bar; the finished steps.
+
+    ``steps`` yields one result per step (``total`` of them); ``step(count, result)`` is the bar's
+    text after each. If a step fails, the box says ``failed``, the error goes to the server log and
+    the results so far are returned (never a traceback).
+    """
+    results: list = []
+    with st.status(running, expanded=True) as status:
+        bar = st.progress(0.0, text=step(0, None))
+        try:
+            for result in steps:
+                results.append(result)
+                bar.progress(len(results) / total, text=step(len(results), result))
+        except Exception:
+            log.exception("%s failed", running)
+            status.update(label=failed, state="error")
+        else:
+            status.update(label=done, state="complete", expanded=False)
+    return results
 
 
 # --- the learner never sees a traceback -------------------------------------------------------------
@@ -249,24 +285,29 @@ class Page:
         kind: str,
         name: str,
         *args,
+        text: str | None = None,
         label: str | None = None,
         helped: bool = False,
         where=st,
         **kwargs,
     ):
-        """``where.<kind>(...)`` (``kind`` e.g. ``"number_input"``) keyed ``<prefix>_<name>``, labelled
-        ``<ns>.<name>`` unless ``label`` is given, with the tooltip ``<ns>.<name>_help`` when ``helped``,
-        and kept when hidden or on another page. Returns the widget's value."""
+        """``where.<kind>(...)`` (``kind`` e.g. ``"number_input"``), keyed ``<prefix>_<name>`` and kept
+        when hidden or on another page; returns the widget's value.
+
+        Its label is the message ``<ns>.<text>`` (``text`` defaults to ``name``) unless ``label`` is
+        given; with ``helped`` its tooltip is ``<ns>.<text>_help``.
+        """
+        text = name if text is None else text
         if helped:
-            kwargs["help"] = t(f"{self.namespace}.{name}_help")
-        label = t(f"{self.namespace}.{name}") if label is None else label
+            kwargs["help"] = t(f"{self.namespace}.{text}_help")
+        label = t(f"{self.namespace}.{text}") if label is None else label
         return getattr(where, kind)(label, *args, key=f"{self.prefix}_{name}", persist_state=KEEP, **kwargs)
 
     def seed_input(self, t: Translator, where=st) -> None:
         self.widget(t, "number_input", "seed", *SEED_RANGE, step=1, where=where)
 
     def tables_toggle(self, t: Translator, where=st) -> None:
-        self.widget(t, "toggle", "tables", label=t(f"{self.namespace}.show_tables"), where=where)
+        self.widget(t, "toggle", "tables", text="show_tables", where=where)
 
     @property
     def tables_on(self) -> bool:

@@ -81,12 +81,13 @@ def test_live_measurement_runs_on_request_and_survives_reruns() -> None:
     frame = frame_by_key(at, "co_table_measure")
     assert list(frame["n"]) == [128, 256]
     results = at.session_state["co_results"]
-    direct = [r for r in results if r["method"] == "direct"]
-    tiled = [r for r in results if r["method"] == "tiled"]
-    assert [r["n"] for r in direct] == [128, 256] and [r["n"] for r in tiled] == [128, 256]
+    direct = [p.direct for p in results]
+    tiled = [p.tiled for p in results]
+    assert [r.n for r in direct] == [128, 256] and [r.n for r in tiled] == [128, 256]
+    assert {r.method for r in direct} == {"direct"} and {r.method for r in tiled} == {"tiled"}
     # The n² law: doubling n multiplies the direct peak by about 4 (3.5 … 4.5 leaves room for overheads).
-    assert 3.5 < direct[1]["peak_bytes"] / direct[0]["peak_bytes"] < 4.5
-    assert tiled[1]["peak_bytes"] < direct[1]["peak_bytes"]
+    assert 3.5 < direct[1].peak_bytes / direct[0].peak_bytes < 4.5
+    assert tiled[1].peak_bytes < direct[1].peak_bytes
     assert chart_spec(at, "co_chart_peak")["data"][0]["x"] == [128, 256]
     # A rerun caused by another control keeps the results (no new measurement needed).
     at.toggle(key="co_causal").set_value(True).run()
