@@ -45,18 +45,25 @@ def attention_table(values: np.ndarray, tokens: Sequence[str]) -> pd.DataFrame:
     return _pandas().DataFrame(np.array(values, dtype=float), index=labels, columns=labels)
 
 
-def labelled_table(
-    values, rows: Sequence[str], cols: Sequence[str], fmt: Callable | None = None
+def matrix_table(
+    values, row_labels: Sequence[str], col_labels: Sequence[str], fmt: Callable | None = None
 ) -> pd.DataFrame:
-    """A matrix with token labels on both sides (rows may differ from columns, as in cross-attention).
+    """A matrix with the given labels (e.g. W^O's ``h0·0`` rows and ``d0`` columns).
 
     ``fmt`` turns each number into text (e.g. scientific notation); without it the numbers stay floats.
     """
     values = np.asarray(values, dtype=float)
-    if values.shape != (len(rows), len(cols)):
+    if values.shape != (len(row_labels), len(col_labels)):
         raise ValueError("one row label per row and one column label per column are needed")
     cells = [[fmt(v) for v in row] for row in values.tolist()] if fmt is not None else values
-    return _pandas().DataFrame(cells, index=token_index(rows), columns=token_index(cols))
+    return _pandas().DataFrame(cells, index=list(row_labels), columns=list(col_labels))
+
+
+def labelled_table(
+    values, rows: Sequence[str], cols: Sequence[str], fmt: Callable | None = None
+) -> pd.DataFrame:
+    """A matrix with token labels on both sides (rows may differ from columns, as in cross-attention)."""
+    return matrix_table(values, token_index(rows), token_index(cols), fmt)
 
 
 def feature_table(

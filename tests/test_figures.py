@@ -281,6 +281,16 @@ def test_feature_and_mask_tables():
     assert mask.loc["0 a", "1 b"] == -np.inf and mask.loc["1 b", "0 a"] == 0.0
 
 
+def test_rectangular_and_formatted_tables():
+    cross = tables.labelled_table(positional_matrix(2, 3), ("a", "a"), ("x", "y", "x"))
+    assert list(cross.index) == ["0 a", "1 a"] and list(cross.columns) == ["0 x", "1 y", "2 x"]
+    assert cross.loc["1 a", "2 x"] == 102.0
+    text = tables.matrix_table([[0.0, 2.5e-17]], ["r"], ["c0", "c1"], fmt=lambda v: f"{v:.1e}")
+    assert text.loc["r"].tolist() == ["0.0e+00", "2.5e-17"]
+    with pytest.raises(ValueError):
+        tables.matrix_table([[1.0]], ["r", "s"], ["c"])
+
+
 # ---------------------------------------------------------------- controls -> config
 
 
