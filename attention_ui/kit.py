@@ -33,7 +33,8 @@ Conventions a page follows (and the kit relies on):
 * widget values survive hiding a widget and visiting another page (``persist_state=KEEP``).
 
 Module-level helpers (usable without a :class:`Page`): :func:`init_state`, :func:`chart`,
-:func:`table`, :func:`table_height`, :func:`square_width`, :func:`hover_text`, :func:`progress`,
+:func:`table`, :func:`frame`, :func:`table_height`, :func:`square_width`, :func:`hover_text`,
+:func:`progress`,
 :func:`warn_truncated`, :func:`show_tokens`, :func:`escape_markdown`,
 :func:`refresh_translated_choices`, :class:`Guard`, and the shared ranges :data:`SEED_RANGE`.
 """
@@ -164,32 +165,28 @@ def table_height(rows: int) -> int:
     return min(TABLE_MAX_PX, TABLE_HEADER_PX + TABLE_ROW_PX * rows)
 
 
+def frame(data, *, index=None, index_name: str | None = None):
+    """A DataFrame from a mapping of column name -> values (``index``: the row labels, ``index_name``:
+    their header); a DataFrame passes through. pandas is imported on first use only."""
+    if isinstance(data, Mapping):
+        import pandas  # a page that shows no table needs no pandas
+
+        data = pandas.DataFrame(data, index=index)
+    return data.rename_axis(index_name) if index_name is not None else data
+
+
 def table(
-    data,
-    *,
-    key: str | None = None,
-    index=None,
-    index_name: str | None = None,
-    localized: Iterable[str] = (),
-    **kwargs,
+    data, *, key: str | None = None, index=None, index_name: str | None = None, localized=(), **kwargs
 ) -> None:
     """``st.dataframe`` at full width and :func:`table_height`.
 
-    ``data`` is a DataFrame, a mapping of column name -> values (with ``index`` as its row labels),
-    or a callable returning either, so a table costs nothing until it is shown. ``index_name``
-    names the row labels' column; the ``localized`` columns show whole numbers with the browser's
-    thousands separators.
+    ``data`` is what :func:`frame` takes, or a callable returning it, so a table costs nothing until
+    it is shown. The ``localized`` columns show whole numbers with the browser's thousands separators.
     """
     if localized:
         number = st.column_config.NumberColumn(format="localized")
         kwargs["column_config"] = {name: number for name in localized} | kwargs.get("column_config", {})
-    data = data() if callable(data) else data
-    if isinstance(data, Mapping):
-        import pandas  # only once a table is shown: a page without tables needs no pandas
-
-        data = pandas.DataFrame(data, index=index)
-    if index_name is not None:
-        data = data.rename_axis(index_name)
+    data = frame(data() if callable(data) else data, index=index, index_name=index_name)
     kwargs.setdefault("height", table_height(len(data)))
     st.dataframe(data, width="stretch", key=key, **kwargs)
 
