@@ -95,37 +95,16 @@ def test_weights_bar_figure_labels_each_bar_and_never_prints_a_tiny_weight_as_ze
         fsq.weights_bar_figure([1, 2], np.array([1.0]))
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("8, 4, 2, 0, -2, -6", [8, 4, 2, 0, -2, -6]),
-        ("1 2\t3;4", [1, 2, 3, 4]),
-        ("1，2、−3", [1, 2, -3]),  # typed with a Japanese input method
-        ("1e2 -0.5", [100, -0.5]),
-    ],
-)
-def test_parse_scores_accepts_numbers(text: str, expected: list[float]) -> None:
-    values, problem, _ = fsq.parse_scores(text)
-    assert problem is None and values == expected
+def test_dot_variance_figure_picks_the_arrays_axis_and_colour_of_each_kind() -> None:
+    from attention_core.labs.scaling import dot_variance_experiment
 
-
-@pytest.mark.parametrize(
-    ("text", "problem"),
-    [
-        ("", "err_scores_empty"),
-        ("  ,; ", "err_scores_empty"),
-        ("1, two, 3", "err_scores_number"),
-        ("5", "err_scores_count"),
-        (" ".join(["1"] * 33), "err_scores_count"),
-        ("1 nan", "err_scores_range"),
-        ("1 inf", "err_scores_range"),
-        ("1 20000", "err_scores_range"),
-    ],
-)
-def test_parse_scores_names_the_problem(text: str, problem: str) -> None:
-    values, found, placeholders = fsq.parse_scores(text)
-    assert values is None and found == problem
-    if problem == "err_scores_number":
-        assert placeholders == {"part": "two"}
-    if problem == "err_scores_count":
-        assert placeholders["lo"] == 2 and placeholders["hi"] == 32
+    res = dot_variance_experiment((1, 4, 16), samples=200, seed=0)
+    raw = fsq.dot_variance_figure(res, False, measured_name="m", theory_name="d_k")
+    scaled = fsq.dot_variance_figure(res, True, measured_name="m", theory_name="1")
+    assert list(raw.data[0].y) == [1.0, 4.0, 16.0] and list(scaled.data[0].y) == [1.0, 1.0, 1.0]
+    assert (
+        list(raw.data[1].y) == res.raw_variance.tolist()
+        and list(scaled.data[1].y) == res.scaled_variance.tolist()
+    )
+    assert raw.layout.yaxis.type == "log" and scaled.layout.yaxis.type != "log"
+    assert raw.data[1].marker.color == fsq.RAW_COLOR and scaled.data[1].marker.color == fsq.SCALED_COLOR
