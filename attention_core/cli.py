@@ -11,12 +11,8 @@ import numpy as np
 
 from .config import MASK_KINDS, AttentionConfig, AttentionConfigError
 from .example import worked_example_trace
+from .export import trace_to_json
 from .trace import AttentionTrace, trace_text
-
-JSON_KEYS = (
-    "tokens", "config", "X", "W_Q", "W_K", "W_V", "W_O", "Q", "K", "V", "scores_raw",
-    "scores_scaled", "mask", "scores_masked", "weights", "head_outputs", "concat", "output",
-)  # fmt: skip
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,23 +52,6 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--no-pe", action="store_true", help="no positional encoding")
     tr.add_argument("--json", action="store_true", help="one JSON object instead of text")
     return parser
-
-
-def _tolist(a: np.ndarray) -> list:
-    """Nested lists of Python floats (repr keeps full precision), −∞ as None."""
-    a = np.asarray(a)
-    if a.dtype == bool:
-        return a.tolist()
-    return np.where(np.isneginf(a), None, a).tolist()
-
-
-def trace_to_json(trace: AttentionTrace) -> dict:
-    """The trace as plain JSON values, keys exactly ``JSON_KEYS``."""
-    config = trace.config.to_dict() if trace.config else {"divisor": trace.divisor}
-    data = {"tokens": list(trace.tokens), "config": config}
-    for key in JSON_KEYS[2:]:
-        data[key] = _tolist(getattr(trace, key))
-    return data
 
 
 def _fmt(a: np.ndarray) -> str:

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from attention_core import AttentionConfig, trace_text, worked_example_trace
-from attention_core.explain import cell_from_point, explain_cell, explain_row
+from attention_core.explain import explain_cell, explain_row
+from attention_ui.figures.playground import cell_from_point
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 
 from attention_core import AttentionConfig, trace_text
+from attention_core.export import json_bytes, npz_bytes
 from attention_ui import tables
-from attention_ui.playground.export import csv_bytes, csv_file_name, json_bytes, npz_bytes
+from attention_ui.playground.export import csv_bytes, csv_file_name
 
 TEXT = "=cmd <b> 猫 the"
 

@@ -82,9 +82,8 @@ def test_every_literal_key_used_by_the_ui_exists(source):
 
 def test_step_and_choice_keys_built_at_run_time_exist():
     from attention_core import MASK_KINDS
-    from attention_ui.playground.settings import SCALE_CHOICES
+    from attention_ui.playground.settings import PRESETS, SCALE_CHOICES
     from attention_ui.playground.steps_view import STEPS
-    from attention_ui.playground.url_state import PRESETS
 
     built = [f"playground.step_{s}" for s in STEPS] + [f"playground.explain_{s}" for s in STEPS]
     built += [f"playground.mask_{m.replace('+', '_')}" for m in MASK_KINDS]

@@ -5,40 +5,34 @@ The playground calls :func:`weights_switch` (a radio at the top of the sidebar) 
 model is an ordinary :class:`AttentionTrace`, so the step-by-step views are the playground's own,
 fed with the chosen layer's trace (optionally without the [CLS]/[SEP] rows and columns).
 
-Pure helpers (:func:`model_config`, :func:`special_positions`, :func:`without_positions`,
-:func:`display_trace`) carry the logic and are tested without Streamlit; the rest is thin page
-code. Every message comes from the ``pretrained`` catalog (plus a few shared ``playground`` ones).
+The layers as this view shows them (the model's config, [CLS]/[SEP] optionally left out) come
+from :mod:`attention_core.models.minilm`; this module is thin page code. Every message comes from the ``pretrained`` catalog (plus a few shared ``playground`` ones).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
-import numpy as np
 import streamlit as st
 
-from attention_core import AttentionConfig, AttentionTrace
+from attention_core import AttentionTrace
 from attention_core.models import minilm
 from attention_core.tokenizer import DEFAULT_MAX_TOKENS
+from attention_ui import kit
 from attention_ui.figures import base
 from attention_ui.figures.pretrained import heads_overview, with_selection
-from attention_ui.kit import refresh_translated_choices, show_tokens
 from attention_ui.language import current_language
-from attention_ui.playground.settings import PAD_RANGE
+from attention_ui.playground.settings import PAD_RANGE, PAGE, PRETRAINED_LAYERS, WEIGHTS
 from attention_ui.playground.steps_view import StepText
 
 log = logging.getLogger(__name__)
 
-WEIGHTS = ("random", "pretrained")
-SPECIAL_TOKENS = ("[CLS]", "[SEP]")
 UNKNOWN_TOKEN = "[UNK]"
 MAKE_COMMAND = "make model"
 # The model's fixed shape (all-MiniLM-L6-v2's config.json); the page reads the real numbers from
 # the traces, these only fill the sidebar note before anything has been computed.
-D_MODEL, HEADS, LAYERS = 384, 12, 6
-KEEP = "session"
+D_MODEL, HEADS = 384, 12
 
 DEFAULTS = {
     "pg_weights": "random",
@@ -46,99 +40,7 @@ DEFAULTS = {
     "pg_pt_hide_special": False,
 }
 CHOICE_KEYS = ("pg_weights", "pg_pt_layer")
-
-
-# ---------------------------------------------------------------------------------------------
-# Pure helpers
-# ---------------------------------------------------------------------------------------------
-
-
-def model_config(trace: AttentionTrace, pad: int) -> AttentionConfig:
-    """The settings the model's attention really uses, as an :class:`AttentionConfig`.
-
-    d_model and heads come from the trace, d_k = d_v = d_model / heads, the padding mask only,
-    scores divided by √d_k. (Seed and positional encoding mean nothing for a trained model.)
-    """
-    d_model, heads = trace.X.shape[1], trace.heads
-    return AttentionConfig(d_model=d_model, heads=heads, mask="padding", pad=pad, scale="sqrt")
-
-
-def special_positions(tokens: Sequence[str]) -> list[int]:
-    """Positions of [CLS] and [SEP]."""
-    return [i for i, tok in enumerate(tokens) if tok in SPECIAL_TOKENS]
-
-
-def without_positions(trace: AttentionTrace, drop: Sequence[int]) -> AttentionTrace:
-    """The same trace with the tokens at ``drop`` removed from every displayed matrix.
-
-    Token rows go from X, Q, K, V, head outputs, concat and output; rows *and* columns from the
-    n×n scores, mask and weights. Nothing is recomputed: the kept numbers are the model's, which
-    is why a row of weights no longer adds up to 1 once columns are gone.
-    """
-    drop_set = set(int(i) for i in drop)
-    keep = np.array([i for i in range(trace.n) if i not in drop_set], dtype=int)
-    if len(keep) == trace.n:
-        return trace
-    if not len(keep):
-        raise ValueError("at least one token must stay")
-
-    def rows(a: np.ndarray, axis: int) -> np.ndarray:
-        out = np.take(a, keep, axis=axis)
-        out.setflags(write=False)
-        return out
-
-    def square(a: np.ndarray) -> np.ndarray:  # [..., n, n] -> [..., m, m]
-        out = np.take(np.take(a, keep, axis=-2), keep, axis=-1)
-        out.setflags(write=False)
-        return out
-
-    first_pad = trace.n - trace.n_pad
-    return dataclasses.replace(
-        trace,
-        tokens=tuple(trace.tokens[i] for i in keep),
-        n_pad=int(np.count_nonzero(keep >= first_pad)),
-        X=rows(trace.X, 0),  # [n, d_model] -> [m, d_model]
-        Q=rows(trace.Q, 1),  # [h, n, d_k] -> [h, m, d_k]
-        K=rows(trace.K, 1),
-        V=rows(trace.V, 1),
-        scores_raw=square(trace.scores_raw),  # [h, n, n] -> [h, m, m]
-        scores_scaled=square(trace.scores_scaled),
-        mask=square(trace.mask),  # [n, n] -> [m, m]
-        scores_masked=square(trace.scores_masked),
-        weights=square(trace.weights),
-        fully_masked_rows=rows(trace.fully_masked_rows, 0),
-        head_outputs=rows(trace.head_outputs, 1),  # [h, n, d_v] -> [h, m, d_v]
-        concat=rows(trace.concat, 0),  # [n, h*d_v] -> [m, h*d_v]
-        output=rows(trace.output, 0),  # [n, d_model] -> [m, d_model]
-    )
-
-
-def display_trace(result: minilm.PretrainedResult, layer: int, hide_special: bool) -> AttentionTrace:
-    """Layer ``layer``'s trace as the step view shows it: with the model's config, specials optional."""
-    trace = result.layers[layer]
-    trace = dataclasses.replace(
-        trace, config=model_config(trace, result.n_pad), tokenization=result.tokenization
-    )
-    drop = special_positions(trace.tokens) if hide_special else []
-    if drop and len(drop) < trace.n:
-        trace = without_positions(trace, drop)
-    return trace
-
-
-def displayed_attentions(
-    result: minilm.PretrainedResult, hide_special: bool
-) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
-    """All layers' weights ``[L, h, m, m]``, their token labels and the mask ``[m, m]`` for the overview."""
-    A = result.attentions  # [L, h, n, n]
-    allowed = result.layers[0].mask  # [n, n], the same padding mask in every layer
-    tokens = result.tokens
-    drop = special_positions(tokens) if hide_special else []
-    if drop and len(drop) < len(tokens):
-        keep = [i for i in range(len(tokens)) if i not in set(drop)]
-        A = A[:, :, keep][:, :, :, keep]
-        allowed = allowed[np.ix_(keep, keep)]
-        tokens = tuple(tokens[i] for i in keep)
-    return A, tuple(tokens), allowed
+VIEW = kit.Page("pg", "pretrained", DEFAULTS)  # the playground's keys, the pretrained catalog
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,7 +59,7 @@ def cached_overview_base(
     text: str, pad: int, hide_special: bool, layer_title: str, head_title: str, hover: base.HoverText
 ):
     """The 6×12 overview without a frame (72 panels: building costs most of a second, so keep it)."""
-    A, tokens, allowed = displayed_attentions(cached_run(text, pad), hide_special)
+    A, tokens, allowed = minilm.displayed_attentions(cached_run(text, pad), hide_special)
     return heads_overview(
         A, tokens, allowed=allowed, layer_title=layer_title, head_title=head_title, hover=hover
     )
@@ -178,23 +80,13 @@ def cached_overview(
 # ---------------------------------------------------------------------------------------------
 
 
-def init_state() -> None:
-    for key, value in DEFAULTS.items():
-        st.session_state.setdefault(key, value)
-
-
 def weights_switch(t) -> bool:
     """The "weights: random / pretrained" radio at the top of the sidebar; True = pretrained."""
-    init_state()
-    refresh_translated_choices(st.session_state, CHOICE_KEYS, current_language(), "pg_pt_lang_shown")
+    kit.init_state(DEFAULTS)
+    kit.refresh_translated_choices(st.session_state, CHOICE_KEYS, current_language(), "pg_pt_lang_shown")
     with st.sidebar:
-        st.radio(
-            t("pretrained.weights"),
-            WEIGHTS,
-            key="pg_weights",
-            format_func=lambda w: t(f"pretrained.weights_{w}"),
-            help=t("pretrained.weights_help"),
-            persist_state=KEEP,
+        VIEW.widget(
+            t, "radio", "weights", WEIGHTS, format_func=lambda w: t(f"pretrained.weights_{w}"), helped=True
         )
     return st.session_state["pg_weights"] == "pretrained"
 
@@ -207,25 +99,19 @@ def sidebar(t) -> None:
     """
     with st.sidebar:
         st.header(t("playground.settings"))
-        st.text_area(
-            t("playground.text"), key="pg_text", height=90, help=t("pretrained.text_help"), persist_state=KEEP
+        PAGE.widget(t, "text_area", "text", height=90, help=t("pretrained.text_help"))
+        PAGE.widget(t, "number_input", "pad", *PAD_RANGE, step=1, help=t("pretrained.pad_help"))
+        VIEW.widget(t, "toggle", "pt_hide_special", text="hide_special", helped=True)
+        PAGE.tables_toggle(t)
+        st.info(
+            t(
+                "pretrained.fixed",
+                d_model=D_MODEL,
+                heads=HEADS,
+                d_k=D_MODEL // HEADS,
+                layers=PRETRAINED_LAYERS,
+            )
         )
-        st.number_input(
-            t("playground.pad"),
-            *PAD_RANGE,
-            step=1,
-            key="pg_pad",
-            help=t("pretrained.pad_help"),
-            persist_state=KEEP,
-        )
-        st.toggle(
-            t("pretrained.hide_special"),
-            key="pg_pt_hide_special",
-            help=t("pretrained.hide_special_help"),
-            persist_state=KEEP,
-        )
-        st.toggle(t("playground.show_tables"), key="pg_tables", persist_state=KEEP)
-        st.info(t("pretrained.fixed", d_model=D_MODEL, heads=HEADS, d_k=D_MODEL // HEADS, layers=LAYERS))
 
 
 def show_missing(t) -> None:
@@ -256,11 +142,7 @@ def load_result(t, text: str, pad: int) -> minilm.PretrainedResult | None:
 
 def tokenization_notes(t, result: minilm.PretrainedResult) -> None:
     tok = result.tokenization
-    if tok is not None and tok.total_tokens > len(tok.tokens):
-        kept = len(tok.tokens)
-        st.warning(
-            t("playground.warn_truncated", total=tok.total_tokens, kept=kept, dropped=tok.total_tokens - kept)
-        )
+    kit.warn_truncated(t, "playground.warn_truncated", tok)
     if tok is not None and tok.chars_cut:
         st.warning(t("playground.warn_chars_cut", chars=tok.chars_cut))
     unknown = sum(tok == UNKNOWN_TOKEN for tok in result.tokens)
@@ -297,7 +179,7 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText]], None]) -
         return
     tokenization_notes(t, result)
     st.markdown(t("playground.tokens", n=result.n, pads=result.n_pad))
-    show_tokens(result.tokens, result.n_pad)
+    kit.show_tokens(result.tokens, result.n_pad)
 
     layers = len(result.layers)
     if st.session_state.get("pg_pt_layer") not in range(layers):
@@ -305,29 +187,20 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText]], None]) -
     head = st.session_state.get("pg_head", 0)
     head = head if head in range(result.layers[0].heads) else 0
     hide = (
-        bool(st.session_state.get("pg_pt_hide_special")) and len(special_positions(result.tokens)) < result.n
+        bool(st.session_state.get("pg_pt_hide_special"))
+        and len(minilm.special_positions(result.tokens)) < result.n
     )
     if hide:
         st.info(t("pretrained.hidden_note"))
 
     st.subheader(t("pretrained.overview_title"), anchor="pretrained-overview")
-    st.radio(
-        t("pretrained.layer"),
-        list(range(layers)),
-        key="pg_pt_layer",
-        format_func=lambda k: t("pretrained.layer_name", layer=k),
-        horizontal=True,
-        help=t("pretrained.layer_help"),
-        persist_state=KEEP,
+    names = {k: t("pretrained.layer_name", layer=k) for k in range(layers)}
+    VIEW.widget(
+        t, "radio", "pt_layer", list(names), text="layer", format_func=names.get, horizontal=True, helped=True
     )
     layer = int(st.session_state["pg_pt_layer"])
     st.markdown(t("pretrained.overview_explain", layer=layer, head=head))
-    hover = base.HoverText(
-        query=t("playground.hover_query"),
-        key=t("playground.hover_key"),
-        value=t("playground.hover_value"),
-        masked=t("playground.hover_masked"),
-    )
+    hover = kit.hover_text(t, "playground")
     fig = cached_overview(
         text, pad, hide, (layer, head), t("pretrained.layer_name", layer="{layer}"),
         t("playground.head_name", h="{head}"), hover,
@@ -346,4 +219,4 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText]], None]) -
     else:
         st.markdown(t("pretrained.steps_note_later", layer=layer, previous=layer - 1))
     st.markdown(t("pretrained.bias_note"))
-    show_steps(display_trace(result, layer, hide), step_texts(layer))
+    show_steps(minilm.display_trace(result, layer, hide), step_texts(layer))

@@ -1,9 +1,10 @@
-"""The playground's settings: the ranges of its controls and their values -> an AttentionConfig.
+"""The playground's settings: its widgets' defaults and ranges, and their values -> an AttentionConfig.
 
-Pure (no Streamlit calls), so the checks are testable without a browser. :func:`read_config` returns
+No Streamlit calls, so the checks are testable without a browser. :func:`read_config` returns
 the config or every :class:`Problem` found; a problem names a message-catalog key and its
 placeholder values, and the page translates and shows it. The URL state (url_state.py) accepts
-exactly these ranges.
+exactly these ranges. :data:`PAGE` binds the playground to the page kit (prefix ``pg``, catalog
+``playground``); the pretrained view's widgets use it too.
 """
 
 from __future__ import annotations
@@ -14,9 +15,14 @@ from dataclasses import dataclass, field
 
 from attention_core import AttentionConfig, AttentionConfigError
 from attention_core.config import MAX_D_MODEL, MAX_DIVISOR, MAX_HEAD_DIM, MAX_HEADS, MAX_PAD, MIN_DIVISOR
+from attention_core.tokenizer import DEFAULT_MAX_TOKENS
+from attention_ui import kit
 from attention_ui.kit import SEED_RANGE
 
 SCALE_CHOICES = ("sqrt", "none", "custom")
+PRESETS = ("sentence", "example")  # the user's sentence, or the reference notes' worked example
+WEIGHTS = ("random", "pretrained")  # seeded random matrices, or all-MiniLM-L6-v2's
+PRETRAINED_LAYERS = 6  # all-MiniLM-L6-v2's encoder layers
 
 # The widget ranges: generous enough to experiment, small enough to draw.
 D_MODEL_RANGE = (1, min(MAX_D_MODEL, 256))
@@ -24,6 +30,44 @@ HEADS_RANGE = (1, min(MAX_HEADS, 16))
 HEAD_DIM_RANGE = (1, min(MAX_HEAD_DIM, 128))
 PAD_RANGE = (0, min(MAX_PAD, 16))
 DIVISOR_RANGE = (MIN_DIVISOR, MAX_DIVISOR)
+MAX_TOKENS_RANGE = (4, 256)  # 256-token maps stay interactive (bench/page_latency.py)
+
+# The playground's widgets and their first values (all state in ``pg_`` keys).
+DEFAULTS = {
+    "pg_preset": "sentence",
+    "pg_text": "the cat sat on the mat",
+    "pg_d_model": 16,
+    "pg_heads": 2,
+    "pg_auto_dims": True,
+    "pg_d_k": 8,
+    "pg_d_v": 8,
+    "pg_mask": "none",
+    "pg_pad": 0,
+    "pg_scale": "sqrt",
+    "pg_divisor": 2.0,
+    "pg_seed": 0,
+    "pg_max_tokens": DEFAULT_MAX_TOKENS,
+    "pg_positional": True,
+    "pg_tables": False,
+    "pg_head": 0,
+    "pg_all_heads": False,  # draw a large all-heads figure (steps_view.all_heads_on_request)
+}
+CHOICE_KEYS = ("pg_preset", "pg_mask", "pg_scale", "pg_head")  # widgets whose labels are translated
+PAGE = kit.Page("pg", "playground", DEFAULTS, CHOICE_KEYS)
+# The keys read_config reads, each from the widget ``pg_<key>``.
+CONFIG_KEYS = (
+    "d_model",
+    "heads",
+    "auto_dims",
+    "d_k",
+    "d_v",
+    "mask",
+    "pad",
+    "scale",
+    "divisor",
+    "seed",
+    "positional",
+)
 
 
 @dataclass(frozen=True)

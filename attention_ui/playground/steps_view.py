@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import streamlit as st
 
-from attention_ui import tables
+from attention_ui import kit, tables
 from attention_ui.figures import base, heatmaps
 from attention_ui.playground.export import csv_bytes, csv_file_name
 
@@ -99,7 +99,9 @@ class View:
     @property
     def feat(self) -> dict:
         t = self.t
-        return dict(token_title=t("playground.axis_token"), dim_title=t("playground.axis_dim"), hover=self.hover)
+        return dict(
+            token_title=t("playground.axis_token"), dim_title=t("playground.axis_dim"), hover=self.hover
+        )
 
 
 def step_title(t, name: str, number: int, text: StepText | None = None) -> str:
@@ -132,11 +134,6 @@ def value_range(a: np.ndarray) -> str:
     return f"[{finite.min():.3f}, {finite.max():.3f}]"
 
 
-def square_width(n: int) -> int | str:
-    """Keep the cells of a small n×n map roughly square instead of stretched across the page."""
-    return "stretch" if n > 16 else 200 + 55 * n
-
-
 PLOTLY_CONFIG = {
     "displaylogo": False,
     # the camera button (PNG download) stays; the file is named after the chart
@@ -145,8 +142,12 @@ PLOTLY_CONFIG = {
 
 
 def chart(view: View, fig, key: str, alt: str, square: bool = False, selectable: bool = False) -> None:
-    width = square_width(len(fig.data[0].y)) if square else "stretch"
-    config = dict(PLOTLY_CONFIG, toImageButtonOptions={"format": "png", "scale": 2, "filename": f"attention_{key}"})
+    """One step's chart, keyed ``pg_chart_<key>``; ``square`` keeps an n×n map's cells square,
+    ``selectable`` lets a click choose the cell the explainer shows."""
+    width = kit.square_width(len(fig.data[0].y)) if square else "stretch"
+    config = dict(
+        PLOTLY_CONFIG, toImageButtonOptions={"format": "png", "scale": 2, "filename": f"attention_{key}"}
+    )
     kwargs = {}
     if selectable and view.on_cell is not None:
         hook = view.on_cell
@@ -155,7 +156,7 @@ def chart(view: View, fig, key: str, alt: str, square: bool = False, selectable:
         heatmaps.add_click_targets(fig)
     # theme=None: the figures carry base.PLAIN_TEMPLATE (Streamlit's look, without its per-rerun
     # rewrite of the whole figure in the browser).
-    st.plotly_chart(fig, key=CHART_PREFIX + key, alt=alt, width=width, config=config, theme=None, **kwargs)
+    kit.chart(fig, CHART_PREFIX + key, alt, width=width, config=config, theme=None, **kwargs)
 
 
 def table(view: View, make_frame: Callable[[], object], key: str) -> None:
@@ -167,7 +168,7 @@ def table(view: View, make_frame: Callable[[], object], key: str) -> None:
     if not view.show_tables:
         return
     frame = make_frame()
-    st.dataframe(frame, width="stretch", height=min(420, 38 + 35 * len(frame)))
+    kit.table(frame)
     st.download_button(
         view.t("playground.download_csv"),
         data=lambda: csv_bytes(frame),  # built when clicked, not on every rerun
@@ -185,7 +186,12 @@ def _x(v: View) -> None:
         st.caption(t("playground.example_x_note"))
     n, d_model = tr.X.shape
     shape_line(t, ("X", (n, d_model)))
-    chart(v, heatmaps.feature_heatmap(tr.X, tr.tokens, **v.feat), "x", t("playground.alt_feature", name="X", n=n, d=d_model))
+    chart(
+        v,
+        heatmaps.feature_heatmap(tr.X, tr.tokens, **v.feat),
+        "x",
+        t("playground.alt_feature", name="X", n=n, d=d_model),
+    )
     table(v, lambda: tables.feature_table(tr.X, tr.tokens), "x")
 
 
@@ -203,7 +209,12 @@ def _qkv(v: View) -> None:
                 v,
                 heatmaps.feature_heatmap(mat, tr.tokens, plot_px=QKV_PLOT_PX, **v.feat),
                 name.lower(),
-                t("playground.alt_feature", name=f"{name} ({t('playground.head_name', h=k)})", n=n, d=mat.shape[1]),
+                t(
+                    "playground.alt_feature",
+                    name=f"{name} ({t('playground.head_name', h=k)})",
+                    n=n,
+                    d=mat.shape[1],
+                ),
             )
             table(v, lambda mat=mat: tables.feature_table(mat, tr.tokens), name.lower())
 
@@ -232,7 +243,12 @@ def _scaled(v: View) -> None:
     shape_line(t, ("S'", (n, n)))
     raw, scaled = tr.scores_raw[k], tr.scores_scaled[k]
     st.markdown(
-        t("playground.scale_summary", divisor=f"{tr.divisor:.4g}", before=value_range(raw), after=value_range(scaled))
+        t(
+            "playground.scale_summary",
+            divisor=f"{tr.divisor:.4g}",
+            before=value_range(raw),
+            after=value_range(scaled),
+        )
     )
     chart(
         v,
@@ -249,7 +265,9 @@ def _mask(v: View) -> None:
     t, tr = v.t, v.trace
     n = tr.n
     allowed, masked = t("playground.latex_allowed"), t("playground.latex_masked")
-    st.latex(rf"M_{{ij}} = \begin{{cases}} 0 & \text{{{allowed}}} \\ -\infty & \text{{{masked}}} \end{{cases}}")
+    st.latex(
+        rf"M_{{ij}} = \begin{{cases}} 0 & \text{{{allowed}}} \\ -\infty & \text{{{masked}}} \end{{cases}}"
+    )
     kind = tr.config.mask if tr.config is not None else "causal"
     st.markdown(
         t(
@@ -263,7 +281,13 @@ def _mask(v: View) -> None:
     if tr.mask.all():  # an all-zero map would look like a chart that failed to draw
         st.info(t("playground.mask_nothing_masked"))
         return
-    chart(v, heatmaps.mask_heatmap(tr.mask, tr.tokens, hover=v.hover, **v.axes), "mask", t("playground.alt_mask", n=n), square=True)
+    chart(
+        v,
+        heatmaps.mask_heatmap(tr.mask, tr.tokens, hover=v.hover, **v.axes),
+        "mask",
+        t("playground.alt_mask", n=n),
+        square=True,
+    )
     table(v, lambda: tables.mask_table(tr.mask, tr.tokens), "mask")
 
 
@@ -295,11 +319,16 @@ def _softmax(v: View) -> None:
     weights = tr.weights[k]
     if tr.fully_masked_rows.any():
         st.warning(
-            t("playground.warn_fully_masked", rows=", ".join(str(i) for i in np.flatnonzero(tr.fully_masked_rows)))
+            t(
+                "playground.warn_fully_masked",
+                rows=", ".join(str(i) for i in np.flatnonzero(tr.fully_masked_rows)),
+            )
         )
     chart(
         v,
-        heatmaps.attention_heatmap(weights, tr.tokens, kind="weights", allowed=tr.mask, hover=v.hover, **v.axes),
+        heatmaps.attention_heatmap(
+            weights, tr.tokens, kind="weights", allowed=tr.mask, hover=v.hover, **v.axes
+        ),
         "weights",
         t("playground.alt_weights", head=k, n=n),
         square=True,
@@ -335,7 +364,11 @@ def _all_heads(v: View) -> None:
     chart(
         v,
         heatmaps.heads_small_multiples(
-            tr.weights, tr.tokens, allowed=tr.mask, hover=v.hover, head_title=t("playground.head_name", h="{h}")
+            tr.weights,
+            tr.tokens,
+            allowed=tr.mask,
+            hover=v.hover,
+            head_title=t("playground.head_name", h="{h}"),
         ),
         "all_heads",
         t("playground.alt_all_heads", heads=h, n=n),
@@ -343,7 +376,9 @@ def _all_heads(v: View) -> None:
     if v.show_tables:
         for head in range(h):
             st.caption(t("playground.head_name", h=head))
-            table(v, lambda head=head: tables.attention_table(tr.weights[head], tr.tokens), f"all_heads_{head}")
+            table(
+                v, lambda head=head: tables.attention_table(tr.weights[head], tr.tokens), f"all_heads_{head}"
+            )
 
 
 def _concat(v: View) -> None:
@@ -366,7 +401,9 @@ def _output(v: View) -> None:
     n, h, d_v = tr.n, tr.heads, tr.V.shape[2]
     d_model = tr.X.shape[1]
     st.latex(r"\mathrm{Output} = \mathrm{Concat}(\dots)\, W^O")
-    shape_line(t, (r"\mathrm{Concat}", (n, h * d_v)), ("W^O", (h * d_v, d_model)), (r"\mathrm{Output}", (n, d_model)))
+    shape_line(
+        t, (r"\mathrm{Concat}", (n, h * d_v)), ("W^O", (h * d_v, d_model)), (r"\mathrm{Output}", (n, d_model))
+    )
     chart(
         v,
         heatmaps.feature_heatmap(tr.output, tr.tokens, **v.feat),

@@ -23,17 +23,17 @@ from attention_ui.playground.settings import (
     DIVISOR_RANGE,
     HEAD_DIM_RANGE,
     HEADS_RANGE,
+    MAX_TOKENS_RANGE,
     PAD_RANGE,
+    PRESETS,
+    PRETRAINED_LAYERS,
     SCALE_CHOICES,
+    WEIGHTS,
 )
 
-PRESETS = ("sentence", "example")
 STEP_COUNT = 11  # steps shown by the playground (attention_ui.playground.steps_view.STEPS)
 MAX_URL_TEXT = 2000  # characters of the sentence kept in a URL (64 tokens fit easily)
-MAX_TOKENS_RANGE = (4, 256)  # the playground's "maximum tokens" control
 MAX_VALUE_CHARS = 40  # a number or name longer than this is malformed
-WEIGHTS = ("random", "pretrained")  # attention_ui.playground.pretrained_view.WEIGHTS
-PRETRAINED_LAYERS = 6  # all-MiniLM-L6-v2's encoder layers (attention_ui.playground.pretrained_view.LAYERS)
 PRETRAINED_ONLY = ("layer", "hide")  # written only with weights=pretrained
 
 _INT = re.compile(r"[0-9]{1,12}")
