@@ -69,7 +69,9 @@ def format_trace(trace: AttentionTrace) -> str:
         c = t.config.to_dict()
         lines.append("config: " + ", ".join(f"{k}={v}" for k, v in c.items()))
     if t.tokenization is not None and t.tokenization.truncated:
-        lines.append(f"note: kept the first {len(t.tokens) - t.n_pad} of {t.tokenization.total_tokens} tokens")
+        lines.append(
+            f"note: kept the first {len(t.tokens) - t.n_pad} of {t.tokenization.total_tokens} tokens"
+        )
     lines += [
         f"\nX = token vector + position   {t.X.shape[0]}x{t.X.shape[1]}",
         _fmt(t.X),
@@ -77,6 +79,7 @@ def format_trace(trace: AttentionTrace) -> str:
         _fmt(t.mask.astype(int)),
     ]
     for i in range(h):
+        # Each step's label beside its matrix, one step per line: fmt: skip keeps the pairs together.
         lines += [
             f"\n===== head {i} =====",
             f"Q = X W_Q   {t.n}x{d_k}", _fmt(t.Q[i]),
@@ -126,9 +129,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         config = AttentionConfig(
-            d_model=args.d_model, heads=args.heads, d_k=args.d_k, d_v=args.d_v, mask=args.mask,
-            pad=args.pad, scale=args.scale, seed=args.seed, positional=not args.no_pe,
-        )  # fmt: skip
+            d_model=args.d_model,
+            heads=args.heads,
+            d_k=args.d_k,
+            d_v=args.d_v,
+            mask=args.mask,
+            pad=args.pad,
+            scale=args.scale,
+            seed=args.seed,
+            positional=not args.no_pe,
+        )
         trace = trace_text(args.text, config)
     except AttentionConfigError as err:
         sys.stderr.write(f"error: {err}\n")

@@ -13,15 +13,15 @@ import numpy as np
 
 from .trace import AttentionTrace
 
-JSON_KEYS = (
-    "tokens", "config", "X", "W_Q", "W_K", "W_V", "W_O", "Q", "K", "V", "scores_raw",
-    "scores_scaled", "mask", "scores_masked", "weights", "head_outputs", "concat", "output",
-)  # fmt: skip
+JSON_KEYS = tuple(
+    "tokens config X W_Q W_K W_V W_O Q K V scores_raw scores_scaled mask scores_masked weights head_outputs "
+    "concat output".split()
+)
 # Arrays written to the .npz (every intermediate of the trace).
-NPZ_ARRAYS = (
-    "X", "W_Q", "W_K", "W_V", "W_O", "Q", "K", "V", "scores_raw", "scores_scaled", "scores_masked",
-    "weights", "mask", "fully_masked_rows", "head_outputs", "concat", "output",
-)  # fmt: skip
+NPZ_ARRAYS = tuple(
+    "X W_Q W_K W_V W_O Q K V scores_raw scores_scaled scores_masked weights mask fully_masked_rows head_outputs "
+    "concat output".split()
+)
 
 
 def _tolist(a: np.ndarray) -> list:

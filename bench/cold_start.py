@@ -50,9 +50,14 @@ def cold_start(browser, script: str) -> tuple[float, float]:
     page = context.new_page()
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        server_cmd(script, port), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True, env={**os.environ, **ONE_THREAD},
-    )  # fmt: skip
+        server_cmd(script, port),
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, **ONE_THREAD},
+    )
     try:
         while not healthy(base):
             if proc.poll() is not None or time.perf_counter() - t0 > 120:

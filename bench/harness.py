@@ -19,9 +19,13 @@ ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "artifacts" / "logs"
 ONE_THREAD = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run",
-]  # fmt: skip
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 PLOTLY_CHART = '[data-testid="stPlotlyChart"]'
 
 # True once every Plotly chart on the page has its SVG and at least one drawn trace.
@@ -52,10 +56,22 @@ def healthy(base_url: str) -> bool:
 
 def server_cmd(script: str, port: int) -> list[str]:
     return [
-        sys.executable, "-m", "streamlit", "run", script,
-        "--server.address", "127.0.0.1", "--server.port", str(port), "--server.headless", "true",
-        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        script,
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
 
 
 def start_server(
@@ -67,9 +83,14 @@ def start_server(
     base = f"http://127.0.0.1:{port}"
     log = (LOGS / f"bench-{name}.log").open("w", encoding="utf-8")
     proc = subprocess.Popen(
-        server_cmd(script, port), cwd=cwd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True, env={**os.environ, **ONE_THREAD},
-    )  # fmt: skip
+        server_cmd(script, port),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, **ONE_THREAD},
+    )
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and proc.poll() is None:
         if healthy(base):

@@ -40,17 +40,27 @@ TEXT_BOXES = [
 # The lab pages get a cross-section of the corpus (every kind of hostility once); the playground,
 # the main page, gets all of it below. Each AppTest rerun of a lab costs about a second.
 LAB_TEXT_IDS = (
-    "empty", "blank", "chars_25000", "tokens_1000", "one_token_5000", "emoji_zwj", "arabic_hebrew",
-    "control_nul", "zero_width", "img_pwned", "plotly_link", "markdown", "latex", "streamlit_directives",
-)  # fmt: skip
+    "empty",
+    "blank",
+    "chars_25000",
+    "tokens_1000",
+    "one_token_5000",
+    "emoji_zwj",
+    "arabic_hebrew",
+    "control_nul",
+    "zero_width",
+    "img_pwned",
+    "plotly_link",
+    "markdown",
+    "latex",
+    "streamlit_directives",
+)
 
 # Markup Plotly would act on (the app's own templates use only <br>, <b>, <sub> and <extra>), and Markdown that would make a link, maths or a directive out of user text.
 PLOTLY_MARKUP = re.compile(r"<\s*/?\s*(script|img|a|span|sup|i|s|u|em|iframe|svg)\b|javascript:\S*\"", re.I)
 MD_LIVE = re.compile(
     r"(?<!\\)\]\((?:javascript|https?):|(?<!\\)\$\\href|(?<!\\)<script|(?<!\\):red\[|(?<!\\)\*\*x"
 )
-
-
 
 
 def strings(obj) -> list[str]:
@@ -231,7 +241,9 @@ def test_playground_survives_malformed_query_strings(entry: dict) -> None:
     from urllib.parse import parse_qs
 
     params = parse_qs(entry["query"].lstrip("?"), keep_blank_values=True)
-    at = open_page(params={key: v if len(v) > 1 else v[0] for key, v in params.items()}, lang=None, check=False)
+    at = open_page(
+        params={key: v if len(v) > 1 else v[0] for key, v in params.items()}, lang=None, check=False
+    )
     where = f"query {entry['id']}"
     assert not at.exception, (where, at.exception)
     # the page still draws (bad values fall back to defaults) unless the text itself is refused

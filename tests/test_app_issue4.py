@@ -52,7 +52,10 @@ def test_url_round_trip_reproduces_the_same_trace():
 
 
 def test_malformed_url_falls_back_with_a_notice_listing_the_parameters():
-    at = open_page(params={"d_model": "abc", "heads": "99", "mask": "<script>", "seed": "5", "bogus": "1", "div": "nan"}, lang=None)
+    at = open_page(
+        params={"d_model": "abc", "heads": "99", "mask": "<script>", "seed": "5", "bogus": "1", "div": "nan"},
+        lang=None,
+    )
     assert_healthy(at)
     notice = " ".join(w.value for w in at.warning)
     for name in ("d_model", "heads", "mask", "bogus", "div"):
@@ -68,9 +71,15 @@ def test_malformed_url_falls_back_with_a_notice_listing_the_parameters():
 
 @pytest.mark.parametrize(
     "params",
-    [{"text": "x" * 5000}, {"step": "-1", "present": "1"}, {"head": "7"}, {"lang": "xx"}, {"text": "\x00"},
-     {"heads": ["2", "3"], "d_model": "15"}],
-)  # fmt: skip
+    [
+        {"text": "x" * 5000},
+        {"step": "-1", "present": "1"},
+        {"head": "7"},
+        {"lang": "xx"},
+        {"text": "\x00"},
+        {"heads": ["2", "3"], "d_model": "15"},
+    ],
+)
 def test_odd_urls_never_raise(params):
     at = open_page(params=params, lang=None)
     assert not at.exception
@@ -83,7 +92,9 @@ def test_language_from_the_url_and_the_switch_keeps_the_view():
     at.session_state["lang"] = "en"
     at.run()
     assert at.title[0].value == translate("en", "playground.title")
-    assert at.text_area(key="pg_text").value == "猫がマットの上に座った。" and at.session_state["pg_heads"] == 4
+    assert (
+        at.text_area(key="pg_text").value == "猫がマットの上に座った。" and at.session_state["pg_heads"] == 4
+    )
     assert at.query_params["lang"] == "en"
 
 
@@ -161,14 +172,18 @@ def test_example_sentences_include_japanese_and_fill_the_box():
 
 
 def test_every_chart_has_alt_text_and_tables_come_with_csv_downloads():
-    at = open_page(params={"mask": "causal"}, lang=None)  # with a mask, so the mask and masked-score maps are drawn too
+    at = open_page(
+        params={"mask": "causal"}, lang=None
+    )  # with a mask, so the mask and masked-score maps are drawn too
     at.toggle(key="pg_tables").set_value(True).run()
     assert_healthy(at)
     for el in at.get("plotly_chart"):
         assert el.proto.alt.strip()
         spec = json.loads(el.proto.spec)
         assert spec  # parses
-    keys = {el.proto.id for el in at.get("download_button")} | {getattr(el, "key", "") for el in at.get("download_button")}
+    keys = {el.proto.id for el in at.get("download_button")} | {
+        getattr(el, "key", "") for el in at.get("download_button")
+    }
     flat = " ".join(str(k) for k in keys)
     for name in ("weights", "raw", "x", "output", "mask", "masked"):
         assert f"pg_csv_{name}" in flat

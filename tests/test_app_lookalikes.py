@@ -40,7 +40,16 @@ def naive_weights(Q: np.ndarray, K: np.ndarray, d_k: int, causal: bool = False) 
 
 def test_default_page_draws_every_section(at: AppTest) -> None:
     assert at.title[0].value == translate("en", "lookalikes.title")
-    assert set(charts(at, "lk_chart_")) == {"self", "cross", "additive", "dot", "bidir", "causal", "path", "cost"}
+    assert set(charts(at, "lk_chart_")) == {
+        "self",
+        "cross",
+        "additive",
+        "dot",
+        "bidir",
+        "causal",
+        "path",
+        "cost",
+    }
     # two static comparison tables: RNN vs attention (4 aspects) and the confusable terms (6 rows)
     assert [len(t.value) for t in at.table] == [4, 6]
     assert not at.error
@@ -156,7 +165,9 @@ def test_japanese(at: AppTest) -> None:
     at.run()
     assert not at.exception
     assert at.title[0].value == translate("ja", "lookalikes.title")
-    assert charts(at, "lk_chart_")["cross"]["layout"]["yaxis"]["title"]["text"] == translate("ja", "lookalikes.axis_query")
+    assert charts(at, "lk_chart_")["cross"]["layout"]["yaxis"]["title"]["text"] == translate(
+        "ja", "lookalikes.axis_query"
+    )
 
 
 def test_catalogs_have_the_same_keys_and_placeholders() -> None:

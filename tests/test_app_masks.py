@@ -103,7 +103,14 @@ def test_other_controls_and_bad_input() -> None:
     at.selectbox(key="mk_position").set_value(5).run()
     at.text_input(key="mk_replacement").set_value("<b>dog</b>").run()
     assert not at.exception and not at.error
-    assert charts(at, "mk_chart_")["mask"]["layout"]["yaxis"]["ticktext"] == ["the", "cat", "sat", "on", "the", "mat"]
+    assert charts(at, "mk_chart_")["mask"]["layout"]["yaxis"]["ticktext"] == [
+        "the",
+        "cat",
+        "sat",
+        "on",
+        "the",
+        "mat",
+    ]
     at.toggle(key="mk_tables").set_value(True).run()
     # mask, scores, weights, 4 method weights, the method summary, the verdicts, moved, matrix
     assert not at.exception and len(at.dataframe) == 11
@@ -117,8 +124,10 @@ def test_other_controls_and_bad_input() -> None:
     assert any(e.value == translate("en", "masks.err_replacement") for e in at.error)
     at.text_area(key="mk_text").set_value("").run()
     assert any(e.value == translate("en", "masks.err_empty") for e in at.error)
-    at.text_area(key="mk_text").set_value("one two three four five six seven eight nine ten eleven twelve "
-                                          "thirteen fourteen fifteen sixteen seventeen eighteen").run()  # fmt: skip
+    at.text_area(key="mk_text").set_value(
+        "one two three four five six seven eight nine ten eleven twelve "
+        "thirteen fourteen fifteen sixteen seventeen eighteen"
+    ).run()
     assert not at.exception
     assert any("18 tokens" in w.value for w in at.warning)
     at.text_area(key="mk_text").set_value("solo").run()

@@ -31,8 +31,21 @@ def at() -> AppTest:
     return open_page()
 
 
-EVERY_STEP = ("x", "q", "k", "v", "raw", "scaled", "mask", "masked", "weights", "head_out", "all_heads", "concat",
-              "output")  # fmt: skip
+EVERY_STEP = (
+    "x",
+    "q",
+    "k",
+    "v",
+    "raw",
+    "scaled",
+    "mask",
+    "masked",
+    "weights",
+    "head_out",
+    "all_heads",
+    "concat",
+    "output",
+)
 
 
 def test_page_loads_with_every_step(at):
@@ -262,9 +275,14 @@ def test_all_heads_figure_is_drawn_on_request_for_a_long_sentence(at):
     assert why in [c.value for c in at.caption]
     assert "all_heads" not in at.query_params
     # the other steps are all still there
-    assert {"pg_chart_x", "pg_chart_q", "pg_chart_raw", "pg_chart_weights", "pg_chart_concat", "pg_chart_output"} <= set(
-        charts(at)
-    )
+    assert {
+        "pg_chart_x",
+        "pg_chart_q",
+        "pg_chart_raw",
+        "pg_chart_weights",
+        "pg_chart_concat",
+        "pg_chart_output",
+    } <= set(charts(at))
 
     switch.set_value(True).run()
     assert_healthy(at)
@@ -287,7 +305,9 @@ def test_two_heads_at_128_tokens_are_drawn_without_asking(at):
 def test_all_heads_figure_waits_when_it_has_more_cells_than_two_heads_at_128_tokens():
     assert not all_heads_on_request(2, 128) and all_heads_on_request(2, 129)
     assert not all_heads_on_request(8, 64) and all_heads_on_request(16, 64)  # same cell count as 2 × 128²
-    assert not all_heads_on_request(12, 52) and all_heads_on_request(12, 53)  # the pretrained model's 12 heads
+    assert not all_heads_on_request(12, 52) and all_heads_on_request(
+        12, 53
+    )  # the pretrained model's 12 heads
 
 
 def test_many_heads_at_a_hundred_tokens_also_wait_for_the_switch(at):

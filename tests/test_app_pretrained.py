@@ -204,7 +204,9 @@ def step_one_heading(at: AppTest) -> str:
 @needs_model
 def test_shared_url_opens_the_pretrained_layer_and_head_with_the_models_weights():
     meta, golden = golden_case(0)
-    at = open_page(params={"weights": "pretrained", "layer": "3", "head": "5", "hide": "0", "text": meta["text"]})
+    at = open_page(
+        params={"weights": "pretrained", "layer": "3", "head": "5", "hide": "0", "text": meta["text"]}
+    )
     assert_healthy(at)
     assert not at.warning, [w.value for w in at.warning]
     assert at.radio(key="pg_weights").value == "pretrained" and at.radio(key="pg_pt_layer").value == 3
@@ -236,9 +238,13 @@ def test_step_one_describes_the_models_own_input(at):
     assert random_heading == "1. " + translate("en", "playground.step_x")
     to_pretrained(at)
     assert step_one_heading(at) == "1. " + translate("en", "pretrained.step_x_first")
-    assert any("LayerNorm" in lat.value for lat in at.latex) and not any(lat.value == "X = E + P" for lat in at.latex)
+    assert any("LayerNorm" in lat.value for lat in at.latex) and not any(
+        lat.value == "X = E + P" for lat in at.latex
+    )
     at.radio(key="pg_pt_layer").set_value(4).run()
     assert step_one_heading(at) == "1. " + translate("en", "pretrained.step_x_later", previous=3)
-    assert any(m.value == translate("en", "pretrained.explain_x_later", layer=4, previous=3) for m in at.markdown)
+    assert any(
+        m.value == translate("en", "pretrained.explain_x_later", layer=4, previous=3) for m in at.markdown
+    )
     at.radio(key="pg_weights").set_value("random").run()
     assert step_one_heading(at) == random_heading

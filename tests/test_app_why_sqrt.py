@@ -63,7 +63,10 @@ def test_changing_the_experiment_controls() -> None:
     assert at.select_slider(key="sq_hist_dk").value == 64
     at.select_slider(key="sq_hist_dk").set_value(4).run()
     assert not at.exception
-    assert any("d_k = 4" in (s["layout"].get("title", {}) or {}).get("text", "") for s in charts(at, "sq_chart_").values())
+    assert any(
+        "d_k = 4" in (s["layout"].get("title", {}) or {}).get("text", "")
+        for s in charts(at, "sq_chart_").values()
+    )
 
 
 def test_a_new_seed_draws_new_numbers() -> None:

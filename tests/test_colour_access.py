@@ -11,13 +11,16 @@ from attention_ui.figures import base, heatmaps
 
 SIMULATIONS = {
     "normal": np.eye(3),
-    "protanopia": np.array([[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],
-                            [-0.003882, -0.048116, 1.051998]]),
-    "deuteranopia": np.array([[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413],
-                              [-0.011820, 0.042940, 0.968881]]),
-    "tritanopia": np.array([[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602],
-                            [0.004733, 0.691367, 0.303900]]),
-}  # fmt: skip
+    "protanopia": np.array(
+        [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]]
+    ),
+    "deuteranopia": np.array(
+        [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]]
+    ),
+    "tritanopia": np.array(
+        [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]]
+    ),
+}
 MIN_DELTA_E = 15.0  # clearly different patches side by side (ΔE ≈ 2 is "just noticeable")
 
 
@@ -46,7 +49,10 @@ def test_the_distance_detects_a_confusable_pair():
     # control: mid Viridis and mid grey collapse for deuteranopes, so the measure can fail
     viridis = scale_colours("Viridis")
     sim = SIMULATIONS["deuteranopia"]
-    d = np.linalg.norm(lab(np.clip(linear(viridis) @ sim.T, 0, 1)) - lab(np.clip(linear(hex_rgb("#8c8c8c")) @ sim.T, 0, 1)), axis=1)  # noqa: E501
+    d = np.linalg.norm(
+        lab(np.clip(linear(viridis) @ sim.T, 0, 1)) - lab(np.clip(linear(hex_rgb("#8c8c8c")) @ sim.T, 0, 1)),
+        axis=1,
+    )  # noqa: E501
     assert d.min() < 3
 
 
@@ -70,7 +76,9 @@ def _weights_figures():
     return {
         "playground map": heatmaps.attention_heatmap(w, tokens, kind="weights", allowed=causal),
         "playground heads": heatmaps.heads_small_multiples(np.stack([w, w]), tokens, allowed=causal),
-        "masks lab panels": figures_masks.panels_figure([w, w], ["x", "y"], tokens, kind="weights", allowed=causal),
+        "masks lab panels": figures_masks.panels_figure(
+            [w, w], ["x", "y"], tokens, kind="weights", allowed=causal
+        ),
         "pretrained overview": figures_pretrained.heads_overview(np.stack([np.stack([w, w])] * 2), tokens),
     }
 
@@ -83,7 +91,9 @@ def _scales_used(fig) -> list[list[str]]:
     return [[c for _, c in (pc.get_colorscale(s) if isinstance(s, str) else s)] for s in scales]
 
 
-@pytest.mark.parametrize("name", ["playground map", "playground heads", "masks lab panels", "pretrained overview"])
+@pytest.mark.parametrize(
+    "name", ["playground map", "playground heads", "masks lab panels", "pretrained overview"]
+)
 def test_every_weights_figure_uses_the_tested_weight_scale(name):
     used = _scales_used(_weights_figures()[name])
     assert used, "no weights colour scale found"

@@ -56,5 +56,7 @@ def test_json_is_strict_json_with_the_cli_layout():
     data = json.loads(json_bytes(tr).decode("utf-8"))  # strict: no NaN/Infinity tokens
     assert data["tokens"] == list(tr.tokens)
     np.testing.assert_allclose(np.array(data["weights"]), tr.weights, atol=0)
-    masked = np.array([[[np.nan if v is None else v for v in row] for row in h] for h in data["scores_masked"]])
+    masked = np.array(
+        [[[np.nan if v is None else v for v in row] for row in h] for h in data["scores_masked"]]
+    )
     assert np.array_equal(np.isnan(masked[0]), ~tr.mask)

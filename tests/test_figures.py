@@ -295,9 +295,18 @@ def test_rectangular_and_formatted_tables():
 
 
 BASE = dict(
-    d_model=16, heads=2, auto_dims=True, d_k=8, d_v=8, mask="none", pad=0, scale="sqrt", divisor=2.0,
-    seed=0, positional=True,
-)  # fmt: skip
+    d_model=16,
+    heads=2,
+    auto_dims=True,
+    d_k=8,
+    d_v=8,
+    mask="none",
+    pad=0,
+    scale="sqrt",
+    divisor=2.0,
+    seed=0,
+    positional=True,
+)
 
 
 def test_good_settings_make_a_config():

@@ -114,7 +114,9 @@ def test_small_multiples_share_one_tick_angle_and_fit_the_first_column_labels():
 
 def test_a_narrow_map_thins_its_x_labels_so_upright_ones_do_not_overlap():
     values = np.zeros((6, 32))
-    narrow = heatmaps.feature_heatmap(values, SENTENCE, plot_px=200)  # Q/K/V of 32 dims in a third of the page
+    narrow = heatmaps.feature_heatmap(
+        values, SENTENCE, plot_px=200
+    )  # Q/K/V of 32 dims in a third of the page
     shown = narrow.layout.xaxis.tickvals
     assert len(shown) * base.VERTICAL_LABEL_PX <= 200
     assert shown[0] == 0 and len(shown) >= 2

@@ -30,9 +30,14 @@ def test_variance_figure_puts_theory_and_measurements_on_log_axes() -> None:
 
 def test_scaled_variance_figure_is_linear_and_centred_on_one() -> None:
     fig = fsq.variance_figure(
-        D_KS, np.array([0.9, 1.05, 1.0, 1.02]), np.full(4, 0.05), np.ones(4),
-        measured_name="m", theory_name="t", log_y=False,
-    )  # fmt: skip
+        D_KS,
+        np.array([0.9, 1.05, 1.0, 1.02]),
+        np.full(4, 0.05),
+        np.ones(4),
+        measured_name="m",
+        theory_name="t",
+        log_y=False,
+    )
     assert fig.layout.yaxis.type != "log"
     lo, hi = fig.layout.yaxis.range
     assert lo < 0.8 and hi > 1.15  # every error bar (0.9 − 0.1 … 1.05 + 0.1) fits
@@ -69,10 +74,16 @@ def test_score_histogram_overlays_two_densities_and_their_normal_curves() -> Non
 
 def test_versus_dk_figure_has_both_curves_and_the_reference() -> None:
     fig = fsq.versus_dk_figure(
-        D_KS, np.array([0.2, 0.4, 0.7, 0.9]), np.array([0.2, 0.22, 0.23, 0.24]),
-        raw_name="raw", scaled_name="scaled", y_title="max", reference=1 / 16, reference_name="uniform",
+        D_KS,
+        np.array([0.2, 0.4, 0.7, 0.9]),
+        np.array([0.2, 0.22, 0.23, 0.24]),
+        raw_name="raw",
+        scaled_name="scaled",
+        y_title="max",
+        reference=1 / 16,
+        reference_name="uniform",
         y_range=(0.0, 1.05),
-    )  # fmt: skip
+    )
     assert len(fig.data) == 3
     assert list(fig.data[0].y) == [0.2, 0.4, 0.7, 0.9]
     assert list(fig.data[1].y) == [0.2, 0.22, 0.23, 0.24]

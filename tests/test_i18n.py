@@ -59,14 +59,20 @@ def test_same_placeholders(namespace):
 def test_japanese_catalogs_are_japanese(namespace):
     ja = load("ja", namespace)
     with_cjk = sum(bool(CJK.search(v)) for v in ja.values())
-    assert with_cjk >= len(ja) // 2, f"ja/{namespace}.json looks untranslated ({with_cjk}/{len(ja)} in Japanese)"
+    assert with_cjk >= len(ja) // 2, (
+        f"ja/{namespace}.json looks untranslated ({with_cjk}/{len(ja)} in Japanese)"
+    )
 
 
 UI_SOURCES = [
-    "app.py", "app_pages/playground.py", "attention_ui/playground/steps_view.py",
-    "attention_ui/playground/explain_view.py", "attention_ui/playground/presenter.py",
-    "attention_ui/playground/examples.py", "attention_ui/playground/settings.py",
-]  # fmt: skip
+    "app.py",
+    "app_pages/playground.py",
+    "attention_ui/playground/steps_view.py",
+    "attention_ui/playground/explain_view.py",
+    "attention_ui/playground/presenter.py",
+    "attention_ui/playground/examples.py",
+    "attention_ui/playground/settings.py",
+]
 KEY_LITERAL = re.compile(r"""["']((?:app|playground)\.[a-z0-9_]+)["']""")
 
 

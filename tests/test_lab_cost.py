@@ -113,7 +113,9 @@ def test_sweep_sizes_double_from_128_up_to_the_direct_limit():
 def test_measure_sweep_finds_the_n_squared_law():
     points = list(measure_sweep(256, block=64))
     assert [p.n for p in points] == [128, 256]
-    assert all(p.direct.method == "direct" and p.tiled.method == "tiled" and p.tiled.block == 64 for p in points)
+    assert all(
+        p.direct.method == "direct" and p.tiled.method == "tiled" and p.tiled.block == 64 for p in points
+    )
     # The n² law: doubling n multiplies the direct peak by about 4 (3.5 … 4.5 leaves room for overheads).
     assert 3.5 < points[1].direct.peak_bytes / points[0].direct.peak_bytes < 4.5
     assert points[1].tiled.peak_bytes < points[1].direct.peak_bytes

@@ -161,7 +161,9 @@ def _naive_layer(tokens, seed, allowed, heads=2):
     pe = np.array(naive_positional_encoding(len(tokens), D_MODEL))
     X = np.stack([token_embedding(t, D_MODEL, seed) for t in tokens]) + pe
     params = init_params(AttentionConfig(d_model=D_MODEL, heads=heads, seed=seed))
-    return naive_attention(X, params.W_Q, params.W_K, params.W_V, params.W_O, allowed, math.sqrt(D_MODEL / heads))
+    return naive_attention(
+        X, params.W_Q, params.W_K, params.W_V, params.W_O, allowed, math.sqrt(D_MODEL / heads)
+    )
 
 
 @pytest.mark.parametrize(("kind", "head"), [("causal+padding", 1), ("none", 0)])

@@ -79,7 +79,9 @@ def test_matmul_and_softmax_totals_against_h():
     n, d = 16, 8
     sweep = head_sweep(n, d)
     assert [c.heads for c in sweep.costs] == [1, 2, 4, 8]
-    assert [c.flops_matmul for c in sweep.costs] == [8 * n * d * d + 4 * n * n * d] * 4  # 6nd² + 2n²d + 2n²d + 2nd²
+    assert [c.flops_matmul for c in sweep.costs] == [
+        8 * n * d * d + 4 * n * n * d
+    ] * 4  # 6nd² + 2n²d + 2n²d + 2nd²
     assert [c.flops_softmax_scale for c in sweep.costs] == [6 * h * n * n for h in (1, 2, 4, 8)]
     assert sweep.params_constant and sweep.matmul_constant
 

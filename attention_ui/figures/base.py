@@ -43,7 +43,9 @@ PLAIN_TEMPLATE = go.layout.Template(
         font=dict(family=FONT_FAMILY, size=TICK_FONT_PX, color="#808495"),
         paper_bgcolor="#FFFFFF",
         plot_bgcolor="rgba(0,0,0,0)",
-        hoverlabel=dict(bgcolor="#FFFFFF", bordercolor="#DCD8D4", font=dict(family=FONT_FAMILY, size=13, color="#31333F")),
+        hoverlabel=dict(
+            bgcolor="#FFFFFF", bordercolor="#DCD8D4", font=dict(family=FONT_FAMILY, size=13, color="#31333F")
+        ),
         # No automargin: the builders size the margins for their own tick labels (axis_margins);
         # automargin made Plotly lay every chart out twice on each rerun (~0.3x the floor app time).
         xaxis=dict(title=dict(font=dict(size=TITLE_FONT_PX), standoff=8)),

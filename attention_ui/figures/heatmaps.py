@@ -52,7 +52,6 @@ LARGE_MAP_CELLS = 80 * 80
 LARGE_MAP_SIDE = 80
 
 
-
 def _clean(a: np.ndarray) -> list:
     """Nested lists of floats with None for NaN/±∞ (Plotly draws None as an empty cell)."""
     return [[v if math.isfinite(v) else None for v in row] for row in np.asarray(a, dtype=float).tolist()]
@@ -330,10 +329,18 @@ def feature_heatmap(
     )
     if group_size and 0 < group_size < d:
         fig.layout.shapes = [  # what add_vline makes, set at once (add_vline relayouts per line)
-            dict(type="line", xref="x", yref="y domain", x0=edge - 0.5, x1=edge - 0.5, y0=0, y1=1,
-                 line=dict(color="#222222", width=2))
+            dict(
+                type="line",
+                xref="x",
+                yref="y domain",
+                x0=edge - 0.5,
+                x1=edge - 0.5,
+                y0=0,
+                y1=1,
+                line=dict(color="#222222", width=2),
+            )
             for edge in range(group_size, d, group_size)
-        ]  # fmt: skip
+        ]
     return fig
 
 
@@ -468,7 +475,9 @@ def heads_small_multiples(
     shown_ticks = tick_positions(n, max_labels=8)
     ticks = dict(tickmode="array", tickvals=shown_ticks, ticktext=[labels[i] for i in shown_ticks])
     # Panels share a full-width chart (a low estimate of 640 px for all columns).
-    margin, angle = axis_margins(ticks["ticktext"], ticks["ticktext"], 0.9 * 640 / cols, x_title=False, y_title=False)
+    margin, angle = axis_margins(
+        ticks["ticktext"], ticks["ticktext"], 0.9 * 640 / cols, x_title=False, y_title=False
+    )
     for name, axis in layout.items():
         if name.startswith("xaxis"):
             axis.update(showgrid=False, zeroline=False, range=[-0.5, n - 0.5], tickangle=angle, **ticks)

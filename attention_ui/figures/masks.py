@@ -94,13 +94,25 @@ def panels_figure(
                 trace.update(showscale=False, colorbar=None)
             fig.add_trace(trace, row=r + 1, col=c + 1)
         fig.update_xaxes(
-            tickmode="array", tickvals=list(range(n)), ticktext=labels, showgrid=False, zeroline=False,
-            row=r + 1, col=c + 1,
-        )  # fmt: skip
+            tickmode="array",
+            tickvals=list(range(n)),
+            ticktext=labels,
+            showgrid=False,
+            zeroline=False,
+            row=r + 1,
+            col=c + 1,
+        )
         fig.update_yaxes(
-            tickmode="array", tickvals=list(range(n)), ticktext=labels, autorange="reversed", showgrid=False,
-            zeroline=False, showticklabels=c == 0, row=r + 1, col=c + 1,
-        )  # fmt: skip
+            tickmode="array",
+            tickvals=list(range(n)),
+            ticktext=labels,
+            autorange="reversed",
+            showgrid=False,
+            zeroline=False,
+            showticklabels=c == 0,
+            row=r + 1,
+            col=c + 1,
+        )
     layout: dict = dict(
         height=int(rows * max(240, min(380, 90 + 30 * n)) + 50),
         margin=dict(l=10, r=10, t=40, b=10),
@@ -113,7 +125,11 @@ def panels_figure(
 
 
 def mask_panels_figure(
-    allowed: Sequence[np.ndarray], titles: Sequence[str], tokens: Sequence[str], *, hover: HoverText | None = None
+    allowed: Sequence[np.ndarray],
+    titles: Sequence[str],
+    tokens: Sequence[str],
+    *,
+    hover: HoverText | None = None,
 ) -> go.Figure:
     """Several masks side by side (True = may attend), each drawn like the playground's mask map."""
     blank = [np.zeros(np.shape(a)) for a in allowed]
@@ -278,15 +294,24 @@ def leakage_heatmap(
     fig.update_layout(
         title=dict(text=escape_label(title)) if title else None,
         xaxis=dict(
-            title=dict(text=escape_label(output_title)), tickmode="array", tickvals=list(range(n)),
-            ticktext=labels, showgrid=False, zeroline=False,
+            title=dict(text=escape_label(output_title)),
+            tickmode="array",
+            tickvals=list(range(n)),
+            ticktext=labels,
+            showgrid=False,
+            zeroline=False,
         ),
         yaxis=dict(
-            title=dict(text=escape_label(changed_title)), tickmode="array", tickvals=list(range(n)),
-            ticktext=labels, autorange="reversed", showgrid=False, zeroline=False,
+            title=dict(text=escape_label(changed_title)),
+            tickmode="array",
+            tickvals=list(range(n)),
+            ticktext=labels,
+            autorange="reversed",
+            showgrid=False,
+            zeroline=False,
         ),
         height=int(min(720, max(260, 110 + 34 * n))),
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         plot_bgcolor="rgba(0,0,0,0)",
-    )  # fmt: skip
+    )
     return fig

@@ -13,12 +13,14 @@ from plotly.subplots import make_subplots
 from . import base
 
 
-def row_output_figure(weights: np.ndarray, output: np.ndarray, tokens, *, weights_title: str,
-                      output_title: str) -> go.Figure:  # fmt: skip
+def row_output_figure(
+    weights: np.ndarray, output: np.ndarray, tokens, *, weights_title: str, output_title: str
+) -> go.Figure:
     """Two bar charts: query i's weights over the keys, and the resulting output vector."""
     n, d_v = len(weights), len(output)
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(base.escape_label(weights_title),
-                                                        base.escape_label(output_title)))  # fmt: skip
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=(base.escape_label(weights_title), base.escape_label(output_title))
+    )
     fig.add_trace(
         go.Bar(
             x=list(range(n)),
@@ -44,10 +46,17 @@ def row_output_figure(weights: np.ndarray, output: np.ndarray, tokens, *, weight
         col=2,
     )
     shown = base.tick_positions(n)
-    fig.update_xaxes(tickmode="array", tickvals=shown, ticktext=[base.token_tick_labels(tokens)[k] for k in shown],
-                     row=1, col=1)  # fmt: skip
+    fig.update_xaxes(
+        tickmode="array",
+        tickvals=shown,
+        ticktext=[base.token_tick_labels(tokens)[k] for k in shown],
+        row=1,
+        col=1,
+    )
     fig.update_yaxes(range=[0, 1], row=1, col=1)
-    fig.update_xaxes(tickmode="array", tickvals=list(range(d_v)), ticktext=[f"d{k}" for k in range(d_v)], row=1, col=2)
+    fig.update_xaxes(
+        tickmode="array", tickvals=list(range(d_v)), ticktext=[f"d{k}" for k in range(d_v)], row=1, col=2
+    )
     fig.update_layout(height=300, margin=dict(l=10, r=10, t=40, b=10), template=base.PLAIN_TEMPLATE)
     fig.update_xaxes(automargin=True)  # drawn on demand only: Plotly may size its margins itself
     fig.update_yaxes(automargin=True)

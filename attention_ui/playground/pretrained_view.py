@@ -67,9 +67,14 @@ def cached_overview_base(
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def cached_overview(
-    text: str, pad: int, hide_special: bool, selected: tuple[int, int], layer_title: str, head_title: str,
+    text: str,
+    pad: int,
+    hide_special: bool,
+    selected: tuple[int, int],
+    layer_title: str,
+    head_title: str,
     hover: base.HoverText,
-):  # fmt: skip
+):
     """The overview with the frame on ``selected``: a copy of the cached base (cheaper than a rebuild)."""
     base = cached_overview_base(text, pad, hide_special, layer_title, head_title, hover)
     return with_selection(base, selected)
@@ -153,11 +158,22 @@ def tokenization_notes(t, result: minilm.PretrainedResult) -> None:
 def step_texts(layer: int) -> dict[str, StepText]:
     """Step 1 for a trained layer: X is not E + P but the embeddings (layer 0) or the previous layer's output."""
     if layer == 0:
-        return {"x": StepText("pretrained.step_x_first", "pretrained.explain_x_first",
-                              r"X = \mathrm{LayerNorm}(E_{\text{word}} + E_{\text{pos}} + E_{\text{seg}})")}  # fmt: skip
+        return {
+            "x": StepText(
+                "pretrained.step_x_first",
+                "pretrained.explain_x_first",
+                r"X = \mathrm{LayerNorm}(E_{\text{word}} + E_{\text{pos}} + E_{\text{seg}})",
+            )
+        }
     formula = rf"X^{{({layer})}} = \mathrm{{Layer}}_{{{layer - 1}}}\big(X^{{({layer - 1})}}\big)"
-    return {"x": StepText("pretrained.step_x_later", "pretrained.explain_x_later", formula,
-                          {"layer": layer, "previous": layer - 1})}  # fmt: skip
+    return {
+        "x": StepText(
+            "pretrained.step_x_later",
+            "pretrained.explain_x_later",
+            formula,
+            {"layer": layer, "previous": layer - 1},
+        )
+    }
 
 
 def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText]], None]) -> None:
@@ -202,9 +218,14 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText]], None]) -
     st.markdown(t("pretrained.overview_explain", layer=layer, head=head))
     hover = kit.hover_text(t, "playground")
     fig = cached_overview(
-        text, pad, hide, (layer, head), t("pretrained.layer_name", layer="{layer}"),
-        t("playground.head_name", h="{head}"), hover,
-    )  # fmt: skip
+        text,
+        pad,
+        hide,
+        (layer, head),
+        t("pretrained.layer_name", layer="{layer}"),
+        t("playground.head_name", h="{head}"),
+        hover,
+    )
     st.plotly_chart(
         fig,
         key="pg_chart_pt_overview",

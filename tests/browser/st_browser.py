@@ -38,10 +38,18 @@ _DRAWN_TRACES = ", ".join(
     f"{layer} > *"
     for layer in (
         ".mlayer",  # cartesian/polar/ternary trace layers: heatmaplayer, barlayer, scatterlayer, ...
-        ".pielayer", ".funnelarealayer", ".treemaplayer", ".sunburstlayer", ".iciclelayer",
-        ".indicatorlayer", ".table", ".parcoords", ".sankey", ".geolayer",
+        ".pielayer",
+        ".funnelarealayer",
+        ".treemaplayer",
+        ".sunburstlayer",
+        ".iciclelayer",
+        ".indicatorlayer",
+        ".table",
+        ".parcoords",
+        ".sankey",
+        ".geolayer",
     )
-)  # fmt: skip
+)
 
 # Streamlit's default timeouts are generous because CI shares two cores with a server and a browser.
 TIMEOUT_MS = 30_000

@@ -82,8 +82,15 @@ def legacy_links() -> set[str]:
 
 def nav_titles(lang: str) -> set[str]:
     """Every label the app's own navigation may show in ``lang`` (from the catalogs)."""
-    keys = ["app.nav_playground", "app.nav_why_sqrt", "app.nav_masks", "app.nav_multi_head", "app.nav_cost",
-            "app.nav_lookalikes", "app.nav_quiz"]  # fmt: skip
+    keys = [
+        "app.nav_playground",
+        "app.nav_why_sqrt",
+        "app.nav_masks",
+        "app.nav_multi_head",
+        "app.nav_cost",
+        "app.nav_lookalikes",
+        "app.nav_quiz",
+    ]
     return {translate(lang, k) for k in keys}
 
 

@@ -81,8 +81,12 @@ def test_multihead_page_draws_every_section(page: Page, streamlit_server: str, l
     # One bar per divisor of d_model = 16, labelled with d_k = 16 / h.
     expect(chart(page, "mh_chart_dk").locator("g.point")).to_have_count(5)
     assert [t.strip() for t in chart(page, "mh_chart_dk").locator("text.bartext").all_text_contents()] == [
-        "16", "8", "4", "2", "1",
-    ]  # fmt: skip
+        "16",
+        "8",
+        "4",
+        "2",
+        "1",
+    ]
     # Concat has its head boundaries drawn (3 lines between 4 heads).
     expect(chart(page, "mh_chart_concat").locator("g.shapelayer path")).to_have_count(3)
     expect(chart(page, "mh_chart_cost").locator("g.scatterlayer g.trace")).to_have_count(4)
