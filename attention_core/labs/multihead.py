@@ -18,7 +18,7 @@ With d_k = d_v = d_model / h:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -78,9 +78,6 @@ class MultiHeadCost:
     def flops_softmax_scale(self) -> int:
         """Scaling and softmax, one n × n matrix per head: grows with h."""
         return self.flops_softmax + self.flops_scale
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def multihead_cost(n: int, d_model: int, heads: int, bias: bool = False) -> MultiHeadCost:

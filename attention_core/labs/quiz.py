@@ -225,11 +225,6 @@ def generate_question(kind: str, seed: int) -> QuizQuestion:
     return _GENERATORS[kind](int(seed))
 
 
-def generate_quiz(seed: int, kinds=QUIZ_KINDS) -> tuple[QuizQuestion, ...]:
-    """One question per kind, all from the same seed."""
-    return tuple(generate_question(k, seed) for k in kinds)
-
-
 def worked_numbers(question: QuizQuestion) -> dict:
     """The intermediate numbers behind a computed answer, for its explanation (computed by the
     same steps as the answer): the question row's masked scores and weights (``causal_weight``),

