@@ -12,15 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from attention_ui import kit
-from attention_ui.quiz_bank import (
-    PAGE_TITLE_KEYS,
-    build_quiz,
-    explain_values,
-    format_value,
-    missed_ids,
-    score,
-)
+from attention_ui import kit, quiz_bank
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTS = {
@@ -33,7 +25,7 @@ PAGE = kit.Page("qz", "quiz", DEFAULTS)
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def cached_quiz(seed: int):
-    return build_quiz(seed)
+    return quiz_bank.build_quiz(seed)
 
 
 def reset() -> None:
@@ -70,7 +62,7 @@ def record(qid: str, key: str) -> None:
 def choice_labels(t, item) -> list[str]:
     if item.computed is not None:
         unit = t("quiz.unit_mib") if item.computed.unit == "MiB" else item.computed.unit
-        return [format_value(v, unit) for v in item.choice_values]
+        return [quiz_bank.format_value(v, unit) for v in item.choice_values]
     return [t(k) for k in item.choice_keys]
 
 
@@ -92,7 +84,7 @@ def answered_choices(t, labels: list[str], correct: int, chosen: int) -> str:
 
 
 def page_link(t, path: str) -> None:
-    name = t(PAGE_TITLE_KEYS[path])
+    name = t(quiz_bank.PAGE_TITLE_KEYS[path])
     if (ROOT / path).exists():
         st.page_link(path, label=t("quiz.see_page", page=name), icon="👉")
     else:
@@ -100,7 +92,7 @@ def page_link(t, path: str) -> None:
 
 
 def show_question(t, number: int, item, answers: dict) -> None:
-    values = explain_values(item.computed) if item.computed is not None else {}
+    values = quiz_bank.explain_values(item.computed) if item.computed is not None else {}
     labels = choice_labels(t, item)
     answered = item.qid in answers
     with st.container(border=True, key=f"qz_box_{item.qid}"):
@@ -145,8 +137,8 @@ def main() -> None:
     answers = s["qz_answers"]
     retry = s["qz_retry"]
     items = [it for it in quiz if retry is None or it.qid in retry]
-    sc = score(items, answers)
-    missed = missed_ids(quiz, answers)
+    sc = quiz_bank.score(items, answers)
+    missed = quiz_bank.missed_ids(quiz, answers)
 
     top = st.columns([1, 1, 2], vertical_alignment="bottom")
     top[0].metric(t("quiz.score"), t("quiz.score_value", correct=sc.correct, answered=sc.answered))

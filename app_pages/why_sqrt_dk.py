@@ -228,8 +228,7 @@ def main() -> None:
     t = PAGE.start()
     controls(t)
     PAGE.title(t)
-    settings = read_settings(t)
-    if settings is None:
+    if (settings := read_settings(t)) is None:
         return
     d_ks, n_keys, samples, seed = settings
     known = [(ValueError, "sqrt.err_too_large")]  # the core refuses an experiment that is too large

@@ -163,9 +163,11 @@ def build_quiz(seed: int) -> tuple[QuizItem, ...]:
 
 @dataclass(frozen=True)
 class Score:
-    answered: int
-    correct: int
-    total: int
+    """How a learner did on a set of questions."""
+
+    answered: int  # questions with an answer (the first one counts)
+    correct: int  # of those, answered right
+    total: int  # questions in the set
 
 
 def score(items: Sequence[QuizItem], answers: Mapping[str, int]) -> Score:

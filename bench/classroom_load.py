@@ -43,6 +43,7 @@ from playwright.async_api import Page, async_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
+from harness import server_cmd  # noqa: E402  (this folder is on sys.path when the script runs)
 from st_browser import CHROMIUM_ARGS, chromium_executable  # noqa: E402
 
 STUDENT = re.compile(r"student\d\d")
@@ -69,25 +70,7 @@ def free_port() -> int:
 
 
 def start_server(port: int, log: Path, ttl: int) -> subprocess.Popen:
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
-        "--server.address",
-        "127.0.0.1",
-        "--server.port",
-        str(port),
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-        "--server.disconnectedSessionTTL",
-        str(ttl),
-    ]
+    cmd = server_cmd("app.py", port, "--server.disconnectedSessionTTL", str(ttl))
     with log.open("w") as fh:
         proc = subprocess.Popen(
             cmd,

@@ -21,10 +21,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path.insert(0, str(ROOT))
 
 from PIL import Image  # noqa: E402  (Pillow comes with Streamlit)
 from playwright.sync_api import sync_playwright  # noqa: E402
 from st_browser import CHROMIUM_ARGS, chromium_executable, wait_for_app_run, wait_for_charts  # noqa: E402
+
+from bench.harness import server_cmd  # noqa: E402
 
 MAX_BYTES = 300_000
 
@@ -58,23 +61,7 @@ def main() -> None:
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
-        "--server.address",
-        "127.0.0.1",
-        "--server.port",
-        str(port),
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-    ]
+    cmd = server_cmd("app.py", port)
     proc = subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )

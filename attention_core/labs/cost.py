@@ -148,7 +148,9 @@ class Measurement:
     block: int | None  # tile size for "tiled"
 
 
-def _peak(fn) -> int:
+def peak_bytes(fn) -> int:
+    """Bytes allocated at the peak while ``fn()`` runs, above what was held before (tracemalloc;
+    NumPy reports its buffers to it)."""
     was = tracemalloc.is_tracing()
     if not was:
         tracemalloc.start()
@@ -172,7 +174,7 @@ def _measure(method, n, d, seed, causal, block, fn) -> Measurement:
     t0 = time.perf_counter()
     fn(Q, K, V)
     seconds = time.perf_counter() - t0
-    peak = _peak(lambda: fn(Q, K, V))
+    peak = peak_bytes(lambda: fn(Q, K, V))
     return Measurement(method, n, d, causal, seconds, peak, n * n * 8, block)
 
 
@@ -215,8 +217,8 @@ class SweepPoint:
     """Direct and tiled attention measured at one n of the live sweep."""
 
     n: int
-    direct: Measurement
-    tiled: Measurement
+    direct: Measurement  # the whole n × n matrix at once
+    tiled: Measurement  # block × block tiles with the online softmax
 
 
 def measure_sweep(max_n: int, block: int = 128, d: int = SWEEP_D) -> Iterator[SweepPoint]:

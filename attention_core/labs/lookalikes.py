@@ -18,17 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import steps
 from ..config import AttentionConfig
-from ..steps import (
-    apply_mask,
-    merge_heads,
-    output_projection,
-    project,
-    raw_scores,
-    scale,
-    softmax,
-    weighted_sum,
-)
 from ..trace import AttentionParams, AttentionTrace, trace_text
 
 
@@ -61,16 +52,16 @@ def cross_attention(X_q, X_kv, params: AttentionParams, divisor: float, allowed=
     X_kv = np.asarray(X_kv, float)
     if X_q.ndim != 2 or X_kv.ndim != 2 or X_q.shape[1] != X_kv.shape[1]:
         raise ValueError("X_q and X_kv must be [n, d_model] with the same d_model")
-    Q = project(X_q, params.W_Q, params.b_Q)  # [h, n_q, d_k]
-    K = project(X_kv, params.W_K, params.b_K)  # [h, n_kv, d_k]
-    V = project(X_kv, params.W_V, params.b_V)  # [h, n_kv, d_v]
-    s = scale(raw_scores(Q, K), divisor)  # [h, n_q, n_kv]
+    Q = steps.project(X_q, params.W_Q, params.b_Q)  # [h, n_q, d_k]
+    K = steps.project(X_kv, params.W_K, params.b_K)  # [h, n_kv, d_k]
+    V = steps.project(X_kv, params.W_V, params.b_V)  # [h, n_kv, d_v]
+    s = steps.scale(steps.raw_scores(Q, K), divisor)  # [h, n_q, n_kv]
     if allowed is not None:
-        s = apply_mask(s, np.asarray(allowed, bool))
-    w = softmax(s)  # [h, n_q, n_kv]
-    heads = weighted_sum(w, V)  # [h, n_q, d_v]
-    concat = merge_heads(heads)  # [n_q, h*d_v]
-    out = output_projection(concat, params.W_O, params.b_O)  # [n_q, d_model]
+        s = steps.apply_mask(s, np.asarray(allowed, bool))
+    w = steps.softmax(s)  # [h, n_q, n_kv]
+    heads = steps.weighted_sum(w, V)  # [h, n_q, d_v]
+    concat = steps.merge_heads(heads)  # [n_q, h*d_v]
+    out = steps.output_projection(concat, params.W_O, params.b_O)  # [n_q, d_model]
     return CrossAttention(*(_ro(a) for a in (Q, K, V, s, w, heads, concat, out)))
 
 
@@ -121,9 +112,11 @@ def compare_scores(Q, K, params: AdditiveParams, divisor: float | None = None) -
     if divisor is None:
         divisor = math.sqrt(Q.shape[1])
     add = additive_scores(Q, K, params.W1, params.W2, params.v)
-    dot = scale(raw_scores(Q, K), divisor)
+    dot = steps.scale(steps.raw_scores(Q, K), divisor)
     n_params = params.W1.size + params.W2.size + params.v.size
-    return ScoreComparison(_ro(add), _ro(dot), _ro(softmax(add)), _ro(softmax(dot)), int(n_params), 0)
+    return ScoreComparison(
+        _ro(add), _ro(dot), _ro(steps.softmax(add)), _ro(steps.softmax(dot)), int(n_params), 0
+    )
 
 
 @dataclass(frozen=True)

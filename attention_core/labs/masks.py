@@ -24,19 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import steps
 from ..config import MASK_KINDS, PAD_TOKEN, AttentionConfig
 from ..embeddings import embed
-from ..steps import (
-    additive_mask,
-    apply_mask,
-    build_mask,
-    merge_heads,
-    output_projection,
-    project,
-    raw_scores,
-    scale,
-    softmax,
-)
 from ..trace import AttentionParams, AttentionTrace, trace_tokens
 
 LAB_MASK_KINDS = MASK_KINDS + ("sliding",)
@@ -66,7 +56,7 @@ def allowed_mask(kind: str, n: int, n_pad: int = 0, window: int = 2) -> np.ndarr
     """Boolean ``[n, n]`` mask for one of :data:`LAB_MASK_KINDS` (``window`` only for "sliding")."""
     if kind == "sliding":
         return sliding_window_mask(n, window)
-    return build_mask(kind, n, n_pad)
+    return steps.build_mask(kind, n, n_pad)
 
 
 @dataclass(frozen=True)
@@ -96,7 +86,7 @@ def mask_matrices(kind: str, n: int, n_pad: int = 0, window: int = 2) -> LabMask
         n_pad=n_pad,
         window=window if kind == "sliding" else None,
         allowed=_ro(allowed),
-        additive=_ro(additive_mask(allowed)),
+        additive=_ro(steps.additive_mask(allowed)),
         allowed_per_query=_ro(allowed.sum(axis=1)),
     )
 
@@ -118,7 +108,9 @@ class MaskedAttention:
 
 
 def _scaled(Q, K, divisor):
-    return scale(raw_scores(np.asarray(Q, float), np.asarray(K, float)), divisor)  # [.., n_q, n_k]
+    return steps.scale(
+        steps.raw_scores(np.asarray(Q, float), np.asarray(K, float)), divisor
+    )  # [.., n_q, n_k]
 
 
 def _result(method, scores, sm, eff, V) -> MaskedAttention:
@@ -129,7 +121,7 @@ def _result(method, scores, sm, eff, V) -> MaskedAttention:
 def attention_correct(Q, K, V, allowed, divisor: float) -> MaskedAttention:
     """softmax(QKᵀ/divisor + M) V: masked keys get −∞ before softmax, hence weight exactly 0."""
     s = _scaled(Q, K, divisor)
-    w = softmax(apply_mask(s, allowed))
+    w = steps.softmax(steps.apply_mask(s, allowed))
     return _result("correct", s, w, w, V)
 
 
@@ -139,7 +131,7 @@ def attention_zero_values(Q, K, V, allowed, divisor: float) -> MaskedAttention:
     out_i = Σ_j w_ij · (v_j if allowed[i, j] else 0), with w = softmax(QKᵀ/divisor) unmasked.
     """
     s = _scaled(Q, K, divisor)
-    w = softmax(s)
+    w = steps.softmax(s)
     eff = w * np.asarray(allowed, bool)  # the per-query zeroed V, folded into the weights
     return _result("zero_values", s, w, eff, V)
 
@@ -154,7 +146,7 @@ def attention_zero_weights_after_softmax(
     no allowed key gets all zeros (as the core softmax does).
     """
     s = _scaled(Q, K, divisor)
-    w = softmax(s)
+    w = steps.softmax(s)
     eff = w * np.asarray(allowed, bool)
     if renormalise:
         total = eff.sum(axis=-1, keepdims=True)
@@ -185,11 +177,11 @@ def multihead_output(
 ) -> np.ndarray:
     """Full multi-head layer output ``[n, d_model]`` with the chosen masking method in every head."""
     X = np.asarray(X, float)
-    Q = project(X, params.W_Q, params.b_Q)  # [h, n, d_k]
-    K = project(X, params.W_K, params.b_K)  # [h, n, d_k]
-    V = project(X, params.W_V, params.b_V)  # [h, n, d_v]
+    Q = steps.project(X, params.W_Q, params.b_Q)  # [h, n, d_k]
+    K = steps.project(X, params.W_K, params.b_K)  # [h, n, d_k]
+    V = steps.project(X, params.W_V, params.b_V)  # [h, n, d_v]
     heads = masked_attention(method, Q, K, V, allowed, divisor).output  # [h, n, d_v]
-    return output_projection(merge_heads(heads), params.W_O, params.b_O)  # [n, d_model]
+    return steps.output_projection(steps.merge_heads(heads), params.W_O, params.b_O)  # [n, d_model]
 
 
 @dataclass(frozen=True)
@@ -236,7 +228,7 @@ def leakage(
     if not 0 <= position < n:
         raise ValueError("position must index a row of X")
     if allowed is None:
-        allowed = build_mask("causal", n)
+        allowed = steps.build_mask("causal", n)
     if divisor is None:
         divisor = float(np.sqrt(params.W_Q.shape[2]))
     if replacement is None:
@@ -368,7 +360,7 @@ def mask_lab(settings: MaskLabSettings) -> MaskLab:
         )
         for r in methods
     )
-    masked_scores = _ro(apply_mask(methods[0].scores, mask.allowed))  # [n, n]
+    masked_scores = _ro(steps.apply_mask(methods[0].scores, mask.allowed))  # [n, n]
     return MaskLab(s, mask, masks, masked_scores, methods, summary)
 
 

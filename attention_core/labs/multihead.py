@@ -59,15 +59,25 @@ class MultiHeadCost:
     d_v: int
     params_qkv: int  # W_Q, W_K, W_V (+ their biases)
     params_out: int  # W_O (+ bias)
-    params_total: int
     flops_projections: int  # Q, K, V
     flops_scores: int  # Q Kᵀ, all heads
     flops_scale: int  # ÷ divisor, one per score
     flops_softmax: int  # approximate, SOFTMAX_FLOPS_PER_ELEMENT per score
     flops_weighted_sum: int  # weights @ V, all heads
     flops_output: int  # concat @ W_O
-    flops_total: int
-    attention_matrix_elements: int  # h · n² (what must be held for the weights)
+
+    @property
+    def params_total(self) -> int:
+        return self.params_qkv + self.params_out
+
+    @property
+    def flops_total(self) -> int:
+        return self.flops_matmul + self.flops_softmax_scale
+
+    @property
+    def attention_matrix_elements(self) -> int:
+        """h · n²: what must be held for the weights."""
+        return self.heads * self.n * self.n
 
     @property
     def flops_matmul(self) -> int:
@@ -99,24 +109,7 @@ def multihead_cost(n: int, d_model: int, heads: int, bias: bool = False) -> Mult
     if bias:
         proj += n * (2 * h * d_k + h * d_v)
         out += n * d_model
-    return MultiHeadCost(
-        n=n,
-        d_model=d_model,
-        heads=h,
-        d_k=d_k,
-        d_v=d_v,
-        params_qkv=params_qkv,
-        params_out=params_out,
-        params_total=params_qkv + params_out,
-        flops_projections=proj,
-        flops_scores=scores,
-        flops_scale=scl,
-        flops_softmax=smax,
-        flops_weighted_sum=wsum,
-        flops_output=out,
-        flops_total=proj + scores + scl + smax + wsum + out,
-        attention_matrix_elements=h * n * n,
-    )
+    return MultiHeadCost(n, d_model, h, d_k, d_v, params_qkv, params_out, proj, scores, scl, smax, wsum, out)
 
 
 def cost_vs_heads(n: int, d_model: int, heads=None, bias: bool = False) -> tuple[MultiHeadCost, ...]:

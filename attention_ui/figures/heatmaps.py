@@ -344,33 +344,15 @@ def feature_heatmap(
     return fig
 
 
-def mask_heatmap(
-    allowed: np.ndarray,
-    tokens: Sequence[str],
-    *,
-    title: str = "",
-    hover: HoverText = DEFAULT_HOVER,
-    query_title: str = "query",
-    key_title: str = "key",
-    show_text: bool | None = None,
-) -> go.Figure:
+def mask_heatmap(allowed: np.ndarray, tokens: Sequence[str], **kwargs) -> go.Figure:
     """The additive mask M: 0 (light) where a query may attend, −∞ (grey overlay) where not.
 
+    ``kwargs`` as for :func:`attention_heatmap` (title, hover, query_title, key_title, show_text).
     Only the −∞ cells carry text (on small maps): an all-light map of printed zeros says nothing
     the colour and the hover do not, and costs a text element per cell.
     """
     allowed = np.asarray(allowed, dtype=bool)
-    fig = attention_heatmap(
-        np.zeros(allowed.shape),
-        tokens,
-        kind="mask",
-        allowed=allowed,
-        title=title,
-        hover=hover,
-        query_title=query_title,
-        key_title=key_title,
-        show_text=show_text,
-    )
+    fig = attention_heatmap(np.zeros(allowed.shape), tokens, kind="mask", allowed=allowed, **kwargs)
     fig.data[0].hovertemplate = fig.data[0].hovertemplate.replace("%{z:.4f}", "0")
     fig.data[0].texttemplate = None
     return fig

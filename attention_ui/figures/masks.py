@@ -39,6 +39,13 @@ def sci(value: float, zero: str = "0") -> str:
     return f"{value:.1e}"
 
 
+def _token_axis(labels: Sequence[str]) -> dict:
+    """An axis with one (already escaped) token label per cell position, no grid lines."""
+    return dict(
+        tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, showgrid=False, zeroline=False
+    )
+
+
 def panels_figure(
     matrices: Sequence[np.ndarray],
     titles: Sequence[str],
@@ -92,25 +99,9 @@ def panels_figure(
             elif trace.name == "values":
                 trace.update(showscale=False, colorbar=None)
             fig.add_trace(trace, row=r + 1, col=c + 1)
-        fig.update_xaxes(
-            tickmode="array",
-            tickvals=list(range(n)),
-            ticktext=labels,
-            showgrid=False,
-            zeroline=False,
-            row=r + 1,
-            col=c + 1,
-        )
+        fig.update_xaxes(**_token_axis(labels), row=r + 1, col=c + 1)
         fig.update_yaxes(
-            tickmode="array",
-            tickvals=list(range(n)),
-            ticktext=labels,
-            autorange="reversed",
-            showgrid=False,
-            zeroline=False,
-            showticklabels=c == 0,
-            row=r + 1,
-            col=c + 1,
+            **_token_axis(labels), autorange="reversed", showticklabels=c == 0, row=r + 1, col=c + 1
         )
     layout: dict = dict(
         height=int(rows * max(240, min(380, 90 + 30 * n)) + 50),
@@ -292,23 +283,8 @@ def leakage_heatmap(
     labels = token_tick_labels(tokens)
     fig.update_layout(
         title=dict(text=escape_label(title)) if title else None,
-        xaxis=dict(
-            title=dict(text=escape_label(output_title)),
-            tickmode="array",
-            tickvals=list(range(n)),
-            ticktext=labels,
-            showgrid=False,
-            zeroline=False,
-        ),
-        yaxis=dict(
-            title=dict(text=escape_label(changed_title)),
-            tickmode="array",
-            tickvals=list(range(n)),
-            ticktext=labels,
-            autorange="reversed",
-            showgrid=False,
-            zeroline=False,
-        ),
+        xaxis=dict(title=dict(text=escape_label(output_title)), **_token_axis(labels)),
+        yaxis=dict(title=dict(text=escape_label(changed_title)), autorange="reversed", **_token_axis(labels)),
         height=int(min(720, max(260, 110 + 34 * n))),
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         plot_bgcolor="rgba(0,0,0,0)",

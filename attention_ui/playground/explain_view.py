@@ -76,17 +76,18 @@ def _token_choice(view: View, key: str, label: str) -> None:
     )
 
 
-def _opened(key: str, label: str) -> bool:
-    """The panel's open/closed toggle (off by default); a click on a map opens it (see :func:`make_on_cell`)."""
-    return st.toggle(label, key=key)
+def _opened(t, name: str, key: str) -> bool:
+    """A panel's heading, its hint and its open/closed toggle (off by default; a click on a map opens
+    it, see :func:`make_on_cell`); whether it is open. ``name`` is ``cell`` or ``row``."""
+    st.markdown(f"#### {t(f'playground.{name}_title')}")
+    st.caption(t(f"playground.{name}_help"))
+    return st.toggle(t(f"playground.{name}_open"), key=key)
 
 
 def cell_panel(view: View) -> None:
     """After the softmax step: the chosen cell's arithmetic, term by term (on demand)."""
     t, tr = view.t, view.trace
-    st.markdown(f"#### {t('playground.cell_title')}")
-    st.caption(t("playground.cell_help"))
-    if not _opened(CELL_OPEN, t("playground.cell_open")):
+    if not _opened(t, "cell", CELL_OPEN):
         return
     c1, c2 = st.columns(2)
     with c1:
@@ -147,9 +148,7 @@ def cell_panel(view: View) -> None:
 def row_panel(view: View) -> None:
     """After the head-output step: query i's output as the weighted sum of the value rows (on demand)."""
     t, tr = view.t, view.trace
-    st.markdown(f"#### {t('playground.row_title')}")
-    st.caption(t("playground.row_help"))
-    if not _opened(ROW_OPEN, t("playground.row_open")):
+    if not _opened(t, "row", ROW_OPEN):
         return
     _token_choice(view, R_KEY, t("playground.cell_query"))
     i = int(st.session_state[R_KEY])

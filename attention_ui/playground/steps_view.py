@@ -159,6 +159,15 @@ def chart(view: View, fig, key: str, alt: str, square: bool = False, selectable:
     kit.chart(fig, CHART_PREFIX + key, alt, width=width, config=config, theme=None, **kwargs)
 
 
+def clickable_map(view: View, values, name: str, alt: str, **kwargs) -> None:
+    """An n×n score or weight map whose cells open the cell explainer, and its table (``kwargs``:
+    kind, allowed for :func:`attention_ui.figures.heatmaps.attention_heatmap`)."""
+    tokens = view.trace.tokens
+    fig = heatmaps.attention_heatmap(values, tokens, hover=view.hover, **view.axes, **kwargs)
+    chart(view, fig, name, alt, square=True, selectable=True)
+    table(view, lambda: tables.attention_table(values, tokens), name)
+
+
 def table(view: View, make_frame: Callable[[], object], key: str) -> None:
     """The numbers behind a heatmap (the accessible alternative) with a CSV download beside it.
 
@@ -225,15 +234,7 @@ def _raw(v: View) -> None:
     st.latex(rf"S = Q_{{{k}}} K_{{{k}}}^\top")
     shape_line(t, ("Q", (n, d_k)), ("K^\\top", (d_k, n)), ("QK^\\top", (n, n)))
     raw = tr.scores_raw[k]
-    chart(
-        v,
-        heatmaps.attention_heatmap(raw, tr.tokens, hover=v.hover, **v.axes),
-        "raw",
-        t("playground.alt_scores", what="QKᵀ", n=n),
-        square=True,
-        selectable=True,
-    )
-    table(v, lambda: tables.attention_table(raw, tr.tokens), "raw")
+    clickable_map(v, raw, "raw", t("playground.alt_scores", what="QKᵀ", n=n))
 
 
 def _scaled(v: View) -> None:
@@ -250,15 +251,7 @@ def _scaled(v: View) -> None:
             after=value_range(scaled),
         )
     )
-    chart(
-        v,
-        heatmaps.attention_heatmap(scaled, tr.tokens, hover=v.hover, **v.axes),
-        "scaled",
-        t("playground.alt_scores", what=t("playground.step_scaled"), n=n),
-        square=True,
-        selectable=True,
-    )
-    table(v, lambda: tables.attention_table(scaled, tr.tokens), "scaled")
+    clickable_map(v, scaled, "scaled", t("playground.alt_scores", what=t("playground.step_scaled"), n=n))
 
 
 def _mask(v: View) -> None:
@@ -300,15 +293,8 @@ def _masked(v: View) -> None:
         st.info(t("playground.masked_nothing_masked", step=STEPS.index("scaled") + 1))
         return
     masked = tr.scores_masked[k]
-    chart(
-        v,
-        heatmaps.attention_heatmap(masked, tr.tokens, allowed=tr.mask, hover=v.hover, **v.axes),
-        "masked",
-        t("playground.alt_scores", what=t("playground.step_masked"), n=n),
-        square=True,
-        selectable=True,
-    )
-    table(v, lambda: tables.attention_table(masked, tr.tokens), "masked")
+    alt = t("playground.alt_scores", what=t("playground.step_masked"), n=n)
+    clickable_map(v, masked, "masked", alt, allowed=tr.mask)
 
 
 def _softmax(v: View) -> None:
@@ -324,17 +310,9 @@ def _softmax(v: View) -> None:
                 rows=", ".join(str(i) for i in np.flatnonzero(tr.fully_masked_rows)),
             )
         )
-    chart(
-        v,
-        heatmaps.attention_heatmap(
-            weights, tr.tokens, kind="weights", allowed=tr.mask, hover=v.hover, **v.axes
-        ),
-        "weights",
-        t("playground.alt_weights", head=k, n=n),
-        square=True,
-        selectable=True,
+    clickable_map(
+        v, weights, "weights", t("playground.alt_weights", head=k, n=n), kind="weights", allowed=tr.mask
     )
-    table(v, lambda: tables.attention_table(weights, tr.tokens), "weights")
 
 
 def _head_out(v: View) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from attention_core import MASK_KINDS
@@ -95,10 +95,12 @@ def _str_out(v) -> str:
 
 @dataclass(frozen=True)
 class Param:
-    url: str
-    state: str
-    parse: object
-    dump: object
+    """One query parameter: its URL name, the session key it sets, how to read and to write it."""
+
+    url: str  # the query parameter's name
+    state: str  # the session key (a playground widget's key)
+    parse: Callable[[str], object]  # URL text -> value, None when malformed or out of range
+    dump: Callable[[object], str]  # value -> URL text
 
 
 PARAMS = (
