@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Error, Page, sync_playwright
-from st_browser import CHROMIUM_ARGS, ROOT, chromium_executable, screenshot, wait_for_app_run
+from st_browser import CHROMIUM_ARGS, ROOT, chromium_executable, new_context, screenshot, wait_for_app_run
 
 from bench.harness import free_port, healthy, server_cmd
 
@@ -133,8 +133,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 @pytest.fixture
 def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
-    context = browser.new_context(locale="en-US", viewport={"width": 1400, "height": 900})
-    context.set_default_timeout(30_000)
+    context = new_context(browser)
     page = context.new_page()
     try:
         yield page
