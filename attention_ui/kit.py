@@ -1,26 +1,34 @@
 """The page kit: what every page repeats, written once.
 
 A page of Attention Lab is: widgets -> a frozen settings value -> one cached core call that
-returns every intermediate -> figures and text. The kit is the plumbing around that, so that a
-page file holds only its own widgets, its core call and its sections.
+returns every intermediate -> figures and text. The kit is the plumbing around that, so a page
+file holds only its own widgets, its core call and its sections. New pages (a decoder view, a
+positions lab, an inference/KV-cache lab, a practice page) bind it the same way.
 
-Bind a page once, at the top of its file::
+Bind a page once, at the top of its file, then use it in ``main()``::
 
     PAGE = kit.Page("mk", "masks", DEFAULTS, choice_keys=("mk_kind",))
+    cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.mask_lab)
 
     def main() -> None:
-        t = PAGE.start()                          # defaults into the session, translator
-        PAGE.title(t)                             # masks.title and masks.intro
+        t = PAGE.start()                    # defaults into the session once; the translator
+        PAGE.title(t)                       # masks.title and masks.intro
         with st.sidebar:
-            PAGE.widget(t, "number_input", "pad", 0, 4, helped=True)  # masks.pad(_help), key mk_pad
-        PAGE.seed_input(t)                    # masks.seed, key mk_seed, SEED_RANGE
-            PAGE.tables_toggle(t)                 # masks.show_tables, key mk_tables
-        with PAGE.guard(t, "mask lab") as run:    # masks.err_unexpected instead of a traceback
-            lab = cached_lab(settings)            # one cached core call
-            PAGE.chart(fig, "mask", alt)          # st.plotly_chart, key mk_chart_mask
-            PAGE.table(lambda: frame)             # built and shown only while mk_tables is on
+            PAGE.widget(t, "number_input", "pad", 0, 4, step=1, helped=True)
+            #   st.number_input labelled masks.pad, tooltip masks.pad_help, key mk_pad, kept across pages
+            PAGE.seed_input(t)              # masks.seed, key mk_seed, 0 … SEED_RANGE[1]
+            PAGE.tables_toggle(t)           # masks.show_tables, key mk_tables
+        with PAGE.guard(t, "mask lab") as run:   # an error shows masks.err_unexpected, never a traceback
+            lab = cached_lab(settings)      # one cached core call, a frozen result
+            PAGE.chart(fig, "mask", alt)    # st.plotly_chart keyed mk_chart_mask, alt text, app toolbar
+            PAGE.table(lambda: frame)       # built and shown only while mk_tables is on
         if run.failed:
             return
+
+:class:`Page` also has ``widget(..., text=...)`` (a widget whose catalog name differs from its key),
+``tables_on``, ``hover(t)`` (the namespace's hover words), ``whole(t, key, label, bounds)`` (a
+range check with ``<ns>.err_range``) and ``warn_truncated(t, tokenization)``; ``table`` takes a
+DataFrame, a mapping of columns (``index=``, ``index_name=``, ``localized=`` columns) or a callable.
 
 Conventions a page follows (and the kit relies on):
 
@@ -33,10 +41,10 @@ Conventions a page follows (and the kit relies on):
 * widget values survive hiding a widget and visiting another page (``persist_state=KEEP``).
 
 Module-level helpers (usable without a :class:`Page`): :func:`init_state`, :func:`chart`,
-:func:`table`, :func:`frame`, :func:`table_height`, :func:`square_width`, :func:`hover_text`,
-:func:`progress`,
-:func:`warn_truncated`, :func:`show_tokens`, :func:`escape_markdown`,
-:func:`refresh_translated_choices`, :class:`Guard`, and the shared ranges :data:`SEED_RANGE`.
+:func:`table`, :func:`frame`, :func:`table_height`, :func:`square_width` (one sizing rule each),
+:func:`hover_text`, :func:`warn_truncated`, :func:`show_tokens`, :func:`escape_markdown`,
+:func:`refresh_translated_choices`, :func:`progress` (a long computation with a progress bar),
+:class:`Guard`, and the shared :data:`KEEP` and :data:`SEED_RANGE`.
 """
 
 from __future__ import annotations

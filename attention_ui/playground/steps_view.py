@@ -83,14 +83,7 @@ class View:
 
     def __post_init__(self) -> None:
         t = self.t
-        self.hover = base.HoverText(
-            query=t("playground.hover_query"),
-            key=t("playground.hover_key"),
-            token=t("playground.hover_token"),
-            dim=t("playground.hover_dim"),
-            value=t("playground.hover_value"),
-            masked=t("playground.hover_masked"),
-        )
+        self.hover = kit.hover_text(t, "playground")
 
     @property
     def axes(self) -> dict:
