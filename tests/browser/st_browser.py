@@ -3,7 +3,8 @@
 Import in a browser test as ``from st_browser import wait_for_app_run, ...`` (pytest puts this folder
 on ``sys.path``). The waiting rules follow Streamlit's own Playwright suite (the websocket is
 connected, ``stApp`` reports ``data-test-script-state="notRunning"``, no skeletons are left), plus a
-run counter in the page, so a wait never returns before the run it waits for has even started.
+count of the runs the server reports finished, so a wait never returns before the run it waits for
+has even started.
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
+import weakref
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
@@ -59,6 +63,7 @@ _DRAWN_TRACES = ", ".join(
 CHARTS_FIT_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].every(
     (gd) => !gd._fullLayout || Math.abs(gd._fullLayout.width - gd.clientWidth) <= 1)"""
 
+POLL_MS = 50  # how often a wait looks again at what the websocket has delivered
 # Streamlit's default timeouts are generous because CI shares two cores with a server and a browser.
 TIMEOUT_MS = 30_000
 
@@ -72,27 +77,36 @@ def chromium_executable() -> str | None:
     return found
 
 
-# Installed in every browser context (new_context, and conftest's ``page``): counts the app's runs.
-# A run starts when stApp's script state turns to "rerunRequested" (set by the browser the moment a
-# widget changes) or "running" (the server started a run, the first one included) from any other
-# state; wait_for_app_run waits for a run that started after the previous wait to end. Fragment
-# reruns (the playground's per-head steps) count like full ones.
-RUN_COUNTER = """
-(() => {
-    window.__stRuns = 0;
-    window.__stSeen = 0;
-    let last = null;
-    const busy = (state) => state === 'running' || state === 'rerunRequested';
-    new MutationObserver(() => {
-        const app = document.querySelector('[data-testid="stApp"]');
-        const state = app ? app.getAttribute('data-test-script-state') : null;
-        if (state === last) return;
-        if (busy(state) && !busy(last)) window.__stRuns += 1;
-        last = state;
-    }).observe(document, {subtree: true, childList: true, attributes: true,
-                          attributeFilter: ['data-test-script-state']});
-})();
-"""
+class _Runs:
+    """How many script runs the server has reported finished to one page, and how many a wait has seen."""
+
+    def __init__(self) -> None:
+        self.finished = 0
+        self.seen = 0
+
+    def frame(self, payload) -> None:
+        # A run's end is a tiny ForwardMsg (script_finished); deltas and figures are far larger.
+        if not isinstance(payload, bytes) or len(payload) > 256:
+            return
+        msg = ForwardMsg()
+        try:
+            msg.ParseFromString(payload)
+        except Exception:  # not a ForwardMsg we can read: not a run's end either
+            return
+        if (
+            msg.WhichOneof("type") == "script_finished"
+            and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
+        ):
+            self.finished += 1  # a full run or a fragment run completed (one cut short reruns)
+
+
+_RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def watch_runs(page: Page) -> None:
+    """Count the runs the server finishes for ``page`` (from its websocket; before it loads)."""
+    runs = _RUNS.setdefault(page, _Runs())
+    page.on("websocket", lambda ws: ws.on("framereceived", runs.frame))
 
 
 def new_context(
@@ -101,7 +115,7 @@ def new_context(
     """A fresh browser context (no cookies, no storage) whose pages count the app's runs."""
     context = browser.new_context(locale=locale, viewport={"width": width, "height": height})
     context.set_default_timeout(timeout_ms)
-    context.add_init_script(RUN_COUNTER)
+    context.on("page", watch_runs)
     return context
 
 
@@ -113,23 +127,23 @@ def wait_until_idle(page: Page, timeout_ms: int = TIMEOUT_MS) -> None:
 
 
 def wait_for_app_run(page: Page, timeout_ms: int = TIMEOUT_MS) -> None:
-    """Wait until a run that started after the previous call (or after the page loaded) has ended.
+    """Wait until a run that finished after the previous call (or after the page loaded) is drawn.
 
     Call it after an interaction that makes the app rerun (or after loading a page): it returns only
-    once that rerun has started *and* finished, so what follows sees its results, never the
-    previous run's. No fixed delay: the run counter of :data:`RUN_COUNTER` says when it started.
+    once the server has reported that rerun finished *and* the page is idle, so what follows sees
+    its results, never the previous run's. No fixed delay: the server's own "script finished"
+    message (counted by :func:`watch_runs`) says when the run is over.
     """
-    ready = page.wait_for_function(
-        """(idle) => window.__stRuns === undefined
-            ? 'no counter'
-            : window.__stRuns > window.__stSeen && !!document.querySelector(idle)""",
-        arg=APP_IDLE,
-        timeout=timeout_ms,
-    ).json_value()
-    if ready == "no counter":
-        raise RuntimeError("the page's context has no run counter: make it with st_browser.new_context")
+    runs = _RUNS.get(page)
+    if runs is None:
+        raise RuntimeError("this page does not count runs: open it in st_browser.new_context")
+    deadline = time.monotonic() + timeout_ms / 1000
+    while runs.finished <= runs.seen:  # Playwright delivers websocket events while we wait on it
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no run finished within {timeout_ms} ms")
+        page.wait_for_timeout(POLL_MS)
     wait_until_idle(page, timeout_ms)
-    page.evaluate("() => { window.__stSeen = window.__stRuns; }")
+    runs.seen = runs.finished
 
 
 def wait_for_charts(page: Page, minimum: int = 1, timeout_ms: int = TIMEOUT_MS) -> Locator:
