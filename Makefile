@@ -1,7 +1,7 @@
 # Two commands on a fresh machine (Python 3.11+; Streamlit 1.66+ no longer supports 3.10):
 #   make run   - create .venv if needed, install the app's pinned packages, start the app
-#   make test  - the same plus the dev tools, the pretrained model and a Chromium, then ruff and
-#                the whole pytest suite
+#   make test  - the same plus the dev tools, the pretrained model and a Chromium, then ruff (lint
+#                and format check) and the whole pytest suite
 #   make model - (optional) the pretrained all-MiniLM-L6-v2 weights for the "pretrained" switch
 # Installs are remembered by stamp files inside .venv; editing a requirements file re-installs.
 # The first of python3, python3.13, python3.12, python3.11 that is 3.11 or newer; override with PYTHON=...
@@ -70,6 +70,7 @@ browser: $(VENV)/.dev-deps
 
 lint: $(VENV)/.dev-deps
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 # Two pytest runs: everything but the browser tests on two xdist workers, then the browser tests,
 # also on two workers (each with its own Streamlit server and Chromium): measured on a quiet
@@ -84,6 +85,7 @@ test: $(VENV)/.dev-deps $(VENV)/.model browser
 	@status=0; \
 	check() { rc=$$?; if [ $$rc = 5 ] && [ -n "$(strip $(PYTEST_ARGS))" ]; then return 0; fi; status=$$rc; }; \
 	echo "+ ruff check ."; $(PY) -m ruff check . || status=$$?; \
+	echo "+ ruff format --check ."; $(PY) -m ruff format --check . || status=$$?; \
 	echo "+ pytest -n 2 -m 'not browser' $(PYTEST_ARGS)"; $(PY) -m pytest -n 2 -m "not browser" --durations=10 $(PYTEST_ARGS) || check; \
 	echo "+ pytest -m browser -n 2 $(PYTEST_ARGS)"; $(PY) -m pytest -m browser -n 2 --durations=5 $(PYTEST_ARGS) || check; \
 	exit $$status

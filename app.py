@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
-from attention_ui.state import LANG_KEY, current_language, translator
+from attention_ui.language import LANG_KEY, current_language, translator
 
 st.set_page_config(page_title="Attention Lab", page_icon="🔍", layout="wide")
 

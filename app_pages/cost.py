@@ -1,51 +1,30 @@
-"""Cost-at-scale lab: the n × n attention matrix's memory and FLOPs, a live measurement of the
-NumPy core as n doubles, and tiled attention with an online softmax that never holds the matrix.
+"""Cost-at-scale lab: memory and FLOPs of the n × n attention matrix, a live measurement of the core
+as n doubles (on request, bounded by MAX_DIRECT_N), tiled attention with an online softmax.
 
-Thin page: widgets (``co_`` keys) -> cached core calls -> pure figure builders -> st.plotly_chart.
-The live measurement runs only on a button press, is bounded by MAX_DIRECT_N, shows progress and
-keeps its results in session_state. All text comes from the ``cost`` catalog.
+Widgets (``co_`` keys) -> ``attention_core.labs.cost`` -> ``attention_ui.figures.cost`` -> the page
+kit. All text comes from the ``cost`` catalog.
 """
 
 from __future__ import annotations
 
-import logging
-
-import numpy as np
-import pandas as pd
 import streamlit as st
 
-from attention_core.lab_cost import (
-    DTYPE_BYTES,
-    MAX_DIRECT_N,
-    NOTES_SEQUENCE_LENGTHS,
-    flops_table,
-    measure_direct_attention,
-    measure_tiled_attention,
-    memory_table,
-)
-from attention_core.tiled import direct_attention, tiled_attention
-from attention_ui import figures_cost
-from attention_ui.state import translator
+from attention_core.labs import cost as lab_cost
+from attention_core.labs.cost import DTYPE_BYTES, MAX_DIRECT_N, NOTES_SEQUENCE_LENGTHS, SWEEP_D, format_bytes
+from attention_ui import kit
+from attention_ui.figures import cost as figures_cost
 
-log = logging.getLogger(__name__)
-
-KEEP = "session"
 # The reference notes' FP16 one-head column, as printed there (data to compare against, not text).
 NOTES_FIGURES = {2_048: "8 MB", 8_192: "128 MB", 32_768: "2 GB", 131_072: "32 GB", 1_000_000: "1.9 TB"}
 CHART_NS = tuple(2**k for k in range(7, 21))  # 128 … 1,048,576
 GPU_BYTES = 80 * 10**9  # a large accelerator's memory, as a yardstick on the memory chart
-MEASURE_MIN_N = 128
 MEASURE_CHOICES = tuple(n for n in (256, 512, 1024, 2048, 4096) if n <= MAX_DIRECT_N)
-MEASURE_D = 64
-TIME_REPEATS = 3  # best of 3 for the small sizes
-REPEAT_UP_TO_N = 512
 CHECK_NS = (64, 128, 256, 512, 1024, 2048)
 BLOCKS = (16, 32, 64, 128, 256)
-COUNT_RANGE = {"co_heads": (1, 256), "co_batch": (1, 1024), "co_layers": (1, 256)}
+COUNT_RANGE = {"heads": (1, 256), "batch": (1, 1024), "layers": (1, 256)}
 DK_RANGE = (1, 1024)
-RESULTS = "co_results"  # list of measurement dicts, kept across reruns
+RESULTS = "co_results"  # the live sweep's SweepPoints, kept across reruns
 RESULTS_META = "co_results_meta"
-
 DEFAULTS = {
     "co_dtype": "fp16",
     "co_heads": 1,
@@ -58,49 +37,22 @@ DEFAULTS = {
     "co_check_block": 64,
     "co_causal": False,
     "co_tables": False,
+    RESULTS: (),
+    RESULTS_META: None,
 }
+PAGE = kit.Page("co", "cost", DEFAULTS)
+
+cached_memory = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.memory_table)
+cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.flops_table)
+cached_check = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.tiled_check)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def cached_memory(ns: tuple[int, ...], bytes_per_elem: int, heads: int, batch: int, layers: int):
-    return memory_table(ns, bytes_per_elem, heads, batch, layers)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def cached_flops(ns: tuple[int, ...], d_k: int, heads: int):
-    return flops_table(ns, d_k, None, heads)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def cached_check(n: int, block: int, causal: bool, seed: int = 0) -> dict:
-    """Tiled vs direct on random Q, K, V (d = 64): the difference and the tiling's bookkeeping."""
-    rng = np.random.default_rng(seed)
-    Q, K, V = (rng.standard_normal((n, MEASURE_D)) for _ in range(3))  # [n, d] each
-    tiled = tiled_attention(Q, K, V, block, block, causal=causal)
-    direct = direct_attention(Q, K, V, causal=causal)
+def unit_columns(t, rows) -> dict:
+    """The memory of each row in decimal and in binary units."""
     return {
-        "max_abs_diff": float(np.max(np.abs(tiled.output - direct))),
-        "tiles_computed": tiled.tiles_computed,
-        "tiles_skipped": tiled.tiles_skipped,
-        "max_tile_elements": tiled.max_tile_elements,
-        "matrix_elements": n * n,
+        t("cost.col_decimal"): [format_bytes(r.bytes, binary=False) for r in rows],
+        t("cost.col_binary"): [format_bytes(r.bytes) for r in rows],
     }
-
-
-def init_state() -> None:
-    for key, value in DEFAULTS.items():
-        st.session_state.setdefault(key, value)
-    st.session_state.setdefault(RESULTS, [])
-    st.session_state.setdefault(RESULTS_META, None)
-
-
-def chart(fig, key: str, alt: str) -> None:
-    st.plotly_chart(fig, key=f"co_chart_{key}", alt=alt, width="stretch", config={"displaylogo": False})
-
-
-def table(frame: pd.DataFrame, key: str) -> None:
-    if st.session_state["co_tables"]:
-        st.dataframe(frame, width="stretch", hide_index=True, key=f"co_table_{key}")
 
 
 def section_notes_table(t) -> None:
@@ -108,255 +60,130 @@ def section_notes_table(t) -> None:
     st.markdown(t("cost.explain_notes"))
     st.latex(r"\text{memory} = n^2 \times \text{bytes per element} \qquad (\text{FP16: } 2\ \text{bytes})")
     rows = cached_memory(NOTES_SEQUENCE_LENGTHS, DTYPE_BYTES["fp16"], 1, 1, 1)
-    frame = pd.DataFrame(
-        {
-            "n": [r.n for r in rows],
-            t("cost.col_elements"): [r.elements for r in rows],
-            t("cost.col_bytes"): [r.bytes for r in rows],
-            t("cost.col_decimal"): [f"{r.decimal_value:.3g} {r.decimal_unit}" for r in rows],
-            t("cost.col_binary"): [f"{r.binary_value:.3g} {r.binary_unit}" for r in rows],
-            t("cost.col_notes"): [NOTES_FIGURES.get(r.n, "—") for r in rows],
-            t("cost.col_ratio"): [f"×{r.ratio_to_first:,.0f}" for r in rows],
-        }
-    )
-    st.dataframe(
-        frame,
-        hide_index=True,
-        width="stretch",
-        key="co_table_notes",
-        column_config={
-            "n": st.column_config.NumberColumn(format="localized"),
-            t("cost.col_elements"): st.column_config.NumberColumn(format="localized"),
-            t("cost.col_bytes"): st.column_config.NumberColumn(format="localized"),
-        },
-    )
+    columns = {
+        "n": [r.n for r in rows],
+        t("cost.col_elements"): [r.elements for r in rows],
+        t("cost.col_bytes"): [r.bytes for r in rows],
+        **unit_columns(t, rows),
+        t("cost.col_notes"): [NOTES_FIGURES.get(r.n, "—") for r in rows],
+        t("cost.col_ratio"): [f"×{r.ratio_to_first:,.0f}" for r in rows],
+    }
+    PAGE.table(columns, "notes", always=True, hide_index=True, localized=list(columns)[:3])
     last = rows[-1]
-    st.info(
-        t(
-            "cost.units_note",
-            decimal=f"{last.decimal_value:.2f} {last.decimal_unit}",
-            binary=f"{last.binary_value:.2f} {last.binary_unit}",
-        )
+    decimal, binary = (
+        f"{last.decimal_value:.2f} {last.decimal_unit}",
+        f"{last.binary_value:.2f} {last.binary_unit}",
     )
+    st.info(t("cost.units_note", decimal=decimal, binary=binary))
 
 
 def section_extended(t) -> None:
     st.header(t("cost.sec_extended"), anchor="extended")
     st.markdown(t("cost.explain_extended"))
     st.latex(r"\text{memory} = \text{batch} \times \text{layers} \times h \times n^2 \times \text{bytes}")
-    c1, c2, c3, c4 = st.columns(4)
-    c1.selectbox(
-        t("cost.dtype"),
-        tuple(DTYPE_BYTES),
-        key="co_dtype",
-        format_func=lambda d: t("cost.dtype_name", dtype=d.upper(), bytes=DTYPE_BYTES[d]),
-        persist_state=KEEP,
-    )
-    for col, key in zip((c2, c3, c4), ("co_heads", "co_batch", "co_layers"), strict=True):
-        col.number_input(t(f"cost.{key[3:]}"), *COUNT_RANGE[key], step=1, key=key, persist_state=KEEP)
+    c1, *counts = st.columns(4)
+    dtype_name = {d: t("cost.dtype_name", dtype=d.upper(), bytes=b) for d, b in DTYPE_BYTES.items()}
+    PAGE.widget(t, "selectbox", "dtype", tuple(DTYPE_BYTES), format_func=dtype_name.get, where=c1)
+    for column, name in zip(counts, COUNT_RANGE, strict=True):
+        PAGE.widget(t, "number_input", name, *COUNT_RANGE[name], step=1, where=column)
     s = st.session_state
     dtype = s["co_dtype"] if s["co_dtype"] in DTYPE_BYTES else "fp16"
     heads, batch, layers = int(s["co_heads"]), int(s["co_batch"]), int(s["co_layers"])
     rows = cached_memory(NOTES_SEQUENCE_LENGTHS, DTYPE_BYTES[dtype], heads, batch, layers)
-    frame = pd.DataFrame(
-        {
-            "n": [r.n for r in rows],
-            t("cost.col_elements"): [r.elements for r in rows],
-            t("cost.col_decimal"): [f"{r.decimal_value:.3g} {r.decimal_unit}" for r in rows],
-            t("cost.col_binary"): [f"{r.binary_value:.3g} {r.binary_unit}" for r in rows],
-            t("cost.col_gpus"): [f"{r.bytes / GPU_BYTES:,.2g}" for r in rows],
-        }
-    )
-    st.dataframe(
-        frame,
-        hide_index=True,
-        width="stretch",
-        key="co_table_extended",
-        column_config={
-            "n": st.column_config.NumberColumn(format="localized"),
-            t("cost.col_elements"): st.column_config.NumberColumn(format="localized"),
-        },
-    )
+    columns = {"n": [r.n for r in rows], t("cost.col_elements"): [r.elements for r in rows]}
+    columns |= unit_columns(t, rows) | {t("cost.col_gpus"): [f"{r.bytes / GPU_BYTES:,.2g}" for r in rows]}
+    PAGE.table(columns, "extended", always=True, hide_index=True, localized=list(columns)[:2])
     st.caption(t("cost.gpus_note"))
 
     st.subheader(t("cost.sec_memory_chart"))
     series = {}
-    for size in sorted(set(DTYPE_BYTES.values()), reverse=True):  # FP16 and BF16 share one line
-        names = " / ".join(name.upper() for name, b in DTYPE_BYTES.items() if b == size)
-        chart_rows = cached_memory(CHART_NS, size, heads, batch, layers)
-        series[t("cost.dtype_name", dtype=names, bytes=size)] = [r.bytes for r in chart_rows]
-    fig = figures_cost.loglog_figure(
-        CHART_NS,
-        series,
-        x_title=t("cost.axis_n"),
-        y_title=t("cost.axis_memory"),
-        bytes_axis=True,
-        reference={t("cost.gpu_line"): GPU_BYTES},
-    )
-    chart(fig, "memory", t("cost.alt_memory", heads=heads, batch=batch, layers=layers))
-    table(pd.DataFrame({"n": CHART_NS, **series}), "memory")
+    for size, dtypes in lab_cost.dtypes_by_size().items():  # FP16 and BF16 share one line
+        name = t("cost.dtype_name", dtype=" / ".join(d.upper() for d in dtypes), bytes=size)
+        series[name] = [r.bytes for r in cached_memory(CHART_NS, size, heads, batch, layers)]
+    gpu = {t("cost.gpu_line"): GPU_BYTES}
+    titles = dict(x_title=t("cost.axis_n"), y_title=t("cost.axis_memory"))
+    fig = figures_cost.loglog_figure(CHART_NS, series, bytes_axis=True, reference=gpu, **titles)
+    PAGE.chart(fig, "memory", t("cost.alt_memory", heads=heads, batch=batch, layers=layers))
+    PAGE.table({"n": CHART_NS, **series}, "memory", hide_index=True)
 
     st.subheader(t("cost.sec_flops_chart"))
-    st.number_input("d_k", *DK_RANGE, step=16, key="co_dk", help=t("cost.dk_help"), persist_state=KEEP)
+    PAGE.widget(t, "number_input", "dk", *DK_RANGE, step=16, label="d_k", help=t("cost.dk_help"))
     d_k = int(s["co_dk"])
     st.latex(r"\text{FLOPs} \approx h\,(2 n^2 d_k + 6 n^2 + 2 n^2 d_v)")
-    flops = cached_flops(CHART_NS, d_k, heads)
+    flops = cached_flops(CHART_NS, d_k, None, heads)
     fseries = {
         t("cost.flops_scores"): [f.scores for f in flops],  # = A·V, since d_v = d_k here
         t("cost.flops_softmax"): [f.softmax for f in flops],
         t("cost.flops_total"): [f.total for f in flops],
     }
-    fig = figures_cost.loglog_figure(
-        CHART_NS, fseries, x_title=t("cost.axis_n"), y_title=t("cost.axis_flops")
-    )
-    chart(fig, "flops", t("cost.alt_flops", d_k=d_k, heads=heads))
-    table(pd.DataFrame({"n": CHART_NS, **fseries}), "flops")
-    ratio = flops[1].total / flops[0].total
-    st.markdown(t("cost.flops_ratio", ratio=f"{ratio:.2f}"))
-
-
-def measure_one(method: str, n: int, block: int):
-    if method == "direct":
-        return measure_direct_attention(n, MEASURE_D)
-    return measure_tiled_attention(n, MEASURE_D, block=block)
+    titles = dict(x_title=t("cost.axis_n"), y_title=t("cost.axis_flops"))
+    fig = figures_cost.loglog_figure(CHART_NS, fseries, **titles)
+    PAGE.chart(fig, "flops", t("cost.alt_flops", d_k=d_k, heads=heads))
+    PAGE.table({"n": CHART_NS, **fseries}, "flops", hide_index=True)
+    st.markdown(t("cost.flops_ratio", ratio=f"{flops[1].total / flops[0].total:.2f}"))
 
 
 def run_measurement(t, max_n: int, block: int) -> None:
-    """Measure direct and tiled attention for n = 128, 256, …, max_n; progress as it goes."""
-    max_n = int(min(max_n, MAX_DIRECT_N))
-    ns = []
-    n = MEASURE_MIN_N
-    while n <= max_n:
-        ns.append(n)
-        n *= 2
-    results: list[dict] = []
-    measure_direct_attention(64, MEASURE_D)  # warm-up: the first BLAS call pays one-off set-up costs
-    with st.status(t("cost.measure_running"), expanded=True) as status:
-        bar = st.progress(0.0, text=t("cost.measure_progress", done=0, total=len(ns), n=ns[0]))
-        try:
-            for i, n in enumerate(ns):
-                # Small sizes take milliseconds, so one run is mostly noise: keep the fastest of a few.
-                repeats = TIME_REPEATS if n <= REPEAT_UP_TO_N else 1
-                for method in ("direct", "tiled"):
-                    runs = [measure_one(method, n, block) for _ in range(repeats)]
-                    results.append(
-                        {
-                            "method": method,
-                            "n": n,
-                            "seconds": min(m.seconds for m in runs),
-                            "peak_bytes": runs[0].peak_bytes,
-                            "matrix_bytes": runs[0].matrix_bytes,
-                        }
-                    )
-                bar.progress(
-                    (i + 1) / len(ns), text=t("cost.measure_progress", done=i + 1, total=len(ns), n=n)
-                )
-        except Exception:  # keep what was measured; never a traceback
-            log.exception("live measurement failed")
-            status.update(label=t("cost.measure_failed"), state="error")
-        else:
-            status.update(label=t("cost.measure_done", count=len(ns)), state="complete", expanded=False)
-    st.session_state[RESULTS] = results
-    st.session_state[RESULTS_META] = {"max_n": max_n, "block": block, "d": MEASURE_D}
+    """The live sweep, n = 128, 256, … max_n, with progress; what was measured is kept."""
+    sizes = lab_cost.sweep_sizes(max_n)
 
+    def step(done: int, point) -> str:
+        return t("cost.measure_progress", done=done, total=len(sizes), n=point.n if point else sizes[0])
 
-def measurement_frame(t, results: list[dict]) -> pd.DataFrame:
-    """One row per n: direct and tiled time and peak, and the direct peak's step from the row above."""
-    by = {(r["method"], r["n"]): r for r in results}
-    ns = sorted({r["n"] for r in results})
-    rows = []
-    prev = None
-    for n in ns:
-        d, ti = by.get(("direct", n)), by.get(("tiled", n))
-        step = d["peak_bytes"] / prev["peak_bytes"] if d and prev and prev["peak_bytes"] else None
-        rows.append(
-            {
-                "n": n,
-                t("cost.col_direct_peak"): figures_cost.format_bytes(d["peak_bytes"]) if d else "—",
-                t("cost.col_step"): f"×{step:.2f}" if step else "—",
-                t("cost.col_in_matrices"): f"{d['peak_bytes'] / d['matrix_bytes']:.1f}" if d else "—",
-                t("cost.col_tiled_peak"): figures_cost.format_bytes(ti["peak_bytes"]) if ti else "—",
-                t("cost.col_direct_time"): f"{d['seconds'] * 1000:.1f}" if d else "—",
-                t("cost.col_tiled_time"): f"{ti['seconds'] * 1000:.1f}" if ti else "—",
-            }
-        )
-        prev = d
-    return pd.DataFrame(rows)
+    running, finished = t("cost.measure_running"), t("cost.measure_done", count=len(sizes))
+    points = lab_cost.measure_sweep(max_n, block)
+    st.session_state[RESULTS] = kit.progress(
+        points, len(sizes), running=running, step=step, done=finished, failed=t("cost.measure_failed")
+    )
+    st.session_state[RESULTS_META] = {"max_n": min(max_n, MAX_DIRECT_N), "block": block, "d": SWEEP_D}
 
 
 def section_measure(t) -> None:
     st.header(t("cost.sec_measure"), anchor="measure")
-    st.markdown(t("cost.explain_measure", d=MEASURE_D, limit=f"{MAX_DIRECT_N:,}"))
+    st.markdown(t("cost.explain_measure", d=SWEEP_D, limit=f"{MAX_DIRECT_N:,}"))
     c1, c2 = st.columns([3, 1])
-    c1.select_slider(
-        t("cost.max_n"), MEASURE_CHOICES, key="co_max_n", help=t("cost.max_n_help"), persist_state=KEEP
-    )
-    c2.select_slider(t("cost.block"), BLOCKS, key="co_block", help=t("cost.block_help"), persist_state=KEEP)
+    PAGE.widget(t, "select_slider", "max_n", MEASURE_CHOICES, helped=True, where=c1)
+    PAGE.widget(t, "select_slider", "block", BLOCKS, helped=True, where=c2)
     b1, b2 = st.columns([1, 1])
     if b1.button(t("cost.measure_button"), key="co_run", type="primary", icon=":material/timer:"):
         run_measurement(t, int(st.session_state["co_max_n"]), int(st.session_state["co_block"]))
     if st.session_state[RESULTS] and b2.button(t("cost.clear_button"), key="co_clear"):
-        st.session_state[RESULTS] = []
-        st.session_state[RESULTS_META] = None
-
-    results = st.session_state[RESULTS]
-    if not results:
+        st.session_state[RESULTS], st.session_state[RESULTS_META] = [], None
+    points = st.session_state[RESULTS]
+    if not points:
         st.caption(t("cost.measure_hint"))
         return
-    meta = st.session_state[RESULTS_META] or {}
+    meta, summary = st.session_state[RESULTS_META] or {}, lab_cost.summarise_sweep(points)
     st.markdown(t("cost.measure_meta", max_n=f"{meta.get('max_n', 0):,}", block=meta.get("block", "?")))
-    st.dataframe(measurement_frame(t, results), hide_index=True, width="stretch", key="co_table_measure")
-    direct = [r for r in results if r["method"] == "direct"]
-    tiled = [r for r in results if r["method"] == "tiled"]
-    ns = sorted({r["n"] for r in results})
-    by = {(r["method"], r["n"]): r for r in results}
-    peak_series = {
-        t("cost.series_direct"): [
-            by[("direct", n)]["peak_bytes"] if ("direct", n) in by else None for n in ns
-        ],
-        t("cost.series_tiled"): [by[("tiled", n)]["peak_bytes"] if ("tiled", n) in by else None for n in ns],
-        t("cost.series_matrix"): [n * n * 8 for n in ns],
+    ns = [p.n for p in points]
+    table = {
+        "n": ns,
+        t("cost.col_direct_peak"): [format_bytes(p.direct.peak_bytes) for p in points],
+        t("cost.col_step"): [f"×{x:.2f}" if x else "—" for x in summary.steps],
+        t("cost.col_in_matrices"): [f"{p.direct.peak_bytes / p.direct.matrix_bytes:.1f}" for p in points],
+        t("cost.col_tiled_peak"): [format_bytes(p.tiled.peak_bytes) for p in points],
+        t("cost.col_direct_time"): [f"{p.direct.seconds * 1000:.1f}" for p in points],
+        t("cost.col_tiled_time"): [f"{p.tiled.seconds * 1000:.1f}" for p in points],
     }
-    fig = figures_cost.loglog_figure(
-        ns,
-        peak_series,
-        x_title=t("cost.axis_n"),
-        y_title=t("cost.axis_peak"),
-        bytes_axis=True,
-        height=360,
-        x_ticks=ns,
-    )
-    chart(fig, "peak", t("cost.alt_peak", count=len(ns)))
-    time_series = {
-        t("cost.series_direct"): [by[("direct", n)]["seconds"] if ("direct", n) in by else None for n in ns],
-        t("cost.series_tiled"): [by[("tiled", n)]["seconds"] if ("tiled", n) in by else None for n in ns],
+    PAGE.table(table, "measure", always=True, hide_index=True)
+    peaks = {
+        t("cost.series_direct"): [p.direct.peak_bytes for p in points],
+        t("cost.series_tiled"): [p.tiled.peak_bytes for p in points],
+        t("cost.series_matrix"): [p.direct.matrix_bytes for p in points],
     }
-    fig = figures_cost.loglog_figure(
-        ns,
-        time_series,
-        x_title=t("cost.axis_n"),
-        y_title=t("cost.axis_seconds"),
-        y_hover="%{y:.3g} s",
-        height=320,
-        x_ticks=ns,
-    )
-    chart(fig, "time", t("cost.alt_time", count=len(ns)))
-    if len(direct) >= 2:
-        steps = [
-            b["peak_bytes"] / a["peak_bytes"]
-            for a, b in zip(direct, direct[1:], strict=False)
-            if a["peak_bytes"]
-        ]
-        last_tiled = tiled[-1] if tiled else None
-        st.success(
-            t(
-                "cost.measure_lesson",
-                step=f"{float(np.median(steps)):.2f}",
-                n=f"{direct[-1]['n']:,}",
-                direct=figures_cost.format_bytes(direct[-1]["peak_bytes"]),
-                tiled=figures_cost.format_bytes(last_tiled["peak_bytes"]) if last_tiled else "—",
-            )
-        )
+    axes = dict(x_title=t("cost.axis_n"), height=360, x_ticks=ns)
+    fig = figures_cost.loglog_figure(ns, peaks, y_title=t("cost.axis_peak"), bytes_axis=True, **axes)
+    PAGE.chart(fig, "peak", t("cost.alt_peak", count=len(ns)))
+    times = {
+        t("cost.series_direct"): [p.direct.seconds for p in points],
+        t("cost.series_tiled"): [p.tiled.seconds for p in points],
+    }
+    axes.update(height=320, y_title=t("cost.axis_seconds"), y_hover="%{y:.3g} s")
+    PAGE.chart(figures_cost.loglog_figure(ns, times, **axes), "time", t("cost.alt_time", count=len(ns)))
+    if summary.median_step is not None:
+        last, step = points[-1], f"{summary.median_step:.2f}"
+        direct, tiled = format_bytes(last.direct.peak_bytes), format_bytes(last.tiled.peak_bytes)
+        st.success(t("cost.measure_lesson", step=step, n=f"{last.n:,}", direct=direct, tiled=tiled))
     st.warning(t("cost.time_noise"))
 
 
@@ -368,50 +195,33 @@ def section_tiled(t) -> None:
         r"a' = e^{m - m'}\,a + \sum_j e^{s_j - m'}\, v_j,\qquad \text{out} = a / \ell"
     )
     c1, c2, c3 = st.columns([2, 2, 1])
-    c1.select_slider("n", CHECK_NS, key="co_check_n", persist_state=KEEP)
-    c2.select_slider(
-        t("cost.block"), BLOCKS, key="co_check_block", help=t("cost.block_help"), persist_state=KEEP
-    )
-    c3.toggle(t("cost.causal"), key="co_causal", persist_state=KEEP)
+    PAGE.widget(t, "select_slider", "check_n", CHECK_NS, label="n", where=c1)
+    PAGE.widget(t, "select_slider", "check_block", BLOCKS, text="block", helped=True, where=c2)
+    PAGE.widget(t, "toggle", "causal", where=c3)
     s = st.session_state
     n, block, causal = int(s["co_check_n"]), int(s["co_check_block"]), bool(s["co_causal"])
-    try:
+    with PAGE.guard(t, "tiled check") as run:
         check = cached_check(n, block, causal)
-    except Exception:
-        log.exception("tiled check failed")
-        st.error(t("cost.err_unexpected"))
+    if run.failed:
         return
+    diff = f"{check.max_abs_diff:.2e}"
     m1, m2, m3 = st.columns(3)
-    m1.metric(t("cost.check_diff"), f"{check['max_abs_diff']:.2e}")
-    m2.metric(
-        t("cost.check_tiles"),
-        f"{check['tiles_computed']} / {check['tiles_computed'] + check['tiles_skipped']}",
-    )
-    m3.metric(
-        t("cost.check_tile_share"),
-        f"{check['max_tile_elements']:,} / {check['matrix_elements']:,}",
-    )
-    if check["max_abs_diff"] <= 1e-10:
-        st.success(t("cost.check_ok", diff=f"{check['max_abs_diff']:.2e}"))
+    m1.metric(t("cost.check_diff"), diff)
+    m2.metric(t("cost.check_tiles"), f"{check.tiles_computed} / {check.tiles_computed + check.tiles_skipped}")
+    m3.metric(t("cost.check_tile_share"), f"{check.max_tile_elements:,} / {check.matrix_elements:,}")
+    if check.max_abs_diff <= 1e-10:
+        st.success(t("cost.check_ok", diff=diff))
     else:
-        st.error(t("cost.check_bad", diff=f"{check['max_abs_diff']:.2e}"))
-    fig = figures_cost.tile_grid_figure(
-        n,
-        block,
-        causal,
-        x_title=t("cost.axis_key_tile"),
-        y_title=t("cost.axis_query_tile"),
-        computed=t("cost.tile_computed"),
-        skipped=t("cost.tile_skipped"),
-    )
-    grid = figures_cost.tile_grid(n, block, causal)
-    tiles = grid.shape[0]
-    left, _ = st.columns([1, 1])
-    with left:
-        chart(fig, "tiles", t("cost.alt_tiles", tiles=tiles, block=block, n=n))
-    words = np.where(grid > 0, t("cost.tile_computed"), t("cost.tile_skipped"))
-    labels = [str(i) for i in range(tiles)]
-    table(pd.DataFrame(words, index=labels, columns=labels).reset_index(names="#"), "tiles")
+        st.error(t("cost.check_bad", diff=diff))
+    words = {True: t("cost.tile_computed"), False: t("cost.tile_skipped")}
+    labels = dict(computed=words[True], skipped=words[False])
+    labels.update(x_title=t("cost.axis_key_tile"), y_title=t("cost.axis_query_tile"))
+    fig = figures_cost.tile_grid_figure(check.grid, n, block, **labels)
+    tiles = len(check.grid)
+    with st.columns([1, 1])[0]:
+        PAGE.chart(fig, "tiles", t("cost.alt_tiles", tiles=tiles, block=block, n=n))
+    grid_words = {str(k): [words[bool(row[k])] for row in check.grid] for k in range(tiles)}
+    PAGE.table({"#": [str(i) for i in range(tiles)], **grid_words}, "tiles", hide_index=True)
     st.caption(t("cost.tiles_note_causal" if causal else "cost.tiles_note_full"))
 
 
@@ -424,11 +234,9 @@ def section_methods(t) -> None:
 
 
 def main() -> None:
-    t = translator()
-    init_state()
-    st.title(t("cost.title"))
-    st.markdown(t("cost.intro"))
-    st.toggle(t("cost.show_tables"), key="co_tables", persist_state=KEEP)
+    t = PAGE.start()
+    PAGE.title(t)
+    PAGE.tables_toggle(t)
     section_notes_table(t)
     section_extended(t)
     section_measure(t)

@@ -1,33 +1,20 @@
 """Look-alikes lab: self- vs cross-attention, additive vs dot-product scores, causal vs
 bidirectional, self-attention vs an RNN, and a table of terms that are easy to mix up.
 
-Thin page: widgets (``lk_`` keys) -> cached core calls (attention_core.lab_lookalikes, trace_text)
--> pure figure builders -> st.plotly_chart. Every message comes from the ``lookalikes`` catalog.
+Widgets (``lk_`` keys) -> ``attention_core.labs.lookalikes`` -> ``attention_ui.figures`` -> the page
+kit. Every message comes from the ``lookalikes`` catalog.
 """
 
 from __future__ import annotations
 
-import logging
-
-import numpy as np
-import pandas as pd
 import streamlit as st
 
-from attention_core import AttentionConfig, AttentionConfigError, trace_text
-from attention_core.lab_lookalikes import (
-    LOOKALIKES,
-    RNN_COMPARISON,
-    compare_scores,
-    cross_attention,
-    init_additive_params,
-    layer_cost,
-    rnn_steps_illustration,
-)
-from attention_ui import figures, tables
-from attention_ui.figures_lookalikes import CostText, PathText, cost_figure, path_figure
-from attention_ui.state import translator
-
-log = logging.getLogger(__name__)
+from attention_core import AttentionConfigError
+from attention_core.labs import lookalikes as lab_lookalikes
+from attention_core.labs.lookalikes import LOOKALIKES, RNN_COMPARISON, layer_cost, rnn_steps_illustration
+from attention_ui import kit, tables
+from attention_ui.figures import heatmaps
+from attention_ui.figures.lookalikes import CostText, PathText, cost_figure, path_figure
 
 MAX_TOKENS = 16  # two readable heatmaps side by side
 D_MODEL_CHOICES = (8, 16, 32, 64)
@@ -47,116 +34,66 @@ DEFAULTS = {
     "lk_cost_n": 2048,
     "lk_cost_d": 512,
 }
-KEEP = "session"
+PAGE = kit.Page("lk", "lookalikes", DEFAULTS)
+
+# The core's results are frozen with read-only arrays: one object can serve every session.
+cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_lookalikes.lookalikes_lab)
+cached_curves = st.cache_resource(max_entries=32, show_spinner=False)(lab_lookalikes.cost_curves)
 
 
-def init_state() -> None:
-    for key, value in DEFAULTS.items():
-        st.session_state.setdefault(key, value)
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def cached_trace(text: str, d_model: int, heads: int, seed: int, mask: str):
-    cfg = AttentionConfig(d_model=d_model, heads=heads, seed=seed, mask=mask)
-    return trace_text(text, cfg, max_tokens=MAX_TOKENS)
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def cached_cross(text_a: str, text_b: str, d_model: int, heads: int, seed: int):
-    a = cached_trace(text_a, d_model, heads, seed, "none")
-    b = cached_trace(text_b, d_model, heads, seed, "none")
-    # the same seed gives both sentences the same embeddings and the same W_Q, W_K, W_V, W_O
-    return a, b, cross_attention(a.X, b.X, a.params, a.divisor)
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def cached_scores(text: str, d_model: int, heads: int, seed: int, head: int, d_a: int):
-    tr = cached_trace(text, d_model, heads, seed, "none")
-    Q, K = tr.Q[head], tr.K[head]  # [n, d_k] each
-    params = init_additive_params(Q.shape[1], K.shape[1], d_a, seed=seed)
-    return compare_scores(Q, K, params, divisor=tr.divisor)
-
-
-def hover_text(t) -> figures.HoverText:
-    return figures.HoverText(
-        query=t("lookalikes.hover_query"),
-        key=t("lookalikes.hover_key"),
-        value=t("lookalikes.hover_value"),
-        masked=t("lookalikes.hover_masked"),
+def weights_map(t, values, rows, cols, *, col_title: str | None = None, **kwargs):
+    """Attention weights, queries as rows (``kwargs``: allowed, title)."""
+    titles = dict(row_title=t("lookalikes.axis_query"), col_title=col_title or t("lookalikes.axis_key"))
+    hovers = dict(
+        row_hover=t("lookalikes.hover_query"), col_hover=t("lookalikes.hover_key"), hover=PAGE.hover(t)
     )
-
-
-def weights_map(t, values, rows, cols, *, allowed=None, title: str = "", col_title: str | None = None):
-    return figures.matrix_heatmap(
-        values,
-        rows,
-        cols,
-        kind="weights",
-        allowed=allowed,
-        title=title,
-        row_title=t("lookalikes.axis_query"),
-        col_title=col_title or t("lookalikes.axis_key"),
-        row_hover=t("lookalikes.hover_query"),
-        col_hover=t("lookalikes.hover_key"),
-        hover=hover_text(t),
-    )
-
-
-def chart(fig, key: str, alt: str) -> None:
-    st.plotly_chart(fig, key=f"lk_chart_{key}", alt=alt, width="stretch", config={"displaylogo": False})
-
-
-def labelled_table(values, rows, cols) -> pd.DataFrame:
-    return pd.DataFrame(
-        np.array(values, dtype=float), index=tables.token_index(rows), columns=tables.token_index(cols)
-    )
-
-
-def table(frame: pd.DataFrame) -> None:
-    if st.session_state["lk_tables"]:
-        st.dataframe(frame, width="stretch", height=min(420, 38 + 35 * len(frame)))
+    return heatmaps.matrix_heatmap(values, rows, cols, kind="weights", **titles, **hovers, **kwargs)
 
 
 def settings(t) -> None:
     with st.sidebar:
         st.header(t("lookalikes.settings"))
-        st.text_input(
-            t("lookalikes.text_a"), key="lk_text_a", help=t("lookalikes.text_a_help"), persist_state=KEEP
-        )
-        st.text_input(
-            t("lookalikes.text_b"), key="lk_text_b", help=t("lookalikes.text_b_help"), persist_state=KEEP
-        )
+        PAGE.widget(t, "text_input", "text_a", helped=True)
+        PAGE.widget(t, "text_input", "text_b", helped=True)
         c1, c2 = st.columns(2)
-        c1.selectbox("d_model", D_MODEL_CHOICES, key="lk_d_model", persist_state=KEEP)
-        c2.selectbox(t("lookalikes.heads"), HEAD_CHOICES, key="lk_heads", persist_state=KEEP)
+        PAGE.widget(t, "selectbox", "d_model", D_MODEL_CHOICES, label="d_model", where=c1)
+        PAGE.widget(t, "selectbox", "heads", HEAD_CHOICES, where=c2)
         heads = int(st.session_state["lk_heads"])
         if st.session_state.get("lk_head", 0) not in range(heads):
             st.session_state["lk_head"] = 0
-        st.selectbox(t("lookalikes.head"), list(range(heads)), key="lk_head", persist_state=KEEP)
-        st.number_input(t("lookalikes.seed"), 0, 2**31 - 1, step=1, key="lk_seed", persist_state=KEEP)
-        st.toggle(t("lookalikes.show_tables"), key="lk_tables", persist_state=KEEP)
+        PAGE.widget(t, "selectbox", "head", list(range(heads)))
+        PAGE.seed_input(t)
+        PAGE.tables_toggle(t)
 
 
-def read_texts(t) -> tuple[str, str] | None:
-    a = (st.session_state["lk_text_a"] or "").strip()
-    b = (st.session_state["lk_text_b"] or "").strip()
-    ok = True
+def load_lab(t):
+    """The cached lab for both sentences, or None after saying why there is none."""
+    s = st.session_state
+    a, b = (s["lk_text_a"] or "").strip(), (s["lk_text_b"] or "").strip()
     if not a:
         st.error(t("lookalikes.err_empty_a"))
-        ok = False
     if not b:
         st.error(t("lookalikes.err_empty_b"))
-        ok = False
-    return (a, b) if ok else None
+    if not (a and b):
+        return None
+    lab = None
+    with PAGE.guard(t, "look-alikes computation", known=[(AttentionConfigError, "lookalikes.err_config")]):
+        numbers = [int(s[f"lk_{name}"]) for name in ("d_model", "heads", "seed", "head", "d_a")]
+        lab = cached_lab(a, b, *numbers, MAX_TOKENS)
+    if lab is not None:
+        PAGE.warn_truncated(t, lab.a.tokenization, which=t("lookalikes.text_a"))
+        PAGE.warn_truncated(t, lab.b.tokenization, which=t("lookalikes.text_b"))
+    return lab
 
 
-def warn_truncated(t, trace, which: str) -> None:
-    tok = trace.tokenization
-    if tok is not None and tok.total_tokens > len(tok.tokens):
-        st.warning(t("lookalikes.warn_truncated", which=which, total=tok.total_tokens, kept=len(tok.tokens)))
+def weights_chart(t, name: str, alt: str, values, rows, cols, **kwargs) -> None:
+    """A weights heatmap (query rows × key columns) and, while tables are on, its numbers."""
+    PAGE.chart(weights_map(t, values, rows, cols, **kwargs), name, alt)
+    PAGE.table(lambda: tables.labelled_table(values, rows, cols))
 
 
-def section_cross(t, a, b, cross, head: int) -> None:
+def section_cross(t, lab) -> None:
+    a, b, head, cross = lab.a, lab.b, lab.head, lab.cross
     st.header(t("lookalikes.cross_title"), anchor="cross")
     st.markdown(t("lookalikes.cross_intro"))
     f1, f2 = st.columns(2)
@@ -168,244 +105,143 @@ def section_cross(t, a, b, cross, head: int) -> None:
     st.markdown(t("lookalikes.cross_shapes", na=na, nb=nb))
     left, right = st.columns([na + 2, nb + 2])
     with left:
-        fig = weights_map(t, a.weights[head], a.tokens, a.tokens, title=t("lookalikes.self_map", n=na))
-        chart(fig, "self", t("lookalikes.alt_self", n=na, head=head))
-        table(labelled_table(a.weights[head], a.tokens, a.tokens))
+        alt, title = t("lookalikes.alt_self", n=na, head=head), t("lookalikes.self_map", n=na)
+        weights_chart(t, "self", alt, a.weights[head], a.tokens, a.tokens, title=title)
     with right:
-        fig = weights_map(
-            t,
-            cross.weights[head],
-            a.tokens,
-            b.tokens,
-            title=t("lookalikes.cross_map", na=na, nb=nb),
-            col_title=t("lookalikes.axis_key_b"),
+        alt, title = (
+            t("lookalikes.alt_cross", na=na, nb=nb, head=head),
+            t("lookalikes.cross_map", na=na, nb=nb),
         )
-        chart(fig, "cross", t("lookalikes.alt_cross", na=na, nb=nb, head=head))
-        table(labelled_table(cross.weights[head], a.tokens, b.tokens))
+        key_b = t("lookalikes.axis_key_b")
+        weights_chart(t, "cross", alt, cross.weights[head], a.tokens, b.tokens, title=title, col_title=key_b)
     st.caption(t("lookalikes.cross_note", rows=na, cols=nb, out_rows=cross.output.shape[0]))
 
 
-def section_scores(t, a, head: int, scores) -> None:
+def section_scores(t, lab) -> None:
+    a, scores = lab.a, lab.scores
     st.header(t("lookalikes.score_title"), anchor="scores")
     st.markdown(t("lookalikes.score_intro"))
-    st.slider(t("lookalikes.d_a"), 1, 32, key="lk_d_a", help=t("lookalikes.d_a_help"), persist_state=KEEP)
+    PAGE.widget(t, "slider", "d_a", 1, 32, helped=True)
     heads_row = st.columns(2)  # formulas in their own row so both heatmaps start at the same height
-    with heads_row[0]:
-        st.subheader(t("lookalikes.additive_name"))
-        st.latex(r"e_{ij} = v^\top \tanh(W_1 q_i + W_2 k_j)")
-    with heads_row[1]:
-        st.subheader(t("lookalikes.dot_name"))
-        st.latex(r"e_{ij} = q_i \cdot k_j \,/\, \sqrt{d_k}")
-    left, right = st.columns(2)
-    with left:
-        fig = weights_map(t, scores.additive_weights, a.tokens, a.tokens)
-        chart(fig, "additive", t("lookalikes.alt_additive", n=a.n))
-        st.caption(t("lookalikes.params_additive", count=scores.additive_params))
-        table(labelled_table(scores.additive_scores, a.tokens, a.tokens))
-    with right:
-        fig = weights_map(t, scores.dot_weights, a.tokens, a.tokens)
-        chart(fig, "dot", t("lookalikes.alt_dot", n=a.n))
-        st.caption(t("lookalikes.params_dot", count=scores.dot_params))
-        table(labelled_table(scores.dot_scores, a.tokens, a.tokens))
+    formulas = (r"e_{ij} = v^\top \tanh(W_1 q_i + W_2 k_j)", r"e_{ij} = q_i \cdot k_j \,/\, \sqrt{d_k}")
+    for column, name, formula in zip(heads_row, ("additive_name", "dot_name"), formulas, strict=True):
+        column.subheader(t(f"lookalikes.{name}"))
+        column.latex(formula)
+    for column, kind in zip(st.columns(2), ("additive", "dot"), strict=True):
+        weights, numbers = getattr(scores, f"{kind}_weights"), getattr(scores, f"{kind}_scores")
+        with column:
+            PAGE.chart(weights_map(t, weights, a.tokens, a.tokens), kind, t(f"lookalikes.alt_{kind}", n=a.n))
+            st.caption(t(f"lookalikes.params_{kind}", count=getattr(scores, f"{kind}_params")))
+            PAGE.table(lambda numbers=numbers: tables.labelled_table(numbers, a.tokens, a.tokens))
     st.latex(r"a_{ij} = \mathrm{softmax}_j(e_{ij})")
     st.markdown(t("lookalikes.score_note"))
 
 
-def section_causal(t, bidir, causal, head: int) -> None:
+def section_causal(t, lab) -> None:
+    bidir, causal, head = lab.a, lab.causal, lab.head
     st.header(t("lookalikes.causal_title"), anchor="causal")
     st.markdown(t("lookalikes.causal_intro"))
+    tokens, n = bidir.tokens, bidir.n
     left, right = st.columns(2)
     with left:
-        fig = weights_map(
-            t, bidir.weights[head], bidir.tokens, bidir.tokens, title=t("lookalikes.bidir_name")
-        )
-        chart(fig, "bidir", t("lookalikes.alt_bidir", n=bidir.n))
-        table(labelled_table(bidir.weights[head], bidir.tokens, bidir.tokens))
+        alt = t("lookalikes.alt_bidir", n=n)
+        weights_chart(t, "bidir", alt, bidir.weights[head], tokens, tokens, title=t("lookalikes.bidir_name"))
     with right:
-        fig = weights_map(
-            t,
-            causal.weights[head],
-            causal.tokens,
-            causal.tokens,
-            allowed=causal.mask,
-            title=t("lookalikes.causal_name"),
+        title, alt = t("lookalikes.causal_name"), t("lookalikes.alt_causal", n=n)
+        weights_chart(
+            t, "causal", alt, causal.weights[head], tokens, tokens, allowed=causal.mask, title=title
         )
-        chart(fig, "causal", t("lookalikes.alt_causal", n=causal.n))
-        table(labelled_table(causal.weights[head], causal.tokens, causal.tokens))
-    same_last = bool(np.allclose(bidir.weights[head][-1], causal.weights[head][-1], atol=1e-12))
-    st.markdown(
-        t(
-            "lookalikes.causal_note",
-            first=f"{causal.weights[head][0, 0]:.2f}",
-            last=t("lookalikes.same_yes") if same_last else t("lookalikes.same_no"),
-            masked=int((~causal.mask).sum()),
-        )
-    )
+    same = t("lookalikes.same_yes") if lab.causal_last_row_same else t("lookalikes.same_no")
+    first = f"{causal.weights[head][0, 0]:.2f}"
+    st.markdown(t("lookalikes.causal_note", first=first, last=same, masked=lab.causal_masked))
 
 
 def section_rnn(t) -> None:
     st.header(t("lookalikes.rnn_title"), anchor="rnn")
     st.markdown(t("lookalikes.rnn_intro"))
-    rows = [
-        {
-            t("lookalikes.col_aspect"): t(f"lookalikes.aspect_{row.aspect}"),
-            t("lookalikes.col_attention"): row.self_attention,
-            t("lookalikes.col_rnn"): row.rnn,
-            t("lookalikes.col_meaning"): t(f"lookalikes.meaning_{row.aspect}"),
-        }
-        for row in RNN_COMPARISON
-    ]
-    st.table(pd.DataFrame(rows).set_index(t("lookalikes.col_aspect")))  # st.table wraps long text
+    rows = {
+        t("lookalikes.col_attention"): [row.self_attention for row in RNN_COMPARISON],
+        t("lookalikes.col_rnn"): [row.rnn for row in RNN_COMPARISON],
+        t("lookalikes.col_meaning"): [t(f"lookalikes.meaning_{row.aspect}") for row in RNN_COMPARISON],
+    }
+    aspects = [t(f"lookalikes.aspect_{row.aspect}") for row in RNN_COMPARISON]
+    # st.table, not a dataframe: it wraps long text
+    st.table(kit.frame(rows, index=aspects, index_name=t("lookalikes.col_aspect")))
 
     st.subheader(t("lookalikes.path_title"))
     c1, c2, c3 = st.columns(3)
-    c1.slider("n", 2, 32, key="lk_n", persist_state=KEEP)
+    PAGE.widget(t, "slider", "n", 2, 32, label="n", where=c1)
     n = int(st.session_state["lk_n"])
     for key in ("lk_i", "lk_j"):
         st.session_state[key] = min(int(st.session_state[key]), n - 1)
-    c2.slider("i", 0, n - 1, key="lk_i", persist_state=KEEP)
-    c3.slider("j", 0, n - 1, key="lk_j", persist_state=KEEP)
+    PAGE.widget(t, "slider", "i", 0, n - 1, label="i", where=c2)
+    PAGE.widget(t, "slider", "j", 0, n - 1, label="j", where=c3)
     ill = rnn_steps_illustration(n, int(st.session_state["lk_i"]), int(st.session_state["lk_j"]))
-    text = PathText(
-        rnn=t("lookalikes.rnn_name"),
-        attention=t("lookalikes.attention_name"),
-        rnn_steps=t("lookalikes.path_steps"),
-        attention_steps=t("lookalikes.path_steps"),
-        position=t("lookalikes.position"),
-    )
+    rnn, attention = t("lookalikes.rnn_name"), t("lookalikes.attention_name")
+    steps = t("lookalikes.path_steps")
+    text = PathText(rnn, attention, steps, steps, t("lookalikes.position"))
     fig = path_figure(ill.n, ill.i, ill.j, ill.rnn_hidden_states, ill.attention_path_length, text)
-    chart(
-        fig,
-        "path",
-        t(
-            "lookalikes.alt_path",
-            n=n,
-            i=ill.i,
-            j=ill.j,
-            rnn=ill.rnn_path_length,
-            att=ill.attention_path_length,
-        ),
-    )
+    lengths = dict(rnn=ill.rnn_path_length, att=ill.attention_path_length)
+    PAGE.chart(fig, "path", t("lookalikes.alt_path", n=n, i=ill.i, j=ill.j, **lengths))
     m = st.columns(4)
     m[0].metric(t("lookalikes.metric_rnn_path"), ill.rnn_path_length)
     m[1].metric(t("lookalikes.metric_att_path"), ill.attention_path_length)
     m[2].metric(t("lookalikes.metric_rnn_seq"), ill.rnn_sequential_steps)
     m[3].metric(t("lookalikes.metric_att_seq"), ill.attention_sequential_steps)
-    if st.session_state["lk_tables"]:
-        st.dataframe(
-            pd.DataFrame(
-                {
-                    t("lookalikes.col_aspect"): [t("lookalikes.metric_path"), t("lookalikes.metric_seq")],
-                    t("lookalikes.rnn_name"): [ill.rnn_path_length, ill.rnn_sequential_steps],
-                    t("lookalikes.attention_name"): [
-                        ill.attention_path_length,
-                        ill.attention_sequential_steps,
-                    ],
-                }
-            ),
-            hide_index=True,
-        )
+    path = {
+        t("lookalikes.col_aspect"): [t("lookalikes.metric_path"), t("lookalikes.metric_seq")],
+        rnn: [ill.rnn_path_length, ill.rnn_sequential_steps],
+        attention: [ill.attention_path_length, ill.attention_sequential_steps],
+    }
+    PAGE.table(path, hide_index=True)
 
     st.subheader(t("lookalikes.cost_title"))
     st.markdown(t("lookalikes.cost_intro"))
     c1, c2 = st.columns(2)
-    c1.number_input("n", 1, 1_000_000, step=64, key="lk_cost_n", persist_state=KEEP)
-    c2.number_input("d", 1, 16_384, step=64, key="lk_cost_d", persist_state=KEEP)
+    PAGE.widget(t, "number_input", "cost_n", 1, 1_000_000, step=64, label="n", where=c1)
+    PAGE.widget(t, "number_input", "cost_d", 1, 16_384, step=64, label="d", where=c2)
     n_c, d_c = int(st.session_state["lk_cost_n"]), int(st.session_state["lk_cost_d"])
-    cost = layer_cost(n_c, d_c)
-    big_att, big_rnn = n_c * n_c * d_c, n_c * d_c * d_c  # the table's two terms, constants dropped
-    st.latex(rf"n^2 d = {big_att:,}\qquad n d^2 = {big_rnn:,}".replace(",", r"{,}"))
-    if n_c < d_c:
-        verdict = t("lookalikes.cost_attention_cheaper", ratio=f"{big_rnn / big_att:.3g}")
-    elif n_c > d_c:
-        verdict = t("lookalikes.cost_rnn_cheaper", ratio=f"{big_att / big_rnn:.3g}")
-    else:
-        verdict = t("lookalikes.cost_equal")
-    st.markdown(verdict)
-    lo = max(1.0, min(n_c, d_c) / 16)
-    hi = max(n_c, d_c) * 16
-    ns = np.unique(np.round(np.geomspace(lo, hi, 120)))
-    fig = cost_figure(
-        ns,
-        ns**2 * d_c,
-        ns * float(d_c) ** 2,
-        d_c,
-        n_c,
-        CostText(
-            attention=t("lookalikes.cost_attention"),
-            rnn=t("lookalikes.cost_rnn"),
-            n_axis=t("lookalikes.cost_n_axis"),
-            ops_axis=t("lookalikes.cost_ops_axis"),
-            chosen=t("lookalikes.cost_chosen"),
-            crossing=t("lookalikes.cost_crossing", d=d_c),
-        ),
-    )
-    chart(fig, "cost", t("lookalikes.alt_cost", d=d_c, n=n_c))
-    st.caption(
-        t(
-            "lookalikes.cost_exact",
-            att=f"{cost.attention_macs:,}",
-            rnn=f"{cost.rnn_macs:,}",
-            cheaper=t("lookalikes.attention_name") if cost.attention_cheaper else t("lookalikes.rnn_name"),
-        )
-    )
-    if st.session_state["lk_tables"]:
-        st.dataframe(
-            pd.DataFrame({"n": ns.astype(int), "n²·d": (ns**2 * d_c), "n·d²": ns * float(d_c) ** 2}),
-            hide_index=True,
-            height=240,
-        )
+    cost, curves = layer_cost(n_c, d_c), cached_curves(n_c, d_c)
+    st.latex(rf"n^2 d = {curves.n2d:,}\qquad n d^2 = {curves.nd2:,}".replace(",", r"{,}"))
+    st.markdown(t(f"lookalikes.cost_{curves.verdict}", ratio=f"{curves.ratio:.3g}"))
+    words = {
+        name: t(f"lookalikes.cost_{name}") for name in ("attention", "rnn", "n_axis", "ops_axis", "chosen")
+    }
+    text = CostText(**words, crossing=t("lookalikes.cost_crossing", d=d_c))
+    fig = cost_figure(curves.ns, curves.attention, curves.rnn, d_c, n_c, text)
+    PAGE.chart(fig, "cost", t("lookalikes.alt_cost", d=d_c, n=n_c))
+    cheaper = attention if cost.attention_cheaper else rnn
+    macs = dict(att=f"{cost.attention_macs:,}", rnn=f"{cost.rnn_macs:,}")
+    st.caption(t("lookalikes.cost_exact", cheaper=cheaper, **macs))
+    numbers = {"n": [int(x) for x in curves.ns], "n²·d": curves.attention, "n·d²": curves.rnn}
+    PAGE.table(numbers, hide_index=True, height=240)
 
 
 def section_terms(t) -> None:
     st.header(t("lookalikes.terms_title"), anchor="terms")
     st.markdown(t("lookalikes.terms_intro"))
-    rows = [
-        {
-            t("lookalikes.col_term"): t(f"lookalikes.term_{row.term}"),
-            t("lookalikes.col_q_from"): t(f"lookalikes.source_{row.query_source}"),
-            t("lookalikes.col_kv_from"): t(f"lookalikes.source_{row.key_value_source}"),
-            t("lookalikes.col_score"): t(f"lookalikes.score_{row.score}"),
-            t("lookalikes.col_mask"): t(f"lookalikes.mask_{row.mask}"),
-            t("lookalikes.col_heads"): t("lookalikes.yes") if row.parallel_heads else t("lookalikes.no"),
-            t("lookalikes.col_tell"): t(f"lookalikes.tell_{row.term}"),
-        }
-        for row in LOOKALIKES
-    ]
-    st.table(pd.DataFrame(rows).set_index(t("lookalikes.col_term")))
+    yes_no = {True: t("lookalikes.yes"), False: t("lookalikes.no")}
+    rows = {
+        t("lookalikes.col_q_from"): [t(f"lookalikes.source_{r.query_source}") for r in LOOKALIKES],
+        t("lookalikes.col_kv_from"): [t(f"lookalikes.source_{r.key_value_source}") for r in LOOKALIKES],
+        t("lookalikes.col_score"): [t(f"lookalikes.score_{r.score}") for r in LOOKALIKES],
+        t("lookalikes.col_mask"): [t(f"lookalikes.mask_{r.mask}") for r in LOOKALIKES],
+        t("lookalikes.col_heads"): [yes_no[r.parallel_heads] for r in LOOKALIKES],
+        t("lookalikes.col_tell"): [t(f"lookalikes.tell_{r.term}") for r in LOOKALIKES],
+    }
+    terms = [t(f"lookalikes.term_{r.term}") for r in LOOKALIKES]
+    st.table(kit.frame(rows, index=terms, index_name=t("lookalikes.col_term")))
 
 
 def main() -> None:
-    t = translator()
-    init_state()
+    t = PAGE.start()
     settings(t)
-    st.title(t("lookalikes.title"))
-    st.markdown(t("lookalikes.intro"))
-    s = st.session_state
-    d_model, heads, seed, head = (
-        int(s["lk_d_model"]),
-        int(s["lk_heads"]),
-        int(s["lk_seed"]),
-        int(s["lk_head"]),
-    )
-    texts = read_texts(t)
-    if texts is not None:
-        text_a, text_b = texts
-        try:
-            a, b, cross = cached_cross(text_a, text_b, d_model, heads, seed)
-            causal = cached_trace(text_a, d_model, heads, seed, "causal")
-            scores = cached_scores(text_a, d_model, heads, seed, head, int(s["lk_d_a"]))
-        except AttentionConfigError as err:
-            st.error(t("lookalikes.err_config", detail=str(err)))
-        except Exception:  # a bug must not leave the learner with a traceback
-            log.exception("look-alikes computation failed")
-            st.error(t("lookalikes.err_unexpected"))
-        else:
-            warn_truncated(t, a, t("lookalikes.text_a"))
-            warn_truncated(t, b, t("lookalikes.text_b"))
-            section_cross(t, a, b, cross, head)
-            section_scores(t, a, head, scores)
-            section_causal(t, a, causal, head)
+    PAGE.title(t)
+    lab = load_lab(t)
+    if lab is not None:
+        section_cross(t, lab)
+        section_scores(t, lab)
+        section_causal(t, lab)
     section_rnn(t)
     section_terms(t)
 

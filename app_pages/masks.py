@@ -1,46 +1,26 @@
 """Lab "Masks": where the mask goes, the classic mistakes, and leakage measured.
 
-Thin page: widgets (``mk_`` keys) -> cached calls into ``attention_core`` (tokenize, embed,
-init_params) and ``attention_core.lab_masks`` -> pure builders in ``attention_ui.figures`` and
-``attention_ui.figures_masks`` -> st.plotly_chart. All text from the ``masks`` catalog.
+Widgets (``mk_`` keys) -> :class:`MaskLabSettings` -> cached calls into ``attention_core.labs.masks``
+(``mask_lab``, ``swap_leakage``, ``leakage_map``) -> builders in ``attention_ui.figures`` -> the
+page kit's charts and tables. All text from the ``masks`` catalog.
 """
 
 from __future__ import annotations
 
-import logging
+from functools import partial
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
-from attention_core import PAD_TOKEN, AttentionConfig, embed, init_params, tokenize
-from attention_core.embeddings import positional_encoding, token_embedding
-from attention_core.lab_masks import (
-    LAB_MASK_KINDS,
-    METHODS,
-    leakage,
-    leakage_matrix,
-    mask_matrices,
-    masked_attention,
-)
-from attention_core.steps import project
-from attention_ui import figures, tables
-from attention_ui import figures_masks as fmk
-from attention_ui.state import current_language, translator
-from attention_ui.steps_view import show_tokens
-from attention_ui.widgets import escape_markdown, refresh_translated_choices
-
-log = logging.getLogger(__name__)
+from attention_core import PAD_TOKEN, tokenize
+from attention_core.labs import masks as lab_masks
+from attention_core.labs.masks import LAB_MASK_KINDS, METHODS, MaskLabSettings
+from attention_ui import kit, tables
+from attention_ui.figures import heatmaps
+from attention_ui.figures import masks as fmk
 
 MAX_TOKENS = 16  # the leakage matrix runs 2·n layers; 16 keeps it instant and the maps readable
-D_MODEL = 16
-HEADS = 2
 PAD_RANGE = (0, 4)
 WINDOW_RANGE = (1, 8)
-SEED_RANGE = (0, 2**31 - 1)
-CAUSAL_KINDS = ("causal", "causal+padding", "sliding")
-KEEP = "session"
-
 DEFAULTS = {
     "mk_text": "the cat sat on the mat",
     "mk_kind": "causal",
@@ -54,136 +34,62 @@ DEFAULTS = {
     "mk_replacement": "dog",
     "mk_matrix_method": "zero_values",
 }
-CHOICE_KEYS = ("mk_kind", "mk_head", "mk_matrix_method", "mk_position")
+PAGE = kit.Page(
+    "mk", "masks", DEFAULTS, choice_keys=("mk_kind", "mk_head", "mk_matrix_method", "mk_position")
+)
 
 
-def init_state() -> None:
-    for key, value in DEFAULTS.items():
-        st.session_state.setdefault(key, value)
+# The core's results are frozen with read-only arrays: one object can serve every session.
+cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.mask_lab)
+cached_leakage = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.swap_leakage)
+cached_leakage_map = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.leakage_map)
 
 
-def kind_key(kind: str) -> str:
-    return "masks.kind_" + kind.replace("+", "_")
-
-
-# --- cached core calls ------------------------------------------------------------------------------
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def cached_model(tokens: tuple[str, ...], seed: int):
-    """X [n, d_model], Q/K/V [h, n, d], the parameters and the divisor √d_k for the tokens."""
-    config = AttentionConfig(d_model=D_MODEL, heads=HEADS, seed=seed)
-    params = init_params(config)
-    X = embed(tokens, D_MODEL, seed, positional=True)  # [n, d_model]
-    Q = project(X, params.W_Q, params.b_Q)  # [h, n, d_k]
-    K = project(X, params.W_K, params.b_K)  # [h, n, d_k]
-    V = project(X, params.W_V, params.b_V)  # [h, n, d_v]
-    return X, Q, K, V, params, config.divisor
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def cached_methods(tokens: tuple[str, ...], seed: int, kind: str, n_pad: int, window: int, head: int):
-    _, Q, K, V, _, divisor = cached_model(tokens, seed)
-    allowed = mask_matrices(kind, len(tokens), n_pad, window).allowed
-    return {m: masked_attention(m, Q[head], K[head], V[head], allowed, divisor) for m in METHODS}
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def cached_leakage(
-    tokens: tuple[str, ...], seed: int, kind: str, n_pad: int, window: int, position: int, replacement: str
-):
-    X, _, _, _, params, divisor = cached_model(tokens, seed)
-    n = len(tokens)
-    allowed = mask_matrices(kind, n, n_pad, window).allowed
-    # The new token's vector, built exactly as the core builds X: its embedding plus the position's PE.
-    row = token_embedding(replacement, D_MODEL, seed) + positional_encoding(n, D_MODEL)[position]
-    return {m: leakage(X, params, position, m, allowed, divisor, replacement=row) for m in METHODS}
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def cached_leakage_matrix(
-    tokens: tuple[str, ...], seed: int, kind: str, n_pad: int, window: int, method: str
-):
-    X, _, _, _, params, divisor = cached_model(tokens, seed)
-    allowed = mask_matrices(kind, len(tokens), n_pad, window).allowed
-    return leakage_matrix(X, params, method, allowed, divisor, seed=seed)
-
-
-# --- widgets ----------------------------------------------------------------------------------------
+def kind_name(t, kind: str) -> str:
+    return t("masks.kind_" + kind.replace("+", "_"))
 
 
 def controls(t) -> None:
     with st.sidebar:
         st.header(t("masks.settings"))
-        st.text_area(t("masks.text"), key="mk_text", height=80, help=t("masks.text_help"), persist_state=KEEP)
-        st.selectbox(
-            t("masks.kind"), LAB_MASK_KINDS, key="mk_kind", format_func=lambda k: t(kind_key(k)),
-            help=t("masks.kind_help"), persist_state=KEEP,
-        )  # fmt: skip
+        PAGE.widget(t, "text_area", "text", height=80, helped=True)
+        PAGE.widget(t, "selectbox", "kind", LAB_MASK_KINDS, format_func=partial(kind_name, t), helped=True)
         c1, c2 = st.columns(2)
-        c1.number_input(
-            t("masks.pad"), *PAD_RANGE, step=1, key="mk_pad", help=t("masks.pad_help"), persist_state=KEEP
-        )
-        c2.number_input(
-            t("masks.window"),
-            *WINDOW_RANGE,
-            step=1,
-            key="mk_window",
-            help=t("masks.window_help"),
-            persist_state=KEEP,
-        )
-        st.number_input(t("masks.seed"), *SEED_RANGE, step=1, key="mk_seed", persist_state=KEEP)
-        st.toggle(t("masks.show_all"), key="mk_all", persist_state=KEEP)
-        st.toggle(t("masks.show_tables"), key="mk_tables", persist_state=KEEP)
+        PAGE.widget(t, "number_input", "pad", *PAD_RANGE, step=1, helped=True, where=c1)
+        PAGE.widget(t, "number_input", "window", *WINDOW_RANGE, step=1, helped=True, where=c2)
+        PAGE.seed_input(t)
+        PAGE.widget(t, "toggle", "all", text="show_all")
+        PAGE.tables_toggle(t)
 
 
-def read_tokens(t):
-    """(tokens with pads, n_pad) or None after saying why not."""
-    text = st.session_state["mk_text"] or ""
-    tok = tokenize(text, max_tokens=MAX_TOKENS)
+def read_settings(t) -> MaskLabSettings | None:
+    """The page's settings from the widgets, or None after saying what is wrong."""
+    s = st.session_state
+    tok = tokenize(s["mk_text"] or "", max_tokens=MAX_TOKENS)
     if not tok.tokens:
         st.error(t("masks.err_empty"))
         return None
-    if tok.total_tokens > len(tok.tokens):
-        st.warning(t("masks.warn_truncated", total=tok.total_tokens, kept=len(tok.tokens)))
-    n_pad = st.session_state["mk_pad"]
-    if not (isinstance(n_pad, int) and PAD_RANGE[0] <= n_pad <= PAD_RANGE[1]):
-        st.error(t("masks.err_range", name=t("masks.pad"), lo=PAD_RANGE[0], hi=PAD_RANGE[1]))
+    PAGE.warn_truncated(t, tok)
+    n_pad = PAGE.whole(t, "mk_pad", t("masks.pad"), PAD_RANGE)
+    if n_pad is None:
         return None
-    tokens = tuple(tok.tokens) + (PAD_TOKEN,) * n_pad
-    if len(tokens) < 2:
+    if len(tok.tokens) + n_pad < 2:
         st.error(t("masks.err_short"))
         return None
-    return tokens, n_pad
+    kit.show_tokens(tuple(tok.tokens) + (PAD_TOKEN,) * n_pad, n_pad)
+    window = PAGE.whole(t, "mk_window", t("masks.window"), WINDOW_RANGE)
+    if window is None:
+        return None
+    seed = PAGE.whole(t, "mk_seed", t("masks.seed"), kit.SEED_RANGE)
+    if seed is None:
+        return None
+    kind = s["mk_kind"] if s["mk_kind"] in LAB_MASK_KINDS else "causal"
+    return MaskLabSettings(tuple(tok.tokens), n_pad, kind, window, seed, int(s["mk_head"]))
 
 
-def chart(fig, key: str, alt: str, width: int | str = "stretch") -> None:
-    st.plotly_chart(fig, key=f"mk_chart_{key}", alt=alt, width=width, config={"displaylogo": False})
-
-
-def table(frame: pd.DataFrame) -> None:
-    if st.session_state["mk_tables"]:
-        st.dataframe(frame, width="stretch", height=min(460, 38 + 35 * len(frame)))
-
-
-def square_width(n: int) -> int | str:
-    return "stretch" if n > 14 else 220 + 55 * n
-
-
-def hover_text(t) -> figures.HoverText:
-    return figures.HoverText(
-        query=t("masks.hover_query"), key=t("masks.hover_key"), value=t("masks.hover_value"),
-        masked=t("masks.hover_masked"),
-    )  # fmt: skip
-
-
-# --- sections ---------------------------------------------------------------------------------------
-
-
-def section_masks(t, tokens, n_pad, kind, window, seed) -> None:
-    n = len(tokens)
-    hover = hover_text(t)
-    axes = dict(query_title=t("masks.axis_query"), key_title=t("masks.axis_key"))
+def section_masks(t, lab, hover) -> None:
+    tokens, n, mask = lab.settings.tokens, len(lab.settings.tokens), lab.mask
+    axes = dict(hover=hover, query_title=t("masks.axis_query"), key_title=t("masks.axis_key"))
     st.header(t("masks.h_mask"))
     st.markdown(t("masks.explain_mask"))
     st.latex(
@@ -192,103 +98,56 @@ def section_masks(t, tokens, n_pad, kind, window, seed) -> None:
     )
     st.markdown(t("masks.allowed_set"))
     if st.session_state["mk_all"]:
-        mats = [mask_matrices(k, n, n_pad, window) for k in LAB_MASK_KINDS]
-        chart(
-            fmk.panels_figure(
-                [np.zeros((n, n))] * len(mats), [t(kind_key(k)) for k in LAB_MASK_KINDS], tokens, kind="mask",
-                allowed=[m.allowed for m in mats], hover=hover,
-            ),
-            "all_masks",
-            t("masks.alt_all_masks", n=n),
-        )  # fmt: skip
-        st.caption(t("masks.caption_all", w=window, pads=n_pad))
-        table(
-            pd.DataFrame(
-                {t(kind_key(m.kind)): m.allowed_per_query for m in mats}, index=tables.token_index(tokens)
-            ).rename_axis(t("masks.col_visible"))
-        )
-    lab = mask_matrices(kind, n, n_pad, window)
-    st.markdown(
-        t(
-            "masks.mask_summary",
-            kind=t(kind_key(kind)),
-            masked=int((~lab.allowed).sum()),
-            total=n * n,
-            per_query=", ".join(str(int(c)) for c in lab.allowed_per_query),
-        )
-    )
-    st.markdown(t(f"masks.about_{kind.replace('+', '_')}", w=window))
-    st.radio(
-        t("masks.head"), list(range(HEADS)), key="mk_head", horizontal=True,
-        format_func=lambda h: t("masks.head_name", h=h), help=t("masks.head_help"), persist_state=KEEP,
-    )  # fmt: skip
-    head = int(st.session_state["mk_head"])
-    res = cached_methods(tokens, seed, kind, n_pad, window, head)["correct"]
-    c1, c2, c3 = st.columns(3)
-    with c1:
-        st.markdown(f"**{t('masks.m_title')}**")
-        chart(
-            figures.mask_heatmap(lab.allowed, tokens, hover=hover, **axes), "mask", t("masks.alt_mask", n=n)
-        )
-    with c2:
-        st.markdown(f"**{t('masks.masked_scores_title')}**")
-        scores = np.where(lab.allowed, res.scores, -np.inf)
-        chart(
-            figures.attention_heatmap(scores, tokens, allowed=lab.allowed, hover=hover, **axes),
-            "masked_scores",
-            t("masks.alt_masked_scores", n=n),
-        )
-    with c3:
-        st.markdown(f"**{t('masks.weights_title')}**")
-        chart(
-            figures.attention_heatmap(
-                res.effective_weights, tokens, kind="weights", allowed=lab.allowed, hover=hover, **axes
-            ),
-            "weights",
-            t("masks.alt_weights", n=n),
-        )
-    table(tables.mask_table(lab.allowed, tokens))
-    table(tables.attention_table(scores, tokens))
-    table(tables.attention_table(res.effective_weights, tokens))
+        names = [kind_name(t, m.kind) for m in lab.all_masks]
+        fig = fmk.mask_panels_figure([m.allowed for m in lab.all_masks], names, tokens, hover=hover)
+        PAGE.chart(fig, "all_masks", t("masks.alt_all_masks", n=n))
+        st.caption(t("masks.caption_all", w=lab.settings.window, pads=lab.settings.n_pad))
+        counts = {name: m.allowed_per_query for name, m in zip(names, lab.all_masks, strict=True)}
+        PAGE.table(counts, index=tables.token_index(tokens), index_name=t("masks.col_visible"))
+    per_query = ", ".join(str(int(c)) for c in mask.allowed_per_query)
+    summary = dict(kind=kind_name(t, mask.kind), masked=mask.masked_cells, total=n * n, per_query=per_query)
+    st.markdown(t("masks.mask_summary", **summary))
+    st.markdown(t(f"masks.about_{mask.kind.replace('+', '_')}", w=lab.settings.window))
+
+    heads = {h: t("masks.head_name", h=h) for h in range(lab_masks.HEADS)}
+    PAGE.widget(t, "radio", "head", list(heads), horizontal=True, format_func=heads.get, helped=True)
+    weights = lab.methods[0].effective_weights
+    allowed = mask.allowed
+    maps = {
+        "mask": heatmaps.mask_heatmap(allowed, tokens, **axes),
+        "masked_scores": heatmaps.attention_heatmap(lab.masked_scores, tokens, allowed=allowed, **axes),
+        "weights": heatmaps.attention_heatmap(weights, tokens, kind="weights", allowed=allowed, **axes),
+    }
+    titles = ("m_title", "masked_scores_title", "weights_title")
+    for column, title, (name, fig) in zip(st.columns(3), titles, maps.items(), strict=True):
+        column.markdown(f"**{t('masks.' + title)}**")
+        with column:
+            PAGE.chart(fig, name, t(f"masks.alt_{name}", n=n))
+    PAGE.table(lambda: tables.mask_table(mask.allowed, tokens))
+    PAGE.table(lambda: tables.attention_table(lab.masked_scores, tokens))
+    PAGE.table(lambda: tables.attention_table(weights, tokens))
 
 
-def section_mistakes(t, tokens, n_pad, kind, window, seed) -> None:
-    n = len(tokens)
-    hover = hover_text(t)
+def section_mistakes(t, lab, hover) -> None:
+    tokens, names = lab.settings.tokens, [t(f"masks.method_{m}") for m in METHODS]
     st.header(t("masks.h_mistakes"))
     st.markdown(t("masks.explain_mistakes"))
-    head = int(st.session_state["mk_head"])
-    results = cached_methods(tokens, seed, kind, n_pad, window, head)
-    lab = mask_matrices(kind, n, n_pad, window)
-    if lab.allowed.all():
+    if lab.mask.masked_cells == 0:
         st.info(t("masks.info_nothing_masked"))
-    chart(
-        fmk.panels_figure(
-            [results[m].effective_weights for m in METHODS], [t(f"masks.method_{m}") for m in METHODS], tokens,
-            kind="weights", allowed=None, hover=hover, max_cols=2,
-        ),
-        "methods",
-        t("masks.alt_methods", n=n),
-    )  # fmt: skip
+    weights = [r.effective_weights for r in lab.methods]
+    fig = fmk.panels_figure(weights, names, tokens, kind="weights", allowed=None, hover=hover, max_cols=2)
+    PAGE.chart(fig, "methods", t("masks.alt_methods", n=len(tokens)))
     st.caption(t("masks.caption_methods"))
-    if st.session_state["mk_tables"]:
-        for m in METHODS:
-            st.markdown(f"**{t(f'masks.method_{m}')}**")
-            table(tables.attention_table(results[m].effective_weights, tokens))
-    correct = results["correct"].output
-    rows = []
-    for m in METHODS:
-        r = results[m]
-        forbidden = float(np.where(lab.allowed, 0.0, r.effective_weights).sum())
-        rows.append(
-            {
-                t("masks.col_method"): t(f"masks.method_{m}"),
-                t("masks.col_row_sums"): f"{float(r.row_sums.min()):.4f} … {float(r.row_sums.max()):.4f}",
-                t("masks.col_forbidden"): fmk.sci(forbidden, "0"),
-                t("masks.col_diff"): fmk.sci(float(np.max(np.abs(r.output - correct))), "0"),
-            }
-        )
-    st.dataframe(pd.DataFrame(rows).set_index(t("masks.col_method")), width="stretch")
+    for name, w in zip(names, weights, strict=True):
+        if PAGE.tables_on:
+            st.markdown(f"**{name}**")
+        PAGE.table(lambda w=w: tables.attention_table(w, tokens))
+    summary = {
+        t("masks.col_row_sums"): [f"{r.row_sum_min:.4f} … {r.row_sum_max:.4f}" for r in lab.summary],
+        t("masks.col_forbidden"): [fmk.sci(r.forbidden_weight, "0") for r in lab.summary],
+        t("masks.col_diff"): [fmk.sci(r.max_diff, "0") for r in lab.summary],
+    }
+    PAGE.table(summary, index=names, index_name=t("masks.col_method"), always=True)
     st.markdown(t("masks.explain_zero_v"))
     st.latex(
         r"\sum_{j \in \mathcal{A}_i} \frac{e^{s_{ij}}}{Z_i}\, v_j"
@@ -303,24 +162,19 @@ def section_mistakes(t, tokens, n_pad, kind, window, seed) -> None:
     st.markdown(t("masks.renormalise_caveat"))
 
 
-def section_leakage(t, tokens, n_pad, kind, window, seed) -> None:
-    n = len(tokens)
+def section_leakage(t, settings: MaskLabSettings) -> None:
+    tokens, n, leak_kind = settings.tokens, len(settings.tokens), settings.leak_kind
+    names = {m: t(f"masks.method_{m}") for m in METHODS}
     st.header(t("masks.h_leak"))
-    leak_kind = kind if kind in CAUSAL_KINDS else "causal"
     st.markdown(t("masks.explain_leak"))
-    if leak_kind != kind:
-        st.info(t("masks.info_leak_causal", kind=t(kind_key(kind))))
-    positions = list(range(1, n))
-    if st.session_state["mk_position"] not in positions:
+    if leak_kind != settings.kind:
+        st.info(t("masks.info_leak_causal", kind=kind_name(t, settings.kind)))
+    if st.session_state["mk_position"] not in range(1, n):
         st.session_state["mk_position"] = min(3, n - 1)
     c1, c2 = st.columns(2)
-    c1.selectbox(
-        t("masks.position"), positions, key="mk_position", help=t("masks.position_help"),
-        format_func=lambda i: f"#{i} {tokens[i]}", persist_state=KEEP,
-    )  # fmt: skip
-    c2.text_input(
-        t("masks.replacement"), key="mk_replacement", help=t("masks.replacement_help"), persist_state=KEEP
-    )
+    positions = {i: f"#{i} {tokens[i]}" for i in range(1, n)}
+    PAGE.widget(t, "selectbox", "position", list(positions), format_func=positions.get, helped=True, where=c1)
+    PAGE.widget(t, "text_input", "replacement", helped=True, where=c2)
     position = int(st.session_state["mk_position"])
     replacement = (st.session_state["mk_replacement"] or "").strip()
     if not replacement or len(replacement) > 40:
@@ -328,109 +182,64 @@ def section_leakage(t, tokens, n_pad, kind, window, seed) -> None:
         return
     if replacement == tokens[position]:
         st.info(t("masks.info_same_token"))
-    results = cached_leakage(tokens, seed, leak_kind, n_pad, window, position, replacement)
-    st.markdown(
-        t(
-            "masks.leak_setup",
-            position=position,
-            old=escape_markdown(tokens[position]),
-            new=escape_markdown(replacement),
-            kind=t(kind_key(leak_kind)),
-        )
+    results = cached_leakage(settings, position, replacement)
+    old, new = kit.escape_markdown(tokens[position]), kit.escape_markdown(replacement)
+    st.markdown(t("masks.leak_setup", position=position, old=old, new=new, kind=kind_name(t, leak_kind)))
+    fig = fmk.leakage_bars(
+        {r.method: r.moved for r in results},
+        names,
+        tokens,
+        position,
+        zero_label=t("masks.zero_exact"),
+        x_title=t("masks.axis_earlier"),
+        y_title=t("masks.axis_moved"),
+        title=t("masks.title_leak_bars"),
     )
-    names = {m: t(f"masks.method_{m}") for m in METHODS}
-    chart(
-        fmk.leakage_bars(
-            {m: r.moved for m, r in results.items()}, names, tokens, position, zero_label=t("masks.zero_exact"),
-            x_title=t("masks.axis_earlier"), y_title=t("masks.axis_moved"), title=t("masks.title_leak_bars"),
-        ),
-        "leak_bars",
-        t("masks.alt_leak_bars", position=position),
-    )  # fmt: skip
+    PAGE.chart(fig, "leak_bars", t("masks.alt_leak_bars", position=position))
     st.caption(t("masks.caption_leak_bars"))
-    rows = []
-    for m, r in results.items():
-        verdict = "verdict_zero" if r.earlier_unchanged else (
-            "verdict_rounding" if r.max_earlier < fmk.ROUNDING_LEVEL else "verdict_leak"
-        )  # fmt: skip
-        rows.append(
-            {
-                t("masks.col_method"): names[m],
-                t("masks.col_max_earlier"): fmk.sci(r.max_earlier, "0.0"),
-                t("masks.col_exact"): t("masks.yes") if r.earlier_unchanged else t("masks.no"),
-                t("masks.col_verdict"): t(f"masks.{verdict}"),
-            }
-        )
-    st.dataframe(pd.DataFrame(rows).set_index(t("masks.col_method")), width="stretch")
-    if st.session_state["mk_tables"]:
-        labels = tables.token_index(tokens)
-        st.dataframe(
-            pd.DataFrame(
-                {names[m]: [fmk.sci(v, "0.0") for v in r.moved] for m, r in results.items()}, index=labels
-            ),
-            width="stretch",
-        )
+    verdicts = {
+        t("masks.col_max_earlier"): [fmk.sci(r.max_earlier, "0.0") for r in results],
+        t("masks.col_exact"): [t("masks.yes") if r.earlier_unchanged else t("masks.no") for r in results],
+        t("masks.col_verdict"): [t(f"masks.verdict_{r.verdict}") for r in results],
+    }
+    PAGE.table(verdicts, index=list(names.values()), index_name=t("masks.col_method"), always=True)
+    moved = {names[r.method]: [fmk.sci(v, "0.0") for v in r.moved] for r in results}
+    PAGE.table(moved, index=tables.token_index(tokens))
     st.markdown(t("masks.explain_leak_result"))
 
     st.subheader(t("masks.h_matrix"))
     st.markdown(t("masks.explain_matrix"))
-    st.selectbox(
-        t("masks.matrix_method"),
-        METHODS,
-        key="mk_matrix_method",
-        format_func=lambda m: names[m],
-        persist_state=KEEP,
-    )
+    PAGE.widget(t, "selectbox", "matrix_method", METHODS, format_func=names.get)
     method = st.session_state["mk_matrix_method"]
     with st.spinner(t("masks.computing")):
-        lm = cached_leakage_matrix(tokens, seed, leak_kind, n_pad, window, method)
-    chart(
-        fmk.leakage_heatmap(
-            lm.moved, tokens, zero_label=t("masks.zero_cell"), changed_title=t("masks.axis_changed"),
-            output_title=t("masks.axis_output"),
-        ),
-        "leak_matrix",
-        t("masks.alt_leak_matrix", method=names[method], leaks=lm.total_leaks),
-        width=square_width(n),
-    )  # fmt: skip
+        lm = cached_leakage_map(settings, method)
+    fig = fmk.leakage_heatmap(
+        lm.moved,
+        tokens,
+        zero_label=t("masks.zero_cell"),
+        changed_title=t("masks.axis_changed"),
+        output_title=t("masks.axis_output"),
+    )
+    alt = t("masks.alt_leak_matrix", method=names[method], leaks=lm.total_leaks)
+    PAGE.chart(fig, "leak_matrix", alt, width=kit.square_width(n))
     st.markdown(t("masks.matrix_summary", method=names[method], leaks=lm.total_leaks, cells=n * (n - 1) // 2))
-    if st.session_state["mk_tables"]:
-        labels = tables.token_index(tokens)
-        st.dataframe(
-            pd.DataFrame(
-                [[fmk.sci(v, "0.0") for v in row] for row in lm.moved], index=labels, columns=labels
-            ),
-            width="stretch",
-        )
+    PAGE.table(lambda: tables.labelled_table(lm.moved, tokens, tokens, fmt=lambda v: fmk.sci(v, "0.0")))
 
 
 def main() -> None:
-    t = translator()
-    init_state()
-    refresh_translated_choices(st.session_state, CHOICE_KEYS, current_language(), "mk_lang_shown")
+    t = PAGE.start()
     controls(t)
-    st.title(t("masks.title"))
-    st.markdown(t("masks.intro"))
-    read = read_tokens(t)
-    if read is None:
+    PAGE.title(t)
+    settings = read_settings(t)
+    if settings is None:
         return
-    tokens, n_pad = read
-    show_tokens(tokens, n_pad)
-    kind = st.session_state["mk_kind"] if st.session_state["mk_kind"] in LAB_MASK_KINDS else "causal"
-    window, seed = st.session_state["mk_window"], st.session_state["mk_seed"]
-    if not (isinstance(window, int) and WINDOW_RANGE[0] <= window <= WINDOW_RANGE[1]):
-        st.error(t("masks.err_range", name=t("masks.window"), lo=WINDOW_RANGE[0], hi=WINDOW_RANGE[1]))
-        return
-    if not (isinstance(seed, int) and SEED_RANGE[0] <= seed <= SEED_RANGE[1]):
-        st.error(t("masks.err_range", name=t("masks.seed"), lo=SEED_RANGE[0], hi=SEED_RANGE[1]))
-        return
-    try:
-        section_masks(t, tokens, n_pad, kind, window, seed)
-        section_mistakes(t, tokens, n_pad, kind, window, seed)
-        section_leakage(t, tokens, n_pad, kind, window, seed)
-    except Exception:  # a bug must not leave the learner with a traceback
-        log.exception("mask lab failed")
-        st.error(t("masks.err_unexpected"))
+    with PAGE.guard(t, "mask lab") as run:
+        lab = cached_lab(settings)
+        hover = PAGE.hover(t)
+        section_masks(t, lab, hover)
+        section_mistakes(t, lab, hover)
+        section_leakage(t, settings)
+    if run.failed:
         return
     st.header(t("masks.h_takeaway"))
     st.markdown(t("masks.takeaway"))

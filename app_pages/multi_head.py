@@ -1,33 +1,26 @@
 """Multi-head lab: every head on the learner's sentence, d_k = d_model / h, Concat · W^O, and the
 proof by numbers that more heads cost no extra parameters or matmul FLOPs.
 
-Thin page: widgets (``mh_`` keys) -> cached core calls -> pure figure builders -> st.plotly_chart.
-All text comes from the ``multihead`` catalog.
+Widgets (``mh_`` keys) -> cached calls into ``attention_core.labs.multihead`` (``multihead_lab``,
+``head_sweep``) -> builders in ``attention_ui.figures`` -> the page kit. All text comes from the
+``multihead`` catalog.
 """
 
 from __future__ import annotations
 
-import logging
-
-import numpy as np
-import pandas as pd
 import streamlit as st
 
-from attention_core import AttentionConfig, AttentionConfigError, trace_text
-from attention_core.lab_multihead import cost_vs_heads, split_vs_separate, valid_head_counts
-from attention_core.tokenizer import DEFAULT_MAX_TOKENS
-from attention_ui import figures, figures_multihead, tables
-from attention_ui.state import translator
-
-log = logging.getLogger(__name__)
+from attention_core import AttentionConfigError
+from attention_core.labs import multihead as lab_multihead
+from attention_core.labs.multihead import valid_head_counts
+from attention_ui import kit, tables
+from attention_ui.figures import heatmaps
+from attention_ui.figures import multihead as figures_multihead
 
 D_MODEL_RANGE = (1, 128)  # the sentence's layer: small enough to draw every head
 MAX_SHOWN_HEADS = 16  # small multiples beyond this are unreadable
 COST_N_RANGE = (1, 1_000_000)
 COST_D_MODEL_RANGE = (1, 8192)
-SEED_RANGE = (0, 2**31 - 1)
-KEEP = "session"
-
 DEFAULTS = {
     "mh_text": "the cat sat on the mat",
     "mh_d_model": 16,
@@ -37,162 +30,89 @@ DEFAULTS = {
     "mh_cost_n": 1024,
     "mh_cost_d_model": 512,
 }
+PAGE = kit.Page("mh", "multihead", DEFAULTS)
 
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def cached_trace(text: str, d_model: int, heads: int, seed: int):
-    """Frozen trace (read-only arrays), safe to share between reruns and sessions."""
-    config = AttentionConfig(d_model=d_model, heads=heads, seed=seed)
-    return trace_text(text, config, max_tokens=DEFAULT_MAX_TOKENS)
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def cached_costs(n: int, d_model: int):
-    return cost_vs_heads(n, d_model)
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def cached_split(text: str, d_model: int, heads: int, seed: int):
-    trace = cached_trace(text, d_model, heads, seed)
-    # W^Q of all heads side by side: [h, d_model, d_k] -> [d_model, h·d_k]
-    W = np.transpose(np.asarray(trace.W_Q), (1, 0, 2)).reshape(d_model, -1)
-    check = split_vs_separate(trace.X, W, heads)
-    vs_trace = float(np.max(np.abs(check.split - trace.Q))) if check.split.size else 0.0
-    return check, vs_trace
-
-
-def init_state() -> None:
-    for key, value in DEFAULTS.items():
-        st.session_state.setdefault(key, value)
-
-
-def head_choices(d_model: int) -> list[int]:
-    return [h for h in valid_head_counts(d_model) if h <= MAX_SHOWN_HEADS]
+# The core's results are frozen with read-only arrays: one object can serve every session.
+cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_multihead.multihead_lab)
+cached_sweep = st.cache_resource(max_entries=32, show_spinner=False)(lab_multihead.head_sweep)
 
 
 def fit_heads(d_model: int) -> list[int]:
-    """Keep the chosen h valid after d_model changed: the largest valid h not above it."""
-    choices = head_choices(d_model)
+    """The head counts to offer; keeps the chosen h valid after d_model changed (the largest valid
+    h not above it)."""
+    choices = [h for h in valid_head_counts(d_model) if h <= MAX_SHOWN_HEADS]
     current = st.session_state.get("mh_heads", 1)
     if current not in choices:
         st.session_state["mh_heads"] = max([h for h in choices if h <= current] or [choices[0]])
     return choices
 
 
-def chart(fig, key: str, alt: str, width: int | str = "stretch") -> None:
-    st.plotly_chart(fig, key=f"mh_chart_{key}", alt=alt, width=width, config={"displaylogo": False})
-
-
-def table(frame: pd.DataFrame, key: str) -> None:
-    if st.session_state["mh_tables"]:
-        st.dataframe(frame, width="stretch", height=min(420, 38 + 35 * len(frame)), key=f"mh_table_{key}")
-
-
 def controls(t) -> None:
-    st.text_area(
-        t("multihead.text"), key="mh_text", height=80, help=t("multihead.text_help"), persist_state=KEEP
-    )
+    PAGE.widget(t, "text_area", "text", height=80, helped=True)
     c1, c2, c3 = st.columns([1, 2, 1])
-    c1.number_input(
-        "d_model",
-        *D_MODEL_RANGE,
-        step=1,
-        key="mh_d_model",
-        help=t("multihead.d_model_help"),
-        persist_state=KEEP,
-    )
+    PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=1, label="d_model", helped=True, where=c1)
     d_model = int(st.session_state["mh_d_model"])
     choices = fit_heads(d_model)
     if len(choices) > 1:
-        c2.select_slider(
-            t("multihead.heads"), choices, key="mh_heads", help=t("multihead.heads_help"), persist_state=KEEP
-        )
+        PAGE.widget(t, "select_slider", "heads", choices, helped=True, where=c2)
     else:
         st.session_state["mh_heads"] = choices[0]
         c2.markdown(t("multihead.one_head_only", d_model=d_model))
-    c3.number_input(t("multihead.seed"), *SEED_RANGE, step=1, key="mh_seed", persist_state=KEEP)
-    st.toggle(t("multihead.show_tables"), key="mh_tables", persist_state=KEEP)
+    PAGE.seed_input(t, where=c3)
+    PAGE.tables_toggle(t)
 
 
-def load_trace(t):
-    text = st.session_state["mh_text"] or ""
+def load_lab(t):
+    """The cached lab for the sentence, or None after saying why there is none."""
+    s = st.session_state
+    text = s["mh_text"] or ""
     if not text.strip():
         st.error(t("multihead.err_empty"))
         return None
-    d_model, heads = int(st.session_state["mh_d_model"]), int(st.session_state["mh_heads"])
-    try:
-        trace = cached_trace(text, d_model, heads, int(st.session_state["mh_seed"]))
-    except AttentionConfigError as err:
-        st.error(t("multihead.err_config", detail=str(err)))
-        return None
-    except Exception:  # a bug must not leave the learner with a traceback
-        log.exception("multi-head trace failed")
-        st.error(t("multihead.err_unexpected"))
-        return None
-    tok = trace.tokenization
-    if tok is not None and tok.total_tokens > len(tok.tokens):
-        st.warning(t("multihead.warn_truncated", total=tok.total_tokens, kept=len(tok.tokens)))
-    return trace
+    lab = None
+    with PAGE.guard(t, "multi-head trace", known=[(AttentionConfigError, "multihead.err_config")]):
+        lab = cached_lab(text, int(s["mh_d_model"]), int(s["mh_heads"]), int(s["mh_seed"]))
+    if lab is not None:
+        PAGE.warn_truncated(t, lab.trace.tokenization)
+    return lab
 
 
-def hover_text(t) -> figures.HoverText:
-    return figures.HoverText(
-        query=t("multihead.hover_query"),
-        key=t("multihead.hover_key"),
-        token=t("multihead.hover_token"),
-        dim=t("multihead.hover_dim"),
-        value=t("multihead.hover_value"),
-        masked=t("multihead.hover_masked"),
-    )
-
-
-def section_heads(t, trace) -> None:
+def section_heads(t, lab, hover) -> None:
+    trace = lab.trace
     st.header(t("multihead.sec_heads"), anchor="heads")
     st.markdown(t("multihead.explain_heads"))
     st.latex(
         r"\mathrm{head}_i = \mathrm{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{d_k}}\right) V_i,\quad i = 0, \dots, h-1"
     )
-    h, n = trace.heads, trace.n
-    fig = figures.heads_small_multiples(
-        trace.weights, trace.tokens, hover=hover_text(t), head_title=t("multihead.head_name", h="{h}")
-    )
-    chart(fig, "heads", t("multihead.alt_heads", heads=h, n=n))
-    if st.session_state["mh_tables"]:
-        for k in range(h):
+    head_title = t("multihead.head_name", h="{h}")
+    fig = heatmaps.heads_small_multiples(trace.weights, trace.tokens, hover=hover, head_title=head_title)
+    PAGE.chart(fig, "heads", t("multihead.alt_heads", heads=trace.heads, n=trace.n))
+    if PAGE.tables_on:
+        for k in range(trace.heads):
             st.caption(t("multihead.head_name", h=k))
-            table(tables.attention_table(trace.weights[k], trace.tokens), f"head_{k}")
-    # How different are the heads? Each head's most-attended key for every query, as data.
-    top = np.argmax(np.asarray(trace.weights), axis=2)  # [h, n]
-    distinct = len({tuple(row) for row in top.tolist()})
-    st.caption(t("multihead.heads_distinct", distinct=distinct, heads=h))
+            PAGE.table(tables.attention_table(trace.weights[k], trace.tokens), f"head_{k}")
+    st.caption(t("multihead.heads_distinct", distinct=lab.distinct_patterns, heads=trace.heads))
 
 
-def section_dk(t, trace) -> None:
+def section_dk(t, lab) -> None:
     st.header(t("multihead.sec_dk"), anchor="dk")
-    d_model, h = trace.X.shape[1], trace.heads
-    d_k = trace.Q.shape[2]
+    d_model, h, d_k = lab.trace.X.shape[1], lab.trace.heads, lab.trace.Q.shape[2]
     st.latex(rf"d_k = d_v = \frac{{d_\text{{model}}}}{{h}} = \frac{{{d_model}}}{{{h}}} = {d_k}")
     st.markdown(t("multihead.explain_dk", d_model=d_model, heads=h, d_k=d_k))
-    counts = valid_head_counts(d_model)
+    counts = lab.head_counts
     st.markdown(t("multihead.valid_heads", d_model=d_model, heads=", ".join(str(c) for c in counts)))
+    axes = dict(x_title=t("multihead.axis_heads"), y_title=t("multihead.axis_dk"))
     fig = figures_multihead.head_dim_figure(
-        d_model,
-        counts,
-        h,
-        x_title=t("multihead.axis_heads"),
-        y_title=t("multihead.axis_dk"),
-        hover_heads=t("multihead.axis_heads"),
-        hover_dim="d_k",
+        d_model, counts, h, hover_heads=axes["x_title"], hover_dim="d_k", **axes
     )
-    chart(fig, "dk", t("multihead.alt_dk", d_model=d_model, count=len(counts), heads=h, d_k=d_k))
-    table(pd.DataFrame({t("multihead.axis_heads"): counts, "d_k": [d_model // c for c in counts]}), "dk")
+    PAGE.chart(fig, "dk", t("multihead.alt_dk", d_model=d_model, count=len(counts), heads=h, d_k=d_k))
+    PAGE.table({t("multihead.axis_heads"): counts, "d_k": lab.head_dims}, "dk")
     st.info(t("multihead.tradeoff"))
 
 
-def section_concat(t, trace) -> None:
+def section_concat(t, trace, hover) -> None:
     st.header(t("multihead.sec_concat"), anchor="concat")
-    h, n = trace.heads, trace.n
-    d_model, d_v = trace.X.shape[1], trace.V.shape[2]
+    h, n, d_model, d_v = trace.heads, trace.n, trace.X.shape[1], trace.V.shape[2]
     st.latex(r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{h-1})\, W^O")
     st.latex(
         rf"\underbrace{{[{n} \times {h * d_v}]}}_{{\mathrm{{Concat}}:\ n \times h d_v}}"
@@ -200,42 +120,34 @@ def section_concat(t, trace) -> None:
         rf"= \underbrace{{[{n} \times {d_model}]}}_{{\mathrm{{Output}}:\ n \times d_\text{{model}}}}"
     )
     st.markdown(t("multihead.explain_concat", heads=h, d_v=d_v, width=h * d_v, d_model=d_model))
-    hover = hover_text(t)
     feat = dict(token_title=t("multihead.axis_token"), dim_title=t("multihead.axis_dim"), hover=hover)
     concat_names = [f"h{i}·{j}" for i in range(h) for j in range(d_v)]
     out_names = [f"d{j}" for j in range(d_model)]
     small = n <= 8 and h * d_v <= 8
 
     st.subheader(t("multihead.concat_title", n=n, width=h * d_v))
-    fig = figures.feature_heatmap(trace.concat, trace.tokens, dim_names=concat_names, show_text=small, **feat)
-    chart(
-        figures_multihead.add_head_boundaries(fig, h, d_v, "x"),
-        "concat",
-        t("multihead.alt_concat", n=n, width=h * d_v, heads=h),
+    fig = heatmaps.feature_heatmap(
+        trace.concat, trace.tokens, dim_names=concat_names, show_text=small, **feat
     )
-    table(tables.feature_table(trace.concat, trace.tokens, concat_names), "concat")
-
+    fig = figures_multihead.add_head_boundaries(fig, h, d_v, "x")
+    PAGE.chart(fig, "concat", t("multihead.alt_concat", n=n, width=h * d_v, heads=h))
+    PAGE.table(lambda: tables.feature_table(trace.concat, trace.tokens, concat_names), "concat")
     c1, c2 = st.columns(2)
     with c1:
         st.subheader(t("multihead.wo_title", width=h * d_v, d_model=d_model))
-        fig = figures.matrix_heatmap(
-            trace.W_O, concat_names, out_names, kind="signed", row_title=t("multihead.axis_wo_rows"),
-            col_title=t("multihead.axis_dim"), row_hover=t("multihead.hover_dim"), col_hover=t("multihead.hover_dim"),
-            hover=hover, show_text=False,
-        )  # fmt: skip
-        chart(
-            figures_multihead.add_head_boundaries(fig, h, d_v, "y"),
-            "wo",
-            t("multihead.alt_wo", width=h * d_v, d_model=d_model, heads=h),
-        )
-        table(pd.DataFrame(np.array(trace.W_O), index=concat_names, columns=out_names), "wo")
+        dims = dict(row_hover=t("multihead.hover_dim"), col_hover=t("multihead.hover_dim"), hover=hover)
+        titles = dict(row_title=t("multihead.axis_wo_rows"), col_title=t("multihead.axis_dim"))
+        fig = heatmaps.matrix_heatmap(trace.W_O, concat_names, out_names, show_text=False, **titles, **dims)
+        fig = figures_multihead.add_head_boundaries(fig, h, d_v, "y")
+        PAGE.chart(fig, "wo", t("multihead.alt_wo", width=h * d_v, d_model=d_model, heads=h))
+        PAGE.table(lambda: tables.matrix_table(trace.W_O, concat_names, out_names), "wo")
     with c2:
         st.subheader(t("multihead.out_title", n=n, d_model=d_model))
-        fig = figures.feature_heatmap(
+        fig = heatmaps.feature_heatmap(
             trace.output, trace.tokens, dim_names=out_names, show_text=False, **feat
         )
-        chart(fig, "output", t("multihead.alt_output", n=n, d_model=d_model))
-        table(tables.feature_table(trace.output, trace.tokens, out_names), "output")
+        PAGE.chart(fig, "output", t("multihead.alt_output", n=n, d_model=d_model))
+        PAGE.table(lambda: tables.feature_table(trace.output, trace.tokens, out_names), "output")
 
 
 def section_cost(t) -> None:
@@ -247,104 +159,74 @@ def section_cost(t) -> None:
         r"_{\text{matmul FLOPs}:\ Q,K,V \ +\ QK^\top \ +\ AV \ +\ W^O}"
     )
     c1, c2 = st.columns(2)
-    c1.number_input(t("multihead.cost_n"), *COST_N_RANGE, step=256, key="mh_cost_n", persist_state=KEEP)
-    c2.number_input(
-        "d_model",
+    PAGE.widget(t, "number_input", "cost_n", *COST_N_RANGE, step=256, where=c1)
+    PAGE.widget(
+        t,
+        "number_input",
+        "cost_d_model",
         *COST_D_MODEL_RANGE,
         step=64,
-        key="mh_cost_d_model",
-        help=t("multihead.cost_d_model_help"),
-        persist_state=KEEP,
+        label="d_model",
+        helped=True,
+        where=c2,
     )
     n, d_model = int(st.session_state["mh_cost_n"]), int(st.session_state["mh_cost_d_model"])
-    try:
-        costs = cached_costs(n, d_model)
-    except ValueError as err:
-        st.error(t("multihead.err_config", detail=str(err)))
+    with PAGE.guard(t, "head costs", known=[(ValueError, "multihead.err_config")]) as run:
+        sweep = cached_sweep(n, d_model)
+    if run.failed:
         return
-    labels = {c: t(f"multihead.col_{c}") for c in figures_multihead.COST_COLUMNS}
-    st.dataframe(
-        figures_multihead.cost_frame(costs, labels),
-        hide_index=True,
-        width="stretch",
-        key="mh_table_cost",
-        column_config={label: st.column_config.NumberColumn(format="localized") for label in labels.values()},
-    )
-    series = figures_multihead.cost_series(costs)
-    same_params = len(set(series["params_total"])) == 1
-    same_matmul = len(set(series["flops_matmul"])) == 1
-    if same_params and same_matmul:
-        st.success(
-            t(
-                "multihead.cost_constant",
-                count=len(costs),
-                params=f"{series['params_total'][0]:,}",
-                flops=f"{series['flops_matmul'][0]:,}",
-            )
-        )
+    costs = sweep.costs
+    columns = {
+        t(f"multihead.col_{c}"): [getattr(x, c) for x in costs] for c in figures_multihead.COST_COLUMNS
+    }
+    PAGE.table(columns, "cost", always=True, hide_index=True, localized=columns)
+    if sweep.params_constant and sweep.matmul_constant:
+        params, flops = f"{costs[0].params_total:,}", f"{costs[0].flops_matmul:,}"
+        st.success(t("multihead.cost_constant", count=len(costs), params=params, flops=flops))
     else:  # never expected with d_k = d_model / h; say so rather than hide it
         st.warning(t("multihead.cost_not_constant"))
     first, last = costs[0], costs[-1]
-    st.markdown(
-        t(
-            "multihead.cost_grows",
-            h0=first.heads,
-            h1=last.heads,
-            e0=f"{first.attention_matrix_elements:,}",
-            e1=f"{last.attention_matrix_elements:,}",
-        )
-    )
+    e0, e1 = f"{first.attention_matrix_elements:,}", f"{last.attention_matrix_elements:,}"
+    st.markdown(t("multihead.cost_grows", h0=first.heads, h1=last.heads, e0=e0, e1=e1))
     names = {sid: t(f"multihead.series_{sid}") for sid in figures_multihead.CHART_SERIES}
-    fig = figures_multihead.cost_vs_heads_figure(
-        costs, names, x_title=t("multihead.axis_heads"), y_title=t("multihead.axis_count")
-    )
-    chart(fig, "cost", t("multihead.alt_cost", n=n, d_model=d_model, count=len(costs)))
-    table(
-        pd.DataFrame({names[k]: v for k, v in series.items()}, index=[c.heads for c in costs]), "cost_series"
-    )
+    axes = dict(x_title=t("multihead.axis_heads"), y_title=t("multihead.axis_count"))
+    fig = figures_multihead.cost_vs_heads_figure(costs, names, **axes)
+    PAGE.chart(fig, "cost", t("multihead.alt_cost", n=n, d_model=d_model, count=len(costs)))
+    series = {names[sid]: [getattr(c, sid) for c in costs] for sid in figures_multihead.CHART_SERIES}
+    PAGE.table(series, "cost_series", index=[c.heads for c in costs])
 
 
-def section_split(t, trace) -> None:
+def section_split(t, lab) -> None:
     st.header(t("multihead.sec_split"), anchor="split")
-    h, d_model = trace.heads, trace.X.shape[1]
-    d_k = trace.Q.shape[2]
+    h, d_model, d_k = lab.trace.heads, lab.trace.X.shape[1], lab.trace.Q.shape[2]
     st.markdown(t("multihead.explain_split", heads=h, d_k=d_k, width=h * d_k))
     st.latex(
         r"\mathrm{split}_h\!\left(X W^Q\right)_i \;=\; X\, W^Q_{[:,\; i d_k : (i+1) d_k]}"
         rf"\qquad W^Q \in \mathbb{{R}}^{{{d_model} \times {h * d_k}}}"
     )
-    try:
-        check, vs_trace = cached_split(
-            st.session_state["mh_text"], d_model, h, int(st.session_state["mh_seed"])
-        )
-    except Exception:
-        log.exception("split check failed")
-        st.error(t("multihead.err_unexpected"))
-        return
+    check, diff = lab.split, f"{lab.split.max_abs_diff:.3g}"
     c1, c2 = st.columns(2)
-    c1.metric(t("multihead.split_diff"), f"{check.max_abs_diff:.3g}")
-    c2.metric(t("multihead.split_vs_trace"), f"{vs_trace:.3g}")
+    c1.metric(t("multihead.split_diff"), diff)
+    c2.metric(t("multihead.split_vs_trace"), f"{lab.split_vs_trace:.3g}")
     if check.equal:
-        st.success(t("multihead.split_equal", diff=f"{check.max_abs_diff:.3g}"))
+        st.success(t("multihead.split_equal", diff=diff))
     else:
-        st.error(t("multihead.split_differs", diff=f"{check.max_abs_diff:.3g}"))
+        st.error(t("multihead.split_differs", diff=diff))
     st.caption(t("multihead.split_note"))
 
 
 def main() -> None:
-    t = translator()
-    init_state()
-    st.title(t("multihead.title"))
-    st.markdown(t("multihead.intro"))
+    t = PAGE.start()
+    PAGE.title(t)
     controls(t)
-    trace = load_trace(t)
-    if trace is not None:
-        section_heads(t, trace)
-        section_dk(t, trace)
-        section_concat(t, trace)
+    lab, hover = load_lab(t), PAGE.hover(t)
+    if lab is not None:
+        section_heads(t, lab, hover)
+        section_dk(t, lab)
+        section_concat(t, lab.trace, hover)
     section_cost(t)
-    if trace is not None:
-        section_split(t, trace)
+    if lab is not None:
+        section_split(t, lab)
 
 
 main()

@@ -1,6 +1,6 @@
 """Quiz: static questions from the bank plus computed ones from the core, shuffled by a seed.
 
-Thin page: ``qz_`` session keys -> attention_ui.quiz_bank (pure) -> widgets. Answers live in
+Thin page: ``qz_`` session keys -> ``attention_ui.quiz_bank`` (pure) -> widgets through the page kit. Answers live in
 ``st.session_state["qz_answers"]`` (question id -> chosen display index), not only in widget
 state, so they survive reruns, language switches and visits to other pages. The first answer to
 a question counts; "retry the missed ones" clears just those and shows only them.
@@ -12,32 +12,20 @@ from pathlib import Path
 
 import streamlit as st
 
-from attention_ui.quiz_bank import (
-    PAGE_TITLE_KEYS,
-    build_quiz,
-    explain_values,
-    format_value,
-    missed_ids,
-    score,
-)
-from attention_ui.state import current_language, translator
+from attention_ui import kit, quiz_bank
 
 ROOT = Path(__file__).resolve().parents[1]
-SEED_MAX = 2**31 - 1
-KEEP = "session"
-
-
-def init_state() -> None:
-    s = st.session_state
-    s.setdefault("qz_seed", 0)
-    s.setdefault("qz_answers", {})  # qid -> display index of the first answer
-    s.setdefault("qz_retry", None)  # None: all questions; else the ids of the retry round
-    s.setdefault("qz_round", 0)  # part of every radio key: a new round gets fresh radios
+DEFAULTS = {
+    "qz_seed": 0,
+    "qz_retry": None,  # None: all questions; else the ids of the retry round
+    "qz_round": 0,  # part of every radio key: a new round gets fresh radios
+}
+PAGE = kit.Page("qz", "quiz", DEFAULTS)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def cached_quiz(seed: int):
-    return build_quiz(seed)
+    return quiz_bank.build_quiz(seed)
 
 
 def reset() -> None:
@@ -48,7 +36,7 @@ def reset() -> None:
 
 
 def new_seed() -> None:
-    st.session_state["qz_seed"] = (int(st.session_state["qz_seed"]) + 1) % (SEED_MAX + 1)
+    st.session_state["qz_seed"] = (int(st.session_state["qz_seed"]) + 1) % (kit.SEED_RANGE[1] + 1)
     reset()
 
 
@@ -74,7 +62,7 @@ def record(qid: str, key: str) -> None:
 def choice_labels(t, item) -> list[str]:
     if item.computed is not None:
         unit = t("quiz.unit_mib") if item.computed.unit == "MiB" else item.computed.unit
-        return [format_value(v, unit) for v in item.choice_values]
+        return [quiz_bank.format_value(v, unit) for v in item.choice_values]
     return [t(k) for k in item.choice_keys]
 
 
@@ -96,7 +84,7 @@ def answered_choices(t, labels: list[str], correct: int, chosen: int) -> str:
 
 
 def page_link(t, path: str) -> None:
-    name = t(PAGE_TITLE_KEYS[path])
+    name = t(quiz_bank.PAGE_TITLE_KEYS[path])
     if (ROOT / path).exists():
         st.page_link(path, label=t("quiz.see_page", page=name), icon="👉")
     else:
@@ -104,14 +92,14 @@ def page_link(t, path: str) -> None:
 
 
 def show_question(t, number: int, item, answers: dict) -> None:
-    values = explain_values(item.computed) if item.computed is not None else {}
+    values = quiz_bank.explain_values(item.computed) if item.computed is not None else {}
     labels = choice_labels(t, item)
     answered = item.qid in answers
     with st.container(border=True, key=f"qz_box_{item.qid}"):
         st.caption(f"{t('quiz.question_label', number=number)} · {t('quiz.kind_' + item.kind)}")
         st.markdown(t(item.text_key, **values))
         if not answered:
-            key = f"qz_r_{st.session_state['qz_round']}_{current_language()}_{item.qid}"
+            key = f"qz_r_{st.session_state['qz_round']}_{t.lang}_{item.qid}"
             st.radio(
                 t("quiz.your_answer"),
                 list(range(item.n_choices)),
@@ -134,33 +122,23 @@ def show_question(t, number: int, item, answers: dict) -> None:
 
 
 def main() -> None:
-    t = translator()
-    init_state()
+    t = PAGE.start()
     s = st.session_state
+    s.setdefault("qz_answers", {})  # qid -> display index of the first answer (a new dict per session)
     with st.sidebar:
         st.header(t("quiz.settings"))
-        st.number_input(
-            t("quiz.seed"),
-            0,
-            SEED_MAX,
-            step=1,
-            key="qz_seed",
-            help=t("quiz.seed_help"),
-            on_change=reset,
-            persist_state=KEEP,
-        )
+        PAGE.widget(t, "number_input", "seed", *kit.SEED_RANGE, step=1, helped=True, on_change=reset)
         st.button(t("quiz.new_seed"), key="qz_new_seed", on_click=new_seed)
         st.button(t("quiz.restart"), key="qz_restart", on_click=reset)
 
-    st.title(t("quiz.title"))
-    st.markdown(t("quiz.intro"))
+    PAGE.title(t)
 
     quiz = cached_quiz(int(s["qz_seed"]))
     answers = s["qz_answers"]
     retry = s["qz_retry"]
     items = [it for it in quiz if retry is None or it.qid in retry]
-    sc = score(items, answers)
-    missed = missed_ids(quiz, answers)
+    sc = quiz_bank.score(items, answers)
+    missed = quiz_bank.missed_ids(quiz, answers)
 
     top = st.columns([1, 1, 2], vertical_alignment="bottom")
     top[0].metric(t("quiz.score"), t("quiz.score_value", correct=sc.correct, answered=sc.answered))

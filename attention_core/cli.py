@@ -12,12 +12,8 @@ import numpy as np
 from . import cli_exercise
 from .config import MASK_KINDS, AttentionConfig, AttentionConfigError
 from .example import worked_example_trace
+from .export import trace_to_json
 from .trace import AttentionTrace, trace_text
-
-JSON_KEYS = (
-    "tokens", "config", "X", "W_Q", "W_K", "W_V", "W_O", "Q", "K", "V", "scores_raw",
-    "scores_scaled", "mask", "scores_masked", "weights", "head_outputs", "concat", "output",
-)  # fmt: skip
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,23 +56,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _tolist(a: np.ndarray) -> list:
-    """Nested lists of Python floats (repr keeps full precision), −∞ as None."""
-    a = np.asarray(a)
-    if a.dtype == bool:
-        return a.tolist()
-    return np.where(np.isneginf(a), None, a).tolist()
-
-
-def trace_to_json(trace: AttentionTrace) -> dict:
-    """The trace as plain JSON values, keys exactly ``JSON_KEYS``."""
-    config = trace.config.to_dict() if trace.config else {"divisor": trace.divisor}
-    data = {"tokens": list(trace.tokens), "config": config}
-    for key in JSON_KEYS[2:]:
-        data[key] = _tolist(getattr(trace, key))
-    return data
-
-
 def _fmt(a: np.ndarray) -> str:
     with np.printoptions(precision=4, suppress=True, linewidth=120):
         return np.array2string(np.asarray(a), separator=", ")
@@ -92,7 +71,9 @@ def format_trace(trace: AttentionTrace) -> str:
         c = t.config.to_dict()
         lines.append("config: " + ", ".join(f"{k}={v}" for k, v in c.items()))
     if t.tokenization is not None and t.tokenization.truncated:
-        lines.append(f"note: kept the first {len(t.tokens) - t.n_pad} of {t.tokenization.total_tokens} tokens")
+        lines.append(
+            f"note: kept the first {len(t.tokens) - t.n_pad} of {t.tokenization.total_tokens} tokens"
+        )
     lines += [
         f"\nX = token vector + position   {t.X.shape[0]}x{t.X.shape[1]}",
         _fmt(t.X),
@@ -100,6 +81,7 @@ def format_trace(trace: AttentionTrace) -> str:
         _fmt(t.mask.astype(int)),
     ]
     for i in range(h):
+        # Each step's label beside its matrix, one step per line: fmt: skip keeps the pairs together.
         lines += [
             f"\n===== head {i} =====",
             f"Q = X W_Q   {t.n}x{d_k}", _fmt(t.Q[i]),
@@ -151,9 +133,16 @@ def main(argv: list[str] | None = None) -> int:
         return cli_exercise.run(args)
     try:
         config = AttentionConfig(
-            d_model=args.d_model, heads=args.heads, d_k=args.d_k, d_v=args.d_v, mask=args.mask,
-            pad=args.pad, scale=args.scale, seed=args.seed, positional=not args.no_pe,
-        )  # fmt: skip
+            d_model=args.d_model,
+            heads=args.heads,
+            d_k=args.d_k,
+            d_v=args.d_v,
+            mask=args.mask,
+            pad=args.pad,
+            scale=args.scale,
+            seed=args.seed,
+            positional=not args.no_pe,
+        )
         trace = trace_text(args.text, config)
     except AttentionConfigError as err:
         sys.stderr.write(f"error: {err}\n")

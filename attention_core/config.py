@@ -67,9 +67,7 @@ class AttentionConfig:
         if self.d_v is not None:
             _check_int("d_v", self.d_v, 1, MAX_HEAD_DIM)
         if self.mask not in MASK_KINDS:
-            raise AttentionConfigError(
-                f"Unknown mask {self.mask!r}: choose one of {', '.join(MASK_KINDS)}."
-            )
+            raise AttentionConfigError(f"Unknown mask {self.mask!r}: choose one of {', '.join(MASK_KINDS)}.")
         _check_int("pad", self.pad, 0, MAX_PAD)
         if isinstance(self.scale, str):
             if self.scale not in SCALE_MODES:

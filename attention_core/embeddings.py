@@ -43,7 +43,9 @@ def positional_encoding(n: int, d_model: int) -> np.ndarray:
     return pe
 
 
-def embed(tokens: tuple[str, ...] | list[str], d_model: int, seed: int, positional: bool = True) -> np.ndarray:
+def embed(
+    tokens: tuple[str, ...] | list[str], d_model: int, seed: int, positional: bool = True
+) -> np.ndarray:
     """X, shape ``(n, d_model)``: each token's vector, plus its position's encoding if asked."""
     X = np.stack([token_embedding(t, d_model, seed) for t in tokens]) if tokens else np.zeros((0, d_model))
     if positional:

@@ -36,6 +36,25 @@ class TiledAttention:
     max_tile_elements: int  # largest score tile held at once (≤ block_q · block_k)
 
 
+def future_tile(q_end: int, k_start: int) -> bool:
+    """Under the causal mask, a tile whose first key comes after its last query (``q_end - 1``)
+    is masked everywhere: the tiled algorithm skips it without forming its scores."""
+    return k_start > q_end - 1
+
+
+def tile_grid(n_q: int, n_k: int, block_q: int, block_k: int, causal: bool = False) -> np.ndarray:
+    """Which score tiles :func:`tiled_attention` forms (True) or skips (False).
+
+    ``-> [ceil(n_q / block_q), ceil(n_k / block_k)]`` bool, query tiles as rows. Without a mask
+    every tile is formed; with ``causal`` the :func:`future_tile` ones are skipped.
+    """
+    if min(n_q, n_k, block_q, block_k) < 1:
+        raise ValueError("sizes and blocks must be positive")
+    q_ends = [min(q0 + block_q, n_q) for q0 in range(0, n_q, block_q)]
+    k_starts = range(0, n_k, block_k)
+    return np.array([[not (causal and future_tile(q1, k0)) for k0 in k_starts] for q1 in q_ends], dtype=bool)
+
+
 def causal_allowed(q_idx: np.ndarray, k_idx: np.ndarray) -> np.ndarray:
     """``allowed_fn`` for the causal mask: key j visible to query i when j ≤ i. ``[bq], [bk] -> [bq, bk]``."""
     return k_idx[None, :] <= q_idx[:, None]
@@ -81,7 +100,7 @@ def tiled_attention(
         acc = np.zeros((q1 - q0, d_v))  # [bq, d_v] running numerator
         for k0 in range(0, n_k, block_k):
             k1 = min(k0 + block_k, n_k)
-            if causal and k0 > q1 - 1:  # every key of this tile is in the future of every query
+            if causal and future_tile(q1, k0):  # every key of this tile is in the future of every query
                 skipped += 1
                 continue
             s = Q[q0:q1] @ K[k0:k1].T / divisor  # [bq, bk] the only score tile in memory

@@ -179,7 +179,9 @@ def attend(
     )
 
 
-def trace_tokens(tokens: tuple[str, ...], config: AttentionConfig, tokenization: Tokenization | None = None) -> AttentionTrace:
+def trace_tokens(
+    tokens: tuple[str, ...], config: AttentionConfig, tokenization: Tokenization | None = None
+) -> AttentionTrace:
     """Attention over given sentence tokens; ``config.pad`` [PAD] tokens are appended."""
     if not tokens:
         raise AttentionConfigError("There are no tokens: type at least one word.")

@@ -1,1 +1,4 @@
-"""Streamlit-side helpers of Attention Lab: figures, tables, messages. Pages stay thin."""
+"""Streamlit side of Attention Lab: the page kit, figures, tables, messages. Pages stay thin.
+
+See the README's "Project layout" and docs/architecture.md for what lives where.
+"""

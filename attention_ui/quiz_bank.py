@@ -3,7 +3,7 @@
 No text lives here. A static question ``qid`` uses the catalog keys ``quiz.q_<qid>`` (question),
 ``quiz.q_<qid>_c<k>`` (choice k, multiple choice only; true/false uses ``quiz.true``/``quiz.false``)
 and ``quiz.q_<qid>_why`` (explanation). Computed questions come from
-``attention_core.quiz.generate_question(kind, seed)``; their text is ``quiz.comp_<kind>`` and
+``attention_core.labs.quiz.generate_question(kind, seed)``; their text is ``quiz.comp_<kind>`` and
 ``quiz.comp_<kind>_why``, filled from the question's params, so their answers are always right.
 
 Pure helpers (no Streamlit): :func:`build_quiz` makes the seeded, shuffled list of
@@ -12,17 +12,13 @@ Pure helpers (no Streamlit): :func:`build_quiz` makes the seeded, shuffled list 
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from attention_core.quiz import QUIZ_KINDS, QuizQuestion, generate_question
-from attention_core.steps import apply_mask, build_mask, raw_scores, scale, softmax
-
-KINDS = ("mc", "tf", "computed")
+from attention_core.labs.quiz import QUIZ_KINDS, QuizQuestion, generate_question, worked_numbers
 
 # pages a question can point to (the paths registered in app.py)
 PLAYGROUND = "app_pages/playground.py"
@@ -167,13 +163,11 @@ def build_quiz(seed: int) -> tuple[QuizItem, ...]:
 
 @dataclass(frozen=True)
 class Score:
-    answered: int
-    correct: int
-    total: int
+    """How a learner did on a set of questions."""
 
-    @property
-    def missed(self) -> int:
-        return self.answered - self.correct
+    answered: int  # questions with an answer (the first one counts)
+    correct: int  # of those, answered right
+    total: int  # questions in the set
 
 
 def score(items: Sequence[QuizItem], answers: Mapping[str, int]) -> Score:
@@ -210,25 +204,21 @@ def _row_text(values) -> str:
 def explain_values(q: QuizQuestion) -> dict:
     """Placeholder values for ``quiz.comp_<kind>`` and ``quiz.comp_<kind>_why``.
 
-    Intermediate numbers (the scaled scores of a causal example, byte counts) are recomputed with
-    the core's own steps, so the explanation shows the same arithmetic the answer came from.
+    The intermediate numbers (the scaled scores of a causal example, byte counts) come from the
+    core's :func:`attention_core.labs.quiz.worked_numbers`, the same arithmetic the answer came from.
     """
     p = dict(q.params)
     values: dict = {k: v for k, v in p.items() if k not in ("Q", "K", "scaled")}
     values["answer"] = format_value(q.answer, q.unit)
+    worked = worked_numbers(q)
     if q.kind == "causal_weight":
-        Q = np.asarray(p["Q"], dtype=float)  # [2, d_k]
-        K = np.asarray(p["K"], dtype=float)  # [2, d_k]
-        s = apply_mask(scale(raw_scores(Q, K), math.sqrt(p["d_k"])), build_mask("causal", 2))  # [2, 2]
-        w = softmax(s)  # [2, 2]
         values["Q"] = str(p["Q"])
         values["K"] = str(p["K"])
-        values["scores"] = _row_text(s[p["row"]])
-        values["weights"] = _row_text(w[p["row"]])
+        values["scores"] = _row_text(worked["scores"])
+        values["weights"] = _row_text(worked["weights"])
     elif q.kind == "attention_memory":
-        elements = p["n"] * p["n"]
-        values["elements"] = f"{elements:,}"
-        values["bytes"] = f"{elements * p['bytes_per_elem']:,}"
+        values["elements"] = f"{worked['elements']:,}"
+        values["bytes"] = f"{worked['bytes']:,}"
         values["n"] = f"{p['n']:,}"
     elif q.kind == "dot_variance":
         values["expr"] = "q·k/√d_k" if p["scaled"] else "q·k"

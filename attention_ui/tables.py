@@ -6,7 +6,7 @@ gets a unique label. Labels are plain text: st.dataframe shows them as text, nev
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -43,6 +43,27 @@ def attention_table(values: np.ndarray, tokens: Sequence[str]) -> pd.DataFrame:
         raise ValueError("an n×n matrix with one token per row is needed")
     labels = token_index(tokens)
     return _pandas().DataFrame(np.array(values, dtype=float), index=labels, columns=labels)
+
+
+def matrix_table(
+    values, row_labels: Sequence[str], col_labels: Sequence[str], fmt: Callable | None = None
+) -> pd.DataFrame:
+    """A matrix with the given labels (e.g. W^O's ``h0·0`` rows and ``d0`` columns).
+
+    ``fmt`` turns each number into text (e.g. scientific notation); without it the numbers stay floats.
+    """
+    values = np.asarray(values, dtype=float)
+    if values.shape != (len(row_labels), len(col_labels)):
+        raise ValueError("one row label per row and one column label per column are needed")
+    cells = [[fmt(v) for v in row] for row in values.tolist()] if fmt is not None else values
+    return _pandas().DataFrame(cells, index=list(row_labels), columns=list(col_labels))
+
+
+def labelled_table(
+    values, rows: Sequence[str], cols: Sequence[str], fmt: Callable | None = None
+) -> pd.DataFrame:
+    """A matrix with token labels on both sides (rows may differ from columns, as in cross-attention)."""
+    return matrix_table(values, token_index(rows), token_index(cols), fmt)
 
 
 def feature_table(

@@ -43,15 +43,24 @@ from playwright.async_api import Page, async_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
+from harness import server_cmd  # noqa: E402  (this folder is on sys.path when the script runs)
 from st_browser import CHROMIUM_ARGS, chromium_executable  # noqa: E402
 
 STUDENT = re.compile(r"student\d\d")
 WORDS = ["cat", "dog", "bird", "fish", "tree", "book", "lamp", "rain", "moon", "star"]
 # Control changes, cycled: (widget key, value typed into the number input) or a special action.
 CHANGES = [
-    ("pg_d_model", "32"), ("pg_heads", "4"), ("mask", "causal"), ("pg_seed", "{i}"), ("pg_pad", "2"),
-    ("pg_d_model", "24"), ("pg_heads", "3"), ("positional", ""), ("pg_seed", "{i}7"), ("pg_pad", "0"),
-]  # fmt: skip
+    ("pg_d_model", "32"),
+    ("pg_heads", "4"),
+    ("mask", "causal"),
+    ("pg_seed", "{i}"),
+    ("pg_pad", "2"),
+    ("pg_d_model", "24"),
+    ("pg_heads", "3"),
+    ("positional", ""),
+    ("pg_seed", "{i}7"),
+    ("pg_pad", "0"),
+]
 
 
 def free_port() -> int:
@@ -61,14 +70,16 @@ def free_port() -> int:
 
 
 def start_server(port: int, log: Path, ttl: int) -> subprocess.Popen:
-    cmd = [
-        sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
-        "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
-        "--server.fileWatcherType", "none", "--server.disconnectedSessionTTL", str(ttl),
-    ]  # fmt: skip
+    cmd = server_cmd("app.py", port, "--server.disconnectedSessionTTL", str(ttl))
     with log.open("w") as fh:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     url = f"http://127.0.0.1:{port}/_stcore/health"
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
@@ -156,11 +167,19 @@ class Sampler:
 # of every run) and the app is not running. A run counter alone missed reruns on a starved client:
 # when "started" and "finished" reach React in one batch, the state attribute never changes.
 START_WAIT_S = 90  # the change is not in the URL this long after it was made: commit it again
-URL_PARAM = {"text": "text", "pg_d_model": "d_model", "pg_heads": "heads", "mask": "mask", "pg_seed": "seed",
-             "pg_pad": "pad", "positional": "pos"}  # fmt: skip
+URL_PARAM = {
+    "text": "text",
+    "pg_d_model": "d_model",
+    "pg_heads": "heads",
+    "mask": "mask",
+    "pg_seed": "seed",
+    "pg_pad": "pad",
+    "positional": "pos",
+}
 SHOWS_JS = """([name, value]) => new URL(location.href).searchParams.get(name) === value"""
 DONE_JS = SHOWS_JS.replace(
-    "=> ", "=> document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state') === 'notRunning' && "
+    "=> ",
+    "=> document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state') === 'notRunning' && ",
 )
 
 
@@ -360,9 +379,11 @@ async def main_async(args) -> dict:
     )
     expected = args.sessions * (args.changes + 1)
     result["passed"] = (
-        not result["errors"] and not result["leaks"] and len(lat) == expected
+        not result["errors"]
+        and not result["leaks"]
+        and len(lat) == expected
         and result["active_sessions_after"] in (0, None)
-    )  # fmt: skip
+    )
     return result
 
 
@@ -384,15 +405,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(r, indent=1))
     else:
-        print(f"classroom load: {r['sessions']} sessions x {r['changes']} changes (+1 sentence each), "
-              f"{r['changes_timed']} reruns timed in {r['wall_s']:.1f} s")  # fmt: skip
+        print(
+            f"classroom load: {r['sessions']} sessions x {r['changes']} changes (+1 sentence each), "
+            f"{r['changes_timed']} reruns timed in {r['wall_s']:.1f} s"
+        )
         print(f"latency per change: p50 {r['p50_s']:.2f} s, p95 {r['p95_s']:.2f} s, max {r['max_s']:.2f} s")
-        print(f"errors: {len(r['errors'])}; isolation failures: {len(r['leaks'])}; "
-              f"changes made again (not shown after {START_WAIT_S} s, or a list closed before its option was clicked): {r['retries']}")  # fmt: skip
+        print(
+            f"errors: {len(r['errors'])}; isolation failures: {len(r['leaks'])}; "
+            f"changes made again (not shown after {START_WAIT_S} s, or a list closed before its option was clicked): {r['retries']}"
+        )
         for line in (r["errors"] + r["leaks"])[:20]:
             print("  " + line)
-        print(f"server RSS (process tree): before {r['rss_before_mb']:.0f} MB, peak {r['rss_peak_mb']:.0f} MB, "
-              f"after close {r['rss_after_mb']:.0f} MB; active sessions after close: {r['active_sessions_after']}")  # fmt: skip
+        print(
+            f"server RSS (process tree): before {r['rss_before_mb']:.0f} MB, peak {r['rss_peak_mb']:.0f} MB, "
+            f"after close {r['rss_after_mb']:.0f} MB; active sessions after close: {r['active_sessions_after']}"
+        )
         print("PASS" if r["passed"] else "FAIL")
     return 0 if r["passed"] else 1
 

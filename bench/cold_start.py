@@ -16,9 +16,7 @@ Servers run with OPENBLAS_NUM_THREADS=1 (see bench/harness.py).
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,13 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (  # noqa: E402
     ALL_CHARTS_DRAWN_JS,
     LOGS,
-    ONE_THREAD,
-    ROOT,
     free_port,
     healthy,
     launch_browser,
     machine,
-    server_cmd,
+    spawn_server,
     stop_server,
 )
 from playwright.sync_api import sync_playwright  # noqa: E402
@@ -49,10 +45,7 @@ def cold_start(browser, script: str) -> tuple[float, float]:
     context = browser.new_context(locale="en-US", viewport={"width": 1400, "height": 900})
     page = context.new_page()
     t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        server_cmd(script, port), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True, env={**os.environ, **ONE_THREAD},
-    )  # fmt: skip
+    proc = spawn_server(script, port, log)
     try:
         while not healthy(base):
             if proc.poll() is not None or time.perf_counter() - t0 > 120:

@@ -56,7 +56,9 @@ def timeit(fn, repeats):
 
 def import_time_ms(runs: int, module: str = "attention_core", then: str = "") -> float:
     """Median ms of ``import module`` (plus the statement ``then``) in fresh interpreters."""
-    code = f"import time; t=time.perf_counter(); import {module}; {then or 'pass'}; print(time.perf_counter()-t)"
+    code = (
+        f"import time; t=time.perf_counter(); import {module}; {then or 'pass'}; print(time.perf_counter()-t)"
+    )
     times = []
     for _ in range(runs):
         res = subprocess.run(

@@ -16,12 +16,11 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "browser"))  # the browser tests' Chromium settings, shared
+from st_browser import CHROMIUM_ARGS, chromium_executable  # noqa: E402
+
 LOGS = ROOT / "artifacts" / "logs"
 ONE_THREAD = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run",
-]  # fmt: skip
 PLOTLY_CHART = '[data-testid="stPlotlyChart"]'
 
 # True once every Plotly chart on the page has its SVG and at least one drawn trace.
@@ -45,17 +44,45 @@ def free_port() -> int:
 def healthy(base_url: str) -> bool:
     try:
         with urllib.request.urlopen(f"{base_url}/_stcore/health", timeout=2) as response:
-            return response.status == 200
+            return response.status == 200 and response.read().strip() == b"ok"
     except OSError:
         return False
 
 
-def server_cmd(script: str, port: int) -> list[str]:
+def server_cmd(script: str, port: int, *extra: str) -> list[str]:
+    """``streamlit run script`` headless on 127.0.0.1:port, no usage statistics, no file watcher
+    (the benchmarks, the browser tests and the README screenshot all start the app like this)."""
     return [
-        sys.executable, "-m", "streamlit", "run", script,
-        "--server.address", "127.0.0.1", "--server.port", str(port), "--server.headless", "true",
-        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        script,
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        *extra,
+    ]
+
+
+def spawn_server(script: str, port: int, log, cwd: Path = ROOT) -> subprocess.Popen:
+    """Start :func:`server_cmd` in its own process group with one BLAS thread, output to ``log``."""
+    return subprocess.Popen(
+        server_cmd(script, port),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, **ONE_THREAD},
+    )
 
 
 def start_server(
@@ -66,10 +93,7 @@ def start_server(
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = (LOGS / f"bench-{name}.log").open("w", encoding="utf-8")
-    proc = subprocess.Popen(
-        server_cmd(script, port), cwd=cwd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True, env={**os.environ, **ONE_THREAD},
-    )  # fmt: skip
+    proc = spawn_server(script, port, log, cwd)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and proc.poll() is None:
         if healthy(base):
@@ -90,13 +114,6 @@ def stop_server(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
-
-
-def chromium_executable() -> str | None:
-    for candidate in (os.environ.get("CHROMIUM_PATH"), "/usr/bin/chromium", "/usr/bin/chromium-browser"):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    return None
 
 
 def launch_browser(pw):

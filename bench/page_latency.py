@@ -195,9 +195,18 @@ def summary(name: str, n: int, res: dict, charts: dict) -> dict:
     fl_ms = statistics.median(ms for ms, _ in res["floor"])
     pg_b = statistics.median(b for _, b in res["playground"])
     fl_b = statistics.median(b for _, b in res["floor"])
-    return dict(scenario=name, n=n, changes=len(res["playground"]), charts=charts, playground_ms=round(pg_ms), floor_ms=round(fl_ms),
-                ratio=round(pg_ms / fl_ms, 2), playground_bytes=int(pg_b), floor_bytes=int(fl_b),
-                bytes_ratio=round(pg_b / fl_b, 2))  # fmt: skip
+    return dict(
+        scenario=name,
+        n=n,
+        changes=len(res["playground"]),
+        charts=charts,
+        playground_ms=round(pg_ms),
+        floor_ms=round(fl_ms),
+        ratio=round(pg_ms / fl_ms, 2),
+        playground_bytes=int(pg_b),
+        floor_bytes=int(fl_b),
+        bytes_ratio=round(pg_b / fl_b, 2),
+    )
 
 
 def main() -> int:
@@ -223,9 +232,12 @@ def main() -> int:
                 res = run_scenario(browser, pg_url, floor_url, n, mask, all_heads, args.changes)
                 rows.append(summary(name, n, res, res.pop("charts")))
                 r = rows[-1]
-                print(f"{name:8s} n={n:<4d} playground {r['playground_ms']:6d} ms  floor {r['floor_ms']:6d} ms  "
-                      f"ratio {r['ratio']:5.2f}x (target <= 1.3x)   bytes/rerun playground {r['playground_bytes']:>9,d}"
-                      f"  floor {r['floor_bytes']:>9,d}  ({r['bytes_ratio']:.2f}x)", flush=True)  # fmt: skip
+                print(
+                    f"{name:8s} n={n:<4d} playground {r['playground_ms']:6d} ms  floor {r['floor_ms']:6d} ms  "
+                    f"ratio {r['ratio']:5.2f}x (target <= 1.3x)   bytes/rerun playground {r['playground_bytes']:>9,d}"
+                    f"  floor {r['floor_bytes']:>9,d}  ({r['bytes_ratio']:.2f}x)",
+                    flush=True,
+                )
             browser.close()
     finally:
         stop_server(pg_proc)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from attention_core import pretrained as P  # noqa: E402
+from attention_core.models import minilm as P  # noqa: E402
 
 # 16 WordPiece tokens including [CLS] and [SEP] (checked below).
 SENTENCE = "The students read the notes before the exam started this morning at nine."

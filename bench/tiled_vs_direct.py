@@ -22,25 +22,14 @@ import argparse  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-import tracemalloc  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from attention_core.labs.cost import peak_bytes  # noqa: E402
 from attention_core.tiled import direct_attention, tiled_attention  # noqa: E402
-
-
-def peak_bytes(fn) -> int:
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        fn()
-        return max(0, tracemalloc.get_traced_memory()[1] - base)
-    finally:
-        tracemalloc.stop()
 
 
 def timed(fn) -> tuple[float, object]:

@@ -1,6 +1,6 @@
 """Write tests/data/minilm_golden.npz from the ORIGINAL PyTorch implementation (run by hand, not in CI).
 
-The NumPy forward pass in attention_core/pretrained.py is checked against these numbers, so they
+The NumPy forward pass in attention_core/models/minilm.py is checked against these numbers, so they
 must come from Hugging Face transformers (and sentence-transformers for the embedding), never
 from our own code. Set up a separate venv so the project venv stays free of PyTorch:
 

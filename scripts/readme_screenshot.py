@@ -21,10 +21,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path.insert(0, str(ROOT))
 
 from PIL import Image  # noqa: E402  (Pillow comes with Streamlit)
 from playwright.sync_api import sync_playwright  # noqa: E402
-from st_browser import CHROMIUM_ARGS, chromium_executable, wait_for_app_run, wait_for_charts  # noqa: E402
+from st_browser import (  # noqa: E402
+    CHARTS_FIT_JS,
+    CHROMIUM_ARGS,
+    chromium_executable,
+    new_context,
+    wait_for_app_run,
+    wait_for_charts,
+)
+
+from bench.harness import server_cmd  # noqa: E402
 
 MAX_BYTES = 300_000
 
@@ -58,23 +68,23 @@ def main() -> None:
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
-           "--server.port", str(port), "--server.headless", "true",
-           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]  # fmt: skip
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    cmd = server_cmd("app.py", port)
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         wait_healthy(url, proc)
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium_executable(), args=CHROMIUM_ARGS)
             locale = "ja-JP" if args.lang == "ja" else "en-US"
-            page = browser.new_page(locale=locale, viewport={"width": args.width, "height": args.height})
+            page = new_context(browser, locale=locale, width=args.width, height=args.height).new_page()
             page.goto(url + "/")
             wait_for_app_run(page)
             wait_for_charts(page)
             if args.anchor:
                 page.locator(f"#{args.anchor}").scroll_into_view_if_needed()
                 page.locator(f"#{args.anchor}").evaluate("e => e.scrollIntoView({block: 'start'})")
-            page.wait_for_timeout(500)
+            page.wait_for_function(CHARTS_FIT_JS)  # the scroll moved nothing that is still redrawing
             raw = args.out.with_suffix(".raw.png")
             args.out.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(raw), animations="disabled")

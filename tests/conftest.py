@@ -12,3 +12,8 @@ if ROOT not in sys.path:
 from streamlit import config as _st_config  # noqa: E402
 
 _st_config.set_option("client.showErrorDetails", "full")
+
+import pytest  # noqa: E402
+
+# The shared AppTest helpers (open a page, read its charts and texts) assert; have pytest explain them.
+pytest.register_assert_rewrite("tests.apptest_pages")

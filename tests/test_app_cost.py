@@ -3,20 +3,12 @@ control changed, the live measurement (tiny n) only on request and kept across r
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from streamlit.testing.v1 import AppTest
 
 from attention_ui.i18n import translate
-from tests.apptest_pages import chart_spec, no_exception
-from tests.apptest_pages import run_page as _run_page
+from tests.apptest_pages import chart_spec, no_exception, open_page
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/cost.py"
-
-
-def run_page(**state) -> AppTest:
-    return _run_page(PAGE, timeout=120, **state)
 
 
 # AppTest does not expose a dataframe's key, so each table is found by a column only it has.
@@ -36,7 +28,7 @@ def frame_by_key(at: AppTest, key: str, lang: str = "en"):
 
 
 def test_notes_table_matches_hand_arithmetic() -> None:
-    at = run_page()
+    at = open_page(PAGE)
     no_exception(at)
     assert at.title[0].value == translate("en", "cost.title")
     frame = frame_by_key(at, "co_table_notes")
@@ -58,7 +50,7 @@ def test_notes_table_matches_hand_arithmetic() -> None:
 
 
 def test_extended_controls_multiply_the_memory() -> None:
-    at = run_page(co_dtype="fp32", co_heads=8, co_batch=4, co_layers=12)
+    at = open_page(PAGE, co_dtype="fp32", co_heads=8, co_batch=4, co_layers=12)
     no_exception(at)
     frame = frame_by_key(at, "co_table_extended")
     elements = frame[translate("en", "cost.col_elements")]
@@ -72,7 +64,7 @@ def test_extended_controls_multiply_the_memory() -> None:
 
 
 def test_flops_chart_follows_d_k() -> None:
-    at = run_page()
+    at = open_page(PAGE)
     at.number_input(key="co_dk").set_value(128).run()
     no_exception(at)
     spec = chart_spec(at, "co_chart_flops")
@@ -83,18 +75,19 @@ def test_flops_chart_follows_d_k() -> None:
 
 
 def test_live_measurement_runs_on_request_and_survives_reruns() -> None:
-    at = run_page(co_max_n=256)
+    at = open_page(PAGE, co_max_n=256)
     at.button(key="co_run").click().run()
     no_exception(at)
     frame = frame_by_key(at, "co_table_measure")
     assert list(frame["n"]) == [128, 256]
     results = at.session_state["co_results"]
-    direct = [r for r in results if r["method"] == "direct"]
-    tiled = [r for r in results if r["method"] == "tiled"]
-    assert [r["n"] for r in direct] == [128, 256] and [r["n"] for r in tiled] == [128, 256]
+    direct = [p.direct for p in results]
+    tiled = [p.tiled for p in results]
+    assert [r.n for r in direct] == [128, 256] and [r.n for r in tiled] == [128, 256]
+    assert {r.method for r in direct} == {"direct"} and {r.method for r in tiled} == {"tiled"}
     # The n² law: doubling n multiplies the direct peak by about 4 (3.5 … 4.5 leaves room for overheads).
-    assert 3.5 < direct[1]["peak_bytes"] / direct[0]["peak_bytes"] < 4.5
-    assert tiled[1]["peak_bytes"] < direct[1]["peak_bytes"]
+    assert 3.5 < direct[1].peak_bytes / direct[0].peak_bytes < 4.5
+    assert tiled[1].peak_bytes < direct[1].peak_bytes
     assert chart_spec(at, "co_chart_peak")["data"][0]["x"] == [128, 256]
     # A rerun caused by another control keeps the results (no new measurement needed).
     at.toggle(key="co_causal").set_value(True).run()
@@ -106,7 +99,7 @@ def test_live_measurement_runs_on_request_and_survives_reruns() -> None:
 
 
 def test_tiled_check_agrees_with_direct() -> None:
-    at = run_page(co_check_n=256, co_check_block=32)
+    at = open_page(PAGE, co_check_n=256, co_check_block=32)
     no_exception(at)
     diff = float(at.metric[0].value)
     assert diff < 1e-10
@@ -119,11 +112,8 @@ def test_tiled_check_agrees_with_direct() -> None:
 
 
 def test_japanese_page() -> None:
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page(PAGE)
-    # The language is set the way the sidebar's selectbox would set it.
-    at.session_state["lang"] = "ja"
-    at.run()
+    at = open_page(PAGE)
+    at.selectbox(key="lang").set_value("ja").run()  # the language switch in app.py's sidebar
     no_exception(at)
     assert at.title[0].value == translate("ja", "cost.title")
     assert [e.label for e in at.expander] == [
@@ -132,7 +122,7 @@ def test_japanese_page() -> None:
 
 
 def test_tables_on_request() -> None:
-    at = run_page()
+    at = open_page(PAGE)
     before = len(at.dataframe)
     at.toggle(key="co_tables").set_value(True).run()
     no_exception(at)

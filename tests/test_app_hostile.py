@@ -18,11 +18,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention_core import tokenize
-from attention_ui.widgets import CHIP_MAX_TOKENS
+from attention_ui.kit import CHIP_MAX_TOKENS
+from tests.apptest_pages import chart_spec, charts, messages, open_page
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
-TIMEOUT = 120
 CORPUS = json.loads((ROOT / "tests" / "data" / "hostile_inputs.json").read_text(encoding="utf-8"))
 TEXTS = CORPUS["texts"]
 BY_ID = {e["id"]: e for e in TEXTS}
@@ -41,28 +40,27 @@ TEXT_BOXES = [
 # The lab pages get a cross-section of the corpus (every kind of hostility once); the playground,
 # the main page, gets all of it below. Each AppTest rerun of a lab costs about a second.
 LAB_TEXT_IDS = (
-    "empty", "blank", "chars_25000", "tokens_1000", "one_token_5000", "emoji_zwj", "arabic_hebrew",
-    "control_nul", "zero_width", "img_pwned", "plotly_link", "markdown", "latex", "streamlit_directives",
-)  # fmt: skip
+    "empty",
+    "blank",
+    "chars_25000",
+    "tokens_1000",
+    "one_token_5000",
+    "emoji_zwj",
+    "arabic_hebrew",
+    "control_nul",
+    "zero_width",
+    "img_pwned",
+    "plotly_link",
+    "markdown",
+    "latex",
+    "streamlit_directives",
+)
 
 # Markup Plotly would act on (the app's own templates use only <br>, <b>, <sub> and <extra>), and Markdown that would make a link, maths or a directive out of user text.
 PLOTLY_MARKUP = re.compile(r"<\s*/?\s*(script|img|a|span|sup|i|s|u|em|iframe|svg)\b|javascript:\S*\"", re.I)
 MD_LIVE = re.compile(
     r"(?<!\\)\]\((?:javascript|https?):|(?<!\\)\$\\href|(?<!\\)<script|(?<!\\):red\[|(?<!\\)\*\*x"
 )
-
-
-def open_page(page: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    at.switch_page(page)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def figures(at: AppTest) -> list[dict]:
-    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
 
 
 def strings(obj) -> list[str]:
@@ -77,7 +75,7 @@ def strings(obj) -> list[str]:
 
 
 def assert_nothing_live(at: AppTest, where: str) -> None:
-    for fig in figures(at):
+    for fig in charts(at).values():
         for s in strings(fig):
             assert not PLOTLY_MARKUP.search(s), (where, s[:200])
     for md in at.markdown:
@@ -87,14 +85,6 @@ def assert_nothing_live(at: AppTest, where: str) -> None:
 def type_text(at: AppTest, kind: str, key: str, text: str) -> None:
     getattr(at, kind)(key=key).input(text)
     at.run()
-
-
-def messages(at: AppTest) -> dict[str, list[str]]:
-    return {
-        "error": [e.value for e in at.error],
-        "warning": [w.value for w in at.warning],
-        "info": [i.value for i in at.info],
-    }
 
 
 @pytest.mark.parametrize(("page", "kind", "key"), TEXT_BOXES, ids=[k for _, _, k in TEXT_BOXES])
@@ -188,11 +178,7 @@ def test_playground_shows_hostile_tokens_literally(playground: AppTest, text_id:
     # token chips
     assert chip_tokens(at, expected) == expected
     # tick labels and hover of the attention-weight map
-    fig = next(
-        f
-        for el, f in zip(at.get("plotly_chart"), figures(at), strict=True)
-        if el.proto.id.endswith("pg_chart_weights")
-    )
+    fig = chart_spec(at, "pg_chart_weights")
     y = fig["layout"]["yaxis"]
     for val, text in zip(y["tickvals"], y["ticktext"], strict=True):
         assert "<" not in text and ">" not in text, text
@@ -221,9 +207,7 @@ def test_playground_config_extremes() -> None:
     at.number_input(key="pg_d_v").set_value(1)
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    weights = next(
-        json.loads(el.proto.spec) for el in at.get("plotly_chart") if el.proto.id.endswith("pg_chart_weights")
-    )
+    weights = chart_spec(at, "pg_chart_weights")
     assert len(weights["data"][0]["z"]) == 6
     # the largest seed the widget allows
     at.number_input(key="pg_seed").set_value(2**31 - 1)
@@ -247,7 +231,7 @@ def test_playground_config_extremes() -> None:
         at.session_state[key] = {"pg_seed": 0, "pg_d_model": 16, "pg_pad": 0, "pg_heads": 2}[key]
 
 
-# --- malformed query strings (the playground keeps its view in the URL: attention_ui/url_state.py) --
+# --- malformed query strings (the playground keeps its view in the URL: attention_ui/playground/url_state.py) --
 
 QUERIES = CORPUS["query_strings"]
 
@@ -256,11 +240,10 @@ QUERIES = CORPUS["query_strings"]
 def test_playground_survives_malformed_query_strings(entry: dict) -> None:
     from urllib.parse import parse_qs
 
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     params = parse_qs(entry["query"].lstrip("?"), keep_blank_values=True)
-    for key, values in params.items():
-        at.query_params[key] = values if len(values) > 1 else values[0]
-    at.run()
+    at = open_page(
+        params={key: v if len(v) > 1 else v[0] for key, v in params.items()}, lang=None, check=False
+    )
     where = f"query {entry['id']}"
     assert not at.exception, (where, at.exception)
     # the page still draws (bad values fall back to defaults) unless the text itself is refused

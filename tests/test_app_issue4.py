@@ -11,16 +11,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention_ui.i18n import translate
-from tests.test_app_playground import APP, TIMEOUT, assert_healthy, charts, open_page, z
-
-
-def fresh(params: dict[str, str]) -> AppTest:
-    """A new session opened at a URL with these query parameters (the playground is the start page)."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update(params)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+from tests.apptest_pages import charts, open_page, z
+from tests.test_app_playground import assert_healthy
 
 
 def headings(at: AppTest) -> list[str]:
@@ -43,7 +35,7 @@ def test_url_round_trip_reproduces_the_same_trace():
     assert params["mask"] == "causal" and params["seed"] == "42" and params["head"] == "2"
     before = charts(at)
 
-    other = fresh(params)
+    other = open_page(params=params, lang=None)
     assert_healthy(other)
     assert not other.warning, [w.value for w in other.warning]
     after = charts(other)
@@ -60,7 +52,10 @@ def test_url_round_trip_reproduces_the_same_trace():
 
 
 def test_malformed_url_falls_back_with_a_notice_listing_the_parameters():
-    at = fresh({"d_model": "abc", "heads": "99", "mask": "<script>", "seed": "5", "bogus": "1", "div": "nan"})
+    at = open_page(
+        params={"d_model": "abc", "heads": "99", "mask": "<script>", "seed": "5", "bogus": "1", "div": "nan"},
+        lang=None,
+    )
     assert_healthy(at)
     notice = " ".join(w.value for w in at.warning)
     for name in ("d_model", "heads", "mask", "bogus", "div"):
@@ -76,22 +71,30 @@ def test_malformed_url_falls_back_with_a_notice_listing_the_parameters():
 
 @pytest.mark.parametrize(
     "params",
-    [{"text": "x" * 5000}, {"step": "-1", "present": "1"}, {"head": "7"}, {"lang": "xx"}, {"text": "\x00"},
-     {"heads": ["2", "3"], "d_model": "15"}],
-)  # fmt: skip
+    [
+        {"text": "x" * 5000},
+        {"step": "-1", "present": "1"},
+        {"head": "7"},
+        {"lang": "xx"},
+        {"text": "\x00"},
+        {"heads": ["2", "3"], "d_model": "15"},
+    ],
+)
 def test_odd_urls_never_raise(params):
-    at = fresh(params)
+    at = open_page(params=params, lang=None)
     assert not at.exception
 
 
 def test_language_from_the_url_and_the_switch_keeps_the_view():
-    at = fresh({"lang": "ja", "text": "猫がマットの上に座った。", "heads": "4"})
+    at = open_page(params={"lang": "ja", "text": "猫がマットの上に座った。", "heads": "4"}, lang=None)
     assert at.title[0].value == translate("ja", "playground.title")
     assert z(charts(at)["pg_chart_weights"]).shape == (12, 12)  # one token per kana/kanji and the 。
     at.session_state["lang"] = "en"
     at.run()
     assert at.title[0].value == translate("en", "playground.title")
-    assert at.text_area(key="pg_text").value == "猫がマットの上に座った。" and at.session_state["pg_heads"] == 4
+    assert (
+        at.text_area(key="pg_text").value == "猫がマットの上に座った。" and at.session_state["pg_heads"] == 4
+    )
     assert at.query_params["lang"] == "en"
 
 
@@ -120,12 +123,12 @@ def assert_healthy_presenter(at: AppTest, step: int) -> None:
 
 
 def test_presenter_opens_from_a_link_at_its_step():
-    at = fresh({"present": "1", "step": "7"})
+    at = open_page(params={"present": "1", "step": "7"}, lang=None)
     assert_healthy_presenter(at, 7)
     assert "pg_chart_weights" in charts(at)
     at.button(key="pg_present_next").click().run()
     assert_healthy_presenter(at, 8)
-    last = fresh({"present": "1", "step": "11"})
+    last = open_page(params={"present": "1", "step": "11"}, lang=None)
     assert last.button(key="pg_present_next").disabled
 
 
@@ -169,21 +172,25 @@ def test_example_sentences_include_japanese_and_fill_the_box():
 
 
 def test_every_chart_has_alt_text_and_tables_come_with_csv_downloads():
-    at = fresh({"mask": "causal"})  # with a mask, so the mask and masked-score maps are drawn too
+    at = open_page(
+        params={"mask": "causal"}, lang=None
+    )  # with a mask, so the mask and masked-score maps are drawn too
     at.toggle(key="pg_tables").set_value(True).run()
     assert_healthy(at)
     for el in at.get("plotly_chart"):
         assert el.proto.alt.strip()
         spec = json.loads(el.proto.spec)
         assert spec  # parses
-    keys = {el.proto.id for el in at.get("download_button")} | {getattr(el, "key", "") for el in at.get("download_button")}
+    keys = {el.proto.id for el in at.get("download_button")} | {
+        getattr(el, "key", "") for el in at.get("download_button")
+    }
     flat = " ".join(str(k) for k in keys)
     for name in ("weights", "raw", "x", "output", "mask", "masked"):
         assert f"pg_csv_{name}" in flat
 
 
 def test_presenter_language_toggle_switches_language_and_keeps_the_step():
-    at = fresh({"present": "1", "step": "3", "heads": "4", "lang": "en"})
+    at = open_page(params={"present": "1", "step": "3", "heads": "4", "lang": "en"}, lang=None)
     assert_healthy_presenter(at, 3)
     toggle = at.button(key="pg_present_lang")
     assert toggle.label == "日本語"  # names the language it switches to

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention_core import AttentionConfig, trace_text
 from attention_ui.i18n import translate
+from tests.apptest_pages import charts, open_page, z
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = "app_pages/lookalikes.py"
@@ -20,25 +21,7 @@ PAGE = "app_pages/lookalikes.py"
 
 @pytest.fixture
 def at() -> AppTest:
-    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    app.run()
-    app.switch_page(PAGE)
-    app.run()
-    assert not app.exception, [e.value for e in app.exception]
-    return app
-
-
-def charts(at: AppTest) -> dict[str, dict]:
-    """Plotly specs by chart key (``lk_chart_<name>`` -> ``<name>``)."""
-    out = {}
-    for el in at.get("plotly_chart"):
-        key = el.proto.id.rsplit("-", 1)[-1]
-        out[key.removeprefix("lk_chart_")] = json.loads(el.proto.spec)
-    return out
-
-
-def z(spec: dict) -> np.ndarray:
-    return np.array([[np.nan if v is None else v for v in row] for row in spec["data"][0]["z"]], dtype=float)
+    return open_page(PAGE)
 
 
 def naive_weights(Q: np.ndarray, K: np.ndarray, d_k: int, causal: bool = False) -> np.ndarray:
@@ -57,14 +40,23 @@ def naive_weights(Q: np.ndarray, K: np.ndarray, d_k: int, causal: bool = False) 
 
 def test_default_page_draws_every_section(at: AppTest) -> None:
     assert at.title[0].value == translate("en", "lookalikes.title")
-    assert set(charts(at)) == {"self", "cross", "additive", "dot", "bidir", "causal", "path", "cost"}
+    assert set(charts(at, "lk_chart_")) == {
+        "self",
+        "cross",
+        "additive",
+        "dot",
+        "bidir",
+        "causal",
+        "path",
+        "cost",
+    }
     # two static comparison tables: RNN vs attention (4 aspects) and the confusable terms (6 rows)
     assert [len(t.value) for t in at.table] == [4, 6]
     assert not at.error
 
 
 def test_cross_attention_is_rectangular_and_matches_a_loop(at: AppTest) -> None:
-    spec = charts(at)["cross"]
+    spec = charts(at, "lk_chart_")["cross"]
     w = z(spec)
     assert w.shape == (6, 7)  # "the cat sat on the mat" x "le chat était assis sur le tapis"
     assert spec["layout"]["yaxis"]["ticktext"] == ["the", "cat", "sat", "on", "the", "mat"]
@@ -85,7 +77,7 @@ def test_second_sentence_and_head_change_the_columns(at: AppTest) -> None:
     assert not at.exception
     cfg = AttentionConfig(d_model=16, heads=4, seed=0)
     a, b = trace_text("the cat sat on the mat", cfg), trace_text("a b c", cfg)
-    w = z(charts(at)["cross"])
+    w = z(charts(at, "lk_chart_")["cross"])
     assert w.shape == (6, 3)
     np.testing.assert_allclose(w, naive_weights(a.X @ a.W_Q[3], b.X @ a.W_K[3], a.W_Q.shape[2]), atol=1e-9)
     # fewer heads than the chosen head: the head resets to 0 instead of failing
@@ -95,7 +87,7 @@ def test_second_sentence_and_head_change_the_columns(at: AppTest) -> None:
 
 
 def test_causal_map_masks_the_future_and_keeps_the_last_row(at: AppTest) -> None:
-    c = charts(at)
+    c = charts(at, "lk_chart_")
     bidir, causal = z(c["bidir"]), z(c["causal"])
     n = bidir.shape[0]
     assert np.isnan(causal[np.triu_indices(n, 1)]).all()  # masked cells are drawn by the grey overlay
@@ -109,7 +101,7 @@ def test_causal_map_masks_the_future_and_keeps_the_last_row(at: AppTest) -> None
 
 
 def test_additive_vs_dot_and_hidden_size(at: AppTest) -> None:
-    c = charts(at)
+    c = charts(at, "lk_chart_")
     add, dot = z(c["additive"]), z(c["dot"])
     assert add.shape == dot.shape == (6, 6)
     np.testing.assert_allclose(add.sum(axis=1), 1.0, atol=1e-9)
@@ -118,7 +110,7 @@ def test_additive_vs_dot_and_hidden_size(at: AppTest) -> None:
     at.slider(key="lk_d_a").set_value(3).run()
     assert not at.exception
     assert any(str(3 * 8 + 3 * 8 + 3) in cap.value for cap in at.caption)
-    assert not np.allclose(z(charts(at)["additive"]), add)
+    assert not np.allclose(z(charts(at, "lk_chart_")["additive"]), add)
 
 
 def test_rnn_path_widgets(at: AppTest) -> None:
@@ -142,7 +134,7 @@ def test_cost_verdict_follows_n_and_d(at: AppTest) -> None:
     assert any("16,000,000" in tex.value.replace("{,}", ",") for tex in at.latex)  # 100²·400
     at.number_input(key="lk_cost_n").set_value(400).run()
     assert any(translate("en", "lookalikes.cost_equal") == m.value for m in at.markdown)
-    spec = charts(at)["cost"]
+    spec = charts(at, "lk_chart_")["cost"]
     xs, att, rnn = (
         np.array(spec["data"][0]["x"]),
         np.array(spec["data"][0]["y"]),
@@ -156,7 +148,7 @@ def test_empty_sentence_is_a_message_not_a_traceback(at: AppTest) -> None:
     at.text_input(key="lk_text_a").set_value("   ").run()
     assert not at.exception
     assert [e.value for e in at.error] == [translate("en", "lookalikes.err_empty_a")]
-    assert {"path", "cost"} <= set(charts(at))  # the RNN section does not need a sentence
+    assert {"path", "cost"} <= set(charts(at, "lk_chart_"))  # the RNN section does not need a sentence
 
 
 def test_tables_toggle_and_long_input(at: AppTest) -> None:
@@ -165,7 +157,7 @@ def test_tables_toggle_and_long_input(at: AppTest) -> None:
     assert not at.exception
     assert len(at.dataframe) >= 6
     assert at.warning and "40" in at.warning[0].value
-    assert z(charts(at)["self"]).shape == (16, 16)
+    assert z(charts(at, "lk_chart_")["self"]).shape == (16, 16)
 
 
 def test_japanese(at: AppTest) -> None:
@@ -173,7 +165,9 @@ def test_japanese(at: AppTest) -> None:
     at.run()
     assert not at.exception
     assert at.title[0].value == translate("ja", "lookalikes.title")
-    assert charts(at)["cross"]["layout"]["yaxis"]["title"]["text"] == translate("ja", "lookalikes.axis_query")
+    assert charts(at, "lk_chart_")["cross"]["layout"]["yaxis"]["title"]["text"] == translate(
+        "ja", "lookalikes.axis_query"
+    )
 
 
 def test_catalogs_have_the_same_keys_and_placeholders() -> None:

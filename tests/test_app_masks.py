@@ -1,35 +1,21 @@
 """The "Masks" page driven through app.py with Streamlit's AppTest (no browser).
 
 The leakage verdicts are checked against the core's own attention path (``trace_text`` with a
-causal mask), which does not go through ``attention_core.lab_masks``.
+causal mask), which does not go through ``attention_core.labs.masks``.
 """
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention_core import AttentionConfig, trace_text
-from attention_core.lab_masks import LAB_MASK_KINDS
+from attention_core.labs.masks import LAB_MASK_KINDS
 from attention_ui.i18n import translate
-from tests.apptest_pages import open_page as _open_page
+from tests.apptest_pages import charts, open_page
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/masks.py"
-
-
-def open_page(lang: str = "en") -> AppTest:
-    return _open_page(PAGE, lang)
-
-
-def chart_specs(at: AppTest) -> dict[str, dict]:
-    return {
-        el.proto.id.rsplit("mk_chart_", 1)[-1]: json.loads(el.proto.spec) for el in at.get("plotly_chart")
-    }
 
 
 def leak_table(at: AppTest):
@@ -40,13 +26,13 @@ def leak_table(at: AppTest):
 
 @pytest.fixture(scope="module")
 def default_page() -> AppTest:
-    return open_page()
+    return open_page(PAGE)
 
 
 def test_page_loads_with_mask_maps_and_leakage(default_page: AppTest) -> None:
     at = default_page
     assert at.title[0].value == translate("en", "masks.title")
-    specs = chart_specs(at)
+    specs = charts(at, "mk_chart_")
     assert {"mask", "masked_scores", "weights", "methods", "leak_bars", "leak_matrix"} <= set(specs)
     # 6 words + 2 [PAD]: the mask map has 8 rows; causal masks the 28 cells above the diagonal.
     assert specs["mask"]["layout"]["yaxis"]["ticktext"] == [
@@ -83,7 +69,7 @@ def test_leakage_verdicts_match_the_core_attention(default_page: AppTest) -> Non
 
 
 def test_correct_method_has_no_leaks_in_the_matrix() -> None:
-    at = open_page()
+    at = open_page(PAGE)
     at.selectbox(key="mk_matrix_method").set_value("correct").run()
     assert not at.exception
     assert any(m.value.endswith("0 of the 28 past cells moved.") for m in at.markdown)
@@ -93,12 +79,12 @@ def test_correct_method_has_no_leaks_in_the_matrix() -> None:
 
 @pytest.mark.parametrize("kind", LAB_MASK_KINDS)
 def test_every_mask_kind_side_by_side(kind: str) -> None:
-    at = open_page()
+    at = open_page(PAGE)
     at.toggle(key="mk_all").set_value(True).run()
     at.selectbox(key="mk_kind").set_value(kind).run()
     at.number_input(key="mk_window").set_value(3).run()
     assert not at.exception and not at.error
-    specs = chart_specs(at)
+    specs = charts(at, "mk_chart_")
     assert "all_masks" in specs
     if kind in ("none", "padding"):
         assert any(
@@ -110,14 +96,21 @@ def test_every_mask_kind_side_by_side(kind: str) -> None:
 
 
 def test_other_controls_and_bad_input() -> None:
-    at = open_page()
+    at = open_page(PAGE)
     at.number_input(key="mk_pad").set_value(0).run()
     at.number_input(key="mk_seed").set_value(5).run()
     at.radio(key="mk_head").set_value(1).run()
     at.selectbox(key="mk_position").set_value(5).run()
     at.text_input(key="mk_replacement").set_value("<b>dog</b>").run()
     assert not at.exception and not at.error
-    assert chart_specs(at)["mask"]["layout"]["yaxis"]["ticktext"] == ["the", "cat", "sat", "on", "the", "mat"]
+    assert charts(at, "mk_chart_")["mask"]["layout"]["yaxis"]["ticktext"] == [
+        "the",
+        "cat",
+        "sat",
+        "on",
+        "the",
+        "mat",
+    ]
     at.toggle(key="mk_tables").set_value(True).run()
     # mask, scores, weights, 4 method weights, the method summary, the verdicts, moved, matrix
     assert not at.exception and len(at.dataframe) == 11
@@ -131,8 +124,10 @@ def test_other_controls_and_bad_input() -> None:
     assert any(e.value == translate("en", "masks.err_replacement") for e in at.error)
     at.text_area(key="mk_text").set_value("").run()
     assert any(e.value == translate("en", "masks.err_empty") for e in at.error)
-    at.text_area(key="mk_text").set_value("one two three four five six seven eight nine ten eleven twelve "
-                                          "thirteen fourteen fifteen sixteen seventeen eighteen").run()  # fmt: skip
+    at.text_area(key="mk_text").set_value(
+        "one two three four five six seven eight nine ten eleven twelve "
+        "thirteen fourteen fifteen sixteen seventeen eighteen"
+    ).run()
     assert not at.exception
     assert any("18 tokens" in w.value for w in at.warning)
     at.text_area(key="mk_text").set_value("solo").run()
@@ -141,14 +136,14 @@ def test_other_controls_and_bad_input() -> None:
 
 
 def test_japanese_page() -> None:
-    at = open_page("ja")
+    at = open_page(PAGE, lang="ja")
     assert at.title[0].value == translate("ja", "masks.title")
     assert at.header[0].value == translate("ja", "masks.h_mask")
     assert not at.error
 
 
 def test_same_replacement_token_says_nothing_changes() -> None:
-    at = open_page()
+    at = open_page(PAGE)
     at.text_input(key="mk_replacement").set_value("on").run()  # position 3 is already "on"
     assert not at.exception
     assert any(i.value == translate("en", "masks.info_same_token") for i in at.info)

@@ -3,21 +3,12 @@ changed, bad input, Japanese. Expected numbers come from hand formulas, not from
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from attention_ui.i18n import translate
-from tests.apptest_pages import chart_spec, no_exception
-from tests.apptest_pages import run_page as _run_page
+from tests.apptest_pages import chart_spec, no_exception, open_page
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/multi_head.py"
-
-
-def run_page(**state) -> AppTest:
-    return _run_page(PAGE, timeout=60, **state)
 
 
 def divisors(m: int) -> list[int]:
@@ -25,7 +16,7 @@ def divisors(m: int) -> list[int]:
 
 
 def test_default_page_shows_every_section() -> None:
-    at = run_page()
+    at = open_page(PAGE)
     no_exception(at)
     assert at.title[0].value == translate("en", "multihead.title")
     assert len(at.header) == 5
@@ -40,7 +31,7 @@ def test_default_page_shows_every_section() -> None:
 
 def test_cost_table_is_constant_in_h() -> None:
     n, d_model = 2048, 768
-    at = run_page(mh_cost_n=n, mh_cost_d_model=d_model)
+    at = open_page(PAGE, mh_cost_n=n, mh_cost_d_model=d_model)
     no_exception(at)
     frame = at.dataframe[0].value
     assert list(frame.iloc[:, 0]) == divisors(d_model)  # one row per valid h
@@ -58,7 +49,7 @@ def test_cost_table_is_constant_in_h() -> None:
 
 @pytest.mark.parametrize(("d_model", "start", "expected"), [(12, 4, 4), (12, 8, 6), (7, 4, 1), (13, 4, 1)])
 def test_head_count_follows_d_model(d_model: int, start: int, expected: int) -> None:
-    at = run_page(mh_d_model=d_model, mh_heads=start)
+    at = open_page(PAGE, mh_d_model=d_model, mh_heads=start)
     no_exception(at)
     assert at.session_state["mh_heads"] == expected
     heads = chart_spec(at, "mh_chart_heads")
@@ -69,7 +60,7 @@ def test_head_count_follows_d_model(d_model: int, start: int, expected: int) -> 
 
 
 def test_select_slider_and_seed_change_the_heads() -> None:
-    at = run_page()
+    at = open_page(PAGE)
     before = chart_spec(at, "mh_chart_heads")["data"][0]["z"]
     at.select_slider(key="mh_heads").set_value(8).run()
     no_exception(at)
@@ -81,7 +72,7 @@ def test_select_slider_and_seed_change_the_heads() -> None:
 
 
 def test_one_head_only_and_tables() -> None:
-    at = run_page(mh_d_model=1, mh_tables=True)
+    at = open_page(PAGE, mh_d_model=1, mh_tables=True)
     no_exception(at)
     assert at.session_state["mh_heads"] == 1
     assert any(translate("en", "multihead.one_head_only", d_model=1)[:30] in m.value for m in at.markdown)
@@ -89,15 +80,14 @@ def test_one_head_only_and_tables() -> None:
 
 
 def test_empty_sentence_is_a_message_not_a_traceback() -> None:
-    at = run_page(mh_text="   ")
+    at = open_page(PAGE, mh_text="   ")
     no_exception(at)
     assert [e.value for e in at.error] == [translate("en", "multihead.err_empty")]
     assert len(at.dataframe) == 1  # the cost table does not need a sentence
 
 
 def test_user_text_and_japanese() -> None:
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.switch_page(PAGE).run()
+    at = open_page(PAGE)
     at.selectbox(key="lang").set_value("ja").run()  # the language switch in app.py's sidebar
     at.session_state["mh_text"] = "<b>猫</b> & 犬"
     at.run()

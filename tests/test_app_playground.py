@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,36 +15,9 @@ from streamlit.testing.v1 import AppTest
 
 from attention_core import AttentionConfig, embed, init_params
 from attention_ui.i18n import translate
-from attention_ui.steps_view import all_heads_on_request
+from attention_ui.playground.steps_view import all_heads_on_request
+from tests.apptest_pages import charts, open_page, z
 from tests.reference_naive import naive_attention
-
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
-PAGE = "app_pages/playground.py"
-TIMEOUT = 60
-
-
-def open_page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def charts(at: AppTest) -> dict[str, dict]:
-    """Plotly figures on the page by chart key (``pg_chart_<name>`` -> figure JSON)."""
-    found = {}
-    for el in at.get("plotly_chart"):
-        key = el.proto.id.split("-")[-1]
-        found[key] = json.loads(el.proto.spec)
-    return found
-
-
-def z(fig: dict, trace: int = 0) -> np.ndarray:
-    data = fig["data"][trace]["z"]
-    return np.array([[np.nan if v is None else v for v in row] for row in data], dtype=float)
 
 
 def assert_healthy(at: AppTest) -> None:
@@ -59,8 +31,21 @@ def at() -> AppTest:
     return open_page()
 
 
-EVERY_STEP = ("x", "q", "k", "v", "raw", "scaled", "mask", "masked", "weights", "head_out", "all_heads", "concat",
-              "output")  # fmt: skip
+EVERY_STEP = (
+    "x",
+    "q",
+    "k",
+    "v",
+    "raw",
+    "scaled",
+    "mask",
+    "masked",
+    "weights",
+    "head_out",
+    "all_heads",
+    "concat",
+    "output",
+)
 
 
 def test_page_loads_with_every_step(at):
@@ -290,9 +275,14 @@ def test_all_heads_figure_is_drawn_on_request_for_a_long_sentence(at):
     assert why in [c.value for c in at.caption]
     assert "all_heads" not in at.query_params
     # the other steps are all still there
-    assert {"pg_chart_x", "pg_chart_q", "pg_chart_raw", "pg_chart_weights", "pg_chart_concat", "pg_chart_output"} <= set(
-        charts(at)
-    )
+    assert {
+        "pg_chart_x",
+        "pg_chart_q",
+        "pg_chart_raw",
+        "pg_chart_weights",
+        "pg_chart_concat",
+        "pg_chart_output",
+    } <= set(charts(at))
 
     switch.set_value(True).run()
     assert_healthy(at)
@@ -315,7 +305,9 @@ def test_two_heads_at_128_tokens_are_drawn_without_asking(at):
 def test_all_heads_figure_waits_when_it_has_more_cells_than_two_heads_at_128_tokens():
     assert not all_heads_on_request(2, 128) and all_heads_on_request(2, 129)
     assert not all_heads_on_request(8, 64) and all_heads_on_request(16, 64)  # same cell count as 2 × 128²
-    assert not all_heads_on_request(12, 52) and all_heads_on_request(12, 53)  # the pretrained model's 12 heads
+    assert not all_heads_on_request(12, 52) and all_heads_on_request(
+        12, 53
+    )  # the pretrained model's 12 heads
 
 
 def test_many_heads_at_a_hundred_tokens_also_wait_for_the_switch(at):
@@ -330,9 +322,7 @@ def test_many_heads_at_a_hundred_tokens_also_wait_for_the_switch(at):
 
 
 def test_all_heads_switch_comes_from_the_url():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update({"all_heads": "1", "max_tokens": "256", "text": " ".join(["cat"] * 140)})
-    at.run()
+    at = open_page(params={"all_heads": "1", "max_tokens": "256", "text": " ".join(["cat"] * 140)})
     assert_healthy(at)
     assert at.toggle(key="pg_all_heads").value is True
     assert len(charts(at)["pg_chart_all_heads"]["data"][0]["y"]) == 140

@@ -7,7 +7,6 @@ forward pass. The missing-model test runs everywhere; the rest skip when the mod
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
@@ -15,13 +14,11 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention_core import pretrained
+from attention_core.models import minilm as pretrained
 from attention_ui.i18n import translate
+from tests.apptest_pages import charts, open_page, z
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
-PAGE = "app_pages/playground.py"
-TIMEOUT = 120
 GOLDEN = ROOT / "tests" / "data" / "minilm_golden.npz"
 TOL = 1e-4  # the golden tolerance of the core's own test
 
@@ -32,33 +29,6 @@ def golden_case(i: int) -> tuple[dict, np.ndarray]:
     data = np.load(GOLDEN)
     meta = json.loads(bytes(data["meta_json"]).decode())["cases"][i]
     return meta, np.asarray(data[f"case{i}_attentions"], dtype=float)  # [L, h, n, n]
-
-
-def open_page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def charts(at: AppTest) -> dict[str, dict]:
-    found = {}
-    for el in at.get("plotly_chart"):
-        found[el.proto.id.split("-")[-1]] = json.loads(el.proto.spec)
-    return found
-
-
-def z(fig: dict, trace: int = 0) -> np.ndarray:
-    data = fig["data"][trace]["z"]
-    if isinstance(data, dict):  # Plotly's compact binary form: {"dtype", "bdata", "shape"}
-        flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"])).astype(float)
-        shape = data.get("shape")
-        if isinstance(shape, str):
-            shape = [int(s) for s in shape.split(",")]
-        return flat.reshape(shape)
-    return np.array([[np.nan if v is None else v for v in row] for row in data], dtype=float)
 
 
 def assert_healthy(at: AppTest) -> None:
@@ -234,9 +204,9 @@ def step_one_heading(at: AppTest) -> str:
 @needs_model
 def test_shared_url_opens_the_pretrained_layer_and_head_with_the_models_weights():
     meta, golden = golden_case(0)
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update({"weights": "pretrained", "layer": "3", "head": "5", "hide": "0", "text": meta["text"]})
-    at.run()
+    at = open_page(
+        params={"weights": "pretrained", "layer": "3", "head": "5", "hide": "0", "text": meta["text"]}
+    )
     assert_healthy(at)
     assert not at.warning, [w.value for w in at.warning]
     assert at.radio(key="pg_weights").value == "pretrained" and at.radio(key="pg_pt_layer").value == 3
@@ -254,9 +224,7 @@ def test_shared_url_opens_the_pretrained_layer_and_head_with_the_models_weights(
 
 @needs_model
 def test_malformed_pretrained_url_values_fall_back_with_a_notice():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update({"weights": "pretrained", "layer": "9", "hide": "perhaps"})
-    at.run()
+    at = open_page(params={"weights": "pretrained", "layer": "9", "hide": "perhaps"})
     assert_healthy(at)
     notice = " ".join(w.value for w in at.warning)
     assert "layer" in notice and "hide" in notice
@@ -270,9 +238,13 @@ def test_step_one_describes_the_models_own_input(at):
     assert random_heading == "1. " + translate("en", "playground.step_x")
     to_pretrained(at)
     assert step_one_heading(at) == "1. " + translate("en", "pretrained.step_x_first")
-    assert any("LayerNorm" in lat.value for lat in at.latex) and not any(lat.value == "X = E + P" for lat in at.latex)
+    assert any("LayerNorm" in lat.value for lat in at.latex) and not any(
+        lat.value == "X = E + P" for lat in at.latex
+    )
     at.radio(key="pg_pt_layer").set_value(4).run()
     assert step_one_heading(at) == "1. " + translate("en", "pretrained.step_x_later", previous=3)
-    assert any(m.value == translate("en", "pretrained.explain_x_later", layer=4, previous=3) for m in at.markdown)
+    assert any(
+        m.value == translate("en", "pretrained.explain_x_later", layer=4, previous=3) for m in at.markdown
+    )
     at.radio(key="pg_weights").set_value("random").run()
     assert step_one_heading(at) == random_heading

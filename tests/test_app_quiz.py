@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention_ui.i18n import translate
 from attention_ui.quiz_bank import build_quiz
+from tests.apptest_pages import no_exception, open_page
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = "app_pages/quiz.py"
@@ -17,12 +18,7 @@ PAGE = "app_pages/quiz.py"
 
 @pytest.fixture
 def at() -> AppTest:
-    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    app.run()
-    app.switch_page(PAGE)
-    app.run()
-    assert not app.exception, [e.value for e in app.exception]
-    return app
+    return open_page(PAGE)
 
 
 def radios(at: AppTest) -> dict:
@@ -37,7 +33,7 @@ def radios(at: AppTest) -> dict:
 def answer(at: AppTest, qid: str, index: int) -> None:
     radios(at)[qid].set_value(index)
     at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    no_exception(at)
 
 
 def metric(at: AppTest, label_key: str) -> str:

@@ -10,11 +10,11 @@ import re
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parent.parent
-APP = ROOT / "app.py"
-TIMEOUT = 90
+from tests.apptest_pages import APP as APP_FILE
+from tests.apptest_pages import ROOT, open_page
+
+APP = Path(APP_FILE)
 
 
 def discover_pages() -> list[str]:
@@ -45,11 +45,6 @@ def test_every_page_file_is_listed_in_app_py():
 @pytest.mark.parametrize("lang", ["en", "ja"])
 @pytest.mark.parametrize("page", PAGES)
 def test_page_loads(page: str, lang: str):
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    at.session_state["lang"] = lang
-    at.run()
-    assert not at.exception, at.exception
-    at.switch_page(page)
-    at.run()
+    at = open_page(page, lang=lang, check=False)
     assert not at.exception, f"{page} ({lang}): {at.exception}"
     assert at.title or at.header, f"{page} ({lang}) shows no title"

@@ -6,47 +6,27 @@ read back from the page's own helpers.
 
 from __future__ import annotations
 
-import json
 import math
 import time
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention_ui.i18n import translate
-from tests.apptest_pages import open_page as _open_page
+from tests.apptest_pages import charts, open_page
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "app_pages/why_sqrt_dk.py"
-
-
-def open_page(lang: str = "en") -> AppTest:
-    return _open_page(PAGE, lang)
-
-
-def charts(at: AppTest) -> dict[str, dict]:
-    """Plotly figures on the page by widget key suffix (``sq_chart_<name>`` -> name)."""
-    out = {}
-    for el in at.get("plotly_chart"):
-        spec = json.loads(el.proto.spec)
-        out[el.proto.id.rsplit("sq_chart_", 1)[-1] if "sq_chart_" in el.proto.id else el.proto.id] = spec
-    return out
-
-
-def texts(at: AppTest) -> str:
-    return "\n".join(m.value for m in at.markdown) + "\n".join(e.value for e in at.error)
 
 
 @pytest.fixture(scope="module")
 def default_page() -> AppTest:
-    return open_page()
+    return open_page(PAGE)
 
 
 def test_page_loads_with_every_chart(default_page: AppTest) -> None:
     at = default_page
     assert at.title[0].value == translate("en", "sqrt.title")
-    found = charts(at)
+    found = charts(at, "sq_chart_")
     assert len(found) == 7
     assert not at.error
     # Default range 1 … 256: one measured point per power of two.
@@ -67,13 +47,13 @@ def test_default_row_metrics_match_a_hand_softmax(default_page: AppTest) -> None
 
 
 def test_changing_the_experiment_controls() -> None:
-    at = open_page()
+    at = open_page(PAGE)
     at.select_slider(key="sq_dk_range").set_range(4, 64).run()
     at.slider(key="sq_keys").set_value(8).run()
     at.number_input(key="sq_samples").set_value(600).run()
     at.number_input(key="sq_seed").set_value(7).run()
     assert not at.exception and not at.error
-    specs = list(charts(at).values())
+    specs = list(charts(at, "sq_chart_").values())
     var = specs[0]
     assert var["data"][1]["x"] == [4, 8, 16, 32, 64]
     # The max-weight chart's "uniform" reference moved to 1/8.
@@ -83,19 +63,22 @@ def test_changing_the_experiment_controls() -> None:
     assert at.select_slider(key="sq_hist_dk").value == 64
     at.select_slider(key="sq_hist_dk").set_value(4).run()
     assert not at.exception
-    assert any("d_k = 4" in (s["layout"].get("title", {}) or {}).get("text", "") for s in charts(at).values())
+    assert any(
+        "d_k = 4" in (s["layout"].get("title", {}) or {}).get("text", "")
+        for s in charts(at, "sq_chart_").values()
+    )
 
 
 def test_a_new_seed_draws_new_numbers() -> None:
-    at = open_page()
-    before = list(charts(at).values())[0]["data"][1]["y"]
+    at = open_page(PAGE)
+    before = list(charts(at, "sq_chart_").values())[0]["data"][1]["y"]
     at.number_input(key="sq_seed").set_value(1).run()
-    after = list(charts(at).values())[0]["data"][1]["y"]
+    after = list(charts(at, "sq_chart_").values())[0]["data"][1]["y"]
     assert before != after
 
 
 def test_largest_settings_stay_bounded_and_say_so() -> None:
-    at = open_page()
+    at = open_page(PAGE)
     at.select_slider(key="sq_dk_range").set_range(1, 1024).run()
     at.slider(key="sq_keys").set_value(64).run()
     start = time.perf_counter()
@@ -107,7 +90,7 @@ def test_largest_settings_stay_bounded_and_say_so() -> None:
 
 
 def test_one_row_widget_validates_and_divides() -> None:
-    at = open_page()
+    at = open_page(PAGE)
     at.text_input(key="sq_row").set_value("1, two, 3").run()
     assert not at.exception
     assert any("“two”" in e.value for e in at.error)
@@ -127,7 +110,7 @@ def test_one_row_widget_validates_and_divides() -> None:
 
 
 def test_tables_on_request() -> None:
-    at = open_page()
+    at = open_page(PAGE)
     assert len(at.dataframe) == 0
     at.toggle(key="sq_tables").set_value(True).run()
     assert not at.exception
@@ -135,7 +118,7 @@ def test_tables_on_request() -> None:
 
 
 def test_japanese_page() -> None:
-    at = open_page("ja")
+    at = open_page(PAGE, lang="ja")
     assert at.title[0].value == translate("ja", "sqrt.title")
     assert at.header[0].value == translate("ja", "sqrt.h_variance")
     at.text_input(key="sq_row").set_value("1 x").run()

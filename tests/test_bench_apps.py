@@ -29,7 +29,13 @@ def words(n: int) -> str:
 
 @pytest.mark.parametrize(
     ("n", "mask", "all_heads"),
-    [(6, "none", False), (6, "causal", False), (130, "none", False), (130, "none", True), (130, "causal", False)],
+    [
+        (6, "none", False),
+        (6, "causal", False),
+        (130, "none", False),
+        (130, "none", True),
+        (130, "causal", False),
+    ],
 )
 def test_floor_app_draws_as_many_charts_as_the_playground(n, mask, all_heads):
     params = {"text": words(n), "max_tokens": "256", "mask": mask}
@@ -38,7 +44,13 @@ def test_floor_app_draws_as_many_charts_as_the_playground(n, mask, all_heads):
     playground = run("app.py", params)
     floor = run(
         "bench/floor_app.py",
-        {"n": str(n), "d_model": "16", "heads": "2", "masked": str(int(mask != "none")), "all_heads": str(int(all_heads))},
+        {
+            "n": str(n),
+            "d_model": "16",
+            "heads": "2",
+            "masked": str(int(mask != "none")),
+            "all_heads": str(int(all_heads)),
+        },
     )
     drawn = len(playground.get("plotly_chart"))
     assert drawn == len(floor.get("plotly_chart"))

@@ -21,8 +21,11 @@ pytestmark = pytest.mark.browser
 def test_classroom_load_smoke_passes_and_reports_its_figures() -> None:
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "classroom_load.py"), "--smoke", "--json"],
-        cwd=ROOT, capture_output=True, text=True, timeout=400,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     result = json.loads(proc.stdout)
     assert result["errors"] == [] and result["leaks"] == []
@@ -38,8 +41,11 @@ def test_classroom_load_smoke_passes_and_reports_its_figures() -> None:
 def _run_bench(script: str, timeout: int) -> str:
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bench" / script), "--smoke"],
-        cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout
 

@@ -17,9 +17,25 @@ VENV_PY = ROOT / ".venv" / "bin" / "python"
 PYTHON = str(VENV_PY) if VENV_PY.exists() else sys.executable
 
 KEYS = [
-    "tokens", "config", "X", "W_Q", "W_K", "W_V", "W_O", "Q", "K", "V", "scores_raw",
-    "scores_scaled", "mask", "scores_masked", "weights", "head_outputs", "concat", "output",
-]  # fmt: skip
+    "tokens",
+    "config",
+    "X",
+    "W_Q",
+    "W_K",
+    "W_V",
+    "W_O",
+    "Q",
+    "K",
+    "V",
+    "scores_raw",
+    "scores_scaled",
+    "mask",
+    "scores_masked",
+    "weights",
+    "head_outputs",
+    "concat",
+    "output",
+]
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -63,8 +79,22 @@ def test_trace_json_keys_and_round_trip():
     assert data["config"]["d_model"] == 8 and data["config"]["mask"] == "causal+padding"
     assert data["config"]["pad"] == 2 and data["config"]["d_k"] == 4
     # full precision: Python's float repr round-trips, so equality is exact
-    for key in ["X", "W_Q", "W_K", "W_V", "W_O", "Q", "K", "V", "scores_raw", "scores_scaled", "weights",
-                "head_outputs", "concat", "output"]:  # fmt: skip
+    for key in [
+        "X",
+        "W_Q",
+        "W_K",
+        "W_V",
+        "W_O",
+        "Q",
+        "K",
+        "V",
+        "scores_raw",
+        "scores_scaled",
+        "weights",
+        "head_outputs",
+        "concat",
+        "output",
+    ]:
         got = np.array(data[key], dtype=float)
         want = getattr(tr, key)
         assert got.shape == want.shape, key
@@ -86,25 +116,70 @@ def test_per_head_arrays_have_the_head_first():
     data = run_json("--text", "a b c", "--d-model", "12", "--heads", "3", "--d-k", "5", "--d-v", "2")
     n, h = 3, 3
     shapes = {
-        "X": (n, 12), "W_Q": (h, 12, 5), "W_K": (h, 12, 5), "W_V": (h, 12, 2), "W_O": (h * 2, 12),
-        "Q": (h, n, 5), "K": (h, n, 5), "V": (h, n, 2), "scores_raw": (h, n, n), "scores_scaled": (h, n, n),
-        "mask": (n, n), "scores_masked": (h, n, n), "weights": (h, n, n), "head_outputs": (h, n, 2),
-        "concat": (n, h * 2), "output": (n, 12),
-    }  # fmt: skip
+        "X": (n, 12),
+        "W_Q": (h, 12, 5),
+        "W_K": (h, 12, 5),
+        "W_V": (h, 12, 2),
+        "W_O": (h * 2, 12),
+        "Q": (h, n, 5),
+        "K": (h, n, 5),
+        "V": (h, n, 2),
+        "scores_raw": (h, n, n),
+        "scores_scaled": (h, n, n),
+        "mask": (n, n),
+        "scores_masked": (h, n, n),
+        "weights": (h, n, n),
+        "head_outputs": (h, n, 2),
+        "concat": (n, h * 2),
+        "output": (n, 12),
+    }
     for key, shape in shapes.items():
         assert np.array(data[key], dtype=object).shape == shape, key
 
 
 FLAG_SETS = [
-    (["--d-model", "12", "--heads", "3", "--d-k", "5", "--d-v", "2", "--mask", "causal+padding", "--pad", "2",
-      "--scale", "2.5", "--seed", "7", "--no-pe"],
-     dict(d_model=12, heads=3, d_k=5, d_v=2, mask="causal+padding", pad=2, scale=2.5, seed=7, positional=False)),
-    (["--mask", "causal", "--scale", "none", "--seed", str(2**63 - 1)],
-     dict(mask="causal", scale="none", seed=2**63 - 1)),
-    (["--mask", "padding", "--pad", "3", "--scale", "sqrt", "--heads", "4"],
-     dict(mask="padding", pad=3, scale="sqrt", heads=4)),
+    (
+        [
+            "--d-model",
+            "12",
+            "--heads",
+            "3",
+            "--d-k",
+            "5",
+            "--d-v",
+            "2",
+            "--mask",
+            "causal+padding",
+            "--pad",
+            "2",
+            "--scale",
+            "2.5",
+            "--seed",
+            "7",
+            "--no-pe",
+        ],
+        dict(
+            d_model=12,
+            heads=3,
+            d_k=5,
+            d_v=2,
+            mask="causal+padding",
+            pad=2,
+            scale=2.5,
+            seed=7,
+            positional=False,
+        ),
+    ),
+    (
+        ["--mask", "causal", "--scale", "none", "--seed", str(2**63 - 1)],
+        dict(mask="causal", scale="none", seed=2**63 - 1),
+    ),
+    (
+        ["--mask", "padding", "--pad", "3", "--scale", "sqrt", "--heads", "4"],
+        dict(mask="padding", pad=3, scale="sqrt", heads=4),
+    ),
     (["--scale", "1e-6", "--d-model", "3", "--heads", "3"], dict(scale=1e-6, d_model=3, heads=3)),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("flags", "kwargs"), FLAG_SETS, ids=["all", "causal-none", "padding-sqrt", "tiny"])

@@ -7,17 +7,20 @@ import numpy as np
 import plotly.colors as pc
 import pytest
 
-from attention_ui import figures
+from attention_ui.figures import base, heatmaps
 
 SIMULATIONS = {
     "normal": np.eye(3),
-    "protanopia": np.array([[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],
-                            [-0.003882, -0.048116, 1.051998]]),
-    "deuteranopia": np.array([[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413],
-                              [-0.011820, 0.042940, 0.968881]]),
-    "tritanopia": np.array([[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602],
-                            [0.004733, 0.691367, 0.303900]]),
-}  # fmt: skip
+    "protanopia": np.array(
+        [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]]
+    ),
+    "deuteranopia": np.array(
+        [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]]
+    ),
+    "tritanopia": np.array(
+        [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]]
+    ),
+}
 MIN_DELTA_E = 15.0  # clearly different patches side by side (ΔE ≈ 2 is "just noticeable")
 
 
@@ -46,30 +49,36 @@ def test_the_distance_detects_a_confusable_pair():
     # control: mid Viridis and mid grey collapse for deuteranopes, so the measure can fail
     viridis = scale_colours("Viridis")
     sim = SIMULATIONS["deuteranopia"]
-    d = np.linalg.norm(lab(np.clip(linear(viridis) @ sim.T, 0, 1)) - lab(np.clip(linear(hex_rgb("#8c8c8c")) @ sim.T, 0, 1)), axis=1)  # noqa: E501
+    d = np.linalg.norm(
+        lab(np.clip(linear(viridis) @ sim.T, 0, 1)) - lab(np.clip(linear(hex_rgb("#8c8c8c")) @ sim.T, 0, 1)),
+        axis=1,
+    )  # noqa: E501
     assert d.min() < 3
 
 
-@pytest.mark.parametrize("scale", [figures.WEIGHT_SCALE, figures.DIVERGING_SCALE])
+@pytest.mark.parametrize("scale", [base.WEIGHT_SCALE, base.DIVERGING_SCALE])
 @pytest.mark.parametrize("vision", list(SIMULATIONS))
 def test_masked_grey_is_distinguishable_from_every_colour_of_the_scale(scale, vision):
     sim = SIMULATIONS[vision]
     colours = lab(np.clip(linear(scale_colours(scale)) @ sim.T, 0, 1))
-    grey = lab(np.clip(linear(hex_rgb(figures.MASK_COLOR)) @ sim.T, 0, 1))
+    grey = lab(np.clip(linear(hex_rgb(base.MASK_COLOR)) @ sim.T, 0, 1))
     assert np.linalg.norm(colours - grey, axis=1).min() >= MIN_DELTA_E
 
 
 def _weights_figures():
     """Every figure that draws attention weights, built on a small causal example."""
-    from attention_ui import figures_masks, figures_pretrained
+    from attention_ui.figures import masks as figures_masks
+    from attention_ui.figures import pretrained as figures_pretrained
 
     tokens = ["a", "b", "c"]
     causal = np.tril(np.ones((3, 3), bool))
     w = np.where(causal, 1.0, 0.0) / causal.sum(axis=1, keepdims=True)
     return {
-        "playground map": figures.attention_heatmap(w, tokens, kind="weights", allowed=causal),
-        "playground heads": figures.heads_small_multiples(np.stack([w, w]), tokens, allowed=causal),
-        "masks lab panels": figures_masks.panels_figure([w, w], ["x", "y"], tokens, kind="weights", allowed=causal),
+        "playground map": heatmaps.attention_heatmap(w, tokens, kind="weights", allowed=causal),
+        "playground heads": heatmaps.heads_small_multiples(np.stack([w, w]), tokens, allowed=causal),
+        "masks lab panels": figures_masks.panels_figure(
+            [w, w], ["x", "y"], tokens, kind="weights", allowed=causal
+        ),
         "pretrained overview": figures_pretrained.heads_overview(np.stack([np.stack([w, w])] * 2), tokens),
     }
 
@@ -82,9 +91,11 @@ def _scales_used(fig) -> list[list[str]]:
     return [[c for _, c in (pc.get_colorscale(s) if isinstance(s, str) else s)] for s in scales]
 
 
-@pytest.mark.parametrize("name", ["playground map", "playground heads", "masks lab panels", "pretrained overview"])
+@pytest.mark.parametrize(
+    "name", ["playground map", "playground heads", "masks lab panels", "pretrained overview"]
+)
 def test_every_weights_figure_uses_the_tested_weight_scale(name):
     used = _scales_used(_weights_figures()[name])
     assert used, "no weights colour scale found"
-    expected = [c for _, c in pc.get_colorscale(figures.WEIGHT_SCALE)]
+    expected = [c for _, c in pc.get_colorscale(base.WEIGHT_SCALE)]
     assert all(colours == expected for colours in used), (name, used)

@@ -73,8 +73,12 @@ def _in_child(hash_seed: str) -> list[str]:
     env = dict(os.environ, PYTHONHASHSEED=hash_seed)
     res = subprocess.run(
         [sys.executable, "-c", _CHILD.format(root=str(ROOT))],
-        env=env, capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return res.stdout.split()
 
 

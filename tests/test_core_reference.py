@@ -56,9 +56,16 @@ def _config_cases(count: int = 64) -> list[tuple[AttentionConfig, str]]:
         n_words = int(rng.integers(1, 9))
         text = " ".join(rng.choice(WORDS, size=n_words))
         cfg = AttentionConfig(
-            d_model=d_model, heads=heads, d_k=d_k, d_v=d_v, mask=mask, pad=pad, scale=scale,
-            seed=int(rng.integers(0, 2**31)), positional=bool(rng.integers(0, 2) or idx < 24),
-        )  # fmt: skip
+            d_model=d_model,
+            heads=heads,
+            d_k=d_k,
+            d_v=d_v,
+            mask=mask,
+            pad=pad,
+            scale=scale,
+            seed=int(rng.integers(0, 2**31)),
+            positional=bool(rng.integers(0, 2) or idx < 24),
+        )
         cases.append((cfg, text))
     return cases
 

@@ -8,12 +8,15 @@ import numpy as np
 import pytest
 
 from attention_core import AttentionConfig, trace_text, worked_example_trace
-from attention_ui.explain import cell_from_point, explain_cell, explain_row
+from attention_core.explain import explain_cell, explain_row
+from attention_ui.figures.playground import cell_from_point
 
 
 @pytest.fixture(scope="module")
 def trace():
-    return trace_text("the cat sat on the mat", AttentionConfig(d_model=16, heads=2, mask="causal+padding", pad=2))
+    return trace_text(
+        "the cat sat on the mat", AttentionConfig(d_model=16, heads=2, mask="causal+padding", pad=2)
+    )
 
 
 def test_every_cell_matches_the_trace(trace):
@@ -51,8 +54,12 @@ def test_hand_computed_two_by_two_case():
 
     X = np.eye(2)
     eye = np.eye(2)[None]
-    params = AttentionParams(W_Q=np.array([[[1.0, 2.0], [0.0, 0.0]]]), W_K=np.array([[[3.0, 4.0], [0.0, 1.0]]]),
-                             W_V=eye.copy(), W_O=np.eye(2))  # fmt: skip
+    params = AttentionParams(
+        W_Q=np.array([[[1.0, 2.0], [0.0, 0.0]]]),
+        W_K=np.array([[[3.0, 4.0], [0.0, 1.0]]]),
+        W_V=eye.copy(),
+        W_O=np.eye(2),
+    )
     tr = attend(X, params, np.ones((2, 2), bool), math.sqrt(2), tokens=("a", "b"))
     a = explain_cell(tr, 0, 0, 1)
     assert list(a.products) == [0.0, 2.0] and a.raw == 2.0
@@ -94,8 +101,15 @@ def test_out_of_range_cells_raise(trace):
 
 @pytest.mark.parametrize(
     ("point", "expected"),
-    [({"x": 2, "y": 3}, (3, 2)), ({"x": 1.9, "y": 0.2}, (0, 2)), ({"x": 6, "y": 0}, None), ({"x": "a", "y": 0}, None),
-     ({"y": 1}, None), ({"x": float("nan"), "y": 1}, None), ({"x": -1, "y": 0}, None)],
-)  # fmt: skip
+    [
+        ({"x": 2, "y": 3}, (3, 2)),
+        ({"x": 1.9, "y": 0.2}, (0, 2)),
+        ({"x": 6, "y": 0}, None),
+        ({"x": "a", "y": 0}, None),
+        ({"y": 1}, None),
+        ({"x": float("nan"), "y": 1}, None),
+        ({"x": -1, "y": 0}, None),
+    ],
+)
 def test_cell_from_point(point, expected):
     assert cell_from_point(point, 6, 6) == expected

@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 
 from attention_core import AttentionConfig, trace_text
+from attention_core.export import json_bytes, npz_bytes
 from attention_ui import tables
-from attention_ui.export import csv_bytes, csv_file_name, json_bytes, npz_bytes
+from attention_ui.playground.export import csv_bytes, csv_file_name
 
 TEXT = "=cmd <b> 猫 the"
 
@@ -55,5 +56,7 @@ def test_json_is_strict_json_with_the_cli_layout():
     data = json.loads(json_bytes(tr).decode("utf-8"))  # strict: no NaN/Infinity tokens
     assert data["tokens"] == list(tr.tokens)
     np.testing.assert_allclose(np.array(data["weights"]), tr.weights, atol=0)
-    masked = np.array([[[np.nan if v is None else v for v in row] for row in h] for h in data["scores_masked"]])
+    masked = np.array(
+        [[[np.nan if v is None else v for v in row] for row in h] for h in data["scores_masked"]]
+    )
     assert np.array_equal(np.isnan(masked[0]), ~tr.mask)

@@ -8,14 +8,10 @@ import numpy as np
 import plotly.colors as pc
 import pytest
 
-from attention_ui import figures, tables
-from attention_ui.widgets import (
-    CHIP_MAX_TOKENS,
-    escape_markdown,
-    read_config,
-    token_chips_markdown,
-    token_list_text,
-)
+from attention_ui import tables
+from attention_ui.figures import base, heatmaps
+from attention_ui.kit import CHIP_MAX_TOKENS, escape_markdown, token_chips_markdown, token_list_text
+from attention_ui.playground.settings import read_config
 
 SENTENCE = ("the", "cat", "sat", "on", "the", "mat")
 
@@ -51,21 +47,21 @@ def same_scale(scale: list[tuple[float, str]], name: str) -> bool:
 
 
 def test_escape_label_escapes_plotly_pseudo_html():
-    assert figures.escape_label("<b>x</b>") == "&lt;b&gt;x&lt;/b&gt;"
-    assert figures.escape_label("a&b") == "a&amp;b"
-    assert figures.escape_label("plain") == "plain"
+    assert base.escape_label("<b>x</b>") == "&lt;b&gt;x&lt;/b&gt;"
+    assert base.escape_label("a&b") == "a&amp;b"
+    assert base.escape_label("plain") == "plain"
 
 
 def test_escape_label_shortens_before_escaping_so_entities_stay_whole():
-    assert figures.escape_label("supercalifragilistic", max_chars=10) == "supercali…"
-    short = figures.escape_label("&&&&&&&&&&&&", max_chars=5)
+    assert base.escape_label("supercalifragilistic", max_chars=10) == "supercali…"
+    short = base.escape_label("&&&&&&&&&&&&", max_chars=5)
     assert short == "&amp;&amp;&amp;&amp;…"
-    assert figures.escape_label("short", max_chars=10) == "short"
+    assert base.escape_label("short", max_chars=10) == "short"
 
 
 def test_tick_positions_thin_out_long_axes_but_keep_short_ones_whole():
-    assert figures.tick_positions(6) == [0, 1, 2, 3, 4, 5]
-    ticks = figures.tick_positions(100, max_labels=32)
+    assert base.tick_positions(6) == [0, 1, 2, 3, 4, 5]
+    ticks = base.tick_positions(100, max_labels=32)
     assert len(ticks) <= 32 and ticks[0] == 0
     assert all(b - a == ticks[1] - ticks[0] for a, b in zip(ticks, ticks[1:], strict=False))
 
@@ -75,7 +71,7 @@ def test_tick_positions_thin_out_long_axes_but_keep_short_ones_whole():
 
 def test_repeated_words_keep_their_own_row_and_column():
     values = positional_matrix(6, 6)
-    fig = figures.attention_heatmap(values, SENTENCE)
+    fig = heatmaps.attention_heatmap(values, SENTENCE)
     main = fig.data[0]
     assert z_of(main).shape == (6, 6)
     np.testing.assert_array_equal(z_of(main), values)  # row i = query i, column j = key j
@@ -87,7 +83,7 @@ def test_repeated_words_keep_their_own_row_and_column():
 
 
 def test_hover_names_query_and_key_by_position():
-    fig = figures.attention_heatmap(positional_matrix(6, 6), SENTENCE)
+    fig = heatmaps.attention_heatmap(positional_matrix(6, 6), SENTENCE)
     cd = fig.data[0].customdata
     assert list(cd[0][4]) == ["#0 the", "#4 the"]
     assert list(cd[4][1]) == ["#4 the", "#1 cat"]
@@ -97,7 +93,7 @@ def test_hover_names_query_and_key_by_position():
 
 def test_signed_scores_use_a_diverging_scale_centred_on_zero():
     values = np.array([[-3.0, 1.0], [0.5, 2.0]])
-    fig = figures.attention_heatmap(values, ("a", "b"), kind="signed")
+    fig = heatmaps.attention_heatmap(values, ("a", "b"), kind="signed")
     main = fig.data[0]
     assert main.zmid == 0
     assert main.zmin == -3.0 and main.zmax == 3.0  # symmetric, so white really means 0
@@ -111,9 +107,9 @@ def test_signed_scores_use_a_diverging_scale_centred_on_zero():
 
 def test_weights_use_a_fixed_zero_to_one_sequential_scale():
     w = np.array([[0.2, 0.8], [0.5, 0.5]])
-    main = figures.attention_heatmap(w, ("a", "b"), kind="weights").data[0]
+    main = heatmaps.attention_heatmap(w, ("a", "b"), kind="weights").data[0]
     assert (main.zmin, main.zmax) == (0.0, 1.0)
-    assert same_scale(colourscale_of(main), figures.WEIGHT_SCALE)
+    assert same_scale(colourscale_of(main), base.WEIGHT_SCALE)
 
 
 def test_masked_cells_get_a_grey_overlay_that_is_off_the_colour_scale():
@@ -121,7 +117,7 @@ def test_masked_cells_get_a_grey_overlay_that_is_off_the_colour_scale():
     allowed = np.array([[j <= i for j in range(n)] for i in range(n)])  # causal, by hand
     scores = positional_matrix(n, n)
     scores_masked = np.where(allowed, scores, -np.inf)
-    fig = figures.attention_heatmap(scores_masked, tuple("abcde"), allowed=allowed)
+    fig = heatmaps.attention_heatmap(scores_masked, tuple("abcde"), allowed=allowed)
     assert len(fig.data) == 2
     main, overlay = fig.data
     main_z, over_z = z_of(main), z_of(overlay)
@@ -132,7 +128,7 @@ def test_masked_cells_get_a_grey_overlay_that_is_off_the_colour_scale():
             else:
                 assert main_z[i, j] == scores[i, j] and np.isnan(over_z[i, j])
     assert overlay.showscale is False
-    assert {c for _, c in colourscale_of(overlay)} == {figures.MASK_COLOR}
+    assert {c for _, c in colourscale_of(overlay)} == {base.MASK_COLOR}
     assert "masked (−∞)" in overlay.hovertemplate
     assert list(overlay.customdata[0][3]) == ["#0 a", "#3 d"]
 
@@ -140,38 +136,38 @@ def test_masked_cells_get_a_grey_overlay_that_is_off_the_colour_scale():
 def test_masked_weights_read_zero_not_minus_infinity():
     allowed = np.array([[True, False], [True, True]])
     w = np.array([[1.0, 0.0], [0.3, 0.7]])
-    overlay = figures.attention_heatmap(w, ("a", "b"), kind="weights", allowed=allowed).data[1]
+    overlay = heatmaps.attention_heatmap(w, ("a", "b"), kind="weights", allowed=allowed).data[1]
     assert overlay.text[0][1] == "0"
     assert "masked (−∞)" in overlay.hovertemplate and ": 0" in overlay.hovertemplate
 
 
 def test_hover_ignores_empty_cells_so_allowed_cells_never_read_masked():
     allowed = np.array([[True, False], [True, True]])
-    fig = figures.attention_heatmap(np.zeros((2, 2)), ("a", "b"), allowed=allowed)
+    fig = heatmaps.attention_heatmap(np.zeros((2, 2)), ("a", "b"), allowed=allowed)
     assert [t.hoverongaps for t in fig.data] == [False, False]
 
 
 def test_concat_map_divides_the_heads():
-    fig = figures.feature_heatmap(np.zeros((2, 6)), ("a", "b"), group_size=2)
+    fig = heatmaps.feature_heatmap(np.zeros((2, 6)), ("a", "b"), group_size=2)
     assert sorted(shape.x0 for shape in fig.layout.shapes) == [1.5, 3.5]
-    assert not figures.feature_heatmap(np.zeros((2, 6)), ("a", "b")).layout.shapes
+    assert not heatmaps.feature_heatmap(np.zeros((2, 6)), ("a", "b")).layout.shapes
 
 
 def test_no_overlay_without_masked_cells():
-    fig = figures.attention_heatmap(np.eye(3), ("a", "b", "c"), allowed=np.ones((3, 3), bool))
+    fig = heatmaps.attention_heatmap(np.eye(3), ("a", "b", "c"), allowed=np.ones((3, 3), bool))
     assert len(fig.data) == 1
 
 
 def test_cell_values_are_printed_only_up_to_twelve_tokens():
-    small = figures.attention_heatmap(np.zeros((12, 12)), tuple(f"t{i}" for i in range(12)))
-    big = figures.attention_heatmap(np.zeros((13, 13)), tuple(f"t{i}" for i in range(13)))
+    small = heatmaps.attention_heatmap(np.zeros((12, 12)), tuple(f"t{i}" for i in range(12)))
+    big = heatmaps.attention_heatmap(np.zeros((13, 13)), tuple(f"t{i}" for i in range(13)))
     assert small.data[0].texttemplate and "%{z" in small.data[0].texttemplate
     assert big.data[0].texttemplate is None
 
 
 def test_user_text_is_escaped_in_ticks_and_hover():
     tokens = ("<b>x</b>", "a&b")
-    fig = figures.attention_heatmap(np.zeros((2, 2)), tokens)
+    fig = heatmaps.attention_heatmap(np.zeros((2, 2)), tokens)
     assert list(fig.layout.xaxis.ticktext) == ["&lt;b&gt;x&lt;/b&gt;", "a&amp;b"]
     assert list(fig.layout.yaxis.ticktext) == ["&lt;b&gt;x&lt;/b&gt;", "a&amp;b"]
     assert list(fig.data[0].customdata[0][1]) == ["#0 &lt;b&gt;x&lt;/b&gt;", "#1 a&amp;b"]
@@ -180,7 +176,7 @@ def test_user_text_is_escaped_in_ticks_and_hover():
 
 def test_long_tokens_are_shortened_on_the_axis_but_whole_in_hover():
     word = "supercalifragilisticexpialidocious"
-    fig = figures.attention_heatmap(np.zeros((2, 2)), (word, "x"))
+    fig = heatmaps.attention_heatmap(np.zeros((2, 2)), (word, "x"))
     assert fig.layout.xaxis.ticktext[0].endswith("…") and len(fig.layout.xaxis.ticktext[0]) <= 10
     assert fig.data[0].customdata[0][0][0] == f"#0 {word}"
 
@@ -189,10 +185,10 @@ def test_long_sentences_thin_the_labels_but_keep_every_cell_and_hover():
     n = 70
     tokens = tuple(f"w{i}" for i in range(n))
     values = positional_matrix(n, n)
-    fig = figures.attention_heatmap(values, tokens)
+    fig = heatmaps.attention_heatmap(values, tokens)
     np.testing.assert_array_equal(z_of(fig.data[0]), values)
     ticks = list(fig.layout.xaxis.tickvals)
-    assert len(ticks) <= figures.TICK_MAX_LABELS
+    assert len(ticks) <= base.TICK_MAX_LABELS
     assert list(fig.layout.xaxis.ticktext) == [f"w{i}" for i in ticks]
     assert fig.data[0].texttemplate is None
     assert fig.data[0].customdata[69][68][1] == "#68 w68"
@@ -200,9 +196,9 @@ def test_long_sentences_thin_the_labels_but_keep_every_cell_and_hover():
 
 def test_wrong_shapes_are_refused():
     with pytest.raises(ValueError):
-        figures.attention_heatmap(np.zeros((3, 3)), ("a", "b"))
+        heatmaps.attention_heatmap(np.zeros((3, 3)), ("a", "b"))
     with pytest.raises(ValueError):
-        figures.attention_heatmap(np.zeros((2, 2)), ("a", "b"), allowed=np.ones((3, 3), bool))
+        heatmaps.attention_heatmap(np.zeros((2, 2)), ("a", "b"), allowed=np.ones((3, 3), bool))
 
 
 # ---------------------------------------------------------------- feature matrices, mask, heads
@@ -210,16 +206,16 @@ def test_wrong_shapes_are_refused():
 
 def test_feature_maps_print_values_only_with_few_dimensions():
     tokens = tuple("abcdef")
-    narrow = figures.feature_heatmap(np.zeros((6, 4)), tokens)
-    wide = figures.feature_heatmap(np.zeros((6, 5)), tokens)
+    narrow = heatmaps.feature_heatmap(np.zeros((6, 4)), tokens)
+    wide = heatmaps.feature_heatmap(np.zeros((6, 5)), tokens)
     assert narrow.data[0].texttemplate and "%{z" in narrow.data[0].texttemplate
     assert wide.data[0].texttemplate is None
-    assert figures.feature_heatmap(np.zeros((13, 2)), tuple("abcdefghijklm")).data[0].texttemplate is None
+    assert heatmaps.feature_heatmap(np.zeros((13, 2)), tuple("abcdefghijklm")).data[0].texttemplate is None
 
 
 def test_feature_maps_have_token_rows_and_dimension_columns():
     values = positional_matrix(6, 4)
-    fig = figures.feature_heatmap(values, SENTENCE)
+    fig = heatmaps.feature_heatmap(values, SENTENCE)
     np.testing.assert_array_equal(z_of(fig.data[0]), values)
     assert list(fig.layout.xaxis.tickvals) == [0, 1, 2, 3]
     assert list(fig.layout.yaxis.ticktext) == list(SENTENCE)
@@ -230,7 +226,7 @@ def test_feature_maps_have_token_rows_and_dimension_columns():
 def test_mask_map_marks_exactly_the_forbidden_cells():
     n, n_pad = 5, 2
     allowed = np.array([[j <= i and j < n - n_pad for j in range(n)] for i in range(n)])
-    fig = figures.mask_heatmap(allowed, ("a", "b", "c", "[PAD]", "[PAD]"))
+    fig = heatmaps.mask_heatmap(allowed, ("a", "b", "c", "[PAD]", "[PAD]"))
     over = z_of(fig.data[1])
     np.testing.assert_array_equal(~np.isnan(over), ~allowed)
     assert fig.data[0].texttemplate is None  # the allowed (0) cells are light, with no printed zeros
@@ -241,7 +237,7 @@ def test_small_multiples_show_every_head_on_one_shared_scale():
     rng = np.random.default_rng(3)
     w = rng.random((3, 4, 4))
     w /= w.sum(axis=2, keepdims=True)
-    fig = figures.heads_small_multiples(w, ("a", "b", "c", "d"))
+    fig = heatmaps.heads_small_multiples(w, ("a", "b", "c", "d"))
     assert len(fig.data) == 3
     for k in range(3):
         np.testing.assert_allclose(z_of(fig.data[k]), w[k])
@@ -253,17 +249,17 @@ def test_small_multiples_show_every_head_on_one_shared_scale():
 
 def test_small_multiples_for_long_sentences_hover_with_exact_positions():
     n = 30
-    fig = figures.heads_small_multiples(np.full((2, n, n), 1 / n), tuple(f"w{i}" for i in range(n)))
+    fig = heatmaps.heads_small_multiples(np.full((2, n, n), 1 / n), tuple(f"w{i}" for i in range(n)))
     assert fig.data[0].customdata is None
     assert "#%{y}" in fig.data[0].hovertemplate and "#%{x}" in fig.data[0].hovertemplate
     assert fig.data[0].xgap == 0  # no white grid drowning 30 tiny cells
-    short = figures.heads_small_multiples(np.full((1, 3, 3), 1 / 3), ("a", "b", "c"))
+    short = heatmaps.heads_small_multiples(np.full((1, 3, 3), 1 / 3), ("a", "b", "c"))
     assert list(short.data[0].customdata[2][0]) == ["#2 c", "#0 a"]
 
 
 def test_small_multiples_with_a_mask_add_one_overlay_per_head():
     allowed = np.array([[j <= i for j in range(3)] for i in range(3)])
-    fig = figures.heads_small_multiples(np.full((2, 3, 3), 1 / 3), ("a", "b", "c"), allowed=allowed)
+    fig = heatmaps.heads_small_multiples(np.full((2, 3, 3), 1 / 3), ("a", "b", "c"), allowed=allowed)
     assert [t.name for t in fig.data] == ["values", "masked", "values", "masked"]
 
 
@@ -285,13 +281,32 @@ def test_feature_and_mask_tables():
     assert mask.loc["0 a", "1 b"] == -np.inf and mask.loc["1 b", "0 a"] == 0.0
 
 
+def test_rectangular_and_formatted_tables():
+    cross = tables.labelled_table(positional_matrix(2, 3), ("a", "a"), ("x", "y", "x"))
+    assert list(cross.index) == ["0 a", "1 a"] and list(cross.columns) == ["0 x", "1 y", "2 x"]
+    assert cross.loc["1 a", "2 x"] == 102.0
+    text = tables.matrix_table([[0.0, 2.5e-17]], ["r"], ["c0", "c1"], fmt=lambda v: f"{v:.1e}")
+    assert text.loc["r"].tolist() == ["0.0e+00", "2.5e-17"]
+    with pytest.raises(ValueError):
+        tables.matrix_table([[1.0]], ["r", "s"], ["c"])
+
+
 # ---------------------------------------------------------------- controls -> config
 
 
 BASE = dict(
-    d_model=16, heads=2, auto_dims=True, d_k=8, d_v=8, mask="none", pad=0, scale="sqrt", divisor=2.0,
-    seed=0, positional=True,
-)  # fmt: skip
+    d_model=16,
+    heads=2,
+    auto_dims=True,
+    d_k=8,
+    d_v=8,
+    mask="none",
+    pad=0,
+    scale="sqrt",
+    divisor=2.0,
+    seed=0,
+    positional=True,
+)
 
 
 def test_good_settings_make_a_config():

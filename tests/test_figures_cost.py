@@ -7,17 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from attention_core.tiled import tiled_attention
-from attention_ui.figures_cost import byte_ticks, format_bytes, loglog_figure, tile_grid, tile_grid_figure
-
-
-@pytest.mark.parametrize(
-    ("num", "binary", "text"),
-    [(8_388_608, True, "8 MiB"), (8_388_608, False, "8.39 MB"), (2 * 10**12, True, "1.82 TiB"),
-     (2 * 10**12, False, "2 TB"), (512, True, "512 B"), (1536, True, "1.5 KiB")],
-)  # fmt: skip
-def test_format_bytes(num: int, binary: bool, text: str) -> None:
-    assert format_bytes(num, binary) == text
+from attention_core.labs.cost import format_bytes
+from attention_core.tiled import tile_grid
+from attention_ui.figures.cost import byte_ticks, loglog_figure, tile_grid_figure
 
 
 def test_byte_ticks_cover_the_range_with_whole_units() -> None:
@@ -60,27 +52,10 @@ def test_loglog_figure_lines_axes_and_reference() -> None:
         loglog_figure(x, {})
 
 
-@pytest.mark.parametrize(("n", "block"), [(256, 32), (100, 16), (64, 64), (70, 32)])
-@pytest.mark.parametrize("causal", [False, True])
-def test_tile_grid_matches_the_tiled_algorithm(n: int, block: int, causal: bool) -> None:
-    grid = tile_grid(n, block, causal)
-    tiles = math.ceil(n / block)
-    assert grid.shape == (tiles, tiles)
-    rng = np.random.default_rng(0)
-    Q, K, V = (rng.standard_normal((n, 4)) for _ in range(3))
-    run = tiled_attention(Q, K, V, block, block, causal=causal)
-    assert int(grid.sum()) == run.tiles_computed
-    assert int((grid == 0).sum()) == run.tiles_skipped
-    if causal:
-        assert int(grid.sum()) == tiles * (tiles + 1) // 2  # on or below the diagonal
-
-
 def test_tile_grid_figure() -> None:
-    fig = tile_grid_figure(256, 64, True, computed="<yes>", skipped="no")
+    fig = tile_grid_figure(tile_grid(256, 256, 64, 64, causal=True), 256, 64, computed="<yes>", skipped="no")
     heat = fig.data[0]
     assert np.array(heat.z).tolist() == [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]
     assert heat.customdata[0][1][2] == "no" and heat.customdata[0][0][2] == "&lt;yes&gt;"
     assert heat.customdata[1][2][:2] == ["64–127", "128–191"]
     assert fig.layout.yaxis.autorange == "reversed"
-    with pytest.raises(ValueError):
-        tile_grid(0, 4, False)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core.lab_lookalikes import rnn_steps_illustration
-from attention_ui.figures_lookalikes import (
+from attention_core.labs.lookalikes import rnn_steps_illustration
+from attention_ui.figures.lookalikes import (
     ATTENTION_COLOR,
     IDLE_COLOR,
     RNN_COLOR,

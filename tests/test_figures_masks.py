@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from attention_ui import figures_masks as fmk
+from attention_core.labs.masks import ROUNDING_LEVEL
+from attention_ui.figures import masks as fmk
 
 TOKENS = ["the", "cat", "sat", "on"]
 
@@ -40,6 +41,17 @@ def test_panels_figure_one_panel_per_matrix_with_its_own_mask() -> None:
     assert overlay.sum() == 6 and not overlay[np.tril_indices(4)].any()
     # Rows keep their token labels, row 0 on top.
     assert list(fig.layout.yaxis.ticktext) == TOKENS and fig.layout.yaxis.autorange == "reversed"
+
+
+def test_mask_panels_grey_out_exactly_the_masked_cells() -> None:
+    causal = np.tril(np.ones((4, 4), dtype=bool))
+    fig = fmk.mask_panels_figure([causal, np.ones((4, 4), dtype=bool)], ["causal", "none"], TOKENS)
+    values = [tr for tr in fig.data if tr.name == "values"]
+    overlays = [tr for tr in fig.data if tr.name == "masked"]
+    assert len(values) == 2 and len(overlays) == 1  # "none" masks nothing
+    assert all(v is None or v == 0 for tr in values for row in tr.z for v in row)  # the light "0" of M
+    overlay = np.array([[v is not None for v in row] for row in overlays[0].z])
+    assert np.array_equal(overlay, ~causal)
 
 
 def test_panels_figure_checks_its_inputs() -> None:
@@ -75,7 +87,7 @@ def test_leakage_bars_draw_exact_zeros_as_markers_and_the_rest_as_bars() -> None
     # Log axis from the floor, so 1e-16 is visibly above an exact zero.
     assert fig.layout.yaxis.type == "log"
     assert fig.layout.yaxis.range[0] == pytest.approx(math.log10(fmk.LOG_FLOOR))
-    assert fig.layout.shapes[0].y0 == fmk.ROUNDING_LEVEL
+    assert fig.layout.shapes[0].y0 == ROUNDING_LEVEL
     with pytest.raises(ValueError):
         fmk.leakage_bars(moved, names, TOKENS, position=0)
 

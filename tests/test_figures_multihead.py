@@ -5,15 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core.lab_multihead import cost_vs_heads
-from attention_ui import figures
-from attention_ui.figures_multihead import (
+from attention_core.labs.multihead import cost_vs_heads
+from attention_ui.figures import heatmaps
+from attention_ui.figures.multihead import (
     CHART_SERIES,
     CHOSEN_COLOR,
-    COST_COLUMNS,
     add_head_boundaries,
-    cost_frame,
-    cost_series,
     cost_vs_heads_figure,
     head_dim_figure,
 )
@@ -40,42 +37,28 @@ def test_head_dim_refuses_non_divisors() -> None:
 @pytest.mark.parametrize(("heads", "width"), [(1, 8), (4, 2), (3, 5)])
 def test_head_boundaries_sit_between_head_blocks(heads: int, width: int) -> None:
     n = 3
-    fig = figures.feature_heatmap(np.zeros((n, heads * width)), ["a", "b", "c"])
+    fig = heatmaps.feature_heatmap(np.zeros((n, heads * width)), ["a", "b", "c"])
     add_head_boundaries(fig, heads, width, "x")
     xs = sorted(s.x0 for s in fig.layout.shapes)
     assert xs == [i * width - 0.5 for i in range(1, heads)]
     assert all(s.x0 == s.x1 for s in fig.layout.shapes)  # vertical lines
-    fig2 = figures.feature_heatmap(np.zeros((heads * width, 2)), [str(i) for i in range(heads * width)])
+    fig2 = heatmaps.feature_heatmap(np.zeros((heads * width, 2)), [str(i) for i in range(heads * width)])
     add_head_boundaries(fig2, heads, width, "y")
     assert sorted(s.y0 for s in fig2.layout.shapes) == [i * width - 0.5 for i in range(1, heads)]
     with pytest.raises(ValueError):
         add_head_boundaries(fig, heads, width, "z")
 
 
-def test_cost_frame_has_one_row_per_h_and_renamed_columns() -> None:
-    costs = cost_vs_heads(10, 8)
-    labels = {c: c.upper() for c in COST_COLUMNS}
-    frame = cost_frame(costs, labels)
-    assert list(frame.columns) == [c.upper() for c in COST_COLUMNS]
-    assert list(frame["HEADS"]) == [1, 2, 4, 8]
-    assert list(frame["D_K"]) == [8, 4, 2, 1]
-    # Hand counts for n = 10, d_model = 8: params 4·64, projections 3·2·10·8·8.
-    assert set(frame["PARAMS_TOTAL"]) == {256}
-    assert set(frame["FLOPS_PROJECTIONS"]) == {3840}
-    assert list(frame["ATTENTION_MATRIX_ELEMENTS"]) == [100, 200, 400, 800]
-
-
-def test_cost_series_and_chart() -> None:
+def test_cost_chart() -> None:
     n, d = 16, 8
     costs = cost_vs_heads(n, d)
-    series = cost_series(costs)
-    assert series["params_total"] == [4 * d * d] * 4
-    assert series["flops_matmul"] == [8 * n * d * d + 4 * n * n * d] * 4
-    assert series["flops_softmax_scale"] == [6 * h * n * n for h in (1, 2, 4, 8)]
     fig = cost_vs_heads_figure(costs, {s: f"<{s}>" for s in CHART_SERIES}, y_title="log")
     assert [tr.name for tr in fig.data] == [f"&lt;{s}&gt;" for s in CHART_SERIES]
     assert fig.layout.yaxis.type == "log"
     assert list(fig.data[0].x) == ["1", "2", "4", "8"]
+    assert list(fig.data[0].y) == [4 * d * d] * 4  # parameters: constant in h
+    assert list(fig.data[1].y) == [8 * n * d * d + 4 * n * n * d] * 4  # matmul FLOPs: constant too
+    assert list(fig.data[2].y) == [6 * h * n * n for h in (1, 2, 4, 8)]  # softmax + scale: grow with h
     assert list(fig.data[3].y) == [h * n * n for h in (1, 2, 4, 8)]
     with pytest.raises(ValueError):
         cost_vs_heads_figure((), {})

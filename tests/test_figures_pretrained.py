@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 
 from attention_core import AttentionParams, attend
-from attention_ui.figures_pretrained import axis_name, heads_overview, with_selection
-from attention_ui.pretrained_view import (
+from attention_core.models.minilm import (
     displayed_attentions,
     model_config,
     special_positions,
     without_positions,
 )
+from attention_ui.figures.pretrained import axis_name, heads_overview, with_selection
 
 
 def random_weights(layers: int, heads: int, n: int, seed: int = 0) -> np.ndarray:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from attention_ui import figures_sqrt as fsq
+from attention_ui.figures import sqrt as fsq
 
 D_KS = (1, 4, 16, 64)
 
@@ -30,9 +30,14 @@ def test_variance_figure_puts_theory_and_measurements_on_log_axes() -> None:
 
 def test_scaled_variance_figure_is_linear_and_centred_on_one() -> None:
     fig = fsq.variance_figure(
-        D_KS, np.array([0.9, 1.05, 1.0, 1.02]), np.full(4, 0.05), np.ones(4),
-        measured_name="m", theory_name="t", log_y=False,
-    )  # fmt: skip
+        D_KS,
+        np.array([0.9, 1.05, 1.0, 1.02]),
+        np.full(4, 0.05),
+        np.ones(4),
+        measured_name="m",
+        theory_name="t",
+        log_y=False,
+    )
     assert fig.layout.yaxis.type != "log"
     lo, hi = fig.layout.yaxis.range
     assert lo < 0.8 and hi > 1.15  # every error bar (0.9 − 0.1 … 1.05 + 0.1) fits
@@ -69,10 +74,16 @@ def test_score_histogram_overlays_two_densities_and_their_normal_curves() -> Non
 
 def test_versus_dk_figure_has_both_curves_and_the_reference() -> None:
     fig = fsq.versus_dk_figure(
-        D_KS, np.array([0.2, 0.4, 0.7, 0.9]), np.array([0.2, 0.22, 0.23, 0.24]),
-        raw_name="raw", scaled_name="scaled", y_title="max", reference=1 / 16, reference_name="uniform",
+        D_KS,
+        np.array([0.2, 0.4, 0.7, 0.9]),
+        np.array([0.2, 0.22, 0.23, 0.24]),
+        raw_name="raw",
+        scaled_name="scaled",
+        y_title="max",
+        reference=1 / 16,
+        reference_name="uniform",
         y_range=(0.0, 1.05),
-    )  # fmt: skip
+    )
     assert len(fig.data) == 3
     assert list(fig.data[0].y) == [0.2, 0.4, 0.7, 0.9]
     assert list(fig.data[1].y) == [0.2, 0.22, 0.23, 0.24]
@@ -95,37 +106,16 @@ def test_weights_bar_figure_labels_each_bar_and_never_prints_a_tiny_weight_as_ze
         fsq.weights_bar_figure([1, 2], np.array([1.0]))
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("8, 4, 2, 0, -2, -6", [8, 4, 2, 0, -2, -6]),
-        ("1 2\t3;4", [1, 2, 3, 4]),
-        ("1，2、−3", [1, 2, -3]),  # typed with a Japanese input method
-        ("1e2 -0.5", [100, -0.5]),
-    ],
-)
-def test_parse_scores_accepts_numbers(text: str, expected: list[float]) -> None:
-    values, problem, _ = fsq.parse_scores(text)
-    assert problem is None and values == expected
+def test_dot_variance_figure_picks_the_arrays_axis_and_colour_of_each_kind() -> None:
+    from attention_core.labs.scaling import dot_variance_experiment
 
-
-@pytest.mark.parametrize(
-    ("text", "problem"),
-    [
-        ("", "err_scores_empty"),
-        ("  ,; ", "err_scores_empty"),
-        ("1, two, 3", "err_scores_number"),
-        ("5", "err_scores_count"),
-        (" ".join(["1"] * 33), "err_scores_count"),
-        ("1 nan", "err_scores_range"),
-        ("1 inf", "err_scores_range"),
-        ("1 20000", "err_scores_range"),
-    ],
-)
-def test_parse_scores_names_the_problem(text: str, problem: str) -> None:
-    values, found, placeholders = fsq.parse_scores(text)
-    assert values is None and found == problem
-    if problem == "err_scores_number":
-        assert placeholders == {"part": "two"}
-    if problem == "err_scores_count":
-        assert placeholders["lo"] == 2 and placeholders["hi"] == 32
+    res = dot_variance_experiment((1, 4, 16), samples=200, seed=0)
+    raw = fsq.dot_variance_figure(res, False, measured_name="m", theory_name="d_k")
+    scaled = fsq.dot_variance_figure(res, True, measured_name="m", theory_name="1")
+    assert list(raw.data[0].y) == [1.0, 4.0, 16.0] and list(scaled.data[0].y) == [1.0, 1.0, 1.0]
+    assert (
+        list(raw.data[1].y) == res.raw_variance.tolist()
+        and list(scaled.data[1].y) == res.scaled_variance.tolist()
+    )
+    assert raw.layout.yaxis.type == "log" and scaled.layout.yaxis.type != "log"
+    assert raw.data[1].marker.color == fsq.RAW_COLOR and scaled.data[1].marker.color == fsq.SCALED_COLOR

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from attention_core import AttentionConfig, tokenize
-from attention_ui import figures
+from attention_ui.figures import base, heatmaps
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = json.loads((ROOT / "tests" / "data" / "hostile_inputs.json").read_text(encoding="utf-8"))
@@ -41,10 +41,23 @@ CLI_FLAGS = {
 def test_corpus_covers_the_issue() -> None:
     ids = {e["id"] for e in TEXTS}
     needed = {
-        "empty", "blank", "chars_10000", "tokens_1000", "one_token_5000", "emoji_zwj", "arabic_hebrew",
-        "combining", "zero_width", "control_nul", "script_tag", "img_onerror", "plotly_pseudo_html",
-        "plotly_link", "markdown", "latex",
-    }  # fmt: skip
+        "empty",
+        "blank",
+        "chars_10000",
+        "tokens_1000",
+        "one_token_5000",
+        "emoji_zwj",
+        "arabic_hebrew",
+        "combining",
+        "zero_width",
+        "control_nul",
+        "script_tag",
+        "img_onerror",
+        "plotly_pseudo_html",
+        "plotly_link",
+        "markdown",
+        "latex",
+    }
     assert needed <= ids
     assert len(ids) == len(TEXTS), "ids must be unique"
     by_id = {e["id"]: e["text"] for e in TEXTS}
@@ -73,9 +86,13 @@ def test_expectations_match_hand_counts() -> None:
 def _cli(args: list[str]) -> subprocess.Popen:
     env = dict(os.environ, PYTHONIOENCODING="")  # the learner's own terminal settings
     return subprocess.Popen(
-        [PYTHON, "-m", "attention_core", *args], cwd=ROOT, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        [PYTHON, "-m", "attention_core", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _run_all(cases: dict[str, list[str]]) -> dict[str, tuple[int, str, str]]:
@@ -186,13 +203,13 @@ def test_figures_escape_every_hostile_label(kind: str) -> None:
     weights = rng.random((2, n, n)) * allowed
     weights /= weights.sum(axis=-1, keepdims=True)
     if kind == "attention":
-        fig = figures.attention_heatmap(weights[0], tokens, kind="weights", allowed=allowed)
+        fig = heatmaps.attention_heatmap(weights[0], tokens, kind="weights", allowed=allowed)
     elif kind == "feature":
-        fig = figures.feature_heatmap(rng.normal(size=(n, 4)), tokens)
+        fig = heatmaps.feature_heatmap(rng.normal(size=(n, 4)), tokens)
     elif kind == "mask":
-        fig = figures.mask_heatmap(allowed, tokens)
+        fig = heatmaps.mask_heatmap(allowed, tokens)
     else:
-        fig = figures.heads_small_multiples(weights, tokens, allowed=allowed)
+        fig = heatmaps.heads_small_multiples(weights, tokens, allowed=allowed)
     spec = fig.to_plotly_json()
     ticks = [
         (axis, val, text)
@@ -207,9 +224,7 @@ def test_figures_escape_every_hostile_label(kind: str) -> None:
             continue  # feature columns are dimensions, not tokens
         label, tok = html.unescape(text), tokens[val]
         # the token itself, or its start plus "…" (some charts shorten harder than LABEL_MAX_CHARS)
-        shortened = (
-            label.endswith("…") and len(label) <= figures.LABEL_MAX_CHARS and tok.startswith(label[:-1])
-        )
+        shortened = label.endswith("…") and len(label) <= base.LABEL_MAX_CHARS and tok.startswith(label[:-1])
         assert label == tok or (len(tok) > len(label) - 1 and shortened), (axis, val, text)
     for trace_spec in spec["data"]:
         cd = trace_spec.get("customdata")

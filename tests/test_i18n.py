@@ -59,13 +59,20 @@ def test_same_placeholders(namespace):
 def test_japanese_catalogs_are_japanese(namespace):
     ja = load("ja", namespace)
     with_cjk = sum(bool(CJK.search(v)) for v in ja.values())
-    assert with_cjk >= len(ja) // 2, f"ja/{namespace}.json looks untranslated ({with_cjk}/{len(ja)} in Japanese)"
+    assert with_cjk >= len(ja) // 2, (
+        f"ja/{namespace}.json looks untranslated ({with_cjk}/{len(ja)} in Japanese)"
+    )
 
 
 UI_SOURCES = [
-    "app.py", "app_pages/playground.py", "attention_ui/steps_view.py", "attention_ui/explain_view.py",
-    "attention_ui/presenter.py", "attention_ui/examples.py", "attention_ui/widgets.py",
-]  # fmt: skip
+    "app.py",
+    "app_pages/playground.py",
+    "attention_ui/playground/steps_view.py",
+    "attention_ui/playground/explain_view.py",
+    "attention_ui/playground/presenter.py",
+    "attention_ui/playground/examples.py",
+    "attention_ui/playground/settings.py",
+]
 KEY_LITERAL = re.compile(r"""["']((?:app|playground)\.[a-z0-9_]+)["']""")
 
 
@@ -81,9 +88,8 @@ def test_every_literal_key_used_by_the_ui_exists(source):
 
 def test_step_and_choice_keys_built_at_run_time_exist():
     from attention_core import MASK_KINDS
-    from attention_ui.steps_view import STEPS
-    from attention_ui.url_state import PRESETS
-    from attention_ui.widgets import SCALE_CHOICES
+    from attention_ui.playground.settings import PRESETS, SCALE_CHOICES
+    from attention_ui.playground.steps_view import STEPS
 
     built = [f"playground.step_{s}" for s in STEPS] + [f"playground.explain_{s}" for s in STEPS]
     built += [f"playground.mask_{m.replace('+', '_')}" for m in MASK_KINDS]

@@ -8,14 +8,16 @@ import numpy as np
 import pytest
 
 from attention_core.config import AttentionConfig
-from attention_core.lab_lookalikes import (
+from attention_core.labs.lookalikes import (
     LOOKALIKES,
     RNN_COMPARISON,
     additive_scores,
     compare_scores,
+    cost_curves,
     cross_attention,
     init_additive_params,
     layer_cost,
+    lookalikes_lab,
     rnn_steps_illustration,
 )
 from attention_core.trace import attend, init_params
@@ -106,3 +108,47 @@ def test_layer_cost_crossover():
     c = layer_cost(4096, 512)
     assert (c.attention_macs, c.rnn_macs) == (2 * 4096**2 * 512, 4096 * 512**2)
     assert not c.attention_cheaper
+
+
+def _naive_weights(Q, K, divisor, causal=False):
+    out = np.zeros((len(Q), len(K)))
+    for i in range(len(Q)):
+        keys = [j for j in range(len(K)) if not (causal and j > i)]
+        s = [sum(q * k for q, k in zip(Q[i], K[j], strict=True)) / divisor for j in keys]
+        e = [math.exp(x - max(s)) for x in s]
+        for j, v in zip(keys, e, strict=True):
+            out[i, j] = v / sum(e)
+    return out
+
+
+def test_lookalikes_lab_against_loops():
+    lab = lookalikes_lab("the cat sat on the mat", "a b c", 16, 4, seed=2, head=3, d_a=5, max_tokens=16)
+    a, b = lab.a, lab.b
+    assert (a.n, b.n, lab.head) == (6, 3, 3)
+    Q, K_b = a.X @ a.W_Q[3], b.X @ a.W_K[3]  # queries from A, keys from B, A's (= B's) weights
+    np.testing.assert_allclose(lab.cross.weights[3], _naive_weights(Q, K_b, math.sqrt(4)), atol=1e-12)
+    K_a = a.X @ a.W_K[3]
+    np.testing.assert_allclose(lab.causal.weights[3], _naive_weights(Q, K_a, 2.0, causal=True), atol=1e-12)
+    assert lab.causal_last_row_same and lab.causal_masked == 6 * 5 // 2
+    assert lab.scores.additive_params == 2 * 5 * 4 + 5  # W1, W2 [d_a, d_k] and v [d_a]
+    np.testing.assert_allclose(lab.scores.dot_weights, _naive_weights(Q, K_a, 2.0), atol=1e-12)
+
+
+def test_lookalikes_lab_cuts_long_sentences():
+    lab = lookalikes_lab(" ".join(f"w{i}" for i in range(40)), "x", 8, 2, 0, 0, 4, max_tokens=16)
+    assert lab.a.n == 16 and lab.a.tokenization.total_tokens == 40
+
+
+def test_cost_curves_by_hand():
+    c = cost_curves(100, 400)
+    assert (c.n2d, c.nd2) == (100 * 100 * 400, 100 * 400 * 400)
+    assert c.ns[0] == round(100 / 16) and c.ns[-1] == 400 * 16
+    assert np.all(np.diff(c.ns) > 0) and np.all(c.ns == np.round(c.ns))
+    np.testing.assert_array_equal(c.attention, c.ns**2 * 400)
+    np.testing.assert_array_equal(c.rnn, c.ns * 400.0**2)
+    assert (c.verdict, c.ratio) == ("attention_cheaper", 4.0)  # n·d² / n²·d = d / n
+    assert (cost_curves(400, 100).verdict, cost_curves(400, 100).ratio) == ("rnn_cheaper", 4.0)
+    assert (cost_curves(7, 7).verdict, cost_curves(7, 7).ratio) == ("equal", 1.0)
+    assert cost_curves(1, 1).ns[0] == 1.0
+    with pytest.raises(ValueError):
+        cost_curves(0, 4)

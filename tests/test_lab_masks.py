@@ -7,20 +7,27 @@ import math
 import numpy as np
 import pytest
 
-from attention_core.config import AttentionConfig
-from attention_core.lab_masks import (
+from attention_core.config import PAD_TOKEN, AttentionConfig
+from attention_core.embeddings import token_embedding
+from attention_core.labs.masks import (
+    D_MODEL,
     METHODS,
+    MaskLabSettings,
     attention_correct,
     attention_renormalise_after_softmax,
     attention_zero_values,
     attention_zero_weights_after_softmax,
     leakage,
+    leakage_map,
     leakage_matrix,
+    mask_lab,
     mask_matrices,
     masked_attention,
     sliding_window_mask,
+    swap_leakage,
 )
 from attention_core.trace import init_params
+from tests.reference_naive import naive_attention, naive_mask, naive_positional_encoding, naive_softmax_row
 
 
 def _qkv(n=5, d_k=3, d_v=2, seed=0):
@@ -142,3 +149,65 @@ def test_leakage_matrix_counts_only_past_outputs():
     bad = leakage_matrix(X, params, "zero_values", seed=1)
     assert bad.total_leaks == 15  # every (changed c, earlier i < c) pair: 6 * 5 / 2
     assert np.array_equal(bad.leaks, np.tril(np.ones((6, 6), bool), k=-1))
+
+
+# --- the lab on a sentence, against the loop reference ------------------------------------------
+
+SENTENCE = ("the", "cat", "sat", "on", "the", "mat")
+
+
+def _naive_layer(tokens, seed, allowed, heads=2):
+    """The lab's layer from the definitions: token vectors + sinusoidal PE (by loops), then loops."""
+    pe = np.array(naive_positional_encoding(len(tokens), D_MODEL))
+    X = np.stack([token_embedding(t, D_MODEL, seed) for t in tokens]) + pe
+    params = init_params(AttentionConfig(d_model=D_MODEL, heads=heads, seed=seed))
+    return naive_attention(
+        X, params.W_Q, params.W_K, params.W_V, params.W_O, allowed, math.sqrt(D_MODEL / heads)
+    )
+
+
+@pytest.mark.parametrize(("kind", "head"), [("causal+padding", 1), ("none", 0)])
+def test_mask_lab_scores_weights_and_summary_match_the_loops(kind, head):
+    settings = MaskLabSettings(SENTENCE, n_pad=2, kind=kind, window=2, seed=3, head=head)
+    lab = mask_lab(settings)
+    tokens = SENTENCE + (PAD_TOKEN,) * 2
+    allowed = np.array(naive_mask(kind, 8, 2))
+    ref = _naive_layer(tokens, 3, allowed)
+    assert np.array_equal(lab.mask.allowed, allowed) and lab.mask.kind == kind
+    assert [m.kind for m in lab.all_masks] == ["none", "causal", "padding", "causal+padding", "sliding"]
+    np.testing.assert_allclose(lab.masked_scores, ref["scores_masked"][head], atol=1e-12)
+    correct, zero_values = lab.methods[0], lab.methods[1]
+    np.testing.assert_allclose(correct.effective_weights, ref["weights"][head], atol=1e-12)
+    np.testing.assert_allclose(correct.output, ref["head_outputs"][head], atol=1e-12)
+    by = {r.method: r for r in lab.summary}
+    assert by["correct"].forbidden_weight == 0.0 and by["correct"].max_diff == 0.0
+    assert by["correct"].row_sum_min == pytest.approx(1.0, abs=1e-12)
+    # No method multiplies a forbidden value row by anything but 0 ...
+    assert all(r.forbidden_weight == 0.0 for r in lab.summary)
+    # ... but the mistakes took their softmax over every key: the rows lose the forbidden keys' mass.
+    unmasked = [naive_softmax_row(list(row)) for row in ref["scores_scaled"][head]]
+    lost = [sum(unmasked[i][j] for j in range(8) if not allowed[i, j]) for i in range(8)]
+    np.testing.assert_allclose(zero_values.row_sums, [1 - x for x in lost], atol=1e-12)
+    assert by["zero_values"].row_sum_min == pytest.approx(1 - max(lost), abs=1e-12)
+    assert (by["zero_values"].max_diff > 1e-3) == (kind != "none")
+
+
+def test_swap_leakage_moves_only_later_outputs_with_the_right_mask():
+    settings = MaskLabSettings(SENTENCE, n_pad=0, kind="none", window=2, seed=0)
+    assert settings.leak_kind == "causal"  # an unmasked choice is tested with the causal mask
+    results = {r.method: r for r in swap_leakage(settings, 3, "dog")}
+    causal = np.array(naive_mask("causal", 6))
+    before = _naive_layer(SENTENCE, 0, causal)["output"]
+    after = _naive_layer(("the", "cat", "sat", "dog", "the", "mat"), 0, causal)["output"]
+    np.testing.assert_allclose(results["correct"].before, before, atol=1e-12)
+    np.testing.assert_allclose(results["correct"].after, after, atol=1e-12)
+    assert results["correct"].verdict == "zero" and results["correct"].earlier_unchanged
+    assert results["zero_values"].verdict == "leak" and results["zero_weights"].verdict == "leak"
+    assert results["renormalise"].verdict in ("zero", "rounding")
+
+
+def test_leakage_map_uses_the_leak_kind():
+    settings = MaskLabSettings(SENTENCE[:4], n_pad=1, kind="sliding", window=2, seed=1)
+    assert settings.leak_kind == "sliding"
+    assert leakage_map(settings, "correct").total_leaks == 0
+    assert leakage_map(settings, "zero_weights").total_leaks > 0

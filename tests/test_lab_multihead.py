@@ -5,10 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core.lab_multihead import (
+from attention_core.labs.multihead import (
     cost_vs_heads,
+    head_sweep,
     matmul_flops,
+    merge_head_weights,
     multihead_cost,
+    multihead_lab,
     split_vs_separate,
     valid_head_counts,
 )
@@ -70,3 +73,36 @@ def test_split_equals_separate(heads):
             for c in range(d_k):
                 expected = sum(X[t, m] * W[m, i * d_k + c] for m in range(6))
                 assert abs(r.split[i, t, c] - expected) < 1e-12
+
+
+def test_matmul_and_softmax_totals_against_h():
+    n, d = 16, 8
+    sweep = head_sweep(n, d)
+    assert [c.heads for c in sweep.costs] == [1, 2, 4, 8]
+    assert [c.flops_matmul for c in sweep.costs] == [
+        8 * n * d * d + 4 * n * n * d
+    ] * 4  # 6nd² + 2n²d + 2n²d + 2nd²
+    assert [c.flops_softmax_scale for c in sweep.costs] == [6 * h * n * n for h in (1, 2, 4, 8)]
+    assert sweep.params_constant and sweep.matmul_constant
+
+
+def test_merge_head_weights_puts_head_i_in_its_column_block():
+    W = np.random.default_rng(2).standard_normal((3, 5, 2))  # [h, d_model, d_k]
+    M = merge_head_weights(W)
+    assert M.shape == (5, 6)
+    for i in range(3):
+        for m in range(5):
+            for c in range(2):
+                assert M[m, i * 2 + c] == W[i, m, c]
+
+
+def test_multihead_lab_checks_by_hand():
+    lab = multihead_lab("the cat sat on the mat", 12, 3, seed=1)
+    assert lab.trace.heads == 3 and lab.trace.n == 6
+    assert lab.head_counts == (1, 2, 3, 4, 6, 12) and lab.head_dims == (12, 6, 4, 3, 2, 1)
+    assert lab.split.equal and lab.split_vs_trace < 1e-12
+    tops = set()
+    for head in range(3):
+        w = lab.trace.weights[head].tolist()
+        tops.add(tuple(max(range(6), key=lambda j, row=row: row[j]) for row in w))
+    assert lab.distinct_patterns == len(tops)

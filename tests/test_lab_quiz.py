@@ -6,7 +6,12 @@ import math
 
 import pytest
 
-from attention_core.quiz import QUIZ_KINDS, check_answer, generate_question, generate_quiz
+from attention_core.labs.quiz import (
+    QUIZ_KINDS,
+    check_answer,
+    generate_question,
+    worked_numbers,
+)
 
 SEEDS = range(40)
 
@@ -55,7 +60,7 @@ def test_answers_match_independent_computation(kind):
 
 
 def test_deterministic_and_seed_dependent():
-    assert generate_quiz(5) == generate_quiz(5)
+    assert [generate_question(k, 5) for k in QUIZ_KINDS] == [generate_question(k, 5) for k in QUIZ_KINDS]
     assert len({generate_question("causal_weight", s).params["Q"].__repr__() for s in range(10)}) > 5
 
 
@@ -77,3 +82,21 @@ def test_bad_arguments():
         generate_question("nope", 0)
     with pytest.raises(ValueError):
         generate_question("head_dim", -1)
+
+
+def test_worked_numbers_by_hand():
+    for seed in SEEDS:
+        q = generate_question("causal_weight", seed)
+        p, worked = q.params, worked_numbers(q)
+        row = p["row"]
+        s = [
+            sum(a * b for a, b in zip(p["Q"][row], p["K"][j], strict=True)) / math.sqrt(p["d_k"])
+            for j in range(2)
+        ]
+        assert worked["scores"][0] == pytest.approx(s[0], abs=1e-12)
+        assert worked["scores"][1] == (-math.inf if row == 0 else pytest.approx(s[1], abs=1e-12))
+        assert worked["weights"][p["col"]] == pytest.approx(q.answer, abs=1e-6)
+        memory = generate_question("attention_memory", seed)
+        n, b = memory.params["n"], memory.params["bytes_per_elem"]
+        assert worked_numbers(memory) == {"elements": n * n, "bytes": n * n * b}
+    assert worked_numbers(generate_question("head_dim", 0)) == {}

@@ -7,14 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from attention_core.lab_scaling import (
+from attention_core.labs.scaling import (
     dot_variance_experiment,
     dot_variance_standard_error,
     entropy_nats,
     jacobian_frobenius_norm,
     one_row,
+    parse_scores,
+    samples_within,
     score_samples,
-    softmax_jacobian,
     softmax_peakedness,
 )
 
@@ -61,6 +62,12 @@ def test_score_samples_scaled_and_raw_share_draws():
     assert 6.5 < np.std(raw.scores) < 9.5
     with pytest.raises(ValueError):
         raw.scores[0, 0] = 1.0
+
+
+def softmax_jacobian(p: np.ndarray) -> np.ndarray:
+    """diag(p) − p pᵀ written out entry by entry: ∂p_i/∂s_j = p_i(δ_ij − p_j)."""
+    n = len(p)
+    return np.array([[p[i] * ((i == j) - p[j]) for j in range(n)] for i in range(n)])
 
 
 def test_jacobian_matches_finite_differences():
@@ -116,3 +123,61 @@ def test_one_row_handcomputed():
     assert r.max_weight == pytest.approx(e[0] / e.sum())
     with pytest.raises(ValueError):
         one_row([1.0], divisor=0.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("8, 4, 2, 0, -2, -6", [8, 4, 2, 0, -2, -6]),
+        ("1 2\t3;4", [1, 2, 3, 4]),
+        ("1，2、−3", [1, 2, -3]),  # typed with a Japanese input method
+        ("1e2 -0.5", [100, -0.5]),
+    ],
+)
+def test_parse_scores_accepts_numbers(text: str, expected: list[float]) -> None:
+    values, problem, _ = parse_scores(text)
+    assert problem is None and values == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("", "scores_empty"),
+        ("  ,; ", "scores_empty"),
+        ("1, two, 3", "scores_number"),
+        ("5", "scores_count"),
+        (" ".join(["1"] * 33), "scores_count"),
+        ("1 nan", "scores_range"),
+        ("1 inf", "scores_range"),
+        ("1 20000", "scores_range"),
+    ],
+)
+def test_parse_scores_names_the_problem(text: str, problem: str) -> None:
+    values, found, placeholders = parse_scores(text)
+    assert values is None and found == problem
+    if problem == "scores_number":
+        assert placeholders == {"part": "two"}
+    if problem == "scores_count":
+        assert placeholders["lo"] == 2 and placeholders["hi"] == 32
+
+
+def test_samples_within_a_budget_of_draws():
+    # (16 + 1) keys and queries · (4 + 64) dims = 1,156 draws per sample
+    assert samples_within((4, 64), 16, 2000, 1_156_000) == 1000
+    assert samples_within((4, 64), 16, 500, 1_156_000) == 500  # within budget: as asked
+    assert samples_within((1024,), 64, 20_000, 1000) == 50  # never below the minimum
+    with pytest.raises(ValueError):
+        samples_within((), 16, 100, 10**6)
+
+
+def test_spread_entropy_and_jacobian_summaries_by_hand():
+    s = score_samples(16, n_keys=4, samples=300, seed=1, scaled=False)
+    flat = s.scores.ravel().tolist()
+    mean = sum(flat) / len(flat)
+    assert s.measured_std == pytest.approx(
+        math.sqrt(sum((x - mean) ** 2 for x in flat) / len(flat)), rel=1e-12
+    )
+    assert one_row([1.0, 2.0, 3.0, 4.0, 5.0]).max_entropy == pytest.approx(math.log(5))
+    p = softmax_peakedness((1, 64), n_keys=8, samples=200, seed=0)
+    top = max(*p.jacobian_norm_raw.tolist(), *p.jacobian_norm_scaled.tolist())
+    assert p.jacobian_norm_max == top

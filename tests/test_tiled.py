@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
-from attention_core.lab_cost import measure_direct_attention, measure_tiled_attention
-from attention_core.tiled import causal_allowed, direct_attention, tiled_attention
+from attention_core.labs.cost import measure_direct_attention, measure_tiled_attention
+from attention_core.tiled import causal_allowed, direct_attention, tile_grid, tiled_attention
 
 
 def _naive(Q, K, V, allowed, divisor):
@@ -99,3 +101,23 @@ def test_tiled_peak_memory_far_below_direct_at_2048():
     # Tiled holds a few 128 x 128 tiles plus the [n, d] output: well under a tenth of one matrix.
     assert tiled.peak_bytes < n * n * 8 / 10
     assert tiled.peak_bytes * 20 < direct.peak_bytes
+
+
+@pytest.mark.parametrize(("n", "block"), [(256, 32), (100, 16), (64, 64), (70, 32)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_tile_grid_matches_the_tiled_algorithm(n: int, block: int, causal: bool) -> None:
+    grid = tile_grid(n, n, block, block, causal)
+    tiles = math.ceil(n / block)
+    assert grid.shape == (tiles, tiles)
+    # By definition: a tile is needed when at least one of its (query i, key j) pairs is allowed.
+    for qi in range(tiles):
+        for ki in range(tiles):
+            rows = range(qi * block, min(n, (qi + 1) * block))
+            cols = range(ki * block, min(n, (ki + 1) * block))
+            assert grid[qi, ki] == any(not causal or j <= i for i in rows for j in cols)
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.standard_normal((n, 4)) for _ in range(3))
+    run = tiled_attention(Q, K, V, block, block, causal=causal)
+    assert int(grid.sum()) == run.tiles_computed and int((~grid).sum()) == run.tiles_skipped
+    with pytest.raises(ValueError):
+        tile_grid(0, 4, 4, 4)

@@ -81,8 +81,21 @@ def test_korean_every_syllable_is_a_token():
 
 def test_mixed_scripts():
     assert toks("AIは猫が好き、100%だ「本当」") == [
-        "AI", "は", "猫", "が", "好", "き", "、", "100", "%", "だ", "「", "本", "当", "」",
-    ]  # fmt: skip
+        "AI",
+        "は",
+        "猫",
+        "が",
+        "好",
+        "き",
+        "、",
+        "100",
+        "%",
+        "だ",
+        "「",
+        "本",
+        "当",
+        "」",
+    ]
     assert toks("ｶﾀｶﾅ ー々") == ["ｶ", "ﾀ", "ｶ", "ﾅ", "ー", "々"]
     assert toks("中文句子") == ["中", "文", "句", "子"]
 
@@ -116,11 +129,14 @@ def test_tokens_keep_the_users_text(text):
         ("👩\u200d💻 codes", ["👩\u200d💻", "codes"]),
         ("👍🏽👍", ["👍🏽", "👍"]),  # skin tone modifier joins, the next emoji is separate
         ("🇯🇵🇫🇷", ["🇯🇵", "🇫🇷"]),  # two flags, not one blob of four indicators
-        ("🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f!", ["🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f", "!"]),
+        (
+            "🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f!",
+            ["🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f", "!"],
+        ),
         ("❤\ufe0f ok", ["❤\ufe0f", "ok"]),
         ("cat🐱", ["cat", "🐱"]),
     ],
-)  # fmt: skip
+)
 def test_emoji_sequences_stay_one_token(text, want):
     assert toks(text) == want
 

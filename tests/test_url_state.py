@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_ui.url_state import MAX_URL_TEXT, parse, serialise
+from attention_ui.playground.url_state import MAX_URL_TEXT, parse, serialise
 
 FULL = {
     "pg_preset": "sentence",
@@ -68,15 +68,39 @@ def test_worked_example_does_not_write_the_sentence_settings():
 @pytest.mark.parametrize(
     ("key", "value"),
     [
-        ("d_model", "abc"), ("d_model", "0"), ("d_model", "100000"), ("d_model", "-4"), ("d_model", "1.5"),
-        ("d_model", " 16"), ("d_model", "１６"), ("heads", "17"), ("seed", "2147483648"), ("pad", "99"),
-        ("mask", "diagonal"), ("mask", "CAUSAL"), ("scale", "log"), ("div", "nan"), ("div", "inf"),
-        ("div", "-2"), ("div", "0"), ("div", "1e400"), ("div", "."), ("pos", "maybe"), ("head", "16"),
-        ("step", "0"), ("step", "12"), ("lang", "fr"), ("preset", "other"), ("text", ""),
-        ("text", "x" * (MAX_URL_TEXT + 1)), ("text", "a\x00b"), ("max_tokens", "3"), ("max_tokens", "257"),
+        ("d_model", "abc"),
+        ("d_model", "0"),
+        ("d_model", "100000"),
+        ("d_model", "-4"),
+        ("d_model", "1.5"),
+        ("d_model", " 16"),
+        ("d_model", "１６"),
+        ("heads", "17"),
+        ("seed", "2147483648"),
+        ("pad", "99"),
+        ("mask", "diagonal"),
+        ("mask", "CAUSAL"),
+        ("scale", "log"),
+        ("div", "nan"),
+        ("div", "inf"),
+        ("div", "-2"),
+        ("div", "0"),
+        ("div", "1e400"),
+        ("div", "."),
+        ("pos", "maybe"),
+        ("head", "16"),
+        ("step", "0"),
+        ("step", "12"),
+        ("lang", "fr"),
+        ("preset", "other"),
+        ("text", ""),
+        ("text", "x" * (MAX_URL_TEXT + 1)),
+        ("text", "a\x00b"),
+        ("max_tokens", "3"),
+        ("max_tokens", "257"),
         ("d_model", "9" * 100),
     ],
-)  # fmt: skip
+)
 def test_malformed_or_out_of_range_values_are_ignored_and_named(key, value):
     parsed = parse({key: value, "tables": "1"})
     assert parsed.ignored == (key,)
@@ -104,7 +128,14 @@ def test_hostile_names_are_made_printable_and_short():
 
 @pytest.mark.parametrize(
     "text",
-    ["<b>bold</b> & $x$", "猫がマットの上に座った。", "a+b=c&d=e#frag?x=1", "'; DROP TABLE x; --", "%00%zz", "🙂🏳️‍🌈"],
+    [
+        "<b>bold</b> & $x$",
+        "猫がマットの上に座った。",
+        "a+b=c&d=e#frag?x=1",
+        "'; DROP TABLE x; --",
+        "%00%zz",
+        "🙂🏳️‍🌈",
+    ],
 )
 def test_hostile_sentences_round_trip_verbatim(text):
     parsed = parse(through_a_url(serialise({"pg_text": text})))
@@ -139,7 +170,12 @@ PRETRAINED = {
 
 def test_pretrained_view_round_trips_through_a_real_query_string():
     params = serialise(PRETRAINED)
-    assert (params["weights"], params["layer"], params["hide"], params["head"]) == ("pretrained", "3", "1", "5")
+    assert (params["weights"], params["layer"], params["hide"], params["head"]) == (
+        "pretrained",
+        "3",
+        "1",
+        "5",
+    )
     parsed = parse(through_a_url(params))
     assert parsed.ignored == ()
     assert parsed.values == PRETRAINED
@@ -158,9 +194,18 @@ def test_pretrained_view_keeps_its_sentence_even_with_the_example_preset_chosen(
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("weights", "trained"), ("weights", "PRETRAINED"), ("weights", ""), ("layer", "6"), ("layer", "-1"),
-     ("layer", "2.0"), ("layer", "x"), ("hide", "perhaps"), ("hide", "")],
-)  # fmt: skip
+    [
+        ("weights", "trained"),
+        ("weights", "PRETRAINED"),
+        ("weights", ""),
+        ("layer", "6"),
+        ("layer", "-1"),
+        ("layer", "2.0"),
+        ("layer", "x"),
+        ("hide", "perhaps"),
+        ("hide", ""),
+    ],
+)
 def test_malformed_pretrained_values_are_ignored_and_named(key, value):
     parsed = parse({key: value, "weights": "pretrained"} if key != "weights" else {key: value})
     assert parsed.ignored == (key,)

@@ -18,35 +18,20 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Error, Page, sync_playwright
-from st_browser import CHROMIUM_ARGS, ROOT, chromium_executable, screenshot, wait_for_app_run
+from st_browser import CHROMIUM_ARGS, ROOT, chromium_executable, new_context, screenshot, wait_for_app_run
+
+from bench.harness import free_port, healthy, server_cmd
 
 SERVER_START_TIMEOUT_S = 90
 LOGS = ROOT / "artifacts" / "logs"
 SERVER_LOG = LOGS / f"streamlit-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.log"
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _healthy(base_url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{base_url}/_stcore/health", timeout=2) as response:
-            return response.status == 200 and response.read().strip() == b"ok"
-    except OSError:
-        return False
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -72,16 +57,9 @@ def _tail(path: Path, lines: int = 40) -> str:
 
 
 def _start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
+    port = free_port()
     base_url = f"http://127.0.0.1:{port}"
-    cmd = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
-        "--server.address", "127.0.0.1",
-        "--server.port", str(port),
-        "--server.headless", "true",
-        "--browser.gatherUsageStats", "false",
-        "--server.fileWatcherType", "none",
-    ]  # fmt: skip
+    cmd = server_cmd("app.py", port)
     with log_path.open("w", encoding="utf-8") as log:
         proc = subprocess.Popen(
             cmd,
@@ -95,7 +73,7 @@ def _start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             break
-        if _healthy(base_url):
+        if healthy(base_url):
             return proc, base_url
         time.sleep(0.3)
     _stop(proc)
@@ -155,8 +133,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 @pytest.fixture
 def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
-    context = browser.new_context(locale="en-US", viewport={"width": 1400, "height": 900})
-    context.set_default_timeout(30_000)
+    context = new_context(browser)
     page = context.new_page()
     try:
         yield page

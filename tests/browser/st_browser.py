@@ -1,8 +1,10 @@
 """Helpers for the browser tests: find a Chromium, wait for Streamlit runs and Plotly charts, screenshots.
 
 Import in a browser test as ``from st_browser import wait_for_app_run, ...`` (pytest puts this folder
-on ``sys.path``). The waiting rules follow Streamlit's own Playwright suite: the websocket is
-connected, ``stApp`` reports ``data-test-script-state="notRunning"`` and no skeletons are left.
+on ``sys.path``). The waiting rules follow Streamlit's own Playwright suite (the websocket is
+connected, ``stApp`` reports ``data-test-script-state="notRunning"``, no skeletons are left), plus a
+count of the runs the server reports finished, so a wait never returns before the run it waits for
+has even started.
 """
 
 from __future__ import annotations
@@ -10,9 +12,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
+import weakref
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
@@ -38,11 +43,27 @@ _DRAWN_TRACES = ", ".join(
     f"{layer} > *"
     for layer in (
         ".mlayer",  # cartesian/polar/ternary trace layers: heatmaplayer, barlayer, scatterlayer, ...
-        ".pielayer", ".funnelarealayer", ".treemaplayer", ".sunburstlayer", ".iciclelayer",
-        ".indicatorlayer", ".table", ".parcoords", ".sankey", ".geolayer",
+        ".heatmaplayer",  # and the same layers wherever Plotly.js 3 puts them (lines: .overplot)
+        ".barlayer",
+        ".scatterlayer",
+        ".pielayer",
+        ".funnelarealayer",
+        ".treemaplayer",
+        ".sunburstlayer",
+        ".iciclelayer",
+        ".indicatorlayer",
+        ".table",
+        ".parcoords",
+        ".sankey",
+        ".geolayer",
     )
-)  # fmt: skip
+)
 
+# True once every Plotly chart is laid out at the width its container now has.
+CHARTS_FIT_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].every(
+    (gd) => !gd._fullLayout || Math.abs(gd._fullLayout.width - gd.clientWidth) <= 1)"""
+
+POLL_MS = 50  # how often a wait looks again at what the websocket has delivered
 # Streamlit's default timeouts are generous because CI shares two cores with a server and a browser.
 TIMEOUT_MS = 30_000
 
@@ -56,17 +77,73 @@ def chromium_executable() -> str | None:
     return found
 
 
-def wait_for_app_run(page: Page, initial_wait_ms: int = 250, timeout_ms: int = TIMEOUT_MS) -> None:
-    """Wait until the current script run has finished and its elements are rendered.
+class _Runs:
+    """How many script runs the server has reported finished to one page, and how many a wait has seen."""
 
-    Right after an interaction the app may still report ``notRunning`` for a moment before the
-    rerun starts, hence the short initial wait (the same trick as Streamlit's e2e suite). Tests
-    that change an input should additionally wait for the visible result they expect.
-    """
-    page.wait_for_timeout(initial_wait_ms)
+    def __init__(self) -> None:
+        self.finished = 0
+        self.seen = 0
+
+    def frame(self, payload) -> None:
+        # A run's end is a tiny ForwardMsg (script_finished); deltas and figures are far larger.
+        if not isinstance(payload, bytes) or len(payload) > 256:
+            return
+        msg = ForwardMsg()
+        try:
+            msg.ParseFromString(payload)
+        except Exception:  # not a ForwardMsg we can read: not a run's end either
+            return
+        if (
+            msg.WhichOneof("type") == "script_finished"
+            and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
+        ):
+            self.finished += 1  # a full run or a fragment run completed (one cut short reruns)
+
+
+_RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def watch_runs(page: Page) -> None:
+    """Count the runs the server finishes for ``page`` (from its websocket; before it loads)."""
+    runs = _RUNS.setdefault(page, _Runs())
+    page.on("websocket", lambda ws: ws.on("framereceived", runs.frame))
+
+
+def new_context(
+    browser, *, locale: str = "en-US", width: int = 1400, height: int = 900, timeout_ms: int = TIMEOUT_MS
+):
+    """A fresh browser context (no cookies, no storage) whose pages count the app's runs."""
+    context = browser.new_context(locale=locale, viewport={"width": width, "height": height})
+    context.set_default_timeout(timeout_ms)
+    context.on("page", watch_runs)
+    return context
+
+
+def wait_until_idle(page: Page, timeout_ms: int = TIMEOUT_MS) -> None:
+    """Wait until the app is connected, no run is going on and no element is still a skeleton."""
     page.locator(APP_CONNECTED).wait_for(state="attached", timeout=timeout_ms)
     page.locator(APP_IDLE).wait_for(state="attached", timeout=timeout_ms)
     expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=timeout_ms)
+
+
+def wait_for_app_run(page: Page, timeout_ms: int = TIMEOUT_MS) -> None:
+    """Wait until a run that finished after the previous call (or after the page loaded) is drawn.
+
+    Call it after an interaction that makes the app rerun (or after loading a page): it returns only
+    once the server has reported that rerun finished *and* the page is idle, so what follows sees
+    its results, never the previous run's. No fixed delay: the server's own "script finished"
+    message (counted by :func:`watch_runs`) says when the run is over.
+    """
+    runs = _RUNS.get(page)
+    if runs is None:
+        raise RuntimeError("this page does not count runs: open it in st_browser.new_context")
+    deadline = time.monotonic() + timeout_ms / 1000
+    while runs.finished <= runs.seen:  # Playwright delivers websocket events while we wait on it
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no run finished within {timeout_ms} ms")
+        page.wait_for_timeout(POLL_MS)
+    wait_until_idle(page, timeout_ms)
+    runs.seen = runs.finished
 
 
 def wait_for_charts(page: Page, minimum: int = 1, timeout_ms: int = TIMEOUT_MS) -> Locator:
@@ -75,7 +152,7 @@ def wait_for_charts(page: Page, minimum: int = 1, timeout_ms: int = TIMEOUT_MS) 
     "Drawn" means Plotly laid the figure out (``_fullLayout``), created its SVG and put at least one
     trace into a trace layer (cartesian, heatmap, polar, pie, table, ...). Returns the chart locator.
     """
-    wait_for_app_run(page, initial_wait_ms=0, timeout_ms=timeout_ms)
+    wait_until_idle(page, timeout_ms=timeout_ms)
     assert_no_exception(page)  # fail fast with the error instead of waiting for charts that never come
     charts = page.locator(PLOTLY_CHART)
     expect(charts.nth(minimum - 1)).to_be_attached(timeout=timeout_ms)
@@ -93,6 +170,34 @@ def wait_for_charts(page: Page, minimum: int = 1, timeout_ms: int = TIMEOUT_MS) 
         timeout=timeout_ms,
     )
     return charts
+
+
+def open_lab(
+    page: Page, base_url: str, url_path: str, lang: str = "en", timeout_ms: int = TIMEOUT_MS
+) -> Page:
+    """The app's start page, then the lab's sidebar link to ``url_path``, as a learner goes; then the
+    language ``lang`` through the sidebar's language box. Each step waits for its run.
+
+    (A deep link to a lab right after the server starts can show Streamlit's "Page not found" dialog
+    for one run; going through the navigation does not depend on that race.)
+    """
+    response = page.goto(f"{base_url}/")
+    assert response is not None and response.ok, f"GET / answered {response and response.status}"
+    wait_for_app_run(page, timeout_ms)
+    page.locator(f'[data-testid="stSidebarNav"] a[href$="/{url_path}"]').click()
+    page.wait_for_url(f"**/{url_path}", timeout=timeout_ms)
+    wait_for_app_run(page, timeout_ms)
+    if lang != "en":
+        switch_language(page, lang, timeout_ms)
+    return page
+
+
+def switch_language(page: Page, lang: str, timeout_ms: int = TIMEOUT_MS) -> None:
+    """Choose ``lang`` in the sidebar's language box (app.py) and wait for the rerun."""
+    names = {"en": "English", "ja": "日本語"}
+    page.locator('[data-testid="stSidebar"] .st-key-lang [data-testid="stSelectbox"]').click()
+    page.get_by_role("option", name=names[lang]).click()
+    wait_for_app_run(page, timeout_ms)
 
 
 def tick_labels(chart: Locator, axis: str = "y") -> list[str]:
@@ -134,7 +239,7 @@ def screenshot(page: Page, name: str, *, full: bool = True) -> Path:
         tall = max(size["height"], min(int(height), 6000))
         if tall != size["height"]:
             page.set_viewport_size({"width": size["width"], "height": tall})
-            page.wait_for_timeout(300)  # let Plotly's resize handlers redraw
+            page.wait_for_function(CHARTS_FIT_JS)  # Plotly's resize handlers have redrawn every chart
         try:
             page.screenshot(path=str(path), animations="disabled")
         finally:

@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 import pytest
 from conftest import LOGS, _start_server, _stop
 from playwright.sync_api import Browser, Page, expect
-from st_browser import ROOT, assert_no_exception, screenshot, wait_for_app_run
+from st_browser import ROOT, assert_no_exception, new_context, screenshot, wait_for_app_run, wait_until_idle
 
 from attention_ui.i18n import translate
 
@@ -82,8 +82,15 @@ def legacy_links() -> set[str]:
 
 def nav_titles(lang: str) -> set[str]:
     """Every label the app's own navigation may show in ``lang`` (from the catalogs)."""
-    keys = ["app.nav_playground", "app.nav_why_sqrt", "app.nav_masks", "app.nav_multi_head", "app.nav_cost",
-            "app.nav_lookalikes", "app.nav_quiz"]  # fmt: skip
+    keys = [
+        "app.nav_playground",
+        "app.nav_why_sqrt",
+        "app.nav_masks",
+        "app.nav_multi_head",
+        "app.nav_cost",
+        "app.nav_lookalikes",
+        "app.nav_quiz",
+    ]
     return {translate(lang, k) for k in keys}
 
 
@@ -100,8 +107,7 @@ def fresh_server() -> Iterator[str]:
 
 def open_link(browser: Browser, url: str, locale: str = "en-US") -> Page:
     """``url`` in a new browser context (no cookies, no storage), waited for until the run is done."""
-    context = browser.new_context(locale=locale, viewport={"width": 1400, "height": 900})
-    context.set_default_timeout(SLOW_MS)
+    context = new_context(browser, locale=locale, timeout_ms=SLOW_MS)
     context.add_init_script(WATCHER)
     page = context.new_page()
     response = page.goto(url)
@@ -115,7 +121,7 @@ def assert_clean_lab(page: Page, url_path: str, lang: str) -> None:
     title = translate(lang, TITLES[url_path])
     expect(page.get_by_role("heading", level=1).first).to_contain_text(title, timeout=SLOW_MS)
     assert_no_exception(page)
-    page.wait_for_timeout(500)  # a dialog sent at the end of the run has time to appear
+    wait_until_idle(page, SLOW_MS)  # the run is over: every dialog it sent has been drawn (and watched)
     seen = page.evaluate("window.__seen")
     assert not [d for d in seen["dialogs"] if "not found" in d.lower()], seen["dialogs"]
     assert seen["dialogs"] == [], f"unexpected dialog(s): {seen['dialogs']}"
@@ -166,7 +172,7 @@ def test_old_links_reach_their_page(browser: Browser, streamlit_server: str) -> 
                 lambda url, new=new: urlparse(url).path == "/" + new and "lang=ja" in urlparse(url).query,
                 timeout=SLOW_MS,
             )
-            wait_for_app_run(page, timeout_ms=SLOW_MS)
+            wait_until_idle(page, SLOW_MS)  # the redirect reran nothing new: the same run drew the page
             assert_clean_lab(page, new, "ja")
         finally:
             page.context.close()

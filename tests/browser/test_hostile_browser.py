@@ -25,7 +25,7 @@ from st_browser import (
 )
 
 from attention_core import tokenize
-from attention_ui.widgets import CHIP_MAX_TOKENS
+from attention_ui.kit import CHIP_MAX_TOKENS
 
 pytestmark = pytest.mark.browser
 
@@ -104,7 +104,9 @@ def test_hostile_sentences_are_shown_literally_and_never_run(page: Page, streaml
         assert tick_labels(weights, "y") == expected_ticks(tokens), batch
         # ... and in the token chips ("i · token"), or for a long sentence the plain token line ("i token · ")
         if len(tokens) > CHIP_MAX_TOKENS:
-            text = app.locator('[data-testid="stMain"] [data-testid="stText"]').first.inner_text(timeout=SLOW_MS)
+            text = app.locator('[data-testid="stMain"] [data-testid="stText"]').first.inner_text(
+                timeout=SLOW_MS
+            )
             shown = [f"{i} {tok}" for i, tok in enumerate(tokens)]
         else:
             chips = app.locator('[data-testid="stMain"] [data-testid="stMarkdownContainer"]').filter(

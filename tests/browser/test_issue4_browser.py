@@ -10,6 +10,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from st_browser import (
     PLOTLY_CHART,
     assert_no_exception,
+    new_context,
     screenshot,
     tick_labels,
     wait_for_app_run,
@@ -66,7 +67,7 @@ def click_cell(c: Locator, row: int, col: int) -> None:
 
 
 def test_japanese_ui_renders_real_glyphs(browser: Browser, streamlit_server: str) -> None:
-    context = browser.new_context(locale="ja-JP", viewport={"width": 1400, "height": 900})
+    context = new_context(browser, locale="ja-JP")
     try:
         page = context.new_page()
         open_at(
@@ -120,7 +121,7 @@ def test_copied_url_shows_the_same_weights_in_a_new_browser(
     assert query["text"] == ["a dog chased the red ball"] and query["seed"] == ["9"]
     before = z_values(chart(app, "weights"))
 
-    other = browser.new_context(locale="en-US", viewport={"width": 1400, "height": 900})
+    other = new_context(browser)
     try:
         page = other.new_page()
         page.set_default_timeout(LONG_MS)

@@ -9,7 +9,16 @@ import re
 
 import pytest
 from playwright.sync_api import Page, expect
-from st_browser import PLOTLY_CHART, assert_no_exception, screenshot, tick_labels, wait_for_app_run
+from st_browser import (
+    PLOTLY_CHART,
+    assert_no_exception,
+    open_lab,
+    screenshot,
+    switch_language,
+    tick_labels,
+    wait_for_app_run,
+    wait_for_charts,
+)
 
 from attention_ui.i18n import translate
 
@@ -18,53 +27,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
 
-def wait_for_charts(page: Page, minimum: int = 1, timeout_ms: int = 30_000) -> None:
-    """Like st_browser.wait_for_charts, but also accepts line charts: Plotly.js 3 draws scatter
-    traces under ``.overplot .scatterlayer``, not under ``.cartesianlayer .plot``."""
-    expect(page.locator(PLOTLY_CHART).nth(minimum - 1)).to_be_attached(timeout=timeout_ms)
-    page.wait_for_function(
-        """(sel) => {
-            const charts = [...document.querySelectorAll(sel)];
-            return charts.length > 0 && charts.every((c) => {
-                const gd = c.querySelector('.js-plotly-plot');
-                return gd && gd._fullLayout && c.querySelector('.main-svg')
-                    && c.querySelector('.heatmaplayer > *, .scatterlayer > *');
-            });
-        }""",
-        arg=PLOTLY_CHART,
-        timeout=timeout_ms,
-    )
-
-
-def open_page(page: Page, base_url: str, url_path: str) -> Page:
-    """Load the app at its start page, then follow the sidebar link to ``url_path``.
-
-    Opening ``/<url_path>`` directly can briefly run the page outside app.py (Streamlit first
-    treats ``pages/`` as a classic multipage folder), without the language switch; going through
-    the app's own navigation is what a learner does anyway.
-    """
-    response = page.goto(f"{base_url}/")
-    assert response is not None and response.ok
-    page.locator('[data-testid="stAppViewContainer"]').wait_for(state="attached")
-    wait_for_app_run(page)
-    page.locator(f'[data-testid="stSidebarNav"] a[href$="/{url_path}"]').click()
-    wait_for_app_run(page)
-    page.locator('[data-testid="stSidebar"] .st-key-lang').wait_for(state="attached")
-    return page
-
-
-def switch_to_japanese(page: Page) -> None:
-    page.locator('[data-testid="stSidebar"] .st-key-lang [data-testid="stSelectbox"]').click()
-    page.get_by_role("option", name="日本語").click()
-    wait_for_app_run(page)
-
-
 def lk_chart(page: Page, name: str):
     return page.locator(f".st-key-lk_chart_{name} {PLOTLY_CHART}")
 
 
 def test_lookalikes_page_draws_rectangular_cross_attention(page: Page, streamlit_server: str) -> None:
-    open_page(page, streamlit_server, "lookalikes")
+    open_lab(page, streamlit_server, "lookalikes")
     wait_for_charts(page, minimum=7)
     assert_no_exception(page)
     expect(page.get_by_role("heading", level=1)).to_contain_text(translate("en", "lookalikes.title"))
@@ -76,7 +44,7 @@ def test_lookalikes_page_draws_rectangular_cross_attention(page: Page, streamlit
 
 
 def test_lookalikes_second_sentence_changes_columns(page: Page, streamlit_server: str) -> None:
-    open_page(page, streamlit_server, "lookalikes")
+    open_lab(page, streamlit_server, "lookalikes")
     wait_for_charts(page)
     box = page.locator('[data-testid="stSidebar"] .st-key-lk_text_b input')
     box.fill("a <b> & c")
@@ -89,9 +57,9 @@ def test_lookalikes_second_sentence_changes_columns(page: Page, streamlit_server
 
 
 def test_lookalikes_japanese(page: Page, streamlit_server: str) -> None:
-    open_page(page, streamlit_server, "lookalikes")
+    open_lab(page, streamlit_server, "lookalikes")
     wait_for_charts(page)
-    switch_to_japanese(page)
+    switch_language(page, "ja")
     title = translate("ja", "lookalikes.title")
     assert CJK.search(title)
     expect(page.get_by_role("heading", level=1)).to_contain_text(title)
@@ -112,7 +80,7 @@ def choice(page: Page, qid: str, index: int):
 def test_quiz_answer_right_and_wrong_then_retry(page: Page, streamlit_server: str) -> None:
     from attention_ui.quiz_bank import build_quiz
 
-    open_page(page, streamlit_server, "quiz")
+    open_lab(page, streamlit_server, "quiz")
     expect(page.get_by_role("heading", level=1)).to_contain_text(translate("en", "quiz.title"))
     quiz = build_quiz(0)
     first, second = quiz[0], quiz[1]
@@ -140,8 +108,8 @@ def test_quiz_answer_right_and_wrong_then_retry(page: Page, streamlit_server: st
 def test_quiz_japanese(page: Page, streamlit_server: str) -> None:
     from attention_ui.quiz_bank import build_quiz
 
-    open_page(page, streamlit_server, "quiz")
-    switch_to_japanese(page)
+    open_lab(page, streamlit_server, "quiz")
+    switch_language(page, "ja")
     expect(page.get_by_role("heading", level=1)).to_contain_text(translate("ja", "quiz.title"))
     quiz = build_quiz(0)
     item = quiz[0]

@@ -11,7 +11,16 @@ from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
-from st_browser import PLOTLY_CHART, assert_no_exception, screenshot, tick_labels, wait_for_app_run
+from st_browser import (
+    PLOTLY_CHART,
+    assert_no_exception,
+    new_context,
+    open_lab,
+    screenshot,
+    tick_labels,
+    wait_for_app_run,
+    wait_for_charts,
+)
 
 from attention_ui.i18n import translate
 
@@ -23,47 +32,10 @@ CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 SLOW_MS = 120_000
 
 
-def open_page(page: Page, base_url: str, path: str) -> Page:
-    """Load the app's start page, then follow the lab's sidebar link, as a learner would.
-
-    (A deep link straight after the server starts can show Streamlit's "Page not found" dialog for
-    one run; going through the navigation avoids depending on that race.)
-    """
-    response = page.goto(base_url + "/")
-    assert response is not None and response.ok, f"GET / answered {response and response.status}"
-    wait_for_app_run(page, timeout_ms=SLOW_MS)
-    page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').click()
-    page.wait_for_url(f"**/{path}", timeout=SLOW_MS)
-    wait_for_app_run(page, timeout_ms=SLOW_MS)
-    return page
-
-
-def wait_for_plots(page: Page, minimum: int) -> None:
-    """Wait until ``minimum`` Plotly charts exist and every one has drawn its traces.
-
-    (Scatter and bar traces live in ``g.scatterlayer`` / ``g.barlayer``, heatmaps in
-    ``g.heatmaplayer``; any drawn ``g.trace`` or heatmap image counts.)
-    """
-    expect(page.locator(PLOTLY_CHART).nth(minimum - 1)).to_be_attached(timeout=SLOW_MS)
-    page.wait_for_function(
-        """(sel) => {
-            const charts = [...document.querySelectorAll(sel)];
-            return charts.length > 0 && charts.every((c) => {
-                const gd = c.querySelector('.js-plotly-plot');
-                return gd && gd._fullLayout && c.querySelector('.main-svg')
-                    && c.querySelector('g.trace, .heatmaplayer image, .heatmaplayer > *');
-            });
-        }""",
-        arg=PLOTLY_CHART,
-        timeout=SLOW_MS,
-    )
-
-
 @pytest.fixture
 def ja_page(browser: Browser) -> Iterator[Page]:
     """A browser context whose locale is Japanese: the app starts in Japanese."""
-    context = browser.new_context(locale="ja-JP", viewport={"width": 1400, "height": 900})
-    context.set_default_timeout(30_000)
+    context = new_context(browser, locale="ja-JP")
     page = context.new_page()
     try:
         yield page
@@ -79,8 +51,8 @@ def chart(page: Page, name: str):
 
 
 def test_sqrt_lab_loads_and_draws(page: Page, streamlit_server: str) -> None:
-    open_page(page, streamlit_server, "why-sqrt-dk")
-    wait_for_plots(page, 7)
+    open_lab(page, streamlit_server, "why-sqrt-dk", timeout_ms=SLOW_MS)
+    wait_for_charts(page, minimum=7, timeout_ms=SLOW_MS)
     assert_no_exception(page)
     expect(page.get_by_role("heading", level=1)).to_contain_text(
         translate("en", "sqrt.title"), timeout=SLOW_MS
@@ -95,8 +67,8 @@ def test_sqrt_lab_loads_and_draws(page: Page, streamlit_server: str) -> None:
 
 
 def test_sqrt_lab_one_row_input_is_validated(page: Page, streamlit_server: str) -> None:
-    open_page(page, streamlit_server, "why-sqrt-dk")
-    wait_for_plots(page, 1)
+    open_lab(page, streamlit_server, "why-sqrt-dk", timeout_ms=SLOW_MS)
+    wait_for_charts(page, minimum=1, timeout_ms=SLOW_MS)
     box = page.locator(".st-key-sq_row input")
     box.fill("1, two, 3")
     box.press("Enter")
@@ -111,8 +83,8 @@ def test_sqrt_lab_one_row_input_is_validated(page: Page, streamlit_server: str) 
 
 
 def test_sqrt_lab_in_japanese(ja_page: Page, streamlit_server: str) -> None:
-    open_page(ja_page, streamlit_server, "why-sqrt-dk")
-    wait_for_plots(ja_page, 7)
+    open_lab(ja_page, streamlit_server, "why-sqrt-dk", timeout_ms=SLOW_MS)
+    wait_for_charts(ja_page, minimum=7, timeout_ms=SLOW_MS)
     title = translate("ja", "sqrt.title")
     assert CJK.search(title)
     expect(ja_page.get_by_role("heading", level=1)).to_contain_text(title, timeout=SLOW_MS)
@@ -124,8 +96,8 @@ def test_sqrt_lab_in_japanese(ja_page: Page, streamlit_server: str) -> None:
 
 
 def test_masks_lab_loads_and_shows_exact_zero_leakage(page: Page, streamlit_server: str) -> None:
-    open_page(page, streamlit_server, "masks")
-    wait_for_plots(page, 6)
+    open_lab(page, streamlit_server, "masks", timeout_ms=SLOW_MS)
+    wait_for_charts(page, minimum=6, timeout_ms=SLOW_MS)
     assert_no_exception(page)
     expect(page.get_by_role("heading", level=1)).to_contain_text(
         translate("en", "masks.title"), timeout=SLOW_MS
@@ -149,23 +121,23 @@ def test_masks_lab_loads_and_shows_exact_zero_leakage(page: Page, streamlit_serv
 
 
 def test_masks_lab_side_by_side_and_sliding_window(page: Page, streamlit_server: str) -> None:
-    open_page(page, streamlit_server, "masks")
-    wait_for_plots(page, 6)
+    open_lab(page, streamlit_server, "masks", timeout_ms=SLOW_MS)
+    wait_for_charts(page, minimum=6, timeout_ms=SLOW_MS)
     page.locator(".st-key-mk_all label").click()
     wait_for_app_run(page, timeout_ms=SLOW_MS)
-    wait_for_plots(page, 7)
+    wait_for_charts(page, minimum=7, timeout_ms=SLOW_MS)
     expect(chart(page, "mk_chart_all_masks")).to_have_count(1, timeout=SLOW_MS)
     page.locator(".st-key-mk_kind [data-testid='stSelectbox']").click()
     page.get_by_role("option", name=translate("en", "masks.kind_sliding")).click()
     wait_for_app_run(page, timeout_ms=SLOW_MS)
-    wait_for_plots(page, 7)
+    wait_for_charts(page, minimum=7, timeout_ms=SLOW_MS)
     assert_no_exception(page)
     screenshot(page, "lab_masks_sliding_en")
 
 
 def test_masks_lab_in_japanese(ja_page: Page, streamlit_server: str) -> None:
-    open_page(ja_page, streamlit_server, "masks")
-    wait_for_plots(ja_page, 6)
+    open_lab(ja_page, streamlit_server, "masks", timeout_ms=SLOW_MS)
+    wait_for_charts(ja_page, minimum=6, timeout_ms=SLOW_MS)
     title = translate("ja", "masks.title")
     assert CJK.search(title)
     expect(ja_page.get_by_role("heading", level=1)).to_contain_text(title, timeout=SLOW_MS)

@@ -19,7 +19,7 @@ from st_browser import (
     wait_for_charts,
 )
 
-from attention_core import pretrained
+from attention_core.models import minilm as pretrained
 from attention_ui.i18n import translate
 
 pytestmark = [

@@ -14,11 +14,10 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .figures import WEIGHT_SCALE, HoverText, escape_label, hover_labels
+from .base import DEFAULT_HOVER, WEIGHT_SCALE, HoverText, escape_label, hover_labels
 
 PANEL_GAP = 0.012  # fraction of the plotting area between neighbouring panels
 SELECTED_COLOR = "#d62728"  # frame around the panel the step-by-step view shows
-DEFAULT_HOVER = HoverText()
 
 
 def axis_name(index: int, axis: str) -> str:

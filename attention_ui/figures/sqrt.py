@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .figures import escape_label
+from .base import escape_label
 
 RAW_COLOR = "#D55E00"  # vermilion: unscaled q·k
 SCALED_COLOR = "#0072B2"  # blue: q·k / √d_k
@@ -112,6 +112,24 @@ def variance_figure(
         yaxis["range"] = [1.0 - spread, 1.0 + spread]
     fig.update_layout(yaxis=yaxis)
     return _layout(fig, title, height)
+
+
+def dot_variance_figure(result, scaled: bool, *, measured_name: str, theory_name: str, **labels) -> go.Figure:
+    """:func:`variance_figure` of a :class:`attention_core.labs.scaling.DotVariance`, unscaled (log y,
+    the theory line y = d_k) or scaled (linear y around 1), each in its own colour."""
+    if scaled:
+        arrays = (result.scaled_variance, result.scaled_standard_error, result.expected_scaled)
+    else:
+        arrays = (result.raw_variance, result.raw_standard_error, result.expected_raw)
+    return variance_figure(
+        result.d_ks,
+        *arrays,
+        measured_name=measured_name,
+        theory_name=theory_name,
+        log_y=not scaled,
+        color=SCALED_COLOR if scaled else RAW_COLOR,
+        **labels,
+    )
 
 
 def _normal_pdf(x: np.ndarray, std: float) -> np.ndarray:
@@ -285,36 +303,3 @@ def weights_bar_figure(
         showlegend=False,
     )
     return _layout(fig, title, height)
-
-
-# --- the one-row widget's input ------------------------------------------------------------------
-
-MAX_ROW_SCORES = 32
-MAX_ABS_SCORE = 1e4
-
-
-def parse_scores(text: str) -> tuple[list[float] | None, str | None, dict]:
-    """Numbers separated by commas, semicolons or spaces -> (scores, None, {}) or (None, problem, values).
-
-    ``problem`` is a catalog name (``err_scores_empty``, ``err_scores_number``, ``err_scores_count``,
-    ``err_scores_range``) and ``values`` its placeholders. Full-width commas/minus signs (typed with
-    a Japanese input method) are accepted.
-    """
-    cleaned = str(text).translate(
-        str.maketrans({"，": ",", "、": ",", "；": ";", "－": "-", "−": "-", "　": " "})
-    )
-    parts = [p for p in cleaned.replace(";", ",").replace(",", " ").split() if p]
-    if not parts:
-        return None, "err_scores_empty", {}
-    values: list[float] = []
-    for part in parts:
-        try:
-            v = float(part)
-        except ValueError:
-            return None, "err_scores_number", {"part": part[:20]}
-        if not math.isfinite(v) or abs(v) > MAX_ABS_SCORE:
-            return None, "err_scores_range", {"limit": f"{MAX_ABS_SCORE:g}"}
-        values.append(v)
-    if not 2 <= len(values) <= MAX_ROW_SCORES:
-        return None, "err_scores_count", {"count": len(values), "lo": 2, "hi": MAX_ROW_SCORES}
-    return values, None, {}

@@ -1,27 +1,73 @@
-"""Pure helpers behind the playground's controls: settings -> config or catalog-keyed problems.
+"""The playground's settings: its widgets' defaults and ranges, and their values -> an AttentionConfig.
 
-No Streamlit here, so the checks are testable without a browser. A :class:`Problem` names a
-message-catalog key and its placeholder values; the page translates and shows it.
+No Streamlit calls, so the checks are testable without a browser. :func:`read_config` returns
+the config or every :class:`Problem` found; a problem names a message-catalog key and its
+placeholder values, and the page translates and shows it. The URL state (url_state.py) accepts
+exactly these ranges. :data:`PAGE` binds the playground to the page kit (prefix ``pg``, catalog
+``playground``); the pretrained view's widgets use it too.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from attention_core import AttentionConfig, AttentionConfigError
 from attention_core.config import MAX_D_MODEL, MAX_DIVISOR, MAX_HEAD_DIM, MAX_HEADS, MAX_PAD, MIN_DIVISOR
+from attention_core.tokenizer import DEFAULT_MAX_TOKENS
+from attention_ui import kit
+from attention_ui.kit import SEED_RANGE
 
 SCALE_CHOICES = ("sqrt", "none", "custom")
+PRESETS = ("sentence", "example")  # the user's sentence, or the reference notes' worked example
+WEIGHTS = ("random", "pretrained")  # seeded random matrices, or all-MiniLM-L6-v2's
+PRETRAINED_LAYERS = 6  # all-MiniLM-L6-v2's encoder layers
 
 # The widget ranges: generous enough to experiment, small enough to draw.
 D_MODEL_RANGE = (1, min(MAX_D_MODEL, 256))
 HEADS_RANGE = (1, min(MAX_HEADS, 16))
 HEAD_DIM_RANGE = (1, min(MAX_HEAD_DIM, 128))
 PAD_RANGE = (0, min(MAX_PAD, 16))
-SEED_RANGE = (0, 2**31 - 1)
 DIVISOR_RANGE = (MIN_DIVISOR, MAX_DIVISOR)
+MAX_TOKENS_RANGE = (4, 256)  # 256-token maps stay interactive (bench/page_latency.py)
+
+# The playground's widgets and their first values (all state in ``pg_`` keys).
+DEFAULTS = {
+    "pg_preset": "sentence",
+    "pg_text": "the cat sat on the mat",
+    "pg_d_model": 16,
+    "pg_heads": 2,
+    "pg_auto_dims": True,
+    "pg_d_k": 8,
+    "pg_d_v": 8,
+    "pg_mask": "none",
+    "pg_pad": 0,
+    "pg_scale": "sqrt",
+    "pg_divisor": 2.0,
+    "pg_seed": 0,
+    "pg_max_tokens": DEFAULT_MAX_TOKENS,
+    "pg_positional": True,
+    "pg_tables": False,
+    "pg_head": 0,
+    "pg_all_heads": False,  # draw a large all-heads figure (steps_view.all_heads_on_request)
+}
+CHOICE_KEYS = ("pg_preset", "pg_mask", "pg_scale", "pg_head")  # widgets whose labels are translated
+PAGE = kit.Page("pg", "playground", DEFAULTS, CHOICE_KEYS)
+# The keys read_config reads, each from the widget ``pg_<key>``.
+CONFIG_KEYS = (
+    "d_model",
+    "heads",
+    "auto_dims",
+    "d_k",
+    "d_v",
+    "mask",
+    "pad",
+    "scale",
+    "divisor",
+    "seed",
+    "positional",
+)
 
 
 @dataclass(frozen=True)
@@ -121,49 +167,3 @@ def read_config(v: Mapping[str, object]) -> tuple[AttentionConfig | None, list[P
     except AttentionConfigError as err:  # anything the core refuses that we did not foresee
         return None, [Problem("playground.err_config", {"detail": str(err)})]
     return config, []
-
-
-_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:&\"'=^")
-
-
-def escape_markdown(text: str) -> str:
-    """Backslash-escape every ASCII punctuation mark Markdown, LaTeX (``$``) or directives
-    (``:``, ``[``, ``]``) could act on, so user text shows exactly as typed."""
-    return "".join(f"\\{ch}" if ch in _MD_SPECIAL else ch for ch in str(text))
-
-
-CHIP_MAX_TOKENS = 48  # beyond this, tokens are listed as plain text (steps_view.show_tokens)
-
-
-def token_list_text(tokens: Sequence[str], n_pad: int = 0) -> str:
-    """``0 the · 1 cat · …`` as plain text (shown with st.text: never parsed as Markdown)."""
-    first_pad = len(tokens) - n_pad
-    return " · ".join(f"{i} {tok}" if i < first_pad else f"{i} {tok} (pad)" for i, tok in enumerate(tokens))
-
-
-def token_chips_markdown(tokens: Sequence[str], n_pad: int = 0) -> str:
-    """Numbered chips as Streamlit Markdown badges: blue for words, grey for [PAD]s."""
-    chips = []
-    first_pad = len(tokens) - n_pad
-    for i, tok in enumerate(tokens):
-        color = "gray" if i >= first_pad else "blue"
-        chips.append(f":{color}-badge[{i} · {escape_markdown(tok)}]")
-    return " ".join(chips)
-
-
-def refresh_translated_choices(session_state, keys: Sequence[str], lang: str, marker: str) -> bool:
-    """Re-send the values of choice widgets after a language switch; True if it did.
-
-    Streamlit 1.67 sends a selectbox/radio value to the browser as its *formatted* label. When
-    the language changes, the labels change but the browser keeps the old label, which no longer
-    matches any option (a radio then shows nothing selected, a selectbox the old language).
-    Assigning each value to itself before the widget is drawn makes Streamlit send it again,
-    formatted in the new language. ``marker`` is the session key remembering the last language.
-    """
-    if session_state.get(marker) == lang:
-        return False
-    for key in keys:
-        if key in session_state:
-            session_state[key] = session_state[key]
-    session_state[marker] = lang
-    return True

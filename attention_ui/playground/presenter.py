@@ -1,6 +1,6 @@
 """Presenter mode: one step at a time, large type, controls out of the way, step in the URL.
 
-Uses the same step functions as the normal page (:func:`attention_ui.steps_view.render_step`).
+Uses the same step functions as the normal page (:func:`attention_ui.playground.steps_view.render_step`).
 State: ``pg_present`` (bool) and ``pg_step`` (1-based), plain session keys changed by callbacks,
 so the URL written after the run already holds the new step.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
-from attention_ui.state import LANG_KEY, current_language
-from attention_ui.steps_view import PER_HEAD, STEPS, View, render_step
+from attention_ui.language import LANG_KEY, current_language
+from attention_ui.playground.steps_view import PER_HEAD, STEPS, View, render_step
 
 PRESENT_KEY, STEP_KEY = "pg_present", "pg_step"
 
@@ -61,8 +61,13 @@ def other_language() -> str:
 
 
 def enter_button(t) -> None:
-    st.button(t("playground.present_start"), key="pg_present_start", on_click=_enter,
-              icon=":material/slideshow:", help=t("playground.present_help"))  # fmt: skip
+    st.button(
+        t("playground.present_start"),
+        key="pg_present_start",
+        on_click=_enter,
+        icon=":material/slideshow:",
+        help=t("playground.present_help"),
+    )
 
 
 def render(view: View, head_selector) -> None:
@@ -71,16 +76,42 @@ def render(view: View, head_selector) -> None:
     step = clamp_step(st.session_state)
     name = STEPS[step - 1]
     c_prev, c_pos, c_next, c_exit, c_lang = st.columns([1, 1.6, 1, 1, 1.2], vertical_alignment="center")
-    c_prev.button(t("playground.present_prev"), key="pg_present_prev", on_click=_go, args=(-1,),
-                  disabled=step == 1, icon=":material/arrow_back:", width="stretch")  # fmt: skip
+    c_prev.button(
+        t("playground.present_prev"),
+        key="pg_present_prev",
+        on_click=_go,
+        args=(-1,),
+        disabled=step == 1,
+        icon=":material/arrow_back:",
+        width="stretch",
+    )
     c_pos.markdown(t("playground.present_position", step=step, total=len(STEPS)))
-    c_next.button(t("playground.present_next"), key="pg_present_next", on_click=_go, args=(1,),
-                  disabled=step == len(STEPS), icon=":material/arrow_forward:", width="stretch")  # fmt: skip
-    c_exit.button(t("playground.present_exit"), key="pg_present_exit", on_click=_leave,
-                  icon=":material/close:", width="stretch")  # fmt: skip
+    c_next.button(
+        t("playground.present_next"),
+        key="pg_present_next",
+        on_click=_go,
+        args=(1,),
+        disabled=step == len(STEPS),
+        icon=":material/arrow_forward:",
+        width="stretch",
+    )
+    c_exit.button(
+        t("playground.present_exit"),
+        key="pg_present_exit",
+        on_click=_leave,
+        icon=":material/close:",
+        width="stretch",
+    )
     target = other_language()  # the sidebar (and its language box) is hidden while presenting
-    c_lang.button(LANGUAGE_NAMES[target], key="pg_present_lang", on_click=_set_language, args=(target,),
-                  icon=":material/translate:", help=t("playground.present_language"), width="stretch")  # fmt: skip
+    c_lang.button(
+        LANGUAGE_NAMES[target],
+        key="pg_present_lang",
+        on_click=_set_language,
+        args=(target,),
+        icon=":material/translate:",
+        help=t("playground.present_language"),
+        width="stretch",
+    )
     if name in PER_HEAD and view.trace.heads > 1:
         head_selector()
     render_step(view, name, step, heading_level="header")

@@ -1,8 +1,8 @@
-"""The arithmetic behind one cell of the score/weight maps and one row of a head's output (pure).
+"""The arithmetic behind one cell of the score/weight maps and one row of a head's output.
 
 Everything is recomputed from the trace's own inputs to that cell (Q, K, V, the mask and the
-divisor), term by term, so the page can show *how* a number came about; tests check the results
-against the trace's matrices and hand-computed cases.
+divisor) with the core's step functions, term by term, so the playground can show *how* a number
+came about; tests check the results against the trace's matrices and hand-computed cases.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from . import steps
 
 
 @dataclass(frozen=True)
@@ -62,34 +64,43 @@ def _check(trace, head: int, i: int, j: int | None = None) -> None:
 
 
 def explain_cell(trace, head: int, i: int, j: int) -> CellArithmetic:
+    """Weight ``A[head, i, j]`` of ``trace`` step by step: its q·k terms, then query i's row through
+    the core's own steps (scale, apply_mask, softmax), with the parts softmax combines."""
     _check(trace, head, i, j)
     q = np.asarray(trace.Q[head, i], dtype=float)  # [d_k]
-    k = np.asarray(trace.K[head, j], dtype=float)  # [d_k]
-    products = q * k  # [d_k]
-    raw = float(products.sum())
+    K = np.asarray(trace.K[head], dtype=float)  # [n, d_k]
+    products = q * K[j]  # [d_k] the terms of q·k
     divisor = float(trace.divisor)
-    scaled = raw / divisor
     allowed_row = np.asarray(trace.mask[i], dtype=bool)  # [n]
-    allowed = bool(allowed_row[j])
-    mask_term = 0.0 if allowed else -np.inf
-    masked = scaled + mask_term
-    # the whole row, recomputed the same way: [n, d_k] · [d_k] -> [n]
-    row_scaled = (np.asarray(trace.K[head], dtype=float) @ q) / divisor
+    scaled_row = steps.scale(steps.raw_scores(q[None, :], K)[0], divisor)  # [1, d_k] @ [d_k, n] -> [n]
+    masked_row = steps.apply_mask(scaled_row, allowed_row)  # [n]
+    weight = float(steps.softmax(masked_row)[j])
+    # The parts softmax combines, shown to the learner: e^(s − m) with m the row's largest allowed
+    # score (subtracting it keeps exp from overflowing and cancels in the ratio), and their sum.
     fully = not allowed_row.any()
-    if fully:
-        row_max = float("nan")
-        exp_row = np.zeros_like(row_scaled)
-    else:
-        row_max = float(row_scaled[allowed_row].max())
-        exp_row = np.where(allowed_row, np.exp(np.where(allowed_row, row_scaled - row_max, 0.0)), 0.0)
-    normaliser = float(exp_row.sum())
-    exp_term = float(exp_row[j])
-    weight = exp_term / normaliser if normaliser > 0 else 0.0
+    row_max = float("nan") if fully else float(masked_row.max())
+    exp_row = np.zeros_like(masked_row) if fully else np.exp(masked_row - row_max)  # e^(−∞) = 0 where masked
+    allowed = bool(allowed_row[j])
+    raw = float(products.sum())
     return CellArithmetic(
-        head=head, i=i, j=j, q=q, k=k, products=products, raw=raw, divisor=divisor, scaled=scaled,
-        allowed=allowed, mask_term=mask_term, masked=masked, row_max=row_max, exp_term=exp_term,
-        normaliser=normaliser, weight=weight, fully_masked=fully,
-    )  # fmt: skip
+        head=head,
+        i=i,
+        j=j,
+        q=q,
+        k=K[j],
+        products=products,
+        raw=raw,
+        divisor=divisor,
+        scaled=raw / divisor,
+        allowed=allowed,
+        mask_term=0.0 if allowed else -np.inf,
+        masked=raw / divisor if allowed else -np.inf,
+        row_max=row_max,
+        exp_term=float(exp_row[j]),
+        normaliser=float(exp_row.sum()),
+        weight=weight,
+        fully_masked=fully,
+    )
 
 
 def explain_row(trace, head: int, i: int) -> RowOutput:
@@ -98,20 +109,3 @@ def explain_row(trace, head: int, i: int) -> RowOutput:
     values = np.asarray(trace.V[head], dtype=float)  # [n, d_v]
     contributions = weights[:, None] * values  # [n, 1] * [n, d_v] -> [n, d_v]
     return RowOutput(head, i, weights, values, contributions, contributions.sum(axis=0))
-
-
-def cell_from_point(point: dict, n_rows: int, n_cols: int) -> tuple[int, int] | None:
-    """(row, column) of a Plotly selection point on a matrix drawn at integer positions.
-
-    Cells sit at x = column, y = row; points outside the matrix or without numbers give None.
-    """
-    try:
-        x, y = float(point["x"]), float(point["y"])
-    except (KeyError, TypeError, ValueError):
-        return None
-    if not (np.isfinite(x) and np.isfinite(y)):
-        return None
-    row, col = int(round(y)), int(round(x))
-    if 0 <= row < n_rows and 0 <= col < n_cols:
-        return row, col
-    return None

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import pandas as pd
 import plotly.graph_objects as go
 
-from .figures import escape_label
+from .base import escape_label
 
 CHOSEN_COLOR = "#d95f02"  # orange: the chosen h, distinct from the blue of the other bars
 OTHER_COLOR = "#7570b3"
@@ -97,30 +96,6 @@ def add_head_boundaries(fig: go.Figure, heads: int, width: int, axis: str) -> go
     return fig
 
 
-def cost_frame(costs: Sequence, labels: Mapping[str, str]) -> pd.DataFrame:
-    """The cost table: one row per h, the columns of :data:`COST_COLUMNS` renamed by ``labels``.
-
-    ``costs`` are :class:`attention_core.lab_multihead.MultiHeadCost` objects (anything with
-    ``to_dict()``). Values stay integers, so the table shows exact counts.
-    """
-    rows = [c.to_dict() for c in costs]
-    frame = pd.DataFrame(rows, columns=list(COST_COLUMNS))
-    return frame.rename(columns={c: labels.get(c, c) for c in COST_COLUMNS})
-
-
-def cost_series(costs: Sequence) -> dict[str, list[int]]:
-    """The chart's lines: parameters, matmul FLOPs (constant in h), softmax+scale ops and
-    attention-matrix elements (both grow with h)."""
-    return {
-        "params_total": [c.params_total for c in costs],
-        "flops_matmul": [
-            c.flops_projections + c.flops_scores + c.flops_weighted_sum + c.flops_output for c in costs
-        ],
-        "flops_softmax_scale": [c.flops_softmax + c.flops_scale for c in costs],
-        "attention_matrix_elements": [c.attention_matrix_elements for c in costs],
-    }
-
-
 def cost_vs_heads_figure(
     costs: Sequence,
     names: Mapping[str, str],
@@ -134,7 +109,6 @@ def cost_vs_heads_figure(
     """
     if not costs:
         raise ValueError("at least one cost row is needed")
-    series = cost_series(costs)
     hs = [str(c.heads) for c in costs]
     dashes = {"params_total": "solid", "flops_matmul": "solid", "flops_softmax_scale": "dot"}
     fig = go.Figure()
@@ -143,7 +117,7 @@ def cost_vs_heads_figure(
         fig.add_trace(
             go.Scatter(
                 x=hs,
-                y=series[sid],
+                y=[getattr(c, sid) for c in costs],
                 mode="lines+markers",
                 name=name,
                 line=dict(dash=dashes.get(sid, "dash"), width=2),

@@ -1,4 +1,4 @@
-"""Pure builders for the cost lab: log-log lines against n (bytes or counts) and the tile grid.
+"""Figure builders for the cost lab: log-log lines against n (bytes or counts) and the tile grid.
 
 No Streamlit here. Labels passed in are plain text and are escaped here (Plotly renders
 pseudo-HTML in titles, legends, tick labels and hover text).
@@ -12,24 +12,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .figures import escape_label
+from attention_core.labs.cost import format_bytes
 
-BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
-DECIMAL_UNITS = ("B", "kB", "MB", "GB", "TB", "PB", "EB")
+from .base import escape_label
+
 COMPUTED_COLOR = "#1b9e77"
 SKIPPED_COLOR = "#d9d9d9"
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
-
-
-def format_bytes(num_bytes: float, binary: bool = True, digits: int = 3) -> str:
-    """``8388608 -> "8 MiB"`` (binary) or ``"8.39 MB"`` (decimal), ``digits`` significant digits."""
-    base = 1024 if binary else 1000
-    units = BINARY_UNITS if binary else DECIMAL_UNITS
-    value, i = float(num_bytes), 0
-    while abs(value) >= base and i < len(units) - 1:
-        value /= base
-        i += 1
-    return f"{value:.{digits}g} {units[i]}"
 
 
 def byte_ticks(lo: float, hi: float, binary: bool = True) -> tuple[list[float], list[str]]:
@@ -138,37 +127,19 @@ def loglog_figure(
     return fig
 
 
-def tile_grid(n: int, block: int, causal: bool) -> np.ndarray:
-    """Which score tiles the tiled algorithm forms: ``[tiles, tiles]`` with 1 = computed, 0 = skipped.
-
-    Without a mask every tile is computed; with the causal mask a tile is skipped when its first
-    key comes after its last query (every entry masked).
-    """
-    if n < 1 or block < 1:
-        raise ValueError("n and block must be positive")
-    t = math.ceil(n / block)
-    grid = np.ones((t, t))
-    if causal:
-        for qi in range(t):
-            last_q = min(n, (qi + 1) * block) - 1
-            for ki in range(t):
-                if ki * block > last_q:
-                    grid[qi, ki] = 0.0
-    return grid
-
-
 def tile_grid_figure(
+    grid: np.ndarray,
     n: int,
     block: int,
-    causal: bool,
     *,
     x_title: str = "key tile",
     y_title: str = "query tile",
     computed: str = "computed",
     skipped: str = "skipped",
 ) -> go.Figure:
-    """The tile grid as a two-colour heatmap (query tiles as rows, row 0 on top)."""
-    grid = tile_grid(n, block, causal)
+    """The tiles ``grid [tiles, tiles]`` (True = formed) of n tokens in ``block``-sized tiles, as a
+    two-colour heatmap (query tiles as rows, row 0 on top)."""
+    grid = np.asarray(grid, dtype=float)
     t = grid.shape[0]
     ranges = [f"{i * block}–{min(n, (i + 1) * block) - 1}" for i in range(t)]
     words = np.where(grid > 0, escape_label(computed), escape_label(skipped))

@@ -1,6 +1,6 @@
 """Figure builders for the look-alikes lab (pure: numbers and labels in, ``go.Figure`` out).
 
-Heatmaps reuse :mod:`attention_ui.figures`; this module adds the two drawings that are not
+Heatmaps reuse :mod:`attention_ui.figures.heatmaps`; this module adds the two drawings that are not
 matrices: the RNN-vs-attention path picture and the per-layer cost curves. All text passed in is
 escaped here, because Plotly renders pseudo-HTML in labels and annotations.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from attention_ui.figures import escape_label
+from .base import escape_label
 
 RNN_COLOR = "#d95f02"  # orange: the recurrent chain
 ATTENTION_COLOR = "#1b9e77"  # teal: the single attention hop (orange/teal stay apart for CVD)

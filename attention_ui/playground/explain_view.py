@@ -1,4 +1,4 @@
-"""Streamlit panels for the cell explainer (arithmetic in :mod:`attention_ui.explain`).
+"""Streamlit panels for the cell explainer (arithmetic in :mod:`attention_core.explain`).
 
 A click on a score/weight map selects its query row and key column; a click on the head-output
 map selects a query row. The selection lives in two selectboxes (``pg_cell_q``, ``pg_cell_k``),
@@ -13,17 +13,16 @@ page's drawing time at the default sentence, bench/page_latency.py).
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
-from attention_ui import figures
-from attention_ui.explain import cell_from_point, explain_cell, explain_row
-from attention_ui.steps_view import CHART_PREFIX, PLOTLY_CONFIG, View
+from attention_core.explain import explain_cell, explain_row
+from attention_ui import kit
+from attention_ui.figures import playground as playground_figures
+from attention_ui.playground.steps_view import CELL_CHARTS, CHART_PREFIX, PLOTLY_CONFIG, View
 
 Q_KEY, K_KEY, R_KEY = "pg_cell_q", "pg_cell_k", "pg_row_q"
 CELL_OPEN, ROW_OPEN = "pg_explain_cell", "pg_explain_row"
-CELL_CHART_KEYS = tuple(CHART_PREFIX + name for name in ("raw", "scaled", "masked", "weights"))
+CELL_CHART_KEYS = tuple(CHART_PREFIX + name for name in CELL_CHARTS)
 
 
 def clamp_cell(state, n: int) -> None:
@@ -46,7 +45,7 @@ def make_on_cell(n: int, d_v: int):
         if not points:
             return
         cols = n if chart_key in CELL_CHART_KEYS else d_v
-        cell = cell_from_point(points[0], n, cols)
+        cell = playground_figures.cell_from_point(points[0], n, cols)
         if cell is None:
             return
         st.session_state[Q_KEY] = st.session_state[R_KEY] = cell[0]
@@ -77,17 +76,18 @@ def _token_choice(view: View, key: str, label: str) -> None:
     )
 
 
-def _opened(key: str, label: str) -> bool:
-    """The panel's open/closed toggle (off by default); a click on a map opens it (see :func:`make_on_cell`)."""
-    return st.toggle(label, key=key)
+def _opened(t, name: str, key: str) -> bool:
+    """A panel's heading, its hint and its open/closed toggle (off by default; a click on a map opens
+    it, see :func:`make_on_cell`); whether it is open. ``name`` is ``cell`` or ``row``."""
+    st.markdown(f"#### {t(f'playground.{name}_title')}")
+    st.caption(t(f"playground.{name}_help"))
+    return st.toggle(t(f"playground.{name}_open"), key=key)
 
 
 def cell_panel(view: View) -> None:
     """After the softmax step: the chosen cell's arithmetic, term by term (on demand)."""
     t, tr = view.t, view.trace
-    st.markdown(f"#### {t('playground.cell_title')}")
-    st.caption(t("playground.cell_help"))
-    if not _opened(CELL_OPEN, t("playground.cell_open")):
+    if not _opened(t, "cell", CELL_OPEN):
         return
     c1, c2 = st.columns(2)
     with c1:
@@ -108,10 +108,16 @@ def cell_panel(view: View) -> None:
     )
     with st.container(key="pg_cell_explanation"):
         st.markdown(t("playground.cell_products", i=i, j=j, d_k=len(a.q)))
-        st.dataframe(terms, height=min(320, 38 + 35 * len(terms)))
+        st.dataframe(terms, height=kit.table_height(len(terms)))
         lines = [
-            (t("playground.cell_step_sum"), rf"S_{{{i},{j}}} = \sum_d q_{{{i},d}}\,k_{{{j},d}} = {_fmt(a.raw)}"),
-            (t("playground.cell_step_divide"), rf"S'_{{{i},{j}}} = {_fmt(a.raw)} \div {_fmt(a.divisor)} = {_fmt(a.scaled)}"),
+            (
+                t("playground.cell_step_sum"),
+                rf"S_{{{i},{j}}} = \sum_d q_{{{i},d}}\,k_{{{j},d}} = {_fmt(a.raw)}",
+            ),
+            (
+                t("playground.cell_step_divide"),
+                rf"S'_{{{i},{j}}} = {_fmt(a.raw)} \div {_fmt(a.divisor)} = {_fmt(a.scaled)}",
+            ),
             (
                 t("playground.cell_step_mask_allowed" if a.allowed else "playground.cell_step_mask_masked"),
                 rf"S''_{{{i},{j}}} = {_fmt(a.scaled)} + ({_fmt(a.mask_term)}) = {_fmt(a.masked)}",
@@ -125,7 +131,10 @@ def cell_panel(view: View) -> None:
                     t("playground.cell_step_exp", m=f"{a.row_max:.4g}"),
                     rf"e^{{S''_{{{i},{j}}} - m}} = e^{{{_fmt(a.masked - a.row_max)}}} = {_fmt(a.exp_term)}",
                 ),
-                (t("playground.cell_step_norm"), rf"Z_{{{i}}} = \sum_{{j'}} e^{{S''_{{{i},j'}} - m}} = {_fmt(a.normaliser)}"),
+                (
+                    t("playground.cell_step_norm"),
+                    rf"Z_{{{i}}} = \sum_{{j'}} e^{{S''_{{{i},j'}} - m}} = {_fmt(a.normaliser)}",
+                ),
                 (
                     t("playground.cell_step_weight"),
                     rf"A_{{{i},{j}}} = {_fmt(a.exp_term)} \div {_fmt(a.normaliser)} = {_fmt(a.weight)}",
@@ -136,58 +145,15 @@ def cell_panel(view: View) -> None:
         st.caption(t("playground.cell_check", value=f"{float(tr.weights[view.head, i, j]):.6g}"))
 
 
-def row_output_figure(weights: np.ndarray, output: np.ndarray, tokens, *, weights_title: str,
-                      output_title: str) -> go.Figure:  # fmt: skip
-    """Two bar charts: query i's weights over the keys, and the resulting output vector."""
-    n, d_v = len(weights), len(output)
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(figures.escape_label(weights_title),
-                                                        figures.escape_label(output_title)))  # fmt: skip
-    fig.add_trace(
-        go.Bar(
-            x=list(range(n)),
-            y=np.asarray(weights, dtype=float).tolist(),
-            marker_color="#3b528b",
-            customdata=figures.hover_labels(tokens),
-            hovertemplate="%{customdata}: %{y:.4f}<extra></extra>",
-            showlegend=False,
-        ),
-        row=1,
-        col=1,
-    )
-    out = np.asarray(output, dtype=float)
-    fig.add_trace(
-        go.Bar(
-            x=list(range(d_v)),
-            y=out.tolist(),
-            marker_color=["#b2182b" if v >= 0 else "#2166ac" for v in out],
-            hovertemplate="d%{x}: %{y:.4f}<extra></extra>",
-            showlegend=False,
-        ),
-        row=1,
-        col=2,
-    )
-    shown = figures.tick_positions(n)
-    fig.update_xaxes(tickmode="array", tickvals=shown, ticktext=[figures.token_tick_labels(tokens)[k] for k in shown],
-                     row=1, col=1)  # fmt: skip
-    fig.update_yaxes(range=[0, 1], row=1, col=1)
-    fig.update_xaxes(tickmode="array", tickvals=list(range(d_v)), ticktext=[f"d{k}" for k in range(d_v)], row=1, col=2)
-    fig.update_layout(height=300, margin=dict(l=10, r=10, t=40, b=10), template=figures.PLAIN_TEMPLATE)
-    fig.update_xaxes(automargin=True)  # drawn on demand only: Plotly may size its margins itself
-    fig.update_yaxes(automargin=True)
-    return fig
-
-
 def row_panel(view: View) -> None:
     """After the head-output step: query i's output as the weighted sum of the value rows (on demand)."""
     t, tr = view.t, view.trace
-    st.markdown(f"#### {t('playground.row_title')}")
-    st.caption(t("playground.row_help"))
-    if not _opened(ROW_OPEN, t("playground.row_open")):
+    if not _opened(t, "row", ROW_OPEN):
         return
     _token_choice(view, R_KEY, t("playground.cell_query"))
     i = int(st.session_state[R_KEY])
     r = explain_row(tr, view.head, i)
-    fig = row_output_figure(
+    fig = playground_figures.row_output_figure(
         r.weights,
         r.output,
         tr.tokens,
@@ -197,15 +163,17 @@ def row_panel(view: View) -> None:
     st.plotly_chart(
         fig,
         key="pg_chart_row_output",
-        theme=None,  # figures.PLAIN_TEMPLATE, like the step charts
+        theme=None,  # base.PLAIN_TEMPLATE, like the step charts
         alt=t("playground.alt_row_output", i=i, n=tr.n, d=len(r.output)),
         config=PLOTLY_CONFIG,
     )
     labels = [f"{j} {tok}" for j, tok in enumerate(tr.tokens)]
     import pandas as pd  # see cell_panel
 
-    frame = pd.DataFrame(r.contributions, index=labels, columns=[f"d{k}" for k in range(r.contributions.shape[1])])
+    frame = pd.DataFrame(
+        r.contributions, index=labels, columns=[f"d{k}" for k in range(r.contributions.shape[1])]
+    )
     frame.insert(0, t("playground.row_col_weight"), r.weights)
     frame.loc[t("playground.row_sum")] = [r.weights.sum(), *r.output]
     st.markdown(t("playground.row_table", i=i))
-    st.dataframe(frame, height=min(380, 38 + 35 * len(frame)))
+    st.dataframe(frame, height=kit.table_height(len(frame)))

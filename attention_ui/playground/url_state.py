@@ -1,6 +1,6 @@
 """The playground's view in the URL: parse query parameters into session values and back (pure).
 
-No Streamlit here. ``parse(params)`` turns a query-parameter mapping (values ``str`` or a list of
+No Streamlit calls here. ``parse(params)`` turns a query-parameter mapping (values ``str`` or a list of
 ``str``, as ``st.query_params`` / ``AppTest.query_params`` hold them) into session-state values
 plus the names of the parameters it had to ignore (unknown, malformed or out of range);
 ``serialise(state)`` is its inverse. A parameter never raises: a bad one is simply listed.
@@ -12,28 +12,28 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from attention_core import MASK_KINDS
 from attention_ui.i18n import LANGUAGES
-from attention_ui.widgets import (
+from attention_ui.kit import SEED_RANGE
+from attention_ui.playground.settings import (
     D_MODEL_RANGE,
     DIVISOR_RANGE,
     HEAD_DIM_RANGE,
     HEADS_RANGE,
+    MAX_TOKENS_RANGE,
     PAD_RANGE,
+    PRESETS,
+    PRETRAINED_LAYERS,
     SCALE_CHOICES,
-    SEED_RANGE,
+    WEIGHTS,
 )
 
-PRESETS = ("sentence", "example")
-STEP_COUNT = 11  # steps shown by the playground (attention_ui.steps_view.STEPS)
+STEP_COUNT = 11  # steps shown by the playground (attention_ui.playground.steps_view.STEPS)
 MAX_URL_TEXT = 2000  # characters of the sentence kept in a URL (64 tokens fit easily)
-MAX_TOKENS_RANGE = (4, 256)  # the playground's "maximum tokens" control
 MAX_VALUE_CHARS = 40  # a number or name longer than this is malformed
-WEIGHTS = ("random", "pretrained")  # attention_ui.pretrained_view.WEIGHTS
-PRETRAINED_LAYERS = 6  # all-MiniLM-L6-v2's encoder layers (attention_ui.pretrained_view.LAYERS)
 PRETRAINED_ONLY = ("layer", "hide")  # written only with weights=pretrained
 
 _INT = re.compile(r"[0-9]{1,12}")
@@ -95,10 +95,12 @@ def _str_out(v) -> str:
 
 @dataclass(frozen=True)
 class Param:
-    url: str
-    state: str
-    parse: object
-    dump: object
+    """One query parameter: its URL name, the session key it sets, how to read and to write it."""
+
+    url: str  # the query parameter's name
+    state: str  # the session key (a playground widget's key)
+    parse: Callable[[str], object]  # URL text -> value, None when malformed or out of range
+    dump: Callable[[object], str]  # value -> URL text
 
 
 PARAMS = (
@@ -127,7 +129,6 @@ PARAMS = (
     Param("hide", "pg_pt_hide_special", _bool, _bool_out),
 )
 BY_URL = {p.url: p for p in PARAMS}
-BY_STATE = {p.state: p for p in PARAMS}
 
 
 @dataclass(frozen=True)

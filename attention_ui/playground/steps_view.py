@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import streamlit as st
 
-from attention_ui import figures, tables
-from attention_ui.export import csv_bytes, csv_file_name
-from attention_ui.widgets import CHIP_MAX_TOKENS, token_chips_markdown, token_list_text
+from attention_ui import kit, tables
+from attention_ui.figures import base, heatmaps
+from attention_ui.playground.export import csv_bytes, csv_file_name
 
 STEPS = (
     "x",
@@ -79,18 +79,11 @@ class View:
     # Draws the "draw all heads" switch when the figure is large (all_heads_on_request) and returns
     # whether to draw it; None (figure tests, other callers) draws it at any size.
     all_heads_switch: Callable[[], bool] | None = None
-    hover: figures.HoverText = field(init=False)
+    hover: base.HoverText = field(init=False)
 
     def __post_init__(self) -> None:
         t = self.t
-        self.hover = figures.HoverText(
-            query=t("playground.hover_query"),
-            key=t("playground.hover_key"),
-            token=t("playground.hover_token"),
-            dim=t("playground.hover_dim"),
-            value=t("playground.hover_value"),
-            masked=t("playground.hover_masked"),
-        )
+        self.hover = kit.hover_text(t, "playground")
 
     @property
     def axes(self) -> dict:
@@ -99,7 +92,9 @@ class View:
     @property
     def feat(self) -> dict:
         t = self.t
-        return dict(token_title=t("playground.axis_token"), dim_title=t("playground.axis_dim"), hover=self.hover)
+        return dict(
+            token_title=t("playground.axis_token"), dim_title=t("playground.axis_dim"), hover=self.hover
+        )
 
 
 def step_title(t, name: str, number: int, text: StepText | None = None) -> str:
@@ -132,11 +127,6 @@ def value_range(a: np.ndarray) -> str:
     return f"[{finite.min():.3f}, {finite.max():.3f}]"
 
 
-def square_width(n: int) -> int | str:
-    """Keep the cells of a small n×n map roughly square instead of stretched across the page."""
-    return "stretch" if n > 16 else 200 + 55 * n
-
-
 PLOTLY_CONFIG = {
     "displaylogo": False,
     # the camera button (PNG download) stays; the file is named after the chart
@@ -145,26 +135,30 @@ PLOTLY_CONFIG = {
 
 
 def chart(view: View, fig, key: str, alt: str, square: bool = False, selectable: bool = False) -> None:
-    width = square_width(len(fig.data[0].y)) if square else "stretch"
-    config = dict(PLOTLY_CONFIG, toImageButtonOptions={"format": "png", "scale": 2, "filename": f"attention_{key}"})
+    """One step's chart, keyed ``pg_chart_<key>``; ``square`` keeps an n×n map's cells square,
+    ``selectable`` lets a click choose the cell the explainer shows."""
+    width = kit.square_width(len(fig.data[0].y)) if square else "stretch"
+    config = dict(
+        PLOTLY_CONFIG, toImageButtonOptions={"format": "png", "scale": 2, "filename": f"attention_{key}"}
+    )
     kwargs = {}
     if selectable and view.on_cell is not None:
         hook = view.on_cell
         chart_key = CHART_PREFIX + key
         kwargs = dict(on_select=lambda: hook(chart_key), selection_mode="points")
-        figures.add_click_targets(fig)
-    # theme=None: the figures carry figures.PLAIN_TEMPLATE (Streamlit's look, without its per-rerun
+        heatmaps.add_click_targets(fig)
+    # theme=None: the figures carry base.PLAIN_TEMPLATE (Streamlit's look, without its per-rerun
     # rewrite of the whole figure in the browser).
-    st.plotly_chart(fig, key=CHART_PREFIX + key, alt=alt, width=width, config=config, theme=None, **kwargs)
+    kit.chart(fig, CHART_PREFIX + key, alt, width=width, config=config, theme=None, **kwargs)
 
 
-def show_tokens(tokens, n_pad: int = 0) -> None:
-    """Numbered token chips, or for long sentences one plain-text line (st.text: never Markdown).
-    256 styled badges took longer to draw on every rerun than several heatmaps (bench/page_latency.py)."""
-    if len(tokens) <= CHIP_MAX_TOKENS:
-        st.markdown(token_chips_markdown(tokens, n_pad))
-    else:
-        st.text(token_list_text(tokens, n_pad))
+def clickable_map(view: View, values, name: str, alt: str, **kwargs) -> None:
+    """An n×n score or weight map whose cells open the cell explainer, and its table (``kwargs``:
+    kind, allowed for :func:`attention_ui.figures.heatmaps.attention_heatmap`)."""
+    tokens = view.trace.tokens
+    fig = heatmaps.attention_heatmap(values, tokens, hover=view.hover, **view.axes, **kwargs)
+    chart(view, fig, name, alt, square=True, selectable=True)
+    table(view, lambda: tables.attention_table(values, tokens), name)
 
 
 def table(view: View, make_frame: Callable[[], object], key: str) -> None:
@@ -176,7 +170,7 @@ def table(view: View, make_frame: Callable[[], object], key: str) -> None:
     if not view.show_tables:
         return
     frame = make_frame()
-    st.dataframe(frame, width="stretch", height=min(420, 38 + 35 * len(frame)))
+    kit.table(frame)
     st.download_button(
         view.t("playground.download_csv"),
         data=lambda: csv_bytes(frame),  # built when clicked, not on every rerun
@@ -194,7 +188,12 @@ def _x(v: View) -> None:
         st.caption(t("playground.example_x_note"))
     n, d_model = tr.X.shape
     shape_line(t, ("X", (n, d_model)))
-    chart(v, figures.feature_heatmap(tr.X, tr.tokens, **v.feat), "x", t("playground.alt_feature", name="X", n=n, d=d_model))
+    chart(
+        v,
+        heatmaps.feature_heatmap(tr.X, tr.tokens, **v.feat),
+        "x",
+        t("playground.alt_feature", name="X", n=n, d=d_model),
+    )
     table(v, lambda: tables.feature_table(tr.X, tr.tokens), "x")
 
 
@@ -210,9 +209,14 @@ def _qkv(v: View) -> None:
             st.markdown(f"**{name}**")
             chart(
                 v,
-                figures.feature_heatmap(mat, tr.tokens, plot_px=QKV_PLOT_PX, **v.feat),
+                heatmaps.feature_heatmap(mat, tr.tokens, plot_px=QKV_PLOT_PX, **v.feat),
                 name.lower(),
-                t("playground.alt_feature", name=f"{name} ({t('playground.head_name', h=k)})", n=n, d=mat.shape[1]),
+                t(
+                    "playground.alt_feature",
+                    name=f"{name} ({t('playground.head_name', h=k)})",
+                    n=n,
+                    d=mat.shape[1],
+                ),
             )
             table(v, lambda mat=mat: tables.feature_table(mat, tr.tokens), name.lower())
 
@@ -223,15 +227,7 @@ def _raw(v: View) -> None:
     st.latex(rf"S = Q_{{{k}}} K_{{{k}}}^\top")
     shape_line(t, ("Q", (n, d_k)), ("K^\\top", (d_k, n)), ("QK^\\top", (n, n)))
     raw = tr.scores_raw[k]
-    chart(
-        v,
-        figures.attention_heatmap(raw, tr.tokens, hover=v.hover, **v.axes),
-        "raw",
-        t("playground.alt_scores", what="QKᵀ", n=n),
-        square=True,
-        selectable=True,
-    )
-    table(v, lambda: tables.attention_table(raw, tr.tokens), "raw")
+    clickable_map(v, raw, "raw", t("playground.alt_scores", what="QKᵀ", n=n))
 
 
 def _scaled(v: View) -> None:
@@ -241,24 +237,23 @@ def _scaled(v: View) -> None:
     shape_line(t, ("S'", (n, n)))
     raw, scaled = tr.scores_raw[k], tr.scores_scaled[k]
     st.markdown(
-        t("playground.scale_summary", divisor=f"{tr.divisor:.4g}", before=value_range(raw), after=value_range(scaled))
+        t(
+            "playground.scale_summary",
+            divisor=f"{tr.divisor:.4g}",
+            before=value_range(raw),
+            after=value_range(scaled),
+        )
     )
-    chart(
-        v,
-        figures.attention_heatmap(scaled, tr.tokens, hover=v.hover, **v.axes),
-        "scaled",
-        t("playground.alt_scores", what=t("playground.step_scaled"), n=n),
-        square=True,
-        selectable=True,
-    )
-    table(v, lambda: tables.attention_table(scaled, tr.tokens), "scaled")
+    clickable_map(v, scaled, "scaled", t("playground.alt_scores", what=t("playground.step_scaled"), n=n))
 
 
 def _mask(v: View) -> None:
     t, tr = v.t, v.trace
     n = tr.n
     allowed, masked = t("playground.latex_allowed"), t("playground.latex_masked")
-    st.latex(rf"M_{{ij}} = \begin{{cases}} 0 & \text{{{allowed}}} \\ -\infty & \text{{{masked}}} \end{{cases}}")
+    st.latex(
+        rf"M_{{ij}} = \begin{{cases}} 0 & \text{{{allowed}}} \\ -\infty & \text{{{masked}}} \end{{cases}}"
+    )
     kind = tr.config.mask if tr.config is not None else "causal"
     st.markdown(
         t(
@@ -272,7 +267,13 @@ def _mask(v: View) -> None:
     if tr.mask.all():  # an all-zero map would look like a chart that failed to draw
         st.info(t("playground.mask_nothing_masked"))
         return
-    chart(v, figures.mask_heatmap(tr.mask, tr.tokens, hover=v.hover, **v.axes), "mask", t("playground.alt_mask", n=n), square=True)
+    chart(
+        v,
+        heatmaps.mask_heatmap(tr.mask, tr.tokens, hover=v.hover, **v.axes),
+        "mask",
+        t("playground.alt_mask", n=n),
+        square=True,
+    )
     table(v, lambda: tables.mask_table(tr.mask, tr.tokens), "mask")
 
 
@@ -285,15 +286,8 @@ def _masked(v: View) -> None:
         st.info(t("playground.masked_nothing_masked", step=STEPS.index("scaled") + 1))
         return
     masked = tr.scores_masked[k]
-    chart(
-        v,
-        figures.attention_heatmap(masked, tr.tokens, allowed=tr.mask, hover=v.hover, **v.axes),
-        "masked",
-        t("playground.alt_scores", what=t("playground.step_masked"), n=n),
-        square=True,
-        selectable=True,
-    )
-    table(v, lambda: tables.attention_table(masked, tr.tokens), "masked")
+    alt = t("playground.alt_scores", what=t("playground.step_masked"), n=n)
+    clickable_map(v, masked, "masked", alt, allowed=tr.mask)
 
 
 def _softmax(v: View) -> None:
@@ -304,17 +298,14 @@ def _softmax(v: View) -> None:
     weights = tr.weights[k]
     if tr.fully_masked_rows.any():
         st.warning(
-            t("playground.warn_fully_masked", rows=", ".join(str(i) for i in np.flatnonzero(tr.fully_masked_rows)))
+            t(
+                "playground.warn_fully_masked",
+                rows=", ".join(str(i) for i in np.flatnonzero(tr.fully_masked_rows)),
+            )
         )
-    chart(
-        v,
-        figures.attention_heatmap(weights, tr.tokens, kind="weights", allowed=tr.mask, hover=v.hover, **v.axes),
-        "weights",
-        t("playground.alt_weights", head=k, n=n),
-        square=True,
-        selectable=True,
+    clickable_map(
+        v, weights, "weights", t("playground.alt_weights", head=k, n=n), kind="weights", allowed=tr.mask
     )
-    table(v, lambda: tables.attention_table(weights, tr.tokens), "weights")
 
 
 def _head_out(v: View) -> None:
@@ -325,7 +316,7 @@ def _head_out(v: View) -> None:
     out = tr.head_outputs[k]
     chart(
         v,
-        figures.feature_heatmap(out, tr.tokens, **v.feat),
+        heatmaps.feature_heatmap(out, tr.tokens, **v.feat),
         "head_out",
         t("playground.alt_feature", name=t("playground.head_name", h=k), n=n, d=d_v),
         selectable=True,
@@ -343,8 +334,12 @@ def _all_heads(v: View) -> None:
         return
     chart(
         v,
-        figures.heads_small_multiples(
-            tr.weights, tr.tokens, allowed=tr.mask, hover=v.hover, head_title=t("playground.head_name", h="{h}")
+        heatmaps.heads_small_multiples(
+            tr.weights,
+            tr.tokens,
+            allowed=tr.mask,
+            hover=v.hover,
+            head_title=t("playground.head_name", h="{h}"),
         ),
         "all_heads",
         t("playground.alt_all_heads", heads=h, n=n),
@@ -352,7 +347,9 @@ def _all_heads(v: View) -> None:
     if v.show_tables:
         for head in range(h):
             st.caption(t("playground.head_name", h=head))
-            table(v, lambda head=head: tables.attention_table(tr.weights[head], tr.tokens), f"all_heads_{head}")
+            table(
+                v, lambda head=head: tables.attention_table(tr.weights[head], tr.tokens), f"all_heads_{head}"
+            )
 
 
 def _concat(v: View) -> None:
@@ -363,7 +360,7 @@ def _concat(v: View) -> None:
     dim_names = [f"h{i}·{j}" for i in range(h) for j in range(d_v)]
     chart(
         v,
-        figures.feature_heatmap(tr.concat, tr.tokens, dim_names=dim_names, group_size=d_v, **v.feat),
+        heatmaps.feature_heatmap(tr.concat, tr.tokens, dim_names=dim_names, group_size=d_v, **v.feat),
         "concat",
         t("playground.alt_feature", name="Concat", n=n, d=h * d_v),
     )
@@ -375,10 +372,12 @@ def _output(v: View) -> None:
     n, h, d_v = tr.n, tr.heads, tr.V.shape[2]
     d_model = tr.X.shape[1]
     st.latex(r"\mathrm{Output} = \mathrm{Concat}(\dots)\, W^O")
-    shape_line(t, (r"\mathrm{Concat}", (n, h * d_v)), ("W^O", (h * d_v, d_model)), (r"\mathrm{Output}", (n, d_model)))
+    shape_line(
+        t, (r"\mathrm{Concat}", (n, h * d_v)), ("W^O", (h * d_v, d_model)), (r"\mathrm{Output}", (n, d_model))
+    )
     chart(
         v,
-        figures.feature_heatmap(tr.output, tr.tokens, **v.feat),
+        heatmaps.feature_heatmap(tr.output, tr.tokens, **v.feat),
         "output",
         t("playground.alt_feature", name="Output", n=n, d=d_model),
     )

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .steps import scale, softmax
+from ..steps import scale, softmax
 
 # Refuse experiments that would need more than this many random numbers at once.
 MAX_DRAWS = 20_000_000
+MIN_SAMPLES = 50  # fewer samples than this say nothing about a spread
 _CHUNK = 1 << 20  # random numbers per chunk in the variance experiment
 
 
@@ -102,6 +103,13 @@ def dot_variance_experiment(d_ks, samples: int = 20_000, seed: int = 0) -> DotVa
     )
 
 
+def samples_within(d_ks, n_keys: int, samples: int, budget: int, minimum: int = MIN_SAMPLES) -> int:
+    """The most samples, at most ``samples``, whose draws Σ over d_ks of samples·(n_keys + 1)·d_k
+    stay within ``budget`` (never fewer than ``minimum``)."""
+    per_sample = (n_keys + 1) * sum(_check_d_ks(d_ks))
+    return max(minimum, min(samples, budget // per_sample))
+
+
 def _draw_scores(d_k: int, n_keys: int, samples: int, seed: int) -> np.ndarray:
     """Raw scores of one query against ``n_keys`` keys, ``samples`` times: ``[samples, n_keys]``."""
     if d_k < 1 or n_keys < 1 or samples < 1:
@@ -126,6 +134,11 @@ class ScoreSamples:
     scores: np.ndarray  # [samples, n_keys]
     expected_std: float  # √d_k unscaled, 1 scaled
 
+    @property
+    def measured_std(self) -> float:
+        """The standard deviation of all the scores drawn (expected: :attr:`expected_std`)."""
+        return float(np.std(self.scores))
+
 
 def score_samples(
     d_k: int, n_keys: int = 8, samples: int = 2000, seed: int = 0, scaled: bool = True
@@ -142,16 +155,6 @@ def score_samples(
         scores=_ro(scale(raw, divisor)),
         expected_std=math.sqrt(d_k) / divisor,
     )
-
-
-def softmax_jacobian(p: np.ndarray) -> np.ndarray:
-    """Jacobian of softmax at output p: ∂p_i/∂s_j = p_i(δ_ij − p_j), i.e. diag(p) − p pᵀ.
-
-    ``[n] -> [n, n]`` (or batched ``[..., n] -> [..., n, n]``). Every row sums to 0 because the
-    weights always sum to 1. When p is one-hot the whole matrix is 0: no gradient flows.
-    """
-    p = np.asarray(p, dtype=float)
-    return p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
 
 
 def jacobian_frobenius_norm(p: np.ndarray) -> np.ndarray:
@@ -196,6 +199,11 @@ class Peakedness:
     jacobian_norm_raw: np.ndarray
     jacobian_norm_scaled: np.ndarray
 
+    @property
+    def jacobian_norm_max(self) -> float:
+        """The largest mean Jacobian norm, with or without the divisor (the top of a shared axis)."""
+        return float(max(np.max(self.jacobian_norm_raw), np.max(self.jacobian_norm_scaled)))
+
 
 def softmax_peakedness(d_ks, n_keys: int = 16, samples: int = 2000, seed: int = 0) -> Peakedness:
     """Mean largest weight, entropy and Jacobian norm of softmax rows against d_k."""
@@ -239,6 +247,11 @@ class OneRow:
     entropy: float  # nats
     jacobian_norm: float  # ‖diag(p) − p pᵀ‖_F
 
+    @property
+    def max_entropy(self) -> float:
+        """log n: the entropy of the uniform weights over the row's n keys."""
+        return math.log(self.scores.size)
+
 
 def one_row(scores, divisor: float = 1.0) -> OneRow:
     """Divide one row of scores by ``divisor`` (> 0) and apply softmax."""
@@ -258,3 +271,36 @@ def one_row(scores, divisor: float = 1.0) -> OneRow:
         entropy=float(entropy_nats(w)),
         jacobian_norm=float(jacobian_frobenius_norm(w)),
     )
+
+
+# --- one row of scores typed by the learner ---------------------------------------------------------
+
+MAX_ROW_SCORES = 32
+MAX_ABS_SCORE = 1e4
+
+
+def parse_scores(text: str) -> tuple[list[float] | None, str | None, dict]:
+    """Numbers separated by commas, semicolons or spaces -> (scores, None, {}) or (None, problem, values).
+
+    ``problem`` names what is wrong (``scores_empty``, ``scores_number``, ``scores_count``,
+    ``scores_range``) and ``values`` the details a message needs. Full-width commas/minus signs
+    (typed with a Japanese input method) are accepted.
+    """
+    cleaned = str(text).translate(
+        str.maketrans({"，": ",", "、": ",", "；": ";", "－": "-", "−": "-", "　": " "})
+    )
+    parts = [p for p in cleaned.replace(";", ",").replace(",", " ").split() if p]
+    if not parts:
+        return None, "scores_empty", {}
+    values: list[float] = []
+    for part in parts:
+        try:
+            v = float(part)
+        except ValueError:
+            return None, "scores_number", {"part": part[:20]}
+        if not math.isfinite(v) or abs(v) > MAX_ABS_SCORE:
+            return None, "scores_range", {"limit": f"{MAX_ABS_SCORE:g}"}
+        values.append(v)
+    if not 2 <= len(values) <= MAX_ROW_SCORES:
+        return None, "scores_count", {"count": len(values), "lo": 2, "hi": MAX_ROW_SCORES}
+    return values, None, {}

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lab_cost import DTYPE_BYTES, attention_matrix_bytes
-from .lab_multihead import multihead_cost
-from .steps import apply_mask, build_mask, raw_scores, scale, softmax
+from ..steps import apply_mask, build_mask, raw_scores, scale, softmax
+from .cost import DTYPE_BYTES, attention_matrix_bytes
+from .multihead import multihead_cost
 
 QUIZ_KINDS = (
     "causal_weight",
@@ -79,6 +79,13 @@ def _build(kind, seed, rng, params, answer, tol, distractors, fallbacks, unit=No
     return QuizQuestion(kind, int(seed), params, answer, float(tol), choices, int(np.argmin(order)), unit)
 
 
+def _causal_steps(Q, K, d_k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The causal_weight question's steps: scaled scores, masked scores and weights, ``[2, 2]`` each."""
+    scores = scale(raw_scores(np.asarray(Q, float), np.asarray(K, float)), math.sqrt(d_k))
+    masked = apply_mask(scores, build_mask("causal", 2))
+    return scores, masked, softmax(masked)
+
+
 def _causal_weight(seed: int) -> QuizQuestion:
     rng = _rng("causal_weight", seed)
     d_k = 4
@@ -88,9 +95,7 @@ def _causal_weight(seed: int) -> QuizQuestion:
         if (Q[1] @ K[0]) != (Q[1] @ K[1]):  # avoid the 0.5 / 0.5 case
             break
     row, col = [(1, 0), (1, 1), (0, 1)][int(rng.integers(3))]
-    divisor = math.sqrt(d_k)
-    scores = scale(raw_scores(Q.astype(float), K.astype(float)), divisor)  # [2, 2]
-    w = softmax(apply_mask(scores, build_mask("causal", 2)))  # [2, 2]
+    scores, _, w = _causal_steps(Q, K, d_k)  # [2, 2] each
     w_unmasked = softmax(scores)
     w_unscaled = softmax(apply_mask(raw_scores(Q.astype(float), K.astype(float)), build_mask("causal", 2)))
     answer = round(float(w[row, col]), 6)
@@ -220,9 +225,18 @@ def generate_question(kind: str, seed: int) -> QuizQuestion:
     return _GENERATORS[kind](int(seed))
 
 
-def generate_quiz(seed: int, kinds=QUIZ_KINDS) -> tuple[QuizQuestion, ...]:
-    """One question per kind, all from the same seed."""
-    return tuple(generate_question(k, seed) for k in kinds)
+def worked_numbers(question: QuizQuestion) -> dict:
+    """The intermediate numbers behind a computed answer, for its explanation (computed by the
+    same steps as the answer): the question row's masked scores and weights (``causal_weight``),
+    the matrix's elements and bytes (``attention_memory``); nothing for the other kinds."""
+    p = question.params
+    if question.kind == "causal_weight":
+        _, masked, weights = _causal_steps(p["Q"], p["K"], p["d_k"])
+        return {"scores": masked[p["row"]], "weights": weights[p["row"]]}
+    if question.kind == "attention_memory":
+        elements = p["n"] * p["n"]
+        return {"elements": elements, "bytes": elements * p["bytes_per_elem"]}
+    return {}
 
 
 def check_answer(question: QuizQuestion, value) -> bool:

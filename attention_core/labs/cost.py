@@ -5,27 +5,38 @@ Units. Decimal: 1 MB = 10⁶ bytes, 1 GB = 10⁹, 1 TB = 10¹². Binary: 1 MiB =
 decimal-looking names: 2,048² × 2 bytes = 8,388,608 bytes = 8 MiB (written "8 MB"), 8,192 → 128 MiB,
 32,768 → 2 GiB, 131,072 → 32 GiB. For n = 1,000,000 the exact figure is 10¹² elements × 2 bytes
 = 2 × 10¹² bytes = 2.00 TB = 1.82 TiB; the notes' "1.9 TB" matches neither convention exactly, so
-the table here reports both. FLOPs: 2 per multiply-add (see :mod:`attention_core.lab_multihead`).
+the table here reports both. FLOPs: 2 per multiply-add (see :mod:`attention_core.labs.multihead`).
 """
 
 from __future__ import annotations
 
+import statistics
 import time
 import tracemalloc
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .lab_multihead import SOFTMAX_FLOPS_PER_ELEMENT, matmul_flops
-from .tiled import direct_attention, tiled_attention
+from ..tiled import direct_attention, tile_grid, tiled_attention
+from .multihead import SOFTMAX_FLOPS_PER_ELEMENT, matmul_flops
 
 NOTES_SEQUENCE_LENGTHS = (2_048, 8_192, 32_768, 131_072, 1_000_000)
 DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
-DECIMAL_UNITS = ("B", "kB", "MB", "GB", "TB", "PB")
-BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+DECIMAL_UNITS = ("B", "kB", "MB", "GB", "TB", "PB", "EB")
+BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 # The live measurement builds float64 n × n matrices (several temporaries): keep n modest.
 MAX_DIRECT_N = 4096
 MAX_TILED_N = 16384
+# The page's live sweep: n = 128, 256, … with d = 64; small sizes take milliseconds, so one run is
+# mostly noise there: up to SWEEP_REPEAT_UP_TO the fastest of SWEEP_REPEATS runs counts.
+SWEEP_MIN_N, SWEEP_D, SWEEP_REPEATS, SWEEP_REPEAT_UP_TO = 128, 64, 3, 512
+
+
+def dtypes_by_size() -> dict[int, tuple[str, ...]]:
+    """The dtypes of :data:`DTYPE_BYTES` grouped by their size, largest first: ``{4: ("fp32",), 2: ("fp16", "bf16"), …}``."""
+    sizes = sorted(set(DTYPE_BYTES.values()), reverse=True)
+    return {size: tuple(d for d, b in DTYPE_BYTES.items() if b == size) for size in sizes}
 
 
 def attention_matrix_elements(n: int, heads: int = 1, batch: int = 1, layers: int = 1) -> int:
@@ -44,15 +55,21 @@ def attention_matrix_bytes(
     return attention_matrix_elements(n, heads, batch, layers) * bytes_per_elem
 
 
-def in_units(num_bytes: int, binary: bool) -> tuple[float, str]:
+def in_units(num_bytes: float, binary: bool) -> tuple[float, str]:
     """Largest unit in which the value is ≥ 1: ``(8.0, "MiB")`` or ``(8.388608, "MB")``."""
     base = 1024 if binary else 1000
     units = BINARY_UNITS if binary else DECIMAL_UNITS
     value, i = float(num_bytes), 0
-    while value >= base and i < len(units) - 1:
+    while abs(value) >= base and i < len(units) - 1:
         value /= base
         i += 1
     return value, units[i]
+
+
+def format_bytes(num_bytes: float, binary: bool = True, digits: int = 3) -> str:
+    """``8388608 -> "8 MiB"`` (binary) or ``"8.39 MB"`` (decimal), ``digits`` significant digits."""
+    value, unit = in_units(num_bytes, binary)
+    return f"{value:.{digits}g} {unit}"
 
 
 @dataclass(frozen=True)
@@ -81,24 +98,6 @@ def memory_table(
         dv, du = in_units(b, binary=False)
         bv, bu = in_units(b, binary=True)
         rows.append(MemoryRow(int(n), b // bytes_per_elem, b, dv, du, bv, bu, b / first))
-    return tuple(rows)
-
-
-@dataclass(frozen=True)
-class DtypeRow:
-    dtype: str
-    bytes_per_elem: int
-    bytes: int
-    binary_value: float
-    binary_unit: str
-
-
-def dtype_table(n: int, heads: int = 1, batch: int = 1, layers: int = 1) -> tuple[DtypeRow, ...]:
-    """The same attention matrix in each dtype of :data:`DTYPE_BYTES`."""
-    rows = []
-    for name, size in DTYPE_BYTES.items():
-        b = attention_matrix_bytes(n, size, heads, batch, layers)
-        rows.append(DtypeRow(name, size, b, *in_units(b, binary=True)))
     return tuple(rows)
 
 
@@ -149,7 +148,9 @@ class Measurement:
     block: int | None  # tile size for "tiled"
 
 
-def _peak(fn) -> int:
+def peak_bytes(fn) -> int:
+    """Bytes allocated at the peak while ``fn()`` runs, above what was held before (tracemalloc;
+    NumPy reports its buffers to it)."""
     was = tracemalloc.is_tracing()
     if not was:
         tracemalloc.start()
@@ -173,7 +174,7 @@ def _measure(method, n, d, seed, causal, block, fn) -> Measurement:
     t0 = time.perf_counter()
     fn(Q, K, V)
     seconds = time.perf_counter() - t0
-    peak = _peak(lambda: fn(Q, K, V))
+    peak = peak_bytes(lambda: fn(Q, K, V))
     return Measurement(method, n, d, causal, seconds, peak, n * n * 8, block)
 
 
@@ -201,13 +202,94 @@ def measure_tiled_attention(
     )
 
 
-def measure_scaling(
-    ns, d: int = 64, seed: int = 0, causal: bool = False, block: int = 128
-) -> tuple[Measurement, ...]:
-    """Direct and tiled measurements for each n (direct only up to MAX_DIRECT_N), n ascending."""
-    out = []
-    for n in sorted(int(x) for x in ns):
-        if n <= MAX_DIRECT_N:
-            out.append(measure_direct_attention(n, d, seed, causal))
-        out.append(measure_tiled_attention(n, d, seed, causal, block))
-    return tuple(out)
+def sweep_sizes(max_n: int) -> tuple[int, ...]:
+    """n = SWEEP_MIN_N, 2·SWEEP_MIN_N, … up to ``max_n`` (at most MAX_DIRECT_N)."""
+    top = min(int(max_n), MAX_DIRECT_N)
+    sizes, n = [], SWEEP_MIN_N
+    while n <= top:
+        sizes.append(n)
+        n *= 2
+    return tuple(sizes)
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """Direct and tiled attention measured at one n of the live sweep."""
+
+    n: int
+    direct: Measurement  # the whole n × n matrix at once
+    tiled: Measurement  # block × block tiles with the online softmax
+
+
+def measure_sweep(max_n: int, block: int = 128, d: int = SWEEP_D) -> Iterator[SweepPoint]:
+    """Measure direct and tiled attention for each n of :func:`sweep_sizes`, one n at a time.
+
+    A generator, so the caller can show progress and keep what was measured if a later n fails.
+    Times up to SWEEP_REPEAT_UP_TO are the fastest of SWEEP_REPEATS runs; peaks come from one run.
+    """
+    measure_direct_attention(64, d)  # warm-up: the first BLAS call pays one-off set-up costs
+    for n in sweep_sizes(max_n):
+        repeats = SWEEP_REPEATS if n <= SWEEP_REPEAT_UP_TO else 1
+        direct = [measure_direct_attention(n, d) for _ in range(repeats)]
+        tiled = [measure_tiled_attention(n, d, block=block) for _ in range(repeats)]
+        yield SweepPoint(n, _fastest(direct), _fastest(tiled))
+
+
+def _fastest(runs: list[Measurement]) -> Measurement:
+    """The first run with the shortest time of all: time varies from run to run, peak memory does not."""
+    return replace(runs[0], seconds=min(m.seconds for m in runs))
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """What a finished sweep says: how the direct peak grows from one n to the next."""
+
+    steps: tuple[float | None, ...]  # direct peak / the previous n's direct peak (None for the first n)
+    median_step: float | None  # ≈ 4 when the memory grows with n² (None with fewer than two n)
+
+
+def summarise_sweep(points) -> SweepSummary:
+    """The direct peak's growth factor between consecutive n of ``points`` (in n order)."""
+    steps: list[float | None] = [None]
+    for before, after in zip(points, points[1:], strict=False):
+        peak = before.direct.peak_bytes
+        steps.append(after.direct.peak_bytes / peak if peak else None)
+    known = [x for x in steps if x is not None]
+    return SweepSummary(tuple(steps[: len(points)]), statistics.median(known) if known else None)
+
+
+@dataclass(frozen=True)
+class TiledCheck:
+    """Tiled attention against the direct computation on random Q, K, V ``[n, d]``."""
+
+    n: int
+    block: int
+    causal: bool
+    max_abs_diff: float  # largest |tiled − direct| over the output
+    tiles_computed: int
+    tiles_skipped: int
+    max_tile_elements: int  # the largest score tile held at once
+    matrix_elements: int  # n², what the direct computation holds
+    grid: np.ndarray  # [tiles, tiles] bool, the tiles formed (see attention_core.tiled.tile_grid)
+
+
+def tiled_check(n: int, block: int, causal: bool, d: int = SWEEP_D, seed: int = 0) -> TiledCheck:
+    """Run tiled (block × block tiles) and direct attention on the same random inputs and compare."""
+    rng = np.random.default_rng(seed)
+    Q, K, V = (rng.standard_normal((n, d)) for _ in range(3))  # [n, d] each
+    tiled = tiled_attention(Q, K, V, block, block, causal=causal)
+    direct = direct_attention(Q, K, V, causal=causal)  # [n, d]
+    grid = tile_grid(n, n, block, block, causal)
+    grid.setflags(write=False)
+    diff = float(np.max(np.abs(tiled.output - direct)))
+    return TiledCheck(
+        n,
+        block,
+        causal,
+        diff,
+        tiled.tiles_computed,
+        tiled.tiles_skipped,
+        tiled.max_tile_elements,
+        n * n,
+        grid,
+    )

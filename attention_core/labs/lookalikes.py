@@ -18,17 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .steps import (
-    apply_mask,
-    merge_heads,
-    output_projection,
-    project,
-    raw_scores,
-    scale,
-    softmax,
-    weighted_sum,
-)
-from .trace import AttentionParams
+from .. import steps
+from ..config import AttentionConfig
+from ..trace import AttentionParams, AttentionTrace, trace_text
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -60,16 +52,16 @@ def cross_attention(X_q, X_kv, params: AttentionParams, divisor: float, allowed=
     X_kv = np.asarray(X_kv, float)
     if X_q.ndim != 2 or X_kv.ndim != 2 or X_q.shape[1] != X_kv.shape[1]:
         raise ValueError("X_q and X_kv must be [n, d_model] with the same d_model")
-    Q = project(X_q, params.W_Q, params.b_Q)  # [h, n_q, d_k]
-    K = project(X_kv, params.W_K, params.b_K)  # [h, n_kv, d_k]
-    V = project(X_kv, params.W_V, params.b_V)  # [h, n_kv, d_v]
-    s = scale(raw_scores(Q, K), divisor)  # [h, n_q, n_kv]
+    Q = steps.project(X_q, params.W_Q, params.b_Q)  # [h, n_q, d_k]
+    K = steps.project(X_kv, params.W_K, params.b_K)  # [h, n_kv, d_k]
+    V = steps.project(X_kv, params.W_V, params.b_V)  # [h, n_kv, d_v]
+    s = steps.scale(steps.raw_scores(Q, K), divisor)  # [h, n_q, n_kv]
     if allowed is not None:
-        s = apply_mask(s, np.asarray(allowed, bool))
-    w = softmax(s)  # [h, n_q, n_kv]
-    heads = weighted_sum(w, V)  # [h, n_q, d_v]
-    concat = merge_heads(heads)  # [n_q, h*d_v]
-    out = output_projection(concat, params.W_O, params.b_O)  # [n_q, d_model]
+        s = steps.apply_mask(s, np.asarray(allowed, bool))
+    w = steps.softmax(s)  # [h, n_q, n_kv]
+    heads = steps.weighted_sum(w, V)  # [h, n_q, d_v]
+    concat = steps.merge_heads(heads)  # [n_q, h*d_v]
+    out = steps.output_projection(concat, params.W_O, params.b_O)  # [n_q, d_model]
     return CrossAttention(*(_ro(a) for a in (Q, K, V, s, w, heads, concat, out)))
 
 
@@ -120,9 +112,11 @@ def compare_scores(Q, K, params: AdditiveParams, divisor: float | None = None) -
     if divisor is None:
         divisor = math.sqrt(Q.shape[1])
     add = additive_scores(Q, K, params.W1, params.W2, params.v)
-    dot = scale(raw_scores(Q, K), divisor)
+    dot = steps.scale(steps.raw_scores(Q, K), divisor)
     n_params = params.W1.size + params.W2.size + params.v.size
-    return ScoreComparison(_ro(add), _ro(dot), _ro(softmax(add)), _ro(softmax(dot)), int(n_params), 0)
+    return ScoreComparison(
+        _ro(add), _ro(dot), _ro(steps.softmax(add)), _ro(steps.softmax(dot)), int(n_params), 0
+    )
 
 
 @dataclass(frozen=True)
@@ -215,3 +209,84 @@ def rnn_steps_illustration(n: int, i: int = 0, j: int | None = None) -> PathIllu
         attention_sequential_steps=1,
         rnn_hidden_states=tuple(range(lo, hi + 1)),
     )
+
+
+# --- the lab on two sentences --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LookalikesLab:
+    """Everything the look-alikes page shows for two sentences (one head of each comparison)."""
+
+    a: AttentionTrace  # sentence A, self-attention, no mask
+    b: AttentionTrace  # sentence B, self-attention, no mask (its X is what cross-attention reads)
+    cross: CrossAttention  # queries from A, keys and values from B, A's weights
+    causal: AttentionTrace  # sentence A with the causal mask
+    scores: ScoreComparison  # additive vs dot-product scores on A's queries and keys of one head
+    head: int
+    causal_last_row_same: bool  # the last query sees every key either way: its weights agree
+    causal_masked: int  # how many query–key pairs the causal mask hides
+
+
+def lookalikes_lab(
+    text_a: str, text_b: str, d_model: int, heads: int, seed: int, head: int, d_a: int, max_tokens: int
+) -> LookalikesLab:
+    """Self-, cross- and causal attention and both score functions on ``text_a``/``text_b``.
+
+    One seed gives both sentences the same token vectors and the same W_Q, W_K, W_V, W_O, so the
+    cross-attention map differs from self-attention only by where K and V come from.
+    """
+    config = AttentionConfig(d_model=d_model, heads=heads, seed=seed)
+    a = trace_text(text_a, config, max_tokens=max_tokens)
+    b = trace_text(text_b, config, max_tokens=max_tokens)
+    causal = trace_text(
+        text_a, AttentionConfig(d_model=d_model, heads=heads, seed=seed, mask="causal"), max_tokens
+    )
+    Q, K = a.Q[head], a.K[head]  # [n, d_k] each
+    scores = compare_scores(
+        Q, K, init_additive_params(Q.shape[1], K.shape[1], d_a, seed=seed), divisor=a.divisor
+    )
+    same_last = bool(np.allclose(a.weights[head][-1], causal.weights[head][-1], atol=1e-12))
+    return LookalikesLab(
+        a,
+        b,
+        cross_attention(a.X, b.X, a.params, a.divisor),
+        causal,
+        scores,
+        head,
+        same_last,
+        int((~causal.mask).sum()),
+    )
+
+
+@dataclass(frozen=True)
+class CostCurves:
+    """The n-dependent work of attention (n²·d) and of an RNN (n·d²) around a chosen n, for a chart."""
+
+    n: int
+    d: int
+    n2d: int  # n²·d at the chosen n (constant factors dropped)
+    nd2: int  # n·d² at the chosen n
+    ns: np.ndarray  # [points] whole numbers of tokens, from below min(n, d) to above max(n, d)
+    attention: np.ndarray  # [points] ns²·d
+    rnn: np.ndarray  # [points] ns·d²
+
+    @property
+    def verdict(self) -> str:
+        """Which term is smaller at the chosen n: ``"attention_cheaper"`` (n < d), ``"rnn_cheaper"`` or ``"equal"``."""
+        if self.n2d == self.nd2:
+            return "equal"
+        return "attention_cheaper" if self.n2d < self.nd2 else "rnn_cheaper"
+
+    @property
+    def ratio(self) -> float:
+        """How many times larger the larger term is (d/n or n/d)."""
+        return max(self.n2d, self.nd2) / min(self.n2d, self.nd2)
+
+
+def cost_curves(n: int, d: int, points: int = 120) -> CostCurves:
+    """n²·d and n·d² over a log-spaced range of n, 16× below the smaller and 16× above the larger of n, d."""
+    if n < 1 or d < 1:
+        raise ValueError("n and d must be positive")
+    ns = np.unique(np.round(np.geomspace(max(1.0, min(n, d) / 16), max(n, d) * 16, points)))
+    return CostCurves(n, d, n * n * d, n * d * d, _ro(ns), _ro(ns**2 * d), _ro(ns * float(d) ** 2))

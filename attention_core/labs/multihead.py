@@ -18,11 +18,14 @@ With d_k = d_v = d_model / h:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
-from .steps import split_heads
+from ..config import AttentionConfig
+from ..steps import split_heads
+from ..tokenizer import DEFAULT_MAX_TOKENS
+from ..trace import AttentionTrace, trace_text
 
 SOFTMAX_FLOPS_PER_ELEMENT = 5
 
@@ -56,18 +59,35 @@ class MultiHeadCost:
     d_v: int
     params_qkv: int  # W_Q, W_K, W_V (+ their biases)
     params_out: int  # W_O (+ bias)
-    params_total: int
     flops_projections: int  # Q, K, V
     flops_scores: int  # Q Kᵀ, all heads
     flops_scale: int  # ÷ divisor, one per score
     flops_softmax: int  # approximate, SOFTMAX_FLOPS_PER_ELEMENT per score
     flops_weighted_sum: int  # weights @ V, all heads
     flops_output: int  # concat @ W_O
-    flops_total: int
-    attention_matrix_elements: int  # h · n² (what must be held for the weights)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    @property
+    def params_total(self) -> int:
+        return self.params_qkv + self.params_out
+
+    @property
+    def flops_total(self) -> int:
+        return self.flops_matmul + self.flops_softmax_scale
+
+    @property
+    def attention_matrix_elements(self) -> int:
+        """h · n²: what must be held for the weights."""
+        return self.heads * self.n * self.n
+
+    @property
+    def flops_matmul(self) -> int:
+        """The matrix products (projections, QKᵀ, weights·V, W^O): the same for every h."""
+        return self.flops_projections + self.flops_scores + self.flops_weighted_sum + self.flops_output
+
+    @property
+    def flops_softmax_scale(self) -> int:
+        """Scaling and softmax, one n × n matrix per head: grows with h."""
+        return self.flops_softmax + self.flops_scale
 
 
 def multihead_cost(n: int, d_model: int, heads: int, bias: bool = False) -> MultiHeadCost:
@@ -89,30 +109,30 @@ def multihead_cost(n: int, d_model: int, heads: int, bias: bool = False) -> Mult
     if bias:
         proj += n * (2 * h * d_k + h * d_v)
         out += n * d_model
-    return MultiHeadCost(
-        n=n,
-        d_model=d_model,
-        heads=h,
-        d_k=d_k,
-        d_v=d_v,
-        params_qkv=params_qkv,
-        params_out=params_out,
-        params_total=params_qkv + params_out,
-        flops_projections=proj,
-        flops_scores=scores,
-        flops_scale=scl,
-        flops_softmax=smax,
-        flops_weighted_sum=wsum,
-        flops_output=out,
-        flops_total=proj + scores + scl + smax + wsum + out,
-        attention_matrix_elements=h * n * n,
-    )
+    return MultiHeadCost(n, d_model, h, d_k, d_v, params_qkv, params_out, proj, scores, scl, smax, wsum, out)
 
 
 def cost_vs_heads(n: int, d_model: int, heads=None, bias: bool = False) -> tuple[MultiHeadCost, ...]:
     """:func:`multihead_cost` for each h (default: every divisor of d_model)."""
     hs = valid_head_counts(d_model) if heads is None else tuple(int(h) for h in heads)
     return tuple(multihead_cost(n, d_model, h, bias) for h in hs)
+
+
+@dataclass(frozen=True)
+class HeadSweep:
+    """The costs of one layer for every valid h, and whether the ones that should stay do stay."""
+
+    costs: tuple[MultiHeadCost, ...]  # one per divisor h of d_model, h ascending
+    params_constant: bool  # every h has the same parameter count (4·d_model² without biases)
+    matmul_constant: bool  # every h has the same matmul FLOPs
+
+
+def head_sweep(n: int, d_model: int) -> HeadSweep:
+    """:func:`cost_vs_heads` for every divisor of d_model, with the two constancy checks."""
+    costs = cost_vs_heads(n, d_model)
+    return HeadSweep(
+        costs, len({c.params_total for c in costs}) == 1, len({c.flops_matmul for c in costs}) == 1
+    )
 
 
 @dataclass(frozen=True)
@@ -141,3 +161,41 @@ def split_vs_separate(X, W, heads: int) -> SplitCheck:
     separate = np.stack([X @ W[:, i * d_k : (i + 1) * d_k] for i in range(heads)])  # [h, n, d_k]
     diff = float(np.max(np.abs(split - separate))) if split.size else 0.0
     return SplitCheck(heads, d_k, _ro(split), _ro(separate), diff, bool(np.allclose(split, separate)))
+
+
+def merge_head_weights(W: np.ndarray) -> np.ndarray:
+    """Every head's projection side by side, head 0's columns first: ``[h, d_model, d_k] -> [d_model, h·d_k]``."""
+    W = np.asarray(W, float)
+    h, d_model, d_k = W.shape
+    return W.transpose(1, 0, 2).reshape(d_model, h * d_k)
+
+
+@dataclass(frozen=True)
+class MultiHeadLab:
+    """What the multi-head page shows for one sentence and setting."""
+
+    trace: AttentionTrace  # every step, all heads
+    head_counts: tuple[int, ...]  # every h that divides d_model
+    head_dims: tuple[int, ...]  # d_k = d_model / h for each of head_counts
+    distinct_patterns: int  # heads whose most-attended keys (one per query) differ from each other
+    split: SplitCheck  # X·W^Q with all heads' W^Q side by side, split into heads vs per-head products
+    split_vs_trace: float  # largest |split − the trace's Q|
+
+
+def multihead_lab(
+    text: str, d_model: int, heads: int, seed: int, max_tokens: int = DEFAULT_MAX_TOKENS
+) -> MultiHeadLab:
+    """Multi-head attention on ``text`` (d_k = d_v = d_model / heads) and the checks the page shows."""
+    trace = trace_text(text, AttentionConfig(d_model=d_model, heads=heads, seed=seed), max_tokens=max_tokens)
+    counts = valid_head_counts(d_model)
+    top = np.argmax(trace.weights, axis=2)  # [h, n]: each query's most-attended key, per head
+    split = split_vs_separate(trace.X, merge_head_weights(trace.W_Q), heads)
+    vs_trace = float(np.max(np.abs(split.split - trace.Q))) if split.split.size else 0.0
+    return MultiHeadLab(
+        trace,
+        counts,
+        tuple(d_model // h for h in counts),
+        len({tuple(row) for row in top.tolist()}),
+        split,
+        vs_trace,
+    )

@@ -7,7 +7,7 @@
 * ``write_url(state)`` runs after the page has settled its values and updates the URL only when it
   differs, which does not trigger a rerun.
 
-The language parameter is applied by ``attention_ui.state.current_language`` (app.py draws the
+The language parameter is applied by ``attention_ui.language.current_language`` (app.py draws the
 language selectbox before this page runs, so its value cannot be changed here).
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention_ui import url_state
+from attention_ui.playground import url_state
 
 WRITTEN = "pg_url_written"  # the URL parameters this session last read or wrote
 IGNORED = "pg_url_ignored"  # parameter names ignored at the last read

@@ -1,6 +1,6 @@
 """Figure builders for the "Masks" lab: small multiples of matrices and the leakage charts.
 
-Pure (no Streamlit), tested as data. Conventions follow :mod:`attention_ui.figures` (row 0 on
+Pure (no Streamlit), tested as data. Conventions follow :mod:`attention_ui.figures.heatmaps` (row 0 on
 top, cells at integer positions, token text only in tick labels/hover, labels escaped). The
 leakage charts must make "exactly 0" and "tiny but not 0" look different: movements are drawn on
 a log scale, and exact zeros get their own trace (a marker at the bottom of the axis, or a cell
@@ -16,12 +16,12 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .figures import WEIGHT_SCALE, HoverText, attention_heatmap, escape_label, hover_labels, token_tick_labels
+from attention_core.labs.masks import ROUNDING_LEVEL
+
+from .base import WEIGHT_SCALE, HoverText, escape_label, hover_labels, token_tick_labels
+from .heatmaps import attention_heatmap
 
 EXACT_ZERO_COLOR = "#009E73"  # bluish green (Okabe–Ito): the correct, exactly-zero result
-LEAK_COLOR = "#D55E00"  # vermilion: a real leak
-ROUNDING_COLOR = "#E69F00"  # orange: nonzero but at rounding level
-ROUNDING_LEVEL = 1e-12  # below this a movement is floating-point rounding, not information
 LOG_FLOOR = 1e-18  # exact zeros are drawn at this height on log axes
 METHOD_COLORS = {
     "correct": "#009E73",
@@ -39,6 +39,13 @@ def sci(value: float, zero: str = "0") -> str:
     return f"{value:.1e}"
 
 
+def _token_axis(labels: Sequence[str]) -> dict:
+    """An axis with one (already escaped) token label per cell position, no grid lines."""
+    return dict(
+        tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, showgrid=False, zeroline=False
+    )
+
+
 def panels_figure(
     matrices: Sequence[np.ndarray],
     titles: Sequence[str],
@@ -53,7 +60,7 @@ def panels_figure(
     """Several n×n matrices side by side (mask kinds, or the masking methods' weights).
 
     ``allowed`` is one mask for every panel or one per panel (grey "masked" overlay). ``kind`` as in
-    :func:`attention_ui.figures.matrix_heatmap`; weights share one 0..1 colour axis. Trace order: per
+    :func:`attention_ui.figures.heatmaps.matrix_heatmap`; weights share one 0..1 colour axis. Trace order: per
     panel its values trace, then (if anything is masked) its overlay.
     """
     hover = hover or HoverText()
@@ -92,14 +99,10 @@ def panels_figure(
             elif trace.name == "values":
                 trace.update(showscale=False, colorbar=None)
             fig.add_trace(trace, row=r + 1, col=c + 1)
-        fig.update_xaxes(
-            tickmode="array", tickvals=list(range(n)), ticktext=labels, showgrid=False, zeroline=False,
-            row=r + 1, col=c + 1,
-        )  # fmt: skip
+        fig.update_xaxes(**_token_axis(labels), row=r + 1, col=c + 1)
         fig.update_yaxes(
-            tickmode="array", tickvals=list(range(n)), ticktext=labels, autorange="reversed", showgrid=False,
-            zeroline=False, showticklabels=c == 0, row=r + 1, col=c + 1,
-        )  # fmt: skip
+            **_token_axis(labels), autorange="reversed", showticklabels=c == 0, row=r + 1, col=c + 1
+        )
     layout: dict = dict(
         height=int(rows * max(240, min(380, 90 + 30 * n)) + 50),
         margin=dict(l=10, r=10, t=40, b=10),
@@ -109,6 +112,18 @@ def panels_figure(
         layout["coloraxis"] = dict(colorscale=WEIGHT_SCALE, cmin=0.0, cmax=1.0, colorbar=dict(thickness=12))
     fig.update_layout(**layout)
     return fig
+
+
+def mask_panels_figure(
+    allowed: Sequence[np.ndarray],
+    titles: Sequence[str],
+    tokens: Sequence[str],
+    *,
+    hover: HoverText | None = None,
+) -> go.Figure:
+    """Several masks side by side (True = may attend), each drawn like the playground's mask map."""
+    blank = [np.zeros(np.shape(a)) for a in allowed]
+    return panels_figure(blank, titles, tokens, kind="mask", allowed=list(allowed), hover=hover)
 
 
 def leakage_bars(
@@ -268,16 +283,10 @@ def leakage_heatmap(
     labels = token_tick_labels(tokens)
     fig.update_layout(
         title=dict(text=escape_label(title)) if title else None,
-        xaxis=dict(
-            title=dict(text=escape_label(output_title)), tickmode="array", tickvals=list(range(n)),
-            ticktext=labels, showgrid=False, zeroline=False,
-        ),
-        yaxis=dict(
-            title=dict(text=escape_label(changed_title)), tickmode="array", tickvals=list(range(n)),
-            ticktext=labels, autorange="reversed", showgrid=False, zeroline=False,
-        ),
+        xaxis=dict(title=dict(text=escape_label(output_title)), **_token_axis(labels)),
+        yaxis=dict(title=dict(text=escape_label(changed_title)), autorange="reversed", **_token_axis(labels)),
         height=int(min(720, max(260, 110 + 34 * n))),
         margin=dict(l=10, r=10, t=40 if title else 10, b=10),
         plot_bgcolor="rgba(0,0,0,0)",
-    )  # fmt: skip
+    )
     return fig

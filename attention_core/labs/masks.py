@@ -24,22 +24,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config import MASK_KINDS
-from .steps import (
-    additive_mask,
-    apply_mask,
-    build_mask,
-    merge_heads,
-    output_projection,
-    project,
-    raw_scores,
-    scale,
-    softmax,
-)
-from .trace import AttentionParams
+from .. import steps
+from ..config import MASK_KINDS, PAD_TOKEN, AttentionConfig
+from ..embeddings import embed
+from ..trace import AttentionParams, AttentionTrace, trace_tokens
 
 LAB_MASK_KINDS = MASK_KINDS + ("sliding",)
+CAUSAL_KINDS = ("causal", "causal+padding", "sliding")  # kinds that hide the future
 METHODS = ("correct", "zero_values", "zero_weights", "renormalise")
+# The lab's layer: small enough that the leakage map (2·n layer runs) stays instant.
+D_MODEL, HEADS = 16, 2
+ROUNDING_LEVEL = 1e-12  # below this a movement is floating-point rounding, not information
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -61,7 +56,7 @@ def allowed_mask(kind: str, n: int, n_pad: int = 0, window: int = 2) -> np.ndarr
     """Boolean ``[n, n]`` mask for one of :data:`LAB_MASK_KINDS` (``window`` only for "sliding")."""
     if kind == "sliding":
         return sliding_window_mask(n, window)
-    return build_mask(kind, n, n_pad)
+    return steps.build_mask(kind, n, n_pad)
 
 
 @dataclass(frozen=True)
@@ -76,6 +71,11 @@ class LabMask:
     additive: np.ndarray  # [n, n] 0 where allowed, −inf where masked
     allowed_per_query: np.ndarray  # [n] int, how many keys each query sees
 
+    @property
+    def masked_cells(self) -> int:
+        """How many of the n² query–key pairs the mask hides."""
+        return int((~self.allowed).sum())
+
 
 def mask_matrices(kind: str, n: int, n_pad: int = 0, window: int = 2) -> LabMask:
     """The boolean mask and its additive form M for the mask picker."""
@@ -86,7 +86,7 @@ def mask_matrices(kind: str, n: int, n_pad: int = 0, window: int = 2) -> LabMask
         n_pad=n_pad,
         window=window if kind == "sliding" else None,
         allowed=_ro(allowed),
-        additive=_ro(additive_mask(allowed)),
+        additive=_ro(steps.additive_mask(allowed)),
         allowed_per_query=_ro(allowed.sum(axis=1)),
     )
 
@@ -108,7 +108,9 @@ class MaskedAttention:
 
 
 def _scaled(Q, K, divisor):
-    return scale(raw_scores(np.asarray(Q, float), np.asarray(K, float)), divisor)  # [.., n_q, n_k]
+    return steps.scale(
+        steps.raw_scores(np.asarray(Q, float), np.asarray(K, float)), divisor
+    )  # [.., n_q, n_k]
 
 
 def _result(method, scores, sm, eff, V) -> MaskedAttention:
@@ -119,7 +121,7 @@ def _result(method, scores, sm, eff, V) -> MaskedAttention:
 def attention_correct(Q, K, V, allowed, divisor: float) -> MaskedAttention:
     """softmax(QKᵀ/divisor + M) V: masked keys get −∞ before softmax, hence weight exactly 0."""
     s = _scaled(Q, K, divisor)
-    w = softmax(apply_mask(s, allowed))
+    w = steps.softmax(steps.apply_mask(s, allowed))
     return _result("correct", s, w, w, V)
 
 
@@ -129,7 +131,7 @@ def attention_zero_values(Q, K, V, allowed, divisor: float) -> MaskedAttention:
     out_i = Σ_j w_ij · (v_j if allowed[i, j] else 0), with w = softmax(QKᵀ/divisor) unmasked.
     """
     s = _scaled(Q, K, divisor)
-    w = softmax(s)
+    w = steps.softmax(s)
     eff = w * np.asarray(allowed, bool)  # the per-query zeroed V, folded into the weights
     return _result("zero_values", s, w, eff, V)
 
@@ -144,7 +146,7 @@ def attention_zero_weights_after_softmax(
     no allowed key gets all zeros (as the core softmax does).
     """
     s = _scaled(Q, K, divisor)
-    w = softmax(s)
+    w = steps.softmax(s)
     eff = w * np.asarray(allowed, bool)
     if renormalise:
         total = eff.sum(axis=-1, keepdims=True)
@@ -175,11 +177,11 @@ def multihead_output(
 ) -> np.ndarray:
     """Full multi-head layer output ``[n, d_model]`` with the chosen masking method in every head."""
     X = np.asarray(X, float)
-    Q = project(X, params.W_Q, params.b_Q)  # [h, n, d_k]
-    K = project(X, params.W_K, params.b_K)  # [h, n, d_k]
-    V = project(X, params.W_V, params.b_V)  # [h, n, d_v]
+    Q = steps.project(X, params.W_Q, params.b_Q)  # [h, n, d_k]
+    K = steps.project(X, params.W_K, params.b_K)  # [h, n, d_k]
+    V = steps.project(X, params.W_V, params.b_V)  # [h, n, d_v]
     heads = masked_attention(method, Q, K, V, allowed, divisor).output  # [h, n, d_v]
-    return output_projection(merge_heads(heads), params.W_O, params.b_O)  # [n, d_model]
+    return steps.output_projection(steps.merge_heads(heads), params.W_O, params.b_O)  # [n, d_model]
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,14 @@ class Leakage:
     moved: np.ndarray  # [n] max |after − before| per position
     max_earlier: float  # largest movement among positions < `position` (0 when position == 0)
     earlier_unchanged: bool  # np.array_equal on the rows before `position`
+
+    @property
+    def verdict(self) -> str:
+        """``"zero"`` (earlier outputs bit-for-bit unchanged), ``"rounding"`` (moved less than
+        :data:`ROUNDING_LEVEL`) or ``"leak"`` (a later token reached an earlier output)."""
+        if self.earlier_unchanged:
+            return "zero"
+        return "rounding" if self.max_earlier < ROUNDING_LEVEL else "leak"
 
 
 def leakage(
@@ -218,7 +228,7 @@ def leakage(
     if not 0 <= position < n:
         raise ValueError("position must index a row of X")
     if allowed is None:
-        allowed = build_mask("causal", n)
+        allowed = steps.build_mask("causal", n)
     if divisor is None:
         divisor = float(np.sqrt(params.W_Q.shape[2]))
     if replacement is None:
@@ -272,3 +282,109 @@ def leakage_matrix(
     earlier = np.arange(n)[None, :] < np.arange(n)[:, None]  # output i before changed c
     leaks = earlier & (moved > 0)
     return LeakageMatrix(method, _ro(moved), _ro(leaks), int(leaks.sum()))
+
+
+# --- the lab on a sentence ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MaskLabSettings:
+    """What the Masks page asks for: a sentence, its [PAD]s, a mask kind, a seed and a head."""
+
+    sentence: tuple[str, ...]  # the sentence's tokens, without the [PAD]s
+    n_pad: int
+    kind: str  # one of LAB_MASK_KINDS
+    window: int  # the sliding window's width (only "sliding" uses it)
+    seed: int
+    head: int = 0
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        return self.sentence + (PAD_TOKEN,) * self.n_pad
+
+    @property
+    def leak_kind(self) -> str:
+        """The mask the leakage test uses: the chosen one if it hides the future, else causal."""
+        return self.kind if self.kind in CAUSAL_KINDS else "causal"
+
+
+def lab_layer(sentence: tuple[str, ...], n_pad: int, seed: int) -> AttentionTrace:
+    """The lab's layer (d_model = D_MODEL, HEADS heads, seeded) on the sentence plus its [PAD]s.
+
+    Its X, parameters, Q, K, V and divisor are what every masking method starts from; its own
+    attention is unmasked and not used.
+    """
+    return trace_tokens(sentence, AttentionConfig(d_model=D_MODEL, heads=HEADS, pad=n_pad, seed=seed))
+
+
+@dataclass(frozen=True)
+class MethodSummary:
+    """One masking method against the correct one, on one head."""
+
+    method: str
+    row_sum_min: float  # smallest row sum of the effective weights (1 when correct, unless fully masked)
+    row_sum_max: float
+    forbidden_weight: float  # total effective weight on masked keys (0 when correct)
+    max_diff: float  # largest |output − the correct output|
+
+
+@dataclass(frozen=True)
+class MaskLab:
+    """Everything the Masks page shows for one setting (arrays read-only)."""
+
+    settings: MaskLabSettings
+    mask: LabMask  # the chosen kind
+    all_masks: tuple[LabMask, ...]  # every kind of LAB_MASK_KINDS, for the side-by-side view
+    masked_scores: np.ndarray  # [n, n] the head's scaled scores, −∞ where masked
+    methods: tuple[MaskedAttention, ...]  # one per METHODS entry, on the chosen head
+    summary: tuple[MethodSummary, ...]  # one per METHODS entry
+
+
+def mask_lab(settings: MaskLabSettings) -> MaskLab:
+    """The chosen mask, every kind of mask, and the four masking methods on the chosen head."""
+    s = settings
+    layer = lab_layer(s.sentence, s.n_pad, s.seed)
+    n = layer.n
+    masks = tuple(mask_matrices(kind, n, s.n_pad, s.window) for kind in LAB_MASK_KINDS)
+    mask = masks[LAB_MASK_KINDS.index(s.kind)]
+    Q, K, V = layer.Q[s.head], layer.K[s.head], layer.V[s.head]  # [n, d_k], [n, d_k], [n, d_v]
+    methods = tuple(masked_attention(m, Q, K, V, mask.allowed, layer.divisor) for m in METHODS)
+    correct = methods[0].output  # [n, d_v]
+    summary = tuple(
+        MethodSummary(
+            r.method,
+            float(r.row_sums.min()),
+            float(r.row_sums.max()),
+            float(np.where(mask.allowed, 0.0, r.effective_weights).sum()),
+            float(np.max(np.abs(r.output - correct))),
+        )
+        for r in methods
+    )
+    masked_scores = _ro(steps.apply_mask(methods[0].scores, mask.allowed))  # [n, n]
+    return MaskLab(s, mask, masks, masked_scores, methods, summary)
+
+
+def swap_leakage(settings: MaskLabSettings, position: int, replacement: str) -> tuple[Leakage, ...]:
+    """Swap the token at ``position`` for ``replacement`` and measure, per method in METHODS, how
+    every output moves under :attr:`MaskLabSettings.leak_kind`.
+
+    The new input row is the swapped sentence embedded exactly as the layer embeds its own: the
+    replacement's vector plus the position's encoding.
+    """
+    s = settings
+    layer = lab_layer(s.sentence, s.n_pad, s.seed)
+    tokens = s.tokens
+    swapped = tokens[:position] + (replacement,) + tokens[position + 1 :]
+    row = embed(swapped, D_MODEL, s.seed, positional=True)[position]  # [d_model]
+    allowed = allowed_mask(s.leak_kind, len(tokens), s.n_pad, s.window)
+    return tuple(
+        leakage(layer.X, layer.params, position, m, allowed, layer.divisor, replacement=row) for m in METHODS
+    )
+
+
+def leakage_map(settings: MaskLabSettings, method: str) -> LeakageMatrix:
+    """:func:`leakage_matrix` of the lab's layer under :attr:`MaskLabSettings.leak_kind`."""
+    s = settings
+    layer = lab_layer(s.sentence, s.n_pad, s.seed)
+    allowed = allowed_mask(s.leak_kind, layer.n, s.n_pad, s.window)
+    return leakage_matrix(layer.X, layer.params, method, allowed, layer.divisor, seed=s.seed)

