@@ -33,8 +33,6 @@ MAX_TOKENS = 16  # two readable heatmaps side by side
 D_MODEL_CHOICES = (8, 16, 32, 64)
 HEAD_CHOICES = (1, 2, 4)
 DEFAULTS = {
-    "lk_text_a": "the cat sat on the mat",
-    "lk_text_b": "le chat était assis sur le tapis",
     "lk_d_model": 16,
     "lk_heads": 2,
     "lk_head": 0,
@@ -53,6 +51,9 @@ KEEP = "session"
 def init_state() -> None:
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
+    t = translator()  # the sentences a learner starts with are in the page's language
+    st.session_state.setdefault("lk_text_a", t("lookalikes.default_text_a"))
+    st.session_state.setdefault("lk_text_b", t("lookalikes.default_text_b"))
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -344,9 +345,11 @@ def section_rnn(t) -> None:
     st.caption(
         t(
             "lookalikes.cost_exact",
-            att=f"{cost.attention_macs:,}",
-            rnn=f"{cost.rnn_macs:,}",
-            cheaper=t("lookalikes.attention_name") if cost.attention_cheaper else t("lookalikes.rnn_name"),
+            att_mix=f"{cost.attention_macs:,}",
+            att_proj=f"{cost.attention_projection_macs:,}",
+            att_total=f"{cost.attention_total_macs:,}",
+            rnn_total=f"{cost.rnn_total_macs:,}",
+            lstm_total=f"{cost.lstm_total_macs:,}",
         )
     )
     if st.session_state["lk_tables"]:
