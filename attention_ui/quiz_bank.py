@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention_core.config import AttentionConfig
 from attention_core.quiz import QUIZ_KINDS, QuizQuestion, generate_question
 from attention_core.steps import apply_mask, build_mask, raw_scores, scale, softmax
 
@@ -85,6 +86,12 @@ STATIC_QUESTIONS: tuple[StaticQuestion, ...] = (
     _mc("rnn_path", 0, LOOKALIKES, "rnn"),
     _tf("rnn_parallel", False, LOOKALIKES, "rnn"),
     _mc("rnn_cost", 0, LOOKALIKES, "rnn"),
+    _mc("padding_mask", 0, MASKS, "mask"),
+    _tf("subtract_max", False, PLAYGROUND, "softmax"),
+    _mc("rnn_memory", 0, LOOKALIKES, "rnn"),
+    _mc("rnn_training_speed", 0, LOOKALIKES, "rnn"),
+    _mc("self_vs_attention", 0, LOOKALIKES, "lookalikes"),
+    _mc("linear_attention", 0, COST, "efficient"),
 )
 
 COMPUTED_LINKS = {
@@ -95,6 +102,9 @@ COMPUTED_LINKS = {
     "memory_ratio": COST,
     "head_dim": MULTI_HEAD,
     "multihead_params": MULTI_HEAD,
+    "padding_cells": MASKS,
+    "softmax_shift": PLAYGROUND,
+    "sqrt_divisor": WHY_SQRT,
 }
 
 
@@ -234,4 +244,16 @@ def explain_values(q: QuizQuestion) -> dict:
         values["expr"] = "q·k/√d_k" if p["scaled"] else "q·k"
     elif q.kind == "multihead_params":
         values["d_model"] = p["d_model"]
+    elif q.kind == "softmax_shift":
+        s = np.asarray(p["scores"], dtype=float)  # [3]
+        m = float(np.max(s))
+        exps = np.exp(s - m)  # the shifted exponentials: the largest is e^0 = 1
+        values["scores"] = "[" + ", ".join(str(int(x)) for x in p["scores"]) + "]"
+        values["m"] = f"{m:g}"
+        values["shifted"] = "[" + ", ".join(f"{x:g}".replace("-", "−") for x in s - m) + "]"
+        values["exps"] = _row_text(exps)
+        values["total"] = f"{exps.sum():.3f}"
+        values["exp_col"] = f"{exps[p['col']]:.3f}"
+    elif q.kind == "sqrt_divisor":
+        values["sqrt128"] = f"{AttentionConfig(d_model=128, heads=1).divisor:.1f}"
     return values

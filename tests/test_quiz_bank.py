@@ -123,6 +123,13 @@ def expected_answer(kind: str, p: dict):
         return p["d_model"] // p["heads"]
     if kind == "multihead_params":
         return 4 * p["d_model"] ** 2
+    if kind == "padding_cells":
+        return (p["n"] + p["pads"]) * p["pads"]
+    if kind == "softmax_shift":
+        m = max(p["scores"])
+        return math.exp(p["scores"][p["col"]] - m) / sum(math.exp(x - m) for x in p["scores"])
+    if kind == "sqrt_divisor":
+        return math.sqrt(p["d_k"])
     raise AssertionError(kind)
 
 
