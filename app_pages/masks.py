@@ -42,7 +42,6 @@ CAUSAL_KINDS = ("causal", "causal+padding", "sliding")
 KEEP = "session"
 
 DEFAULTS = {
-    "mk_text": "the cat sat on the mat",
     "mk_kind": "causal",
     "mk_pad": 2,
     "mk_window": 2,
@@ -51,7 +50,6 @@ DEFAULTS = {
     "mk_all": False,
     "mk_tables": False,
     "mk_position": 3,
-    "mk_replacement": "dog",
     "mk_matrix_method": "zero_values",
 }
 CHOICE_KEYS = ("mk_kind", "mk_head", "mk_matrix_method", "mk_position")
@@ -60,6 +58,9 @@ CHOICE_KEYS = ("mk_kind", "mk_head", "mk_matrix_method", "mk_position")
 def init_state() -> None:
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
+    t = translator()  # the sentence a learner starts with is in the page's language
+    st.session_state.setdefault("mk_text", t("masks.default_text"))
+    st.session_state.setdefault("mk_replacement", t("masks.default_replacement"))
 
 
 def kind_key(kind: str) -> str:

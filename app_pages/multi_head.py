@@ -29,7 +29,6 @@ SEED_RANGE = (0, 2**31 - 1)
 KEEP = "session"
 
 DEFAULTS = {
-    "mh_text": "the cat sat on the mat",
     "mh_d_model": 16,
     "mh_heads": 4,
     "mh_seed": 0,
@@ -64,6 +63,8 @@ def cached_split(text: str, d_model: int, heads: int, seed: int):
 def init_state() -> None:
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
+    t = translator()  # the sentence a learner starts with is in the page's language
+    st.session_state.setdefault("mh_text", t("multihead.default_text"))
 
 
 def head_choices(d_model: int) -> list[int]:
@@ -197,7 +198,7 @@ def section_concat(t, trace) -> None:
     st.latex(
         rf"\underbrace{{[{n} \times {h * d_v}]}}_{{\mathrm{{Concat}}:\ n \times h d_v}}"
         rf"\cdot \underbrace{{[{h * d_v} \times {d_model}]}}_{{W^O:\ h d_v \times d_\text{{model}}}}"
-        rf"= \underbrace{{[{n} \times {d_model}]}}_{{\mathrm{{Output}}:\ n \times d_\text{{model}}}}"
+        rf"= \underbrace{{[{n} \times {d_model}]}}_{{\text{{{t('multihead.tex_output')}}}:\ n \times d_\text{{model}}}}"
     )
     st.markdown(t("multihead.explain_concat", heads=h, d_v=d_v, width=h * d_v, d_model=d_model))
     hover = hover_text(t)
@@ -242,9 +243,9 @@ def section_cost(t) -> None:
     st.header(t("multihead.sec_cost"), anchor="cost")
     st.markdown(t("multihead.explain_cost"))
     st.latex(
-        r"\underbrace{4\, d_\text{model}^2}_{\text{params}},\quad "
+        rf"\underbrace{{4\, d_\text{{model}}^2}}_{{\text{{{t('multihead.tex_params')}}}}},\quad "
         r"\underbrace{6 n d_\text{model}^2 + 2 n^2 d_\text{model} + 2 n^2 d_\text{model} + 2 n d_\text{model}^2}"
-        r"_{\text{matmul FLOPs}:\ Q,K,V \ +\ QK^\top \ +\ AV \ +\ W^O}"
+        rf"_{{\text{{{t('multihead.tex_matmul_flops')}}}:\ Q,K,V \ +\ QK^\top \ +\ AV \ +\ W^O}}"
     )
     c1, c2 = st.columns(2)
     c1.number_input(t("multihead.cost_n"), *COST_N_RANGE, step=256, key="mh_cost_n", persist_state=KEEP)

@@ -31,7 +31,6 @@ log = logging.getLogger(__name__)
 
 DEFAULTS = {
     "pg_preset": "sentence",
-    "pg_text": "the cat sat on the mat",
     "pg_d_model": 16,
     "pg_heads": 2,
     "pg_auto_dims": True,
@@ -69,6 +68,8 @@ def cached_example():
 def init_state() -> None:
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
+    t = translator()  # the sentence a learner starts with is in the page's language
+    st.session_state.setdefault("pg_text", t("playground.default_text"))
 
 
 def start_manual_dims() -> None:
@@ -196,7 +197,10 @@ def load_trace(t, example: bool):
         return None
     config, problems = read_config(widget_values())
     for problem in problems:
-        st.error(t(problem.key, **problem.values))
+        values = dict(problem.values)
+        if values.get("name") in ("heads", "seed"):  # name the widget as its label does
+            values["name"] = t(f"playground.{values['name']}")
+        st.error(t(problem.key, **values))
     if config is None:
         return None
     try:

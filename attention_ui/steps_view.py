@@ -365,7 +365,7 @@ def _concat(v: View) -> None:
         v,
         figures.feature_heatmap(tr.concat, tr.tokens, dim_names=dim_names, group_size=d_v, **v.feat),
         "concat",
-        t("playground.alt_feature", name="Concat", n=n, d=h * d_v),
+        t("playground.alt_feature", name=t("playground.name_concat"), n=n, d=h * d_v),
     )
     table(v, lambda: tables.feature_table(tr.concat, tr.tokens, dim_names), "concat")
 
@@ -374,13 +374,14 @@ def _output(v: View) -> None:
     t, tr = v.t, v.trace
     n, h, d_v = tr.n, tr.heads, tr.V.shape[2]
     d_model = tr.X.shape[1]
-    st.latex(r"\mathrm{Output} = \mathrm{Concat}(\dots)\, W^O")
-    shape_line(t, (r"\mathrm{Concat}", (n, h * d_v)), ("W^O", (h * d_v, d_model)), (r"\mathrm{Output}", (n, d_model)))
+    output = rf"\text{{{t('playground.name_output')}}}"
+    st.latex(rf"{output} = \mathrm{{Concat}}(\dots)\, W^O")
+    shape_line(t, (r"\mathrm{Concat}", (n, h * d_v)), ("W^O", (h * d_v, d_model)), (output, (n, d_model)))
     chart(
         v,
         figures.feature_heatmap(tr.output, tr.tokens, **v.feat),
         "output",
-        t("playground.alt_feature", name="Output", n=n, d=d_model),
+        t("playground.alt_feature", name=t("playground.name_output"), n=n, d=d_model),
     )
     table(v, lambda: tables.feature_table(tr.output, tr.tokens), "output")
 
