@@ -189,9 +189,13 @@ def table(view: View, make_frame: Callable[[], object], key: str) -> None:
 
 def _x(v: View) -> None:
     t, tr = v.t, v.trace
-    st.latex(step_formula(v, "x", r"X = E + P" if not v.example else r"X \sim \mathcal{N}(0, 1)"))
+    no_position = tr.config is not None and not tr.config.positional and not v.example
+    default = r"X \sim \mathcal{N}(0, 1)" if v.example else (r"X = E" if no_position else r"X = E + P")
+    st.latex(step_formula(v, "x", default))
     if v.example:
         st.caption(t("playground.example_x_note"))
+    elif no_position and "x" not in v.text:
+        st.caption(t("playground.x_no_positional"))
     n, d_model = tr.X.shape
     shape_line(t, ("X", (n, d_model)))
     chart(v, figures.feature_heatmap(tr.X, tr.tokens, **v.feat), "x", t("playground.alt_feature", name="X", n=n, d=d_model))

@@ -131,8 +131,12 @@ def test_each_control_change_reruns_cleanly(at):
     assert_healthy(at)
     at.number_input(key="pg_seed").set_value(7).run()
     assert_healthy(at)
+    assert translate("en", "playground.x_no_positional") not in [c.value for c in at.caption]
     at.toggle(key="pg_positional").set_value(False).run()
     assert_healthy(at)
+    # X = E now, and the page says so instead of "plus a vector for its position"
+    assert "$$\nX = E\n$$" in [el.value for el in at.latex]
+    assert translate("en", "playground.x_no_positional") in [c.value for c in at.caption]
     at.radio(key="pg_head").set_value(3).run()
     assert_healthy(at)
     at.toggle(key="pg_tables").set_value(True).run()

@@ -97,3 +97,18 @@ def test_gqa_example():
         assert "32" in text("cost.method_gqa", lang) and "8" in text("cost.method_gqa", lang)
     query_heads, groups = 32, 8
     assert query_heads // groups == 4 and "4×" in text("cost.method_gqa")
+
+
+def test_without_positions_reordering_only_reorders_the_outputs():
+    """playground.x_no_positional: with positional encoding off and no causal mask, attention is
+    permutation-equivariant; with a causal mask it is not."""
+    from attention_core import trace_tokens
+
+    assert "reorders the outputs" in text("playground.x_no_positional")
+    tokens = ("the", "cat", "sat", "on", "a", "mat")
+    perm = [3, 0, 5, 1, 4, 2]
+    for mask, equivariant in (("none", True), ("causal", False)):
+        cfg = AttentionConfig(d_model=8, heads=2, positional=False, mask=mask)
+        out = trace_tokens(tokens, cfg).output
+        out_perm = trace_tokens(tuple(tokens[i] for i in perm), cfg).output
+        assert np.allclose(out_perm, out[perm], atol=1e-12) == equivariant
