@@ -23,8 +23,8 @@ MATH_SPAN = re.compile(r"\$[^$]+\$")
 LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
 # LaTeX groups whose content is read as words: \text{...} (text) and \mathrm/\operatorname (names)
 LATEX_TEXT = re.compile(r"\\(text|textrm|textbf|mathrm|operatorname)\s*\{([^{}]*)\}")
-# symbols such as d_\text{model} and d_{\mathrm{model}}: the subscript is part of a variable's name
-SUBSCRIPT_NAME = re.compile(r"_\{?\\(?:text|mathrm)\{[A-Za-z]+\}\}?")
+# d_\text{model} and d_{\mathrm{model}}: the subscript is part of the symbol's name (only this one)
+SUBSCRIPT_NAME = re.compile(r"d_\{?\\(?:text|mathrm)\{model\}\}?")
 MATRIX_LETTERS = set("QKVXWASMPEHO")
 
 

@@ -106,6 +106,8 @@ def test_bold_markers_render(lang):
         ("この layer の出力", rules.latin_problems),
         ("$\\text{memory} = n^2$", rules.latin_problems),
         ("$\\mathrm{Output} = XW$", rules.latin_problems),
+        ("\\underbrace{[2 \\times 3]}_{\\mathrm{Output}:\\ n \\times d_\\text{model}}", rules.latin_problems),
+        ("$E_{\\text{word}} + E_{\\text{pos}}$", rules.latin_problems),
         ("Linear Attention：カーネル", rules.latin_problems),
         ("2倍になる", rules.spacing_problems),
         ("n が{n}トークン", rules.spacing_problems),
