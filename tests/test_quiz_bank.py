@@ -212,3 +212,16 @@ def test_score_and_missed() -> None:
     assert (sc.answered, sc.correct, sc.missed, sc.total) == (2, 1, 1, len(quiz))
     assert missed_ids(quiz, answers) == [b.qid]
     assert score([c], answers).answered == 0  # answers to other questions are ignored
+
+
+def test_the_reference_notes_topics_are_asked() -> None:
+    """Issue 15's coverage list: padding mask, the row-max shift, the RNN's memory and training-speed
+    rows, √128 ≈ 11.3, and the FAQ items (attention vs self-attention, the efficient variants)."""
+    static = {q.qid for q in STATIC_QUESTIONS}
+    assert {"padding_mask", "subtract_max", "rnn_memory", "rnn_training_speed"} <= static
+    assert {"self_vs_attention", "linear_attention", "flash_attention", "gqa", "ring_linear"} <= static
+    assert {"padding_cells", "softmax_shift", "sqrt_divisor"} <= set(QUIZ_KINDS)
+    for seed in range(5):
+        it = next(i for i in build_quiz(seed) if i.qid == "comp_sqrt_divisor")
+        for lang in LANGUAGES:
+            assert "√128 ≈ 11.3" in translate(lang, it.why_key, **explain_values(it.computed))
