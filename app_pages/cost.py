@@ -58,7 +58,8 @@ def unit_columns(t, rows) -> dict:
 def section_notes_table(t) -> None:
     st.header(t("cost.sec_notes"), anchor="notes-table")
     st.markdown(t("cost.explain_notes"))
-    st.latex(r"\text{memory} = n^2 \times \text{bytes per element} \qquad (\text{FP16: } 2\ \text{bytes})")
+    mem, per, nbytes = t("cost.tex_memory"), t("cost.tex_bytes_per_element"), t("cost.tex_bytes")
+    st.latex(rf"\text{{{mem}}} = n^2 \times \text{{{per}}} \qquad (\text{{FP16: }} 2\ \text{{{nbytes}}})")
     rows = cached_memory(NOTES_SEQUENCE_LENGTHS, DTYPE_BYTES["fp16"], 1, 1, 1)
     columns = {
         "n": [r.n for r in rows],
@@ -80,7 +81,10 @@ def section_notes_table(t) -> None:
 def section_extended(t) -> None:
     st.header(t("cost.sec_extended"), anchor="extended")
     st.markdown(t("cost.explain_extended"))
-    st.latex(r"\text{memory} = \text{batch} \times \text{layers} \times h \times n^2 \times \text{bytes}")
+    mem, batch, layers, nbytes = (t(f"cost.tex_{k}") for k in ("memory", "batch", "layers", "bytes"))
+    st.latex(
+        rf"\text{{{mem}}} = \text{{{batch}}} \times \text{{{layers}}} \times h \times n^2 \times \text{{{nbytes}}}"
+    )
     c1, *counts = st.columns(4)
     dtype_name = {d: t("cost.dtype_name", dtype=d.upper(), bytes=b) for d, b in DTYPE_BYTES.items()}
     PAGE.widget(t, "selectbox", "dtype", tuple(DTYPE_BYTES), format_func=dtype_name.get, where=c1)
@@ -192,7 +196,8 @@ def section_tiled(t) -> None:
     st.markdown(t("cost.explain_tiled"))
     st.latex(
         r"m' = \max(m, \max_j s_j),\quad \ell' = e^{m - m'}\,\ell + \sum_j e^{s_j - m'},\quad "
-        r"a' = e^{m - m'}\,a + \sum_j e^{s_j - m'}\, v_j,\qquad \text{out} = a / \ell"
+        r"a' = e^{m - m'}\,a + \sum_j e^{s_j - m'}\, v_j,\qquad "
+        rf"\text{{{t('cost.tex_out')}}} = a / \ell"
     )
     c1, c2, c3 = st.columns([2, 2, 1])
     PAGE.widget(t, "select_slider", "check_n", CHECK_NS, label="n", where=c1)

@@ -20,8 +20,6 @@ MAX_TOKENS = 16  # two readable heatmaps side by side
 D_MODEL_CHOICES = (8, 16, 32, 64)
 HEAD_CHOICES = (1, 2, 4)
 DEFAULTS = {
-    "lk_text_a": "the cat sat on the mat",
-    "lk_text_b": "le chat était assis sur le tapis",
     "lk_d_model": 16,
     "lk_heads": 2,
     "lk_head": 0,
@@ -34,7 +32,13 @@ DEFAULTS = {
     "lk_cost_n": 2048,
     "lk_cost_d": 512,
 }
-PAGE = kit.Page("lk", "lookalikes", DEFAULTS)
+PAGE = kit.Page(
+    "lk",
+    "lookalikes",
+    DEFAULTS,
+    # the sentences a learner starts with are in the page's language
+    translated_defaults={"lk_text_a": "lookalikes.default_text_a", "lk_text_b": "lookalikes.default_text_b"},
+)
 
 # The core's results are frozen with read-only arrays: one object can serve every session.
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_lookalikes.lookalikes_lab)
@@ -210,9 +214,14 @@ def section_rnn(t) -> None:
     text = CostText(**words, crossing=t("lookalikes.cost_crossing", d=d_c))
     fig = cost_figure(curves.ns, curves.attention, curves.rnn, d_c, n_c, text)
     PAGE.chart(fig, "cost", t("lookalikes.alt_cost", d=d_c, n=n_c))
-    cheaper = attention if cost.attention_cheaper else rnn
-    macs = dict(att=f"{cost.attention_macs:,}", rnn=f"{cost.rnn_macs:,}")
-    st.caption(t("lookalikes.cost_exact", cheaper=cheaper, **macs))
+    macs = dict(
+        att_mix=f"{cost.attention_macs:,}",
+        att_proj=f"{cost.attention_projection_macs:,}",
+        att_total=f"{cost.attention_total_macs:,}",
+        rnn_total=f"{cost.rnn_total_macs:,}",
+        lstm_total=f"{cost.lstm_total_macs:,}",
+    )
+    st.caption(t("lookalikes.cost_exact", **macs))
     numbers = {"n": [int(x) for x in curves.ns], "n²·d": curves.attention, "n·d²": curves.rnn}
     PAGE.table(numbers, hide_index=True, height=240)
 

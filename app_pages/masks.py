@@ -22,7 +22,6 @@ MAX_TOKENS = 16  # the leakage matrix runs 2·n layers; 16 keeps it instant and 
 PAD_RANGE = (0, 4)
 WINDOW_RANGE = (1, 8)
 DEFAULTS = {
-    "mk_text": "the cat sat on the mat",
     "mk_kind": "causal",
     "mk_pad": 2,
     "mk_window": 2,
@@ -31,11 +30,15 @@ DEFAULTS = {
     "mk_all": False,
     "mk_tables": False,
     "mk_position": 3,
-    "mk_replacement": "dog",
     "mk_matrix_method": "zero_values",
 }
 PAGE = kit.Page(
-    "mk", "masks", DEFAULTS, choice_keys=("mk_kind", "mk_head", "mk_matrix_method", "mk_position")
+    "mk",
+    "masks",
+    DEFAULTS,
+    choice_keys=("mk_kind", "mk_head", "mk_matrix_method", "mk_position"),
+    # the sentence a learner starts with is in the page's language
+    translated_defaults={"mk_text": "masks.default_text", "mk_replacement": "masks.default_replacement"},
 )
 
 

@@ -22,7 +22,6 @@ MAX_SHOWN_HEADS = 16  # small multiples beyond this are unreadable
 COST_N_RANGE = (1, 1_000_000)
 COST_D_MODEL_RANGE = (1, 8192)
 DEFAULTS = {
-    "mh_text": "the cat sat on the mat",
     "mh_d_model": 16,
     "mh_heads": 4,
     "mh_seed": 0,
@@ -30,7 +29,7 @@ DEFAULTS = {
     "mh_cost_n": 1024,
     "mh_cost_d_model": 512,
 }
-PAGE = kit.Page("mh", "multihead", DEFAULTS)
+PAGE = kit.Page("mh", "multihead", DEFAULTS, translated_defaults={"mh_text": "multihead.default_text"})
 
 # The core's results are frozen with read-only arrays: one object can serve every session.
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_multihead.multihead_lab)
@@ -117,7 +116,7 @@ def section_concat(t, trace, hover) -> None:
     st.latex(
         rf"\underbrace{{[{n} \times {h * d_v}]}}_{{\mathrm{{Concat}}:\ n \times h d_v}}"
         rf"\cdot \underbrace{{[{h * d_v} \times {d_model}]}}_{{W^O:\ h d_v \times d_\text{{model}}}}"
-        rf"= \underbrace{{[{n} \times {d_model}]}}_{{\mathrm{{Output}}:\ n \times d_\text{{model}}}}"
+        rf"= \underbrace{{[{n} \times {d_model}]}}_{{\text{{{t('multihead.tex_output')}}}:\ n \times d_\text{{model}}}}"
     )
     st.markdown(t("multihead.explain_concat", heads=h, d_v=d_v, width=h * d_v, d_model=d_model))
     feat = dict(token_title=t("multihead.axis_token"), dim_title=t("multihead.axis_dim"), hover=hover)
@@ -154,9 +153,9 @@ def section_cost(t) -> None:
     st.header(t("multihead.sec_cost"), anchor="cost")
     st.markdown(t("multihead.explain_cost"))
     st.latex(
-        r"\underbrace{4\, d_\text{model}^2}_{\text{params}},\quad "
+        rf"\underbrace{{4\, d_\text{{model}}^2}}_{{\text{{{t('multihead.tex_params')}}}}},\quad "
         r"\underbrace{6 n d_\text{model}^2 + 2 n^2 d_\text{model} + 2 n^2 d_\text{model} + 2 n d_\text{model}^2}"
-        r"_{\text{matmul FLOPs}:\ Q,K,V \ +\ QK^\top \ +\ AV \ +\ W^O}"
+        rf"_{{\text{{{t('multihead.tex_matmul_flops')}}}:\ Q,K,V \ +\ QK^\top \ +\ AV \ +\ W^O}}"
     )
     c1, c2 = st.columns(2)
     PAGE.widget(t, "number_input", "cost_n", *COST_N_RANGE, step=256, where=c1)

@@ -88,7 +88,10 @@ def load_trace(t, example: bool):
         return None
     config, problems = read_config({key: s[f"pg_{key}"] for key in CONFIG_KEYS})
     for problem in problems:
-        st.error(t(problem.key, **problem.values))
+        values = dict(problem.values)
+        if values.get("name") in ("heads", "seed"):  # name the widget as its label does
+            values["name"] = t(f"playground.{values['name']}")
+        st.error(t(problem.key, **values))
     if config is None:
         return None
     trace = None

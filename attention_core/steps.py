@@ -35,7 +35,8 @@ def build_mask(kind: str, n: int, n_pad: int = 0) -> np.ndarray:
     """Boolean mask ``[n, n]``: entry [i, j] is True when query i may attend to key j.
 
     ``causal`` allows j <= i; ``padding`` forbids the last ``n_pad`` keys (the [PAD] tokens) for
-    every query, as an encoder does: pad *queries* still get a row, which later layers ignore.
+    every query, as an encoder does. Pad *queries* keep their rows: they are computed in every layer
+    like any other position, and a model drops their outputs only at the loss or the pooling.
     """
     if kind not in MASK_KINDS:
         raise ValueError(f"unknown mask kind {kind!r}")

@@ -269,11 +269,16 @@ class Page:
     namespace: str
     defaults: Mapping[str, object] = field(default_factory=dict)
     choice_keys: tuple[str, ...] = ()  # selectboxes/radios whose option labels are translated
+    # session key -> catalog key: defaults in the learner's language (a Japanese page starts from a
+    # Japanese sentence), set once like the others
+    translated_defaults: Mapping[str, str] = field(default_factory=dict)
 
     def start(self) -> Translator:
         """Session defaults, translated choices re-sent after a language switch; the translator."""
         init_state(self.defaults)
         t = translator()
+        missing = [key for key in self.translated_defaults if key not in st.session_state]
+        init_state({key: t(self.translated_defaults[key]) for key in missing})
         if self.choice_keys:
             refresh_translated_choices(
                 st.session_state, self.choice_keys, t.lang, f"{self.prefix}_lang_shown"

@@ -81,6 +81,12 @@ STATIC_QUESTIONS: tuple[StaticQuestion, ...] = (
     _mc("rnn_path", 0, LOOKALIKES, "rnn"),
     _tf("rnn_parallel", False, LOOKALIKES, "rnn"),
     _mc("rnn_cost", 0, LOOKALIKES, "rnn"),
+    _mc("padding_mask", 0, MASKS, "mask"),
+    _tf("subtract_max", False, PLAYGROUND, "softmax"),
+    _mc("rnn_memory", 0, LOOKALIKES, "rnn"),
+    _mc("rnn_training_speed", 0, LOOKALIKES, "rnn"),
+    _mc("self_vs_attention", 0, LOOKALIKES, "lookalikes"),
+    _mc("linear_attention", 0, COST, "efficient"),
 )
 
 COMPUTED_LINKS = {
@@ -91,6 +97,9 @@ COMPUTED_LINKS = {
     "memory_ratio": COST,
     "head_dim": MULTI_HEAD,
     "multihead_params": MULTI_HEAD,
+    "padding_cells": MASKS,
+    "softmax_shift": PLAYGROUND,
+    "sqrt_divisor": WHY_SQRT,
 }
 
 
@@ -224,4 +233,13 @@ def explain_values(q: QuizQuestion) -> dict:
         values["expr"] = "q·k/√d_k" if p["scaled"] else "q·k"
     elif q.kind == "multihead_params":
         values["d_model"] = p["d_model"]
+    elif q.kind == "softmax_shift":
+        values["scores"] = "[" + ", ".join(str(int(x)) for x in p["scores"]) + "]"
+        values["m"] = f"{worked['max']:g}"
+        values["shifted"] = "[" + ", ".join(f"{x:g}".replace("-", "−") for x in worked["shifted"]) + "]"
+        values["exps"] = _row_text(worked["exps"])
+        values["total"] = f"{worked['exps'].sum():.3f}"
+        values["exp_col"] = f"{worked['exps'][p['col']]:.3f}"
+    elif q.kind == "sqrt_divisor":
+        values["sqrt128"] = f"{worked['sqrt128']:.1f}"
     return values

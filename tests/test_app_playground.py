@@ -116,8 +116,12 @@ def test_each_control_change_reruns_cleanly(at):
     assert_healthy(at)
     at.number_input(key="pg_seed").set_value(7).run()
     assert_healthy(at)
+    assert translate("en", "playground.x_no_positional") not in [c.value for c in at.caption]
     at.toggle(key="pg_positional").set_value(False).run()
     assert_healthy(at)
+    # X = E now, and the page says so instead of "plus a vector for its position"
+    assert "$$\nX = E\n$$" in [el.value for el in at.latex]
+    assert translate("en", "playground.x_no_positional") in [c.value for c in at.caption]
     at.radio(key="pg_head").set_value(3).run()
     assert_healthy(at)
     at.toggle(key="pg_tables").set_value(True).run()
@@ -249,12 +253,12 @@ def test_language_switch_keeps_sentence_and_settings(at):
     at.session_state["lang"] = "ja"
     at.run()
     assert not at.exception and not at.error
-    assert at.title[0].value == "Attention プレイグラウンド"
+    assert at.title[0].value == "注意のプレイグラウンド"
     assert at.text_area(key="pg_text").value == "attention is all you need"
     assert at.number_input(key="pg_d_model").value == 24 and at.number_input(key="pg_heads").value == 3
     assert at.selectbox(key="pg_mask").value == "causal" and at.radio(key="pg_head").value == 2
     # the browser is sent the newly translated labels of the chosen options
-    assert at.selectbox(key="pg_mask").proto.raw_value == "因果（causal）"
+    assert at.selectbox(key="pg_mask").proto.raw_value == "因果"
     assert at.radio(key="pg_head").proto.raw_value == "ヘッド 2"
     assert z(charts(at)["pg_chart_weights"]).shape == (5, 5)
 

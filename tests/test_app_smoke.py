@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import ja_text_rules
 import pytest
 
 from tests.apptest_pages import APP as APP_FILE
@@ -48,3 +49,7 @@ def test_page_loads(page: str, lang: str):
     at = open_page(page, lang=lang, check=False)
     assert not at.exception, f"{page} ({lang}): {at.exception}"
     assert at.title or at.header, f"{page} ({lang}) shows no title"
+    if lang == "ja":  # no English inside the LaTeX a Japanese page renders (\text{...}, \mathrm{...})
+        bodies = [el.value for kind in ("latex", "markdown", "caption") for el in getattr(at, kind)]
+        english = [p for body in bodies for p in ja_text_rules.latin_problems(body) if "LaTeX" in p]
+        assert not english, f"{page}: {english}"

@@ -128,12 +128,10 @@ def test_overview_frames_the_selected_panel_only():
 
 
 def test_overview_titles_name_every_layer_and_head():
-    fig = heads_overview(
-        random_weights(6, 12, 2), ["a", "b"], layer_title="第 {layer} 層", head_title="H{head}"
-    )
+    fig = heads_overview(random_weights(6, 12, 2), ["a", "b"], layer_title="層 {layer}", head_title="H{head}")
     texts = [a.text for a in fig.layout.annotations]
     assert texts[:12] == [f"H{h}" for h in range(12)]
-    assert texts[12:] == [f"第 {layer} 層" for layer in range(6)]
+    assert texts[12:] == [f"層 {layer}" for layer in range(6)]
 
 
 def test_overview_serialises_and_is_fast_enough_for_every_rerun():

@@ -103,13 +103,6 @@ def test_rnn_path_and_tables():
     assert terms["additive_attention"].score == "additive"
 
 
-def test_layer_cost_crossover():
-    assert layer_cost(64, 512).attention_cheaper  # 2*64^2*512 < 64*512^2
-    c = layer_cost(4096, 512)
-    assert (c.attention_macs, c.rnn_macs) == (2 * 4096**2 * 512, 4096 * 512**2)
-    assert not c.attention_cheaper
-
-
 def _naive_weights(Q, K, divisor, causal=False):
     out = np.zeros((len(Q), len(K)))
     for i in range(len(Q)):
@@ -152,3 +145,46 @@ def test_cost_curves_by_hand():
     assert cost_curves(1, 1).ns[0] == 1.0
     with pytest.raises(ValueError):
         cost_curves(0, 4)
+
+
+def _macs(*products: tuple[int, int, int]) -> int:
+    """Multiply-adds of matrix products given by their shapes [m, k] @ [k, p]."""
+    return sum(m * k * p for m, k, p in products)
+
+
+def _counted_by_shape(n: int, d: int) -> dict[str, int]:
+    """Every product of one layer listed by its shapes, written apart from the core's formulas."""
+    projections = [(n, d, d)] * 4  # X W^Q, X W^K, X W^V, Concat W^O
+    mixing = [(n, d, n), (n, n, d)]  # Q Kᵀ, A V
+    rnn_step = [(1, d, d), (1, d, d)]  # W_x x_t and W_h h_{t-1}, once per token
+    return {
+        "attention_mix": _macs(*mixing),
+        "attention_proj": _macs(*projections),
+        "rnn_recurrence": n * _macs((1, d, d)),
+        "rnn": n * _macs(*rnn_step),
+        "lstm": n * 4 * _macs(*rnn_step),  # four gates, each with an input and a recurrent matrix
+    }
+
+
+@pytest.mark.parametrize(("n", "d"), [(1, 1), (7, 3), (64, 512), (1000, 512), (1024, 512), (4096, 512)])
+def test_layer_cost_counts_every_product(n, d):
+    c, want = layer_cost(n, d), _counted_by_shape(n, d)
+    assert (c.attention_macs, c.rnn_macs) == (want["attention_mix"], want["rnn_recurrence"])
+    assert c.attention_projection_macs == want["attention_proj"]
+    assert c.attention_total_macs == want["attention_mix"] + want["attention_proj"]
+    assert (c.rnn_total_macs, c.lstm_total_macs) == (want["rnn"], want["lstm"])
+
+
+def test_layer_cost_claims_of_the_page():
+    """The sentences of lookalikes.cost_intro and cost_exact, checked over a grid of n and d."""
+    for d in (8, 64, 512):
+        for n in range(1, 4 * d + 2):
+            c = layer_cost(n, d)
+            # mixing terms, constants dropped as in the paper's table: equal exactly at n = d
+            big_att, big_rnn = n * n * d, n * d * d
+            assert (big_att < big_rnn) == (n < d) and (big_att == big_rnn) == (n == d)
+            # counted in full: attention never beats a plain RNN, beats an LSTM only while n < 2d
+            assert c.attention_total_macs > c.rnn_total_macs
+            assert (c.attention_total_macs < c.lstm_total_macs) == (n < 2 * d)
+    with pytest.raises(ValueError):
+        layer_cost(0, 4)

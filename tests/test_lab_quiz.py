@@ -38,6 +38,15 @@ def _independent_answer(q):
     if q.kind == "multihead_params":
         d = p["d_model"]
         return 3 * d * d + d * d  # W_Q, W_K, W_V are d x (h * d/h) = d x d each; W_O is d x d
+    if q.kind == "padding_cells":
+        total, n = p["total"], p["n"]
+        return sum(1 for _ in range(total) for key in range(total) if key >= n)  # every [PAD] column
+    if q.kind == "softmax_shift":
+        s = p["scores"]
+        e = [math.exp(x - max(s)) for x in s]
+        return e[p["col"]] / sum(e)
+    if q.kind == "sqrt_divisor":
+        return p["d_k"] ** 0.5
     raise AssertionError(q.kind)
 
 
@@ -100,3 +109,35 @@ def test_worked_numbers_by_hand():
         n, b = memory.params["n"], memory.params["bytes_per_elem"]
         assert worked_numbers(memory) == {"elements": n * n, "bytes": n * n * b}
     assert worked_numbers(generate_question("head_dim", 0)) == {}
+
+
+def test_worked_numbers_of_the_shift_by_hand():
+    for seed in SEEDS:
+        q = generate_question("softmax_shift", seed)
+        worked, scores = worked_numbers(q), q.params["scores"]
+        top = max(scores)
+        assert worked["max"] == top
+        assert list(worked["shifted"]) == [float(x - top) for x in scores]
+        assert list(worked["exps"]) == pytest.approx([math.exp(x - top) for x in scores], abs=1e-15)
+    assert worked_numbers(generate_question("sqrt_divisor", 0))["sqrt128"] == pytest.approx(
+        11.3137085, abs=1e-7
+    )
+
+
+def test_softmax_shift_premise_holds():
+    """The question says e^s overflows in float64 unless the maximum is subtracted: check it does."""
+    import numpy as np
+
+    for seed in SEEDS:
+        q = generate_question("softmax_shift", seed)
+        with np.errstate(over="ignore", invalid="ignore"):
+            naive = np.exp(np.asarray(q.params["scores"], dtype=float))
+            assert np.isinf(naive).all() and np.isnan(naive / naive.sum()).all()
+        assert len(set(q.params["scores"])) == 3 and min(q.params["scores"]) > 709.8
+
+
+def test_sqrt_divisor_asks_about_d_k_128():
+    """√128 ≈ 11.3 (the reference notes' figure) is among the questions asked."""
+    questions = [generate_question("sqrt_divisor", s) for s in SEEDS]
+    at_128 = [q for q in questions if q.params["d_k"] == 128]
+    assert at_128 and all(round(q.answer, 1) == 11.3 for q in at_128)

@@ -122,6 +122,13 @@ def expected_answer(kind: str, p: dict):
         return p["d_model"] // p["heads"]
     if kind == "multihead_params":
         return 4 * p["d_model"] ** 2
+    if kind == "padding_cells":
+        return (p["n"] + p["pads"]) * p["pads"]
+    if kind == "softmax_shift":
+        m = max(p["scores"])
+        return math.exp(p["scores"][p["col"]] - m) / sum(math.exp(x - m) for x in p["scores"])
+    if kind == "sqrt_divisor":
+        return math.sqrt(p["d_k"])
     raise AssertionError(kind)
 
 
@@ -204,3 +211,16 @@ def test_score_and_missed() -> None:
     assert (sc.answered, sc.correct, sc.total) == (2, 1, len(quiz))
     assert missed_ids(quiz, answers) == [b.qid]
     assert score([c], answers).answered == 0  # answers to other questions are ignored
+
+
+def test_the_reference_notes_topics_are_asked() -> None:
+    """Issue 15's coverage list: padding mask, the row-max shift, the RNN's memory and training-speed
+    rows, √128 ≈ 11.3, and the FAQ items (attention vs self-attention, the efficient variants)."""
+    static = {q.qid for q in STATIC_QUESTIONS}
+    assert {"padding_mask", "subtract_max", "rnn_memory", "rnn_training_speed"} <= static
+    assert {"self_vs_attention", "linear_attention", "flash_attention", "gqa", "ring_linear"} <= static
+    assert {"padding_cells", "softmax_shift", "sqrt_divisor"} <= set(QUIZ_KINDS)
+    for seed in range(5):
+        it = next(i for i in build_quiz(seed) if i.qid == "comp_sqrt_divisor")
+        for lang in LANGUAGES:
+            assert "√128 ≈ 11.3" in translate(lang, it.why_key, **explain_values(it.computed))

@@ -60,7 +60,7 @@ def test_japanese_worksheet_pages_seeds_and_text(ja_causal):
         flat = squash(page)
         assert f"解答：用紙{sheet}の問題{number}" in flat
         assert f"--seed{seed}--maskcausal" in flat  # the command that prints it again
-        assert "手順4：行ごとのsoftmax" in flat
+        assert "ステップ4：行ごとのsoftmax" in flat
 
 
 def test_every_printed_number_is_the_exercises(ja_causal):

@@ -160,21 +160,31 @@ LOOKALIKES = (
 
 @dataclass(frozen=True)
 class LayerCost:
-    """Per-layer multiply-add counts: attention ~ n²·d (scores + weighted sum), RNN ~ n·d² (recurrence)."""
+    """Multiply-adds of one layer of width d on n tokens: self-attention against a recurrent layer.
+
+    The *mixing* terms are what the original paper's complexity table compares (constants dropped
+    there): attention's QKᵀ and A·V against an RNN's recurrence. Counting every matrix product adds
+    attention's projections W^Q, W^K, W^V, W^O and the RNN's input matrix; an LSTM has four gates,
+    each with an input and a recurrent matrix. Counted in full, attention (2·n²·d + 4·n·d²) is never
+    cheaper than a plain RNN (2·n·d²) and is cheaper than an LSTM (8·n·d²) only while n < 2d.
+    """
 
     n: int
     d: int
-    attention_macs: int  # 2·n²·d: QKᵀ and weights·V (projections left out, an RNN has them too)
-    rnn_macs: int  # n·d²: one d × d recurrent matrix product per step
-    attention_cheaper: bool  # true when n < d/2 (the crossover of 2n²d = nd²)
+    attention_macs: int  # 2·n²·d: QKᵀ and A·V, the mixing term
+    rnn_macs: int  # n·d²: one d × d recurrent product per step, the mixing term
+    attention_projection_macs: int  # 4·n·d²: W^Q, W^K, W^V, W^O (d_model = d)
+    attention_total_macs: int  # every matrix product of the attention layer
+    rnn_total_macs: int  # 2·n·d²: input and recurrent matrices of a plain (Elman) RNN
+    lstm_total_macs: int  # 8·n·d²: four gates, each with an input and a recurrent matrix
 
 
 def layer_cost(n: int, d: int) -> LayerCost:
-    """The n-dependent work of one layer, in multiply-adds."""
+    """Mixing terms and full counts of one layer, in multiply-adds."""
     if n < 1 or d < 1:
         raise ValueError("n and d must be positive")
-    att, rnn = 2 * n * n * d, n * d * d
-    return LayerCost(n, d, att, rnn, att < rnn)
+    mix, proj = 2 * n * n * d, 4 * n * d * d
+    return LayerCost(n, d, mix, n * d * d, proj, mix + proj, 2 * n * d * d, 8 * n * d * d)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Lab "Multi-head attention": what splitting into h heads costs (nothing extra) and what it does.
+"""Lab "Multi-head attention": what splitting into h heads costs and what it does.
 
 Counting convention (used throughout): **FLOPs = 2 × multiply-adds**. A matrix product
 ``[m, k] @ [k, p]`` costs m·k·p multiply-adds (MACs) = 2·m·k·p FLOPs. Softmax is not a matmul;

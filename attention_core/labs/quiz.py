@@ -15,6 +15,10 @@ Kinds (:data:`QUIZ_KINDS`):
 - ``memory_ratio``: how many times the attention memory grows when n is multiplied by ``factor``.
 - ``head_dim``: d_k = d_model / h.
 - ``multihead_params``: learned numbers in W_Q, W_K, W_V, W_O (no biases) = 4·d_model².
+- ``padding_cells``: −∞ cells of a padding mask for n tokens plus p [PAD] = (n + p)·p.
+- ``softmax_shift``: one softmax weight of a row of scores so large that exp overflows in float64
+  unless the row maximum is subtracted first.
+- ``sqrt_divisor``: the divisor √d_k of a head (its explanation also gives √128 for d_k = 128).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..config import AttentionConfig
 from ..steps import apply_mask, build_mask, raw_scores, scale, softmax
 from .cost import DTYPE_BYTES, attention_matrix_bytes
 from .multihead import multihead_cost
@@ -37,8 +42,12 @@ QUIZ_KINDS = (
     "memory_ratio",
     "head_dim",
     "multihead_params",
+    "padding_cells",
+    "softmax_shift",
+    "sqrt_divisor",
 )
 N_CHOICES = 4
+SQRT_DIVISOR_D_K = (16, 32, 64, 96, 128, 256)  # 128: the d_k of many large models
 
 
 @dataclass(frozen=True)
@@ -205,6 +214,65 @@ def _multihead_params(seed: int) -> QuizQuestion:
     )
 
 
+def _padding_cells(seed: int) -> QuizQuestion:
+    rng = _rng("padding_cells", seed)
+    n = int(rng.integers(3, 9))
+    pads = int(rng.integers(1, 5))
+    total = n + pads
+    answer = int(np.count_nonzero(~build_mask("padding", total, pads)))  # [total, total] -> cells
+    distractors = [n * pads, pads * pads, total * total - n * n, pads]  # real rows only, pad block, ...
+    return _build(
+        "padding_cells",
+        seed,
+        rng,
+        {"n": n, "pads": pads, "total": total},
+        answer,
+        0.0,
+        distractors,
+        [total, total * (pads + 1)],
+    )
+
+
+def _softmax_shift(seed: int) -> QuizQuestion:
+    rng = _rng("softmax_shift", seed)
+    base = int(rng.choice([720, 800, 1000, 1200]))  # exp(716) already overflows float64
+    offsets = rng.permutation([0, *rng.choice(np.arange(-4, 0), size=2, replace=False)])
+    scores = [int(base + o) for o in offsets]
+    col = int(rng.integers(3))
+    w = softmax(np.asarray(scores, dtype=float))  # [3] the core subtracts the row max itself
+    answer = round(float(w[col]), 6)
+    others = [round(float(w[j]), 6) for j in range(3) if j != col]
+    unnormalised = round(math.exp(scores[col] - max(scores)), 6)  # e^(s - m) without dividing
+    distractors = [round(1 / 3, 6), *others, unnormalised]
+    return _build(
+        "softmax_shift",
+        seed,
+        rng,
+        {"scores": scores, "col": col},
+        answer,
+        0.005,
+        distractors,
+        [0.5, 0.25, 0.1, 0.9, 0.75],
+    )
+
+
+def _sqrt_divisor(seed: int) -> QuizQuestion:
+    rng = _rng("sqrt_divisor", seed)
+    d_k = int(rng.choice(SQRT_DIVISOR_D_K))
+    answer = round(AttentionConfig(d_model=d_k, heads=1).divisor, 6)  # the core's own √d_k
+    distractors = [float(d_k), d_k / 2, math.log2(d_k)]  # no root, halving, a log (floats, shown alike)
+    return _build(
+        "sqrt_divisor",
+        seed,
+        rng,
+        {"d_k": d_k},
+        answer,
+        0.005,
+        distractors,
+        [answer * 2, answer / 2, float(d_k * d_k)],
+    )
+
+
 _GENERATORS = {
     "causal_weight": _causal_weight,
     "scores_shape": _scores_shape,
@@ -213,6 +281,9 @@ _GENERATORS = {
     "memory_ratio": _memory_ratio,
     "head_dim": _head_dim,
     "multihead_params": _multihead_params,
+    "padding_cells": _padding_cells,
+    "softmax_shift": _softmax_shift,
+    "sqrt_divisor": _sqrt_divisor,
 }
 
 
@@ -228,7 +299,8 @@ def generate_question(kind: str, seed: int) -> QuizQuestion:
 def worked_numbers(question: QuizQuestion) -> dict:
     """The intermediate numbers behind a computed answer, for its explanation (computed by the
     same steps as the answer): the question row's masked scores and weights (``causal_weight``),
-    the matrix's elements and bytes (``attention_memory``); nothing for the other kinds."""
+    the matrix's elements and bytes (``attention_memory``), the max-shifted scores and their
+    exponentials (``softmax_shift``), √128 (``sqrt_divisor``); nothing for the other kinds."""
     p = question.params
     if question.kind == "causal_weight":
         _, masked, weights = _causal_steps(p["Q"], p["K"], p["d_k"])
@@ -236,6 +308,12 @@ def worked_numbers(question: QuizQuestion) -> dict:
     if question.kind == "attention_memory":
         elements = p["n"] * p["n"]
         return {"elements": elements, "bytes": elements * p["bytes_per_elem"]}
+    if question.kind == "softmax_shift":
+        s = np.asarray(p["scores"], dtype=float)  # [3]
+        shifted = s - np.max(s)  # the largest becomes 0, so its exponential is e^0 = 1
+        return {"max": float(np.max(s)), "shifted": shifted, "exps": np.exp(shifted)}
+    if question.kind == "sqrt_divisor":
+        return {"sqrt128": AttentionConfig(d_model=128, heads=1).divisor}  # the explanation's example
     return {}
 
 

@@ -155,17 +155,18 @@ def tokenization_notes(t, result: minilm.PretrainedResult) -> None:
         st.info(t("pretrained.unk_note", count=unknown))
 
 
-def step_texts(layer: int) -> dict[str, StepText]:
+def step_texts(layer: int, t) -> dict[str, StepText]:
     """Step 1 for a trained layer: X is not E + P but the embeddings (layer 0) or the previous layer's output."""
+    word, pos, seg, name = (t(f"pretrained.tex_{k}") for k in ("word", "pos", "seg", "layer"))
     if layer == 0:
         return {
             "x": StepText(
                 "pretrained.step_x_first",
                 "pretrained.explain_x_first",
-                r"X = \mathrm{LayerNorm}(E_{\text{word}} + E_{\text{pos}} + E_{\text{seg}})",
+                rf"X = \mathrm{{LayerNorm}}(E_{{\text{{{word}}}}} + E_{{\text{{{pos}}}}} + E_{{\text{{{seg}}}}})",
             )
         }
-    formula = rf"X^{{({layer})}} = \mathrm{{Layer}}_{{{layer - 1}}}\big(X^{{({layer - 1})}}\big)"
+    formula = rf"X^{{({layer})}} = \text{{{name}}}_{{{layer - 1}}}\big(X^{{({layer - 1})}}\big)"
     return {
         "x": StepText(
             "pretrained.step_x_later",
@@ -240,4 +241,4 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText]], None]) -
     else:
         st.markdown(t("pretrained.steps_note_later", layer=layer, previous=layer - 1))
     st.markdown(t("pretrained.bias_note"))
-    show_steps(minilm.display_trace(result, layer, hide), step_texts(layer))
+    show_steps(minilm.display_trace(result, layer, hide), step_texts(layer, t))

@@ -35,7 +35,6 @@ MAX_TOKENS_RANGE = (4, 256)  # 256-token maps stay interactive (bench/page_laten
 # The playground's widgets and their first values (all state in ``pg_`` keys).
 DEFAULTS = {
     "pg_preset": "sentence",
-    "pg_text": "the cat sat on the mat",
     "pg_d_model": 16,
     "pg_heads": 2,
     "pg_auto_dims": True,
@@ -53,7 +52,8 @@ DEFAULTS = {
     "pg_all_heads": False,  # draw a large all-heads figure (steps_view.all_heads_on_request)
 }
 CHOICE_KEYS = ("pg_preset", "pg_mask", "pg_scale", "pg_head")  # widgets whose labels are translated
-PAGE = kit.Page("pg", "playground", DEFAULTS, CHOICE_KEYS)
+# the sentence a learner starts with is in the page's language
+PAGE = kit.Page("pg", "playground", DEFAULTS, CHOICE_KEYS, {"pg_text": "playground.default_text"})
 # The keys read_config reads, each from the widget ``pg_<key>``.
 CONFIG_KEYS = (
     "d_model",

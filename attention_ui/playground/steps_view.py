@@ -115,8 +115,12 @@ def step_formula(view: View, name: str, default: str) -> str:
 
 
 def shape_line(t, *parts: tuple[str, tuple[int, ...]]) -> None:
-    """``Shapes: $Q$: 6×8 · …``; names are LaTeX written here, never user text."""
-    text = "\u2003".join(f"${name}$: {' × '.join(str(s) for s in shape)}" for name, shape in parts)
+    """``Shapes: $Q \\in \\mathbb{R}^{6 \\times 8}$ …``; names are LaTeX written here, never user text.
+
+    Set notation needs no colon, so the line reads the same in every language.
+    """
+    spaces = (r"\mathbb{R}^{" + r" \times ".join(str(s) for s in shape) + "}" for _, shape in parts)
+    text = "\u2003".join(f"${name} \\in {space}$" for (name, _), space in zip(parts, spaces, strict=True))
     st.markdown(t("playground.shapes", shapes=text))
 
 
@@ -183,9 +187,13 @@ def table(view: View, make_frame: Callable[[], object], key: str) -> None:
 
 def _x(v: View) -> None:
     t, tr = v.t, v.trace
-    st.latex(step_formula(v, "x", r"X = E + P" if not v.example else r"X \sim \mathcal{N}(0, 1)"))
+    no_position = tr.config is not None and not tr.config.positional and not v.example
+    default = r"X \sim \mathcal{N}(0, 1)" if v.example else (r"X = E" if no_position else r"X = E + P")
+    st.latex(step_formula(v, "x", default))
     if v.example:
         st.caption(t("playground.example_x_note"))
+    elif no_position and "x" not in v.text:
+        st.caption(t("playground.x_no_positional"))
     n, d_model = tr.X.shape
     shape_line(t, ("X", (n, d_model)))
     chart(
@@ -362,7 +370,7 @@ def _concat(v: View) -> None:
         v,
         heatmaps.feature_heatmap(tr.concat, tr.tokens, dim_names=dim_names, group_size=d_v, **v.feat),
         "concat",
-        t("playground.alt_feature", name="Concat", n=n, d=h * d_v),
+        t("playground.alt_feature", name=t("playground.name_concat"), n=n, d=h * d_v),
     )
     table(v, lambda: tables.feature_table(tr.concat, tr.tokens, dim_names), "concat")
 
@@ -371,15 +379,14 @@ def _output(v: View) -> None:
     t, tr = v.t, v.trace
     n, h, d_v = tr.n, tr.heads, tr.V.shape[2]
     d_model = tr.X.shape[1]
-    st.latex(r"\mathrm{Output} = \mathrm{Concat}(\dots)\, W^O")
-    shape_line(
-        t, (r"\mathrm{Concat}", (n, h * d_v)), ("W^O", (h * d_v, d_model)), (r"\mathrm{Output}", (n, d_model))
-    )
+    output = rf"\text{{{t('playground.name_output')}}}"
+    st.latex(rf"{output} = \mathrm{{Concat}}(\dots)\, W^O")
+    shape_line(t, (r"\mathrm{Concat}", (n, h * d_v)), ("W^O", (h * d_v, d_model)), (output, (n, d_model)))
     chart(
         v,
         heatmaps.feature_heatmap(tr.output, tr.tokens, **v.feat),
         "output",
-        t("playground.alt_feature", name="Output", n=n, d=d_model),
+        t("playground.alt_feature", name=t("playground.name_output"), n=n, d=d_model),
     )
     table(v, lambda: tables.feature_table(tr.output, tr.tokens), "output")
 

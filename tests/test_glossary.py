@@ -1,0 +1,145 @@
+"""Every Japanese catalog follows the glossary (``attention_ui/locales/glossary_ja.json``): one term
+per concept, no stray English, no English in LaTeX ``\\text{...}``, one typography.
+
+The catalogs are globbed, so a catalog added later is checked without touching this file. Each
+test reports every offending key at once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import ja_text_rules as rules
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCALES = ROOT / "attention_ui" / "locales"
+JA_FILES = sorted((LOCALES / "ja").glob("*.json"))
+
+
+def messages(path: Path) -> dict[str, str]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def report(check, path: Path) -> list[str]:
+    out = []
+    sample_input = set(rules.glossary()["sample_input_keys"])
+    for key, text in messages(path).items():
+        if key in sample_input and check is rules.latin_problems:
+            continue  # a sentence the page starts with is input, not interface text
+        out += [f"{path.stem}.{key}: {p}" for p in check(text)]
+    return out
+
+
+def test_the_glossary_is_well_formed():
+    g = rules.glossary()
+    assert set(g["rules"]) >= {"latin", "spacing", "punctuation", "layers", "quiz"}
+    concepts = [t["concept"] for t in g["terms"]]
+    assert len(concepts) == len(set(concepts)), "a concept is listed twice"
+    for term in g["terms"]:
+        assert term["ja"], term
+        for pattern in term.get("forbidden_regex", []):
+            re.compile(pattern)
+        # a term must not forbid itself
+        assert not any(v in term["ja"] for v in term.get("forbidden", [])), term["concept"]
+    assert {"注意重み", "自己注意", "softmax"} <= {t["ja"] for t in g["terms"]}
+
+
+def test_every_ja_catalog_is_covered():
+    assert len(JA_FILES) >= 9
+    assert {p.stem for p in JA_FILES} == {p.stem for p in (LOCALES / "en").glob("*.json")}
+
+
+@pytest.mark.parametrize("path", JA_FILES, ids=lambda p: p.stem)
+def test_one_term_per_concept(path):
+    problems = report(rules.forbidden_problems, path)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", JA_FILES, ids=lambda p: p.stem)
+def test_no_stray_english(path):
+    problems = report(rules.latin_problems, path)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", JA_FILES, ids=lambda p: p.stem)
+def test_no_english_in_latex_text(path):
+    problems = [p for p in report(rules.latin_problems, path) if "LaTeX" in p]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", JA_FILES, ids=lambda p: p.stem)
+def test_spacing_around_numbers_and_latin(path):
+    problems = report(rules.spacing_problems, path)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", JA_FILES, ids=lambda p: p.stem)
+def test_full_width_punctuation(path):
+    problems = report(rules.punctuation_problems, path)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_bold_markers_render(lang):
+    problems = []
+    for path in sorted((LOCALES / lang).glob("*.json")):
+        problems += report(rules.emphasis_problems, path)
+    assert not problems, "\n".join(problems)
+
+
+# --- the rules themselves can fail -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "check"),
+    [
+        ("注意の重みを見る", rules.forbidden_problems),
+        ("Attention の重み", rules.forbidden_problems),
+        ("ソフトマックスで正規化", rules.forbidden_problems),
+        ("第 {layer} 層", rules.forbidden_problems),
+        ("第0層", rules.forbidden_problems),
+        ("アテンション重み", rules.forbidden_problems),
+        ("惜しい。正解は", rules.forbidden_problems),
+        ("この layer の出力", rules.latin_problems),
+        ("$\\text{memory} = n^2$", rules.latin_problems),
+        ("$\\mathrm{Output} = XW$", rules.latin_problems),
+        ("\\underbrace{[2 \\times 3]}_{\\mathrm{Output}:\\ n \\times d_\\text{model}}", rules.latin_problems),
+        ("$E_{\\text{word}} + E_{\\text{pos}}$", rules.latin_problems),
+        ("Linear Attention：カーネル", rules.latin_problems),
+        ("2倍になる", rules.spacing_problems),
+        ("n が{n}トークン", rules.spacing_problems),
+        ("softmaxの前", rules.spacing_problems),
+        ("マスク: なし", rules.punctuation_problems),
+        ("本当?", rules.punctuation_problems),
+        ("キー数 (n のとき)", rules.punctuation_problems),
+        ("**文（X）**を使う", rules.emphasis_problems),
+    ],
+)
+def test_the_rules_catch_a_violation(text, check):
+    assert check(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "注意重みは softmax の出力で、$\\operatorname{softmax}(QK^\\top/\\sqrt{d_k})$ と書きます。",
+        "クロスアテンションでは K と V を文 2 から作ります。",
+        "層 {layer} のヘッド {h}：FlashAttention と Ring Attention、GQA。",
+        "`python -m attention_core example` と同じ [PAD] の数は {pads} 個です。",
+        "$\\text{メモリ} = n^2 \\times 2\\ \\text{バイト}$（FP16）",
+        "d_model = 16、d_k = d_v = 8 のとき XW の積和は 1e-10 未満",
+        "マスク「{kind}」では",
+    ],
+)
+def test_the_rules_accept_good_japanese(text):
+    for check in (
+        rules.forbidden_problems,
+        rules.latin_problems,
+        rules.spacing_problems,
+        rules.punctuation_problems,
+        rules.emphasis_problems,
+    ):
+        assert not check(text), (text, check.__name__, check(text))
