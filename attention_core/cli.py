@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 
+from . import decoder_cli
 from .config import MASK_KINDS, AttentionConfig, AttentionConfigError
 from .example import worked_example_trace
 from .trace import AttentionTrace, trace_text
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--no-pe", action="store_true", help="no positional encoding")
     tr.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    decoder_cli.add_parser(sub)
     return parser
 
 
@@ -145,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "example":
         print(format_example())
         return 0
+    if args.command == "decoder":
+        return decoder_cli.run(args)
     try:
         config = AttentionConfig(
             d_model=args.d_model, heads=args.heads, d_k=args.d_k, d_v=args.d_v, mask=args.mask,
