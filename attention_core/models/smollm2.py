@@ -217,20 +217,20 @@ class Embedding8bit:
     def matvec(self, x: np.ndarray) -> np.ndarray:
         """``table @ x``, one number per token: ``[d] -> [vocab]`` float32.
 
-        Row ``t`` gives ``Σ_b scales[t, b] · (codes[t, block b] · x[block b])``: the per-block dot
-        products of a chunk of rows are one matrix product with a block-diagonal ``[d, d/32]`` copy of
-        ``x``, then each row's block sums are weighted by its scales. Chunks of
-        :data:`EMBED_CHUNK_ROWS` rows stay in the processor's cache; the table is never expanded whole.
+        Row ``t`` gives ``Σ_b scales[t, b] · (codes[t, block b] · x[block b])``: for a chunk of
+        :data:`EMBED_CHUNK_ROWS` rows (small enough to stay in the processor's cache) the codes are
+        widened to float32, every 32-number block is dotted with its block of ``x`` (one batched
+        product), and each row's block sums are weighted by its scales. The table is never expanded
+        whole (that would be 113 MB).
         """
         vocab, d = self.shape
         n_blocks = self.scales.shape[1]
-        x32 = np.asarray(x, dtype=np.float32)
-        block_diag = np.zeros((d, n_blocks), dtype=np.float32)  # [d, d/32]
-        block_diag[np.arange(d), np.arange(d) // (d // n_blocks)] = x32
+        x_blocks = np.asarray(x, dtype=np.float32).reshape(n_blocks, d // n_blocks, 1)  # [d/32, 32, 1]
         out = np.empty(vocab, dtype=np.float32)
         for start in range(0, vocab, EMBED_CHUNK_ROWS):
             stop = min(start + EMBED_CHUNK_ROWS, vocab)
-            block_dots = self.codes[start:stop].astype(np.float32) @ block_diag  # [m, d/32]
+            codes = self.codes[start:stop].astype(np.float32).reshape(stop - start, n_blocks, 1, -1)
+            block_dots = (codes @ x_blocks)[..., 0, 0]  # [m, d/32]
             out[start:stop] = np.einsum("tb,tb->t", block_dots, self.scales[start:stop])
         return out
 
@@ -335,6 +335,10 @@ class SmolLM2:
     vocab: tuple[str, ...] = field(repr=False)  # the file's token strings, byte alphabet
     token_bytes: tuple[bytes | None, ...] = field(repr=False)  # None for special tokens
     eos_id: int = 2
+    # Bytes with no token of their own in the vocabulary (for SmolLM2: six control characters such
+    # as U+0004, and the lead bytes of U+40000..U+BFFFF, all unassigned). BPE would drop them
+    # silently, so :func:`encode` removes the characters containing them and says how many.
+    missing_bytes: frozenset[int] = frozenset()
 
 
 @functools.lru_cache(maxsize=1)
@@ -365,6 +369,7 @@ def load_model() -> SmolLM2:
         None if t == CONTROL or not byte_bpe.is_byte_token(s) else byte_bpe.token_bytes(s)
         for s, t in zip(vocab, types, strict=True)
     )
+    single = {piece[0] for piece in token_bytes if piece is not None and len(piece) == 1}
     return SmolLM2(
         config=config,
         weights=weights,
@@ -372,6 +377,7 @@ def load_model() -> SmolLM2:
         vocab=vocab,
         token_bytes=token_bytes,
         eos_id=int(meta.get("tokenizer.ggml.eos_token_id", 2)),  # type: ignore[call-overload]
+        missing_bytes=frozenset(set(range(256)) - single),
     )
 
 
@@ -396,6 +402,7 @@ class DecoderInput:
     total_tokens: int
     max_tokens: int
     chars_cut: int
+    removed_chars: int = 0  # characters the vocabulary cannot spell, removed before tokenizing
 
     @property
     def n(self) -> int:
@@ -418,6 +425,15 @@ def check_text(text: str) -> None:
         raise DecoderInputError(
             "The text contains a character that is not valid Unicode (a lone surrogate)."
         ) from None
+
+
+def remove_unspellable(text: str, missing_bytes: frozenset[int]) -> tuple[str, int]:
+    """Drop the characters whose UTF-8 has a byte the vocabulary lacks: ``-> (text, how many)``."""
+    data = text.encode("utf-8")
+    if not missing_bytes or len(data.translate(None, bytes(sorted(missing_bytes)))) == len(data):
+        return text, 0
+    kept = [ch for ch in text if not missing_bytes.intersection(ch.encode("utf-8"))]
+    return "".join(kept), len(text) - len(kept)
 
 
 def _pieces(model: SmolLM2, ids: Sequence[int]) -> list[bytes | None]:
@@ -461,7 +477,8 @@ def encode(
     Text longer than ``MAX_INPUT_CHARS`` characters is cut first. More than ``max_tokens`` tokens:
     an error (``truncate=False``, the command line's contract) or the first ``max_tokens`` kept
     (``truncate=True``, reported through ``total_tokens``). Control and invisible characters are
-    kept (the model reads them as bytes) and shown as signs in the labels.
+    kept (the model reads them as bytes) and shown as signs in the labels, except the few whose
+    bytes the vocabulary cannot spell (``removed_chars``, see :attr:`SmolLM2.missing_bytes`).
     """
     if not 1 <= max_tokens <= MAX_TOKENS:
         raise ValueError(f"max_tokens must be between 1 and {MAX_TOKENS}")
@@ -472,7 +489,9 @@ def encode(
         raise DecoderInputError(
             f"The text is {len(text)} characters long; at most {MAX_INPUT_CHARS} are read."
         )
-    text = text[:MAX_INPUT_CHARS]
+    text, removed = remove_unspellable(text[:MAX_INPUT_CHARS], model.missing_bytes)
+    if not text.strip():
+        raise DecoderInputError("The text has no character this model can read.")
     ids = list(model.tokenizer.encode(text, add_special_tokens=False).ids)  # type: ignore[attr-defined]
     total = len(ids)
     if total > max_tokens and not truncate:
@@ -489,6 +508,7 @@ def encode(
         total_tokens=total,
         max_tokens=max_tokens,
         chars_cut=chars_cut,
+        removed_chars=removed,
     )
 
 
