@@ -183,7 +183,7 @@ class SmolLM2:
     """The loaded model: weights, tokenizer and what each token id stands for."""
 
     config: LlamaConfig
-    weights: LlamaWeights
+    weights: LlamaWeights = field(repr=False)
     tokenizer: object = field(repr=False)  # tokenizers.Tokenizer
     vocab: tuple[str, ...] = field(repr=False)  # the file's token strings, byte alphabet
     token_bytes: tuple[bytes | None, ...] = field(repr=False)  # None for special tokens
