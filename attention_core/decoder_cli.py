@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"the decoder model could not be read: {err}")
     data = decoder_json(trace, args.layer, args.top_k)
     if args.json:
-        json.dump(data, sys.stdout, ensure_ascii=False, allow_nan=False)
+        json.dump(data, sys.stdout, allow_nan=False)  # \u escapes: safe on any terminal encoding
         sys.stdout.write("\n")
     else:
         print(format_decoder(data))
