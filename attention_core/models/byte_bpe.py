@@ -105,8 +105,12 @@ def build_tokenizer(tokens: Sequence[str], merges: Sequence[str], pre: str = "sm
     GGUF file stores them). ``pre`` names the pre-tokenizer the vocabulary was trained with:
     ``"smollm"`` (llama.cpp's name) cuts every digit apart, then splits with GPT-2's rule
     (contractions, `` ?letters``, `` ?digits``, `` ?other symbols``, runs of spaces), then maps
-    bytes to the alphabet. Special tokens (``<|im_start|>``...) are *not* registered as added
-    tokens: text a learner types is always read as plain text, never as a control token.
+    bytes to the alphabet. This gives llama.cpp's ids on every text tested (tests/data/
+    smollm2_llama_cpp.npz); Hugging Face transformers' GGUF loader skips the digit step, which
+    changes nothing for ASCII digits (the vocabulary has no token of two digits) but splits
+    numerals such as ½, ² or the full-width ２ differently. Special tokens (``<|im_start|>``...)
+    are *not* registered as added tokens: text a learner types is always read as plain text,
+    never as a control token.
     """
     if pre not in PRE_TOKENIZERS:
         raise ValueError(f"unknown pre-tokenizer {pre!r}; known: {PRE_TOKENIZERS}")
