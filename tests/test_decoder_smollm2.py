@@ -106,8 +106,9 @@ def test_golden_next_tokens(golden, traces):
 
 def test_golden_greedy_continuation_with_the_cache(model, golden, traces):
     data, meta = golden
-    steps_ = meta["greedy_steps"]
-    for i in meta["greedy"]:
+    steps_ = 5  # of the reference's 8, to keep CI time small
+    for i in (0, 3):  # an English and a Japanese prompt
+        assert i in meta["greedy"]
         state = S.start_state(traces[i])
         chosen, chosen_p = [], []
         for _ in range(steps_):
@@ -116,8 +117,8 @@ def test_golden_greedy_continuation_with_the_cache(model, golden, traces):
             chosen.append(token)
             chosen_p.append(probs[token])
             state = S.decode_step(state, token, model).state
-        assert chosen == data[f"greedy{i}_ids"].tolist()
-        np.testing.assert_allclose(chosen_p, data[f"greedy{i}_p"], rtol=0, atol=GOLDEN_TOL)
+        assert chosen == data[f"greedy{i}_ids"][:steps_].tolist()
+        np.testing.assert_allclose(chosen_p, data[f"greedy{i}_p"][:steps_], rtol=0, atol=GOLDEN_TOL)
 
 
 def test_tokenizer_ids_match_the_reference_tokenizer(model, golden):
@@ -314,9 +315,10 @@ def test_pick_token_greedy_and_seeded():
 
 
 def test_seeded_generation_repeats(model):
-    a = S.generate("Once upon a time", 3, temperature=1.0, top_k=50, seed=7)[1]
-    b = S.generate("Once upon a time", 3, temperature=1.0, top_k=50, seed=7)[1]
+    a = S.generate("Once upon", 2, temperature=1.0, top_k=50, seed=7)[1]
+    b = S.generate("Once upon", 2, temperature=1.0, top_k=50, seed=7)[1]
     assert [s.token_id for s in a] == [s.token_id for s in b]
+    assert [s.cache_bytes for s in a] == [kv_cache.cache_bytes(30, n, 3, 64, 4) for n in (3, 4)]
 
 
 # ---------------------------------------------------------------------------------------------- input
