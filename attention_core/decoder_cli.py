@@ -1,0 +1,103 @@
+"""``python -m attention_core decoder``: a real decoder's attention and its next-token distribution.
+
+    python -m attention_core decoder --text TEXT --json [--layer L] [--top-k K]
+
+prints one JSON object with the keys :data:`DECODER_JSON_KEYS`. Bad input (empty text, a layer out
+of range, a top-k out of range, text over the token limit) and a missing model end with exit code 2
+and one ``error:`` line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+DECODER_JSON_KEYS = (
+    "model", "token_ids", "tokens", "n_layers", "n_heads", "n_kv_heads", "head_dim", "layer", "weights",
+    "kv_head_of", "next_tokens",
+)  # fmt: skip
+DEFAULT_TOP_K = 10
+MAX_TOP_K = 100
+
+
+def add_parser(sub) -> None:
+    """Register the ``decoder`` subcommand on ``cli.build_parser``'s subparsers."""
+    p = sub.add_parser("decoder", help="a real decoder (SmolLM2-135M): attention weights and next token")
+    p.add_argument("--text", required=True, help="the text (at most 128 tokens)")
+    p.add_argument("--layer", type=int, default=0, help="the layer whose weights are printed (0-29)")
+    p.add_argument("--top-k", type=int, default=DEFAULT_TOP_K, help="how many next tokens to list")
+    p.add_argument("--json", action="store_true", help="one JSON object instead of text")
+
+
+def decoder_json(trace, layer: int, top_k: int) -> dict:
+    """The contract's JSON object for a :class:`~attention_core.models.smollm2.DecoderTrace`."""
+    from .models import smollm2
+
+    c = trace.config
+    candidates = smollm2.top_candidates(trace.logits, top_k, trace.ids)
+    return {
+        "model": smollm2.MODEL_NAME,
+        "token_ids": list(trace.ids),
+        "tokens": list(trace.labels),
+        "n_layers": c.n_layers,
+        "n_heads": c.n_heads,
+        "n_kv_heads": c.n_kv_heads,
+        "head_dim": c.head_dim,
+        "layer": layer,
+        "weights": trace.layers[layer].weights.astype(float).tolist(),
+        "kv_head_of": [int(k) for k in trace.kv_head_of],
+        "next_tokens": [{"id": cand.id, "token": cand.label, "p": cand.p} for cand in candidates],
+    }
+
+
+def format_decoder(data: dict) -> str:
+    """The same facts as readable text."""
+    lines = [
+        f"model: {data['model']}",
+        f"tokens ({len(data['tokens'])}): " + " | ".join(f"{i}:{t}" for i, t in enumerate(data["tokens"])),
+        f"layers {data['n_layers']}, query heads {data['n_heads']}, KV heads {data['n_kv_heads']}, "
+        f"head_dim {data['head_dim']}; query head -> KV head: {data['kv_head_of']}",
+    ]
+    with np.printoptions(precision=3, suppress=True, linewidth=120):
+        for h, w in enumerate(data["weights"]):
+            lines += [
+                f"\nlayer {data['layer']}, head {h} (KV head {data['kv_head_of'][h]}): weights",
+                str(np.array(w)),
+            ]
+    lines.append("\nnext token:")
+    lines += [f"  {c['p']:.4f}  {c['token']}  (id {c['id']})" for c in data["next_tokens"]]
+    return "\n".join(lines)
+
+
+def _fail(message: str) -> int:
+    sys.stderr.write(f"error: {message}\n")
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    from .models import smollm2
+
+    n_layers = smollm2.SMOLLM2_135M.n_layers
+    if not 0 <= args.layer < n_layers:
+        return _fail(f"--layer must be between 0 and {n_layers - 1}, got {args.layer}")
+    if not 1 <= args.top_k <= MAX_TOP_K:
+        return _fail(f"--top-k must be between 1 and {MAX_TOP_K}, got {args.top_k}")
+    try:
+        smollm2.check_text(args.text)
+        trace = smollm2.run_text(args.text)
+    except smollm2.DecoderInputError as err:
+        return _fail(str(err))
+    except smollm2.DecoderUnavailable as err:
+        return _fail(str(err))
+    except (ValueError, OSError) as err:  # a damaged or unexpected model file
+        return _fail(f"the decoder model could not be read: {err}")
+    data = decoder_json(trace, args.layer, args.top_k)
+    if args.json:
+        json.dump(data, sys.stdout, allow_nan=False)  # \u escapes: safe on any terminal encoding
+        sys.stdout.write("\n")
+    else:
+        print(format_decoder(data))
+    return 0

