@@ -486,6 +486,7 @@ async def kill_one_when_half_done(
             s.note(f"{victim} killed")
     kill.update(replica=victim, after_changes=sum(len(s.latencies) for s in students),
                 students=[s.token for s in students if s.killed_at is not None])  # fmt: skip
+    kill["cpu_s_at_kill"] = tree_cpu_s(servers.pid(victim))  # its CPU time is gone with it
     await asyncio.to_thread(servers.cluster.kill, victim)
     moved = [s for s in students if s.killed_at is not None]
     await asyncio.gather(*(watch_reconnect(s) for s in moved))
@@ -658,7 +659,8 @@ async def main_async(args) -> dict:
             "rss_before_mb": before[n][0],
             "rss_peak_mb": peak.get(n, sampler.peak[n]),
             "rss_after_mb": after.get(n),
-            "cpu_s": cpu_after[n] - before[n][1] if n in cpu_after else None,
+            "cpu_s": (cpu_after[n] if n in cpu_after else kill.get("cpu_s_at_kill", float("nan")))
+            - before[n][1],
             "active_sessions_after": sessions_after.get(n),
             "killed": n not in live,
         }
@@ -695,7 +697,11 @@ async def main_async(args) -> dict:
     result["active_sessions_after"] = (
         None if any(v is None for v in sessions_after.values()) else sum(sessions_after.values())
     )
-    cpu = [v["cpu_s"] for v in result["per_process"].values() if v["cpu_s"] is not None]
+    cpu = [
+        v["cpu_s"]
+        for v in result["per_process"].values()
+        if v["cpu_s"] is not None and v["cpu_s"] == v["cpu_s"]
+    ]
     result.update(
         changes_timed=len(lat),
         p50_s=pct(lat, 50),

@@ -415,8 +415,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {r.name}: 127.0.0.1:{r.port} (pid {r.pid})")
         secret_from = "from $" + SECRET_ENV if os.environ.get(SECRET_ENV) else "generated for this run"
         print(f"cookie secret shared by all processes: {secret_from}")
+        host = socket.gethostname() if args.bind in ("0.0.0.0", "::") else args.bind
+        where = " (every interface)" if args.bind in ("0.0.0.0", "::") else ""
         print(
-            f"Attention Lab for the class: http://{args.bind}:{args.port}/  (Ctrl-C stops everything)",
+            f"Attention Lab for the class: http://{host}:{args.port}/{where}; Ctrl-C stops everything",
             flush=True,
         )
         while True:
@@ -432,6 +434,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nstopping...", flush=True)
         return 0
+    except RuntimeError as exc:  # a process or HAProxy did not start: say why, stop the rest
+        print(f"could not start the class deployment: {exc}", flush=True)
+        return 1
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
