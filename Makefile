@@ -3,6 +3,7 @@
 #   make test  - the same plus the dev tools, the pretrained model and a Chromium, then ruff (lint
 #                and format check) and the whole pytest suite
 #   make model - (optional) the pretrained all-MiniLM-L6-v2 and SmolLM2-135M weights for the model switches
+#   make serve-class REPLICAS=3 PORT=8080 - a class: N app processes behind HAProxy (Ctrl-C stops all)
 # Installs are remembered by stamp files inside .venv; editing a requirements file re-installs.
 # The first of python3, python3.13, python3.12, python3.11 that is 3.11 or newer; override with PYTHON=...
 ifeq ($(origin PYTHON),undefined)
@@ -22,7 +23,7 @@ export PIP_NO_INPUT := 1
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: run test lint browser model clean
+.PHONY: run test lint browser haproxy model serve-class stop-class clean
 
 # A venv whose creation failed half-way is removed, so the next `make` starts over
 # instead of trusting a .venv without pip.
@@ -70,6 +71,20 @@ run: $(VENV)/.deps
 browser: $(VENV)/.dev-deps
 	bash scripts/ensure_browser.sh $(PY)
 
+# HAProxy for the classroom deployment and its browser test (as root on Debian: apt-get install haproxy).
+haproxy:
+	bash scripts/ensure_haproxy.sh
+
+# A class: REPLICAS Streamlit processes on loopback ports behind HAProxy on PORT, with one cookie
+# secret generated for this run (deploy/serve_class.py, docs/deployment.md). In the foreground:
+# Ctrl-C stops everything it started; so does `make stop-class PORT=...` from another shell.
+REPLICAS ?= 3
+serve-class: $(VENV)/.deps haproxy
+	$(PY) deploy/serve_class.py --replicas $(REPLICAS) --port $(PORT)
+
+stop-class:
+	$(PY) deploy/serve_class.py --stop --port $(PORT)
+
 lint: $(VENV)/.dev-deps
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
@@ -83,7 +98,7 @@ lint: $(VENV)/.dev-deps
 # pytest's exit code 5 ("no tests collected") is a failure, except when PYTEST_ARGS narrowed the
 # selection on purpose (e.g. -k matching no browser test).
 # The test run installs the model too, so the golden-value tests of the pretrained path run.
-test: $(VENV)/.dev-deps $(VENV)/.model browser
+test: $(VENV)/.dev-deps $(VENV)/.model browser haproxy
 	@status=0; \
 	check() { rc=$$?; if [ $$rc = 5 ] && [ -n "$(strip $(PYTEST_ARGS))" ]; then return 0; fi; status=$$rc; }; \
 	echo "+ ruff check ."; $(PY) -m ruff check . || status=$$?; \
