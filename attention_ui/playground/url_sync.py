@@ -3,7 +3,10 @@
 * ``read_url(state)`` runs before any playground widget: on a session's first run (or when the URL
   changed from outside, e.g. back/forward), it copies valid URL values into the session and
   remembers which parameters were ignored. Otherwise the widgets own the values, so URL and
-  widgets never fight.
+  widgets never fight. A session's first run can also carry widget values from the browser: after
+  the app process died and the browser reconnected to another one, the page still shows the
+  student's view and the new session starts with the student's next change. Those values win
+  over the URL (and over the page's defaults), or that change would be undone.
 * ``write_url(state)`` runs after the page has settled its values and updates the URL only when it
   differs, which does not trigger a rerun.
 
@@ -16,6 +19,8 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_ui.playground import url_state
+
+_BY_STATE = {p.state: p for p in url_state.PARAMS}
 
 WRITTEN = "pg_url_written"  # the URL parameters this session last read or wrote
 IGNORED = "pg_url_ignored"  # parameter names ignored at the last read
@@ -41,13 +46,66 @@ def read_url(state) -> None:
         state[WRITTEN] = current
         return
     parsed = url_state.parse(current)
-    for key, value in parsed.values.items():
+    values = dict(parsed.values)
+    if first:
+        values.update(browser_values(sent_by_browser()))
+    for key, value in values.items():
         if key == "lang":
             continue  # handled by current_language() before the app's language selectbox
         state[key] = value
     state[IGNORED] = list(parsed.ignored)
     state[NOTICE_FOR] = None
     state[WRITTEN] = current
+
+
+def sent_by_browser() -> list[tuple[str, object]]:
+    """(user key, wire value) of each widget value the browser sent with this rerun.
+
+    Empty on a fresh page load. Reads Streamlit's widget states before the widgets are drawn (no
+    public API gives them by key then); if that ever changes, this returns nothing and the URL
+    alone restores the view, as before.
+    """
+    try:
+        from streamlit.runtime.state import get_session_state
+        from streamlit.runtime.state.common import user_key_from_element_id
+
+        protos = get_session_state().get_widget_states()
+    except Exception:  # noqa: BLE001 - no script context (bare mode) or a changed internal API
+        return []
+    out = []
+    for proto in protos:
+        kind = proto.WhichOneof("value")
+        key = user_key_from_element_id(proto.id)
+        if key is None or kind is None:
+            continue
+        value = getattr(proto, kind)
+        if kind == "double_array_value":  # a slider with one thumb
+            if len(value.data) != 1:
+                continue
+            value = value.data[0]
+        out.append((key, value))
+    return out
+
+
+def browser_values(sent: list[tuple[str, object]]) -> dict[str, object]:
+    """The playground values among ``sent``, checked like URL parameters (pure).
+
+    A value passes only if its parameter's parser accepts it (range, type), so a browser cannot
+    send what a URL could not. Choice widgets send their translated label, which is not an option
+    name: those are left to the URL (the student's view, which they match).
+    """
+    out: dict[str, object] = {}
+    for key, raw in sent:
+        param = _BY_STATE.get(key)
+        if param is None or key == "lang" or not isinstance(raw, (bool, int, float, str)):
+            continue
+        text = raw if isinstance(raw, str) else param.dump(raw)
+        value = param.parse(text)
+        if isinstance(raw, float) and value != raw:
+            continue  # e.g. 4.5 for a whole-number setting: not a value this widget can hold
+        if value is not None:
+            out[key] = value
+    return out
 
 
 def ignored_notice(state) -> list[str]:
