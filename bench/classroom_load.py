@@ -74,9 +74,11 @@ REPLICA_COOKIE = "attnlab_replica"  # HAProxy's stickiness cookie (deploy/haprox
 # Pages that load a pretrained model into the process (cached once per process), for --models.
 MODEL_VISITS = {
     "minilm": "/?weights=pretrained&text=the+students+read+the+notes+together",
-    # DECODER: SmolLM2 is added by issue 13 (attention_core/models/smollm2.py), core only, and is not
-    # on this branch. Once a page loads it, put that page's URL here and re-run
-    # `bench/classroom_load.py --proxy 2 --models minilm,smollm2` for its memory per process.
+    # TODO(decoder page): no app page loads SmolLM2 yet (issue 13's page, app_pages/decoder.py, is being
+    # built). Put that page's URL here, e.g. "/decoder?text=...", one that runs the model and draws
+    # a chart, and run `bench/classroom_load.py --proxy 2 --models minilm,smollm2`. Until then the
+    # per-process figure comes from `bench/model_memory.py` (a probe page that loads the model the
+    # same way, smollm2.load_model() once per process): +510 MB alone, +649 MB with MiniLM.
     "smollm2": None,
 }
 
@@ -543,7 +545,9 @@ async def model_memory(browser, servers: Servers, models: list[str], timeout_ms:
     for model in models:
         path = MODEL_VISITS.get(model)
         if path is None:
-            out[model] = "no page loads this model on this branch (see MODEL_VISITS)"
+            out[model] = (
+                "no app page loads this model yet (see MODEL_VISITS; bench/model_memory.py measures it)"
+            )
             continue
         per: dict = {}
         for name in servers.names():

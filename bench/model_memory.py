@@ -1,0 +1,94 @@
+"""Resident memory a Streamlit process gains when it loads the pretrained models (issue 17 sizing).
+
+Starts ``streamlit run bench/model_probe_app.py`` (a probe page that loads each model the way the app
+does: the core's once-per-process loaders, then one short sentence), opens it in headless Chromium
+and reads the server's memory after each step, in a fresh process per sequence:
+
+* ``minilm``  then ``minilm,smollm2``  (both in one process);
+* ``smollm2`` alone.
+
+For each step it prints the process's RSS now and its peak RSS so far (VmHWM: loading passes through
+more memory than it keeps). The gain over the idle probe is what a model adds to an app process;
+the app's own idle process measured 97 MB in the classroom runs (bench/RESULTS.md).
+
+    .venv/bin/python bench/model_memory.py [--json FILE]
+
+When the decoder page exists (app_pages/decoder.py, issue 13), the same figure can be taken from
+the app itself: put that page's URL into MODEL_VISITS["smollm2"] in bench/classroom_load.py and run
+``bench/classroom_load.py --proxy 2 --models minilm,smollm2``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import launch_browser, machine, start_server, stop_server  # noqa: E402
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+SEQUENCES = {"minilm then both": ["", "minilm", "minilm,smollm2"], "smollm2 alone": ["", "smollm2"]}
+
+
+def memory_mb(pid: int) -> tuple[float, float]:
+    """(RSS now, peak RSS) of the server process, in MB (its children, if any, counted in RSS)."""
+    proc = psutil.Process(pid)
+    rss = sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
+    hwm = 0
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            hwm = int(line.split()[1]) * 1024
+    return rss / 2**20, hwm / 2**20
+
+
+def run_sequence(browser, steps: list[str]) -> list[dict]:
+    proc, base = start_server("bench/model_probe_app.py", "model-probe", timeout_s=120)
+    rows = []
+    try:
+        context = browser.new_context()
+        page = context.new_page()
+        page.set_default_timeout(300_000)
+        for load in steps:
+            page.goto(f"{base}/?load={load}")
+            page.get_by_text("probe done:").wait_for()
+            if page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]').count():
+                raise RuntimeError(f"the probe failed for {load!r}: {page.inner_text('body')[:400]}")
+            text = page.get_by_text("probe done:").inner_text()
+            rss, peak = memory_mb(proc.pid)
+            rows.append({"load": load or "nothing (idle probe)", "rss_mb": round(rss, 1),
+                         "peak_mb": round(peak, 1), "page": text})  # fmt: skip
+        context.close()
+    finally:
+        stop_server(proc)
+    idle = rows[0]["rss_mb"]
+    for r in rows:
+        r["gain_mb"] = round(r["rss_mb"] - idle, 1)
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", type=Path, help="also write the rows here")
+    args = ap.parse_args()
+    out = {}
+    with sync_playwright() as pw:
+        browser = launch_browser(pw)
+        for name, steps in SEQUENCES.items():
+            out[name] = run_sequence(browser, steps)
+            for r in out[name]:
+                print(f"{name:18s} {r['load']:22s} RSS {r['rss_mb']:7.1f} MB  (+{r['gain_mb']:6.1f} MB over idle)  "
+                      f"peak {r['peak_mb']:7.1f} MB   [{r['page']}]", flush=True)  # fmt: skip
+        browser.close()
+    print(f"machine: {machine()}")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
