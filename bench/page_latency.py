@@ -37,7 +37,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import ALL_CHARTS_DRAWN_JS, ROOT, launch_browser, machine, start_server, stop_server  # noqa: E402
-from playwright.sync_api import sync_playwright  # noqa: E402
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
 # scenario -> (tokens, mask, all heads switched on). Without a mask (the playground's default) both apps
 # draw 11 charts: X, Q, K, V, raw, scaled, weights, head out, all heads, concat, output; with one, also
@@ -56,39 +57,50 @@ QUIET_MS = 300
 INSTALL_JS = """
 () => {
     if (window.__bench) return;
-    const b = window.__bench = {t0: null, sawRun: false, idleAt: null, lastMut: 0};
+    const b = window.__bench = {t0: null, sawRun: false, idleAt: null, lastMut: 0, lastSide: 0};
     const app = document.querySelector('[data-testid="stApp"]');
     new MutationObserver(() => {
         const state = app.getAttribute('data-test-script-state');
         if (state === 'running') b.sawRun = true;
         else if (state === 'notRunning' && b.sawRun && b.idleAt === null) b.idleAt = performance.now();
     }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+    const all = {subtree: true, childList: true, attributes: true, characterData: true};
     const main = document.querySelector('[data-testid="stMain"]');
-    new MutationObserver(() => { b.lastMut = performance.now(); })
-        .observe(main, {subtree: true, childList: true, attributes: true, characterData: true});
+    new MutationObserver(() => { b.lastMut = performance.now(); }).observe(main, all);
+    // The seed input is in the sidebar: the page is settled only when the sidebar is quiet too.
+    const side = document.querySelector('[data-testid="stSidebar"]');
+    if (side) new MutationObserver(() => { b.lastSide = performance.now(); }).observe(side, all);
     document.addEventListener('keydown', (e) => {
         if (e.key === 'Enter' && b.armed) { b.t0 = performance.now(); b.armed = false; }
     }, true);
 }
 """
-ARM_JS = "() => { const b = window.__bench; b.armed = true; b.t0 = null; b.sawRun = false; b.idleAt = null; b.lastMut = 0; }"
+ARM_JS = (
+    "() => { const b = window.__bench; b.armed = true; b.t0 = null; b.sawRun = false; b.idleAt = null;"
+    " b.lastMut = 0; b.lastSide = 0; }"
+)
+# Called once the server has reported the run finished (Target.wait_run_finished). A run whose
+# "running" and "notRunning" states reach the page in one render never shows "running" in the DOM
+# (a fast run of the floor app), so the run itself is not detected here; idleAt is used when seen.
 DONE_JS = """
 ([minimum, quiet]) => {
     const b = window.__bench;
-    if (b.t0 === null || b.idleAt === null) return false;
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (b.t0 === null || b.lastMut <= b.t0) return false;
+    if (app.getAttribute('data-test-script-state') !== 'notRunning') return false;
     if (!(ALL_DRAWN)(minimum)) return false;
-    return performance.now() - Math.max(b.idleAt, b.lastMut) > quiet;
+    return performance.now() - Math.max(b.idleAt || 0, b.lastMut, b.lastSide) > quiet;
 }
 """.replace("ALL_DRAWN", ALL_CHARTS_DRAWN_JS)
 STATE_JS = """() => {
     const b = window.__bench;
     const app = document.querySelector('[data-testid="stApp"]');
-    return {t0: b.t0, sawRun: b.sawRun, idleAt: b.idleAt, lastMut: b.lastMut, now: performance.now(),
-            state: app && app.getAttribute('data-test-script-state'),
+    return {t0: b.t0, sawRun: b.sawRun, idleAt: b.idleAt, lastMut: b.lastMut, lastSide: b.lastSide,
+            now: performance.now(), state: app && app.getAttribute('data-test-script-state'),
             charts: document.querySelectorAll('[data-testid="stPlotlyChart"]').length,
             exception: document.querySelectorAll('[data-testid="stException"]').length};
 }"""
-RESULT_JS = "() => { const b = window.__bench; return Math.max(b.idleAt, b.lastMut) - b.t0; }"
+RESULT_JS = "() => { const b = window.__bench; return Math.max(b.idleAt || 0, b.lastMut) - b.t0; }"
 
 
 def words(n: int) -> str:
@@ -107,6 +119,8 @@ class Target:
         self.page.set_default_timeout(120_000)
         self.bytes = 0
         self.frames = 0
+        self.finished: list[str] = []  # the server's script_finished messages, in order
+        self.retries = 0  # changes whose Enter started no run and was made again
         self.page.on("websocket", self._on_ws)
         self.page.goto(url)
         self.page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
@@ -121,6 +135,14 @@ class Target:
         def received(payload) -> None:
             self.bytes += len(payload) if isinstance(payload, bytes) else len(payload.encode())
             self.frames += 1
+            if isinstance(payload, bytes) and len(payload) <= 256:  # a run's end is a tiny ForwardMsg
+                msg = ForwardMsg()
+                try:
+                    msg.ParseFromString(payload)
+                except Exception:  # noqa: BLE001 - not a message we can read: not a run's end either
+                    return
+                if msg.WhichOneof("type") == "script_finished":
+                    self.finished.append(ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished))
 
         ws.on("framereceived", received)
 
@@ -134,27 +156,41 @@ class Target:
         """
         minimum = 1 if setup else self.charts
         box = self.page.get_by_label(label, exact=True)
-        box.fill(value)
-        self.page.evaluate(ARM_JS)
-        self.bytes = self.frames = 0
-        box.press("Control+Enter" if textarea else "Enter")
-        try:
-            self.page.wait_for_function(DONE_JS, arg=[minimum, QUIET_MS], polling=50, timeout=60_000)
-            return self.page.evaluate(RESULT_JS), self.bytes
-        except Exception:
-            if self.page.evaluate(STATE_JS)["sawRun"]:
-                raise
-            # On a starved machine the Enter can land before the input took the typed value, so no
-            # rerun starts: commit once more (the clock restarts at this Enter).
+        key = "Control+Enter" if textarea else "Enter"
+        for attempt in (1, 2):
+            box.fill(value)
+            # Enter commits what the input holds: wait until it holds the typed value (a late redraw
+            # of the previous run can still reset it on a starved machine).
+            expect(box).to_have_value(value, timeout=60_000)
             self.page.evaluate(ARM_JS)
             self.bytes = self.frames = 0
-            box.press("Control+Enter" if textarea else "Enter")
+            mark = len(self.finished)
+            box.press(key)
+            if self.wait_run_finished(mark, 60 if attempt == 1 else 120):
+                break
+            if attempt == 2:
+                state = self.page.evaluate(STATE_JS)
+                state.update(server_finished=self.finished[-4:], input=box.input_value())
+                raise RuntimeError(f"{self.name}: {label}={value!r} started no run; page state {state}")
+            # No run: the Enter was lost (or committed an unchanged value); the clock restarts.
+            self.retries += 1
         try:
             self.page.wait_for_function(DONE_JS, arg=[minimum, QUIET_MS], polling=50, timeout=120_000)
         except Exception as exc:  # say what was still missing
             state = self.page.evaluate(STATE_JS)
+            state.update(server_finished=self.finished[-4:], input=box.input_value())
             raise RuntimeError(f"{self.name}: {label}={value!r} did not finish; page state {state}") from exc
         return self.page.evaluate(RESULT_JS), self.bytes
+
+    def wait_run_finished(self, mark: int, timeout_s: float) -> bool:
+        """True once the server has reported a run finished after ``mark`` (counted from the websocket,
+        as tests/browser/st_browser.py does: the DOM's script state can skip "running" entirely)."""
+        deadline = time.monotonic() + timeout_s
+        while not any(s != "FINISHED_EARLY_FOR_RERUN" for s in self.finished[mark:]):
+            if time.monotonic() > deadline:
+                return False
+            self.page.wait_for_timeout(50)  # Playwright delivers websocket events while it waits
+        return True
 
     def change_seed(self) -> tuple[float, int]:
         self.seed += 1
