@@ -147,6 +147,10 @@ def section_flops(t, lab) -> None:
 def section_size(t) -> None:
     st.header(t("inference.sec_size"), anchor="size")
     st.markdown(t("inference.explain_size"))
+    st.latex(
+        rf"\text{{{t('inference.tex_bytes')}}} = 2 \cdot \text{{{t('inference.tex_layers')}}} \cdot n \cdot g"
+        rf" \cdot d_k \cdot \text{{{t('inference.tex_per_value')}}}"
+    )
     s = st.session_state
     c1, c2, c3 = st.columns(3)
     PAGE.widget(
