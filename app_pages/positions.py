@@ -90,10 +90,7 @@ def section_shuffle(t, lab) -> None:
         st.success(t("positions.gap_off_small", diff=off))
     else:
         st.error(t("positions.gap_off_large", diff=off))
-    if len(set(lab.tokens)) == 1:
-        st.info(t("positions.gap_same_tokens"))
-    else:
-        st.markdown(t("positions.gap_on_note", diff=on))
+    st.markdown(t("positions.gap_on_note", diff=on))
     gaps = {t("positions.series_off"): lab.rows_plain, t("positions.series_on"): lab.rows_pos}
     fig = figures_positions.row_gap_figure(
         lab.tokens, gaps, x_title=t("positions.axis_token"), y_title=t("positions.axis_gap")
