@@ -154,3 +154,31 @@ def test_bad_settings_are_refused_with_a_message(kwargs):
 def test_blank_text_is_refused():
     with pytest.raises(AttentionConfigError):
         li.inference_lab(li.InferenceSettings("\n\t "))
+
+
+def test_catalog_claims_hold():
+    """What the inference and positions catalogs state, checked against the core."""
+    from attention_core.gqa import kv_memory_ratio
+    from attention_core.models.smollm2 import SMOLLM2_135M
+    from attention_core.rope import rope_frequencies
+    from attention_ui.i18n import translate
+
+    # source_smollm2 says the preset comes from the GGUF file the decoder reads: the same shape
+    (smol,) = [p for p in li.PRESETS if p.key == "smollm2"]
+    c = SMOLLM2_135M
+    assert (smol.layers, smol.heads, smol.kv_heads, smol.head_dim) == (
+        c.n_layers,
+        c.n_heads,
+        c.n_kv_heads,
+        c.head_dim,
+    )
+    for p in li.PRESETS:  # every preset names its source in both languages
+        assert translate("en", f"inference.source_{p.key}") and translate("ja", f"inference.source_{p.key}")
+    # q_mqa_meaning_why: with g = 1 the cache is 1/h of MHA's
+    assert kv_memory_ratio(8, 1) == 1 / 8
+    # positions.pair_help: pair 0 turns by 1 radian per position and turns fastest
+    f = rope_frequencies(16, 10000.0)
+    assert f[0] == 1.0 and np.all(np.diff(f) < 0)
+    # inference.flops_note: recomputing does n times the cached step's work (dense n × n products)
+    curve = li.flops_curve([1, 7, 4096], 16, 4, 2)
+    assert all(r == n * c_ for n, c_, r in zip(curve.ns, curve.cached, curve.recompute, strict=True))
