@@ -104,3 +104,15 @@ def test_inference_one_token():
     no_exception(at)
     assert messages(at)["info"]  # one token: nothing earlier to compare
     assert metric(at, translate("en", "inference.cache_gap")) < 1e-12
+
+
+def test_tables_switch_shows_the_numbers_behind_the_charts():
+    at = open_page(POSITIONS, ps_tables=True, ps_text="a b c d")
+    no_exception(at)
+    shuffle = at.dataframe[0].value
+    assert list(shuffle.index) == ["a", "b", "c", "d"] and shuffle.shape == (4, 2)
+    at = open_page(INFERENCE, if_tables=True, if_text="a b c d")
+    no_exception(at)
+    steps = at.dataframe[0].value
+    assert list(steps.iloc[:, 2]) == [1, 2, 3, 4]  # the cache holds t + 1 keys after step t
+    assert len(at.dataframe) == 3  # steps, FLOPs, changes
