@@ -153,3 +153,13 @@ def test_bad_settings_are_refused_with_a_message(kwargs):
 def test_blank_text_is_refused():
     with pytest.raises(AttentionConfigError):
         lp.positions_lab(lp.PositionsSettings("   "))
+
+
+def test_the_learned_table_has_the_size_of_a_sinusoidal_row():
+    from attention_core.embeddings import positional_encoding
+
+    d = 64
+    table = lp.learned_table(512, d, 0)
+    sin_sq = np.mean(np.sum(positional_encoding(512, d) ** 2, axis=1))
+    assert sin_sq == pytest.approx(d / 2, rel=1e-12)  # sin² + cos² = 1 for each of the d/2 pairs
+    assert np.mean(np.sum(table**2, axis=1)) == pytest.approx(d / 2, rel=0.02)

@@ -119,12 +119,14 @@ def equivariance_gap(X_shuffled_out: np.ndarray, out: np.ndarray, perm: np.ndarr
 
 
 def learned_table(seen: int, d_model: int, seed: int) -> np.ndarray:
-    """A stand-in for a trained position table: ``[L, d]``, entries ~ N(0, 1) from ``seed``.
+    """A stand-in for a trained position table: ``[L, d]``, entries ~ N(0, 1/2) from ``seed``.
 
     A trained model has one learned row per position up to its longest training sequence; a random
-    table has the same shape and the same property: no row exists for position ``L`` or later.
+    table has the same shape and the same property: no row exists for position ``L`` or later. The
+    variance 1/2 gives a row the expected squared length d/2 of a sinusoidal row (whose columns are
+    sin² and cos² of the same angles), so the two additive schemes are compared at the same size.
     """
-    return np.random.default_rng((int(seed), 0x7AB1E)).standard_normal((seen, d_model))
+    return np.random.default_rng((int(seed), 0x7AB1E)).standard_normal((seen, d_model)) * math.sqrt(0.5)
 
 
 def position_vectors(scheme: str, positions: np.ndarray, d_model: int, table: np.ndarray) -> np.ndarray:
