@@ -182,3 +182,21 @@ def test_catalog_claims_hold():
     # inference.flops_note: recomputing does n times the cached step's work (dense n × n products)
     curve = li.flops_curve([1, 7, 4096], 16, 4, 2)
     assert all(r == n * c_ for n, c_, r in zip(curve.ns, curve.cached, curve.recompute, strict=True))
+
+
+def test_results_are_read_only():
+    from attention_core.labs import positions as lp
+
+    lab = li.inference_lab(li.InferenceSettings("a b c"))
+    pos = lp.positions_lab(lp.PositionsSettings("a b c"))
+    arrays = [
+        lab.full,
+        lab.decoded,
+        lab.weights,
+        lab.change_bidirectional,
+        pos.out_plain,
+        pos.perm,
+        pos.arrow_path,
+    ]
+    arrays += list(pos.scores.values()) + list(pos.extrapolation.values())
+    assert not any(a.flags.writeable for a in arrays)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arrays import read_only
 from ..config import AttentionConfigError
 from ..embeddings import embed
 from ..gqa import grouped_attention, kv_memory_ratio, query_heads_of
@@ -59,10 +60,7 @@ PRESETS: tuple[ModelShape, ...] = (
 )  # fmt: skip
 
 
-def _ro(a) -> np.ndarray:
-    a = np.array(a)
-    a.setflags(write=False)
-    return a
+_ro = read_only  # every array of a result is frozen: results are cached and shared
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arrays import read_only
 from ..config import AttentionConfigError
 from ..embeddings import embed, positional_encoding
 from ..rope import apply_rope, pair_indices, pair_norms, rope_frequencies
@@ -39,10 +40,7 @@ ROPE_BASE = 10000.0  # the RoFormer paper's base, the same 10000 as the sinusoid
 SCHEMES = ("sinusoidal", "learned", "rope")
 
 
-def _ro(a) -> np.ndarray:
-    a = np.array(a, dtype=float)
-    a.setflags(write=False)
-    return a
+_ro = read_only  # every array of a result is frozen: results are cached and shared
 
 
 @dataclass(frozen=True)
