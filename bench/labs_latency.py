@@ -24,11 +24,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import launch_browser, machine, start_server, stop_server  # noqa: E402
+from harness import ALL_CHARTS_DRAWN_JS, launch_browser, machine, start_server, stop_server  # noqa: E402
 from page_latency import Target  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 PAGES = (("playground", "/"), ("positions", "/positions"), ("inference", "/inference"))
+# Charts each page draws with its defaults; every timed change waits for all of them (on a busy machine
+# the first load can be counted before the last charts exist).
+CHARTS = {"playground": 11, "positions": 4, "inference": 4}
 TARGET_RATIO = 1.3
 
 
@@ -45,8 +48,10 @@ def main() -> int:
             browser = launch_browser(pw)
             targets = [Target(browser, name, url + path) for name, path in PAGES]
             for tg in targets:
+                tg.page.wait_for_function(ALL_CHARTS_DRAWN_JS, arg=CHARTS[tg.name], timeout=180_000)
+                tg.charts = CHARTS[tg.name]
                 tg.change_seed()  # warm-up: first figures of this shape, caches
-                charts[tg.name] = tg.charts
+                charts[tg.name] = tg.page.locator('[data-testid="stPlotlyChart"]').count()
             for i in range(args.changes):
                 k = i % len(targets)
                 for tg in targets[k:] + targets[:k]:
