@@ -22,6 +22,8 @@ LABS = [
     ("app_pages/multi_head.py", "app.nav_multi_head", "🧩", "multi-head"),
     ("app_pages/cost.py", "app.nav_cost", "📈", "cost"),
     ("app_pages/lookalikes.py", "app.nav_lookalikes", "🔀", "lookalikes"),
+    ("app_pages/positions.py", "app.nav_positions", "🧭", "positions"),
+    ("app_pages/inference.py", "app.nav_inference", "⚡", "inference"),
     ("app_pages/quiz.py", "app.nav_quiz", "✅", "quiz"),
 ]
 # That legacy file list linked pages by file name; such links still reach their page. (The

@@ -27,6 +27,8 @@ MASKS = "app_pages/masks.py"
 MULTI_HEAD = "app_pages/multi_head.py"
 COST = "app_pages/cost.py"
 LOOKALIKES = "app_pages/lookalikes.py"
+POSITIONS = "app_pages/positions.py"
+INFERENCE = "app_pages/inference.py"
 PAGE_TITLE_KEYS = {
     PLAYGROUND: "app.nav_playground",
     WHY_SQRT: "app.nav_why_sqrt",
@@ -34,6 +36,8 @@ PAGE_TITLE_KEYS = {
     MULTI_HEAD: "app.nav_multi_head",
     COST: "app.nav_cost",
     LOOKALIKES: "app.nav_lookalikes",
+    POSITIONS: "app.nav_positions",
+    INFERENCE: "app.nav_inference",
 }
 
 
@@ -87,6 +91,14 @@ STATIC_QUESTIONS: tuple[StaticQuestion, ...] = (
     _mc("rnn_training_speed", 0, LOOKALIKES, "rnn"),
     _mc("self_vs_attention", 0, LOOKALIKES, "lookalikes"),
     _mc("linear_attention", 0, COST, "efficient"),
+    _mc("shuffle_no_positions", 0, POSITIONS, "positions"),
+    _mc("rope_offset", 0, POSITIONS, "positions"),
+    _tf("learned_table_beyond", False, POSITIONS, "positions"),
+    _tf("rope_on_values", False, POSITIONS, "positions"),
+    _mc("kv_cache_holds", 0, INFERENCE, "inference"),
+    _mc("mqa_meaning", 0, INFERENCE, "inference"),
+    _mc("cached_step_cost", 0, INFERENCE, "inference"),
+    _tf("bidirectional_cache", False, INFERENCE, "inference"),
 )
 
 COMPUTED_LINKS = {
@@ -100,6 +112,8 @@ COMPUTED_LINKS = {
     "padding_cells": MASKS,
     "softmax_shift": PLAYGROUND,
     "sqrt_divisor": WHY_SQRT,
+    "kv_cache_size": INFERENCE,
+    "sinusoidal_value": POSITIONS,
 }
 
 
@@ -240,6 +254,9 @@ def explain_values(q: QuizQuestion) -> dict:
         values["exps"] = _row_text(worked["exps"])
         values["total"] = f"{worked['exps'].sum():.3f}"
         values["exp_col"] = f"{worked['exps'][p['col']]:.3f}"
+    elif q.kind == "kv_cache_size":
+        values["n"] = f"{p['n']:,}"
+        values["bytes"] = f"{worked['bytes']:,}"
     elif q.kind == "sqrt_divisor":
         values["sqrt128"] = f"{worked['sqrt128']:.1f}"
     return values

@@ -47,6 +47,15 @@ def _independent_answer(q):
         return e[p["col"]] / sum(e)
     if q.kind == "sqrt_divisor":
         return p["d_k"] ** 0.5
+    if q.kind == "kv_cache_size":
+        per_layer = 0
+        for _kv in ("K", "V"):  # one tensor of n x kv_heads x d_k values each
+            per_layer += p["n"] * p["kv_heads"] * p["d_k"] * {"fp32": 4, "fp16": 2, "bf16": 2}[p["dtype"]]
+        return p["layers"] * per_layer / 1048576
+    if q.kind == "sinusoidal_value":
+        i, pos = p["dim"] // 2, p["pos"]
+        angle = pos / 10000 ** (2 * i / p["d_model"])
+        return round(math.sin(angle) if p["dim"] % 2 == 0 else math.cos(angle), 3)
     raise AssertionError(q.kind)
 
 

@@ -129,6 +129,11 @@ def expected_answer(kind: str, p: dict):
         return math.exp(p["scores"][p["col"]] - m) / sum(math.exp(x - m) for x in p["scores"])
     if kind == "sqrt_divisor":
         return math.sqrt(p["d_k"])
+    if kind == "kv_cache_size":  # K and V, per layer, token, KV head and coordinate
+        return 2 * p["layers"] * p["n"] * p["kv_heads"] * p["d_k"] * p["bytes_per_value"] / 2**20
+    if kind == "sinusoidal_value":
+        angle = p["pos"] * math.exp(-math.log(10000.0) * (p["dim"] - p["dim"] % 2) / p["d_model"])
+        return round((math.cos if p["dim"] % 2 else math.sin)(angle), 3)
     raise AssertionError(kind)
 
 

@@ -19,6 +19,8 @@ Kinds (:data:`QUIZ_KINDS`):
 - ``softmax_shift``: one softmax weight of a row of scores so large that exp overflows in float64
   unless the row maximum is subtracted first.
 - ``sqrt_divisor``: the divisor √d_k of a head (its explanation also gives √128 for d_k = 128).
+- ``kv_cache_size``: MiB of a KV cache, ``2 · layers · n · kv_heads · d_k · bytes`` (GQA shapes).
+- ``sinusoidal_value``: one entry PE(pos, j) of the sinusoidal positional encoding.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config import AttentionConfig
+from ..embeddings import positional_encoding
+from ..kv_cache import cache_bytes
 from ..steps import apply_mask, build_mask, raw_scores, scale, softmax
 from .cost import DTYPE_BYTES, attention_matrix_bytes
 from .multihead import multihead_cost
@@ -45,6 +49,8 @@ QUIZ_KINDS = (
     "padding_cells",
     "softmax_shift",
     "sqrt_divisor",
+    "kv_cache_size",
+    "sinusoidal_value",
 )
 N_CHOICES = 4
 SQRT_DIVISOR_D_K = (16, 32, 64, 96, 128, 256)  # 128: the d_k of many large models
@@ -273,6 +279,45 @@ def _sqrt_divisor(seed: int) -> QuizQuestion:
     )
 
 
+def _kv_cache_size(seed: int) -> QuizQuestion:
+    rng = _rng("kv_cache_size", seed)
+    layers = int(rng.choice([12, 24, 32, 40]))
+    kv_heads = int(rng.choice([1, 2, 4, 8]))
+    group = int(rng.choice([2, 4, 8]))
+    d_k = int(rng.choice([64, 128]))
+    n = int(rng.choice([1024, 2048, 4096, 8192, 32768]))
+    dtype = str(rng.choice(["fp32", "fp16", "bf16"]))
+    b = DTYPE_BYTES[dtype]
+    mib = 2**20
+    answer = cache_bytes(layers, n, kv_heads, d_k, b) / mib
+    # K or V only; one KV head per query head (MHA); one layer only
+    distractors = [answer / 2, answer * group, answer / layers]
+    params = {"layers": layers, "n": n, "heads": kv_heads * group, "kv_heads": kv_heads, "d_k": d_k, "dtype": dtype,
+              "bytes_per_value": b}  # fmt: skip
+    tol = answer * 0.005
+    return _build(
+        "kv_cache_size", seed, rng, params, answer, tol, distractors, [answer * 2, answer * 4], unit="MiB"
+    )
+
+
+def _sinusoidal_value(seed: int) -> QuizQuestion:
+    rng = _rng("sinusoidal_value", seed)
+    d_model = int(rng.choice([4, 8, 16]))
+    pos = int(rng.integers(1, 21))
+    dim = int(rng.integers(0, 4))
+    i = dim // 2  # the pair: columns 2i (sine) and 2i + 1 (cosine) share the angle pos / 10000^(2i/d)
+    angle = pos / 10000.0 ** (2 * i / d_model)
+    answer = round(float(positional_encoding(pos + 1, d_model)[pos, dim]), 3)
+    other = math.cos(angle) if dim % 2 == 0 else math.sin(angle)  # sine and cosine swapped
+    wrong_exp = pos / 10000.0 ** (i / d_model)  # exponent i/d instead of 2i/d
+    slip = math.sin(wrong_exp) if dim % 2 == 0 else math.cos(wrong_exp)
+    distractors = [round(x, 3) for x in (other, slip, -answer)]
+    params = {"pos": pos, "dim": dim, "d_model": d_model, "i": i, "angle": round(angle, 4)}
+    return _build(
+        "sinusoidal_value", seed, rng, params, answer, 0.005, distractors, [0.0, 1.0, -1.0, 0.5, -0.5]
+    )
+
+
 _GENERATORS = {
     "causal_weight": _causal_weight,
     "scores_shape": _scores_shape,
@@ -284,6 +329,8 @@ _GENERATORS = {
     "padding_cells": _padding_cells,
     "softmax_shift": _softmax_shift,
     "sqrt_divisor": _sqrt_divisor,
+    "kv_cache_size": _kv_cache_size,
+    "sinusoidal_value": _sinusoidal_value,
 }
 
 
@@ -312,6 +359,9 @@ def worked_numbers(question: QuizQuestion) -> dict:
         s = np.asarray(p["scores"], dtype=float)  # [3]
         shifted = s - np.max(s)  # the largest becomes 0, so its exponential is e^0 = 1
         return {"max": float(np.max(s)), "shifted": shifted, "exps": np.exp(shifted)}
+    if question.kind == "kv_cache_size":
+        args = (p["layers"], p["n"], p["kv_heads"], p["d_k"], p["bytes_per_value"])
+        return {"bytes": cache_bytes(*args)}
     if question.kind == "sqrt_divisor":
         return {"sqrt128": AttentionConfig(d_model=128, heads=1).divisor}  # the explanation's example
     return {}

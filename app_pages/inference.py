@@ -1,0 +1,248 @@
+"""Inference lab: decoding token by token with a KV cache equals the full causal pass (measured on the
+learner's sentence); FLOPs per step with and without the cache; the cache-size calculator with
+public model shapes and a slider from MHA through GQA to MQA; the grouped heads' weights; why the
+causal mask is what makes caching valid.
+
+Widgets (``if_`` keys) -> a frozen ``InferenceSettings`` -> one cached ``inference_lab`` call (plus
+the cheap counts ``flops_curve`` and ``cache_size``) -> builders in ``attention_ui.figures.inference``
+-> the page kit. All text comes from the ``inference`` catalog.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attention_core import AttentionConfigError
+from attention_core.labs import inference as lab_inference
+from attention_core.labs.cost import format_bytes
+from attention_core.labs.inference import (
+    D_MODEL_RANGE,
+    DTYPE_BYTES,
+    HEADS_RANGE,
+    PRESETS,
+    InferenceSettings,
+    kv_choices,
+)
+from attention_ui import kit
+from attention_ui.figures import inference as figures_inference
+
+ROUNDING_LIMIT = 1e-10  # a difference below this is floating-point rounding (float64, values ~1)
+FLOPS_NS = tuple(2**k for k in range(0, 17))  # context lengths of the FLOPs chart: 1 … 65,536
+FLOPS_N_BIG = 4096  # the n the text quotes
+CALC_N_RANGE = (1, 10_000_000)
+DEFAULTS = {
+    "if_d_model": 16,
+    "if_heads": 4,
+    "if_kv_heads": 2,
+    "if_seed": 0,
+    "if_tables": False,
+    "if_preset": 1,  # SmolLM2-135M
+    "if_calc_n": 8192,
+    "if_dtype": "float16 / bfloat16",
+    "if_calc_kv": PRESETS[1].kv_heads,
+}
+PAGE = kit.Page("if", "inference", DEFAULTS, translated_defaults={"if_text": "inference.default_text"})
+
+cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_inference.inference_lab)
+cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_inference.flops_curve)
+
+
+def fit_choice(key: str, choices) -> None:
+    """Keep a select slider's value among its choices (the largest valid one not above it)."""
+    current = st.session_state.get(key, choices[0])
+    if current not in choices:
+        st.session_state[key] = max([c for c in choices if c <= current] or [choices[0]])
+
+
+def controls(t) -> None:
+    PAGE.widget(t, "text_area", "text", height=80, helped=True)
+    s = st.session_state
+    c1, c2, c3, c4 = st.columns([1, 2, 2, 1])
+    PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=1, label="d_model", helped=True, where=c1)
+    d_model = int(s["if_d_model"])
+    heads = tuple(h for h in range(HEADS_RANGE[0], HEADS_RANGE[1] + 1) if d_model % h == 0)
+    fit_choice("if_heads", heads)
+    if len(heads) > 1:
+        PAGE.widget(t, "select_slider", "heads", heads, helped=True, where=c2)
+    kvs = kv_choices(int(s["if_heads"]))
+    fit_choice("if_kv_heads", kvs)
+    if len(kvs) > 1:
+        PAGE.widget(t, "select_slider", "kv_heads", kvs, helped=True, where=c3)
+    PAGE.seed_input(t, where=c4)
+    PAGE.tables_toggle(t)
+
+
+def load_lab(t):
+    """The cached lab for the sentence, or None after saying why there is none."""
+    s = st.session_state
+    text = s["if_text"] or ""
+    if not text.strip():
+        st.error(t("inference.err_empty"))
+        return None
+    lab = None
+    with PAGE.guard(t, "inference lab", known=[(AttentionConfigError, "inference.err_config")]):
+        settings = InferenceSettings(
+            text=text,
+            d_model=int(s["if_d_model"]),
+            heads=int(s["if_heads"]),
+            kv_heads=int(s["if_kv_heads"]),
+            seed=int(s["if_seed"]),
+        )
+        lab = cached_lab(settings)
+    if lab is not None:
+        PAGE.warn_truncated(t, lab.tokenization)
+    return lab
+
+
+def section_cache(t, lab) -> None:
+    s, n = lab.settings, len(lab.tokens)
+    st.header(t("inference.sec_cache"), anchor="cache")
+    st.markdown(t("inference.explain_cache", n=n, h=s.heads, g=s.kv_heads, d_k=lab.d_k))
+    diff = f"{lab.cache_gap:.3g}"
+    st.metric(t("inference.cache_gap"), diff)
+    if lab.cache_gap < ROUNDING_LIMIT:
+        st.success(t("inference.cache_equal", n=n, h=s.heads, diff=diff))
+    else:
+        st.error(t("inference.cache_differs", diff=diff))
+    steps = {
+        t("inference.col_step"): list(range(n)),
+        t("inference.col_token"): list(lab.tokens),
+        t("inference.col_cache_len"): list(lab.cache_lengths),
+        t("inference.col_new_row"): [1] * n,
+    }
+    PAGE.table(steps, "steps", hide_index=True)
+
+
+def section_flops(t, lab) -> None:
+    s = lab.settings
+    st.header(t("inference.sec_flops"), anchor="flops")
+    st.markdown(t("inference.explain_flops", d_model=s.d_model, h=s.heads, g=s.kv_heads))
+    st.latex(
+        r"\underbrace{2 d (h + 2g) d_k + 4 h\, n\, d_k}_{\text{"
+        + t("inference.series_cached")
+        + r"}} \qquad \underbrace{n \cdot 2 d (h + 2g) d_k + 4 h\, n^2 d_k}_{\text{"
+        + t("inference.series_recompute")
+        + "}}"
+    )
+    curve = cached_flops(FLOPS_NS, s.d_model, s.heads, s.kv_heads)
+    big = curve.ns.index(FLOPS_N_BIG)
+    cached, recompute = curve.cached[big], curve.recompute[big]
+    st.markdown(
+        t(
+            "inference.flops_note",
+            n_big=f"{FLOPS_N_BIG:,}",
+            cached=f"{cached:,}",
+            recompute=f"{recompute:,}",
+            ratio=f"{recompute / cached:,.0f}",
+        )
+    )
+    series = {t("inference.series_cached"): curve.cached, t("inference.series_recompute"): curve.recompute}
+    fig = figures_inference.flops_figure(
+        curve.ns, series, x_title=t("inference.axis_n"), y_title=t("inference.axis_flops")
+    )
+    PAGE.chart(fig, "flops", t("inference.alt_flops", n_max=f"{curve.ns[-1]:,}"))
+    PAGE.table(series, "flops", index=list(curve.ns), index_name="n", localized=list(series))
+
+
+def section_size(t) -> None:
+    st.header(t("inference.sec_size"), anchor="size")
+    st.markdown(t("inference.explain_size"))
+    st.latex(
+        rf"\text{{{t('inference.tex_bytes')}}} = 2 \cdot \text{{{t('inference.tex_layers')}}} \cdot n \cdot g"
+        rf" \cdot d_k \cdot \text{{{t('inference.tex_per_value')}}}"
+    )
+    s = st.session_state
+    c1, c2, c3 = st.columns(3)
+    PAGE.widget(
+        t, "selectbox", "preset", list(range(len(PRESETS))), format_func=lambda i: PRESETS[i].name,
+        helped=True, where=c1,
+    )  # fmt: skip
+    PAGE.widget(t, "number_input", "calc_n", *CALC_N_RANGE, step=1024, where=c2)
+    PAGE.widget(t, "selectbox", "dtype", list(DTYPE_BYTES), where=c3)
+    shape = PRESETS[int(s["if_preset"])]
+    if s.get("if_preset_shown") != s["if_preset"]:  # a new model starts at its own number of KV heads
+        s["if_calc_kv"] = shape.kv_heads
+        s["if_preset_shown"] = s["if_preset"]
+    kvs = kv_choices(shape.heads)
+    fit_choice("if_calc_kv", kvs)
+    PAGE.widget(t, "select_slider", "calc_kv", kvs, helped=True)
+    n = PAGE.whole(t, "if_calc_n", t("inference.calc_n"), CALC_N_RANGE)
+    if n is None:
+        return
+    g, per_value = int(s["if_calc_kv"]), DTYPE_BYTES[s["if_dtype"]]
+    size = lab_inference.cache_size(shape.layers, n, shape.heads, g, shape.head_dim, per_value)
+    c1, c2, c3 = st.columns(3)
+    c1.metric(t("inference.size_metric", g=g), format_bytes(size.bytes))
+    c2.metric(t("inference.mha_metric", h=shape.heads), format_bytes(size.bytes_mha))
+    c3.metric(t("inference.saved_metric"), format_bytes(size.saved))
+    source = t(f"inference.source_{shape.key}")
+    st.caption(
+        t("inference.source", name=shape.name, layers=shape.layers, heads=shape.heads, kv=shape.kv_heads,
+          d_k=shape.head_dim, source=source)
+    )  # fmt: skip
+    st.markdown(
+        t("inference.size_note", g=g, h=shape.heads, ratio=f"{size.ratio:.3g}", saved=format_bytes(size.saved),
+          n=f"{n:,}")
+    )  # fmt: skip
+    sizes = [lab_inference.kv_cache_bytes(shape.layers, n, k, shape.head_dim, per_value) for k in kvs]
+    fig = figures_inference.cache_bars_figure(
+        kvs, sizes, g, x_title=t("inference.axis_kv"), y_title=t("inference.axis_bytes")
+    )
+    alt = t(
+        "inference.alt_size", name=shape.name, n=f"{n:,}", h=shape.heads, g=g, size=format_bytes(size.bytes)
+    )
+    PAGE.chart(fig, "size", alt)
+
+
+def section_groups(t, lab, hover) -> None:
+    s = lab.settings
+    st.header(t("inference.sec_groups"), anchor="groups")
+    lines = " ".join(
+        t("inference.group_line", kv=k, heads=", ".join(str(j) for j in heads))
+        for k, heads in enumerate(lab.groups)
+    )
+    st.markdown(t("inference.explain_groups", h=s.heads, g=s.kv_heads, groups=lines))
+    fig = figures_inference.grouped_heads_figure(
+        lab.weights, lab.tokens, lab.kv_head_of, title=t("inference.head_title", h="{h}", kv="{kv}"),
+        allowed=lab.causal_allowed, hover=hover,
+    )  # fmt: skip
+    PAGE.chart(fig, "groups", t("inference.alt_groups", h=s.heads, g=s.kv_heads))
+
+
+def section_causal(t, lab) -> None:
+    st.header(t("inference.sec_causal"), anchor="causal")
+    st.markdown(t("inference.explain_causal"))
+    if len(lab.tokens) < 2:
+        st.info(t("inference.causal_one_token"))
+        return
+    causal, bidi = f"{lab.max_change_causal:.3g}", f"{lab.max_change_bidirectional:.3g}"
+    c1, c2 = st.columns(2)
+    c1.metric(t("inference.change_causal"), causal)
+    c2.metric(t("inference.change_bidirectional"), bidi)
+    st.markdown(t("inference.causal_note", causal=causal, bidi=bidi))
+    changes = {
+        t("inference.series_causal"): lab.change_causal,
+        t("inference.series_bidirectional"): lab.change_bidirectional,
+    }
+    fig = figures_inference.prefix_change_figure(
+        lab.tokens[:-1], changes, x_title=t("inference.axis_earlier"), y_title=t("inference.axis_change")
+    )
+    PAGE.chart(fig, "causal", t("inference.alt_causal", n=len(lab.tokens) - 1, causal=causal, bidi=bidi))
+    PAGE.table(changes, "causal", index=list(lab.tokens[:-1]))
+
+
+def main() -> None:
+    t = PAGE.start()
+    PAGE.title(t)
+    controls(t)
+    lab = load_lab(t)
+    if lab is not None:
+        section_cache(t, lab)
+        section_flops(t, lab)
+    section_size(t)
+    if lab is not None:
+        section_groups(t, lab, PAGE.hover(t))
+        section_causal(t, lab)
+
+
+main()

@@ -1,0 +1,195 @@
+"""Positions lab: attention without positions ignores word order (measured on the learner's sentence);
+sinusoidal, learned-style and RoPE side by side; RoPE's turning pairs; extrapolation past the
+longest seen position.
+
+Widgets (``ps_`` keys) -> a frozen ``PositionsSettings`` -> one cached ``positions_lab`` call ->
+builders in ``attention_ui.figures.positions`` -> the page kit. All text comes from the
+``positions`` catalog.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attention_core import AttentionConfigError
+from attention_core.labs import positions as lab_positions
+from attention_core.labs.positions import D_MODEL_RANGE, OFFSET_RANGE, SCHEMES, SEEN_RANGE, PositionsSettings
+from attention_ui import kit
+from attention_ui.figures import positions as figures_positions
+
+ROUNDING_LIMIT = 1e-10  # a difference below this is floating-point rounding (float64, values ~1)
+DEFAULTS = {"ps_d_model": 16, "ps_seed": 0, "ps_seen": 32, "ps_offset": 2, "ps_pair": 0, "ps_tables": False}
+PAGE = kit.Page("ps", "positions", DEFAULTS, translated_defaults={"ps_text": "positions.default_text"})
+
+cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_positions.positions_lab)
+
+
+def fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def controls(t) -> None:
+    PAGE.widget(t, "text_area", "text", height=80, helped=True)
+    c1, c2, c3 = st.columns(3)
+    PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=2, helped=True, where=c1)
+    PAGE.widget(t, "number_input", "seen", *SEEN_RANGE, step=1, helped=True, where=c2)
+    PAGE.seed_input(t, where=c3)
+    s = st.session_state
+    # keep the dependent inputs inside their ranges after d_model or L changed
+    s["ps_pair"] = min(int(s["ps_pair"]), int(s["ps_d_model"]) // 2 - 1)
+    s["ps_offset"] = min(int(s["ps_offset"]), int(s["ps_seen"]) - 1, OFFSET_RANGE[1])
+    c4, c5, c6 = st.columns(3)
+    max_offset = min(OFFSET_RANGE[1], int(s["ps_seen"]) - 1)
+    PAGE.widget(t, "number_input", "offset", OFFSET_RANGE[0], max_offset, step=1, helped=True, where=c4)
+    PAGE.widget(t, "number_input", "pair", 0, int(s["ps_d_model"]) // 2 - 1, step=1, helped=True, where=c5)
+    PAGE.tables_toggle(t, where=c6)
+
+
+def load_lab(t):
+    """The cached lab for the sentence, or None after saying why there is none."""
+    s = st.session_state
+    text = s["ps_text"] or ""
+    if not text.strip():
+        st.error(t("positions.err_empty"))
+        return None
+    if int(s["ps_d_model"]) % 2:
+        st.error(t("positions.err_range", name="d_model", lo=D_MODEL_RANGE[0], hi=D_MODEL_RANGE[1]))
+        return None
+    lab = None
+    with PAGE.guard(t, "positions lab", known=[(AttentionConfigError, "positions.err_config")]):
+        settings = PositionsSettings(
+            text=text,
+            d_model=int(s["ps_d_model"]),
+            seed=int(s["ps_seed"]),
+            seen=int(s["ps_seen"]),
+            offset=int(s["ps_offset"]),
+            pair=int(s["ps_pair"]),
+        )
+        lab = cached_lab(settings)
+    if lab is not None:
+        PAGE.warn_truncated(t, lab.tokenization)
+    return lab
+
+
+def section_shuffle(t, lab) -> None:
+    st.header(t("positions.sec_shuffle"), anchor="shuffle")
+    st.markdown(t("positions.explain_shuffle"))
+    n = len(lab.tokens)
+    if n < 2:
+        st.info(t("positions.gap_one_token"))
+        return
+    st.caption(t("positions.order_original"))
+    st.text(kit.token_list_text(lab.tokens))
+    st.caption(t("positions.order_shuffled"))
+    st.text(" · ".join(f"{int(i)} {lab.tokens[int(i)]}" for i in lab.perm))
+    off, on = fmt(lab.gap_plain), fmt(lab.gap_pos)
+    c1, c2 = st.columns(2)
+    c1.metric(t("positions.gap_off"), off)
+    c2.metric(t("positions.gap_on"), on)
+    if lab.gap_plain < ROUNDING_LIMIT:
+        st.success(t("positions.gap_off_small", diff=off))
+    else:
+        st.error(t("positions.gap_off_large", diff=off))
+    st.markdown(t("positions.gap_on_note", diff=on))
+    gaps = {t("positions.series_off"): lab.rows_plain, t("positions.series_on"): lab.rows_pos}
+    fig = figures_positions.row_gap_figure(
+        lab.tokens, gaps, x_title=t("positions.axis_token"), y_title=t("positions.axis_gap")
+    )
+    PAGE.chart(fig, "shuffle", t("positions.alt_shuffle", n=n, off=off, on=on))
+    PAGE.table({**gaps}, "shuffle", index=list(lab.tokens))
+
+
+def section_schemes(t, lab, names) -> None:
+    s = lab.settings
+    st.header(t("positions.sec_schemes"), anchor="schemes")
+    st.markdown(t("positions.explain_schemes"))
+    query, key = kit.escape_markdown(lab.query_token), kit.escape_markdown(lab.key_token)
+    st.markdown(t("positions.explain_pair", query=query, key=key, offset=s.offset, last=s.seen - 1))
+    count = len(lab.placements)
+    cols = st.columns(len(SCHEMES))
+    for col, scheme in zip(cols, SCHEMES, strict=True):
+        col.metric(t("positions.spread_metric", name=names[scheme]), fmt(lab.spread[scheme]))
+    if count < 2:
+        st.info(t("positions.one_placement", seen=s.seen, offset=s.offset))
+    else:
+        if lab.spread["rope"] < ROUNDING_LIMIT:
+            st.success(t("positions.rope_constant", spread=fmt(lab.spread["rope"]), count=count))
+        else:
+            st.error(t("positions.rope_not_constant", spread=fmt(lab.spread["rope"])))
+        sin, learned = fmt(lab.spread["sinusoidal"]), fmt(lab.spread["learned"])
+        st.markdown(t("positions.additive_vary", sin=sin, learned=learned))
+    fig = figures_positions.scheme_lines_figure(
+        lab.placements,
+        lab.scores,
+        names,
+        x_title=t("positions.axis_position"),
+        y_title=t("positions.axis_score"),
+    )
+    spreads = {k: fmt(v) for k, v in lab.spread.items()}
+    alt = t("positions.alt_schemes", offset=s.offset, count=count, sin=spreads["sinusoidal"],
+            learned=spreads["learned"], rope=spreads["rope"])  # fmt: skip
+    PAGE.chart(fig, "schemes", alt)
+    PAGE.table({names[k]: v for k, v in lab.scores.items()}, "schemes", index=lab.placements.tolist(),
+               index_name=t("positions.col_position"))  # fmt: skip
+
+
+def section_arrow(t, lab) -> None:
+    s = lab.settings
+    st.header(t("positions.sec_arrow"), anchor="rope")
+    length = fmt(lab.arrow_length)
+    theta = f"{lab.arrow_angle_step:.4g}"
+    st.markdown(
+        t(
+            "positions.explain_arrow",
+            pair=s.pair,
+            query=kit.escape_markdown(lab.query_token),
+            c0=2 * s.pair,
+            c1=2 * s.pair + 1,
+            d=s.d_model,
+            theta=theta,
+            length=length,
+        )
+    )
+    fig = figures_positions.rope_arrow_figure(
+        lab.arrow_path, lab.arrow_positions.tolist(), position_label=t("positions.arrow_position", p="{p}")
+    )
+    PAGE.chart(fig, "arrow", t("positions.alt_arrow", pair=s.pair, theta=theta, length=length), width=480)
+
+
+def section_extrapolation(t, lab, names) -> None:
+    s = lab.settings
+    st.header(t("positions.sec_extrapolation"), anchor="extrapolation")
+    query, key = kit.escape_markdown(lab.query_token), kit.escape_markdown(lab.key_token)
+    end = int(lab.extrapolation_positions[-1])
+    st.markdown(t("positions.explain_extrapolation", query=query, key=key, end=end, seen=s.seen))
+    fig = figures_positions.scheme_lines_figure(
+        lab.extrapolation_positions,
+        lab.extrapolation,
+        names,
+        x_title=t("positions.axis_query_position"),
+        y_title=t("positions.axis_score"),
+        seen=s.seen,
+        seen_label=t("positions.seen_line", seen=s.seen),
+    )
+    alt = t("positions.alt_extrapolation", query=lab.query_token, key=lab.key_token, end=end, seen=s.seen)
+    PAGE.chart(fig, "extrapolation", alt)
+    st.markdown(t("positions.extrap_learned", last=s.seen - 1))
+    st.markdown(t("positions.extrap_sinusoidal"))
+    st.markdown(t("positions.extrap_rope", pairs=s.d_model // 2, unseen=lab.unseen_pairs))
+
+
+def main() -> None:
+    t = PAGE.start()
+    PAGE.title(t)
+    controls(t)
+    lab = load_lab(t)
+    if lab is None:
+        return
+    names = {k: t(f"positions.scheme_{k}") for k in SCHEMES}
+    section_shuffle(t, lab)
+    section_schemes(t, lab, names)
+    section_arrow(t, lab)
+    section_extrapolation(t, lab, names)
+
+
+main()
