@@ -132,9 +132,9 @@ def test_linear_flops_and_crossover():
     assert e.linear_attention_flops(10, 4, 3) == 10 * (4 * 4 * 3 + 3 * 4 + 3)
     for d in (8, 64):
         n = e.linear_crossover_n(d, d, d)
-        lin = lambda m: m * (4 * d * d + 4 * d)  # noqa: E731
-        soft = lambda m: 4 * m * m * d + 6 * m * m  # noqa: E731
-        assert lin(n) < soft(n) and lin(n - 1) >= soft(n - 1)
+        lin = [m * (4 * d * d + 4 * d) for m in (n - 1, n)]
+        soft = [4 * m * m * d + 6 * m * m for m in (n - 1, n)]
+        assert lin[1] < soft[1] and lin[0] >= soft[0]
 
 
 def test_exactness_table():

@@ -18,6 +18,7 @@ import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -160,9 +161,9 @@ def window_timing(
             n,
             window,
             block,
-            _best(lambda: direct_attention(Q, K, V, causal=True), repeats),
-            _best(lambda: tiled_attention(Q, K, V, block, block, causal=True), repeats),
-            _best(lambda: tiled_attention(Q, K, V, block, block, window=window), repeats),
+            _best(partial(direct_attention, Q, K, V, causal=True), repeats),
+            _best(partial(tiled_attention, Q, K, V, block, block, causal=True), repeats),
+            _best(partial(tiled_attention, Q, K, V, block, block, window=window), repeats),
             full.tiles_computed,
             win.tiles_computed,
         )
