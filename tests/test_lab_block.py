@@ -127,3 +127,21 @@ def test_flops_counts_and_crossover():
         assert first - 1 < x <= first
     # d_ff = 4d, h ≪ d: attention's n² terms win from about n = 6d
     assert b.crossover_n(4096, 32, 4 * 4096) == pytest.approx(6 * 4096, rel=0.02)
+
+
+def test_stage_stats_residual_gap_and_norm_comparison():
+    for placement in ("pre", "post"):
+        tr = b.block_lab("one two three four", b.BlockConfig(placement=placement))
+        assert b.residual_gap(tr) <= 1e-12
+        stats = {s.name: s for s in b.stage_stats(tr)}
+        assert stats["y"].shape == (4, 16) and stats["y"].in_stream and not stats["ffn_out"].in_stream
+        row = tr.y[2]
+        assert stats["y"].mean_rms == pytest.approx(
+            np.mean([math.sqrt(sum(v * v for v in r) / 16) for r in tr.y])
+        )
+        assert abs(row.mean()) <= stats["y"].max_abs_row_mean
+    x = np.array([[1.0, 2.0, 3.0, 6.0], [-1.0, 0.0, 0.0, 1.0]])
+    c = b.norm_comparison(x)
+    assert np.allclose(c.layer_mean, 0, atol=1e-12)
+    assert np.allclose(c.rms_rms, np.sqrt(np.array([12.5, 0.5]) / (np.array([12.5, 0.5]) + 1e-5)), atol=1e-12)
+    assert c.rms_mean[0] == pytest.approx(3.0 / math.sqrt(12.5 + 1e-5))

@@ -256,3 +256,61 @@ def crossover_n(d_model: int, heads: int, d_ff: int, kind: str = "gelu") -> floa
     n·(4d + 6h) = 8d² + c·d·d_ff with c = 4 (classic) or 6 (SwiGLU)."""
     c = 6 if kind == "swiglu" else 4
     return (8 * d_model**2 + c * d_model * d_ff) / (4 * d_model + 6 * heads)
+
+
+# --- what the page shows ------------------------------------------------------------------------
+
+
+STREAM_STAGES = ("x", "h", "y")  # the residual stream itself; the others are a sub-layer's input/output
+
+
+@dataclass(frozen=True)
+class StageStats:
+    """One stage of the block: its shape and the size and centre of its token vectors."""
+
+    name: str  # a key of BlockTrace.stages()
+    shape: tuple[int, int]
+    mean_rms: float  # mean over tokens of each row's root mean square
+    max_abs_row_mean: float  # largest |mean of a row|: 0 right after LayerNorm
+    in_stream: bool
+
+
+def stage_stats(trace: BlockTrace) -> tuple[StageStats, ...]:
+    return tuple(
+        StageStats(
+            name,
+            (int(a.shape[0]), int(a.shape[1])),
+            float(rms(a).mean()),
+            float(np.max(np.abs(a.mean(axis=1)))),
+            name in STREAM_STAGES,
+        )
+        for name, a in trace.stages()
+    )
+
+
+def residual_gap(trace: BlockTrace) -> float:
+    """Pre-LN: max |y − (x + Attn + FFN)|, the residual stream as a plain sum (rounding only).
+    Post-LN: max |y − N₂(h + FFN(h))| with h = N₁(x + Attn(x)), recomputed from the stored parts."""
+    if trace.config.placement == "pre":
+        return float(np.max(np.abs(trace.y - (trace.x + trace.attn_out + trace.ffn_out))))
+    h = normalise(trace.x + trace.attn_out, trace.config.norm)
+    return float(np.max(np.abs(trace.y - normalise(h + trace.ffn_out, trace.config.norm))))
+
+
+@dataclass(frozen=True)
+class NormComparison:
+    """LayerNorm and RMSNorm (γ = 1, β = 0) of the same rows: each token's mean and RMS after each."""
+
+    layer_mean: np.ndarray  # [n]
+    layer_rms: np.ndarray  # [n]
+    rms_mean: np.ndarray  # [n]
+    rms_rms: np.ndarray  # [n]
+
+
+def norm_comparison(x: np.ndarray) -> NormComparison:
+    ln, rn = normalise(x, "layer"), normalise(x, "rms")
+    return NormComparison(_ro(ln.mean(axis=1)), _ro(rms(ln)), _ro(rn.mean(axis=1)), _ro(rms(rn)))
+
+
+def flops_sweep(ns, d_model: int, heads: int, d_ff: int, kind: str = "gelu") -> tuple[BlockFlops, ...]:
+    return tuple(block_flops(int(n), d_model, heads, d_ff, kind) for n in ns)
