@@ -27,6 +27,7 @@ MASKS = "app_pages/masks.py"
 MULTI_HEAD = "app_pages/multi_head.py"
 COST = "app_pages/cost.py"
 LOOKALIKES = "app_pages/lookalikes.py"
+BLOCK = "app_pages/block.py"
 PAGE_TITLE_KEYS = {
     PLAYGROUND: "app.nav_playground",
     WHY_SQRT: "app.nav_why_sqrt",
@@ -34,6 +35,7 @@ PAGE_TITLE_KEYS = {
     MULTI_HEAD: "app.nav_multi_head",
     COST: "app.nav_cost",
     LOOKALIKES: "app.nav_lookalikes",
+    BLOCK: "app.nav_block",
 }
 
 
@@ -87,6 +89,16 @@ STATIC_QUESTIONS: tuple[StaticQuestion, ...] = (
     _mc("rnn_training_speed", 0, LOOKALIKES, "rnn"),
     _mc("self_vs_attention", 0, LOOKALIKES, "lookalikes"),
     _mc("linear_attention", 0, COST, "efficient"),
+    # issue 14, part 3: efficient attention
+    _mc("window_work", 0, COST, "efficient"),
+    _tf("window_same_model", False, COST, "efficient"),
+    _mc("linear_state", 0, COST, "efficient"),
+    _mc("exact_method", 0, COST, "efficient"),
+    # issue 14, part 4: the block around attention
+    _mc("pre_ln", 0, BLOCK, "block"),
+    _tf("rmsnorm_centres", False, BLOCK, "block"),
+    _mc("cross_kv", 0, BLOCK, "block"),
+    _tf("ffn_mixes_tokens", False, BLOCK, "block"),
 )
 
 COMPUTED_LINKS = {
@@ -100,6 +112,8 @@ COMPUTED_LINKS = {
     "padding_cells": MASKS,
     "softmax_shift": PLAYGROUND,
     "sqrt_divisor": WHY_SQRT,
+    "window_scores": COST,
+    "block_crossover": BLOCK,
 }
 
 

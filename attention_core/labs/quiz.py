@@ -19,6 +19,9 @@ Kinds (:data:`QUIZ_KINDS`):
 - ``softmax_shift``: one softmax weight of a row of scores so large that exp overflows in float64
   unless the row maximum is subtracted first.
 - ``sqrt_divisor``: the divisor √d_k of a head (its explanation also gives √128 for d_k = 128).
+- ``window_scores``: scores a causal sliding window of w keys needs for n tokens = n·w − w(w − 1)/2.
+- ``block_crossover``: the n at which a block's n² attention FLOPs equal its projections + FFN
+  (rounded to a whole token), for a classic FFN with d_ff = 4·d_model.
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ import numpy as np
 
 from ..config import AttentionConfig
 from ..steps import apply_mask, build_mask, raw_scores, scale, softmax
+from .block import crossover_n
 from .cost import DTYPE_BYTES, attention_matrix_bytes
+from .efficient import window_score_elements
 from .multihead import multihead_cost
 
 QUIZ_KINDS = (
@@ -45,6 +50,8 @@ QUIZ_KINDS = (
     "padding_cells",
     "softmax_shift",
     "sqrt_divisor",
+    "window_scores",
+    "block_crossover",
 )
 N_CHOICES = 4
 SQRT_DIVISOR_D_K = (16, 32, 64, 96, 128, 256)  # 128: the d_k of many large models
@@ -273,6 +280,40 @@ def _sqrt_divisor(seed: int) -> QuizQuestion:
     )
 
 
+def _window_scores(seed: int) -> QuizQuestion:
+    rng = _rng("window_scores", seed)
+    w = int(rng.choice([4, 8, 16, 32, 64]))
+    n = int(rng.choice([m for m in (64, 128, 256, 512, 1024) if m > w]))
+    answer = window_score_elements(n, w)
+    return _build(
+        "window_scores",
+        seed,
+        rng,
+        {"n": n, "w": w},
+        answer,
+        0.0,
+        [n * w, n * n, n * (n + 1) // 2],  # forgetting the first rows, full, full causal
+        [n * w * 2, answer + w],
+    )
+
+
+def _block_crossover(seed: int) -> QuizQuestion:
+    rng = _rng("block_crossover", seed)
+    d_model = int(rng.choice([256, 512, 768, 1024, 2048, 4096]))
+    heads = int(rng.choice([h for h in (4, 8, 12, 16, 32) if d_model % h == 0]))
+    answer = int(round(crossover_n(d_model, heads, 4 * d_model)))
+    return _build(
+        "block_crossover",
+        seed,
+        rng,
+        {"d_model": d_model, "heads": heads, "d_ff": 4 * d_model},
+        answer,
+        0.0,
+        [d_model, d_model * d_model, 4 * d_model],  # n = d, n = d², n = d_ff
+        [answer * 2, answer // 2],
+    )
+
+
 _GENERATORS = {
     "causal_weight": _causal_weight,
     "scores_shape": _scores_shape,
@@ -284,6 +325,8 @@ _GENERATORS = {
     "padding_cells": _padding_cells,
     "softmax_shift": _softmax_shift,
     "sqrt_divisor": _sqrt_divisor,
+    "window_scores": _window_scores,
+    "block_crossover": _block_crossover,
 }
 
 
