@@ -192,6 +192,7 @@ def section_flops(t) -> None:
     series = {
         t("block.flops_projections"): [r.projections for r in rows],
         t("block.flops_ffn"): [r.ffn for r in rows],
+        t("block.flops_linear"): [r.linear_in_n for r in rows],
         t("block.flops_n2"): [r.attention_n2 for r in rows],
     }
     cross = lab_block.crossover_n(d, h, mult * d, kind)

@@ -293,7 +293,7 @@ def window_timing_results(t) -> None:
     PAGE.chart(fig, "window_time", t("cost.alt_window_time", count=len(ns)))
     last = points[-1]
     st.success(t("cost.win_time_lesson", n=f"{last.n:,}", ratio=f"{last.ratio_tiled:.1f}"))
-    st.warning(t("cost.time_noise"))
+    st.warning(t("cost.win_time_noise"))
 
 
 def section_window(t) -> None:
@@ -315,7 +315,7 @@ def section_window(t) -> None:
     m1.metric(t("cost.win_diff"), diff)
     m2.metric(t("cost.win_model_diff"), model)
     m3.metric(t("cost.check_tiles"), f"{check.tiles_computed} / {check.tiles_total}")
-    m4.metric(t("cost.win_scores"), f"{check.scores_formed:,} / {n * n:,}")
+    m4.metric(t("cost.win_scores"), f"{check.scores_formed / (n * n):.1%}")
     if check.max_abs_diff <= 1e-10:
         st.success(t("cost.win_ok", diff=diff))
     else:
