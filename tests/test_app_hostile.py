@@ -35,6 +35,8 @@ TEXT_BOXES = [
     ("app_pages/lookalikes.py", "text_input", "lk_text_a"),
     ("app_pages/lookalikes.py", "text_input", "lk_text_b"),
     ("app_pages/why_sqrt_dk.py", "text_input", "sq_row"),
+    ("app_pages/cost.py", "text_area", "co_text"),
+    ("app_pages/block.py", "text_area", "bl_text"),
 ]
 
 # The lab pages get a cross-section of the corpus (every kind of hostility once); the playground,
@@ -103,6 +105,8 @@ def test_every_text_box_survives_the_corpus(page: str, kind: str, key: str) -> N
             "mh_text",
             "lk_text_a",
             "lk_text_b",
+            "co_text",
+            "bl_text",
         ):
             assert msgs["warning"], (where, "cut text must be announced", msgs)
         assert_nothing_live(at, where)

@@ -145,3 +145,5 @@ def test_stage_stats_residual_gap_and_norm_comparison():
     assert np.allclose(c.layer_mean, 0, atol=1e-12)
     assert np.allclose(c.rms_rms, np.sqrt(np.array([12.5, 0.5]) / (np.array([12.5, 0.5]) + 1e-5)), atol=1e-12)
     assert c.rms_mean[0] == pytest.approx(3.0 / math.sqrt(12.5 + 1e-5))
+    # the catalog's "RMS just below 1 (the ε in the denominator)", for both norms
+    assert np.all(c.layer_rms < 1) and np.all(c.rms_rms < 1) and np.all(c.layer_rms > 0.99)

@@ -147,3 +147,19 @@ def test_window_timing_yields_each_n_without_asserting_times():
     points = list(e.window_timing(ns=(64, 128), window=16, block=16, repeats=1))
     assert [p.n for p in points] == [64, 128]
     assert points[1].tiles_full == 36 and points[1].tiles_window == 8 + 7
+
+
+def test_bench_script_smoke_prints_equal_outputs_and_ratios():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "bench" / "window_vs_full.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=120, check=True
+    ).stdout
+    diff = float(out.splitlines()[0].rsplit(":", 1)[1])
+    assert diff <= 1e-10
+    rows = [line.split() for line in out.splitlines()[2:]]
+    assert [r[0] for r in rows] == ["256", "512"]
+    assert rows[1][-3:] == ["9", "/", "10"]  # window tiles / full causal tiles, b = 128, w = 256
