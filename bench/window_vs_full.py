@@ -23,12 +23,14 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads BLAS
 import argparse  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import timed  # noqa: E402
 
 from attention_core.labs.efficient import linear_attention_recurrent, masked_attention  # noqa: E402
 from attention_core.labs.masks import sliding_window_mask  # noqa: E402
@@ -38,9 +40,7 @@ DIRECT_MAX_N = 4096
 
 
 def seconds(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+    return timed(fn, 1)[0]
 
 
 def main() -> None:

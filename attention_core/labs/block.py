@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arrays import read_only
 from ..config import AttentionConfig, AttentionConfigError
 from ..embeddings import embed
 from ..ffn import mlp_ffn, swiglu
@@ -32,10 +33,8 @@ MASKS = ("none", "causal")
 MAX_DEPTH = 48
 
 
-def _ro(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, copy=True)
-    a.setflags(write=False)
-    return a
+def _frozen(a: np.ndarray) -> np.ndarray:
+    return read_only(a, copy=True)
 
 
 @dataclass(frozen=True)
@@ -87,7 +86,7 @@ def init_ffn(d_model: int, d_ff: int, swiglu_gate: bool, seed: int) -> FFNParams
     W_in = rng.standard_normal((d_model, d_ff)) / np.sqrt(d_model)
     W_out = rng.standard_normal((d_ff, d_model)) / np.sqrt(d_ff)
     gate = rng.standard_normal((d_model, d_ff)) / np.sqrt(d_model) if swiglu_gate else None
-    return FFNParams(_ro(W_in), _ro(W_out), None if gate is None else _ro(gate))
+    return FFNParams(_frozen(W_in), _frozen(W_out), None if gate is None else _frozen(gate))
 
 
 def normalise(x: np.ndarray, kind: str) -> np.ndarray:
@@ -164,14 +163,14 @@ def block_forward(
     return BlockTrace(
         cfg,
         tuple(tokens or ()),
-        _ro(x),
-        _ro(attn_in),
+        _frozen(x),
+        _frozen(attn_in),
         att,
-        _ro(att.output),
-        _ro(h),
-        _ro(ffn_in),
-        _ro(ffn_out),
-        _ro(y),
+        _frozen(att.output),
+        _frozen(h),
+        _frozen(ffn_in),
+        _frozen(ffn_out),
+        _frozen(y),
     )
 
 
@@ -214,7 +213,7 @@ def depth_run(text: str, cfg: BlockConfig, depth: int) -> DepthRun:
         for layer in range(depth):
             x = block_forward(x, c, layer).y
             sizes.append(float(rms(x).mean()))
-        runs[placement] = _ro(np.array(sizes))
+        runs[placement] = _frozen(np.array(sizes))
     return DepthRun(depth, runs["pre"], runs["post"])
 
 
@@ -309,7 +308,9 @@ class NormComparison:
 
 def norm_comparison(x: np.ndarray) -> NormComparison:
     ln, rn = normalise(x, "layer"), normalise(x, "rms")
-    return NormComparison(_ro(ln.mean(axis=1)), _ro(rms(ln)), _ro(rn.mean(axis=1)), _ro(rms(rn)))
+    return NormComparison(
+        _frozen(ln.mean(axis=1)), _frozen(rms(ln)), _frozen(rn.mean(axis=1)), _frozen(rms(rn))
+    )
 
 
 def flops_sweep(ns, d_model: int, heads: int, d_ff: int, kind: str = "gelu") -> tuple[BlockFlops, ...]:

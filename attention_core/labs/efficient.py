@@ -22,6 +22,7 @@ from functools import partial
 
 import numpy as np
 
+from ..arrays import read_only
 from ..config import AttentionConfig
 from ..steps import apply_mask, raw_scores, scale, softmax, weighted_sum
 from ..tiled import direct_attention, tile_grid, tiled_attention
@@ -32,12 +33,6 @@ from .masks import sliding_window_mask
 MAX_WINDOW_N = 4096  # the page's live check and sweep build an n × n reference matrix
 WINDOW_SWEEP_NS = (256, 512, 1024, 2048, 4096)
 WINDOW_D = 64
-
-
-def _ro(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a)
-    a.setflags(write=False)
-    return a
 
 
 def _inputs(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -106,7 +101,7 @@ def window_check(n: int, window: int, block: int, d: int = WINDOW_D, seed: int =
         grid.size,
         formed,
         window_score_elements(n, window),
-        _ro(grid),
+        read_only(grid),
     )
 
 
@@ -217,7 +212,7 @@ def linear_attention_recurrent(Q, K, V) -> LinearRecurrence:
         z += fk[i]  # [d_φ]
         norms[i] = fq[i] @ z
         out[i] = fq[i] @ S / norms[i]
-    return LinearRecurrence(_ro(out), _ro(S), _ro(z), _ro(norms))
+    return LinearRecurrence(read_only(out), read_only(S), read_only(z), read_only(norms))
 
 
 def linear_attention_flops(n: int, d_phi: int, d_v: int) -> int:
@@ -273,14 +268,14 @@ def linear_lab(text: str, d_model: int = 16, seed: int = 0) -> LinearLab:
     return LinearLab(
         tuple(trace.tokens),
         Q.shape[1],
-        _ro(np.array(sw)),
-        _ro(lw),
+        read_only(np.array(sw)),
+        read_only(lw),
         float(np.max(np.abs(rec.output - quad))),
         tuple(rec.state.shape),
         rec.normalisers,
         float(np.max(np.abs(lw - sw))),
-        _ro(sw.max(axis=1)),
-        _ro(lw.max(axis=1)),
+        read_only(sw.max(axis=1)),
+        read_only(lw.max(axis=1)),
         trace.tokenization,
     )
 
