@@ -144,7 +144,7 @@ def section_linear(t, page: kit.Page) -> None:
     st.markdown(t("cost.explain_linear"))
     st.latex(
         r"\phi(x) = \mathrm{elu}(x) + 1,\qquad S_i = S_{i-1} + \phi(k_i)\, v_i^\top,\qquad "
-        r"z_i = z_{i-1} + \phi(k_i),\qquad \mathrm{out}_i = \frac{\phi(q_i)^\top S_i}{\phi(q_i)^\top z_i}"
+        r"z_i = z_{i-1} + \phi(k_i),\qquad o_i = \frac{\phi(q_i)^\top S_i}{\phi(q_i)^\top z_i}"
     )
     page.widget(t, "text_area", "text", height=70, helped=True)
     text = st.session_state.get("co_text") or ""
