@@ -21,6 +21,7 @@ LABS = [
     ("app_pages/masks.py", "app.nav_masks", "🎭", "masks"),
     ("app_pages/multi_head.py", "app.nav_multi_head", "🧩", "multi-head"),
     ("app_pages/cost.py", "app.nav_cost", "📈", "cost"),
+    ("app_pages/block.py", "app.nav_block", "🧱", "block"),
     ("app_pages/lookalikes.py", "app.nav_lookalikes", "🔀", "lookalikes"),
     ("app_pages/positions.py", "app.nav_positions", "🧭", "positions"),
     ("app_pages/inference.py", "app.nav_inference", "⚡", "inference"),

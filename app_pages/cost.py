@@ -1,8 +1,7 @@
-"""Cost-at-scale lab: memory and FLOPs of the n × n attention matrix, a live measurement of the core
-as n doubles (on request, bounded by MAX_DIRECT_N), tiled attention with an online softmax.
-
-Widgets (``co_`` keys) -> ``attention_core.labs.cost`` -> ``attention_ui.figures.cost`` -> the page
-kit. All text comes from the ``cost`` catalog.
+"""Cost-at-scale lab: memory and FLOPs of the n × n matrix, a live measurement as n doubles (on request,
+bounded by MAX_DIRECT_N), tiled attention with an online softmax; the sliding window and linear
+attention sections live in ``attention_ui.cost_efficient``. Widgets (``co_`` keys) ->
+``attention_core.labs.cost`` -> ``attention_ui.figures.cost`` -> the page kit; text: ``cost`` catalog.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ import streamlit as st
 
 from attention_core.labs import cost as lab_cost
 from attention_core.labs.cost import DTYPE_BYTES, MAX_DIRECT_N, NOTES_SEQUENCE_LENGTHS, SWEEP_D, format_bytes
+from attention_ui import cost_efficient as efficient
 from attention_ui import kit
 from attention_ui.figures import cost as figures_cost
 
@@ -39,8 +39,9 @@ DEFAULTS = {
     "co_tables": False,
     RESULTS: (),
     RESULTS_META: None,
+    **efficient.DEFAULTS,
 }
-PAGE = kit.Page("co", "cost", DEFAULTS)
+PAGE = kit.Page("co", "cost", DEFAULTS, translated_defaults=efficient.TRANSLATED_DEFAULTS)
 
 cached_memory = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.memory_table)
 cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.flops_table)
@@ -230,6 +231,7 @@ def section_methods(t) -> None:
     for name in ("flash", "gqa", "linear", "ring"):
         with st.expander(t(f"cost.method_{name}_title"), expanded=True):
             st.markdown(t(f"cost.method_{name}"))
+    efficient.section_exact(t, PAGE)
 
 
 def main() -> None:
@@ -240,6 +242,8 @@ def main() -> None:
     section_extended(t)
     section_measure(t)
     section_tiled(t)
+    efficient.section_window(t, PAGE)
+    efficient.section_linear(t, PAGE)
     section_methods(t)
 
 

@@ -32,7 +32,8 @@ class TiledAttention:
     block_q: int
     block_k: int
     tiles_computed: int  # score tiles actually formed
-    tiles_skipped: int  # tiles skipped because the mask hid every entry (causal: above the diagonal)
+    tiles_skipped: int  # tiles skipped because the mask hid every entry (causal: above the diagonal;
+    # sliding window: also the tiles wholly older than the window, never even visited)
     max_tile_elements: int  # largest score tile held at once (≤ block_q · block_k)
 
 
@@ -42,17 +43,50 @@ def future_tile(q_end: int, k_start: int) -> bool:
     return k_start > q_end - 1
 
 
-def tile_grid(n_q: int, n_k: int, block_q: int, block_k: int, causal: bool = False) -> np.ndarray:
+def window_key_tiles(q0: int, q1: int, n_k: int, block_k: int, window: int) -> range:
+    """Under a causal sliding window of ``window`` keys (query i sees keys i − window < j ≤ i), the
+    starts of the key tiles that queries ``q0 … q1 − 1`` can see: from the tile holding key
+    ``q0 − window + 1`` to the tile holding key ``q1 − 1``. Every other tile is wholly outside the
+    window (too old for the first query or in the future of the last) and is never visited, so the
+    work per query tile is about ``(window + block_q) / block_k`` tiles, not ``n_k / block_k``."""
+    first = max(0, q0 - window + 1) // block_k * block_k
+    return range(first, min(q1, n_k), block_k)
+
+
+def window_allowed(window: int) -> AllowedFn:
+    """``allowed_fn`` for the causal sliding window: ``[bq], [bk] -> [bq, bk]``, i − window < j ≤ i."""
+
+    def allowed(q_idx: np.ndarray, k_idx: np.ndarray) -> np.ndarray:
+        offset = q_idx[:, None] - k_idx[None, :]
+        return (offset >= 0) & (offset < window)
+
+    return allowed
+
+
+def tile_grid(
+    n_q: int, n_k: int, block_q: int, block_k: int, causal: bool = False, window: int | None = None
+) -> np.ndarray:
     """Which score tiles :func:`tiled_attention` forms (True) or skips (False).
 
     ``-> [ceil(n_q / block_q), ceil(n_k / block_k)]`` bool, query tiles as rows. Without a mask
-    every tile is formed; with ``causal`` the :func:`future_tile` ones are skipped.
+    every tile is formed; with ``causal`` the :func:`future_tile` ones are skipped; with ``window``
+    only the :func:`window_key_tiles` are formed.
     """
     if min(n_q, n_k, block_q, block_k) < 1:
         raise ValueError("sizes and blocks must be positive")
-    q_ends = [min(q0 + block_q, n_q) for q0 in range(0, n_q, block_q)]
+    q_ranges = [(q0, min(q0 + block_q, n_q)) for q0 in range(0, n_q, block_q)]
     k_starts = range(0, n_k, block_k)
-    return np.array([[not (causal and future_tile(q1, k0)) for k0 in k_starts] for q1 in q_ends], dtype=bool)
+    if window is not None:
+        return np.array(
+            [
+                [k0 in window_key_tiles(q0, q1, n_k, block_k, window) for k0 in k_starts]
+                for q0, q1 in q_ranges
+            ],
+            dtype=bool,
+        )
+    return np.array(
+        [[not (causal and future_tile(q1, k0)) for k0 in k_starts] for _, q1 in q_ranges], dtype=bool
+    )
 
 
 def causal_allowed(q_idx: np.ndarray, k_idx: np.ndarray) -> np.ndarray:
@@ -69,12 +103,15 @@ def tiled_attention(
     causal: bool = False,
     allowed_fn: AllowedFn | None = None,
     divisor: float | None = None,
+    window: int | None = None,
 ) -> TiledAttention:
     """softmax(QKᵀ/divisor + M) V computed tile by tile.
 
     ``Q [n_q, d_k]``, ``K [n_k, d_k]``, ``V [n_k, d_v]``. The mask comes from ``causal=True``
-    (query i sees keys j ≤ i) or from ``allowed_fn(query_indices, key_indices) -> bool tile``;
-    not both. ``divisor`` defaults to √d_k. Blocks need not divide n.
+    (query i sees keys j ≤ i), from ``window=w`` (causal sliding window: i − w < j ≤ i; only the
+    :func:`window_key_tiles` are visited, so the work grows as n·w, not n²) or from
+    ``allowed_fn(query_indices, key_indices) -> bool tile``; only one of them. ``divisor`` defaults
+    to √d_k. Blocks need not divide n.
     """
     Q = np.asarray(Q, float)
     K = np.asarray(K, float)
@@ -83,8 +120,13 @@ def tiled_attention(
         raise ValueError("expected Q [n_q, d_k], K [n_k, d_k], V [n_k, d_v]")
     if block_q < 1 or block_k < 1:
         raise ValueError("block sizes must be positive")
-    if causal and allowed_fn is not None:
-        raise ValueError("give either causal=True or allowed_fn, not both")
+    if sum((causal, allowed_fn is not None, window is not None)) > 1:
+        raise ValueError("give only one of causal=True, window or allowed_fn")
+    if window is not None:
+        if int(window) < 1 or Q.shape[0] != K.shape[0]:
+            raise ValueError("a sliding window needs window >= 1 and as many queries as keys")
+        window = int(window)
+        allowed_fn = window_allowed(window)
     if causal:
         allowed_fn = causal_allowed
     if divisor is None:
@@ -98,7 +140,12 @@ def tiled_attention(
         m = np.full(q1 - q0, -np.inf)  # [bq] running max
         denom = np.zeros(q1 - q0)  # [bq] running denominator (l in the papers)
         acc = np.zeros((q1 - q0, d_v))  # [bq, d_v] running numerator
-        for k0 in range(0, n_k, block_k):
+        k_starts = range(0, n_k, block_k)
+        if window is not None:  # tiles wholly outside the window are not even visited
+            visible = window_key_tiles(q0, q1, n_k, block_k, window)
+            skipped += len(k_starts) - len(visible)
+            k_starts = visible
+        for k0 in k_starts:
             k1 = min(k0 + block_k, n_k)
             if causal and future_tile(q1, k0):  # every key of this tile is in the future of every query
                 skipped += 1

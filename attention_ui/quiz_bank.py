@@ -29,6 +29,7 @@ COST = "app_pages/cost.py"
 LOOKALIKES = "app_pages/lookalikes.py"
 POSITIONS = "app_pages/positions.py"
 INFERENCE = "app_pages/inference.py"
+BLOCK = "app_pages/block.py"
 PAGE_TITLE_KEYS = {
     PLAYGROUND: "app.nav_playground",
     WHY_SQRT: "app.nav_why_sqrt",
@@ -38,6 +39,7 @@ PAGE_TITLE_KEYS = {
     LOOKALIKES: "app.nav_lookalikes",
     POSITIONS: "app.nav_positions",
     INFERENCE: "app.nav_inference",
+    BLOCK: "app.nav_block",
 }
 
 
@@ -99,6 +101,16 @@ STATIC_QUESTIONS: tuple[StaticQuestion, ...] = (
     _mc("mqa_meaning", 0, INFERENCE, "inference"),
     _mc("cached_step_cost", 0, INFERENCE, "inference"),
     _tf("bidirectional_cache", False, INFERENCE, "inference"),
+    # issue 14, part 3: efficient attention
+    _mc("window_work", 0, COST, "efficient"),
+    _tf("window_same_model", False, COST, "efficient"),
+    _mc("linear_state", 0, COST, "efficient"),
+    _mc("exact_method", 0, COST, "efficient"),
+    # issue 14, part 4: the block around attention
+    _mc("pre_ln", 0, BLOCK, "block"),
+    _tf("rmsnorm_centres", False, BLOCK, "block"),
+    _mc("cross_kv", 0, BLOCK, "block"),
+    _tf("ffn_mixes_tokens", False, BLOCK, "block"),
 )
 
 COMPUTED_LINKS = {
@@ -114,6 +126,8 @@ COMPUTED_LINKS = {
     "sqrt_divisor": WHY_SQRT,
     "kv_cache_size": INFERENCE,
     "sinusoidal_value": POSITIONS,
+    "window_scores": COST,
+    "block_crossover": BLOCK,
 }
 
 

@@ -127,5 +127,69 @@ def test_tables_on_request() -> None:
     at.toggle(key="co_tables").set_value(True).run()
     no_exception(at)
     assert len(at.dataframe) == before + 3  # memory chart, FLOPs chart, tile grid
-    tiles = at.dataframe[-1].value
+    tiles = next(df.value for df in at.dataframe if "#" in df.value.columns)
     assert tiles.shape == (8, 9)  # 512 / 64 tiles, plus the row label column
+
+
+def metric(at: AppTest, key: str, lang: str = "en") -> str:
+    """The value of the last metric with this label (the tile count label is also section 4's)."""
+    label = translate(lang, key)
+    return [m.value for m in at.metric if m.label == label][-1]
+
+
+def test_sliding_window_section() -> None:
+    at = open_page(PAGE, co_win_n=512, co_window=32, co_win_block=64)
+    no_exception(at)
+    assert float(metric(at, "cost.win_diff")) <= 1e-10
+    assert float(metric(at, "cost.win_model_diff")) > 1e-3  # n > w: a different model
+    # query tile q sees key tiles from the one holding q·64 − 31 up to q: tile 0 one, the others two
+    assert metric(at, "cost.check_tiles") == f"{1 + 2 * 7} / 64"
+    grid = chart_spec(at, "co_chart_window_tiles")["data"][0]["z"]
+    assert grid[3] == [0, 0, 1, 1, 0, 0, 0, 0]
+    needed = sum(min(i + 1, 32) for i in range(512))
+    assert any(f"{needed:,}" in m.value for m in at.markdown)
+    assert not at.session_state["co_window_results"]  # nothing timed before the button
+    at2 = open_page(PAGE, co_win_n=256, co_window=256)
+    assert translate("en", "cost.win_same", w=256) in [m.value for m in at2.markdown]
+
+
+def test_window_timing_on_request(monkeypatch) -> None:
+    from attention_core.labs import efficient
+
+    monkeypatch.setattr(efficient, "WINDOW_SWEEP_NS", (128, 256))
+    at = open_page(PAGE, co_window=16)
+    at.button(key="co_win_run").click().run()
+    no_exception(at)
+    points = at.session_state["co_window_results"]
+    assert [p.n for p in points] == [128, 256] and points[0].window == 16
+    assert chart_spec(at, "co_chart_window_time")["layout"]["xaxis"]["type"] == "log"
+    at.run()  # kept across reruns
+    assert len(at.session_state["co_window_results"]) == 2
+
+
+def test_linear_attention_section() -> None:
+    at = open_page(PAGE, co_text="a b c d e")
+    no_exception(at)
+    assert float(metric(at, "cost.lin_diff")) <= 1e-10
+    assert metric(at, "cost.lin_state") == "16 × 16"
+    row = chart_spec(at, "co_chart_linear_row")
+    assert [len(tr["y"]) for tr in row["data"]] == [5, 5]  # the last query sees all five keys
+    assert all(abs(sum(tr["y"]) - 1) < 1e-9 for tr in row["data"])
+    exact = next(
+        df.value for df in at.dataframe if translate("en", "cost.col_same_model") in df.value.columns
+    )
+    assert list(exact[translate("en", "cost.col_same_model")]) == [
+        translate("en", "cost.yes"),
+        translate("en", "cost.no"),
+        translate("en", "cost.no"),
+    ]
+    at.text_area(key="co_text").input("  ").run()
+    no_exception(at)
+    assert translate("en", "cost.err_empty") in [e.value for e in at.error]
+
+
+def test_new_sections_in_japanese() -> None:
+    at = open_page(PAGE, lang="ja")
+    no_exception(at)
+    headers = [h.value for h in at.header]
+    assert translate("ja", "cost.sec_window") in headers and translate("ja", "cost.sec_linear") in headers

@@ -37,6 +37,8 @@ TEXT_BOXES = [
     ("app_pages/why_sqrt_dk.py", "text_input", "sq_row"),
     ("app_pages/positions.py", "text_area", "ps_text"),
     ("app_pages/inference.py", "text_area", "if_text"),
+    ("app_pages/cost.py", "text_area", "co_text"),
+    ("app_pages/block.py", "text_area", "bl_text"),
 ]
 
 # The lab pages get a cross-section of the corpus (every kind of hostility once); the playground,
@@ -107,6 +109,8 @@ def test_every_text_box_survives_the_corpus(page: str, kind: str, key: str) -> N
             "lk_text_b",
             "ps_text",
             "if_text",
+            "co_text",
+            "bl_text",
         ):
             assert msgs["warning"], (where, "cut text must be announced", msgs)
         assert_nothing_live(at, where)

@@ -134,6 +134,11 @@ def expected_answer(kind: str, p: dict):
     if kind == "sinusoidal_value":
         angle = p["pos"] * math.exp(-math.log(10000.0) * (p["dim"] - p["dim"] % 2) / p["d_model"])
         return round((math.cos if p["dim"] % 2 else math.sin)(angle), 3)
+    if kind == "window_scores":  # query i sees keys max(0, i − w + 1) … i
+        return sum(i - max(0, i - p["w"] + 1) + 1 for i in range(p["n"]))
+    if kind == "block_crossover":  # 4n²d + 6hn² = 8nd² + 4nd·d_ff, divided by n
+        d, h, f = p["d_model"], p["heads"], p["d_ff"]
+        return round((8 * d * d + 4 * d * f) / (4 * d + 6 * h))
     raise AssertionError(kind)
 
 

@@ -21,6 +21,9 @@ Kinds (:data:`QUIZ_KINDS`):
 - ``sqrt_divisor``: the divisor √d_k of a head (its explanation also gives √128 for d_k = 128).
 - ``kv_cache_size``: MiB of a KV cache, ``2 · layers · n · kv_heads · d_k · bytes`` (GQA shapes).
 - ``sinusoidal_value``: one entry PE(pos, j) of the sinusoidal positional encoding.
+- ``window_scores``: scores a causal sliding window of w keys needs for n tokens = n·w − w(w − 1)/2.
+- ``block_crossover``: the n at which a block's n² attention FLOPs equal its projections + FFN
+  (rounded to a whole token), for a classic FFN with d_ff = 4·d_model.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ from ..config import AttentionConfig
 from ..embeddings import positional_encoding
 from ..kv_cache import cache_bytes
 from ..steps import apply_mask, build_mask, raw_scores, scale, softmax
+from .block import crossover_n
 from .cost import DTYPE_BYTES, attention_matrix_bytes
+from .efficient import window_score_elements
 from .multihead import multihead_cost
 
 QUIZ_KINDS = (
@@ -51,6 +56,8 @@ QUIZ_KINDS = (
     "sqrt_divisor",
     "kv_cache_size",
     "sinusoidal_value",
+    "window_scores",
+    "block_crossover",
 )
 N_CHOICES = 4
 SQRT_DIVISOR_D_K = (16, 32, 64, 96, 128, 256)  # 128: the d_k of many large models
@@ -318,6 +325,40 @@ def _sinusoidal_value(seed: int) -> QuizQuestion:
     )
 
 
+def _window_scores(seed: int) -> QuizQuestion:
+    rng = _rng("window_scores", seed)
+    w = int(rng.choice([4, 8, 16, 32, 64]))
+    n = int(rng.choice([m for m in (64, 128, 256, 512, 1024) if m > w]))
+    answer = window_score_elements(n, w)
+    return _build(
+        "window_scores",
+        seed,
+        rng,
+        {"n": n, "w": w},
+        answer,
+        0.0,
+        [n * w, n * n, n * (n + 1) // 2],  # forgetting the first rows, full, full causal
+        [n * w * 2, answer + w],
+    )
+
+
+def _block_crossover(seed: int) -> QuizQuestion:
+    rng = _rng("block_crossover", seed)
+    d_model = int(rng.choice([256, 512, 768, 1024, 2048, 4096]))
+    heads = int(rng.choice([h for h in (4, 8, 12, 16, 32) if d_model % h == 0]))
+    answer = int(round(crossover_n(d_model, heads, 4 * d_model)))
+    return _build(
+        "block_crossover",
+        seed,
+        rng,
+        {"d_model": d_model, "heads": heads, "d_ff": 4 * d_model},
+        answer,
+        0.0,
+        [d_model, d_model * d_model, 4 * d_model],  # n = d, n = d², n = d_ff
+        [answer * 2, answer // 2],
+    )
+
+
 _GENERATORS = {
     "causal_weight": _causal_weight,
     "scores_shape": _scores_shape,
@@ -331,6 +372,8 @@ _GENERATORS = {
     "sqrt_divisor": _sqrt_divisor,
     "kv_cache_size": _kv_cache_size,
     "sinusoidal_value": _sinusoidal_value,
+    "window_scores": _window_scores,
+    "block_crossover": _block_crossover,
 }
 
 

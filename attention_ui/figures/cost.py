@@ -193,3 +193,43 @@ def tile_grid_figure(
         plot_bgcolor="rgba(0,0,0,0)",
     )
     return fig
+
+
+def weight_rows_figure(
+    keys: Sequence[str],
+    rows: Mapping[str, Sequence[float]],
+    *,
+    x_title: str = "key",
+    y_title: str = "weight",
+    height: int = 300,
+) -> go.Figure:
+    """One query's attention weights over its keys, one bar group per method (e.g. softmax and
+    linear attention). ``keys`` are token labels (escaped here); each row has one weight per key."""
+    if not rows:
+        raise ValueError("at least one row of weights is needed")
+    labels = [f"{i}: {escape_label(k, 16)}" for i, k in enumerate(keys)]
+    fig = go.Figure()
+    colours = (COMPUTED_COLOR, "#7570b3", "#d95f02")
+    for i, (name, ws) in enumerate(rows.items()):
+        if len(ws) != len(keys):
+            raise ValueError("every row needs one weight per key")
+        label = escape_label(name)
+        fig.add_trace(
+            go.Bar(
+                x=labels,
+                y=[float(w) for w in ws],
+                name=label,
+                marker_color=colours[i % len(colours)],
+                hovertemplate=f"{label}<br>%{{x}}<br>%{{y:.3f}}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        barmode="group",
+        height=height,
+        xaxis=dict(title=dict(text=escape_label(x_title)), type="category"),
+        yaxis=dict(title=dict(text=escape_label(y_title)), range=[0, 1]),
+        margin=dict(l=10, r=10, t=30, b=10),
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
+        plot_bgcolor="rgba(0,0,0,0)",
+    )
+    return fig

@@ -2,7 +2,8 @@
 the cost page's live measurement runs on a button press and keeps its results across reruns.
 
 Pages are opened the way a learner goes: the start page, then the lab's sidebar link.
-Screenshots: artifacts/screenshots/lab_multihead_{en,ja}.png, lab_cost_{en,ja}.png (looked at by eye).
+Screenshots: artifacts/screenshots/lab_multihead_{en,ja}.png, lab_cost_{en,ja}.png, lab_block_{en,ja}.png
+(looked at by eye). The block page (issue 14) is checked here too: one load per language.
 """
 
 from __future__ import annotations
@@ -81,6 +82,10 @@ def test_cost_page_measures_on_request(page: Page, streamlit_server: str, lang: 
     expect(page.get_by_role("heading", level=1)).to_contain_text(translate(lang, "cost.title"))
     expect(page.get_by_text(translate(lang, "cost.measure_hint"))).to_be_visible()
     expect(chart(page, "co_chart_peak")).to_have_count(0)  # nothing measured yet
+    # Issue 14: the sliding window's band of tiles and linear attention's weights are drawn too.
+    expect(chart(page, "co_chart_window_tiles")).to_have_count(1)
+    expect(chart(page, "co_chart_linear_row").locator("g.trace.bars")).to_have_count(2)
+    expect(page.get_by_text(translate(lang, "cost.win_time_hint"))).to_be_visible()
 
     # Smallest limit (n = 128, 256) keeps the test quick, then measure.
     thumb = page.locator(".st-key-co_max_n input[type='range']")
@@ -101,3 +106,23 @@ def test_cost_page_measures_on_request(page: Page, streamlit_server: str, lang: 
     expect(chart(page, "co_chart_peak")).to_have_count(1)
     assert_no_exception(page)
     assert screenshot(page, f"lab_cost_{lang}").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_block_page_draws_every_section(page: Page, streamlit_server: str, lang: str) -> None:
+    open_lab(page, streamlit_server, "block", lang)
+    assert page.url.endswith("/block")
+    wait_for_charts(page, minimum=3)  # stages, depth, FLOPs
+    assert_no_exception(page)
+    expect(page.get_by_role("heading", level=1)).to_contain_text(translate(lang, "block.title"))
+    # seven stages: the residual stream (x, h, y) and four sub-layer inputs/outputs
+    expect(chart(page, "bl_chart_stages").locator("g.point")).to_have_count(7)
+    expect(chart(page, "bl_chart_depth").locator("g.scatterlayer g.trace")).to_have_count(2)
+    expect(chart(page, "bl_chart_flops").locator("g.scatterlayer g.trace")).to_have_count(4)
+    # Post-LN: the success message changes with the radio
+    post = translate(lang, "block.placement_post")
+    page.locator(".st-key-bl_placement").get_by_text(post, exact=True).click()
+    wait_for_app_run(page)
+    expect(page.get_by_text(re.compile(r"^Post-LN[:：]")).first).to_be_visible()
+    assert_no_exception(page)
+    assert screenshot(page, f"lab_block_{lang}").stat().st_size > 10_000

@@ -1,0 +1,230 @@
+"""Block lab: the residual connections, normalisation (Pre-LN / Post-LN, LayerNorm / RMSNorm) and FFN
+around attention on the learner's sentence; the stream's size with depth; where attention sits in
+encoder, decoder and encoder–decoder models; FLOPs of projections and FFN beside the n² term.
+
+Widgets (``bl_`` keys) -> ``attention_core.labs.block`` -> ``attention_ui.figures.block`` -> the page
+kit. All text comes from the ``block`` catalog.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attention_core import AttentionConfigError
+from attention_core.labs import block as lab_block
+from attention_core.labs.multihead import valid_head_counts
+from attention_ui import kit
+from attention_ui.figures import block as figures_block
+
+D_MODELS = (8, 16, 32, 64)
+MAX_HEADS = 8
+DEPTHS = (1, 48)
+FLOPS_D_RANGE = (16, 16384)
+FLOPS_H_RANGE = (1, 128)
+CHART_NS = tuple(2**k for k in range(5, 21))  # 32 … 1,048,576
+ARCHITECTURES = ("encoder", "decoder", "encdec")
+DEFAULTS = {
+    "bl_d_model": 16,
+    "bl_heads": 2,
+    "bl_norm": "layer",
+    "bl_placement": "pre",
+    "bl_ffn": "gelu",
+    "bl_mask": "none",
+    "bl_seed": 0,
+    "bl_depth": 12,
+    "bl_flops_d": 768,
+    "bl_flops_h": 12,
+    "bl_ff_mult": 4,
+    "bl_tables": False,
+}
+PAGE = kit.Page("bl", "block", DEFAULTS, translated_defaults={"bl_text": "block.default_text"})
+
+cached_block = st.cache_resource(max_entries=32, show_spinner=False)(lab_block.block_lab)
+cached_depth = st.cache_resource(max_entries=32, show_spinner=False)(lab_block.depth_run)
+cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_block.flops_sweep)
+
+
+def controls(t) -> None:
+    PAGE.widget(t, "text_area", "text", height=70, helped=True)
+    c1, c2, c3, c4 = st.columns(4)
+    PAGE.widget(t, "select_slider", "d_model", D_MODELS, label="d_model", where=c1)
+    heads = [h for h in valid_head_counts(int(st.session_state["bl_d_model"])) if h <= MAX_HEADS]
+    if st.session_state.get("bl_heads") not in heads:
+        st.session_state["bl_heads"] = heads[-1] if st.session_state.get("bl_heads", 1) > heads[-1] else 1
+    PAGE.widget(t, "select_slider", "heads", heads, where=c2)
+    names = {k: t(f"block.ffn_{k}") for k in lab_block.FFNS}
+    PAGE.widget(t, "selectbox", "ffn", lab_block.FFNS, format_func=names.get, helped=True, where=c3)
+    PAGE.seed_input(t, where=c4)
+    c1, c2, c3 = st.columns(3)
+    for column, name, options in (
+        (c1, "placement", lab_block.PLACEMENTS),
+        (c2, "norm", lab_block.NORMS),
+        (c3, "mask", lab_block.MASKS),
+    ):
+        labels = {k: t(f"block.{name}_{k}") for k in options}
+        PAGE.widget(
+            t, "radio", name, options, format_func=labels.get, horizontal=True, helped=True, where=column
+        )
+    PAGE.tables_toggle(t)
+
+
+def read_config(t) -> lab_block.BlockConfig | None:
+    s = st.session_state
+    try:
+        return lab_block.BlockConfig(
+            d_model=int(s["bl_d_model"]),
+            heads=int(s["bl_heads"]),
+            norm=s["bl_norm"],
+            placement=s["bl_placement"],
+            ffn=s["bl_ffn"],
+            mask=s["bl_mask"],
+            seed=int(s["bl_seed"]),
+        )
+    except (AttentionConfigError, TypeError, ValueError):
+        st.error(t("block.err_config"))
+        return None
+
+
+def section_block(t, trace) -> None:
+    cfg = trace.config
+    st.header(t("block.sec_block"), anchor="block")
+    st.markdown(t("block.explain_block"))
+    n_name = t(f"block.norm_{cfg.norm}")
+    if cfg.placement == "pre":
+        st.latex(r"h = x + \mathrm{Attn}(N_1(x)),\qquad y = h + \mathrm{FFN}(N_2(h))")
+    else:
+        st.latex(r"h = N_1(x + \mathrm{Attn}(x)),\qquad y = N_2(h + \mathrm{FFN}(h))")
+    st.caption(t("block.formula_note", norm=n_name))
+    stats = lab_block.stage_stats(trace)
+    stage_names = [t(f"block.stage_{s.name}") for s in stats]
+    table = {
+        t("block.col_stage"): stage_names,
+        t("block.col_shape"): [f"{s.shape[0]} × {s.shape[1]}" for s in stats],
+        t("block.col_rms"): [f"{s.mean_rms:.3f}" for s in stats],
+        t("block.col_row_mean"): [f"{s.max_abs_row_mean:.2e}" for s in stats],
+    }
+    PAGE.table(table, "stages", always=True, hide_index=True)
+    fig = figures_block.stage_figure(
+        stage_names,
+        [s.mean_rms for s in stats],
+        [s.in_stream for s in stats],
+        stream_name=t("block.series_stream"),
+        sublayer_name=t("block.series_sublayer"),
+        y_title=t("block.axis_rms"),
+    )
+    PAGE.chart(fig, "stages", t("block.alt_stages", count=len(stats)))
+    st.markdown(t("block.shapes_note", n=stats[0].shape[0], d=cfg.d_model, d_ff=cfg.d_ff, h=cfg.heads))
+    gap = f"{lab_block.residual_gap(trace):.2e}"
+    st.success(t(f"block.residual_{cfg.placement}", diff=gap))
+    st.markdown(t(f"block.ffn_about_{cfg.ffn}"))
+
+
+def section_norms(t, trace) -> None:
+    st.header(t("block.sec_norms"), anchor="norms")
+    st.markdown(t("block.explain_norms"))
+    st.latex(
+        r"\mathrm{LayerNorm}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta,\qquad "
+        r"\mathrm{RMSNorm}(x) = \gamma \odot \frac{x}{\sqrt{\tfrac{1}{d}\sum_i x_i^2 + \varepsilon}}"
+    )
+    c = lab_block.norm_comparison(trace.x)
+    tokens = list(trace.tokens)
+    table = {
+        t("block.col_token"): tokens,
+        t("block.col_ln_mean"): [f"{v:.2e}" for v in c.layer_mean],
+        t("block.col_ln_rms"): [f"{v:.4f}" for v in c.layer_rms],
+        t("block.col_rms_mean"): [f"{v:.3f}" for v in c.rms_mean],
+        t("block.col_rms_rms"): [f"{v:.4f}" for v in c.rms_rms],
+    }
+    PAGE.table(table, "norms", always=True, hide_index=True)
+    st.markdown(t("block.norms_lesson"))
+
+
+def section_depth(t, text: str, cfg) -> None:
+    st.header(t("block.sec_depth"), anchor="depth")
+    st.markdown(t("block.explain_depth"))
+    PAGE.widget(t, "slider", "depth", *DEPTHS, helped=True)
+    depth = int(st.session_state["bl_depth"])
+    with PAGE.guard(t, "depth run") as run:
+        result = cached_depth(text, cfg, depth)
+    if run.failed:
+        return
+    series = {
+        t("block.placement_pre"): list(result.pre_rms),
+        t("block.placement_post"): list(result.post_rms),
+    }
+    fig = figures_block.depth_figure(series, x_title=t("block.axis_layer"), y_title=t("block.axis_rms"))
+    PAGE.chart(fig, "depth", t("block.alt_depth", depth=depth))
+    PAGE.table({t("block.axis_layer"): list(range(depth + 1)), **series}, "depth", hide_index=True)
+    values = dict(depth=depth, pre=f"{result.pre_rms[-1]:.2f}", post=f"{result.post_rms[-1]:.2f}")
+    st.markdown(t("block.depth_lesson", start=f"{result.pre_rms[0]:.2f}", **values))
+
+
+def section_architectures(t) -> None:
+    st.header(t("block.sec_where"), anchor="where")
+    st.markdown(t("block.explain_where"))
+    table = {
+        t("block.col_architecture"): [t(f"block.arch_{a}") for a in ARCHITECTURES],
+        t("block.col_attention"): [t(f"block.arch_{a}_attention") for a in ARCHITECTURES],
+        t("block.col_examples"): [t(f"block.arch_{a}_examples") for a in ARCHITECTURES],
+    }
+    PAGE.table(table, "where", always=True, hide_index=True)
+    st.markdown(t("block.cross_note"))
+
+
+def section_flops(t) -> None:
+    st.header(t("block.sec_flops"), anchor="flops")
+    st.markdown(t("block.explain_flops"))
+    c1, c2, c3 = st.columns(3)
+    PAGE.widget(t, "number_input", "flops_d", *FLOPS_D_RANGE, step=64, label="d_model", where=c1)
+    PAGE.widget(t, "number_input", "flops_h", *FLOPS_H_RANGE, step=1, label="h", where=c2)
+    PAGE.widget(t, "number_input", "ff_mult", 1, 8, step=1, helped=True, where=c3)
+    d = PAGE.whole(t, "bl_flops_d", "d_model", FLOPS_D_RANGE)
+    h = PAGE.whole(t, "bl_flops_h", "h", FLOPS_H_RANGE)
+    mult = PAGE.whole(t, "bl_ff_mult", t("block.ff_mult"), (1, 8))
+    if d is None or h is None or mult is None:
+        return
+    s = st.session_state
+    if d % h:
+        st.error(t("block.err_heads", d=d, h=h))
+        return
+    kind = s["bl_ffn"] if s["bl_ffn"] in lab_block.FFNS else "gelu"
+    rows = cached_flops(CHART_NS, d, h, mult * d, kind)
+    series = {
+        t("block.flops_projections"): [r.projections for r in rows],
+        t("block.flops_ffn"): [r.ffn for r in rows],
+        t("block.flops_linear"): [r.linear_in_n for r in rows],
+        t("block.flops_n2"): [r.attention_n2 for r in rows],
+    }
+    cross = lab_block.crossover_n(d, h, mult * d, kind)
+    label = t("block.crossover_label", n=f"{cross:,.0f}")
+    titles = dict(x_title=t("block.axis_n"), y_title=t("block.axis_flops"))
+    fig = figures_block.flops_figure(CHART_NS, series, cross, label, **titles)
+    PAGE.chart(fig, "flops", t("block.alt_flops", d=d, h=h, d_ff=mult * d))
+    PAGE.table({"n": list(CHART_NS), **series}, "flops", hide_index=True)
+    st.latex(r"n^{*} = \frac{8d^2 + c\, d\, d_{ff}}{4d + 6h}")
+    ffn_name = t(f"block.ffn_{kind}")
+    st.markdown(t("block.crossover", n=f"{cross:,.0f}", d=d, h=h, d_ff=mult * d, ffn=ffn_name))
+
+
+def main() -> None:
+    t = PAGE.start()
+    PAGE.title(t)
+    controls(t)
+    cfg = read_config(t)
+    text = st.session_state.get("bl_text") or ""
+    if cfg is not None and not text.strip():
+        st.error(t("block.err_empty"))
+    elif cfg is not None:
+        trace = None
+        with PAGE.guard(t, "block", known=[(AttentionConfigError, "block.err_config")]) as run:
+            trace = cached_block(text, cfg)
+        if not run.failed and trace is not None:
+            PAGE.warn_truncated(t, trace.tokenization)
+            section_block(t, trace)
+            section_norms(t, trace)
+            section_depth(t, text, cfg)
+    section_architectures(t)
+    section_flops(t)
+
+
+main()

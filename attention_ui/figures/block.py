@@ -1,0 +1,114 @@
+"""Figure builders for the block lab: the residual stream's size stage by stage, its size with
+depth (Pre-LN against Post-LN) and the FLOPs of one block against n with the crossover marked.
+
+No Streamlit here. Labels passed in are plain text and are escaped here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import plotly.graph_objects as go
+
+from .base import escape_label
+from .cost import loglog_figure
+
+STREAM_COLOR = "#1b9e77"
+SUBLAYER_COLOR = "#7570b3"
+DASHES = ("solid", "dash", "dot")
+
+
+def _layout(fig: go.Figure, x_title: str, y_title: str, height: int) -> go.Figure:
+    fig.update_layout(
+        height=height,
+        xaxis=dict(title=dict(text=escape_label(x_title))),
+        yaxis=dict(title=dict(text=escape_label(y_title)), rangemode="tozero"),
+        margin=dict(l=10, r=10, t=30, b=10),
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
+        plot_bgcolor="rgba(0,0,0,0)",
+    )
+    return fig
+
+
+def stage_figure(
+    stages: Sequence[str],
+    values: Sequence[float],
+    in_stream: Sequence[bool],
+    *,
+    stream_name: str = "residual stream",
+    sublayer_name: str = "sub-layer input/output",
+    x_title: str = "",
+    y_title: str = "RMS",
+    height: int = 320,
+) -> go.Figure:
+    """One bar per stage of the block (in order), coloured by whether it is the residual stream
+    itself or a sub-layer's input/output; the value is the mean RMS of the token vectors."""
+    if not (len(stages) == len(values) == len(in_stream)):
+        raise ValueError("one value and one flag per stage")
+    labels = [escape_label(s) for s in stages]
+    fig = go.Figure()
+    for flag, name, colour in ((True, stream_name, STREAM_COLOR), (False, sublayer_name, SUBLAYER_COLOR)):
+        xs = [lab for lab, f in zip(labels, in_stream, strict=True) if f == flag]
+        ys = [float(v) for v, f in zip(values, in_stream, strict=True) if f == flag]
+        fig.add_trace(
+            go.Bar(
+                x=xs,
+                y=ys,
+                name=escape_label(name),
+                marker_color=colour,
+                hovertemplate="%{x}<br>%{y:.3f}<extra></extra>",
+            )
+        )
+    fig.update_xaxes(categoryorder="array", categoryarray=labels)
+    return _layout(fig, x_title, y_title, height)
+
+
+def depth_figure(
+    series: Mapping[str, Sequence[float]], *, x_title: str = "layer", y_title: str = "RMS", height: int = 320
+) -> go.Figure:
+    """The residual stream's mean RMS after each layer (0 = the input), one line per series."""
+    if not series:
+        raise ValueError("at least one series is needed")
+    fig = go.Figure()
+    for i, (name, ys) in enumerate(series.items()):
+        label = escape_label(name)
+        fig.add_trace(
+            go.Scatter(
+                x=list(range(len(ys))),
+                y=[float(v) for v in ys],
+                mode="lines+markers",
+                name=label,
+                line=dict(dash=DASHES[i % len(DASHES)], width=2),
+                hovertemplate=f"{label}<br>%{{x}}<br>%{{y:.3f}}<extra></extra>",
+            )
+        )
+    return _layout(fig, x_title, y_title, height)
+
+
+def flops_figure(
+    ns: Sequence[int],
+    series: Mapping[str, Sequence[float]],
+    crossover: float | None,
+    crossover_label: str,
+    *,
+    x_title: str = "n",
+    y_title: str = "FLOPs",
+) -> go.Figure:
+    """FLOPs against n on log–log axes (see :func:`attention_ui.figures.cost.loglog_figure`), with a
+    dotted vertical line at the n where the n² terms catch up with the linear ones."""
+    fig = loglog_figure(ns, series, x_title=x_title, y_title=y_title)
+    if crossover is not None and crossover > 0:
+        fig.add_vline(x=crossover, line=dict(color="#555555", width=1, dash="dot"))
+        fig.add_annotation(
+            text=escape_label(crossover_label),
+            x=math.log10(crossover),
+            xref="x",
+            y=1,
+            yref="y domain",
+            yanchor="top",
+            xanchor="left",
+            showarrow=False,
+            font=dict(size=11, color="#555555"),
+        )
+    return fig

@@ -1,0 +1,149 @@
+"""The block lab's core against references written here (norms, FFN, residuals, FLOP counts)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attention_core import AttentionConfigError
+from attention_core.embeddings import embed
+from attention_core.labs import block as b
+from attention_core.trace import init_params
+
+
+def ln_ref(x):
+    out = np.zeros_like(x)
+    for i, row in enumerate(x):
+        mu = sum(row) / len(row)
+        var = sum((v - mu) ** 2 for v in row) / len(row)
+        out[i] = [(v - mu) / math.sqrt(var + 1e-5) for v in row]
+    return out
+
+
+def rms_ref(x):
+    return np.array([[v / math.sqrt(sum(u * u for u in row) / len(row) + 1e-5) for v in row] for row in x])
+
+
+def gelu_ref(v):
+    return 0.5 * v * (1 + math.erf(v / math.sqrt(2)))
+
+
+def attention_ref(x, cfg):
+    """Multi-head self-attention with loops over heads and query rows."""
+    p = init_params(cfg.attention_config())
+    n = x.shape[0]
+    heads = []
+    for h in range(cfg.heads):
+        Q, K, V = x @ p.W_Q[h], x @ p.W_K[h], x @ p.W_V[h]
+        out = np.zeros_like(V)
+        for i in range(n):
+            js = range(i + 1) if cfg.mask == "causal" else range(n)
+            s = [float(Q[i] @ K[j]) / math.sqrt(Q.shape[1]) for j in js]
+            m = max(s)
+            ex = [math.exp(v - m) for v in s]
+            for v, j in zip(ex, js, strict=True):
+                out[i] += v / sum(ex) * V[j]
+        heads.append(out)
+    return np.concatenate(heads, axis=1) @ p.W_O
+
+
+def ffn_ref(x, cfg):
+    p = b.init_ffn(cfg.d_model, cfg.d_ff, cfg.ffn == "swiglu", cfg.seed)
+    if cfg.ffn == "swiglu":
+        g = x @ p.W_gate
+        return (g / (1 + np.exp(-g)) * (x @ p.W_in)) @ p.W_out
+    hidden = x @ p.W_in
+    act = np.vectorize(gelu_ref) if cfg.ffn == "gelu" else (lambda a: np.maximum(a, 0))
+    return act(hidden) @ p.W_out
+
+
+@pytest.mark.parametrize(
+    "placement,norm,ffn,mask",
+    [("pre", "layer", "gelu", "none"), ("post", "rms", "relu", "causal"), ("pre", "rms", "swiglu", "causal")],
+)
+def test_block_equals_reference(placement, norm, ffn, mask):
+    cfg = b.BlockConfig(d_model=8, heads=2, ff_mult=2, norm=norm, placement=placement, ffn=ffn, mask=mask)
+    x = embed(("a", "b", "c", "d", "e"), 8, 0, True)
+    nrm = ln_ref if norm == "layer" else rms_ref
+    if placement == "pre":
+        h = x + attention_ref(nrm(x), cfg)
+        y = h + ffn_ref(nrm(h), cfg)
+    else:
+        h = nrm(x + attention_ref(x, cfg))
+        y = nrm(h + ffn_ref(h, cfg))
+    tr = b.block_forward(x, cfg, tokens=tuple("abcde"))
+    assert np.max(np.abs(tr.h - h)) <= 1e-10
+    assert np.max(np.abs(tr.y - y)) <= 1e-10
+    if placement == "pre":  # the residual stream: y − x is exactly the two sub-layers' outputs
+        assert np.max(np.abs(tr.y - tr.x - tr.attn_out - tr.ffn_out)) <= 1e-12
+
+
+def test_norm_statistics():
+    tr = b.block_lab("dog bites man", b.BlockConfig(norm="layer"))
+    assert np.allclose(tr.attn_in.mean(axis=1), 0, atol=1e-12)
+    assert np.allclose(tr.attn_in.var(axis=1), 1, atol=1e-4)
+    tr = b.block_lab("dog bites man", b.BlockConfig(norm="rms"))
+    assert np.allclose(np.sqrt((tr.attn_in**2).mean(axis=1)), 1, atol=1e-4)
+    assert np.max(np.abs(tr.attn_in.mean(axis=1))) > 1e-3  # RMSNorm does not centre
+
+
+def test_depth_post_ln_stays_normalised_pre_ln_grows():
+    run = b.depth_run("the cat sat on the mat", b.BlockConfig(), 12)
+    assert run.pre_rms.shape == (13,) and run.post_rms.shape == (13,)
+    assert np.allclose(run.post_rms[1:], 1.0, atol=1e-4)
+    assert run.pre_rms[-1] > 1.5 * run.pre_rms[0]
+
+
+def test_config_errors():
+    for bad in (
+        dict(norm="batch"),
+        dict(placement="middle"),
+        dict(ffn="tanh"),
+        dict(ff_mult=0),
+        dict(heads=3),
+    ):
+        with pytest.raises(AttentionConfigError):
+            b.BlockConfig(**bad)
+    with pytest.raises(AttentionConfigError):
+        b.block_lab("   ", b.BlockConfig())
+
+
+def test_flops_counts_and_crossover():
+    n, d, h, dff = 100, 64, 4, 256
+    f = b.block_flops(n, d, h, dff, "gelu")
+    assert f.projections == 4 * 2 * n * d * d
+    assert f.attention_n2 == 2 * 2 * n * n * d + 6 * h * n * n
+    assert f.ffn == 2 * 2 * n * d * dff
+    assert b.block_flops(n, d, h, dff, "swiglu").ffn == 3 * 2 * n * d * dff
+    for kind in ("gelu", "swiglu"):
+        x = b.crossover_n(d, h, dff, kind)
+        first = next(
+            m
+            for m in range(1, 10_000)
+            if (g := b.block_flops(m, d, h, dff, kind)).attention_n2 >= g.linear_in_n
+        )
+        assert first - 1 < x <= first
+    # d_ff = 4d, h ≪ d: attention's n² terms win from about n = 6d
+    assert b.crossover_n(4096, 32, 4 * 4096) == pytest.approx(6 * 4096, rel=0.02)
+
+
+def test_stage_stats_residual_gap_and_norm_comparison():
+    for placement in ("pre", "post"):
+        tr = b.block_lab("one two three four", b.BlockConfig(placement=placement))
+        assert b.residual_gap(tr) <= 1e-12
+        stats = {s.name: s for s in b.stage_stats(tr)}
+        assert stats["y"].shape == (4, 16) and stats["y"].in_stream and not stats["ffn_out"].in_stream
+        row = tr.y[2]
+        assert stats["y"].mean_rms == pytest.approx(
+            np.mean([math.sqrt(sum(v * v for v in r) / 16) for r in tr.y])
+        )
+        assert abs(row.mean()) <= stats["y"].max_abs_row_mean
+    x = np.array([[1.0, 2.0, 3.0, 6.0], [-1.0, 0.0, 0.0, 1.0]])
+    c = b.norm_comparison(x)
+    assert np.allclose(c.layer_mean, 0, atol=1e-12)
+    assert np.allclose(c.rms_rms, np.sqrt(np.array([12.5, 0.5]) / (np.array([12.5, 0.5]) + 1e-5)), atol=1e-12)
+    assert c.rms_mean[0] == pytest.approx(3.0 / math.sqrt(12.5 + 1e-5))
+    # the catalog's "RMS just below 1 (the ε in the denominator)", for both norms
+    assert np.all(c.layer_rms < 1) and np.all(c.rms_rms < 1) and np.all(c.layer_rms > 0.99)
