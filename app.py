@@ -23,6 +23,7 @@ LABS = [
     ("app_pages/cost.py", "app.nav_cost", "📈", "cost"),
     ("app_pages/lookalikes.py", "app.nav_lookalikes", "🔀", "lookalikes"),
     ("app_pages/quiz.py", "app.nav_quiz", "✅", "quiz"),
+    ("app_pages/decoder.py", "app.nav_decoder", "🤖", "decoder"),
 ]
 # That legacy file list linked pages by file name; such links still reach their page. (The
 # playground, as the default page, lives at "/"; its url_path below is only an internal name.)
