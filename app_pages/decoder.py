@@ -17,7 +17,7 @@ import streamlit as st
 from attention_core.labs import decoder_view
 from attention_core.models import smollm2
 from attention_ui import kit
-from attention_ui.decoder import url
+from attention_ui.decoder import sequence_text, url
 from attention_ui.figures import decoder as fdc
 from attention_ui.figures import heatmaps
 
@@ -184,9 +184,7 @@ def section_weights(t, trace, settings: DecoderSettings, hover) -> None:
     heads_text = ", ".join(str(h) for h in group)
     st.markdown(t("decoder.group_summary", kv=kv, heads=heads_text, head=settings.head))
     axes = dict(hover=hover, query_title=t("decoder.axis_query"), key_title=t("decoder.axis_key"))
-    figs = fdc.group_weight_maps(
-        layer.weights, group, trace.labels, layer.mask, title=t("decoder.map_title"), **axes
-    )
+    figs = fdc.group_weight_maps(layer.weights, group, trace.labels, layer.mask, title="", **axes)
     for column, h, fig in zip(st.columns(len(group)), group, figs, strict=True):
         with column:
             if h == settings.head:
@@ -226,8 +224,10 @@ def section_rope(t, trace, settings: DecoderSettings, hover) -> None:
     st.markdown(t("decoder.rope_norms", change=f"{change:.1e}"))
 
     st.subheader(t("decoder.h_offset"))
-    if st.session_state.get("dc_key") not in range(n):
-        st.session_state["dc_key"] = 0
+    # re-sent on every run: the options' labels change with the sentence, the browser would keep the old one
+    st.session_state["dc_key"] = (
+        st.session_state.get("dc_key") if st.session_state.get("dc_key") in range(n) else 0
+    )
     keys = list(range(n))
     PAGE.widget(t, "selectbox", "key", keys, format_func=lambda j: f"#{j} {trace.labels[j]}", helped=True)
     j, i = int(st.session_state["dc_key"]), n - 1
@@ -298,9 +298,11 @@ def section_generate(t, trace, steps, ids: tuple[int, ...], settings: DecoderSet
         return
     labels, _ = smollm2.labels_for_ids(list(trace.ids) + list(ids), model)
     kit.show_tokens(labels)
-    continuation = model.tokenizer.decode(list(ids), skip_special_tokens=False)
+    text, unfinished = sequence_text(model, (*trace.ids, *ids))
     st.markdown(t("decoder.continuation"))
-    st.text(continuation)
+    st.text(text)
+    if unfinished:
+        st.caption(t("decoder.unfinished"))
     cache_now = steps[-1].cache_bytes
     per_token = decoder_view.kv_memory(CONFIG, 1)
     st.markdown(

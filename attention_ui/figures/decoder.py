@@ -7,6 +7,7 @@ labels as tick text, so a label that repeats (``は 3/3`` twice) keeps its own r
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -311,7 +312,11 @@ def cache_growth_figure(
         template=PLAIN_TEMPLATE,
         height=300,
         margin=dict(l=70, r=10, t=10, b=50),
-        xaxis=dict(title=dict(text=escape_label(x_title))),
+        xaxis=dict(
+            title=dict(text=escape_label(x_title)),
+            tickformat="d",
+            dtick=max(1, math.ceil((max(n_tokens, default=1) - min(n_tokens, default=0)) / 10)),
+        ),
         yaxis=dict(title=dict(text=escape_label(y_title)), rangemode="tozero"),
         legend=dict(orientation="h", y=-0.3),
     )
