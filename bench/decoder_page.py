@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import ROOT, launch_browser, machine, start_server, stop_server  # noqa: E402
-from page_latency import Target, words  # noqa: E402
+from page_latency import ARM_JS, DONE_JS, QUIET_MS, RESULT_JS, Target, words  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
@@ -40,12 +40,29 @@ from attention_core.models import smollm2  # noqa: E402
 
 
 class DecoderTarget(Target):
+    """The decoder page; ``control`` is what a change changes: ``seed`` (only the token the next step
+    would draw changes, every chart is sent again) or ``head`` (the query head: the three weight maps,
+    both q maps, the RoPE curve, the overview's frame and the GQA diagram all change)."""
+
+    control = "seed"
+
     def change_seed(self) -> tuple[float, int]:
         self.seed += 1
-        return self.commit("Seed (sampling)", str(self.seed))
+        if self.control == "seed":
+            return self.commit("Seed (sampling)", str(self.seed))
+        head = self.seed % 9
+        box = self.page.locator(".st-key-dc_head input")
+        box.click()
+        box.fill(f"head {head} ")
+        self.page.evaluate(ARM_JS)
+        box.press("Enter")  # picks the one option left; the page timestamps this keydown
+        self.page.wait_for_function(DONE_JS, arg=[self.charts, QUIET_MS], polling=50, timeout=120_000)
+        return self.page.evaluate(RESULT_JS), 0
 
 
-def measure(browser, app_url: str, floor_url: str, n: int, changes: int) -> dict[str, list[float]]:
+def measure(
+    browser, app_url: str, floor_url: str, n: int, changes: int, control: str = "seed"
+) -> dict[str, list[float]]:
     text = words(n)
     tokens = len(smollm2.encode(text).ids)
     # a first visit to "/" lets app.py register its pages before the deep link to /decoder
@@ -54,6 +71,7 @@ def measure(browser, app_url: str, floor_url: str, n: int, changes: int) -> dict
     warm.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(state="attached")
     warm.close()
     decoder = DecoderTarget(browser, "decoder", f"{app_url}/decoder?{urllib.parse.urlencode({'text': text})}")
+    decoder.control = control
     playground = Target(browser, "playground", f"{app_url}/?mask=causal")
     if n != 6:
         if n > 64:  # the playground reads 64 tokens unless told otherwise
@@ -84,6 +102,9 @@ def main() -> int:
     ap.add_argument("--smoke", action="store_true", help="n = 6, one change")
     ap.add_argument("--changes", type=int, default=8)
     ap.add_argument("--n", type=int, nargs="+", default=[6, 64])
+    ap.add_argument(
+        "--control", choices=("seed", "head"), default="seed", help="what the decoder change changes"
+    )
     args = ap.parse_args()
     if args.smoke:
         args.changes, args.n = 1, [6]
@@ -97,10 +118,10 @@ def main() -> int:
         with sync_playwright() as pw:
             browser = launch_browser(pw)
             for n in args.n:
-                res = measure(browser, app_url, floor_url, n, args.changes)
+                res = measure(browser, app_url, floor_url, n, args.changes, args.control)
                 med = {name: statistics.median(v) for name, v in res.items()}
                 print(
-                    f"n={n:<3d} decoder {med['decoder']:6.0f} ms  playground {med['playground']:6.0f} ms  "
+                    f"n={n:<3d} decoder ({args.control}) {med['decoder']:6.0f} ms  playground {med['playground']:6.0f} ms  "
                     f"floor {med['floor']:6.0f} ms   decoder/playground {med['decoder'] / med['playground']:.2f}x "
                     f"(target <= 1.3x)  decoder/floor {med['decoder'] / med['floor']:.2f}x",
                     flush=True,
