@@ -14,7 +14,7 @@ from attention_core.labs import decoder_view
 from attention_core.models import smollm2
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(max_entries=1, show_spinner=False)
 def model() -> smollm2.SmolLM2:
     """The loaded model, once per server process (~2-3 s, ~0.5 GB)."""
     return smollm2.load_model()
