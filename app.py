@@ -26,6 +26,7 @@ LABS = [
     ("app_pages/positions.py", "app.nav_positions", "🧭", "positions"),
     ("app_pages/inference.py", "app.nav_inference", "⚡", "inference"),
     ("app_pages/quiz.py", "app.nav_quiz", "✅", "quiz"),
+    ("app_pages/decoder.py", "app.nav_decoder", "🤖", "decoder"),
 ]
 # That legacy file list linked pages by file name; such links still reach their page. (The
 # playground, as the default page, lives at "/"; its url_path below is only an internal name.)

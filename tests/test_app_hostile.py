@@ -18,6 +18,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention_core import tokenize
+from attention_core.models import smollm2
 from attention_ui.kit import CHIP_MAX_TOKENS
 from tests.apptest_pages import chart_spec, charts, messages, open_page
 
@@ -39,6 +40,8 @@ TEXT_BOXES = [
     ("app_pages/inference.py", "text_area", "if_text"),
     ("app_pages/cost.py", "text_area", "co_text"),
     ("app_pages/block.py", "text_area", "bl_text"),
+    # the decoder page draws its sentence only with the optional model installed
+    *([("app_pages/decoder.py", "text_area", "dc_text")] if smollm2.is_available() else []),
 ]
 
 # The lab pages get a cross-section of the corpus (every kind of hostility once); the playground,
@@ -111,6 +114,7 @@ def test_every_text_box_survives_the_corpus(page: str, kind: str, key: str) -> N
             "if_text",
             "co_text",
             "bl_text",
+            "dc_text",
         ):
             assert msgs["warning"], (where, "cut text must be announced", msgs)
         assert_nothing_live(at, where)

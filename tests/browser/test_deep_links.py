@@ -38,6 +38,7 @@ LAB_TITLES = {
     "cost": "cost.title",
     "lookalikes": "lookalikes.title",
     "quiz": "quiz.title",
+    "decoder": "decoder.title",
 }
 # Links of the legacy file list (or shared from it) and the page each must reach ("" = the playground).
 OLD_LINKS = {"why_sqrt_dk": "why-sqrt-dk", "multi_head": "multi-head", "playground": ""}
@@ -90,6 +91,7 @@ def nav_titles(lang: str) -> set[str]:
         "app.nav_cost",
         "app.nav_lookalikes",
         "app.nav_quiz",
+        "app.nav_decoder",
     ]
     return {translate(lang, k) for k in keys}
 

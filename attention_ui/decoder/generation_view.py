@@ -1,0 +1,128 @@
+"""The decoder page's last two sections: the next-token distribution (temperature, top-k, the token
+the next step will draw) and generation token by token with the KV cache.
+
+The generated ids live in the session (``dc_generated``, for the prompt in ``dc_generated_for``);
+each click appends one token chosen by :func:`attention_core.labs.decoder_view.choose_next` and the
+page reads the decode steps from :func:`attention_ui.decoder.cached.chain`.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attention_core.labs import decoder_view
+from attention_core.models import smollm2
+from attention_ui import kit
+from attention_ui.decoder import cached, sequence_text, url
+from attention_ui.decoder.settings import (
+    CONFIG,
+    GENERATED,
+    GENERATED_FOR,
+    N_CANDIDATES,
+    PAGE,
+    DecoderSettings,
+)
+from attention_ui.figures import decoder as fdc
+
+
+def generated_ids(text: str) -> tuple[int, ...]:
+    """The tokens generated after this prompt (forgotten when the prompt changes)."""
+    if st.session_state.get(GENERATED_FOR) != text:
+        st.session_state[GENERATED_FOR] = text
+        st.session_state[GENERATED] = []
+    return tuple(st.session_state.get(GENERATED, []))
+
+
+def on_next(settings: DecoderSettings) -> None:
+    """The "next token" button: append the token :func:`decoder_view.choose_next` picks."""
+    ids = generated_ids(settings.text)
+    trace = cached.trace(settings.text)
+    if trace.n + len(ids) >= smollm2.MAX_TOKENS:
+        return
+    steps = cached.chain(settings.text, ids)
+    logits = steps[-1].logits if steps else trace.logits
+    token = decoder_view.choose_next(logits, settings.temperature, settings.top_k, settings.seed, len(ids))
+    st.session_state[GENERATED] = [*ids, token]
+
+
+def on_reset(text: str) -> None:
+    st.session_state[GENERATED] = []
+    st.session_state[GENERATED_FOR] = text
+
+
+def section_next(t, trace, steps, ids: tuple[int, ...], settings: DecoderSettings) -> None:
+    model = smollm2.load_model()
+    st.header(t("decoder.h_next"))
+    st.markdown(t("decoder.explain_next", vocab=CONFIG.vocab_size))
+    st.latex(
+        r"p_i = \frac{\exp(z_i / T)}{\sum_{j \in \mathcal{K}} \exp(z_j / T)}\quad (i \in \mathcal{K}),\qquad p_i = 0\ (i \notin \mathcal{K})"
+    )
+    c1, c2 = st.columns(2)
+    PAGE.widget(t, "slider", "temperature", *url.TEMPERATURE_RANGE, step=0.05, helped=True, where=c1)
+    PAGE.widget(t, "number_input", "top_k", *url.TOP_K_RANGE, step=1, helped=True, where=c2)
+    logits = steps[-1].logits if steps else trace.logits
+    context = (*trace.ids, *ids)
+    cands = smollm2.top_candidates(logits, N_CANDIDATES, context, settings.temperature, settings.top_k, model)
+    upcoming = decoder_view.choose_next(logits, settings.temperature, settings.top_k, settings.seed, len(ids))
+    chosen = next((k for k, c in enumerate(cands) if c.id == upcoming), None)
+    fig = fdc.next_token_bars(
+        [c.label for c in cands], [c.p for c in cands], chosen=chosen,
+        x_title=t("decoder.axis_probability"), y_title=t("decoder.axis_next"),
+    )  # fmt: skip
+    PAGE.chart(fig, "next", t("decoder.alt_next", n=len(cands)))
+    if settings.temperature == 0:
+        st.markdown(t("decoder.about_greedy"))
+    else:
+        st.markdown(t("decoder.about_temperature", temp=f"{settings.temperature:g}"))
+    if settings.top_k:
+        st.markdown(t("decoder.about_top_k", k=settings.top_k))
+    else:
+        st.markdown(t("decoder.about_all_tokens", vocab=CONFIG.vocab_size))
+    label = smollm2.candidate_label(context, upcoming, model)
+    st.markdown(t("decoder.upcoming", token=kit.escape_markdown(label), seed=settings.seed, step=len(ids)))
+
+
+def section_generate(t, trace, steps, ids: tuple[int, ...], settings: DecoderSettings) -> None:
+    model = smollm2.load_model()
+    st.header(t("decoder.h_generate"))
+    st.markdown(t("decoder.explain_generate"))
+    total = trace.n + len(ids)
+    full = trace.n >= smollm2.MAX_TOKENS or total >= smollm2.MAX_TOKENS
+    c1, c2 = st.columns(2)
+    c1.button(t("decoder.next_button"), key="dc_next", on_click=on_next, args=(settings,), disabled=full,
+              type="primary")  # fmt: skip
+    c2.button(t("decoder.reset_button"), key="dc_reset", on_click=on_reset, args=(settings.text,),
+              disabled=not ids)  # fmt: skip
+    if full:
+        st.info(t("decoder.info_full", limit=smollm2.MAX_TOKENS))
+    if not ids:
+        st.markdown(t("decoder.nothing_generated"))
+        return
+    labels, _ = smollm2.labels_for_ids(list(trace.ids) + list(ids), model)
+    kit.show_tokens(labels)
+    text, unfinished = sequence_text(model, (*trace.ids, *ids))
+    st.markdown(t("decoder.continuation"))
+    st.text(text)
+    if unfinished:
+        st.caption(t("decoder.unfinished"))
+    cache_now = steps[-1].cache_bytes
+    per_token = decoder_view.kv_memory(CONFIG, 1)
+    st.markdown(
+        t("decoder.cache_now", tokens=total, bytes=f"{cache_now:,}", kib=f"{cache_now / 1024:,.0f}",
+          per_token=f"{per_token.gqa_bytes:,}", mha_per_token=f"{per_token.mha_bytes:,}")
+    )  # fmt: skip
+    sizes = [trace.n, *(trace.n + s + 1 for s in range(len(ids)))]
+    stored = [smollm2.start_state(trace).cache_bytes, *(s.cache_bytes for s in steps)]
+    mha = [decoder_view.kv_memory(CONFIG, n).mha_bytes for n in sizes]
+    fig = fdc.cache_growth_figure(
+        sizes, stored, mha, gqa_name=t("decoder.series_gqa"), mha_name=t("decoder.series_mha"),
+        x_title=t("decoder.axis_tokens"), y_title=t("decoder.axis_bytes"),
+    )  # fmt: skip
+    PAGE.chart(fig, "cache", t("decoder.alt_cache", tokens=total, bytes=cache_now))
+    st.markdown(t("decoder.explain_rows", layer=settings.layer, head=settings.head))
+    rows = [step.layers[settings.layer].weights[settings.head, 0] for step in steps]
+    fig = fdc.generated_rows(
+        rows, labels, trace.n, query_title=t("decoder.axis_new"), key_title=t("decoder.axis_cached"),
+        value_title=t("decoder.hover_value"),
+    )  # fmt: skip
+    PAGE.chart(fig, "rows", t("decoder.alt_rows", steps=len(ids)))

@@ -1,0 +1,368 @@
+"""Figures of the decoder page (SmolLM2-135M): arrays and plain-text labels in, ``go.Figure`` out.
+
+No Streamlit here. Every label passed in is plain text (tokens from the learner's sentence, words
+from the page's catalog) and is escaped here. Token axes place cells at integer positions with the
+labels as tick text, so a label that repeats (``は 3/3`` twice) keeps its own row and column.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .base import PLAIN_TEMPLATE, escape_label, hover_labels, tick_positions, token_tick_labels
+from .heatmaps import attention_heatmap
+
+SELECTED_COLOR = "#d62728"  # the chosen head / token, as in the pretrained overview
+OTHER_COLOR = "#4c78a8"
+MHA_COLOR = "#9e9e9e"
+GRID_SCALE = "Viridis"
+
+
+def _ticks(labels: Sequence[str], max_labels: int = 32) -> dict:
+    shown = tick_positions(len(labels), max_labels)
+    text = token_tick_labels(labels, max_chars=8)
+    return dict(tickmode="array", tickvals=shown, ticktext=[text[i] for i in shown])
+
+
+def head_grid(
+    grid: np.ndarray,
+    selected: tuple[int, int],
+    *,
+    value_title: str,
+    layer_title: str = "layer",
+    head_title: str = "head",
+    kv_title: str = "KV head",
+    kv_head_of: Sequence[int] | None = None,
+) -> go.Figure:
+    """Layers × query heads of one summary number each (``grid [layers, heads]``), layer 0 on top.
+
+    Trace 0 is the heatmap; trace 1 an invisible marker on every cell centre carrying
+    ``customdata = [layer, head]`` (Plotly heatmaps report no points to a selection, markers do),
+    so a click picks that head. ``selected`` is framed. Vertical lines separate the query heads
+    that share one KV head (``kv_head_of``).
+    """
+    z = np.asarray(grid, dtype=float)
+    n_layers, n_heads = z.shape
+    kv = list(kv_head_of) if kv_head_of is not None else [0] * n_heads
+    lt, ht, vt, kt = (escape_label(s) for s in (layer_title, head_title, value_title, kv_title))
+    layers, heads = np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij")
+    custom = np.stack([layers, heads, np.array(kv)[heads]], axis=-1).reshape(-1, 3)
+    template = f"{lt} %{{customdata[0]}} · {ht} %{{customdata[1]}} ({kt} %{{customdata[2]}})<br>{vt}: %{{text}}<extra></extra>"
+    values = z.reshape(-1)
+    fig = go.Figure(
+        data=[
+            go.Heatmap(
+                z=z.tolist(),
+                x=list(range(n_heads)),
+                y=list(range(n_layers)),
+                colorscale=GRID_SCALE,
+                colorbar=dict(title=dict(text=vt, side="right"), thickness=12),
+                xgap=1,
+                ygap=1,
+                hoverinfo="skip",
+                name="grid",
+            ),
+            go.Scatter(
+                x=heads.reshape(-1).tolist(),
+                y=layers.reshape(-1).tolist(),
+                mode="markers",
+                marker=dict(size=14, color="rgba(0,0,0,0)"),
+                selected=dict(marker=dict(opacity=0)),
+                unselected=dict(marker=dict(opacity=0)),
+                customdata=custom.tolist(),
+                text=[f"{v:.3f}" for v in values],
+                hovertemplate=template,
+                name="cells",
+                showlegend=False,
+            ),
+        ]
+    )
+    layer, head = selected
+    shapes = [
+        dict(
+            type="rect", x0=head - 0.5, x1=head + 0.5, y0=layer - 0.5, y1=layer + 0.5,
+            line=dict(color=SELECTED_COLOR, width=3), fillcolor="rgba(0,0,0,0)",
+        )
+    ]  # fmt: skip
+    shapes += [
+        dict(
+            type="line",
+            x0=j - 0.5,
+            x1=j - 0.5,
+            yref="y domain",
+            y0=0,
+            y1=1,
+            line=dict(color="white", width=4),
+        )
+        for j in range(1, n_heads)
+        if kv[j] != kv[j - 1]
+    ]
+    fig.update_layout(
+        template=PLAIN_TEMPLATE,
+        shapes=shapes,
+        height=int(120 + 18 * n_layers),
+        margin=dict(l=60, r=10, t=30, b=50),
+        hoverdistance=-1,
+        clickmode="event+select",
+        dragmode=False,
+        xaxis=dict(title=dict(text=ht), tickmode="array", tickvals=list(range(n_heads)), side="top",
+                   range=[-0.5, n_heads - 0.5], fixedrange=True, showgrid=False, zeroline=False),
+        yaxis=dict(title=dict(text=lt), autorange="reversed", tickmode="array", dtick=1,
+                   tickvals=list(range(0, n_layers, 2)), fixedrange=True, showgrid=False, zeroline=False),
+    )  # fmt: skip
+    return fig
+
+
+def picked_head(point: dict, n_layers: int, n_heads: int) -> tuple[int, int] | None:
+    """The (layer, head) of a clicked point of :func:`head_grid`, or None for anything else."""
+    data = point.get("customdata") if isinstance(point, dict) else None
+    if not isinstance(data, (list, tuple)) or len(data) < 2:
+        return None
+    try:
+        layer, head = int(data[0]), int(data[1])
+    except (TypeError, ValueError):
+        return None
+    return (layer, head) if 0 <= layer < n_layers and 0 <= head < n_heads else None
+
+
+def group_weight_maps(
+    weights: np.ndarray,
+    heads: Sequence[int],
+    labels: Sequence[str],
+    allowed: np.ndarray,
+    *,
+    title: str = "query head {h}",
+    **axes,
+) -> list[go.Figure]:
+    """The causal weight maps of the query heads that share one KV head, one figure each.
+
+    ``weights [h, n, n]`` of one layer; ``heads`` the query heads to draw; ``title`` is formatted
+    with ``h=``. ``axes``: :func:`attention_heatmap`'s hover and axis titles.
+    """
+    return [
+        attention_heatmap(
+            weights[h], labels, kind="weights", allowed=allowed, title=title.format(h=h), **axes
+        )
+        for h in heads
+    ]
+
+
+def gqa_diagram(
+    n_heads: int,
+    n_kv_heads: int,
+    selected: int,
+    *,
+    query_name: str = "query head {h}",
+    kv_name: str = "KV head {g}",
+) -> go.Figure:
+    """Which KV head each query head reads (``h // (n_heads / n_kv_heads)``): query heads on the top
+    row, KV heads below, one line per query head; the selected head and its KV head in red.
+
+    Trace 0: the lines (one trace, gaps between segments); trace 1: query heads; trace 2: KV heads.
+    """
+    group = n_heads // n_kv_heads
+    qx = np.arange(n_heads, dtype=float)
+    kvx = np.array([g * group + (group - 1) / 2 for g in range(n_kv_heads)])
+    xs: list = []
+    ys: list = []
+    for h in range(n_heads):
+        xs += [qx[h], kvx[h // group], None]
+        ys += [1, 0, None]
+    chosen_kv = selected // group
+    fig = go.Figure(
+        data=[
+            go.Scatter(x=xs, y=ys, mode="lines", line=dict(color="#b0b0b0", width=2), hoverinfo="skip",
+                       showlegend=False, name="reads"),
+            go.Scatter(
+                x=qx.tolist(), y=[1] * n_heads, mode="markers+text", name="query",
+                marker=dict(size=26, symbol="square",
+                            color=[SELECTED_COLOR if h == selected else OTHER_COLOR for h in range(n_heads)]),
+                text=[str(h) for h in range(n_heads)], textfont=dict(color="white"),
+                hovertext=[escape_label(query_name.format(h=h)) for h in range(n_heads)],
+                hoverinfo="text", showlegend=False,
+            ),
+            go.Scatter(
+                x=kvx.tolist(), y=[0] * n_kv_heads, mode="markers+text", name="kv",
+                marker=dict(size=34, symbol="diamond",
+                            color=[SELECTED_COLOR if g == chosen_kv else "#54a24b" for g in range(n_kv_heads)]),
+                text=[str(g) for g in range(n_kv_heads)], textfont=dict(color="white"),
+                hovertext=[escape_label(kv_name.format(g=g)) for g in range(n_kv_heads)],
+                hoverinfo="text", showlegend=False,
+            ),
+        ]
+    )  # fmt: skip
+    fig.update_layout(
+        template=PLAIN_TEMPLATE,
+        height=200,
+        margin=dict(l=120, r=10, t=10, b=10),
+        xaxis=dict(visible=False, range=[-0.7, n_heads - 0.3], fixedrange=True),
+        yaxis=dict(
+            tickmode="array", tickvals=[0, 1], range=[-0.4, 1.4], fixedrange=True, showgrid=False, zeroline=False,
+            ticktext=[escape_label(kv_name.format(g="")).strip(), escape_label(query_name.format(h="")).strip()],
+        ),
+    )  # fmt: skip
+    return fig
+
+
+def rope_offset_figure(
+    offsets: np.ndarray,
+    starts: np.ndarray,
+    scores: np.ndarray,
+    *,
+    actual: tuple[int, float] | None = None,
+    x_title: str = "offset",
+    y_title: str = "score",
+    start_name: str = "key at position {s}",
+    actual_name: str = "this pair in the sentence",
+) -> go.Figure:
+    """The raw score of one rotated (q, k) pair against the offset, one trace per key position.
+
+    ``scores [starts, offsets]``. The traces lie on top of each other because the score depends
+    only on the offset; markers of different sizes keep every trace visible. ``actual = (offset,
+    score)`` marks the pair as it sits in the sentence (the last trace).
+    """
+    scores = np.asarray(scores, dtype=float)
+    symbols = ("circle-open", "x-thin-open", "diamond-open", "square-open", "cross-thin-open")
+    traces = [
+        go.Scatter(
+            x=np.asarray(offsets).tolist(), y=scores[a].tolist(), mode="lines+markers" if a == 0 else "markers",
+            name=escape_label(start_name.format(s=int(s))),
+            line=dict(width=1, color="#888888"),
+            marker=dict(size=9 - 1.5 * (a % 4), symbol=symbols[a % len(symbols)]),
+            hovertemplate="%{x}: %{y:.4f}<extra>%{fullData.name}</extra>",
+        )
+        for a, s in enumerate(starts)
+    ]  # fmt: skip
+    if actual is not None:
+        traces.append(
+            go.Scatter(
+                x=[actual[0]], y=[actual[1]], mode="markers", name=escape_label(actual_name),
+                marker=dict(size=14, color=SELECTED_COLOR, symbol="star"),
+                hovertemplate="%{x}: %{y:.4f}<extra>%{fullData.name}</extra>",
+            )
+        )  # fmt: skip
+    fig = go.Figure(data=traces)
+    fig.update_layout(
+        template=PLAIN_TEMPLATE,
+        height=340,
+        margin=dict(l=60, r=10, t=10, b=50),
+        xaxis=dict(title=dict(text=escape_label(x_title)), zeroline=False),
+        yaxis=dict(title=dict(text=escape_label(y_title))),
+        legend=dict(orientation="h", y=-0.25),
+    )
+    return fig
+
+
+def next_token_bars(
+    labels: Sequence[str],
+    probs: Sequence[float],
+    *,
+    chosen: int | None = None,
+    x_title: str = "probability",
+    y_title: str = "next token",
+) -> go.Figure:
+    """Horizontal bars of the most probable next tokens, most probable on top; ``chosen`` (an index
+    into ``labels``) in red. Labels are numbered (``1 ␣was``) so equal labels stay apart."""
+    names = [f"{i + 1} {escape_label(lab, 16)}" for i, lab in enumerate(labels)]
+    p = [float(v) for v in probs]
+    colors = [SELECTED_COLOR if i == chosen else OTHER_COLOR for i in range(len(p))]
+    fig = go.Figure(
+        go.Bar(
+            x=p, y=list(range(len(p))), orientation="h", marker=dict(color=colors),
+            text=[f"{v:.3f}" for v in p], textposition="outside", cliponaxis=False,
+            customdata=names, hovertemplate="%{customdata}: %{x:.4f}<extra></extra>", name="p",
+        )
+    )  # fmt: skip
+    fig.update_layout(
+        template=PLAIN_TEMPLATE,
+        height=int(80 + 24 * max(1, len(p))),
+        margin=dict(l=130, r=40, t=10, b=50),
+        xaxis=dict(title=dict(text=escape_label(x_title)), range=[0, min(1.0, max(p, default=1.0) * 1.2 + 0.02)]),
+        yaxis=dict(title=dict(text=escape_label(y_title)), autorange="reversed", tickmode="array",
+                   tickvals=list(range(len(p))), ticktext=names),
+    )  # fmt: skip
+    return fig
+
+
+def cache_growth_figure(
+    n_tokens: Sequence[int],
+    gqa_bytes: Sequence[int],
+    mha_bytes: Sequence[int],
+    *,
+    gqa_name: str = "KV cache (GQA)",
+    mha_name: str = "with one K and V per query head",
+    x_title: str = "tokens",
+    y_title: str = "bytes",
+) -> go.Figure:
+    """The KV cache's size against the number of tokens: as stored and as one K/V per query head
+    would store it (dashed). Trace 0: stored; trace 1: the multi-head comparison."""
+    fig = go.Figure(
+        data=[
+            go.Scatter(x=list(n_tokens), y=list(gqa_bytes), mode="lines+markers", name=escape_label(gqa_name),
+                       line=dict(color=SELECTED_COLOR)),
+            go.Scatter(x=list(n_tokens), y=list(mha_bytes), mode="lines", name=escape_label(mha_name),
+                       line=dict(color=MHA_COLOR, dash="dash")),
+        ]
+    )  # fmt: skip
+    fig.update_layout(
+        template=PLAIN_TEMPLATE,
+        height=300,
+        margin=dict(l=70, r=10, t=10, b=50),
+        xaxis=dict(
+            title=dict(text=escape_label(x_title)),
+            tickformat="d",
+            dtick=max(1, math.ceil((max(n_tokens, default=1) - min(n_tokens, default=0)) / 10)),
+        ),
+        yaxis=dict(title=dict(text=escape_label(y_title)), rangemode="tozero"),
+        legend=dict(orientation="h", y=-0.3),
+    )
+    return fig
+
+
+def generated_rows(
+    rows: Sequence[np.ndarray],
+    labels: Sequence[str],
+    n_prompt: int,
+    *,
+    query_title: str = "new token",
+    key_title: str = "cached token",
+    value_title: str = "weight",
+) -> go.Figure:
+    """One row of weights per generated token against every cached token (``rows[s]`` has
+    ``n_prompt + s + 1`` entries); cells a row cannot see yet are blank. ``labels``: all tokens,
+    prompt then generated. A dotted line separates the prompt from the generated tokens."""
+    n_all = len(labels)
+    z = np.full((len(rows), n_all), np.nan)
+    for s, row in enumerate(rows):
+        r = np.asarray(row, dtype=float).reshape(-1)
+        z[s, : r.size] = r
+    gen = list(range(n_prompt, n_prompt + len(rows)))
+    full = hover_labels(labels)
+    custom = [[[full[n_prompt + s], full[j]] for j in range(n_all)] for s in range(len(rows))]
+    q, k, v = (escape_label(x) for x in (query_title, key_title, value_title))
+    fig = go.Figure(
+        go.Heatmap(
+            z=[[None if x != x else round(x, 4) for x in row] for row in z.tolist()],
+            x=list(range(n_all)), y=gen, customdata=custom, colorscale="Blues", zmin=0.0, zmax=1.0,
+            hoverongaps=False, xgap=1 if n_all <= 48 else 0, ygap=1,
+            hovertemplate=f"{q}: %{{customdata[0]}}<br>{k}: %{{customdata[1]}}<br>{v}: %{{z:.4f}}<extra></extra>",
+            colorbar=dict(thickness=12),
+        )
+    )  # fmt: skip
+    ticks_x = _ticks(labels)
+    text_y = token_tick_labels(labels, max_chars=8)
+    fig.update_layout(
+        template=PLAIN_TEMPLATE,
+        height=int(140 + 22 * max(1, len(rows))),
+        margin=dict(l=90, r=10, t=10, b=70),
+        shapes=[dict(type="line", x0=n_prompt - 0.5, x1=n_prompt - 0.5, yref="y domain", y0=0, y1=1,
+                     line=dict(color="#222222", width=2, dash="dot"))],
+        xaxis=dict(title=dict(text=k), range=[-0.5, n_all - 0.5], showgrid=False, zeroline=False, **ticks_x),
+        yaxis=dict(title=dict(text=q), autorange="reversed", tickmode="array", tickvals=gen,
+                   ticktext=[text_y[i] for i in gen], showgrid=False, zeroline=False),
+    )  # fmt: skip
+    return fig
