@@ -11,7 +11,7 @@ import streamlit as st
 
 from attention_core.labs import cost as lab_cost
 from attention_core.labs.cost import DTYPE_BYTES, MAX_DIRECT_N, NOTES_SEQUENCE_LENGTHS, SWEEP_D, format_bytes
-from attention_ui import kit
+from attention_ui import kit, practice
 from attention_ui.figures import cost as figures_cost
 
 # The reference notes' FP16 one-head column, as printed there (data to compare against, not text).
@@ -236,6 +236,8 @@ def main() -> None:
     t = PAGE.start()
     PAGE.title(t)
     PAGE.tables_toggle(t)
+    if not practice.predict_view.cost_lab(t):  # practice mode: predict before the tables and charts
+        return
     section_notes_table(t)
     section_extended(t)
     section_measure(t)
