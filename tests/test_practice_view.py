@@ -102,10 +102,10 @@ def test_progress_survives_the_url(seed):
 
 
 def test_skipped_and_open_questions_round_trip():
-    progress = path.Progress(5, 5, (pv.SKIPPED, None, (), None, 8))
+    progress = path.Progress(5, 5, (pv.SKIPPED, None, (), False, 8))
     back = path.read_progress(path.write_params(progress))
     assert back == progress
-    assert path.marks(path.all_questions(5), back.responses) == ("skipped", "open", "wrong", "open", "wrong")
+    assert path.marks(path.all_questions(5), back.responses) == ("skipped", "open", "wrong", "wrong", "wrong")
 
 
 @pytest.mark.parametrize(
