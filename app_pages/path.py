@@ -34,7 +34,7 @@ def main() -> None:
         else:
             path_view.render_stop(t, progress)
         path_view.nav_buttons(t, progress)
-        path_view.sync_to_url(path_view.current())
+        path_view.sync_to_url(path_view.current(), t.lang)
 
 
 main()

@@ -42,8 +42,9 @@ def current() -> path.Progress:
     return path.Progress(seed, stop, responses)
 
 
-def sync_to_url(progress: path.Progress) -> None:
-    params = path.write_params(progress)
+def sync_to_url(progress: path.Progress, lang: str) -> None:
+    """The progress (and the language, so a reload keeps it) into the address."""
+    params = path.write_params(progress) | {"lang": lang}
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
     st.session_state[URL_KEY] = params
@@ -123,12 +124,14 @@ def render_stop(t, progress: path.Progress) -> None:
 
 
 def nav_buttons(t, progress: path.Progress) -> None:
-    c1, c2, _ = st.columns([1, 1, 2])
+    buttons = []
     if progress.stop > 1:
-        c1.button(t("practice.path_back"), key="path_back", on_click=go, args=(progress.stop - 1,))
+        buttons.append(("path_back", "practice.path_back", progress.stop - 1, "secondary"))
     if progress.stop < path.SUMMARY:
         label = "practice.path_next" if progress.stop < len(path.STOPS) else "practice.path_to_summary"
-        c2.button(t(label), key="path_next", on_click=go, args=(progress.stop + 1,), type="primary")
+        buttons.append(("path_next", label, progress.stop + 1, "primary"))
+    for column, (key, label, stop, kind) in zip(st.columns(4), buttons, strict=False):
+        column.button(t(label), key=key, on_click=go, args=(stop,), type=kind)
 
 
 def render_summary(t, progress: path.Progress) -> None:

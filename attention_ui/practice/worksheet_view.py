@@ -52,7 +52,7 @@ def file_name(settings) -> str:
 
 def on_paper(text: str) -> str:
     """A catalog line written for the PDF (``QK^T``, ``e^[x − max]``) as the page shows it."""
-    return text.replace("^T", "ᵀ").replace("^[", "^(").replace("]", ")")
+    return text.replace("^T", "ᵀ").replace("e^x", "eˣ").replace("^[", "^(").replace("]", ")")
 
 
 def matrix(name: str, a, row_prefix: str) -> None:
@@ -66,21 +66,19 @@ def preview(t, settings) -> None:
     ex = generate_exercise(settings.seed(1, 1), settings.mask)
     st.subheader(t("practice.ws_preview", seed=ex.seed))
     st.markdown(on_paper(t("practice.given", n=ex.n, d_k=ex.d_k, root=ex.root_d_k, d_v=ex.d_v)))
-    cols = st.columns(4)
+    cols = st.columns(3)
     for column, (key, a, prefix) in zip(
-        cols, (("grid_q", ex.Q, "q"), ("grid_k", ex.K, "k"), ("grid_v", ex.V, "v")), strict=False
+        cols, (("grid_q", ex.Q, "q"), ("grid_k", ex.K, "k"), ("grid_v", ex.V, "v")), strict=True
     ):
         with column:
             matrix(t(f"practice.{key}"), a, prefix)
-    with cols[3]:
+    with st.columns(3)[0]:
         st.markdown(f"**{on_paper(t('practice.exp_table_title'))}**")
-        kit.table(
-            {
-                "x": [fraction_text(e.x, MINUS) for e in ex.exp_table],
-                "eˣ": [decimal_text(e.value, 4) for e in ex.exp_table],
-            },
-            hide_index=True,
-        )
+        exps = {
+            "x": [fraction_text(e.x, MINUS) for e in ex.exp_table],
+            "eˣ": [decimal_text(e.value, 4) for e in ex.exp_table],
+        }
+        kit.table(exps, hide_index=True)
     tasks = ["task_intro", "task_scores", "task_scale", f"task_mask_{ex.mask}", "task_softmax", "task_output"]
     for key in tasks:
         st.markdown(kit.escape_markdown(on_paper(t(f"practice.{key}", root=ex.root_d_k))))
