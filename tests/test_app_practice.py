@@ -87,6 +87,9 @@ def test_playground_asks_nothing_by_default_nor_in_presenter_mode():
     assert not boxes(at) and "pg_chart_raw" in charts(at)
     at = open_page(pg_preset="example", pg_present=True, pg_step=3)
     assert not boxes(at) and "pg_chart_raw" in charts(at)
+    # presenter mode asks only when practice mode was switched on before (as its help says)
+    at = open_page(pg_preset="example", pg_present=True, pg_step=3, pr_mode=True)
+    assert boxes(at) == {"pg_raw"} and "pg_chart_raw" not in charts(at)
 
 
 def test_missing_prediction_asks_again():

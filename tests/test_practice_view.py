@@ -138,3 +138,12 @@ def test_each_url_field_is_checked_on_its_own():
         False,
         None,
     )
+
+
+def test_links_name_the_playground_steps_they_point_to():
+    from attention_ui.i18n import translate
+    from attention_ui.playground.steps_view import STEPS
+
+    for lang in ("en", "ja"):
+        assert f" {STEPS.index('raw') + 1} " in translate(lang, "practice.stop_scores_link")
+        assert f" {STEPS.index('softmax') + 1} " in translate(lang, "practice.stop_softmax_link")

@@ -189,10 +189,23 @@ def _input(t, q: Question) -> None:
         c2.number_input(t("practice.cols"), 1, SHAPE_MAX, value=None, step=1, key=f"{key}_c")
     elif q.kind == "key":
         names = dict(zip(q.options, q.labels, strict=True))
-        st.selectbox(t("practice.your_key"), q.options, index=None, format_func=names.get, key=key)
+        st.selectbox(
+            t("practice.your_key"),
+            q.options,
+            index=None,
+            format_func=names.get,
+            key=key,
+            placeholder=t("practice.choose_key"),
+        )
     elif q.kind == "keys":
         names = dict(zip(q.options, q.labels, strict=True))
-        st.multiselect(t("practice.your_keys"), q.options, format_func=names.get, key=key)
+        st.multiselect(
+            t("practice.your_keys"),
+            q.options,
+            format_func=names.get,
+            key=key,
+            placeholder=t("practice.choose_keys"),
+        )
     elif q.kind == "yesno":
         yes_no = {True: t("practice.yes"), False: t("practice.no")}
         st.radio(
