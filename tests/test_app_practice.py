@@ -46,8 +46,10 @@ def answer_shape(at: AppTest, qid: str, rows: int, cols: int) -> AppTest:
 def test_playground_shape_prediction_right_then_map(lang):
     tr = worked_example_trace()
     at = open_page(lang=lang, **EXAMPLE)
-    assert "pg_raw" in boxes(at) and "pg_chart_raw" not in charts(at)  # held back
+    assert boxes(at) == {"pg_raw"} and "pg_chart_raw" not in charts(at)  # held back
     assert "pg_chart_x" in charts(at)  # steps without a question are drawn
+    assert "pg_chart_scaled" not in charts(at)  # a later map would show the shape: it waits too
+    assert "pg_chart_all_heads" in charts(at)  # beyond the per-head steps nothing waits
     answer_shape(at, "pg_raw", tr.n, tr.n)
     assert "pg_chart_raw" in charts(at) and "pg_raw" not in boxes(at)
     right = translate(lang, "practice.right", mine=f"{tr.n} × {tr.n}")
@@ -66,6 +68,8 @@ def test_playground_winner_prediction_right_and_wrong():
     at = open_page(**EXAMPLE)
     at.button(key="pr_skip_pg_raw").click().run()  # shown without predicting: no verdict
     assert "pg_chart_raw" in charts(at) and not at.success and not at.error
+    assert "pg_chart_scaled" in charts(at) and boxes(at) == {"pg_mask"}
+    at.button(key="pr_skip_pg_mask").click().run()
     assert "pg_softmax" in boxes(at) and "pg_chart_weights" not in charts(at)
     prompt = next(m.value for m in at.markdown if "largest attention weight" in m.value)
     row = int(prompt.split("row ")[1].split(" ")[0])
@@ -77,6 +81,8 @@ def test_playground_winner_prediction_right_and_wrong():
     assert any(e.value.startswith("Not right") for e in at.error)
     # a new session answering right
     at = open_page(**EXAMPLE)
+    for qid in ("pg_raw", "pg_mask"):
+        at.button(key=f"pr_skip_{qid}").click().run()
     at.selectbox(key="pr_in_pg_softmax").set_value(min(winners))
     at.button(key="pr_check_pg_softmax").click().run()
     assert any(s.value.startswith("Right") for s in at.success)
@@ -94,9 +100,9 @@ def test_playground_asks_nothing_by_default_nor_in_presenter_mode():
 
 def test_missing_prediction_asks_again():
     at = open_page(**EXAMPLE)
-    at.button(key="pr_check_pg_softmax").click().run()
+    at.button(key="pr_check_pg_raw").click().run()
     assert translate("en", "practice.missing") in messages(at)["warning"]
-    assert "pg_chart_weights" not in charts(at)
+    assert "pg_chart_raw" not in charts(at)
 
 
 def test_masks_lab_predictions_then_maps():

@@ -26,6 +26,8 @@ PRESENT_KEY = "pg_present"
 FACTOR_OPTIONS = (2, 4, 8, 16)  # "doubling n multiplies the memory by ..."
 COST_N = 2_048  # the n of the cost lab's question (the notes' first row)
 SHAPE_MAX = 1_000_000
+HELD_KEY = "pr_held"  # a question of this run waits: the later per-head steps wait with it
+HELD_STEPS = ("scaled", "mask", "masked", "softmax", "head_out")
 SKIPPED = "skipped"  # stored instead of a response when the learner chose to see the map directly
 KINDS = ("shape", "key", "keys", "yesno", "factor")
 
@@ -285,14 +287,26 @@ def _playground_question(view, name: str) -> Question | None:
 
 
 def before_step(view, name: str) -> bool:
-    """The playground's hook (steps_view.render_step): False while the step's question waits."""
-    if name == "x" and not st.session_state.get(PRESENT_KEY):
+    """The playground's hook (steps_view.render_step): False while the step's question waits.
+
+    While a question waits, the per-head steps after it wait too (their maps would give the answer
+    away); presenter mode draws one step at a time and holds nothing back.
+    """
+    present = bool(st.session_state.get(PRESENT_KEY))
+    if name == "x" and not present:
         with st.sidebar:
             mode_toggle(view.t)
+    if name in ("x", "qkv"):  # the start of a full run and of a per-head fragment run
+        st.session_state[HELD_KEY] = False
     if not active():
         return True
+    if name in HELD_STEPS and st.session_state.get(HELD_KEY) and not present:
+        st.caption(view.t("practice.held"))
+        return False
     q = _playground_question(view, name)
-    return True if q is None else ask(view.t, q)
+    shown = True if q is None else ask(view.t, q)
+    st.session_state[HELD_KEY] = st.session_state.get(HELD_KEY, False) or not shown
+    return shown
 
 
 def masks_lab(t, lab) -> bool:
