@@ -54,4 +54,9 @@ pages = {
         *(redirect_page(old, targets[new]) for old, new in OLD_URL_PATHS.items()),
     ],
 }
+PRACTICE = [
+    ("app_pages/path.py", "app.nav_path", "🧭", "path"),
+    ("app_pages/worksheet.py", "app.nav_worksheet", "📝", "worksheet"),
+]
+pages[t("app.nav_section_practice")] = [st.Page(p, title=t(k), icon=i, url_path=u) for p, k, i, u in PRACTICE]
 st.navigation(pages).run()

@@ -10,8 +10,7 @@ import streamlit as st
 
 from attention_core.labs import cost as lab_cost
 from attention_core.labs.cost import DTYPE_BYTES, MAX_DIRECT_N, NOTES_SEQUENCE_LENGTHS, SWEEP_D, format_bytes
-from attention_ui import cost_efficient as efficient
-from attention_ui import kit
+from attention_ui import cost_efficient, kit, practice
 from attention_ui.figures import cost as figures_cost
 
 # The reference notes' FP16 one-head column, as printed there (data to compare against, not text).
@@ -39,9 +38,9 @@ DEFAULTS = {
     "co_tables": False,
     RESULTS: (),
     RESULTS_META: None,
-    **efficient.DEFAULTS,
+    **cost_efficient.DEFAULTS,
 }
-PAGE = kit.Page("co", "cost", DEFAULTS, translated_defaults=efficient.TRANSLATED_DEFAULTS)
+PAGE = kit.Page("co", "cost", DEFAULTS, translated_defaults=cost_efficient.TRANSLATED_DEFAULTS)
 
 cached_memory = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.memory_table)
 cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.flops_table)
@@ -231,19 +230,19 @@ def section_methods(t) -> None:
     for name in ("flash", "gqa", "linear", "ring"):
         with st.expander(t(f"cost.method_{name}_title"), expanded=True):
             st.markdown(t(f"cost.method_{name}"))
-    efficient.section_exact(t, PAGE)
+    cost_efficient.section_exact(t, PAGE)
 
 
 def main() -> None:
     t = PAGE.start()
     PAGE.title(t)
     PAGE.tables_toggle(t)
-    section_notes_table(t)
-    section_extended(t)
-    section_measure(t)
-    section_tiled(t)
-    efficient.section_window(t, PAGE)
-    efficient.section_linear(t, PAGE)
+    if not practice.predict_view.cost_lab(t):  # practice mode: predict before the tables and charts
+        return
+    for section in (section_notes_table, section_extended, section_measure, section_tiled):
+        section(t)
+    cost_efficient.section_window(t, PAGE)
+    cost_efficient.section_linear(t, PAGE)
     section_methods(t)
 
 

@@ -14,7 +14,7 @@ import streamlit as st
 from attention_core import PAD_TOKEN, tokenize
 from attention_core.labs import masks as lab_masks
 from attention_core.labs.masks import LAB_MASK_KINDS, METHODS, MaskLabSettings
-from attention_ui import kit, tables
+from attention_ui import kit, practice, tables
 from attention_ui.figures import heatmaps
 from attention_ui.figures import masks as fmk
 
@@ -112,8 +112,9 @@ def section_masks(t, lab, hover) -> None:
 
     heads = {h: t("masks.head_name", h=h) for h in range(lab_masks.HEADS)}
     PAGE.widget(t, "radio", "head", list(heads), horizontal=True, format_func=heads.get, helped=True)
-    weights = lab.methods[0].effective_weights
-    allowed = mask.allowed
+    if not practice.predict_view.masks_lab(t, lab):  # practice mode: predict before the maps
+        return
+    weights, allowed = lab.methods[0].effective_weights, mask.allowed
     maps = {
         "mask": heatmaps.mask_heatmap(allowed, tokens, **axes),
         "masked_scores": heatmaps.attention_heatmap(lab.masked_scores, tokens, allowed=allowed, **axes),

@@ -17,6 +17,7 @@ import streamlit as st
 from attention_ui import kit, tables
 from attention_ui.figures import base, heatmaps
 from attention_ui.playground.export import csv_bytes, csv_file_name
+from attention_ui.practice import predict_view
 
 STEPS = (
     "x",
@@ -414,6 +415,8 @@ def render_step(view: View, name: str, number: int, heading_level: str = "subhea
     else:
         st.subheader(title, anchor=f"step-{name}")
     st.markdown(step_explain(view.t, name, view.text.get(name)))
+    if not predict_view.before_step(view, name):  # practice mode: the learner predicts first
+        return
     BODIES[name](view)
     extra = view.after.get(name)
     if extra is not None:
