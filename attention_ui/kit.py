@@ -55,7 +55,7 @@ from dataclasses import dataclass, field, fields
 
 import streamlit as st
 
-from attention_ui.figures.base import HoverText
+from attention_ui.figures.base import HoverText, readable_text
 from attention_ui.i18n import DEFAULT_LANGUAGE, Translator, catalog
 from attention_ui.language import translator
 
@@ -64,7 +64,34 @@ log = logging.getLogger(__name__)
 KEEP = "session"  # widget values survive hiding the widget and switching pages
 SEED_RANGE = (0, 2**31 - 1)  # every page's seed input
 
-CHART_CONFIG = {"displaylogo": False}
+# Plotly's toolbar keeps what a learner uses: the PNG download and "reset axes" (drag-to-zoom and
+# double-click-to-reset still work without buttons). Each button is a Tab stop: with Plotly's eight per
+# chart, 88 of the playground's 142 Tab stops were toolbar buttons.
+CHART_TOOLBAR_REMOVED = (
+    "zoom2d",
+    "pan2d",
+    "select2d",
+    "lasso2d",
+    "zoomIn2d",
+    "zoomOut2d",
+    "autoScale2d",
+    "hoverClosestCartesian",
+    "hoverCompareCartesian",
+    "toggleSpikelines",
+)
+CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": list(CHART_TOOLBAR_REMOVED)}
+# Plotly's own words (toolbar titles, download notices, the zoom hint), English source -> catalog key.
+# Streamlit's Plotly bundle registers only English locales; Plotly takes others in config["locales"].
+PLOTLY_WORDS = {
+    "Download plot as a PNG": "charts.plotly_download_png",
+    "Download plot": "charts.plotly_download",
+    "Reset axes": "charts.plotly_reset_axes",
+    "Autoscale": "charts.plotly_autoscale",
+    "Preparing image - this may take a few seconds": "charts.plotly_preparing",
+    "Image download succeeded": "charts.plotly_succeeded",
+    "Sorry, there was a problem downloading your image!": "charts.plotly_failed",
+    "Double-click to zoom back out": "charts.plotly_double_click",
+}
 # Tables: a header row plus one row per line, up to about eleven rows before the table scrolls.
 TABLE_HEADER_PX, TABLE_ROW_PX, TABLE_MAX_PX = 38, 35, 420
 # An n×n map up to this many tokens is drawn at a width that keeps its cells roughly square
@@ -161,11 +188,29 @@ def square_width(n: int) -> int | str:
     return "stretch" if n > SQUARE_MAX_N else SQUARE_BASE_PX + SQUARE_CELL_PX * n
 
 
+def chart_config(lang: str, config: Mapping | None = None) -> dict:
+    """The Plotly config of every chart: :data:`CHART_CONFIG`, then ``config``, in ``lang``'s words."""
+    merged = {**CHART_CONFIG, **(config or {})}
+    if lang != DEFAULT_LANGUAGE:
+        t = Translator(lang)
+        merged["locale"] = lang
+        merged["locales"] = {lang: {"dictionary": {src: t(key) for src, key in PLOTLY_WORDS.items()}}}
+    return merged
+
+
 def chart(
     fig, key: str, alt: str, *, width: int | str = "stretch", config: dict | None = None, **kwargs
 ) -> None:
-    """``st.plotly_chart`` with alt text and the app's chart toolbar (``kwargs``: theme, on_select, …)."""
-    st.plotly_chart(fig, key=key, alt=alt, width=width, config=config or CHART_CONFIG, **kwargs)
+    """``st.plotly_chart`` with alt text and the app's chart toolbar (``kwargs``: theme, on_select, …).
+
+    The toolbar is :data:`CHART_CONFIG` (``config`` adds to it), labelled in the page's language. A chart
+    drawn in Streamlit's theme gets its text colours set explicitly (:func:`readable_text`): the theme's
+    grey tick labels miss WCAG AA's 4.5:1.
+    """
+    if kwargs.get("theme", "streamlit") is not None:
+        readable_text(fig)
+    config = chart_config(translator().lang, config)
+    st.plotly_chart(fig, key=key, alt=alt, width=width, config=config, **kwargs)
 
 
 def table_height(rows: int) -> int:

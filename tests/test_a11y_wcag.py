@@ -36,3 +36,52 @@ def test_page_titles_name_the_page_and_the_app(lang):
     title = t("app.page_title", page=t("app.nav_masks"))
     assert t("app.nav_masks") in title and "Attention Lab" in title
     assert title != t("app.page_title", page=t("app.nav_quiz"))
+
+
+# ---------------------------------------------------------------- the chart toolbar
+
+
+def _chart_configs(at) -> list[dict]:
+    return [json.loads(el.proto.config) for el in at.get("plotly_chart")]
+
+
+def test_every_lab_chart_gets_the_small_toolbar_in_japanese():
+    at = open_page("app_pages/masks.py", lang="ja")
+    configs = _chart_configs(at)
+    assert configs
+    t = Translator("ja")
+    for config in configs:
+        assert {"zoom2d", "pan2d", "lasso2d", "select2d", "autoScale2d"} <= set(
+            config["modeBarButtonsToRemove"]
+        )
+        assert config["locale"] == "ja"
+        words = config["locales"]["ja"]["dictionary"]
+        assert words["Download plot as a PNG"] == t("charts.plotly_download_png")
+        assert words["Reset axes"] == t("charts.plotly_reset_axes")
+
+
+def test_english_charts_keep_plotlys_own_words_and_page_settings_add_to_the_toolbar():
+    from attention_ui import kit
+
+    assert "locale" not in kit.chart_config("en")
+    merged = kit.chart_config("ja", {"displayModeBar": False, "toImageButtonOptions": {"scale": 2}})
+    assert merged["displayModeBar"] is False and merged["toImageButtonOptions"] == {"scale": 2}
+    assert merged["modeBarButtonsToRemove"] == list(kit.CHART_TOOLBAR_REMOVED)
+    for lang in LANGUAGES:
+        t = Translator(lang)
+        assert all(t(key) != key for key in kit.PLOTLY_WORDS.values())  # every word is in the catalog
+
+
+def test_lab_charts_drawn_in_streamlits_theme_get_readable_text():
+    """Streamlit's theme paints ticks #808495 (3.7:1); the kit sets AA colours on the figure itself."""
+    from attention_ui.figures import base
+
+    at = open_page("app_pages/multi_head.py", lang="en")
+    checked = 0
+    for el in at.get("plotly_chart"):
+        layout = json.loads(el.proto.spec)["layout"]
+        axes = [v for k, v in layout.items() if k.startswith(("xaxis", "yaxis"))]
+        for axis in axes:
+            assert axis["tickfont"]["color"] == base.AXIS_TEXT_COLOR
+            checked += 1
+    assert checked

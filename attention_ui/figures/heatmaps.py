@@ -23,8 +23,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .base import (
+    DARK_TEXT,
     DEFAULT_HOVER,
     DIVERGING_SCALE,
+    LIGHT_TEXT,
     MASK_SCALE,
     PLAIN_TEMPLATE,
     TICK_MAX_LABELS,
@@ -34,6 +36,8 @@ from .base import (
     axis_margins,
     escape_label,
     hover_labels,
+    scale_rgb,
+    text_on,
     tick_positions,
     token_tick_labels,
 )
@@ -183,11 +187,16 @@ def matrix_heatmap(
     else:
         raise ValueError(f"unknown kind {kind!r}")
 
+    on_light, on_dark = None, None
+    if show_text and kind != "mask":
+        on_light, on_dark = contrast_text(shown, scale["colorscale"], scale["zmin"], scale["zmax"])
     main = go.Heatmap(
         z=cells(shown),
         hovertemplate=template,
         name="values",
-        texttemplate=("0" if kind == "mask" else "%{z:.2f}") if show_text else None,
+        text=on_light,
+        texttemplate=("0" if kind == "mask" else "%{text}") if show_text else None,
+        textfont=dict(color=DARK_TEXT) if show_text else None,
         colorbar=dict(thickness=12, len=0.9) if kind != "mask" else None,
         **scale,
         **common,
@@ -212,10 +221,12 @@ def matrix_heatmap(
                 if show_text
                 else None,
                 texttemplate="%{text}" if show_text else None,
-                textfont=dict(color="white"),
+                textfont=dict(color=DARK_TEXT),  # 6.3:1 on the masked grey (white: 3.4:1)
                 **common,
             )
         )
+    if on_dark is not None and any(any(row) for row in on_dark):
+        traces.append(light_text_trace(shown, on_dark, cells, **common))
     if plot_px is None:
         plot_px = 42.0 * n_cols if n_cols <= 16 else 600.0
     # no more x labels than fit side by side even when turned upright (a narrow Q/K/V map of 32 dims)
@@ -240,6 +251,45 @@ def matrix_heatmap(
     # One constructor call: Figure.update_layout afterwards costs ~7x more (Plotly's relayout path).
     fig = go.Figure(data=traces, layout=layout)
     return fig
+
+
+TRANSPARENT_SCALE = [[0.0, "rgba(0,0,0,0)"], [1.0, "rgba(0,0,0,0)"]]
+
+
+def cell_numbers(values: np.ndarray) -> np.ndarray:
+    """Each finite value with two decimals and a true minus sign (as Plotly's ``%{z:.2f}``), "" else."""
+    v = np.asarray(values, dtype=float)
+    return np.array(
+        [[f"{x:.2f}".replace("-", "−") if math.isfinite(x) else "" for x in row] for row in v.tolist()],
+        dtype=object,
+    ).reshape(v.shape)
+
+
+def contrast_text(values: np.ndarray, colorscale, zmin: float, zmax: float) -> tuple[list, list]:
+    """Cell numbers split by the text colour their cell needs: (on light cells, on dark cells).
+
+    A Plotly heatmap has one text colour per trace (its automatic one is a shade of the cell's own
+    colour, 3.1:1 on mid blue), so the numbers on dark cells go into a second, transparent trace.
+    """
+    text = cell_numbers(values)
+    dark = text_on(scale_rgb(colorscale, values, zmin, zmax)) == DARK_TEXT
+    return np.where(dark, text, "").tolist(), np.where(dark, "", text).tolist()
+
+
+def light_text_trace(values: np.ndarray, text: list, cells, **common) -> go.Heatmap:
+    """White numbers over the dark cells of a map, in a transparent trace that never answers hover."""
+    on = np.array([[bool(x) for x in row] for row in text], dtype=bool).reshape(np.shape(values))
+    return go.Heatmap(
+        z=cells(np.where(on, values, np.nan)),
+        colorscale=TRANSPARENT_SCALE,
+        showscale=False,
+        text=text,
+        texttemplate="%{text}",
+        textfont=dict(color=LIGHT_TEXT),
+        hoverinfo="skip",
+        name="values text",
+        **common,
+    )
 
 
 def _gap(n: int, limit: int) -> int:
