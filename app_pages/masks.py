@@ -32,6 +32,7 @@ DEFAULTS = {
     "mk_position": 3,
     "mk_matrix_method": "zero_values",
 }
+THIRD_PLOT_PX = 170  # a low estimate of a map's plot width in a third of the page at 1366 px
 PAGE = kit.Page(
     "mk",
     "masks",
@@ -92,7 +93,11 @@ def read_settings(t) -> MaskLabSettings | None:
 
 def section_masks(t, lab, hover) -> None:
     tokens, n, mask = lab.settings.tokens, len(lab.settings.tokens), lab.mask
-    axes = dict(hover=hover, query_title=t("masks.axis_query"), key_title=t("masks.axis_key"))
+    # plot_px: the three maps share a row (a third of the page each), so their tick labels stand upright
+    # and cell numbers are printed only when the cells are wide enough to hold them
+    axes = dict(
+        hover=hover, query_title=t("masks.axis_query"), key_title=t("masks.axis_key"), plot_px=THIRD_PLOT_PX
+    )
     st.header(t("masks.h_mask"))
     st.markdown(t("masks.explain_mask"))
     st.latex(

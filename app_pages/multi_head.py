@@ -29,6 +29,8 @@ DEFAULTS = {
     "mh_cost_n": 1024,
     "mh_cost_d_model": 512,
 }
+# W^O and the output share a row: half the page each, so their labels ("d10", "h2·3") stand upright
+HALF_PLOT_PX = 260
 PAGE = kit.Page("mh", "multihead", DEFAULTS, translated_defaults={"mh_text": "multihead.default_text"})
 
 # The core's results are frozen with read-only arrays: one object can serve every session.
@@ -136,14 +138,16 @@ def section_concat(t, trace, hover) -> None:
         st.subheader(t("multihead.wo_title", width=h * d_v, d_model=d_model))
         dims = dict(row_hover=t("multihead.hover_dim"), col_hover=t("multihead.hover_dim"), hover=hover)
         titles = dict(row_title=t("multihead.axis_wo_rows"), col_title=t("multihead.axis_dim"))
-        fig = heatmaps.matrix_heatmap(trace.W_O, concat_names, out_names, show_text=False, **titles, **dims)
+        fig = heatmaps.matrix_heatmap(
+            trace.W_O, concat_names, out_names, show_text=False, plot_px=HALF_PLOT_PX, **titles, **dims
+        )
         fig = figures_multihead.add_head_boundaries(fig, h, d_v, "y")
         PAGE.chart(fig, "wo", t("multihead.alt_wo", width=h * d_v, d_model=d_model, heads=h))
         PAGE.table(lambda: tables.matrix_table(trace.W_O, concat_names, out_names), "wo")
     with c2:
         st.subheader(t("multihead.out_title", n=n, d_model=d_model))
         fig = heatmaps.feature_heatmap(
-            trace.output, trace.tokens, dim_names=out_names, show_text=False, **feat
+            trace.output, trace.tokens, dim_names=out_names, show_text=False, plot_px=HALF_PLOT_PX, **feat
         )
         PAGE.chart(fig, "output", t("multihead.alt_output", n=n, d_model=d_model))
         PAGE.table(lambda: tables.feature_table(trace.output, trace.tokens, out_names), "output")

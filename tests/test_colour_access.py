@@ -196,3 +196,32 @@ def test_every_printed_cell_number_reaches_aa_against_its_cell(name):
                 assert ratio >= AA_TEXT, (name, trace.name, i, j, label, ratio)
                 checked += 1
     assert checked > 0 or name == "mask"
+
+
+def test_leakage_numbers_and_exact_zeros_reach_aa():
+    from attention_ui.figures import masks as figures_masks
+
+    moved = np.array([[0.5, 1e-3, 0.0], [1e-16, 0.0, 1e-9], [0.0, 1e-6, 0.2]])
+    fig = figures_masks.leakage_heatmap(moved, ["a", "b", "c"], zero_label="0")
+    colours, zeros = fig.data[:2]
+    z = np.array([[np.nan if v is None else v for v in row] for row in colours.z], float)
+    checked = 0
+    for trace in fig.data:
+        ink = rgb_of(trace.textfont.color)
+        for i, row in enumerate(trace.text):
+            for j, label in enumerate(row):
+                if label:
+                    paper = (
+                        rgb_of(zeros.colorscale[0][1])
+                        if trace.name == "exact zero"
+                        else cell_colour(colours, z[i, j])
+                    )
+                    assert wcag_contrast(ink, paper) >= AA_TEXT, (trace.name, i, j, label)
+                    checked += 1
+    assert checked == 9
+
+
+def test_exact_zero_diamond_labels_reach_aa_on_white():
+    from attention_ui.figures import masks as figures_masks
+
+    assert wcag_contrast(rgb_of(figures_masks.EXACT_ZERO_TEXT), (255, 255, 255)) >= AA_TEXT

@@ -355,3 +355,29 @@ def test_long_sentences_list_tokens_as_plain_text_with_positions_and_pads():
     text = token_list_text(tokens, n_pad=1)
     assert text == "0 **x** · 1 <b> · 2 a · 3 [PAD] (pad)"  # literal: shown with st.text, never Markdown
     assert CHIP_MAX_TOKENS >= 12  # the default sentence and the examples keep their chips
+
+
+# ---------------------------------------------------------------- readability (issue 18)
+
+
+def test_cell_numbers_have_one_readable_size_and_appear_only_where_they_fit():
+    allowed = np.tril(np.ones((8, 8), bool))
+    wide = heatmaps.attention_heatmap(np.eye(8), tuple("abcdefgh"), kind="weights", allowed=allowed)
+    sizes = {tr.textfont.size for tr in wide.data if tr.texttemplate}
+    assert sizes == {heatmaps.CELL_FONT_PX} and heatmaps.CELL_FONT_PX >= 10  # numbers, "0" and "−∞" alike
+    tokens = ("the", "cat", "sat", "on", "the", "mat", "[PAD]", "[PAD]")
+    narrow = heatmaps.attention_heatmap(np.eye(8), tokens, kind="weights", allowed=allowed, plot_px=170)
+    assert all(tr.texttemplate is None for tr in narrow.data)  # 21 px cells: no 5 px numbers
+    assert narrow.layout.xaxis.tickangle == -90  # upright labels instead of overlapping ones
+
+
+def test_log_axes_are_labelled_at_powers_of_ten_only():
+    from attention_ui.figures import cost as figures_cost
+    from attention_ui.figures import multihead as figures_multihead
+
+    assert base.LOG_DECADES == {"type": "log", "dtick": 1}
+    import inspect
+
+    for module in (figures_cost, figures_multihead):
+        src = inspect.getsource(module)
+        assert 'type="log"' not in src, module.__name__  # every log axis goes through LOG_DECADES

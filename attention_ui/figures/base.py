@@ -122,14 +122,23 @@ def readable_text(fig: go.Figure) -> go.Figure:
         axis.title.font.color = axis.title.font.color or c
     for annotation in layout.annotations:
         annotation.font.color = annotation.font.color or c
-    bars = [tr.colorbar for tr in fig.data if "colorbar" in tr]
-    bars += [tr.marker.colorbar for tr in fig.data if "marker" in tr and "colorbar" in tr.marker]
+    # only colour bars that are drawn: touching an unused one (a bar chart's marker) makes Plotly draw it
+    bars = [tr.colorbar for tr in fig.data if "colorbar" in tr and tr.showscale is not False]
+    bars += [
+        tr.marker.colorbar
+        for tr in fig.data
+        if "marker" in tr and "colorbar" in tr.marker and tr.marker.showscale
+    ]
     bars += [axis.colorbar for axis in fig.select_coloraxes()]
     for bar in bars:
         bar.tickfont.color = bar.tickfont.color or c
         bar.title.font.color = bar.title.font.color or c
     return fig
 
+
+# A log axis labelled at powers of ten only (Plotly's default adds 2 and 5 between them, which reads
+# "1, 2, 5, 10, 2, 5, 100"); dtick=1 is one decade in log10 units.
+LOG_DECADES = dict(type="log", dtick=1)
 
 TICK_MAX_LABELS = 32  # beyond this, show every k-th tick label (hover stays exact)
 LABEL_MAX_CHARS = 10  # tick labels longer than this are shortened with "…"

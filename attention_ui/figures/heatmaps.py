@@ -43,6 +43,10 @@ from .base import (
 )
 
 TEXT_MAX_CELLS = 12  # print cell values while both sides have at most this many cells
+# Cell numbers are CELL_FONT_PX everywhere ("0" and "−∞" too; Plotly's automatic size shrank them to
+# ~5 px in narrow maps), and printed only when a cell is at least TEXT_MIN_CELL_PX wide ("−0.35").
+CELL_FONT_PX = 11
+TEXT_MIN_CELL_PX = 30
 # Feature maps (tokens × dimensions) print values only while they have this few columns: their
 # numbers are not read cell by cell the way scores and weights are, and every printed cell is an
 # SVG text element Plotly lays out on each rerun (about a sixth of the default page's drawing).
@@ -138,7 +142,8 @@ def matrix_heatmap(
     if masked.shape != z.shape:
         raise ValueError("the mask must have the matrix's shape")
     if show_text is None:
-        show_text = n_rows <= TEXT_MAX_CELLS and n_cols <= TEXT_MAX_CELLS
+        fits = plot_px is None or plot_px / max(1, n_cols) >= TEXT_MIN_CELL_PX
+        show_text = n_rows <= TEXT_MAX_CELLS and n_cols <= TEXT_MAX_CELLS and fits
 
     rows_full = list(row_hover_labels) if row_hover_labels is not None else hover_labels(row_labels)
     cols_full = list(col_hover_labels) if col_hover_labels is not None else hover_labels(col_labels)
@@ -196,7 +201,7 @@ def matrix_heatmap(
         name="values",
         text=on_light,
         texttemplate=("0" if kind == "mask" else "%{text}") if show_text else None,
-        textfont=dict(color=DARK_TEXT) if show_text else None,
+        textfont=dict(color=DARK_TEXT, size=CELL_FONT_PX) if show_text else None,
         colorbar=dict(thickness=12, len=0.9) if kind != "mask" else None,
         **scale,
         **common,
@@ -221,7 +226,7 @@ def matrix_heatmap(
                 if show_text
                 else None,
                 texttemplate="%{text}" if show_text else None,
-                textfont=dict(color=DARK_TEXT),  # 6.3:1 on the masked grey (white: 3.4:1)
+                textfont=dict(color=DARK_TEXT, size=CELL_FONT_PX),  # 6.3:1 on the masked grey (white: 3.4:1)
                 **common,
             )
         )
@@ -265,13 +270,15 @@ def cell_numbers(values: np.ndarray) -> np.ndarray:
     ).reshape(v.shape)
 
 
-def contrast_text(values: np.ndarray, colorscale, zmin: float, zmax: float) -> tuple[list, list]:
+def contrast_text(
+    values: np.ndarray, colorscale, zmin: float, zmax: float, text: np.ndarray | None = None
+) -> tuple[list, list]:
     """Cell numbers split by the text colour their cell needs: (on light cells, on dark cells).
 
     A Plotly heatmap has one text colour per trace (its automatic one is a shade of the cell's own
     colour, 3.1:1 on mid blue), so the numbers on dark cells go into a second, transparent trace.
     """
-    text = cell_numbers(values)
+    text = cell_numbers(values) if text is None else np.asarray(text, dtype=object)
     dark = text_on(scale_rgb(colorscale, values, zmin, zmax)) == DARK_TEXT
     return np.where(dark, text, "").tolist(), np.where(dark, "", text).tolist()
 
@@ -285,7 +292,7 @@ def light_text_trace(values: np.ndarray, text: list, cells, **common) -> go.Heat
         showscale=False,
         text=text,
         texttemplate="%{text}",
-        textfont=dict(color=LIGHT_TEXT),
+        textfont=dict(color=LIGHT_TEXT, size=CELL_FONT_PX),
         hoverinfo="skip",
         name="values text",
         **common,
