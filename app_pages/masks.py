@@ -40,6 +40,7 @@ PAGE = kit.Page(
     choice_keys=("mk_kind", "mk_head", "mk_matrix_method", "mk_position"),
     # the sentence a learner starts with is in the page's language
     translated_defaults={"mk_text": "masks.default_text", "mk_replacement": "masks.default_replacement"},
+    shared={"mk_text": kit.LEARNER_TEXT},  # starts from the playground's sentence (16 tokens are kept)
 )
 
 

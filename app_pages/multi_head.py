@@ -31,7 +31,15 @@ DEFAULTS = {
 }
 # W^O and the output share a row: half the page each, so their labels ("d10", "h2·3") stand upright
 HALF_PLOT_PX = 260
-PAGE = kit.Page("mh", "multihead", DEFAULTS, translated_defaults={"mh_text": "multihead.default_text"})
+PAGE = kit.Page(
+    "mh",
+    "multihead",
+    DEFAULTS,
+    translated_defaults={"mh_text": "multihead.default_text"},
+    # the sentence and d_model the learner set in the playground (a d_model this page can draw)
+    shared={"mh_text": kit.LEARNER_TEXT, "mh_d_model": kit.LEARNER_D_MODEL},
+    shared_accepts={"mh_d_model": lambda v: isinstance(v, int) and D_MODEL_RANGE[0] <= v <= D_MODEL_RANGE[1]},
+)
 
 # The core's results are frozen with read-only arrays: one object can serve every session.
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_multihead.multihead_lab)
@@ -49,18 +57,20 @@ def fit_heads(d_model: int) -> list[int]:
 
 
 def controls(t) -> None:
-    PAGE.widget(t, "text_area", "text", height=80, helped=True)
-    c1, c2, c3 = st.columns([1, 2, 1])
-    PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=1, label="d_model", helped=True, where=c1)
+    """The sentence and the layer's settings, in the sidebar like the playground's and every lab's."""
+    bar = st.sidebar
+    bar.header(t("multihead.settings"))
+    PAGE.widget(t, "text_area", "text", height=80, helped=True, where=bar)
+    PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=1, label="d_model", helped=True, where=bar)
     d_model = int(st.session_state["mh_d_model"])
     choices = fit_heads(d_model)
     if len(choices) > 1:
-        PAGE.widget(t, "select_slider", "heads", choices, helped=True, where=c2)
+        PAGE.widget(t, "select_slider", "heads", choices, helped=True, where=bar)
     else:
         st.session_state["mh_heads"] = choices[0]
-        c2.markdown(t("multihead.one_head_only", d_model=d_model))
-    PAGE.seed_input(t, where=c3)
-    PAGE.tables_toggle(t)
+        bar.markdown(t("multihead.one_head_only", d_model=d_model))
+    PAGE.seed_input(t, where=bar)
+    PAGE.tables_toggle(t, where=bar)
 
 
 def load_lab(t):

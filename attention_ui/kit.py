@@ -62,6 +62,9 @@ from attention_ui.language import translator
 log = logging.getLogger(__name__)
 
 KEEP = "session"  # widget values survive hiding the widget and switching pages
+# The learner's context, shared by every page that has these settings (see share_context): the
+# sentence and d_model set on one page are where the next page starts.
+LEARNER_TEXT, LEARNER_D_MODEL = "learner_text", "learner_d_model"
 SEED_RANGE = (0, 2**31 - 1)  # every page's seed input
 
 # Plotly's toolbar keeps what a learner uses: the PNG download and "reset axes" (drag-to-zoom and
@@ -125,6 +128,30 @@ def refresh_translated_choices(session_state, keys: Sequence[str], lang: str, ma
             session_state[key] = session_state[key]
     session_state[marker] = lang
     return True
+
+
+def share_context(
+    session_state, shared: Mapping[str, str], accepts: Mapping[str, Callable[[object], bool]] | None = None
+) -> None:
+    """Keep a page's settings and the learner's shared context in step; call before any widget.
+
+    ``shared`` maps a page key (``mk_text``) to a shared key (:data:`LEARNER_TEXT`). A value the learner
+    changed on this page since the last call is published to the shared key; a page whose value the
+    learner has not changed here since it last synchronised takes the shared value (the sentence set in
+    the playground), if ``accepts[page_key]`` (default: any value) says the page can use it. So a lab
+    starts from the playground's sentence, keeps its own once the learner edits it there, and the
+    edit carries back. ``<page key>_synced`` remembers the value last exchanged.
+    """
+    accepts = accepts or {}
+    for key, common in shared.items():
+        synced = f"{key}_synced"
+        mine = session_state.get(key)
+        theirs = session_state.get(common)
+        if synced in session_state and mine != session_state[synced]:
+            session_state[common] = mine  # changed here: the others follow
+        elif common in session_state and theirs != mine and accepts.get(key, lambda _v: True)(theirs):
+            session_state[key] = theirs  # not changed here: start from the learner's context
+        session_state[synced] = session_state.get(key)
 
 
 # --- text -------------------------------------------------------------------------------------------
@@ -317,6 +344,9 @@ class Page:
     # session key -> catalog key: defaults in the learner's language (a Japanese page starts from a
     # Japanese sentence), set once like the others
     translated_defaults: Mapping[str, str] = field(default_factory=dict)
+    # page key -> shared key (LEARNER_TEXT, LEARNER_D_MODEL), and which shared values the page can take
+    shared: Mapping[str, str] = field(default_factory=dict)
+    shared_accepts: Mapping[str, Callable[[object], bool]] = field(default_factory=dict)
 
     def start(self) -> Translator:
         """Session defaults, translated choices re-sent after a language switch; the translator."""
@@ -324,6 +354,8 @@ class Page:
         t = translator()
         missing = [key for key in self.translated_defaults if key not in st.session_state]
         init_state({key: t(self.translated_defaults[key]) for key in missing})
+        if self.shared:
+            share_context(st.session_state, self.shared, self.shared_accepts)
         if self.choice_keys:
             refresh_translated_choices(
                 st.session_state, self.choice_keys, t.lang, f"{self.prefix}_lang_shown"

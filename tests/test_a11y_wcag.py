@@ -85,3 +85,46 @@ def test_lab_charts_drawn_in_streamlits_theme_get_readable_text():
             assert axis["tickfont"]["color"] == base.AXIS_TEXT_COLOR
             checked += 1
     assert checked
+
+
+# ---------------------------------------------------------------- the learner's context across pages
+
+
+def test_share_context_follows_the_learner_and_keeps_a_lab_edit():
+    from attention_ui.kit import share_context
+
+    shared = {"mk_text": "learner_text"}
+    state = {"mk_text": "lab default"}
+    share_context(state, shared)  # first visit, nothing shared yet: the page keeps its default
+    assert state["mk_text"] == "lab default" and "learner_text" not in state
+    state["learner_text"] = "my own sentence"  # set in the playground
+    share_context(state, shared)
+    assert state["mk_text"] == "my own sentence"
+    state["mk_text"] = "edited in the lab"  # the learner changes it here …
+    share_context(state, shared)
+    assert state["learner_text"] == "edited in the lab"  # … and it carries back
+    state["mk_text"] = "kept"
+    share_context(state, shared)
+    state["learner_text"] = "kept"
+    share_context(state, {"mk_text": "learner_text"}, {"mk_text": lambda v: False})
+    assert state["mk_text"] == "kept"
+    state["learner_text"] = "refused"
+    share_context(state, shared, {"mk_text": lambda v: v != "refused"})
+    assert state["mk_text"] == "kept"  # a value the page cannot use is not taken
+
+
+def test_labs_start_from_the_playgrounds_sentence_and_d_model():
+    at = open_page("app_pages/playground.py", lang="en")
+    at.text_area(key="pg_text").input("a dog ran home").run()
+    at.number_input(key="pg_d_model").set_value(32).run()
+    at.switch_page("app_pages/masks.py").run()
+    assert not at.exception
+    assert at.text_area(key="mk_text").value == "a dog ran home"
+    at.switch_page("app_pages/multi_head.py").run()
+    assert not at.exception
+    assert at.text_area(key="mh_text").value == "a dog ran home"
+    assert at.number_input(key="mh_d_model").value == 32
+    assert at.sidebar.text_area(key="mh_text")  # the lab's controls sit in the sidebar, like the playground's
+    at.text_area(key="mh_text").input("the lab's own").run()
+    at.switch_page("app_pages/masks.py").run()
+    assert at.text_area(key="mk_text").value == "the lab's own"  # and back: the latest edit wins
