@@ -136,7 +136,7 @@ def section_concat(t, trace, hover) -> None:
     out_names = [f"d{j}" for j in range(d_model)]
     small = n <= 8 and h * d_v <= 8
 
-    st.subheader(t("multihead.concat_title", n=n, width=h * d_v))
+    st.subheader(t("multihead.concat_title", n=n, width=h * d_v), anchor="concat-map")
     fig = heatmaps.feature_heatmap(
         trace.concat, trace.tokens, dim_names=concat_names, show_text=small, **feat
     )
@@ -145,7 +145,7 @@ def section_concat(t, trace, hover) -> None:
     PAGE.table(lambda: tables.feature_table(trace.concat, trace.tokens, concat_names), "concat")
     c1, c2 = st.columns(2)
     with c1:
-        st.subheader(t("multihead.wo_title", width=h * d_v, d_model=d_model))
+        st.subheader(t("multihead.wo_title", width=h * d_v, d_model=d_model), anchor="wo-map")
         dims = dict(row_hover=t("multihead.hover_dim"), col_hover=t("multihead.hover_dim"), hover=hover)
         titles = dict(row_title=t("multihead.axis_wo_rows"), col_title=t("multihead.axis_dim"))
         fig = heatmaps.matrix_heatmap(
@@ -155,7 +155,7 @@ def section_concat(t, trace, hover) -> None:
         PAGE.chart(fig, "wo", t("multihead.alt_wo", width=h * d_v, d_model=d_model, heads=h))
         PAGE.table(lambda: tables.matrix_table(trace.W_O, concat_names, out_names), "wo")
     with c2:
-        st.subheader(t("multihead.out_title", n=n, d_model=d_model))
+        st.subheader(t("multihead.out_title", n=n, d_model=d_model), anchor="output-map")
         fig = heatmaps.feature_heatmap(
             trace.output, trace.tokens, dim_names=out_names, show_text=False, plot_px=HALF_PLOT_PX, **feat
         )
