@@ -33,15 +33,13 @@ DEFAULTS = {
     "mk_matrix_method": "zero_values",
 }
 THIRD_PLOT_PX = 170  # a low estimate of a map's plot width in a third of the page at 1366 px
-PAGE = kit.Page(
-    "mk",
-    "masks",
-    DEFAULTS,
-    choice_keys=("mk_kind", "mk_head", "mk_matrix_method", "mk_position"),
-    # the sentence a learner starts with is in the page's language
-    translated_defaults={"mk_text": "masks.default_text", "mk_replacement": "masks.default_replacement"},
-    shared={"mk_text": kit.LEARNER_TEXT},  # starts from the playground's sentence (16 tokens are kept)
-)
+CHOICES = ("mk_kind", "mk_head", "mk_matrix_method", "mk_position")
+TEXTS = {
+    "mk_text": "masks.default_text",
+    "mk_replacement": "masks.default_replacement",
+}  # in the page's language
+SHARED = {"mk_text": kit.LEARNER_TEXT}  # starts from the playground's sentence (16 tokens are kept)
+PAGE = kit.Page("mk", "masks", DEFAULTS, choice_keys=CHOICES, translated_defaults=TEXTS, shared=SHARED)
 
 
 # The core's results are frozen with read-only arrays: one object can serve every session.
