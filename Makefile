@@ -70,6 +70,7 @@ run: $(VENV)/.deps
 
 browser: $(VENV)/.dev-deps
 	bash scripts/ensure_browser.sh $(PY)
+	bash scripts/ensure_axe.sh  # pinned axe-core for tests/browser/test_axe_browser.py
 
 # HAProxy for the classroom deployment and its browser test (as root on Debian: apt-get install haproxy).
 haproxy:

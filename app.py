@@ -1,5 +1,7 @@
 """Attention Lab entry point: page config, language switch, navigation."""
 
+import json
+
 import streamlit as st
 
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
@@ -12,6 +14,14 @@ t = translator()
 with st.sidebar:
     st.selectbox(t("app.language"), LANGUAGES, key=LANG_KEY, format_func=LANGUAGE_NAMES.get)
 t = translator()  # the selectbox may have changed the language on this run
+# Streamlit has no page-language option: <html lang> says "en" on every page. A constant script
+# (the language code comes from LANGUAGES, never from the learner) sets it for screen readers and
+# the browser's fonts and hyphenation; it runs again only when the language, and so the script, changes.
+with st.sidebar:
+    st.html(
+        f"<script>document.documentElement.lang = {json.dumps(t.lang)};</script>",
+        unsafe_allow_javascript=True,
+    )
 
 # The page files live in app_pages/, not pages/: a folder named pages/ next to app.py makes
 # Streamlit run each new server's first session as a legacy multipage app (its file list in the
@@ -59,4 +69,7 @@ PRACTICE = [
     ("app_pages/worksheet.py", "app.nav_worksheet", "📝", "worksheet"),
 ]
 pages[t("app.nav_section_practice")] = [st.Page(p, title=t(k), icon=i, url_path=u) for p, k, i, u in PRACTICE]
-st.navigation(pages).run()
+page = st.navigation(pages)
+# Each page names itself in the browser tab (and in bookmarks and the history), in the page's language.
+st.set_page_config(page_title=t("app.page_title", page=page.title))
+page.run()

@@ -32,12 +32,11 @@ DEFAULTS = {
     "mk_position": 3,
     "mk_matrix_method": "zero_values",
 }
+THIRD = 170  # a low estimate of a map's plot width (px) in a third of the page at 1366 px
 CHOICES = ("mk_kind", "mk_head", "mk_matrix_method", "mk_position")
-TEXTS = {
-    "mk_text": "masks.default_text",
-    "mk_replacement": "masks.default_replacement",
-}  # in the page's language
-PAGE = kit.Page("mk", "masks", DEFAULTS, choice_keys=CHOICES, translated_defaults=TEXTS)
+TEXTS = {"mk_text": "masks.default_text", "mk_replacement": "masks.default_replacement"}  # page's language
+SHARED = {"mk_text": kit.LEARNER_TEXT}  # starts from the playground's sentence (16 tokens are kept)
+PAGE = kit.Page("mk", "masks", DEFAULTS, choice_keys=CHOICES, translated_defaults=TEXTS, shared=SHARED)
 
 
 # The core's results are frozen with read-only arrays: one object can serve every session.
@@ -90,7 +89,8 @@ def read_settings(t) -> MaskLabSettings | None:
 
 def section_masks(t, lab, hover) -> None:
     tokens, n, mask = lab.settings.tokens, len(lab.settings.tokens), lab.mask
-    axes = dict(hover=hover, query_title=t("masks.axis_query"), key_title=t("masks.axis_key"))
+    # three maps in a row (THIRD): upright tick labels, cell numbers only where they fit
+    axes = dict(hover=hover, query_title=t("masks.axis_query"), key_title=t("masks.axis_key"), plot_px=THIRD)
     st.header(t("masks.h_mask"))
     st.markdown(t("masks.explain_mask"))
     st.latex(

@@ -29,7 +29,17 @@ DEFAULTS = {
     "mh_cost_n": 1024,
     "mh_cost_d_model": 512,
 }
-PAGE = kit.Page("mh", "multihead", DEFAULTS, translated_defaults={"mh_text": "multihead.default_text"})
+# W^O and the output share a row: half the page each, so their labels ("d10", "h2·3") stand upright
+HALF_PLOT_PX = 260
+PAGE = kit.Page(
+    "mh",
+    "multihead",
+    DEFAULTS,
+    translated_defaults={"mh_text": "multihead.default_text"},
+    # the sentence and d_model the learner set in the playground (a d_model this page can draw)
+    shared={"mh_text": kit.LEARNER_TEXT, "mh_d_model": kit.LEARNER_D_MODEL},
+    shared_accepts={"mh_d_model": lambda v: isinstance(v, int) and D_MODEL_RANGE[0] <= v <= D_MODEL_RANGE[1]},
+)
 
 # The core's results are frozen with read-only arrays: one object can serve every session.
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_multihead.multihead_lab)
@@ -47,18 +57,20 @@ def fit_heads(d_model: int) -> list[int]:
 
 
 def controls(t) -> None:
-    PAGE.widget(t, "text_area", "text", height=80, helped=True)
-    c1, c2, c3 = st.columns([1, 2, 1])
-    PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=1, label="d_model", helped=True, where=c1)
+    """The sentence and the layer's settings, in the sidebar like the playground's and every lab's."""
+    bar = st.sidebar
+    bar.header(t("multihead.settings"))
+    PAGE.widget(t, "text_area", "text", height=80, helped=True, where=bar)
+    PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=1, label="d_model", helped=True, where=bar)
     d_model = int(st.session_state["mh_d_model"])
     choices = fit_heads(d_model)
     if len(choices) > 1:
-        PAGE.widget(t, "select_slider", "heads", choices, helped=True, where=c2)
+        PAGE.widget(t, "select_slider", "heads", choices, helped=True, where=bar)
     else:
         st.session_state["mh_heads"] = choices[0]
-        c2.markdown(t("multihead.one_head_only", d_model=d_model))
-    PAGE.seed_input(t, where=c3)
-    PAGE.tables_toggle(t)
+        bar.markdown(t("multihead.one_head_only", d_model=d_model))
+    PAGE.seed_input(t, where=bar)
+    PAGE.tables_toggle(t, where=bar)
 
 
 def load_lab(t):
@@ -124,7 +136,7 @@ def section_concat(t, trace, hover) -> None:
     out_names = [f"d{j}" for j in range(d_model)]
     small = n <= 8 and h * d_v <= 8
 
-    st.subheader(t("multihead.concat_title", n=n, width=h * d_v))
+    st.subheader(t("multihead.concat_title", n=n, width=h * d_v), anchor="concat-map")
     fig = heatmaps.feature_heatmap(
         trace.concat, trace.tokens, dim_names=concat_names, show_text=small, **feat
     )
@@ -133,17 +145,19 @@ def section_concat(t, trace, hover) -> None:
     PAGE.table(lambda: tables.feature_table(trace.concat, trace.tokens, concat_names), "concat")
     c1, c2 = st.columns(2)
     with c1:
-        st.subheader(t("multihead.wo_title", width=h * d_v, d_model=d_model))
+        st.subheader(t("multihead.wo_title", width=h * d_v, d_model=d_model), anchor="wo-map")
         dims = dict(row_hover=t("multihead.hover_dim"), col_hover=t("multihead.hover_dim"), hover=hover)
         titles = dict(row_title=t("multihead.axis_wo_rows"), col_title=t("multihead.axis_dim"))
-        fig = heatmaps.matrix_heatmap(trace.W_O, concat_names, out_names, show_text=False, **titles, **dims)
+        fig = heatmaps.matrix_heatmap(
+            trace.W_O, concat_names, out_names, show_text=False, plot_px=HALF_PLOT_PX, **titles, **dims
+        )
         fig = figures_multihead.add_head_boundaries(fig, h, d_v, "y")
         PAGE.chart(fig, "wo", t("multihead.alt_wo", width=h * d_v, d_model=d_model, heads=h))
         PAGE.table(lambda: tables.matrix_table(trace.W_O, concat_names, out_names), "wo")
     with c2:
-        st.subheader(t("multihead.out_title", n=n, d_model=d_model))
+        st.subheader(t("multihead.out_title", n=n, d_model=d_model), anchor="output-map")
         fig = heatmaps.feature_heatmap(
-            trace.output, trace.tokens, dim_names=out_names, show_text=False, **feat
+            trace.output, trace.tokens, dim_names=out_names, show_text=False, plot_px=HALF_PLOT_PX, **feat
         )
         PAGE.chart(fig, "output", t("multihead.alt_output", n=n, d_model=d_model))
         PAGE.table(lambda: tables.feature_table(trace.output, trace.tokens, out_names), "output")

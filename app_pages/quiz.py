@@ -3,7 +3,8 @@
 Thin page: ``qz_`` session keys -> ``attention_ui.quiz_bank`` (pure) -> widgets through the page kit. Answers live in
 ``st.session_state["qz_answers"]`` (question id -> chosen display index), not only in widget
 state, so they survive reruns, language switches and visits to other pages. The first answer to
-a question counts; "retry the missed ones" clears just those and shows only them.
+a question counts; "retry the missed ones" clears just those and shows only them. The score before the
+first retry round is kept (``qz_first``) and shown beside the retry round's own score.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ DEFAULTS = {
     "qz_seed": 0,
     "qz_retry": None,  # None: all questions; else the ids of the retry round
     "qz_round": 0,  # part of every radio key: a new round gets fresh radios
+    "qz_first": None,  # (correct, answered) before the first retry round: the first attempt's score
 }
 PAGE = kit.Page("qz", "quiz", DEFAULTS)
 
@@ -32,6 +34,7 @@ def reset() -> None:
     s = st.session_state
     s["qz_answers"] = {}
     s["qz_retry"] = None
+    s["qz_first"] = None
     s["qz_round"] += 1
 
 
@@ -40,8 +43,10 @@ def new_seed() -> None:
     reset()
 
 
-def start_retry(ids: list[str]) -> None:
+def start_retry(ids: list[str], first: tuple[int, int]) -> None:
     s = st.session_state
+    if s.get("qz_first") is None:  # later retry rounds keep the first attempt's score
+        s["qz_first"] = tuple(first)
     s["qz_retry"] = list(ids)
     s["qz_answers"] = {q: a for q, a in s["qz_answers"].items() if q not in ids}
     s["qz_round"] += 1
@@ -67,7 +72,8 @@ def choice_labels(t, item) -> list[str]:
 
 
 def answered_choices(t, labels: list[str], correct: int, chosen: int) -> str:
-    """The choices as a Markdown list: the right one marked ✅, a wrong pick marked ❌."""
+    """The choices as a Markdown list: the right one marked ✅, a wrong pick marked ❌; small text, the
+    size the radio showed them in, so answering does not change the options' font size."""
     lines = []
     for k, label in enumerate(labels):
         if k == correct:
@@ -79,7 +85,7 @@ def answered_choices(t, labels: list[str], correct: int, chosen: int) -> str:
         text = f"**{label}**" if k in (correct, chosen) else label
         if k == chosen:
             text += f" — {t('quiz.your_pick')}"
-        lines.append(f"{mark} {text}")
+        lines.append(":small[" + f"{mark} {text}".replace("]", "\\]") + "]")
     return "  \n".join(lines)  # hard line breaks: one choice per line, no bullets beside the marks
 
 
@@ -96,7 +102,8 @@ def show_question(t, number: int, item, answers: dict) -> None:
     labels = choice_labels(t, item)
     answered = item.qid in answers
     with st.container(border=True, key=f"qz_box_{item.qid}"):
-        st.caption(f"{t('quiz.question_label', number=number)} · {t('quiz.kind_' + item.kind)}")
+        # body text, not st.caption: the question number is content, and captions are 3.9:1 on white
+        st.markdown(f"**{t('quiz.question_label', number=number)}** · {t('quiz.kind_' + item.kind)}")
         st.markdown(t(item.text_key, **values))
         if not answered:
             key = f"qz_r_{st.session_state['qz_round']}_{t.lang}_{item.qid}"
@@ -139,9 +146,19 @@ def main() -> None:
     items = [it for it in quiz if retry is None or it.qid in retry]
     sc = quiz_bank.score(items, answers)
     missed = quiz_bank.missed_ids(quiz, answers)
+    whole = quiz_bank.score(quiz, answers)
 
-    top = st.columns([1, 1, 2], vertical_alignment="bottom")
-    top[0].metric(t("quiz.score"), t("quiz.score_value", correct=sc.correct, answered=sc.answered))
+    first = s.get("qz_first")
+    top = st.columns([1, 1, 1, 2] if first else [1, 1, 2], vertical_alignment="bottom")
+    if first:
+        top[0].metric(
+            t("quiz.first_score"),
+            t("quiz.score_value", correct=first[0], answered=first[1]),
+            help=t("quiz.first_score_help"),
+        )
+        top = top[1:]
+    score_label = t("quiz.retry_score") if retry is not None else t("quiz.score")
+    top[0].metric(score_label, t("quiz.score_value", correct=sc.correct, answered=sc.answered))
     top[1].metric(t("quiz.answered"), t("quiz.answered_value", answered=sc.answered, total=sc.total))
     with top[2]:
         st.progress(
@@ -153,7 +170,7 @@ def main() -> None:
         t("quiz.retry", n=len(missed)),
         key="qz_retry_btn",
         on_click=start_retry,
-        args=(missed,),
+        args=(missed, (whole.correct, whole.answered)),
         disabled=not missed,
         help=None if missed else t("quiz.retry_none"),
         width="stretch",

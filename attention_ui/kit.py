@@ -55,16 +55,46 @@ from dataclasses import dataclass, field, fields
 
 import streamlit as st
 
-from attention_ui.figures.base import HoverText
+from attention_ui.figures.base import HoverText, readable_text
 from attention_ui.i18n import DEFAULT_LANGUAGE, Translator, catalog
 from attention_ui.language import translator
 
 log = logging.getLogger(__name__)
 
 KEEP = "session"  # widget values survive hiding the widget and switching pages
+# The learner's context, shared by every page that has these settings (see share_context): the
+# sentence and d_model set on one page are where the next page starts.
+LEARNER_TEXT, LEARNER_D_MODEL = "learner_text", "learner_d_model"
 SEED_RANGE = (0, 2**31 - 1)  # every page's seed input
 
-CHART_CONFIG = {"displaylogo": False}
+# Plotly's toolbar keeps what a learner uses: the PNG download and "reset axes" (drag-to-zoom and
+# double-click-to-reset still work without buttons). Each button is a Tab stop: with Plotly's eight per
+# chart, 88 of the playground's 142 Tab stops were toolbar buttons.
+CHART_TOOLBAR_REMOVED = (
+    "zoom2d",
+    "pan2d",
+    "select2d",
+    "lasso2d",
+    "zoomIn2d",
+    "zoomOut2d",
+    "autoScale2d",
+    "hoverClosestCartesian",
+    "hoverCompareCartesian",
+    "toggleSpikelines",
+)
+CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": list(CHART_TOOLBAR_REMOVED)}
+# Plotly's own words (toolbar titles, download notices, the zoom hint), English source -> catalog key.
+# Streamlit's Plotly bundle registers only English locales; Plotly takes others in config["locales"].
+PLOTLY_WORDS = {
+    "Download plot as a PNG": "charts.plotly_download_png",
+    "Download plot": "charts.plotly_download",
+    "Reset axes": "charts.plotly_reset_axes",
+    "Autoscale": "charts.plotly_autoscale",
+    "Preparing image - this may take a few seconds": "charts.plotly_preparing",
+    "Image download succeeded": "charts.plotly_succeeded",
+    "Sorry, there was a problem downloading your image!": "charts.plotly_failed",
+    "Double-click to zoom back out": "charts.plotly_double_click",
+}
 # Tables: a header row plus one row per line, up to about eleven rows before the table scrolls.
 TABLE_HEADER_PX, TABLE_ROW_PX, TABLE_MAX_PX = 38, 35, 420
 # An n×n map up to this many tokens is drawn at a width that keeps its cells roughly square
@@ -98,6 +128,30 @@ def refresh_translated_choices(session_state, keys: Sequence[str], lang: str, ma
             session_state[key] = session_state[key]
     session_state[marker] = lang
     return True
+
+
+def share_context(
+    session_state, shared: Mapping[str, str], accepts: Mapping[str, Callable[[object], bool]] | None = None
+) -> None:
+    """Keep a page's settings and the learner's shared context in step; call before any widget.
+
+    ``shared`` maps a page key (``mk_text``) to a shared key (:data:`LEARNER_TEXT`). A value the learner
+    changed on this page since the last call is published to the shared key; a page whose value the
+    learner has not changed here since it last synchronised takes the shared value (the sentence set in
+    the playground), if ``accepts[page_key]`` (default: any value) says the page can use it. So a lab
+    starts from the playground's sentence, keeps its own once the learner edits it there, and the
+    edit carries back. ``<page key>_synced`` remembers the value last exchanged.
+    """
+    accepts = accepts or {}
+    for key, common in shared.items():
+        synced = f"{key}_synced"
+        mine = session_state.get(key)
+        theirs = session_state.get(common)
+        if synced in session_state and mine != session_state[synced]:
+            session_state[common] = mine  # changed here: the others follow
+        elif common in session_state and theirs != mine and accepts.get(key, lambda _v: True)(theirs):
+            session_state[key] = theirs  # not changed here: start from the learner's context
+        session_state[synced] = session_state.get(key)
 
 
 # --- text -------------------------------------------------------------------------------------------
@@ -161,11 +215,29 @@ def square_width(n: int) -> int | str:
     return "stretch" if n > SQUARE_MAX_N else SQUARE_BASE_PX + SQUARE_CELL_PX * n
 
 
+def chart_config(lang: str, config: Mapping | None = None) -> dict:
+    """The Plotly config of every chart: :data:`CHART_CONFIG`, then ``config``, in ``lang``'s words."""
+    merged = {**CHART_CONFIG, **(config or {})}
+    if lang != DEFAULT_LANGUAGE:
+        t = Translator(lang)
+        merged["locale"] = lang
+        merged["locales"] = {lang: {"dictionary": {src: t(key) for src, key in PLOTLY_WORDS.items()}}}
+    return merged
+
+
 def chart(
     fig, key: str, alt: str, *, width: int | str = "stretch", config: dict | None = None, **kwargs
 ) -> None:
-    """``st.plotly_chart`` with alt text and the app's chart toolbar (``kwargs``: theme, on_select, …)."""
-    st.plotly_chart(fig, key=key, alt=alt, width=width, config=config or CHART_CONFIG, **kwargs)
+    """``st.plotly_chart`` with alt text and the app's chart toolbar (``kwargs``: theme, on_select, …).
+
+    The toolbar is :data:`CHART_CONFIG` (``config`` adds to it), labelled in the page's language. A chart
+    drawn in Streamlit's theme gets its text colours set explicitly (:func:`readable_text`): the theme's
+    grey tick labels miss WCAG AA's 4.5:1.
+    """
+    if kwargs.get("theme", "streamlit") is not None:
+        readable_text(fig)
+    config = chart_config(translator().lang, config)
+    st.plotly_chart(fig, key=key, alt=alt, width=width, config=config, **kwargs)
 
 
 def table_height(rows: int) -> int:
@@ -272,6 +344,9 @@ class Page:
     # session key -> catalog key: defaults in the learner's language (a Japanese page starts from a
     # Japanese sentence), set once like the others
     translated_defaults: Mapping[str, str] = field(default_factory=dict)
+    # page key -> shared key (LEARNER_TEXT, LEARNER_D_MODEL), and which shared values the page can take
+    shared: Mapping[str, str] = field(default_factory=dict)
+    shared_accepts: Mapping[str, Callable[[object], bool]] = field(default_factory=dict)
 
     def start(self) -> Translator:
         """Session defaults, translated choices re-sent after a language switch; the translator."""
@@ -279,6 +354,8 @@ class Page:
         t = translator()
         missing = [key for key in self.translated_defaults if key not in st.session_state]
         init_state({key: t(self.translated_defaults[key]) for key in missing})
+        if self.shared:
+            share_context(st.session_state, self.shared, self.shared_accepts)
         if self.choice_keys:
             refresh_translated_choices(
                 st.session_state, self.choice_keys, t.lang, f"{self.prefix}_lang_shown"

@@ -19,7 +19,7 @@ def test_default_page_shows_every_section() -> None:
     at = open_page(PAGE)
     no_exception(at)
     assert at.title[0].value == translate("en", "multihead.title")
-    assert len(at.header) == 5
+    assert len(at.main.header) == 5  # (the sidebar has its settings header)
     assert not at.error
     # 4 heads by default: one weights trace per head in the small multiples.
     heads = chart_spec(at, "mh_chart_heads")

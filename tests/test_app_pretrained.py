@@ -101,7 +101,7 @@ def test_layer_and_head_selectors_pick_the_right_matrix_and_frame_it(at):
     x0, x1 = overview["layout"]["xaxis42"]["domain"]
     y0, y1 = overview["layout"]["yaxis42"]["domain"]
     assert frame["x0"] < x0 < x1 < frame["x1"] and frame["y0"] < y0 < y1 < frame["y1"]
-    assert any(h.value.startswith(translate("en", "pretrained.steps_title", layer=3)) for h in at.subheader)
+    assert any(h.value.startswith(translate("en", "pretrained.steps_title", layer=3)) for h in at.header)
 
 
 @needs_model
@@ -153,7 +153,7 @@ def test_japanese_sentence_gets_unk_note_and_japanese_ui(at):
     unk = meta["tokens"].count("[UNK]")
     assert any(i.value == translate("ja", "pretrained.unk_note", count=unk) for i in at.info)
     assert at.radio(key="pg_weights").label == translate("ja", "pretrained.weights")
-    assert any(h.value == translate("ja", "pretrained.overview_title") for h in at.subheader)
+    assert any(h.value == translate("ja", "pretrained.overview_title") for h in at.header)
 
 
 @needs_model
@@ -197,7 +197,7 @@ def test_model_failing_to_load_shows_the_same_message(at, monkeypatch):
 
 
 def step_one_heading(at: AppTest) -> str:
-    (heading,) = [h.value for h in at.subheader if h.value.startswith("1. ")]
+    (heading,) = [h.value for h in at.header if h.value.startswith("1. ")]
     return heading
 
 

@@ -98,13 +98,25 @@ def test_retry_the_missed_ones(at: AppTest) -> None:
     assert metric(at, "quiz.answered") == "0 of 2"
     for it in wrong:
         answer(at, it.qid, it.correct)
-    assert metric(at, "quiz.score") == "2 / 2"
+    assert metric(at, "quiz.retry_score") == "2 / 2"  # the retry round's own score …
+    assert metric(at, "quiz.first_score") == "1 / 3"  # … beside the first attempt's, which stays
     assert any(translate("en", "quiz.finished_all", total=2) == s.value for s in at.success)
     assert at.button(key="qz_retry_btn").disabled  # nothing left to retry
     at.button(key="qz_back").click()
     at.run()
     assert len(radios(at)) == len(quiz) - 3  # all questions back; the three answered ones show results
     assert metric(at, "quiz.score") == "3 / 3"  # the first right answer plus the two retried
+    assert metric(at, "quiz.first_score") == "1 / 3"
+    at.button(key="qz_restart").click()
+    at.run()
+    assert not [m for m in at.metric if m.label == translate("en", "quiz.first_score")]  # a new quiz
+
+
+def test_answered_options_stay_small_like_the_radio(at: AppTest) -> None:
+    quiz = build_quiz(0)
+    answer(at, quiz[0].qid, quiz[0].correct)
+    shown = [m.value for m in at.markdown if "✅" in m.value and "○" in m.value]
+    assert shown and all(line.startswith(":small[") for line in shown[0].split("  \n"))
 
 
 def test_all_right_finishes(at: AppTest) -> None:

@@ -99,3 +99,129 @@ def test_every_weights_figure_uses_the_tested_weight_scale(name):
     assert used, "no weights colour scale found"
     expected = [c for _, c in pc.get_colorscale(base.WEIGHT_SCALE)]
     assert all(colours == expected for colours in used), (name, used)
+
+
+# ---------------------------------------------------------------- text contrast (WCAG 2.1 AA, issue 18)
+
+AA_TEXT = 4.5  # WCAG 2.1 AA for text below 18 pt (chart ticks, titles and cell numbers all are)
+
+
+def wcag_contrast(rgb_a, rgb_b) -> float:
+    """Contrast ratio written out from WCAG 2.1's definition (independent of base.contrast_ratio)."""
+
+    def lum(rgb):
+        c = [v / 255 for v in rgb]
+        c = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in c]
+        return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+
+    hi, lo = sorted((lum(rgb_a), lum(rgb_b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def rgb_of(colour: str) -> tuple[float, ...]:
+    colour = colour.strip()
+    if colour.startswith("#"):
+        return tuple(int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return tuple(float(v) for v in colour[colour.index("(") + 1 : -1].split(",")[:3])
+
+
+def cell_colour(trace, value: float) -> tuple[float, ...]:
+    """The colour a heatmap trace paints ``value``: piecewise-linear RGB between its scale's stops."""
+    scale = trace.colorscale
+    stops = pc.get_colorscale(scale) if isinstance(scale, str) else scale
+    pos = (value - trace.zmin) / (trace.zmax - trace.zmin)
+    xs = [float(p) for p, _ in stops]
+    cols = np.array([rgb_of(c) for _, c in stops], float)
+    return tuple(np.interp(min(max(pos, 0.0), 1.0), xs, cols[:, k]) for k in range(3))
+
+
+def test_the_contrast_measure_matches_known_pairs():
+    assert wcag_contrast((0, 0, 0), (255, 255, 255)) == pytest.approx(21.0)
+    assert wcag_contrast(rgb_of("#808495"), (255, 255, 255)) == pytest.approx(3.72, abs=0.01)  # the old ticks
+    # control: white on a mid-blue weight (0.6) fails AA, so the per-cell test below can fail
+    mid_blue = cell_colour(heatmaps.attention_heatmap(np.eye(2), ("a", "b"), kind="weights").data[0], 0.6)
+    assert wcag_contrast((255, 255, 255), mid_blue) < AA_TEXT
+
+
+def test_chart_text_reaches_aa_on_white():
+    template_font = base.PLAIN_TEMPLATE.layout.font.color
+    assert wcag_contrast(rgb_of(template_font), (255, 255, 255)) >= AA_TEXT
+    assert wcag_contrast(rgb_of(base.AXIS_TEXT_COLOR), (255, 255, 255)) >= AA_TEXT
+
+
+def _text_maps():
+    rng = np.random.default_rng(7)
+    n = 8
+    causal = np.tril(np.ones((n, n), bool))
+    logits = rng.normal(0, 2, (n, n))
+    w = np.exp(np.where(causal, logits, -np.inf))
+    w /= w.sum(axis=1, keepdims=True)
+    w[0, 0] = 1.0
+    scores = rng.normal(0, 3, (n, n))
+    tokens = [f"t{i}" for i in range(n)]
+    return {
+        "weights": heatmaps.attention_heatmap(w, tokens, kind="weights", allowed=causal),
+        "weights, every level": heatmaps.attention_heatmap(
+            np.linspace(0, 1, 64).reshape(8, 8), tokens, kind="weights"
+        ),
+        "signed scores": heatmaps.attention_heatmap(
+            np.where(causal, scores, -np.inf), tokens, allowed=causal
+        ),
+        "signed, every level": heatmaps.attention_heatmap(np.linspace(-1, 1, 64).reshape(8, 8), tokens),
+        "features": heatmaps.feature_heatmap(rng.normal(0, 1, (n, 4)), tokens),
+        "mask": heatmaps.mask_heatmap(causal, tokens),
+    }
+
+
+@pytest.mark.parametrize("name", list(_text_maps()))
+def test_every_printed_cell_number_reaches_aa_against_its_cell(name):
+    fig = _text_maps()[name]
+    main = next(tr for tr in fig.data if tr.name == "values")
+    z = np.array([[np.nan if v is None else v for v in row] for row in main.z], float)
+    checked = 0
+    for trace in fig.data:
+        if trace.texttemplate is None or trace.text is None:
+            continue
+        ink = rgb_of(trace.textfont.color)
+        for i, row in enumerate(trace.text):
+            for j, label in enumerate(row):
+                if not label:
+                    continue
+                if trace.name == "masked":
+                    paper = rgb_of(base.MASK_COLOR)
+                else:
+                    paper = cell_colour(main, z[i, j])
+                    assert label == f"{z[i, j]:.2f}".replace("-", "−")  # the number shown is the cell's
+                ratio = wcag_contrast(ink, paper)
+                assert ratio >= AA_TEXT, (name, trace.name, i, j, label, ratio)
+                checked += 1
+    assert checked > 0 or name == "mask"
+
+
+def test_leakage_numbers_and_exact_zeros_reach_aa():
+    from attention_ui.figures import masks as figures_masks
+
+    moved = np.array([[0.5, 1e-3, 0.0], [1e-16, 0.0, 1e-9], [0.0, 1e-6, 0.2]])
+    fig = figures_masks.leakage_heatmap(moved, ["a", "b", "c"], zero_label="0")
+    colours, zeros = fig.data[:2]
+    z = np.array([[np.nan if v is None else v for v in row] for row in colours.z], float)
+    checked = 0
+    for trace in fig.data:
+        ink = rgb_of(trace.textfont.color)
+        for i, row in enumerate(trace.text):
+            for j, label in enumerate(row):
+                if label:
+                    paper = (
+                        rgb_of(zeros.colorscale[0][1])
+                        if trace.name == "exact zero"
+                        else cell_colour(colours, z[i, j])
+                    )
+                    assert wcag_contrast(ink, paper) >= AA_TEXT, (trace.name, i, j, label)
+                    checked += 1
+    assert checked == 9
+
+
+def test_exact_zero_diamond_labels_reach_aa_on_white():
+    from attention_ui.figures import masks as figures_masks
+
+    assert wcag_contrast(rgb_of(figures_masks.EXACT_ZERO_TEXT), (255, 255, 255)) >= AA_TEXT

@@ -117,7 +117,7 @@ def test_masked_cells_get_a_grey_overlay_that_is_off_the_colour_scale():
     allowed = np.array([[j <= i for j in range(n)] for i in range(n)])  # causal, by hand
     scores = positional_matrix(n, n)
     scores_masked = np.where(allowed, scores, -np.inf)
-    fig = heatmaps.attention_heatmap(scores_masked, tuple("abcde"), allowed=allowed)
+    fig = heatmaps.attention_heatmap(scores_masked, tuple("abcde"), allowed=allowed, show_text=False)
     assert len(fig.data) == 2
     main, overlay = fig.data
     main_z, over_z = z_of(main), z_of(overlay)
@@ -155,13 +155,13 @@ def test_concat_map_divides_the_heads():
 
 def test_no_overlay_without_masked_cells():
     fig = heatmaps.attention_heatmap(np.eye(3), ("a", "b", "c"), allowed=np.ones((3, 3), bool))
-    assert len(fig.data) == 1
+    assert [tr.name for tr in fig.data] == ["values", "values text"]  # the second: white numbers only
 
 
 def test_cell_values_are_printed_only_up_to_twelve_tokens():
     small = heatmaps.attention_heatmap(np.zeros((12, 12)), tuple(f"t{i}" for i in range(12)))
     big = heatmaps.attention_heatmap(np.zeros((13, 13)), tuple(f"t{i}" for i in range(13)))
-    assert small.data[0].texttemplate and "%{z" in small.data[0].texttemplate
+    assert small.data[0].texttemplate == "%{text}" and small.data[0].text[11][11] == "0.00"
     assert big.data[0].texttemplate is None
 
 
@@ -208,7 +208,7 @@ def test_feature_maps_print_values_only_with_few_dimensions():
     tokens = tuple("abcdef")
     narrow = heatmaps.feature_heatmap(np.zeros((6, 4)), tokens)
     wide = heatmaps.feature_heatmap(np.zeros((6, 5)), tokens)
-    assert narrow.data[0].texttemplate and "%{z" in narrow.data[0].texttemplate
+    assert narrow.data[0].texttemplate == "%{text}" and narrow.data[0].text[5][3] == "0.00"
     assert wide.data[0].texttemplate is None
     assert heatmaps.feature_heatmap(np.zeros((13, 2)), tuple("abcdefghijklm")).data[0].texttemplate is None
 
@@ -355,3 +355,29 @@ def test_long_sentences_list_tokens_as_plain_text_with_positions_and_pads():
     text = token_list_text(tokens, n_pad=1)
     assert text == "0 **x** · 1 <b> · 2 a · 3 [PAD] (pad)"  # literal: shown with st.text, never Markdown
     assert CHIP_MAX_TOKENS >= 12  # the default sentence and the examples keep their chips
+
+
+# ---------------------------------------------------------------- readability (issue 18)
+
+
+def test_cell_numbers_have_one_readable_size_and_appear_only_where_they_fit():
+    allowed = np.tril(np.ones((8, 8), bool))
+    wide = heatmaps.attention_heatmap(np.eye(8), tuple("abcdefgh"), kind="weights", allowed=allowed)
+    sizes = {tr.textfont.size for tr in wide.data if tr.texttemplate}
+    assert sizes == {heatmaps.CELL_FONT_PX} and heatmaps.CELL_FONT_PX >= 10  # numbers, "0" and "−∞" alike
+    tokens = ("the", "cat", "sat", "on", "the", "mat", "[PAD]", "[PAD]")
+    narrow = heatmaps.attention_heatmap(np.eye(8), tokens, kind="weights", allowed=allowed, plot_px=170)
+    assert all(tr.texttemplate is None for tr in narrow.data)  # 21 px cells: no 5 px numbers
+    assert narrow.layout.xaxis.tickangle == -90  # upright labels instead of overlapping ones
+
+
+def test_log_axes_are_labelled_at_powers_of_ten_only():
+    from attention_ui.figures import cost as figures_cost
+    from attention_ui.figures import multihead as figures_multihead
+
+    assert base.LOG_DECADES == {"type": "log", "dtick": 1}
+    import inspect
+
+    for module in (figures_cost, figures_multihead):
+        src = inspect.getsource(module)
+        assert 'type="log"' not in src, module.__name__  # every log axis goes through LOG_DECADES

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from attention_core.labs.cost import format_bytes
 
-from .base import escape_label
+from .base import LOG_DECADES, escape_label
 
 COMPUTED_COLOR = "#1b9e77"
 SKIPPED_COLOR = "#d9d9d9"
@@ -100,7 +100,7 @@ def loglog_figure(
                 ),
             )
         )
-    yaxis: dict = dict(title=dict(text=escape_label(y_title)), type="log")
+    yaxis: dict = dict(title=dict(text=escape_label(y_title)), **LOG_DECADES)
     for name, value in (reference or {}).items():
         fig.add_hline(y=value, line=dict(color="#555555", width=1, dash="dot"))
         # On a log axis Plotly places annotations in log10 units (shapes take data units).
@@ -121,7 +121,7 @@ def loglog_figure(
         yaxis.update(tickmode="array", tickvals=vals, ticktext=text)
     else:
         yaxis.update(exponentformat="power")
-    xaxis: dict = dict(title=dict(text=escape_label(x_title)), type="log", exponentformat="power")
+    xaxis: dict = dict(title=dict(text=escape_label(x_title)), exponentformat="power", **LOG_DECADES)
     if x_ticks is not None:
         xaxis.update(tickmode="array", tickvals=list(x_ticks), ticktext=[f"{v:,}" for v in x_ticks])
     fig.update_layout(

@@ -23,8 +23,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .base import (
+    DARK_TEXT,
     DEFAULT_HOVER,
     DIVERGING_SCALE,
+    LIGHT_TEXT,
     MASK_SCALE,
     PLAIN_TEMPLATE,
     TICK_MAX_LABELS,
@@ -34,11 +36,17 @@ from .base import (
     axis_margins,
     escape_label,
     hover_labels,
+    scale_rgb,
+    text_on,
     tick_positions,
     token_tick_labels,
 )
 
 TEXT_MAX_CELLS = 12  # print cell values while both sides have at most this many cells
+# Cell numbers are CELL_FONT_PX everywhere ("0" and "−∞" too; Plotly's automatic size shrank them to
+# ~5 px in narrow maps), and printed only when a cell is at least TEXT_MIN_CELL_PX wide ("−0.35").
+CELL_FONT_PX = 11
+TEXT_MIN_CELL_PX = 30
 # Feature maps (tokens × dimensions) print values only while they have this few columns: their
 # numbers are not read cell by cell the way scores and weights are, and every printed cell is an
 # SVG text element Plotly lays out on each rerun (about a sixth of the default page's drawing).
@@ -134,7 +142,8 @@ def matrix_heatmap(
     if masked.shape != z.shape:
         raise ValueError("the mask must have the matrix's shape")
     if show_text is None:
-        show_text = n_rows <= TEXT_MAX_CELLS and n_cols <= TEXT_MAX_CELLS
+        fits = plot_px is None or plot_px / max(1, n_cols) >= TEXT_MIN_CELL_PX
+        show_text = n_rows <= TEXT_MAX_CELLS and n_cols <= TEXT_MAX_CELLS and fits
 
     rows_full = list(row_hover_labels) if row_hover_labels is not None else hover_labels(row_labels)
     cols_full = list(col_hover_labels) if col_hover_labels is not None else hover_labels(col_labels)
@@ -183,11 +192,16 @@ def matrix_heatmap(
     else:
         raise ValueError(f"unknown kind {kind!r}")
 
+    on_light, on_dark = None, None
+    if show_text and kind != "mask":
+        on_light, on_dark = contrast_text(shown, scale["colorscale"], scale["zmin"], scale["zmax"])
     main = go.Heatmap(
         z=cells(shown),
         hovertemplate=template,
         name="values",
-        texttemplate=("0" if kind == "mask" else "%{z:.2f}") if show_text else None,
+        text=on_light,
+        texttemplate=("0" if kind == "mask" else "%{text}") if show_text else None,
+        textfont=dict(color=DARK_TEXT, size=CELL_FONT_PX) if show_text else None,
         colorbar=dict(thickness=12, len=0.9) if kind != "mask" else None,
         **scale,
         **common,
@@ -212,10 +226,12 @@ def matrix_heatmap(
                 if show_text
                 else None,
                 texttemplate="%{text}" if show_text else None,
-                textfont=dict(color="white"),
+                textfont=dict(color=DARK_TEXT, size=CELL_FONT_PX),  # 6.3:1 on the masked grey (white: 3.4:1)
                 **common,
             )
         )
+    if on_dark is not None and any(any(row) for row in on_dark):
+        traces.append(light_text_trace(shown, on_dark, cells, **common))
     if plot_px is None:
         plot_px = 42.0 * n_cols if n_cols <= 16 else 600.0
     # no more x labels than fit side by side even when turned upright (a narrow Q/K/V map of 32 dims)
@@ -240,6 +256,47 @@ def matrix_heatmap(
     # One constructor call: Figure.update_layout afterwards costs ~7x more (Plotly's relayout path).
     fig = go.Figure(data=traces, layout=layout)
     return fig
+
+
+TRANSPARENT_SCALE = [[0.0, "rgba(0,0,0,0)"], [1.0, "rgba(0,0,0,0)"]]
+
+
+def cell_numbers(values: np.ndarray) -> np.ndarray:
+    """Each finite value with two decimals and a true minus sign (as Plotly's ``%{z:.2f}``), "" else."""
+    v = np.asarray(values, dtype=float)
+    return np.array(
+        [[f"{x:.2f}".replace("-", "−") if math.isfinite(x) else "" for x in row] for row in v.tolist()],
+        dtype=object,
+    ).reshape(v.shape)
+
+
+def contrast_text(
+    values: np.ndarray, colorscale, zmin: float, zmax: float, text: np.ndarray | None = None
+) -> tuple[list, list]:
+    """Cell numbers split by the text colour their cell needs: (on light cells, on dark cells).
+
+    A Plotly heatmap has one text colour per trace (its automatic one is a shade of the cell's own
+    colour, 3.1:1 on mid blue), so the numbers on dark cells go into a second, transparent trace.
+    """
+    text = cell_numbers(values) if text is None else np.asarray(text, dtype=object)
+    dark = text_on(scale_rgb(colorscale, values, zmin, zmax)) == DARK_TEXT
+    return np.where(dark, text, "").tolist(), np.where(dark, "", text).tolist()
+
+
+def light_text_trace(values: np.ndarray, text: list, cells, **common) -> go.Heatmap:
+    """White numbers over the dark cells of a map, in a transparent trace that never answers hover."""
+    on = np.array([[bool(x) for x in row] for row in text], dtype=bool).reshape(np.shape(values))
+    return go.Heatmap(
+        z=cells(np.where(on, values, np.nan)),
+        colorscale=TRANSPARENT_SCALE,
+        showscale=False,
+        text=text,
+        texttemplate="%{text}",
+        textfont=dict(color=LIGHT_TEXT, size=CELL_FONT_PX),
+        hoverinfo="skip",
+        name="values text",
+        **common,
+    )
 
 
 def _gap(n: int, limit: int) -> int:

@@ -18,10 +18,13 @@ from plotly.subplots import make_subplots
 
 from attention_core.labs.masks import ROUNDING_LEVEL
 
-from .base import WEIGHT_SCALE, HoverText, escape_label, hover_labels, token_tick_labels
-from .heatmaps import attention_heatmap
+from .base import WEIGHT_SCALE, HoverText, escape_label, fit_x_ticks, hover_labels, token_tick_labels
+from .heatmaps import CELL_FONT_PX, TEXT_MIN_CELL_PX, attention_heatmap, contrast_text, light_text_trace
 
 EXACT_ZERO_COLOR = "#009E73"  # bluish green (Okabe–Ito): the correct, exactly-zero result
+EXACT_ZERO_TEXT = "#00664a"  # the same green darkened for text: 6.0:1 on its light cells, 7.0:1 on white
+LEAK_SCALE, LEAK_ZMIN, LEAK_ZMAX = "Inferno", -18.0, 1.0  # log10 of the change
+PANELS_PX = 800  # a low estimate of the plot width all panels of a full-width chart share
 LOG_FLOOR = 1e-18  # exact zeros are drawn at this height on log axes
 METHOD_COLORS = {
     "correct": "#009E73",
@@ -86,9 +89,11 @@ def panels_figure(
         horizontal_spacing=0.05,
         vertical_spacing=0.14 if rows > 1 else 0.1,
     )
+    panel_px = 0.9 * PANELS_PX / cols
     if show_text is None:
-        show_text = n <= 8
+        show_text = n <= 8 and panel_px / n >= TEXT_MIN_CELL_PX
     labels = token_tick_labels(tokens, max_chars=6)
+    angle = fit_x_ticks(labels, panel_px).angle  # upright rather than overlapping ([PAD] [PAD])
     for k, (mat, mask) in enumerate(zip(mats, masks, strict=True)):
         single = attention_heatmap(mat, tokens, kind=kind, allowed=mask, hover=hover, show_text=show_text)
         r, c = divmod(k, cols)
@@ -99,7 +104,7 @@ def panels_figure(
             elif trace.name == "values":
                 trace.update(showscale=False, colorbar=None)
             fig.add_trace(trace, row=r + 1, col=c + 1)
-        fig.update_xaxes(**_token_axis(labels), row=r + 1, col=c + 1)
+        fig.update_xaxes(**_token_axis(labels), tickangle=angle, row=r + 1, col=c + 1)
         fig.update_yaxes(
             **_token_axis(labels), autorange="reversed", showticklabels=c == 0, row=r + 1, col=c + 1
         )
@@ -187,7 +192,7 @@ def leakage_bars(
                     ),
                     text=[escape_label(zero_label)] * len(zero_idx),
                     textposition="top center",
-                    textfont=dict(color=EXACT_ZERO_COLOR),
+                    textfont=dict(color=EXACT_ZERO_TEXT),
                     customdata=[full[i] for i in zero_idx],
                     hovertemplate="%{customdata}<br>0.0<extra>" + name + "</extra>",
                     meta=method,
@@ -245,27 +250,28 @@ def leakage_heatmap(
         f"{escape_label(changed_title)}: %{{customdata[0]}}<br>"
         f"{escape_label(output_title)}: %{{customdata[1]}}<br>max |Δ| = %{{customdata[2]}}<extra></extra>"
     )
-    fig = go.Figure(
+    z_logs = [[None if math.isnan(v) else v for v in row] for row in logs.tolist()]
+    numbers = np.array([[sci(v) if v > 0 else "" for v in row] for row in m.tolist()], dtype=object)
+    on_light, on_dark = contrast_text(logs, LEAK_SCALE, LEAK_ZMIN, LEAK_ZMAX, text=numbers)
+    traces = [
         go.Heatmap(
-            z=[[None if math.isnan(v) else v for v in row] for row in logs.tolist()],
-            colorscale="Inferno",
-            zmin=-18.0,
-            zmax=1.0,
+            z=z_logs,
+            colorscale=LEAK_SCALE,
+            zmin=LEAK_ZMIN,
+            zmax=LEAK_ZMAX,
             colorbar=dict(
                 thickness=12,
                 title=dict(text="log₁₀"),
                 tickvals=[-18, -15, -12, -9, -6, -3, 0],
                 ticktext=["1e-18", "1e-15", "1e-12", "1e-9", "1e-6", "1e-3", "1"],
             ),
-            text=[[sci(v) for v in row] for row in m.tolist()],
+            text=on_light,  # black numbers on light cells; white ones on dark cells in a trace of their own
             texttemplate="%{text}" if show_text else None,
-            textfont=dict(size=9),
+            textfont=dict(color="#000000", size=CELL_FONT_PX),
             hovertemplate=template,
             name="moved",
             **common,
-        )
-    )
-    fig.add_trace(
+        ),
         go.Heatmap(
             z=[[1.0 if z else None for z in row] for row in zero.tolist()],
             colorscale=[[0.0, "#d9f2e9"], [1.0, "#d9f2e9"]],
@@ -274,12 +280,17 @@ def leakage_heatmap(
             showscale=False,
             text=[[escape_label(zero_label) if z else "" for z in row] for row in zero.tolist()],
             texttemplate="%{text}" if show_text else None,
-            textfont=dict(color=EXACT_ZERO_COLOR, size=11),
+            textfont=dict(color=EXACT_ZERO_TEXT, size=CELL_FONT_PX),
             hovertemplate=template,
             name="exact zero",
             **common,
+        ),
+    ]
+    if show_text and any(any(row) for row in on_dark):
+        traces.append(
+            light_text_trace(logs, on_dark, lambda a: np.where(np.isnan(a), None, a).tolist(), **common)
         )
-    )
+    fig = go.Figure(traces)
     labels = token_tick_labels(tokens)
     fig.update_layout(
         title=dict(text=escape_label(title)) if title else None,

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from .base import escape_label
+from .base import LOG_DECADES, escape_label
 
 CHOSEN_COLOR = "#d95f02"  # orange: the chosen h, distinct from the blue of the other bars
 OTHER_COLOR = "#7570b3"
@@ -126,7 +126,7 @@ def cost_vs_heads_figure(
         )
     fig.update_layout(
         xaxis=dict(title=dict(text=escape_label(x_title)), type="category"),
-        yaxis=dict(title=dict(text=escape_label(y_title)), type="log", exponentformat="power"),
+        yaxis=dict(title=dict(text=escape_label(y_title)), exponentformat="power", **LOG_DECADES),
         height=380,
         margin=dict(l=10, r=10, t=20, b=10),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import escape_label
+from .base import LOG_DECADES, escape_label
 
 RAW_COLOR = "#D55E00"  # vermilion: unscaled q·k
 SCALED_COLOR = "#0072B2"  # blue: q·k / √d_k
@@ -103,7 +103,7 @@ def variance_figure(
     fig.update_layout(xaxis=_dk_axis(d_ks, x_title))
     yaxis: dict = dict(title=dict(text=escape_label(y_title)))
     if log_y:
-        yaxis["type"] = "log"
+        yaxis.update(LOG_DECADES)
     else:
         # Keep 1 in the middle so small deviations do not look dramatic.
         top = float(np.max(measured + ERROR_BAR_SE * se)) if measured.size else 1.0

@@ -79,7 +79,7 @@ def _token_choice(view: View, key: str, label: str) -> None:
 def _opened(t, name: str, key: str) -> bool:
     """A panel's heading, its hint and its open/closed toggle (off by default; a click on a map opens
     it, see :func:`make_on_cell`); whether it is open. ``name`` is ``cell`` or ``row``."""
-    st.markdown(f"#### {t(f'playground.{name}_title')}")
+    st.subheader(t(f"playground.{name}_title"), anchor=f"explain-{name}")  # own id (ja titles share one)
     st.caption(t(f"playground.{name}_help"))
     return st.toggle(t(f"playground.{name}_open"), key=key)
 

@@ -210,7 +210,7 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText]], None]) -
     if hide:
         st.info(t("pretrained.hidden_note"))
 
-    st.subheader(t("pretrained.overview_title"), anchor="pretrained-overview")
+    st.header(t("pretrained.overview_title"), anchor="pretrained-overview")
     names = {k: t("pretrained.layer_name", layer=k) for k in range(layers)}
     VIEW.widget(
         t, "radio", "pt_layer", list(names), text="layer", format_func=names.get, horizontal=True, helped=True
@@ -235,7 +235,7 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText]], None]) -
         alt=t("pretrained.alt_overview", layers=layers, heads=result.layers[0].heads, n=len(fig.data[0].x)),
     )
 
-    st.subheader(t("pretrained.steps_title", layer=layer), anchor="pretrained-steps")
+    st.header(t("pretrained.steps_title", layer=layer), anchor="pretrained-steps")
     if layer == 0:
         st.markdown(t("pretrained.steps_note_first"))
     else:

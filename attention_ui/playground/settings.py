@@ -53,7 +53,14 @@ DEFAULTS = {
 }
 CHOICE_KEYS = ("pg_preset", "pg_mask", "pg_scale", "pg_head")  # widgets whose labels are translated
 # the sentence a learner starts with is in the page's language
-PAGE = kit.Page("pg", "playground", DEFAULTS, CHOICE_KEYS, {"pg_text": "playground.default_text"})
+PAGE = kit.Page(
+    "pg",
+    "playground",
+    DEFAULTS,
+    CHOICE_KEYS,
+    {"pg_text": "playground.default_text"},
+    {"pg_text": kit.LEARNER_TEXT, "pg_d_model": kit.LEARNER_D_MODEL},
+)  # noqa: E501 (the shared learner context: a11y-wcag)
 # The keys read_config reads, each from the widget ``pg_<key>``.
 CONFIG_KEYS = (
     "d_model",

@@ -407,7 +407,7 @@ BODIES: dict[str, Callable[[View], None]] = {
 }
 
 
-def render_step(view: View, name: str, number: int, heading_level: str = "subheader") -> None:
+def render_step(view: View, name: str, number: int, heading_level: str = "header") -> None:
     """One numbered step: heading, explanation, formula, shapes, chart, table, extra panel."""
     title = step_title(view.t, name, number, view.text.get(name))
     if heading_level == "header":

@@ -101,7 +101,9 @@ def test_quiz_answer_right_and_wrong_then_retry(page: Page, streamlit_server: st
     page.locator(".st-key-qz_retry_btn button").click()
     wait_for_app_run(page)
     expect(boxes).to_have_count(1)
-    expect(page.get_by_test_id("stMetricValue").first).to_have_text("0 / 0")
+    # the first attempt's score stays, the retry round's own score beside it
+    expect(page.get_by_test_id("stMetricValue").nth(0)).to_have_text("1 / 2")
+    expect(page.get_by_test_id("stMetricValue").nth(1)).to_have_text("0 / 0")
     assert_no_exception(page)
 
 

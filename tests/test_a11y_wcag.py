@@ -1,0 +1,130 @@
+"""WCAG points the app controls outside the figures (issue 18): the page language, page titles,
+headings, the chart toolbar, learner context carried across pages. Figures' contrast is in
+tests/test_colour_access.py; the rendered pages are checked with axe-core in tests/browser/test_axe_browser.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from attention_ui.i18n import LANGUAGES, Translator
+from tests.apptest_pages import open_page
+
+
+def _lang_scripts(at) -> list[str]:
+    return [el.proto.body for el in at.get("html") if "documentElement.lang" in el.proto.body]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_page_declares_its_language(lang):
+    at = open_page("app_pages/masks.py", lang=lang)
+    scripts = _lang_scripts(at)
+    assert scripts == [f"<script>document.documentElement.lang = {json.dumps(lang)};</script>"]
+
+
+def test_the_language_script_follows_a_language_switch():
+    at = open_page("app_pages/masks.py", lang="en")
+    at.session_state["lang"] = "ja"
+    at.run()
+    assert _lang_scripts(at) == ['<script>document.documentElement.lang = "ja";</script>']
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_page_titles_name_the_page_and_the_app(lang):
+    t = Translator(lang)
+    title = t("app.page_title", page=t("app.nav_masks"))
+    assert t("app.nav_masks") in title and "Attention Lab" in title
+    assert title != t("app.page_title", page=t("app.nav_quiz"))
+
+
+# ---------------------------------------------------------------- the chart toolbar
+
+
+def _chart_configs(at) -> list[dict]:
+    return [json.loads(el.proto.config) for el in at.get("plotly_chart")]
+
+
+def test_every_lab_chart_gets_the_small_toolbar_in_japanese():
+    at = open_page("app_pages/masks.py", lang="ja")
+    configs = _chart_configs(at)
+    assert configs
+    t = Translator("ja")
+    for config in configs:
+        assert {"zoom2d", "pan2d", "lasso2d", "select2d", "autoScale2d"} <= set(
+            config["modeBarButtonsToRemove"]
+        )
+        assert config["locale"] == "ja"
+        words = config["locales"]["ja"]["dictionary"]
+        assert words["Download plot as a PNG"] == t("charts.plotly_download_png")
+        assert words["Reset axes"] == t("charts.plotly_reset_axes")
+
+
+def test_english_charts_keep_plotlys_own_words_and_page_settings_add_to_the_toolbar():
+    from attention_ui import kit
+
+    assert "locale" not in kit.chart_config("en")
+    merged = kit.chart_config("ja", {"displayModeBar": False, "toImageButtonOptions": {"scale": 2}})
+    assert merged["displayModeBar"] is False and merged["toImageButtonOptions"] == {"scale": 2}
+    assert merged["modeBarButtonsToRemove"] == list(kit.CHART_TOOLBAR_REMOVED)
+    for lang in LANGUAGES:
+        t = Translator(lang)
+        assert all(t(key) != key for key in kit.PLOTLY_WORDS.values())  # every word is in the catalog
+
+
+def test_lab_charts_drawn_in_streamlits_theme_get_readable_text():
+    """Streamlit's theme paints ticks #808495 (3.7:1); the kit sets AA colours on the figure itself."""
+    from attention_ui.figures import base
+
+    at = open_page("app_pages/multi_head.py", lang="en")
+    checked = 0
+    for el in at.get("plotly_chart"):
+        layout = json.loads(el.proto.spec)["layout"]
+        axes = [v for k, v in layout.items() if k.startswith(("xaxis", "yaxis"))]
+        for axis in axes:
+            assert axis["tickfont"]["color"] == base.AXIS_TEXT_COLOR
+            checked += 1
+    assert checked
+
+
+# ---------------------------------------------------------------- the learner's context across pages
+
+
+def test_share_context_follows_the_learner_and_keeps_a_lab_edit():
+    from attention_ui.kit import share_context
+
+    shared = {"mk_text": "learner_text"}
+    state = {"mk_text": "lab default"}
+    share_context(state, shared)  # first visit, nothing shared yet: the page keeps its default
+    assert state["mk_text"] == "lab default" and "learner_text" not in state
+    state["learner_text"] = "my own sentence"  # set in the playground
+    share_context(state, shared)
+    assert state["mk_text"] == "my own sentence"
+    state["mk_text"] = "edited in the lab"  # the learner changes it here …
+    share_context(state, shared)
+    assert state["learner_text"] == "edited in the lab"  # … and it carries back
+    state["mk_text"] = "kept"
+    share_context(state, shared)
+    state["learner_text"] = "kept"
+    share_context(state, {"mk_text": "learner_text"}, {"mk_text": lambda v: False})
+    assert state["mk_text"] == "kept"
+    state["learner_text"] = "refused"
+    share_context(state, shared, {"mk_text": lambda v: v != "refused"})
+    assert state["mk_text"] == "kept"  # a value the page cannot use is not taken
+
+
+def test_labs_start_from_the_playgrounds_sentence_and_d_model():
+    at = open_page("app_pages/playground.py", lang="en")
+    at.text_area(key="pg_text").input("a dog ran home").run()
+    at.number_input(key="pg_d_model").set_value(32).run()
+    at.switch_page("app_pages/masks.py").run()
+    assert not at.exception
+    assert at.text_area(key="mk_text").value == "a dog ran home"
+    at.switch_page("app_pages/multi_head.py").run()
+    assert not at.exception
+    assert at.text_area(key="mh_text").value == "a dog ran home"
+    assert at.number_input(key="mh_d_model").value == 32
+    assert at.sidebar.text_area(key="mh_text")  # the lab's controls sit in the sidebar, like the playground's
+    at.text_area(key="mh_text").input("the lab's own").run()
+    at.switch_page("app_pages/masks.py").run()
+    assert at.text_area(key="mk_text").value == "the lab's own"  # and back: the latest edit wins
