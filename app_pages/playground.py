@@ -112,6 +112,25 @@ def head_selector(t, heads: int) -> None:
     PAGE.widget(t, "radio", "head", list(names), format_func=names.get, horizontal=True, helped=True)
 
 
+def presenter_head_picker(t, heads: int):
+    """Presenter mode's compact head picker: a selectbox in the controls row (same ``pg_head`` state)."""
+
+    def draw(where, disabled: bool) -> None:
+        names = {k: t("playground.head_name", h=k) for k in range(heads)}
+        PAGE.widget(
+            t,
+            "selectbox",
+            "head",
+            list(names),
+            format_func=names.get,
+            label_visibility="collapsed",
+            disabled=disabled,
+            where=where,
+        )
+
+    return draw
+
+
 def make_view(t, trace, example: bool, text: dict | None = None) -> steps_view.View:
     if st.session_state.get("pg_head", 0) not in range(trace.heads):
         st.session_state["pg_head"] = 0
@@ -170,6 +189,7 @@ def main() -> None:
             settings_sidebar(t, example)
             with st.sidebar:
                 presenter.enter_button(t)
+            presenter.return_script()
             PAGE.title(t)
             if example:
                 st.info(t("playground.example_note"))
@@ -177,7 +197,7 @@ def main() -> None:
         if trace is None:
             return
         if present:
-            presenter.render(make_view(t, trace, example), lambda: head_selector(t, trace.heads))
+            presenter.render(make_view(t, trace, example), presenter_head_picker(t, trace.heads))
             return
         st.markdown(t("playground.tokens", n=trace.n, pads=trace.n_pad))
         kit.show_tokens(trace.tokens, trace.n_pad)

@@ -16,7 +16,7 @@ from tests.test_app_playground import assert_healthy
 
 
 def headings(at: AppTest) -> list[str]:
-    return [h.value for h in at.get("header")] + [h.value for h in at.subheader]
+    return [h.value for h in at.title] + [h.value for h in at.get("header")] + [h.value for h in at.subheader]
 
 
 def test_url_round_trip_reproduces_the_same_trace():

@@ -8,6 +8,8 @@ in as callbacks by the page, so there is exactly one copy of each step's code.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -16,6 +18,7 @@ import streamlit as st
 
 from attention_ui import kit, tables
 from attention_ui.figures import base, heatmaps
+from attention_ui.playground import projector
 from attention_ui.playground.export import csv_bytes, csv_file_name
 
 STEPS = (
@@ -79,6 +82,10 @@ class View:
     # Draws the "draw all heads" switch when the figure is large (all_heads_on_request) and returns
     # whether to draw it; None (figure tests, other callers) draws it at any size.
     all_heads_switch: Callable[[], bool] | None = None
+    # Presenter mode: figures restyled for a projector (projector.projector_figure), drawn into
+    # ``chart_slot`` (the slide's chart column) when one is set.
+    present: bool = False
+    chart_slot: object | None = None
     hover: base.HoverText = field(init=False)
 
     def __post_init__(self) -> None:
@@ -151,9 +158,14 @@ def chart(view: View, fig, key: str, alt: str, square: bool = False, selectable:
         chart_key = CHART_PREFIX + key
         kwargs = dict(on_select=lambda: hook(chart_key), selection_mode="points")
         heatmaps.add_click_targets(fig)
+    if view.present:
+        fig = projector.projector_figure(fig, square=square)
+        width = "stretch"  # the slide's chart box (presenter CSS) decides the height
+        kwargs["height"] = "stretch" if view.chart_slot is not None else SLIDE_WIDE_CHART_PX
     # theme=None: the figures carry base.PLAIN_TEMPLATE (Streamlit's look, without its per-rerun
     # rewrite of the whole figure in the browser).
-    kit.chart(fig, CHART_PREFIX + key, alt, width=width, config=config, theme=None, **kwargs)
+    with view.chart_slot if view.chart_slot is not None else contextlib.nullcontext():
+        kit.chart(fig, CHART_PREFIX + key, alt, width=width, config=config, theme=None, **kwargs)
 
 
 def clickable_map(view: View, values, name: str, alt: str, **kwargs) -> None:
@@ -272,7 +284,9 @@ def _mask(v: View) -> None:
         )
     )
     shape_line(t, ("M", (n, n)))
-    if tr.mask.all():  # an all-zero map would look like a chart that failed to draw
+    if tr.mask.all() and v.present:  # a slide of its own: the map of zeros, said to be all zeros
+        st.info(t("playground.present_mask_nothing_masked"))
+    elif tr.mask.all():  # an all-zero map would look like a chart that failed to draw
         st.info(t("playground.mask_nothing_masked"))
         return
     chart(
@@ -292,7 +306,8 @@ def _masked(v: View) -> None:
     shape_line(t, ("S''", (n, n)))
     if tr.mask.all():  # the same map as the scaled scores: say so instead of drawing it twice
         st.info(t("playground.masked_nothing_masked", step=STEPS.index("scaled") + 1))
-        return
+        if not v.present:  # a slide shows the (unchanged) map, so it is not empty
+            return
     masked = tr.scores_masked[k]
     alt = t("playground.alt_scores", what=t("playground.step_masked"), n=n)
     clickable_map(v, masked, "masked", alt, allowed=tr.mask)
@@ -406,18 +421,31 @@ BODIES: dict[str, Callable[[View], None]] = {
 }
 
 
+# Steps whose slide (presenter mode) keeps the page's layout: several charts, or one very wide one.
+SLIDE_WIDE = ("qkv", "all_heads")
+SLIDE_WIDE_CHART_PX = 560  # their charts' height on a slide (the others fill the window's height)
+SLIDE_CHART_KEY = "pg_slide_chart"  # the slide's chart box, sized by presenter mode's CSS
+
+
 def render_step(view: View, name: str, number: int, heading_level: str = "subheader") -> None:
-    """One numbered step: heading, explanation, formula, shapes, chart, table, extra panel."""
+    """One numbered step: heading, explanation, formula, shapes, chart, table, extra panel.
+
+    ``heading_level``: ``"subheader"`` (the page), ``"header"`` or ``"title"`` (a slide's H1).
+    On a slide (``view.present``) the text sits left of a chart that fills the rest of the window.
+    """
     title = step_title(view.t, name, number, view.text.get(name))
-    if heading_level == "header":
-        st.header(title, anchor=f"step-{name}")
+    getattr(st, heading_level)(title, anchor=f"step-{name}")
+    if view.present and name not in SLIDE_WIDE:
+        text_col, chart_col = st.columns([1, 2.3], gap="large")
+        view = dataclasses.replace(view, chart_slot=chart_col.container(key=SLIDE_CHART_KEY))
     else:
-        st.subheader(title, anchor=f"step-{name}")
-    st.markdown(step_explain(view.t, name, view.text.get(name)))
-    BODIES[name](view)
-    extra = view.after.get(name)
-    if extra is not None:
-        extra(view)
+        text_col = contextlib.nullcontext()
+    with text_col:
+        st.markdown(step_explain(view.t, name, view.text.get(name)))
+        BODIES[name](view)
+        extra = view.after.get(name)
+        if extra is not None:
+            extra(view)
 
 
 def render_all(
