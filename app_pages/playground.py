@@ -145,6 +145,7 @@ def make_view(t, trace, example: bool, text: dict | None = None) -> steps_view.V
         after={"softmax": explain_view.cell_panel, "head_out": explain_view.row_panel},
         text=text or {},
         all_heads_switch=lambda: PAGE.widget(t, "toggle", "all_heads", text="all_heads_draw"),
+        cell=explain_view.chosen_cell(st.session_state),
     )
 
 

@@ -226,5 +226,5 @@ def render(view: View, head_picker) -> None:
         icon=":material/close:",
         width="stretch",
     )
-    slide = dataclasses.replace(view, present=True, show_tables=False, on_cell=None, after={})
+    slide = dataclasses.replace(view, present=True, show_tables=False, on_cell=None, after={}, cell=None)
     render_step(slide, name, step, heading_level="title")

@@ -18,6 +18,7 @@ import streamlit as st
 
 from attention_ui import kit, tables
 from attention_ui.figures import base, heatmaps
+from attention_ui.figures import playground as playground_figures
 from attention_ui.playground import projector
 from attention_ui.playground.export import csv_bytes, csv_file_name
 
@@ -86,6 +87,8 @@ class View:
     # ``chart_slot`` (the slide's chart column) when one is set.
     present: bool = False
     chart_slot: object | None = None
+    # The cell the open cell explainer shows (query row, key column): framed on the score/weight maps.
+    cell: tuple[int, int] | None = None
     hover: base.HoverText = field(init=False)
 
     def __post_init__(self) -> None:
@@ -173,6 +176,8 @@ def clickable_map(view: View, values, name: str, alt: str, **kwargs) -> None:
     kind, allowed for :func:`attention_ui.figures.heatmaps.attention_heatmap`)."""
     tokens = view.trace.tokens
     fig = heatmaps.attention_heatmap(values, tokens, hover=view.hover, **view.axes, **kwargs)
+    if view.cell is not None:
+        playground_figures.outline_cell(fig, *view.cell)
     chart(view, fig, name, alt, square=True, selectable=True)
     table(view, lambda: tables.attention_table(values, tokens), name)
 

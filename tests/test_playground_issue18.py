@@ -1,0 +1,35 @@
+"""Issue 18, playground side (besides presenter mode): the explainer follows a click and frames the
+chosen cell, raw and scaled scores share one colour scale, sharing and export, text that follows the
+input, and the pretrained overview's click-to-pick."""
+
+from __future__ import annotations
+
+import pytest
+
+from attention_ui.playground import explain_view
+from tests.apptest_pages import charts, open_page
+
+
+def frames(spec: dict) -> list[tuple[float, float, float, float]]:
+    return [(s["x0"], s["x1"], s["y0"], s["y1"]) for s in spec["layout"].get("shapes", [])]
+
+
+def test_open_cell_explainer_frames_its_cell_on_every_score_and_weight_map():
+    at = open_page(params={"mask": "causal"})
+    assert all(not frames(charts(at)[f"pg_chart_{k}"]) for k in ("raw", "scaled", "masked", "weights"))
+    at.session_state["pg_cell_q"], at.session_state["pg_cell_k"] = 3, 1
+    at.toggle(key="pg_explain_cell").set_value(True).run()
+    drawn = charts(at)
+    for key in ("raw", "scaled", "masked", "weights"):
+        assert frames(drawn[f"pg_chart_{key}"]) == [(0.5, 1.5, 2.5, 3.5)], key  # column 1, row 3
+    assert not frames(drawn["pg_chart_x"])  # feature maps are not framed
+    at.toggle(key="pg_explain_cell").set_value(False).run()
+    assert not frames(charts(at)["pg_chart_raw"])
+
+
+def test_scroll_script_fills_in_only_numbers_and_a_fixed_panel_name():
+    a = explain_view.scroll_script("cell", 4)
+    assert "const CLICK = 4," in a and ".st-key-pg_cell_panel" in a
+    assert explain_view.scroll_script("cell", 5) != a  # a new click runs it again
+    with pytest.raises(ValueError):
+        explain_view.scroll_script("<img>", 1)
