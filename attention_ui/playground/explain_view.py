@@ -55,7 +55,7 @@ def scroll_script(panel: str, clicks: int) -> str:
 
 def chosen_cell(state) -> tuple[int, int] | None:
     """The cell the open cell explainer shows, to frame on the maps (None while it is closed)."""
-    return (int(state[Q_KEY]), int(state[K_KEY])) if state.get(CELL_OPEN) else None
+    return (int(state.get(Q_KEY, 0)), int(state.get(K_KEY, 0))) if state.get(CELL_OPEN) else None
 
 
 CELL_CHART_KEYS = tuple(CHART_PREFIX + name for name in CELL_CHARTS)
