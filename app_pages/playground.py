@@ -146,6 +146,7 @@ def make_view(t, trace, example: bool, text: dict | None = None) -> steps_view.V
         text=text or {},
         all_heads_switch=lambda: PAGE.widget(t, "toggle", "all_heads", text="all_heads_draw"),
         cell=explain_view.chosen_cell(st.session_state),
+        shared_scale_switch=lambda: PAGE.widget(t, "toggle", "shared_scale", helped=True),
     )
 
 

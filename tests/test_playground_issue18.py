@@ -33,3 +33,27 @@ def test_scroll_script_fills_in_only_numbers_and_a_fixed_panel_name():
     assert explain_view.scroll_script("cell", 5) != a  # a new click runs it again
     with pytest.raises(ValueError):
         explain_view.scroll_script("<img>", 1)
+
+
+def test_raw_and_scaled_scores_share_one_colour_scale_by_default():
+    import numpy as np
+
+    from attention_ui.i18n import translate
+    from tests.apptest_pages import z
+
+    at = open_page(lang="ja")
+    drawn = charts(at)
+    raw, scaled = drawn["pg_chart_raw"], drawn["pg_chart_scaled"]
+    bound = np.nanmax(np.abs(z(raw)))  # √8 > 1: the raw scores hold the largest |score|
+    for spec in (raw, scaled):
+        assert spec["data"][0]["zmin"] == pytest.approx(-bound) and spec["data"][0]["zmax"] == pytest.approx(
+            bound
+        )
+    assert np.nanmax(np.abs(z(scaled))) == pytest.approx(bound / np.sqrt(8))
+    note = translate("ja", "playground.shared_scale_scaled", bound=f"{bound:.3g}", step=3)
+    assert note in [c.value for c in at.caption]
+    at.toggle(key="pg_shared_scale").set_value(False).run()
+    assert at.query_params["shared"] == "0"
+    scaled = charts(at)["pg_chart_scaled"]
+    assert scaled["data"][0]["zmax"] == pytest.approx(bound / np.sqrt(8))  # its own range again
+    assert note not in [c.value for c in at.caption]

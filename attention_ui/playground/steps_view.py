@@ -87,6 +87,8 @@ class View:
     # ``chart_slot`` (the slide's chart column) when one is set.
     present: bool = False
     chart_slot: object | None = None
+    # Draws the "one colour scale for raw and scaled scores" switch and returns it; None: shared.
+    shared_scale_switch: Callable[[], bool] | None = None
     # The cell the open cell explainer shows (query row, key column): framed on the score/weight maps.
     cell: tuple[int, int] | None = None
     hover: base.HoverText = field(init=False)
@@ -171,11 +173,14 @@ def chart(view: View, fig, key: str, alt: str, square: bool = False, selectable:
         kit.chart(fig, CHART_PREFIX + key, alt, width=width, config=config, theme=None, **kwargs)
 
 
-def clickable_map(view: View, values, name: str, alt: str, **kwargs) -> None:
+def clickable_map(view: View, values, name: str, alt: str, bound: float | None = None, **kwargs) -> None:
     """An n×n score or weight map whose cells open the cell explainer, and its table (``kwargs``:
-    kind, allowed for :func:`attention_ui.figures.heatmaps.attention_heatmap`)."""
+    kind, allowed for :func:`attention_ui.figures.heatmaps.attention_heatmap`; ``bound``: a signed
+    map's colour scale runs from −bound to bound instead of its own largest |value|)."""
     tokens = view.trace.tokens
     fig = heatmaps.attention_heatmap(values, tokens, hover=view.hover, **view.axes, **kwargs)
+    if bound is not None:
+        fig.data[0].update(zmin=-bound, zmax=bound, zmid=0.0)
     if view.cell is not None:
         playground_figures.outline_cell(fig, *view.cell)
     chart(view, fig, name, alt, square=True, selectable=True)
@@ -252,7 +257,8 @@ def _raw(v: View) -> None:
     st.latex(rf"S = Q_{{{k}}} K_{{{k}}}^\top")
     shape_line(t, ("Q", (n, d_k)), ("K^\\top", (d_k, n)), ("QK^\\top", (n, n)))
     raw = tr.scores_raw[k]
-    clickable_map(v, raw, "raw", t("playground.alt_scores", what="QKᵀ", n=n))
+    bound = shared_bound(v)
+    clickable_map(v, raw, "raw", t("playground.alt_scores", what="QKᵀ", n=n), bound=bound)
 
 
 def _scaled(v: View) -> None:
@@ -269,7 +275,27 @@ def _scaled(v: View) -> None:
             after=value_range(scaled),
         )
     )
-    clickable_map(v, scaled, "scaled", t("playground.alt_scores", what=t("playground.step_scaled"), n=n))
+    bound = shared_bound(v, draw_switch=False)
+    if bound is not None:
+        st.caption(t("playground.shared_scale_scaled", bound=f"{bound:.3g}", step=STEPS.index("raw") + 1))
+    alt = t("playground.alt_scores", what=t("playground.step_scaled"), n=n)
+    clickable_map(v, scaled, "scaled", alt, bound=bound)
+
+
+def shared_bound(v: View, draw_switch: bool = True) -> float | None:
+    """The colour bound raw and scaled scores share (the largest |score| of either, so neither map
+    saturates), or None when the learner switched sharing off. Step 3 draws the switch."""
+    shared = True
+    if v.shared_scale_switch is not None:
+        shared = (
+            v.shared_scale_switch() if draw_switch else bool(st.session_state.get("pg_shared_scale", True))
+        )
+    if not shared:
+        return None
+    k = v.head
+    both = np.concatenate([v.trace.scores_raw[k].ravel(), v.trace.scores_scaled[k].ravel()])
+    finite = np.abs(both[np.isfinite(both)])
+    return float(finite.max()) if finite.size and finite.max() > 0 else None
 
 
 def _mask(v: View) -> None:
