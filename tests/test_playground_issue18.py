@@ -57,3 +57,31 @@ def test_raw_and_scaled_scores_share_one_colour_scale_by_default():
     scaled = charts(at)["pg_chart_scaled"]
     assert scaled["data"][0]["zmax"] == pytest.approx(bound / np.sqrt(8))  # its own range again
     assert note not in [c.value for c in at.caption]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_step_1_text_follows_the_sentence_and_step_4_writes_the_divisor_apart(lang):
+    from attention_ui.i18n import translate
+
+    at = open_page(lang=lang, params={"text": "a dog saw a cat"} if lang == "en" else {"text": "犬と犬"})
+    text = " ".join(m.value for m in at.markdown)
+    assert "the cat sat on the mat" not in text and "猫" not in text
+    if lang == "en":
+        assert (
+            "“a”" in text
+            and translate("en", "playground.explain_x_repeat", token="a", first=0, second=3) in text
+        )
+    else:
+        assert translate("ja", "playground.explain_x_repeat", token="犬", first=0, second=2) in text
+    latex = [m.value.strip("$\n") for m in at.latex if m.value.startswith("$$\nS' =")]
+    assert latex == [r"S' = \frac{S}{\sqrt{d_k}},\qquad \sqrt{d_k} = \sqrt{8} \approx 2.828"]
+    other = open_page(lang=lang, params={"text": "one two three"})
+    assert translate(lang, "playground.explain_x") in [m.value for m in other.markdown]
+
+
+def test_step_1_text_escapes_a_repeated_markdown_token():
+    from attention_ui.playground.steps_view import x_explanation
+
+    said = x_explanation(lambda key, **v: f"{key}|{v.get('token', '')}", ["*", "b", "*"])
+    assert said == r"playground.explain_x_repeat|\*"
+    assert x_explanation(lambda key, **v: key, ["x", "[PAD]", "[PAD]"], n_pad=2) == "playground.explain_x"

@@ -121,6 +121,19 @@ def step_explain(t, name: str, text: StepText | None = None) -> str:
     return t(f"playground.explain_{name}")
 
 
+def x_explanation(t, tokens, n_pad: int = 0) -> str:
+    """Step 1's text about the learner's own sentence: the first token that occurs twice (before any
+    [PAD]) is named, escaped for Markdown; without one, the general statement."""
+    seen: dict[str, int] = {}
+    for i, token in enumerate(tokens[: len(tokens) - n_pad]):
+        if token in seen and token.strip():
+            return t(
+                "playground.explain_x_repeat", token=kit.escape_markdown(token), first=seen[token], second=i
+            )
+        seen.setdefault(token, i)
+    return t("playground.explain_x")
+
+
 def step_formula(view: View, name: str, default: str) -> str:
     text = view.text.get(name)
     return text.formula if text is not None and text.formula else default
@@ -264,7 +277,7 @@ def _raw(v: View) -> None:
 def _scaled(v: View) -> None:
     t, tr, k = v.t, v.trace, v.head
     n = tr.n
-    st.latex(rf"S' = \frac{{S}}{{{divisor_latex(tr, v.example)}}}")
+    st.latex(step_formula(v, "scaled", scaled_latex(tr, v.example)))
     shape_line(t, ("S'", (n, n)))
     raw, scaled = tr.scores_raw[k], tr.scores_scaled[k]
     st.markdown(
@@ -472,7 +485,10 @@ def render_step(view: View, name: str, number: int, heading_level: str = "subhea
     else:
         text_col = contextlib.nullcontext()
     with text_col:
-        st.markdown(step_explain(view.t, name, view.text.get(name)))
+        if name == "x" and name not in view.text and not view.example:
+            st.markdown(x_explanation(view.t, view.trace.tokens, view.trace.n_pad))
+        else:
+            st.markdown(step_explain(view.t, name, view.text.get(name)))
         BODIES[name](view)
         extra = view.after.get(name)
         if extra is not None:
@@ -511,12 +527,14 @@ def _per_head_steps(
         after_heads()
 
 
-def divisor_latex(trace, example: bool) -> str:
+def scaled_latex(trace, example: bool) -> str:
+    """Step 4's formula: the rule with its symbol, then the value of the divisor on its own."""
     if example:
-        return r"\sqrt{3}"
+        return r"S' = \frac{S}{\sqrt{d_k}},\qquad \sqrt{d_k} = \sqrt{3} \approx 1.732"
     scale = trace.config.scale
     if scale == "sqrt":
-        return rf"\sqrt{{d_k}} = \sqrt{{{trace.config.head_dim_k}}}"
+        d_k = trace.config.head_dim_k
+        return rf"S' = \frac{{S}}{{\sqrt{{d_k}}}},\qquad \sqrt{{d_k}} = \sqrt{{{d_k}}} \approx {trace.divisor:.4g}"
     if scale == "none":
-        return "1"
-    return f"{trace.divisor:g}"
+        return r"S' = \frac{S}{1} = S"
+    return rf"S' = \frac{{S}}{{c}},\qquad c = {trace.divisor:g}"
