@@ -10,9 +10,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention_core import MASK_KINDS, AttentionConfigError, export, trace_text, worked_example_trace
+from attention_core import MASK_KINDS, AttentionConfigError, trace_text, worked_example_trace
 from attention_ui import kit
-from attention_ui.playground import examples, explain_view, presenter, pretrained_view, steps_view, url_sync
+from attention_ui.playground import (
+    examples,
+    explain_view,
+    presenter,
+    pretrained_view,
+    share,
+    steps_view,
+    url_sync,
+)
 from attention_ui.playground.settings import (
     CONFIG_KEYS,
     D_MODEL_RANGE,
@@ -162,18 +170,6 @@ def write_url() -> None:
     url_sync.write_url(st.session_state)
 
 
-def trace_downloads(t, trace) -> None:
-    """The whole trace as .npz and JSON; callables, so a file is built when clicked, not on every
-    rerun (the JSON took ~4.6 s per rerun at 256 tokens)."""
-    c1, c2, _ = st.columns([1, 1, 1.4])
-    for column, kind, mime in ((c1, "npz", "application/octet-stream"), (c2, "json", "application/json")):
-        data = (lambda: export.npz_bytes(trace)) if kind == "npz" else (lambda: export.json_bytes(trace))
-        label, name = t(f"playground.download_{kind}"), f"attention_trace.{kind}"
-        column.download_button(
-            label, data=data, file_name=name, mime=mime, key=f"pg_dl_{kind}", icon=":material/download:"
-        )
-
-
 def main() -> None:
     kit.init_state(DEFAULTS)
     url_sync.read_url(st.session_state)  # first run (or a changed URL) only, before any widget
@@ -203,7 +199,7 @@ def main() -> None:
             return
         st.markdown(t("playground.tokens", n=trace.n, pads=trace.n_pad))
         kit.show_tokens(trace.tokens, trace.n_pad)
-        trace_downloads(t, trace)
+        share.share_row(t, trace, int(st.session_state.get("pg_head", 0)))
         render_steps(t, trace, example)
     finally:
         write_url()

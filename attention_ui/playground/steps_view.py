@@ -20,7 +20,6 @@ from attention_ui import kit, tables
 from attention_ui.figures import base, heatmaps
 from attention_ui.figures import playground as playground_figures
 from attention_ui.playground import projector
-from attention_ui.playground.export import csv_bytes, csv_file_name
 
 STEPS = (
     "x",
@@ -201,23 +200,15 @@ def clickable_map(view: View, values, name: str, alt: str, bound: float | None =
 
 
 def table(view: View, make_frame: Callable[[], object], key: str) -> None:
-    """The numbers behind a heatmap (the accessible alternative) with a CSV download beside it.
+    """The numbers behind a heatmap (the accessible alternative); files come from the page's one
+    export menu (:mod:`attention_ui.playground.share`), not from a button per table.
 
     ``make_frame`` builds the DataFrame only when tables are shown (pandas is not even imported
     otherwise, which keeps the first page load ~0.4 s shorter).
     """
     if not view.show_tables:
         return
-    frame = make_frame()
-    kit.table(frame)
-    st.download_button(
-        view.t("playground.download_csv"),
-        data=lambda: csv_bytes(frame),  # built when clicked, not on every rerun
-        file_name=csv_file_name(key, view.head),
-        mime="text/csv",
-        key=f"pg_csv_{key}",
-        icon=":material/download:",
-    )
+    kit.table(make_frame())
 
 
 def _x(v: View) -> None:
