@@ -47,14 +47,6 @@ cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.fl
 cached_check = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.tiled_check)
 
 
-def unit_columns(t, rows) -> dict:
-    """The memory of each row in decimal and in binary units."""
-    return {
-        t("cost.col_decimal"): [format_bytes(r.bytes, binary=False) for r in rows],
-        t("cost.col_binary"): [format_bytes(r.bytes) for r in rows],
-    }
-
-
 def section_notes_table(t) -> None:
     st.header(t("cost.sec_notes"), anchor="notes-table")
     st.markdown(t("cost.explain_notes"))
@@ -65,7 +57,7 @@ def section_notes_table(t) -> None:
         "n": [r.n for r in rows],
         t("cost.col_elements"): [r.elements for r in rows],
         t("cost.col_bytes"): [r.bytes for r in rows],
-        **unit_columns(t, rows),
+        **figures_cost.unit_columns(t, rows),
         t("cost.col_notes"): [NOTES_FIGURES.get(r.n, "—") for r in rows],
         t("cost.col_ratio"): [f"×{r.ratio_to_first:,.0f}" for r in rows],
     }
@@ -95,7 +87,9 @@ def section_extended(t) -> None:
     heads, batch, layers = int(s["co_heads"]), int(s["co_batch"]), int(s["co_layers"])
     rows = cached_memory(NOTES_SEQUENCE_LENGTHS, DTYPE_BYTES[dtype], heads, batch, layers)
     columns = {"n": [r.n for r in rows], t("cost.col_elements"): [r.elements for r in rows]}
-    columns |= unit_columns(t, rows) | {t("cost.col_gpus"): [f"{r.bytes / GPU_BYTES:,.2g}" for r in rows]}
+    columns |= figures_cost.unit_columns(t, rows) | {
+        t("cost.col_gpus"): [f"{r.bytes / GPU_BYTES:,.2g}" for r in rows]
+    }
     PAGE.table(columns, "extended", always=True, hide_index=True, localized=list(columns)[:2])
     st.caption(t("cost.gpus_note"))
 

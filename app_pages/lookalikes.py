@@ -7,6 +7,8 @@ kit. Every message comes from the ``lookalikes`` catalog.
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import streamlit as st
 
 from attention_core import AttentionConfigError
@@ -32,13 +34,8 @@ DEFAULTS = {
     "lk_cost_n": 2048,
     "lk_cost_d": 512,
 }
-PAGE = kit.Page(
-    "lk",
-    "lookalikes",
-    DEFAULTS,
-    # the sentences a learner starts with are in the page's language
-    translated_defaults={"lk_text_a": "lookalikes.default_text_a", "lk_text_b": "lookalikes.default_text_b"},
-)
+TEXTS = {"lk_text_a": "lookalikes.default_text_a", "lk_text_b": "lookalikes.default_text_b"}
+PAGE = kit.Page("lk", "lookalikes", DEFAULTS, translated_defaults=TEXTS)  # sentences in the page's language
 
 # The core's results are frozen with read-only arrays: one object can serve every session.
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_lookalikes.lookalikes_lab)
@@ -214,13 +211,7 @@ def section_rnn(t) -> None:
     text = CostText(**words, crossing=t("lookalikes.cost_crossing", d=d_c))
     fig = cost_figure(curves.ns, curves.attention, curves.rnn, d_c, n_c, text)
     PAGE.chart(fig, "cost", t("lookalikes.alt_cost", d=d_c, n=n_c))
-    macs = dict(
-        att_mix=f"{cost.attention_macs:,}",
-        att_proj=f"{cost.attention_projection_macs:,}",
-        att_total=f"{cost.attention_total_macs:,}",
-        rnn_total=f"{cost.rnn_total_macs:,}",
-        lstm_total=f"{cost.lstm_total_macs:,}",
-    )
+    macs = {name: f"{count:,}" for name, count in asdict(cost).items()}  # every count of the layer
     st.caption(t("lookalikes.cost_exact", **macs))
     numbers = {"n": [int(x) for x in curves.ns], "n²·d": curves.attention, "n·d²": curves.rnn}
     PAGE.table(numbers, hide_index=True, height=240)

@@ -32,14 +32,12 @@ DEFAULTS = {
     "mk_position": 3,
     "mk_matrix_method": "zero_values",
 }
-PAGE = kit.Page(
-    "mk",
-    "masks",
-    DEFAULTS,
-    choice_keys=("mk_kind", "mk_head", "mk_matrix_method", "mk_position"),
-    # the sentence a learner starts with is in the page's language
-    translated_defaults={"mk_text": "masks.default_text", "mk_replacement": "masks.default_replacement"},
-)
+CHOICES = ("mk_kind", "mk_head", "mk_matrix_method", "mk_position")
+TEXTS = {
+    "mk_text": "masks.default_text",
+    "mk_replacement": "masks.default_replacement",
+}  # in the page's language
+PAGE = kit.Page("mk", "masks", DEFAULTS, choice_keys=CHOICES, translated_defaults=TEXTS)
 
 
 # The core's results are frozen with read-only arrays: one object can serve every session.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 
@@ -12,7 +11,7 @@ import numpy as np
 from . import cli_exercise, decoder_cli
 from .config import MASK_KINDS, AttentionConfig, AttentionConfigError
 from .example import worked_example_trace
-from .export import trace_to_json
+from .export import print_result, trace_to_json
 from .trace import AttentionTrace, trace_text
 
 
@@ -150,9 +149,4 @@ def main(argv: list[str] | None = None) -> int:
     except AttentionConfigError as err:
         sys.stderr.write(f"error: {err}\n")
         return 2
-    if args.json:
-        json.dump(trace_to_json(trace), sys.stdout, allow_nan=False)
-        sys.stdout.write("\n")
-    else:
-        print(format_trace(trace))
-    return 0
+    return print_result(args.json, lambda: trace_to_json(trace), lambda: format_trace(trace))

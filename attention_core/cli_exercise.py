@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import sys
 
 import numpy as np
 
@@ -18,6 +16,7 @@ from .exercise_text import (
     int_text,
     weighted_sum_text,
 )
+from .export import print_result
 
 JSON_KEYS = ("seed", "Q", "K", "V", "d_k", "mask", "scores", "scaled", "masked", "weights", "output")
 OUTPUT_DECIMALS = 3
@@ -49,12 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     exercise = generate_exercise(args.seed, args.mask)
-    if args.json:
-        json.dump(exercise_to_json(exercise), sys.stdout, allow_nan=False)
-        sys.stdout.write("\n")
-    else:
-        print(format_exercise(exercise))
-    return 0
+    return print_result(args.json, lambda: exercise_to_json(exercise), lambda: format_exercise(exercise))
 
 
 def exercise_to_json(ex: Exercise) -> dict:

@@ -10,10 +10,11 @@ and one ``error:`` line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import numpy as np
+
+from .export import print_result
 
 DECODER_JSON_KEYS = (
     "model", "token_ids", "tokens", "n_layers", "n_heads", "n_kv_heads", "head_dim", "layer", "weights",
@@ -95,9 +96,4 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as err:  # a damaged or unexpected model file
         return _fail(f"the decoder model could not be read: {err}")
     data = decoder_json(trace, args.layer, args.top_k)
-    if args.json:
-        json.dump(data, sys.stdout, allow_nan=False)  # \u escapes: safe on any terminal encoding
-        sys.stdout.write("\n")
-    else:
-        print(format_decoder(data))
-    return 0
+    return print_result(args.json, lambda: data, lambda: format_decoder(data))

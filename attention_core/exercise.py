@@ -19,10 +19,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 
 import numpy as np
 
 from . import steps
+from .arrays import read_only
 from .config import MAX_SEED
 
 EXERCISE_MASKS = ("none", "causal")
@@ -256,7 +258,4 @@ def _draw_queries_and_keys(rng: np.random.Generator, n: int, d_k: int) -> tuple[
     raise AssertionError("unreachable: the last round always returns")
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, copy=True)
-    a.setflags(write=False)
-    return a
+_readonly = partial(read_only, copy=True)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
+from collections.abc import Callable
 
 import numpy as np
 
@@ -59,6 +61,17 @@ def npz_bytes(trace) -> bytes:
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
     return buf.getvalue()
+
+
+def print_result(as_json: bool, data: Callable[[], object], text: Callable[[], str]) -> int:
+    """A command's answer on stdout: one JSON object (``data()``, no NaN) with ``--json``, else
+    ``text()``; the exit code 0. Only the form asked for is built."""
+    if as_json:
+        json.dump(data(), sys.stdout, allow_nan=False)  # \u escapes: safe on any terminal encoding
+        sys.stdout.write("\n")
+    else:
+        print(text())
+    return 0
 
 
 # Matrices the playground's export menu offers as CSV. Per-head ones are [h, n, ·] in the trace.

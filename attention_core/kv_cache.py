@@ -13,9 +13,11 @@ grouped-query attention only the ``kv_heads`` KV heads are stored, not one per q
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
+from .arrays import read_only
 from .gqa import GroupedAttention, grouped_attention
 
 
@@ -30,10 +32,7 @@ def cache_bytes(n_layers: int, n_tokens: int, n_kv_heads: int, d_k: int, bytes_p
     return 2 * n_layers * n_tokens * n_kv_heads * d_k * bytes_per_value
 
 
-def _ro(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    a.setflags(write=False)
-    return a
+_ro = partial(read_only, contiguous=True)  # C order keeps the products on the BLAS fast path
 
 
 @dataclass(frozen=True)

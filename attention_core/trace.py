@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from . import steps
+from .arrays import read_only
 from .config import PAD_TOKEN, AttentionConfig, AttentionConfigError
 from .embeddings import embed
 from .tokenizer import DEFAULT_MAX_TOKENS, Tokenization, tokenize
@@ -18,9 +19,7 @@ def _frozen(a: np.ndarray, copy: bool = False) -> np.ndarray:
     Arrays the caller handed in are copied first (``copy=True``) so the trace never aliases
     them; intermediates made here are frozen in place, which keeps the trace cheap.
     """
-    a = np.array(a, copy=True) if copy else np.asarray(a)
-    a.setflags(write=False)
-    return a
+    return read_only(a, copy=copy)
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,10 @@ import argparse  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from timing import timed  # noqa: E402  (bench/ is on sys.path when a script runs)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -43,15 +43,6 @@ def bare(X, W_Q, W_K, W_V, W_O, allowed, divisor):
     o = w @ V
     h, n, d_v = o.shape
     return o.transpose(1, 0, 2).reshape(n, h * d_v) @ W_O
-
-
-def timeit(fn, repeats):
-    out = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return out
 
 
 def import_time_ms(runs: int, module: str = "attention_core", then: str = "") -> float:
@@ -94,9 +85,9 @@ def main() -> None:
 
     ratios, t_core, t_bare = [], [], []
     for _ in range(rounds):  # interleave so machine noise hits both sides alike
-        c = min(timeit(lambda: attend(X, params, allowed, cfg.divisor), inner))
+        c = min(timed(lambda: attend(X, params, allowed, cfg.divisor), inner))
         b = min(
-            timeit(
+            timed(
                 lambda: bare(X, params.W_Q, params.W_K, params.W_V, params.W_O, allowed, cfg.divisor), inner
             )
         )
@@ -104,7 +95,7 @@ def main() -> None:
         t_bare.append(b)
         ratios.append(c / b)
     text = " ".join(tokens)
-    t_text = statistics.median(timeit(lambda: trace_text(text, cfg), max(3, inner)))
+    t_text = statistics.median(timed(lambda: trace_text(text, cfg), max(3, inner)))
 
     print(f"n={args.n} d_model={args.d_model} heads={args.heads} (causal)")
     print(f"bare NumPy ops         median {statistics.median(t_bare) * 1e3:8.3f} ms")

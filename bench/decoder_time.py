@@ -36,6 +36,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import psutil  # noqa: E402
+from timing import timed  # noqa: E402  (bench/ is on sys.path when a script runs)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -68,15 +69,6 @@ def measure_load() -> dict:
         "rss_model_mb": (after - before) / 1e6,
         "weights_mb": model.weights.nbytes / 1e6,
     }
-
-
-def timed(fn, repeats: int) -> list[float]:
-    out = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return out
 
 
 def trace_bytes(trace) -> int:

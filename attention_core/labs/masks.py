@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import steps
+from ..arrays import read_only
 from ..config import MASK_KINDS, PAD_TOKEN, AttentionConfig
 from ..embeddings import embed
 from ..trace import AttentionParams, AttentionTrace, trace_tokens
@@ -37,10 +38,7 @@ D_MODEL, HEADS = 16, 2
 ROUNDING_LEVEL = 1e-12  # below this a movement is floating-point rounding, not information
 
 
-def _ro(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a)
-    a.setflags(write=False)
-    return a
+_ro = read_only
 
 
 def sliding_window_mask(n: int, window: int) -> np.ndarray:

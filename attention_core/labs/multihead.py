@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arrays import read_only
 from ..config import AttentionConfig
 from ..steps import split_heads
 from ..tokenizer import DEFAULT_MAX_TOKENS
@@ -30,10 +31,7 @@ from ..trace import AttentionTrace, trace_text
 SOFTMAX_FLOPS_PER_ELEMENT = 5
 
 
-def _ro(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a)
-    a.setflags(write=False)
-    return a
+_ro = read_only
 
 
 def matmul_flops(m: int, k: int, p: int) -> int:

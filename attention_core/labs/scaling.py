@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arrays import read_only
 from ..steps import scale, softmax
 
 # Refuse experiments that would need more than this many random numbers at once.
@@ -26,10 +27,7 @@ MIN_SAMPLES = 50  # fewer samples than this say nothing about a spread
 _CHUNK = 1 << 20  # random numbers per chunk in the variance experiment
 
 
-def _ro(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a)
-    a.setflags(write=False)
-    return a
+_ro = read_only
 
 
 def _rng(seed: int, d_k: int) -> np.random.Generator:

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from .. import steps
+from ..arrays import read_only
 from ..ffn import swiglu
 from ..gqa import grouped_attention, kv_head_of
 from ..kv_cache import KVCache, append_kv, decode_attention
@@ -101,10 +103,7 @@ class LlamaConfig:
         )
 
 
-def _ro(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    a.setflags(write=False)
-    return a
+_ro = partial(read_only, contiguous=True)  # C order keeps the products on the BLAS fast path
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..arrays import read_only
 from ..config import PAD_TOKEN, AttentionConfig
 from ..ffn import gelu
 from ..norms import layer_norm
@@ -117,15 +118,10 @@ class PretrainedWeights:
     layers: tuple[EncoderLayerWeights, ...]
 
 
-def _ro(a: np.ndarray, dtype: type | None = np.float64) -> np.ndarray:
-    """A read-only, C-ordered copy (float64 unless told otherwise).
-
-    C order and one dtype keep every product on the BLAS fast path: a transposed float32
-    ``[out, in]`` view times float64 activations runs tens of times slower.
-    """
-    a = np.array(a, dtype=dtype, order="C", copy=True)
-    a.setflags(write=False)
-    return a
+# A read-only, C-ordered copy, float64 unless told otherwise: C order and one dtype keep every
+# product on the BLAS fast path (a transposed float32 [out, in] view times float64 activations runs
+# tens of times slower).
+_ro = functools.partial(read_only, copy=True, contiguous=True, dtype=np.float64)
 
 
 def linear_in_out(weight: np.ndarray) -> np.ndarray:

@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..arrays import read_only
 from ..kv_cache import KVCache, LayerCache
 from ..tokenizer import MAX_INPUT_CHARS
 from . import byte_bpe, gguf_file
@@ -102,10 +103,7 @@ SMOLLM2_135M = LlamaConfig(
 )  # fmt: skip
 
 
-def _ro(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    a.setflags(write=False)
-    return a
+_ro = functools.partial(read_only, contiguous=True)  # C order keeps the products on the BLAS fast path
 
 
 def _weights_from_reader(reader, config: LlamaConfig) -> LlamaWeights:

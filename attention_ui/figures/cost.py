@@ -21,6 +21,14 @@ SKIPPED_COLOR = "#d9d9d9"
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
+def unit_columns(t, rows) -> dict[str, list[str]]:
+    """Table columns: the memory of each row (``.bytes``) in decimal and in binary units."""
+    return {
+        t("cost.col_decimal"): [format_bytes(r.bytes, binary=False) for r in rows],
+        t("cost.col_binary"): [format_bytes(r.bytes) for r in rows],
+    }
+
+
 def byte_ticks(lo: float, hi: float, binary: bool = True) -> tuple[list[float], list[str]]:
     """Tick positions at whole units (1 B, 1 KiB, 1 MiB, …) plus ×32 steps between them, covering
     [lo, hi]; labels such as ``"32 MiB"``. For a log axis of bytes."""

@@ -1,0 +1,55 @@
+"""The house rules of issue 16, checked on every file so a new page cannot drift from them:
+
+- pages are thin: no NumPy in ``app_pages/`` (computation lives in ``attention_core``), and no page
+  file longer than 250 lines;
+- ``attention_core`` imports only NumPy and the standard library (optional model readers import
+  their packages inside functions, so ``import attention_core`` needs nothing else).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = sorted((ROOT / "app_pages").glob("*.py"))
+CORE = sorted((ROOT / "attention_core").rglob("*.py"))
+MAX_PAGE_LINES = 250
+# Optional extras, imported lazily inside the functions that read a pretrained model's files.
+LAZY_EXTRAS = {"safetensors", "tokenizers", "gguf"}
+
+
+def _imports(tree: ast.AST, top_level_only: bool) -> set[str]:
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    names: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_there_are_pages_and_core_modules():
+    assert len(PAGES) >= 7 and len(CORE) >= 20
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_page_is_thin(page: Path):
+    text = page.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= MAX_PAGE_LINES, f"{page.name}: move code to the core, kit or figures"
+    assert "numpy" not in _imports(ast.parse(text), top_level_only=False), f"{page.name} imports NumPy"
+    assert "np." not in text, f"{page.name} computes with NumPy"
+
+
+@pytest.mark.parametrize("module", CORE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_core_imports_only_numpy_and_the_standard_library(module: Path):
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    top = _imports(tree, top_level_only=True) - {"numpy", "__future__"}
+    foreign = {name for name in top if name not in sys.stdlib_module_names}
+    assert not foreign, f"{module.name} imports {sorted(foreign)} at module level"
+    anywhere = _imports(tree, top_level_only=False) - {"numpy", "__future__"} - LAZY_EXTRAS
+    assert {name for name in anywhere if name not in sys.stdlib_module_names} == set()
