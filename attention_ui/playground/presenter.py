@@ -26,7 +26,8 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stMainBlockContainer"] { padding-top: 1rem; padding-bottom: 1rem; max-width: 100%; }
 [data-testid="stMain"] .stMarkdown p, [data-testid="stMain"] .stMarkdown li { font-size: 1.35rem; line-height: 1.6; }
 [data-testid="stMain"] h1 { font-size: 2.6rem; padding-top: 0.25rem; }
-[data-testid="stMain"] .katex { font-size: 1.5em; }
+[data-testid="stMain"] .katex { font-size: 1.3em; }
+[data-testid="stMain"] .katex-display { overflow-x: auto; overflow-y: hidden; padding-bottom: 0.2rem; }
 .st-key-pg_slide_chart { height: calc(100vh - 9.5rem) !important; min-height: 26rem; flex: none !important; }
 .st-key-pg_slide_chart > div, .st-key-pg_slide_chart [data-testid="stFullScreenFrame"],
 .st-key-pg_slide_chart [data-testid="stPlotlyChart"] { height: 100% !important; }
