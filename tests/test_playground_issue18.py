@@ -125,3 +125,13 @@ def test_matrix_csv_matches_the_trace_for_one_or_all_heads():
         export.matrix_csv(tr, "W_Q")
     with pytest.raises(ValueError):
         export.matrix_csv(tr, "weights", [2])
+
+
+def test_step_4_says_equals_for_an_exact_root_and_approx_otherwise():
+    from attention_core import AttentionConfig, trace_text
+    from attention_ui.playground.steps_view import scaled_latex
+
+    exact = trace_text("a b c", AttentionConfig(d_model=16, heads=4))  # d_k = 4
+    assert scaled_latex(exact, False).endswith(r"\sqrt{4} = 2")
+    inexact = trace_text("a b c", AttentionConfig(d_model=16, heads=2))  # d_k = 8
+    assert scaled_latex(inexact, False).endswith(r"\sqrt{8} \approx 2.828")

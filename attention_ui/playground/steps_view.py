@@ -525,7 +525,9 @@ def scaled_latex(trace, example: bool) -> str:
     scale = trace.config.scale
     if scale == "sqrt":
         d_k = trace.config.head_dim_k
-        return rf"S' = \frac{{S}}{{\sqrt{{d_k}}}},\qquad \sqrt{{d_k}} = \sqrt{{{d_k}}} \approx {trace.divisor:.4g}"
+        shown = f"{trace.divisor:.4g}"
+        rel = "=" if float(shown) == trace.divisor else r"\approx"  # √4 = 2, √8 ≈ 2.828
+        return rf"S' = \frac{{S}}{{\sqrt{{d_k}}}},\qquad \sqrt{{d_k}} = \sqrt{{{d_k}}} {rel} {shown}"
     if scale == "none":
         return r"S' = \frac{S}{1} = S"
     return rf"S' = \frac{{S}}{{c}},\qquad c = {trace.divisor:g}"
