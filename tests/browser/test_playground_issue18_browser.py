@@ -31,14 +31,14 @@ def test_click_scrolls_to_the_explainer_and_frames_the_cell(browser: Browser, st
     context = new_context(browser, width=1366, height=768)
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=streamlit_server)
     page = context.new_page()
-    page.goto(f"{streamlit_server}/?lang=en&seed=7&d_model=12")
+    page.goto(f"{streamlit_server}/?lang=en&seed=7&heads=4")
     wait_for_app_run(page)
     wait_for_charts(page, 10)
     # the copy-link button copies the page's own address, which holds the view
     page.locator(".al-copy-link").click()
     expect(page.locator(".al-copy-status")).to_have_text(translate("en", "playground.share_done"))
     copied = page.evaluate("navigator.clipboard.readText()")
-    assert copied == page.url and "d_model=12" in copied and "seed=7" in copied and "text=" in copied
+    assert copied == page.url and "heads=4" in copied and "seed=7" in copied and "text=" in copied
     assert page.locator('[data-testid="stDownloadButton"]').count() == 0  # no per-table buttons
     screenshot(page, "share_row_1366_en", full=False)
     click_cell(page, "raw", 3, 1)
