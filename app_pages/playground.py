@@ -10,9 +10,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention_core import MASK_KINDS, AttentionConfigError, export, trace_text, worked_example_trace
+from attention_core import MASK_KINDS, AttentionConfigError, trace_text, worked_example_trace
 from attention_ui import kit
-from attention_ui.playground import examples, explain_view, presenter, pretrained_view, steps_view, url_sync
+from attention_ui.playground import (
+    examples,
+    explain_view,
+    presenter,
+    pretrained_view,
+    share,
+    steps_view,
+    url_sync,
+)
 from attention_ui.playground.settings import (
     CONFIG_KEYS,
     D_MODEL_RANGE,
@@ -112,6 +120,25 @@ def head_selector(t, heads: int) -> None:
     PAGE.widget(t, "radio", "head", list(names), format_func=names.get, horizontal=True, helped=True)
 
 
+def presenter_head_picker(t, heads: int):
+    """Presenter mode's compact head picker: a selectbox in the controls row (same ``pg_head`` state)."""
+
+    def draw(where, disabled: bool) -> None:
+        names = {k: t("playground.head_name", h=k) for k in range(heads)}
+        PAGE.widget(
+            t,
+            "selectbox",
+            "head",
+            list(names),
+            format_func=names.get,
+            label_visibility="collapsed",
+            disabled=disabled,
+            where=where,
+        )
+
+    return draw
+
+
 def make_view(t, trace, example: bool, text: dict | None = None) -> steps_view.View:
     if st.session_state.get("pg_head", 0) not in range(trace.heads):
         st.session_state["pg_head"] = 0
@@ -126,6 +153,8 @@ def make_view(t, trace, example: bool, text: dict | None = None) -> steps_view.V
         after={"softmax": explain_view.cell_panel, "head_out": explain_view.row_panel},
         text=text or {},
         all_heads_switch=lambda: PAGE.widget(t, "toggle", "all_heads", text="all_heads_draw"),
+        cell=explain_view.chosen_cell(st.session_state),
+        shared_scale_switch=lambda: PAGE.widget(t, "toggle", "shared_scale", helped=True),
     )
 
 
@@ -139,18 +168,6 @@ def render_steps(t, trace, example: bool, text: dict | None = None) -> None:
 def write_url() -> None:
     """The page's view into the URL: at the end of every run, and of every per-head fragment run."""
     url_sync.write_url(st.session_state)
-
-
-def trace_downloads(t, trace) -> None:
-    """The whole trace as .npz and JSON; callables, so a file is built when clicked, not on every
-    rerun (the JSON took ~4.6 s per rerun at 256 tokens)."""
-    c1, c2, _ = st.columns([1, 1, 1.4])
-    for column, kind, mime in ((c1, "npz", "application/octet-stream"), (c2, "json", "application/json")):
-        data = (lambda: export.npz_bytes(trace)) if kind == "npz" else (lambda: export.json_bytes(trace))
-        label, name = t(f"playground.download_{kind}"), f"attention_trace.{kind}"
-        column.download_button(
-            label, data=data, file_name=name, mime=mime, key=f"pg_dl_{kind}", icon=":material/download:"
-        )
 
 
 def main() -> None:
@@ -170,6 +187,7 @@ def main() -> None:
             settings_sidebar(t, example)
             with st.sidebar:
                 presenter.enter_button(t)
+            presenter.return_script()
             PAGE.title(t)
             if example:
                 st.info(t("playground.example_note"))
@@ -177,11 +195,11 @@ def main() -> None:
         if trace is None:
             return
         if present:
-            presenter.render(make_view(t, trace, example), lambda: head_selector(t, trace.heads))
+            presenter.render(make_view(t, trace, example), presenter_head_picker(t, trace.heads))
             return
         st.markdown(t("playground.tokens", n=trace.n, pads=trace.n_pad))
         kit.show_tokens(trace.tokens, trace.n_pad)
-        trace_downloads(t, trace)
+        share.share_row(t, trace, int(st.session_state.get("pg_head", 0)))
         render_steps(t, trace, example)
     finally:
         write_url()

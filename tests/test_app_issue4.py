@@ -16,7 +16,7 @@ from tests.test_app_playground import assert_healthy
 
 
 def headings(at: AppTest) -> list[str]:
-    return [h.value for h in at.get("header")] + [h.value for h in at.subheader]
+    return [h.value for h in at.title] + [h.value for h in at.get("header")] + [h.value for h in at.subheader]
 
 
 def test_url_round_trip_reproduces_the_same_trace():
@@ -171,7 +171,7 @@ def test_example_sentences_include_japanese_and_fill_the_box():
     assert at.query_params["text"] == "私は昨日図書館で本を読んだ。"
 
 
-def test_every_chart_has_alt_text_and_tables_come_with_csv_downloads():
+def test_every_chart_has_alt_text_and_one_export_menu_replaces_per_table_downloads():
     at = open_page(
         params={"mask": "causal"}, lang=None
     )  # with a mask, so the mask and masked-score maps are drawn too
@@ -181,12 +181,10 @@ def test_every_chart_has_alt_text_and_tables_come_with_csv_downloads():
         assert el.proto.alt.strip()
         spec = json.loads(el.proto.spec)
         assert spec  # parses
-    keys = {el.proto.id for el in at.get("download_button")} | {
-        getattr(el, "key", "") for el in at.get("download_button")
-    }
-    flat = " ".join(str(k) for k in keys)
-    for name in ("weights", "raw", "x", "output", "mask", "masked"):
-        assert f"pg_csv_{name}" in flat
+    keys = sorted(
+        getattr(el, "key", "") or el.proto.id.rsplit("-", 1)[-1] for el in at.get("download_button")
+    )
+    assert keys == ["pg_dl_csv", "pg_dl_json", "pg_dl_npz"]  # one menu, not one button per table
 
 
 def test_presenter_language_toggle_switches_language_and_keeps_the_step():

@@ -78,3 +78,23 @@ def cell_from_point(point: dict, n_rows: int, n_cols: int) -> tuple[int, int] | 
     if 0 <= row < n_rows and 0 <= col < n_cols:
         return row, col
     return None
+
+
+CELL_OUTLINE = "#111111"  # the chosen cell's frame: 18.9:1 on white, 5.4:1 on the darkest blue
+
+
+def outline_cell(fig: go.Figure, row: int, col: int) -> go.Figure:
+    """``fig`` with a thick dark frame around cell (``row``, ``col``) of its n×n map (the cell the
+    explainer shows); cells sit at integer positions, also on the category axes of large maps."""
+    fig.add_shape(
+        type="rect",
+        x0=col - 0.5,
+        x1=col + 0.5,
+        y0=row - 0.5,
+        y1=row + 0.5,
+        line=dict(color=CELL_OUTLINE, width=3),
+        fillcolor="rgba(0,0,0,0)",
+        layer="above",
+        name="chosen cell",
+    )
+    return fig

@@ -22,6 +22,42 @@ from attention_ui.playground.steps_view import CELL_CHARTS, CHART_PREFIX, PLOTLY
 
 Q_KEY, K_KEY, R_KEY = "pg_cell_q", "pg_cell_k", "pg_row_q"
 CELL_OPEN, ROW_OPEN = "pg_explain_cell", "pg_explain_row"
+CLICKS = "pg_cell_clicks"  # how many map clicks opened a panel (a one-shot "scroll there" signal)
+SCROLL_TO = "pg_cell_scroll_to"  # the panel to bring into view after a click: "cell", "row" or None
+
+# Constant JavaScript (only the click count and a fixed panel name are filled in): bring the panel a
+# click opened into view and move keyboard focus there, so the click is not answered ~2,400 px away.
+_SCROLL_JS = """
+<script>
+(() => {
+  const CLICK = __CLICK__, PANEL = ".st-key-pg___PANEL___panel";
+  let tries = 0;
+  const go = () => {
+    const el = document.querySelector(PANEL);
+    if (!el) { if (++tries < 80) setTimeout(go, 50); return; }
+    el.setAttribute("tabindex", "-1");
+    el.style.scrollMarginTop = "4.5rem";  // below the app's fixed header
+    el.scrollIntoView({ block: "start" });
+    el.focus({ preventScroll: true });
+  };
+  setTimeout(go, 0);
+})();
+</script>
+"""
+
+
+def scroll_script(panel: str, clicks: int) -> str:
+    """The scroll-and-focus script for ``panel`` (``cell`` or ``row``) after click number ``clicks``."""
+    if panel not in ("cell", "row"):
+        raise ValueError(panel)
+    return _SCROLL_JS.replace("__CLICK__", str(int(clicks))).replace("__PANEL__", panel)
+
+
+def chosen_cell(state) -> tuple[int, int] | None:
+    """The cell the open cell explainer shows, to frame on the maps (None while it is closed)."""
+    return (int(state.get(Q_KEY, 0)), int(state.get(K_KEY, 0))) if state.get(CELL_OPEN) else None
+
+
 CELL_CHART_KEYS = tuple(CHART_PREFIX + name for name in CELL_CHARTS)
 
 
@@ -48,12 +84,16 @@ def make_on_cell(n: int, d_v: int):
         cell = playground_figures.cell_from_point(points[0], n, cols)
         if cell is None:
             return
-        st.session_state[Q_KEY] = st.session_state[R_KEY] = cell[0]
+        s = st.session_state
+        s[Q_KEY] = s[R_KEY] = cell[0]
         if chart_key in CELL_CHART_KEYS:
-            st.session_state[K_KEY] = cell[1]
-            st.session_state[CELL_OPEN] = True
+            s[K_KEY] = cell[1]
+            s[CELL_OPEN] = True
+            s[SCROLL_TO] = "cell"
         else:
-            st.session_state[ROW_OPEN] = True
+            s[ROW_OPEN] = True
+            s[SCROLL_TO] = "row"
+        s[CLICKS] = int(s.get(CLICKS, 0)) + 1
 
     return on_cell
 
@@ -78,14 +118,30 @@ def _token_choice(view: View, key: str, label: str) -> None:
 
 def _opened(t, name: str, key: str) -> bool:
     """A panel's heading, its hint and its open/closed toggle (off by default; a click on a map opens
-    it, see :func:`make_on_cell`); whether it is open. ``name`` is ``cell`` or ``row``."""
+    it, see :func:`make_on_cell`); whether it is open. ``name`` is ``cell`` or ``row``. After a click
+    the panel is scrolled into view once."""
     st.subheader(t(f"playground.{name}_title"), anchor=f"explain-{name}")  # own id (ja titles share one)
     st.caption(t(f"playground.{name}_help"))
-    return st.toggle(t(f"playground.{name}_open"), key=key)
+    opened = st.toggle(t(f"playground.{name}_open"), key=key)
+    if opened and st.session_state.get(SCROLL_TO) == name:
+        st.session_state[SCROLL_TO] = None
+        st.html(scroll_script(name, st.session_state.get(CLICKS, 0)), unsafe_allow_javascript=True)
+    return opened
 
 
 def cell_panel(view: View) -> None:
     """After the softmax step: the chosen cell's arithmetic, term by term (on demand)."""
+    with st.container(key="pg_cell_panel"):
+        _cell_panel(view)
+
+
+def row_panel(view: View) -> None:
+    """After the head-output step: query i's output as the weighted sum of the value rows (on demand)."""
+    with st.container(key="pg_row_panel"):
+        _row_panel(view)
+
+
+def _cell_panel(view: View) -> None:
     t, tr = view.t, view.trace
     if not _opened(t, "cell", CELL_OPEN):
         return
@@ -145,8 +201,7 @@ def cell_panel(view: View) -> None:
         st.caption(t("playground.cell_check", value=f"{float(tr.weights[view.head, i, j]):.6g}"))
 
 
-def row_panel(view: View) -> None:
-    """After the head-output step: query i's output as the weighted sum of the value rows (on demand)."""
+def _row_panel(view: View) -> None:
     t, tr = view.t, view.trace
     if not _opened(t, "row", ROW_OPEN):
         return

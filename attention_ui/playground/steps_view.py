@@ -8,6 +8,8 @@ in as callbacks by the page, so there is exactly one copy of each step's code.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -16,7 +18,8 @@ import streamlit as st
 
 from attention_ui import kit, tables
 from attention_ui.figures import base, heatmaps
-from attention_ui.playground.export import csv_bytes, csv_file_name
+from attention_ui.figures import playground as playground_figures
+from attention_ui.playground import projector
 from attention_ui.practice import predict_view
 
 STEPS = (
@@ -80,6 +83,14 @@ class View:
     # Draws the "draw all heads" switch when the figure is large (all_heads_on_request) and returns
     # whether to draw it; None (figure tests, other callers) draws it at any size.
     all_heads_switch: Callable[[], bool] | None = None
+    # Presenter mode: figures restyled for a projector (projector.projector_figure), drawn into
+    # ``chart_slot`` (the slide's chart column) when one is set.
+    present: bool = False
+    chart_slot: object | None = None
+    # Draws the "one colour scale for raw and scaled scores" switch and returns it; None: shared.
+    shared_scale_switch: Callable[[], bool] | None = None
+    # The cell the open cell explainer shows (query row, key column): framed on the score/weight maps.
+    cell: tuple[int, int] | None = None
     hover: base.HoverText = field(init=False)
 
     def __post_init__(self) -> None:
@@ -108,6 +119,19 @@ def step_explain(t, name: str, text: StepText | None = None) -> str:
     if text is not None and text.explain:
         return t(text.explain, **text.values)
     return t(f"playground.explain_{name}")
+
+
+def x_explanation(t, tokens, n_pad: int = 0) -> str:
+    """Step 1's text about the learner's own sentence: the first token that occurs twice (before any
+    [PAD]) is named, escaped for Markdown; without one, the general statement."""
+    seen: dict[str, int] = {}
+    for i, token in enumerate(tokens[: len(tokens) - n_pad]):
+        if token in seen and token.strip():
+            return t(
+                "playground.explain_x_repeat", token=kit.escape_markdown(token), first=seen[token], second=i
+            )
+        seen.setdefault(token, i)
+    return t("playground.explain_x")
 
 
 def step_formula(view: View, name: str, default: str) -> str:
@@ -152,38 +176,40 @@ def chart(view: View, fig, key: str, alt: str, square: bool = False, selectable:
         chart_key = CHART_PREFIX + key
         kwargs = dict(on_select=lambda: hook(chart_key), selection_mode="points")
         heatmaps.add_click_targets(fig)
+    if view.present:
+        fig = projector.projector_figure(fig, square=square)
+        width = "stretch"  # the slide's chart box (presenter CSS) decides the height
+        kwargs["height"] = "stretch" if view.chart_slot is not None else SLIDE_WIDE_CHART_PX
     # theme=None: the figures carry base.PLAIN_TEMPLATE (Streamlit's look, without its per-rerun
     # rewrite of the whole figure in the browser).
-    kit.chart(fig, CHART_PREFIX + key, alt, width=width, config=config, theme=None, **kwargs)
+    with view.chart_slot if view.chart_slot is not None else contextlib.nullcontext():
+        kit.chart(fig, CHART_PREFIX + key, alt, width=width, config=config, theme=None, **kwargs)
 
 
-def clickable_map(view: View, values, name: str, alt: str, **kwargs) -> None:
+def clickable_map(view: View, values, name: str, alt: str, bound: float | None = None, **kwargs) -> None:
     """An n×n score or weight map whose cells open the cell explainer, and its table (``kwargs``:
-    kind, allowed for :func:`attention_ui.figures.heatmaps.attention_heatmap`)."""
+    kind, allowed for :func:`attention_ui.figures.heatmaps.attention_heatmap`; ``bound``: a signed
+    map's colour scale runs from −bound to bound instead of its own largest |value|)."""
     tokens = view.trace.tokens
     fig = heatmaps.attention_heatmap(values, tokens, hover=view.hover, **view.axes, **kwargs)
+    if bound is not None:
+        fig.data[0].update(zmin=-bound, zmax=bound, zmid=0.0)
+    if view.cell is not None:
+        playground_figures.outline_cell(fig, *view.cell)
     chart(view, fig, name, alt, square=True, selectable=True)
     table(view, lambda: tables.attention_table(values, tokens), name)
 
 
 def table(view: View, make_frame: Callable[[], object], key: str) -> None:
-    """The numbers behind a heatmap (the accessible alternative) with a CSV download beside it.
+    """The numbers behind a heatmap (the accessible alternative); files come from the page's one
+    export menu (:mod:`attention_ui.playground.share`), not from a button per table.
 
     ``make_frame`` builds the DataFrame only when tables are shown (pandas is not even imported
     otherwise, which keeps the first page load ~0.4 s shorter).
     """
     if not view.show_tables:
         return
-    frame = make_frame()
-    kit.table(frame)
-    st.download_button(
-        view.t("playground.download_csv"),
-        data=lambda: csv_bytes(frame),  # built when clicked, not on every rerun
-        file_name=csv_file_name(key, view.head),
-        mime="text/csv",
-        key=f"pg_csv_{key}",
-        icon=":material/download:",
-    )
+    kit.table(make_frame())
 
 
 def _x(v: View) -> None:
@@ -236,13 +262,14 @@ def _raw(v: View) -> None:
     st.latex(rf"S = Q_{{{k}}} K_{{{k}}}^\top")
     shape_line(t, ("Q", (n, d_k)), ("K^\\top", (d_k, n)), ("QK^\\top", (n, n)))
     raw = tr.scores_raw[k]
-    clickable_map(v, raw, "raw", t("playground.alt_scores", what="QKᵀ", n=n))
+    bound = shared_bound(v)
+    clickable_map(v, raw, "raw", t("playground.alt_scores", what="QKᵀ", n=n), bound=bound)
 
 
 def _scaled(v: View) -> None:
     t, tr, k = v.t, v.trace, v.head
     n = tr.n
-    st.latex(rf"S' = \frac{{S}}{{{divisor_latex(tr, v.example)}}}")
+    st.latex(step_formula(v, "scaled", scaled_latex(tr, v.example)))
     shape_line(t, ("S'", (n, n)))
     raw, scaled = tr.scores_raw[k], tr.scores_scaled[k]
     st.markdown(
@@ -253,7 +280,27 @@ def _scaled(v: View) -> None:
             after=value_range(scaled),
         )
     )
-    clickable_map(v, scaled, "scaled", t("playground.alt_scores", what=t("playground.step_scaled"), n=n))
+    bound = shared_bound(v, draw_switch=False)
+    if bound is not None:
+        st.caption(t("playground.shared_scale_scaled", bound=f"{bound:.3g}", step=STEPS.index("raw") + 1))
+    alt = t("playground.alt_scores", what=t("playground.step_scaled"), n=n)
+    clickable_map(v, scaled, "scaled", alt, bound=bound)
+
+
+def shared_bound(v: View, draw_switch: bool = True) -> float | None:
+    """The colour bound raw and scaled scores share (the largest |score| of either, so neither map
+    saturates), or None when the learner switched sharing off. Step 3 draws the switch."""
+    shared = True
+    if v.shared_scale_switch is not None:
+        shared = (
+            v.shared_scale_switch() if draw_switch else bool(st.session_state.get("pg_shared_scale", True))
+        )
+    if not shared:
+        return None
+    k = v.head
+    both = np.concatenate([v.trace.scores_raw[k].ravel(), v.trace.scores_scaled[k].ravel()])
+    finite = np.abs(both[np.isfinite(both)])
+    return float(finite.max()) if finite.size and finite.max() > 0 else None
 
 
 def _mask(v: View) -> None:
@@ -273,7 +320,9 @@ def _mask(v: View) -> None:
         )
     )
     shape_line(t, ("M", (n, n)))
-    if tr.mask.all():  # an all-zero map would look like a chart that failed to draw
+    if tr.mask.all() and v.present:  # a slide of its own: the map of zeros, said to be all zeros
+        st.info(t("playground.present_mask_nothing_masked"))
+    elif tr.mask.all():  # an all-zero map would look like a chart that failed to draw
         st.info(t("playground.mask_nothing_masked"))
         return
     chart(
@@ -293,7 +342,8 @@ def _masked(v: View) -> None:
     shape_line(t, ("S''", (n, n)))
     if tr.mask.all():  # the same map as the scaled scores: say so instead of drawing it twice
         st.info(t("playground.masked_nothing_masked", step=STEPS.index("scaled") + 1))
-        return
+        if not v.present:  # a slide shows the (unchanged) map, so it is not empty
+            return
     masked = tr.scores_masked[k]
     alt = t("playground.alt_scores", what=t("playground.step_masked"), n=n)
     clickable_map(v, masked, "masked", alt, allowed=tr.mask)
@@ -407,20 +457,36 @@ BODIES: dict[str, Callable[[View], None]] = {
 }
 
 
+# Steps whose slide (presenter mode) keeps the page's layout: several charts, or one very wide one.
+SLIDE_WIDE = ("qkv", "all_heads")
+SLIDE_WIDE_CHART_PX = 560  # their charts' height on a slide (the others fill the window's height)
+SLIDE_CHART_KEY = "pg_slide_chart"  # the slide's chart box, sized by presenter mode's CSS
+
+
 def render_step(view: View, name: str, number: int, heading_level: str = "header") -> None:
-    """One numbered step: heading, explanation, formula, shapes, chart, table, extra panel."""
+    """One numbered step: heading, explanation, formula, shapes, chart, table, extra panel.
+
+    ``heading_level``: ``"header"`` (the page, H2), ``"subheader"`` or ``"title"`` (a slide's H1).
+    On a slide (``view.present``) the text sits left of a chart that fills the rest of the window.
+    """
     title = step_title(view.t, name, number, view.text.get(name))
-    if heading_level == "header":
-        st.header(title, anchor=f"step-{name}")
+    getattr(st, heading_level)(title, anchor=f"step-{name}")
+    if view.present and name not in SLIDE_WIDE:
+        text_col, chart_col = st.columns([1, 2.3], gap="large")
+        view = dataclasses.replace(view, chart_slot=chart_col.container(key=SLIDE_CHART_KEY))
     else:
-        st.subheader(title, anchor=f"step-{name}")
-    st.markdown(step_explain(view.t, name, view.text.get(name)))
-    if not predict_view.before_step(view, name):  # practice mode: the learner predicts first
-        return
-    BODIES[name](view)
-    extra = view.after.get(name)
-    if extra is not None:
-        extra(view)
+        text_col = contextlib.nullcontext()
+    with text_col:
+        if name == "x" and name not in view.text and not view.example:
+            st.markdown(x_explanation(view.t, view.trace.tokens, view.trace.n_pad))
+        else:
+            st.markdown(step_explain(view.t, name, view.text.get(name)))
+        if not predict_view.before_step(view, name):  # practice mode: the learner predicts first
+            return
+        BODIES[name](view)
+        extra = view.after.get(name)
+        if extra is not None:
+            extra(view)
 
 
 def render_all(
@@ -455,12 +521,16 @@ def _per_head_steps(
         after_heads()
 
 
-def divisor_latex(trace, example: bool) -> str:
+def scaled_latex(trace, example: bool) -> str:
+    """Step 4's formula: the rule with its symbol, then the value of the divisor on its own."""
     if example:
-        return r"\sqrt{3}"
+        return r"S' = \frac{S}{\sqrt{d_k}},\qquad \sqrt{d_k} = \sqrt{3} \approx 1.732"
     scale = trace.config.scale
     if scale == "sqrt":
-        return rf"\sqrt{{d_k}} = \sqrt{{{trace.config.head_dim_k}}}"
+        d_k = trace.config.head_dim_k
+        shown = f"{trace.divisor:.4g}"
+        rel = "=" if float(shown) == trace.divisor else r"\approx"  # √4 = 2, √8 ≈ 2.828
+        return rf"S' = \frac{{S}}{{\sqrt{{d_k}}}},\qquad \sqrt{{d_k}} = \sqrt{{{d_k}}} {rel} {shown}"
     if scale == "none":
-        return "1"
-    return f"{trace.divisor:g}"
+        return r"S' = \frac{S}{1} = S"
+    return rf"S' = \frac{{S}}{{c}},\qquad c = {trace.divisor:g}"

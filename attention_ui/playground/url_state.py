@@ -121,6 +121,7 @@ PARAMS = (
     Param("tables", "pg_tables", _bool, _bool_out),
     Param("head", "pg_head", _int_in(0, HEADS_RANGE[1] - 1), _int_out),
     Param("all_heads", "pg_all_heads", _bool, _bool_out),
+    Param("shared", "pg_shared_scale", _bool, _bool_out),
     Param("present", "pg_present", _bool, _bool_out),
     Param("step", "pg_step", _int_in(1, STEP_COUNT), _int_out),
     Param("lang", "lang", _choice(LANGUAGES), _str_out),

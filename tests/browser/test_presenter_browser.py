@@ -1,0 +1,85 @@
+"""Presenter mode in a real browser at projector size (issue 18): the map fills the slide with large
+numbers, keys and clickers move the steps, focus stays on the controls, Exit returns to the place
+the learner left. One page load; every check follows from the keys pressed in it."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Browser, Page
+from st_browser import assert_no_exception, new_context, screenshot, wait_for_app_run, wait_for_charts
+
+pytestmark = pytest.mark.browser
+
+SCROLL_JS = """() => {
+  for (const sel of ['[data-testid="stMain"]', '[data-testid="stAppViewContainer"]']) {
+    const el = document.querySelector(sel);
+    if (el && el.scrollHeight > el.clientHeight + 1 && /(auto|scroll)/.test(getComputedStyle(el).overflowY)) return el.scrollTop;
+  }
+  return document.scrollingElement.scrollTop;
+}"""
+
+
+def h1(page: Page) -> str:
+    return page.locator("h1").first.inner_text()
+
+
+def focused_key(page: Page) -> str:
+    """The ``st-key-…`` class of the element around the focused control ('' when none)."""
+    return page.evaluate(
+        """() => { const c = document.activeElement && document.activeElement.closest('[class*="st-key-"]');
+        return c ? [...c.classList].find(k => k.startsWith('st-key-')) : ''; }"""
+    )
+
+
+def press(page: Page, key: str) -> None:
+    page.keyboard.press(key)
+    wait_for_app_run(page)
+
+
+def test_presenter_keys_focus_size_and_return(browser: Browser, streamlit_server: str) -> None:
+    context = new_context(browser, width=1920, height=1080)
+    page = context.new_page()
+    page.goto(f"{streamlit_server}/?lang=en")
+    wait_for_app_run(page)
+    wait_for_charts(page, 10)
+    page.locator(".st-key-pg_chart_weights").scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    left_at = page.evaluate(SCROLL_JS)
+    assert left_at > 1000  # the learner was reading step 7, far down the page
+    page.locator(".st-key-pg_present_start button").first.click()
+    wait_for_app_run(page)
+    assert h1(page).startswith("1. ")
+    page.wait_for_function("() => document.activeElement.closest('.st-key-pg_present_next')")
+
+    press(page, "PageDown")  # a clicker's key
+    press(page, "ArrowRight")
+    assert h1(page).startswith("3. ") and "step=3" in page.url
+    wait_for_charts(page)
+    chart = page.locator(".st-key-pg_slide_chart .js-plotly-plot")
+    box = chart.bounding_box()
+    assert box is not None and box["height"] >= 800 and box["width"] >= 1000, box
+    sizes = chart.locator("g.heatmaplayer text").evaluate_all(
+        "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))"
+    )
+    assert len(sizes) == 36 and min(sizes) >= 18, sizes[:5]
+    assert focused_key(page) == "st-key-pg_present_next"
+    screenshot(page, "presenter_step3_1920_en")
+
+    press(page, "PageUp")
+    press(page, "ArrowLeft")
+    assert h1(page).startswith("1. ")
+    page.keyboard.press("ArrowLeft")  # nothing before the first step
+    page.wait_for_timeout(300)
+    assert h1(page).startswith("1. ")
+    page.evaluate("document.activeElement.blur()")  # Space with no control focused still moves on
+    press(page, " ")
+    assert h1(page).startswith("2. ")
+
+    press(page, "Escape")
+    wait_for_charts(page, 10)
+    page.wait_for_function("() => document.activeElement.closest('.st-key-pg_present_start')")
+    back_at = page.evaluate(SCROLL_JS)
+    assert abs(back_at - left_at) < 40, (left_at, back_at)
+    assert "present" not in page.url
+    assert_no_exception(page)
+    context.close()

@@ -1,0 +1,78 @@
+"""Presenter mode (issue 18): projector figures, a stable slide, a real "nothing masked" slide,
+entering at step 1, the H1, and the constant key script."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from attention_ui.figures import heatmaps
+from attention_ui.i18n import translate
+from attention_ui.playground import presenter
+from attention_ui.playground.projector import projector_figure
+from tests.apptest_pages import charts, open_page
+
+TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
+
+
+def test_projector_figure_has_large_type_and_fills_its_box():
+    values = np.arange(36, dtype=float).reshape(6, 6) / 36
+    fig = heatmaps.attention_heatmap(values, TOKENS, kind="weights")
+    page_size = fig.data[0].textfont.size
+    big = projector_figure(fig, square=True)
+    assert fig.layout.height and big.layout.height is None  # the page's box decides
+    assert big.data[0].textfont.size >= 18 and big.data[0].texttemplate
+    assert big.layout.xaxis.tickfont.size >= 18 and big.layout.yaxis.tickfont.size >= 18
+    assert big.layout.yaxis.scaleanchor == "x"  # square cells
+    assert big.data[0].colorbar.tickfont.size >= 18
+    assert fig.data[0].textfont.size == page_size  # the page's figure is left alone
+    assert all(t.textfont.size >= 18 for t in big.data if t.texttemplate)  # the white-number layer too
+    wide = projector_figure(heatmaps.attention_heatmap(np.zeros((12, 12)), [str(i) for i in range(12)]))
+    assert 18 <= wide.data[0].textfont.size < big.data[0].textfont.size
+    assert wide.layout.yaxis.scaleanchor is None
+
+
+def test_key_script_is_constant_apart_from_the_step_numbers():
+    a, b = presenter.keys_script(3), presenter.keys_script(4)
+    assert "const STEP = 3, LAST = 11;" in a and "const STEP = 4, LAST = 11;" in b
+    assert a.replace("STEP = 3", "STEP = 4") == b
+    for key in ("ArrowRight", "PageDown", '" "', "ArrowLeft", "PageUp", "Escape"):
+        assert key in a
+
+
+def slide_state(at):
+    headings = [h.value for h in at.title]
+    return headings, at.selectbox(key="pg_head")
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_entering_starts_at_step_1_with_an_h1_and_a_fixed_head_picker(lang):
+    at = open_page(lang=lang, pg_step=6)
+    at.button(key="pg_present_start").click().run()
+    headings, picker = slide_state(at)
+    assert headings == [f"1. {translate(lang, 'playground.step_x')}"]
+    assert at.query_params["step"] == "1"
+    assert picker.disabled  # step 1 does not depend on the head, but the picker keeps its place
+    at.button(key="pg_present_next").click().run()
+    headings, picker = slide_state(at)
+    assert headings[0].startswith("2. ") and not picker.disabled
+    picker.select(1).run()
+    assert at.session_state["pg_head"] == 1 and at.query_params["head"] == "1"
+    assert not at.radio  # no radio pushing the heading down
+    at.button(key="pg_present_exit").click().run()
+    at.button(key="pg_present_start").click().run()
+    assert at.title[0].value.startswith("1. ")  # re-entering starts again at step 1
+
+
+def test_nothing_masked_slides_show_a_map_and_say_why():
+    at = open_page(params={"present": "1", "step": "5", "mask": "none"}, lang=None)
+    assert "pg_chart_mask" in charts(at)
+    assert translate("en", "playground.present_mask_nothing_masked") in [i.value for i in at.info]
+    at.button(key="pg_present_next").click().run()
+    drawn = charts(at)
+    assert "pg_chart_masked" in drawn
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert all(t["textfont"]["size"] >= 18 for t in spec["data"] if t.get("texttemplate"))
+    assert translate("en", "playground.masked_nothing_masked", step=4) in [i.value for i in at.info]
