@@ -70,7 +70,8 @@ run: $(VENV)/.deps
 
 browser: $(VENV)/.dev-deps
 	bash scripts/ensure_browser.sh $(PY)
-	bash scripts/ensure_axe.sh  # pinned axe-core for tests/browser/test_axe_browser.py
+	# pinned axe-core for tests/browser/test_axe_browser.py; without it that test skips, the rest runs
+	bash scripts/ensure_axe.sh || echo "axe-core not installed: the axe browser test will be skipped"
 
 # HAProxy for the classroom deployment and its browser test (as root on Debian: apt-get install haproxy).
 haproxy:
