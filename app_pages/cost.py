@@ -93,7 +93,7 @@ def section_extended(t) -> None:
     PAGE.table(columns, "extended", always=True, hide_index=True, localized=list(columns)[:2])
     st.caption(t("cost.gpus_note"))
 
-    st.subheader(t("cost.sec_memory_chart"))
+    st.subheader(t("cost.sec_memory_chart"), anchor="memory-chart")
     series = {}
     for size, dtypes in lab_cost.dtypes_by_size().items():  # FP16 and BF16 share one line
         name = t("cost.dtype_name", dtype=" / ".join(d.upper() for d in dtypes), bytes=size)
@@ -104,7 +104,7 @@ def section_extended(t) -> None:
     PAGE.chart(fig, "memory", t("cost.alt_memory", heads=heads, batch=batch, layers=layers))
     PAGE.table({"n": CHART_NS, **series}, "memory", hide_index=True)
 
-    st.subheader(t("cost.sec_flops_chart"))
+    st.subheader(t("cost.sec_flops_chart"), anchor="flops-chart")
     PAGE.widget(t, "number_input", "dk", *DK_RANGE, step=16, label="d_k", help=t("cost.dk_help"))
     d_k = int(s["co_dk"])
     st.latex(r"\text{FLOPs} \approx h\,(2 n^2 d_k + 6 n^2 + 2 n^2 d_v)")

@@ -126,7 +126,7 @@ def section_window(t, page: kit.Page) -> None:
     with st.columns([1, 1])[0]:
         fig = figures_cost.tile_grid_figure(check.grid, n, block, **labels)
         page.chart(fig, "window_tiles", t("cost.alt_window_tiles", tiles=tiles, block=block, n=n, w=window))
-    st.subheader(t("cost.sec_window_time"))
+    st.subheader(t("cost.sec_window_time"), anchor="window-time")
     st.markdown(
         t("cost.explain_window_time", block=TIMING_BLOCK, top=f"{lab_efficient.WINDOW_SWEEP_NS[-1]:,}")
     )
@@ -192,7 +192,7 @@ def section_linear(t, page: kit.Page) -> None:
     page.chart(fig, "linear_row", t("cost.alt_linear_row", row=row))
     top = dict(soft=f"{lab.softmax_top.mean():.3f}", lin=f"{lab.linear_top.mean():.3f}")
     st.markdown(t("cost.lin_sharpness", **top))
-    st.subheader(t("cost.sec_linear_flops"))
+    st.subheader(t("cost.sec_linear_flops"), anchor="linear-flops")
     ns = FLOPS_NS
     d = LINEAR_D
     series = {
@@ -206,7 +206,7 @@ def section_linear(t, page: kit.Page) -> None:
 
 
 def section_exact(t, page: kit.Page) -> None:
-    st.subheader(t("cost.sec_exact"))
+    st.subheader(t("cost.sec_exact"), anchor="exact")
     n, window = EXACT_N, EXACT_WINDOW
     rows = cached_exactness(n, window)
     st.markdown(t("cost.explain_exact", n=n, w=window))
