@@ -39,6 +39,9 @@ LAB_TITLES = {
     "lookalikes": "lookalikes.title",
     "quiz": "quiz.title",
     "decoder": "decoder.title",
+    "positions": "positions.title",
+    "inference": "inference.title",
+    "block": "block.title",
 }
 # Links of the legacy file list (or shared from it) and the page each must reach ("" = the playground).
 OLD_LINKS = {"why_sqrt_dk": "why-sqrt-dk", "multi_head": "multi-head", "playground": ""}
@@ -92,6 +95,11 @@ def nav_titles(lang: str) -> set[str]:
         "app.nav_lookalikes",
         "app.nav_quiz",
         "app.nav_decoder",
+        "app.nav_positions",
+        "app.nav_inference",
+        "app.nav_block",
+        "app.nav_path",
+        "app.nav_worksheet",
     ]
     return {translate(lang, k) for k in keys}
 
