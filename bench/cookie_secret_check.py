@@ -33,7 +33,7 @@ from streamlit.web.server.starlette.starlette_app_utils import create_signed_val
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "deploy"))
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
-from serve_class import SECRET_ENV, Cluster, free_port  # noqa: E402
+from serve_class import SECRET_ENV, Cluster, free_port, upload_status  # noqa: E402
 from st_browser import CHROMIUM_ARGS, chromium_executable  # noqa: E402
 
 PROBE = "import streamlit as st\n\nst.write(f\"LOGGED_IN={st.user.to_dict().get('is_logged_in', False)}\")\n"
@@ -46,18 +46,6 @@ class _OwnSecrets(Cluster):
         env = super()._replica_env()
         env[SECRET_ENV] = secrets.token_hex(32)
         return env
-
-
-def _upload_status(base: str, token: str, replica: str, with_header: bool) -> int:
-    req = urllib.request.Request(f"{base}/_stcore/upload_file/no-session/no-file", method="PUT", data=b"")
-    req.add_header("Cookie", f"_streamlit_xsrf={token}; attnlab_replica={replica}")
-    if with_header:
-        req.add_header("X-Xsrftoken", token)
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status
-    except urllib.error.HTTPError as e:
-        return e.code
 
 
 def run(cluster_cls, label: str, browser, app: Path) -> dict:
@@ -89,8 +77,8 @@ def run(cluster_cls, label: str, browser, app: Path) -> dict:
         token = next(c.split(";")[0].split("=", 1)[1] for c in cookies if c.startswith("_streamlit_xsrf="))
         issuer = next(c.split(";")[0].split("=", 1)[1] for c in cookies if c.startswith("attnlab_replica="))
         other = "r2" if issuer == "r1" else "r1"
-        result[f"XSRF token from {issuer}, upload on {other}"] = _upload_status(origin, token, other, True)
-        result[f"no XSRF header, upload on {other}"] = _upload_status(origin, token, other, False)
+        result[f"XSRF token from {issuer}, upload on {other}"] = upload_status(origin, token, other, True)
+        result[f"no XSRF header, upload on {other}"] = upload_status(origin, token, other, False)
     return result
 
 

@@ -102,6 +102,20 @@ def healthy(base_url: str, timeout: float = 2) -> bool:
         return False
 
 
+def upload_status(base: str, token: str, replica: str, with_header: bool) -> int:
+    """HTTP status of an empty upload through the proxy, pinned to ``replica`` by its cookie, with the
+    XSRF cookie ``token`` and (``with_header``) the matching header: how XSRF is probed across processes."""
+    req = urllib.request.Request(f"{base}/_stcore/upload_file/no-session/no-file", method="PUT", data=b"")
+    req.add_header("Cookie", f"_streamlit_xsrf={token}; attnlab_replica={replica}")
+    if with_header:
+        req.add_header("X-Xsrftoken", token)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
 def _stop_group(proc: subprocess.Popen, timeout: float = 10) -> None:
     """SIGTERM the process group this launcher started, then SIGKILL what is left after ``timeout``."""
     if proc.poll() is not None:

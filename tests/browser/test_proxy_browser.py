@@ -43,7 +43,7 @@ from st_browser import (
 )
 
 sys.path.insert(0, str(ROOT / "deploy"))
-from serve_class import SECRET_ENV, Cluster, free_port, healthy  # noqa: E402
+from serve_class import SECRET_ENV, Cluster, free_port, healthy, upload_status  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -85,18 +85,6 @@ def _active_sessions(url: str) -> int:
     return int(float(line.split()[-1]))
 
 
-def _put_upload(base: str, token: str, replica: str, header: bool) -> int:
-    req = urllib.request.Request(f"{base}/_stcore/upload_file/no-session/no-file", method="PUT", data=b"")
-    req.add_header("Cookie", f"_streamlit_xsrf={token}; {COOKIE}={replica}")
-    if header:
-        req.add_header("X-Xsrftoken", token)
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status
-    except urllib.error.HTTPError as e:
-        return e.code
-
-
 def _websocket_handshake(port: int, origin: str, replica: str) -> int:
     """Status of a websocket upgrade to /_stcore/stream through the proxy (101 = accepted)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
@@ -117,12 +105,10 @@ def _check_http_through_proxy(cluster: Cluster) -> None:
     token, issuer = cookies["_streamlit_xsrf"], cookies[COOKIE]
     other = "r2" if issuer == "r1" else "r1"
     # 400 = past the XSRF check (the upload names no session); 403 = refused by the XSRF check.
-    assert _put_upload(base, token, other, header=True) == 400, (
+    assert upload_status(base, token, other, True) == 400, (
         "an XSRF token from one process must work on the other"
     )
-    assert _put_upload(base, token, other, header=False) == 403, (
-        "a request without the XSRF token must be refused"
-    )
+    assert upload_status(base, token, other, False) == 403, "a request without the XSRF token must be refused"
     for replica in ("r1", "r2"):
         assert _websocket_handshake(cluster.port, base, replica) == 101
         assert _websocket_handshake(cluster.port, "http://evil.example", replica) == 403
