@@ -201,7 +201,7 @@ def test_worksheet_page_previews_exercise_one(lang):
     at = open_page(WORKSHEET, lang=lang, ws_first_seed=42)
     ex = generate_exercise(42)
     assert at.title[0].value == translate(lang, "practice.ws_title")
-    assert translate(lang, "practice.ws_preview", seed=42) in [s.value for s in at.subheader]
+    assert translate(lang, "practice.ws_preview", seed=42) in [s.value for s in at.header]
     q_table = at.dataframe[0].value
     assert q_table.to_numpy().tolist() == ex.Q.tolist()
     assert at.get("download_button")

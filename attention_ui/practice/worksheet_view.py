@@ -64,7 +64,7 @@ def matrix(name: str, a, row_prefix: str) -> None:
 def preview(t, settings) -> None:
     """Exercise 1 of sheet 1 as the sheet gives it: the data, the e^x table and the tasks."""
     ex = generate_exercise(settings.seed(1, 1), settings.mask)
-    st.subheader(t("practice.ws_preview", seed=ex.seed))
+    st.header(t("practice.ws_preview", seed=ex.seed))
     st.markdown(on_paper(t("practice.given", n=ex.n, d_k=ex.d_k, root=ex.root_d_k, d_v=ex.d_v)))
     cols = st.columns(3)
     for column, (key, a, prefix) in zip(

@@ -159,11 +159,11 @@ def test_clicking_a_heatmap_cell_shows_its_explanation(page: Page, streamlit_ser
 
 def test_presenter_mode_steps_and_url(page: Page, streamlit_server: str) -> None:
     open_at(page, streamlit_server, "?present=1&step=7", charts=1)
-    expect(page.get_by_role("heading", level=2).first).to_contain_text("7.", timeout=LONG_MS)
+    expect(page.get_by_role("heading", level=1).first).to_contain_text("7.", timeout=LONG_MS)
     expect(page.locator('[data-testid="stSidebar"]')).to_be_hidden(timeout=LONG_MS)
     screenshot(page, "issue4_presenter", full=False)
     page.get_by_role("button", name=translate("en", "playground.present_next")).click()
     wait_for_app_run(page, timeout_ms=LONG_MS)
     page.wait_for_function("() => location.search.includes('step=8')", timeout=LONG_MS)
     assert parse_qs(urlparse(current_url(page)).query)["present"] == ["1"]
-    expect(page.get_by_role("heading", level=2).first).to_contain_text("8.", timeout=LONG_MS)
+    expect(page.get_by_role("heading", level=1).first).to_contain_text("8.", timeout=LONG_MS)

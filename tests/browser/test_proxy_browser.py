@@ -126,7 +126,7 @@ def _check_http_through_proxy(cluster: Cluster) -> None:
 
 
 def _download(page: Page, button: str) -> str:
-    """Click a download button whose file is built on click; -> the downloaded file's path.
+    """Open the export menu and click a download button whose file is built on click; -> its path.
 
     The file is built by a rerun the click starts; a click that lands while the previous run is
     still settling can be swallowed by the re-rendered button, so the click is made once more.
@@ -134,6 +134,8 @@ def _download(page: Page, button: str) -> str:
     for attempt in range(2):
         wait_until_idle(page)
         try:
+            if not page.locator(button).is_visible():  # the downloads live in the export menu
+                page.locator('[data-testid="stPopover"] button').first.click()
             with page.expect_download(timeout=SLOW_MS // 3 if attempt == 0 else SLOW_MS) as download:
                 page.locator(button).click()
             return download.value.path()
