@@ -232,31 +232,26 @@ def positions_lab(settings: PositionsSettings) -> PositionsLab:
     table = learned_table(s.seen, d, s.seed)
     placements = np.arange(s.offset, s.seen)  # every placement inside the seen range
     keys = placements - s.offset
-    scores = {
-        "sinusoidal": pair_score_additive(
-            x_q, x_k, position_vectors("sinusoidal", placements, d, table),
-            position_vectors("sinusoidal", keys, d, table), W_Q, W_K,
-        ),
-        "learned": pair_score_additive(
-            x_q, x_k, position_vectors("learned", placements, d, table),
-            position_vectors("learned", keys, d, table), W_Q, W_K,
-        ),
-        "rope": pair_score_rope(x_q, x_k, placements, keys, W_Q, W_K),
-    }  # fmt: skip
+
+    def scores_at(q_pos: np.ndarray, k_pos: np.ndarray) -> dict[str, np.ndarray]:
+        """The pair's score under each scheme, the query at q_pos[i] and the key at k_pos[i]."""
+        additive = {
+            kind: pair_score_additive(
+                x_q,
+                x_k,
+                position_vectors(kind, q_pos, d, table),
+                position_vectors(kind, k_pos, d, table),
+                W_Q,
+                W_K,
+            )
+            for kind in ("sinusoidal", "learned")
+        }
+        return {**additive, "rope": pair_score_rope(x_q, x_k, q_pos, k_pos, W_Q, W_K)}
+
+    scores = scores_at(placements, keys)
     arrow_positions = np.arange(0, 9)
     ext = np.arange(3 * s.seen)
-    zero = np.zeros(ext.size, dtype=int)
-    extrapolation = {
-        "sinusoidal": pair_score_additive(
-            x_q, x_k, position_vectors("sinusoidal", ext, d, table),
-            position_vectors("sinusoidal", zero, d, table), W_Q, W_K,
-        ),
-        "learned": pair_score_additive(
-            x_q, x_k, position_vectors("learned", ext, d, table),
-            position_vectors("learned", zero, d, table), W_Q, W_K,
-        ),
-        "rope": pair_score_rope(x_q, x_k, ext, zero, W_Q, W_K),
-    }  # fmt: skip
+    extrapolation = scores_at(ext, np.zeros(ext.size, dtype=int))
     return PositionsLab(
         settings=s,
         tokenization=tok,
