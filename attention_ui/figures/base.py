@@ -243,3 +243,21 @@ class HoverText:
 
 
 DEFAULT_HOVER = HoverText()
+
+
+def per_token_bars_layout(
+    fig: go.Figure, labels: Sequence[str], x_title: str, y_title: str, **yaxis
+) -> go.Figure:
+    """The layout of grouped bars with one group per token: tokens on x, a legend on top, ``yaxis`` extra."""
+    fig.update_layout(
+        template=PLAIN_TEMPLATE,
+        barmode="group",
+        height=320,
+        margin=dict(l=60, r=10, t=30, b=60),
+        legend=dict(orientation="h", y=1.12),
+        xaxis=dict(
+            title=escape_label(x_title), tickmode="array", tickvals=list(range(len(labels))), ticktext=labels
+        ),
+        yaxis=dict(title=escape_label(y_title), **yaxis),
+    )
+    return fig

@@ -13,7 +13,14 @@ import plotly.graph_objects as go
 
 from attention_core.labs.cost import format_bytes
 
-from .base import DEFAULT_HOVER, PLAIN_TEMPLATE, HoverText, escape_label, token_tick_labels
+from .base import (
+    DEFAULT_HOVER,
+    PLAIN_TEMPLATE,
+    HoverText,
+    escape_label,
+    per_token_bars_layout,
+    token_tick_labels,
+)
 from .heatmaps import heads_small_multiples
 
 CACHED_COLOR, RECOMPUTE_COLOR = "#1b9e77", "#d95f02"
@@ -108,15 +115,4 @@ def prefix_change_figure(
             marker_color=color,
             hovertemplate=f"{escape_label(name)}: %{{y:.3g}}<extra></extra>",
         )
-    fig.update_layout(
-        template=PLAIN_TEMPLATE,
-        barmode="group",
-        height=320,
-        margin=dict(l=60, r=10, t=30, b=60),
-        legend=dict(orientation="h", y=1.12),
-        xaxis=dict(
-            title=escape_label(x_title), tickmode="array", tickvals=list(range(len(labels))), ticktext=labels
-        ),
-        yaxis=dict(title=escape_label(y_title), rangemode="tozero"),
-    )
-    return fig
+    return per_token_bars_layout(fig, labels, x_title, y_title, rangemode="tozero")

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import PLAIN_TEMPLATE, escape_label, token_tick_labels
+from .base import PLAIN_TEMPLATE, escape_label, per_token_bars_layout, token_tick_labels
 
 SCHEME_COLORS = {"sinusoidal": "#1b9e77", "learned": "#d95f02", "rope": "#7570b3"}
 SCHEME_DASHES = {"sinusoidal": "solid", "learned": "dash", "rope": "dot"}
@@ -46,18 +46,7 @@ def row_gap_figure(
             marker_color=color,
             hovertemplate=f"{escape_label(name)}: %{{customdata:.3g}}<extra></extra>",
         )
-    fig.update_layout(
-        template=PLAIN_TEMPLATE,
-        barmode="group",
-        height=320,
-        margin=dict(l=60, r=10, t=30, b=60),
-        legend=dict(orientation="h", y=1.12),
-        xaxis=dict(
-            title=escape_label(x_title), tickmode="array", tickvals=list(range(len(labels))), ticktext=labels
-        ),
-        yaxis=dict(title=escape_label(y_title), type="log", exponentformat="power"),
-    )
-    return fig
+    return per_token_bars_layout(fig, labels, x_title, y_title, type="log", exponentformat="power")
 
 
 def scheme_lines_figure(
