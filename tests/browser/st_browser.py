@@ -15,6 +15,7 @@ import shutil
 import time
 import weakref
 from pathlib import Path
+from urllib.parse import urlparse
 
 from playwright.sync_api import Locator, Page, expect
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -185,11 +186,21 @@ def open_lab(
     assert response is not None and response.ok, f"GET / answered {response and response.status}"
     wait_for_app_run(page, timeout_ms)
     page.locator(f'[data-testid="stSidebarNav"] a[href$="/{url_path}"]').click()
-    page.wait_for_url(f"**/{url_path}", timeout=timeout_ms)
+    wait_for_path(page, url_path, timeout_ms)
     wait_for_app_run(page, timeout_ms)
     if lang != "en":
         switch_language(page, lang, timeout_ms)
     return page
+
+
+def wait_for_path(page: Page, url_path: str, timeout_ms: int = TIMEOUT_MS) -> None:
+    """Wait until the address bar's path is ``/url_path``, whatever query the page has written.
+
+    (A glob such as ``**/path`` misses ``/path?seed=0&stop=1``: a page that writes its state into the
+    query as soon as it runs would make the wait time out whenever the run is faster than the wait.)
+    """
+    target = "/" + url_path.strip("/")
+    page.wait_for_url(lambda url: urlparse(url).path == target, timeout=timeout_ms)
 
 
 def switch_language(page: Page, lang: str, timeout_ms: int = TIMEOUT_MS) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Page
-from st_browser import ROOT, new_context, wait_for_app_run, wait_for_charts, wait_until_idle
+from st_browser import ROOT, new_context, wait_for_app_run, wait_for_charts, wait_for_path, wait_until_idle
 
 from attention_ui.i18n import translate
 
@@ -106,7 +106,7 @@ def test_every_page_passes_axe_and_the_chart_checks(
     for url_path, nav_key in PAGES:
         if url_path:
             page.locator(f'[data-testid="stSidebarNav"] a[href$="/{url_path}"]').click()
-            page.wait_for_url(f"**/{url_path}*", timeout=SLOW_MS)  # a page may write its state into the query
+            wait_for_path(page, url_path, SLOW_MS)  # a page may write its state into the query
             wait_for_app_run(page, SLOW_MS)
         if url_path in NO_CHARTS:
             wait_until_idle(page, SLOW_MS)

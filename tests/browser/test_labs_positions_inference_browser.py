@@ -18,6 +18,7 @@ from st_browser import (
     switch_language,
     wait_for_app_run,
     wait_for_charts,
+    wait_for_path,
 )
 
 from attention_ui.i18n import translate
@@ -54,7 +55,7 @@ def test_positions_and_inference_pages(page: Page, streamlit_server: str) -> Non
     assert screenshot(page, "lab_positions_ja").stat().st_size > 10_000
 
     page.locator('[data-testid="stSidebarNav"] a[href$="/inference"]').click()
-    page.wait_for_url("**/inference")
+    wait_for_path(page, "inference")
     wait_for_app_run(page)
     wait_for_charts(page, minimum=4)
     assert_no_exception(page)

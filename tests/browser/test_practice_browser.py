@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 from pypdf import PdfReader
-from st_browser import ROOT, assert_no_exception, open_lab, screenshot, wait_for_app_run, wait_for_charts
+from st_browser import (
+    ROOT,
+    assert_no_exception,
+    open_lab,
+    screenshot,
+    wait_for_app_run,
+    wait_for_charts,
+    wait_for_path,
+)
 
 from attention_core.exercise import generate_exercise
 from attention_ui.i18n import translate
@@ -52,7 +60,7 @@ def test_path_predict_reveal_reload_and_japanese_worksheet(page: Page, streamlit
 
     # The worksheet page, in Japanese: download the PDF built on click and read it.
     page.locator('[data-testid="stSidebarNav"] a[href$="/worksheet"]').click()
-    page.wait_for_url("**/worksheet")
+    wait_for_path(page, "worksheet")
     wait_for_app_run(page)
     expect(page.get_by_role("heading", level=1)).to_contain_text(translate("ja", "practice.ws_title"))
     screenshot(page, "practice_worksheet_ja")
