@@ -168,6 +168,11 @@ def _text_maps():
             np.where(causal, scores, -np.inf), tokens, allowed=causal
         ),
         "signed, every level": heatmaps.attention_heatmap(np.linspace(-1, 1, 64).reshape(8, 8), tokens),
+        # scaled scores on the raw scores' wider scale (steps 3/4): a cell that is dark on its own
+        # scale is light on the shared one, and its number's colour must follow the shared one
+        "signed, shared bound": heatmaps.attention_heatmap(
+            np.linspace(-1, 1, 64).reshape(8, 8), tokens, bound=2.9
+        ),
         "features": heatmaps.feature_heatmap(rng.normal(0, 1, (n, 4)), tokens),
         "mask": heatmaps.mask_heatmap(causal, tokens),
     }

@@ -119,6 +119,7 @@ def matrix_heatmap(
     height: int | None = None,
     max_labels: int = TICK_MAX_LABELS,
     plot_px: float | None = None,
+    bound: float | None = None,
 ) -> go.Figure:
     """A heatmap of a 2-D matrix, row 0 on top.
 
@@ -128,6 +129,8 @@ def matrix_heatmap(
     ``row_labels``/``col_labels`` are raw text; they are escaped and shortened here.
     ``plot_px``: the expected width of the plot area, which decides the x tick labels' angle and the
     margins (default: a low estimate for a square map up to 16 columns, a full-width chart beyond).
+    ``bound``: a signed map's colour scale runs from −bound to bound (a scale shared with another
+    map) instead of its own largest |value|; the cell numbers' colours follow the same scale.
     """
     z = np.asarray(values, dtype=float)
     if z.ndim != 2:
@@ -186,8 +189,9 @@ def matrix_heatmap(
     elif kind == "mask":
         scale = dict(colorscale=[[0.0, "#f0f4fa"], [1.0, "#f0f4fa"]], zmin=0.0, zmax=1.0, showscale=False)
     elif kind == "signed":
-        bound = float(np.max(np.abs(finite))) if finite.size else 1.0
-        bound = bound if bound > 0 else 1.0
+        if bound is None or not math.isfinite(bound) or bound <= 0:
+            bound = float(np.max(np.abs(finite))) if finite.size else 1.0
+            bound = bound if bound > 0 else 1.0
         scale = dict(colorscale=DIVERGING_SCALE, zmid=0.0, zmin=-bound, zmax=bound)
     else:
         raise ValueError(f"unknown kind {kind!r}")
@@ -321,8 +325,10 @@ def attention_heatmap(
     show_text: bool | None = None,
     height: int | None = None,
     plot_px: float | None = None,
+    bound: float | None = None,
 ) -> go.Figure:
-    """An n×n query × key matrix (scores, weights or the mask); queries are rows."""
+    """An n×n query × key matrix (scores, weights or the mask); queries are rows. ``bound``: see
+    :func:`matrix_heatmap`."""
     values = np.asarray(values, dtype=float)
     if values.shape != (len(tokens), len(tokens)):
         raise ValueError("an n×n matrix with one token per row is needed")
@@ -341,6 +347,7 @@ def attention_heatmap(
         show_text=show_text,
         height=height,
         plot_px=plot_px,
+        bound=bound,
     )
 
 

@@ -191,9 +191,7 @@ def clickable_map(view: View, values, name: str, alt: str, bound: float | None =
     kind, allowed for :func:`attention_ui.figures.heatmaps.attention_heatmap`; ``bound``: a signed
     map's colour scale runs from −bound to bound instead of its own largest |value|)."""
     tokens = view.trace.tokens
-    fig = heatmaps.attention_heatmap(values, tokens, hover=view.hover, **view.axes, **kwargs)
-    if bound is not None:
-        fig.data[0].update(zmin=-bound, zmax=bound, zmid=0.0)
+    fig = heatmaps.attention_heatmap(values, tokens, hover=view.hover, bound=bound, **view.axes, **kwargs)
     if view.cell is not None:
         playground_figures.outline_cell(fig, *view.cell)
     chart(view, fig, name, alt, square=True, selectable=True)
