@@ -34,12 +34,35 @@ def test_projector_figure_has_large_type_and_fills_its_box():
     assert wide.layout.yaxis.scaleanchor is None
 
 
+def test_projector_panels_keep_room_for_their_titles():
+    weights = np.full((2, 6, 6), 1 / 6)
+    fig = projector_figure(heatmaps.heads_small_multiples(weights, TOKENS, head_title="head {h}"))
+    titles = fig.layout.annotations
+    assert [a.text for a in titles] == ["head 0", "head 1"]
+    assert all(a.font.size >= 18 for a in titles)
+    assert fig.layout.margin.t >= titles[0].font.size + 10  # drawn above the plot, inside the chart
+    single = projector_figure(heatmaps.attention_heatmap(weights[0], TOKENS, kind="weights"))
+    assert single.layout.margin.t <= 10  # no titles: the map keeps the room
+
+
 def test_key_script_is_constant_apart_from_the_step_numbers():
     a, b = presenter.keys_script(3), presenter.keys_script(4)
     assert "const STEP = 3, LAST = 11;" in a and "const STEP = 4, LAST = 11;" in b
     assert a.replace("STEP = 3", "STEP = 4") == b
-    for key in ("ArrowRight", "PageDown", '" "', "ArrowLeft", "PageUp", "Escape"):
+    for key in ("ArrowRight", "PageDown", '" "', "ArrowLeft", "PageUp", "Home", "End", "Escape"):
         assert key in a
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_home_and_end_buttons_jump_to_the_first_and_last_step(lang):
+    at = open_page(lang=lang)
+    at.button(key="pg_present_start").click().run()
+    assert at.button(key="pg_present_first").disabled and not at.button(key="pg_present_last").disabled
+    at.button(key="pg_present_last").click().run()
+    assert at.title[0].value.startswith("11. ") and at.query_params["step"] == "11"
+    assert at.button(key="pg_present_last").disabled and at.button(key="pg_present_next").disabled
+    at.button(key="pg_present_first").click().run()
+    assert at.title[0].value.startswith("1. ") and at.query_params["step"] == "1"
 
 
 def slide_state(at):

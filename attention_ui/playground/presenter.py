@@ -28,14 +28,24 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stMain"] h1 { font-size: 2.6rem; padding-top: 0.25rem; }
 [data-testid="stMain"] .katex { font-size: 1.3em; }
 [data-testid="stMain"] .katex-display { overflow-x: auto; overflow-y: hidden; padding-bottom: 0.2rem; }
+.st-key-pg_present_first, .st-key-pg_present_last { display: none !important; }
+[class*="st-key-pg_slide_wide_"] { height: calc(100vh - 24rem) !important; min-height: 16rem; flex: none !important; }
+[class*="st-key-pg_slide_wide_"] > div, [class*="st-key-pg_slide_wide_"] [data-testid="stFullScreenFrame"],
+[class*="st-key-pg_slide_wide_"] [data-testid="stPlotlyChart"] { height: 100% !important; }
 .st-key-pg_slide_chart { height: calc(100vh - 9.5rem) !important; min-height: 26rem; flex: none !important; }
 .st-key-pg_slide_chart > div, .st-key-pg_slide_chart [data-testid="stFullScreenFrame"],
 .st-key-pg_slide_chart [data-testid="stPlotlyChart"] { height: 100% !important; }
+@media (max-height: 900px) {  /* a 1366×768 projector: the step's text stays above the fold */
+  [data-testid="stMain"] .stMarkdown p, [data-testid="stMain"] .stMarkdown li { font-size: 1.12rem; line-height: 1.5; }
+  [data-testid="stMain"] h1 { font-size: 2.1rem; padding-top: 0; padding-bottom: 0.5rem; }
+  [data-testid="stMain"] .katex { font-size: 1.12em; }
+}
 </style>
 """
 
 # Constant JavaScript (no user text, only the step numbers below): keys and presentation clickers
-# (which send PageDown/PageUp or the arrows) drive the Previous/Next buttons, Escape exits; focus is
+# (which send PageDown/PageUp or the arrows) drive the Previous/Next buttons, Home/End the hidden
+# first/last step buttons, Escape exits; focus is
 # kept on the controls (Next, or Previous at the last step) instead of falling to <body>.
 _KEYS_JS = """
 <script>
@@ -50,6 +60,8 @@ _KEYS_JS = """
       if (el && el.closest && el.closest("input, textarea, select, [contenteditable], [role=listbox], [role=combobox]")) return null;
       if (NEXT.includes(e.key)) return "pg_present_next";
       if (PREV.includes(e.key)) return "pg_present_prev";
+      if (e.key === "Home") return "pg_present_first";
+      if (e.key === "End") return "pg_present_last";
       if (e.key === "Escape") return "pg_present_exit";
       return null;
     };
@@ -138,6 +150,10 @@ def _go(delta: int) -> None:
     s[STEP_KEY] = min(len(STEPS), max(1, clamp_step(s) + delta))
 
 
+def _go_to(step: int) -> None:
+    st.session_state[STEP_KEY] = min(len(STEPS), max(1, step))
+
+
 def _enter() -> None:
     """Presenter mode starts at step 1 (a link with ``?present=1&step=k`` still opens at step k)."""
     st.session_state[PRESENT_KEY] = True
@@ -200,6 +216,16 @@ def render(view: View, head_picker) -> None:
         width="stretch",
     )
     c_pos.markdown(t("playground.present_position", step=step, total=len(STEPS)))
+    # Home and End (keys only, hidden by _CSS): buttons, so the jump runs through a callback like
+    # Previous/Next and the URL written after the run holds the new step.
+    for key, target in (("pg_present_first", 1), ("pg_present_last", len(STEPS))):
+        c_pos.button(
+            t("playground.present_first" if target == 1 else "playground.present_last"),
+            key=key,
+            on_click=_go_to,
+            args=(target,),
+            disabled=step == target,
+        )
     c_next.button(
         t("playground.present_next"),
         key="pg_present_next",

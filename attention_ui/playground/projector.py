@@ -28,8 +28,10 @@ def projector_figure(fig: go.Figure, square: bool = False) -> go.Figure:
         height=None,
         autosize=True,
         font=dict(size=TICK_FONT_PX, color=TEXT_COLOR),
-        margin=dict(l=10, r=10, t=10, b=10),
+        # room above the plot for subplot titles (all heads' panels), which Plotly draws as annotations
+        margin=dict(l=10, r=10, t=TITLE_FONT_PX + 24 if fig.layout.annotations else 10, b=10),
     )
+    out.update_annotations(font=dict(size=TITLE_FONT_PX, color=TEXT_COLOR))
     axis = dict(
         tickfont=dict(size=TICK_FONT_PX, color=TEXT_COLOR),
         title_font=dict(size=TITLE_FONT_PX, color=TEXT_COLOR),

@@ -179,10 +179,16 @@ def chart(view: View, fig, key: str, alt: str, square: bool = False, selectable:
     if view.present:
         fig = projector.projector_figure(fig, square=square)
         width = "stretch"  # the slide's chart box (presenter CSS) decides the height
-        kwargs["height"] = "stretch" if view.chart_slot is not None else SLIDE_WIDE_CHART_PX
+        kwargs["height"] = "stretch"
+    if view.chart_slot is not None:
+        box = view.chart_slot
+    elif view.present:  # a wide step's chart: a box whose height presenter mode's CSS ties to the window
+        box = st.container(key=SLIDE_WIDE_KEY_PREFIX + key)
+    else:
+        box = contextlib.nullcontext()
     # theme=None: the figures carry base.PLAIN_TEMPLATE (Streamlit's look, without its per-rerun
     # rewrite of the whole figure in the browser).
-    with view.chart_slot if view.chart_slot is not None else contextlib.nullcontext():
+    with box:
         kit.chart(fig, CHART_PREFIX + key, alt, width=width, config=config, theme=None, **kwargs)
 
 
@@ -457,7 +463,7 @@ BODIES: dict[str, Callable[[View], None]] = {
 
 # Steps whose slide (presenter mode) keeps the page's layout: several charts, or one very wide one.
 SLIDE_WIDE = ("qkv", "all_heads")
-SLIDE_WIDE_CHART_PX = 560  # their charts' height on a slide (the others fill the window's height)
+SLIDE_WIDE_KEY_PREFIX = "pg_slide_wide_"  # their charts' boxes: the window's height less the text above
 SLIDE_CHART_KEY = "pg_slide_chart"  # the slide's chart box, sized by presenter mode's CSS
 
 
@@ -470,7 +476,7 @@ def render_step(view: View, name: str, number: int, heading_level: str = "header
     title = step_title(view.t, name, number, view.text.get(name))
     getattr(st, heading_level)(title, anchor=f"step-{name}")
     if view.present and name not in SLIDE_WIDE:
-        text_col, chart_col = st.columns([1, 2.3], gap="large")
+        text_col, chart_col = st.columns([1, 1.9], gap="large")
         view = dataclasses.replace(view, chart_slot=chart_col.container(key=SLIDE_CHART_KEY))
     else:
         text_col = contextlib.nullcontext()

@@ -71,6 +71,11 @@ def test_presenter_keys_focus_size_and_return(browser: Browser, streamlit_server
     page.keyboard.press("ArrowLeft")  # nothing before the first step
     page.wait_for_timeout(300)
     assert h1(page).startswith("1. ")
+    press(page, "End")
+    assert h1(page).startswith("11. ") and "step=11" in page.url
+    assert focused_key(page) == "st-key-pg_present_prev"  # Next is disabled at the last step
+    press(page, "Home")
+    assert h1(page).startswith("1. ") and "step=1" in page.url
     page.evaluate("document.activeElement.blur()")  # Space with no control focused still moves on
     press(page, " ")
     assert h1(page).startswith("2. ")
@@ -81,5 +86,44 @@ def test_presenter_keys_focus_size_and_return(browser: Browser, streamlit_server
     back_at = page.evaluate(SCROLL_JS)
     assert abs(back_at - left_at) < 40, (left_at, back_at)
     assert "present" not in page.url
+    assert_no_exception(page)
+    context.close()
+
+
+FITS_JS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const text = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stMarkdownContainer"]')]
+    .map(e => e.getBoundingClientRect().bottom);
+  return {overflow: main.scrollHeight - main.clientHeight, textBottom: Math.max(...text), height: innerHeight};
+}"""
+
+
+@pytest.mark.parametrize("lang", ["ja"])
+def test_presenter_slides_fit_a_1366x768_projector(
+    browser: Browser, streamlit_server: str, lang: str
+) -> None:
+    """At 1366×768 every line of a slide is above the fold: the longest step text (4, in Japanese),
+    a wide step whose charts sit under the text (2, 9) and the slide with two panels' titles."""
+    context = new_context(browser, width=1366, height=768, locale="ja-JP")
+    page = context.new_page()
+    for step in (4, 2, 9):
+        page.goto(f"{streamlit_server}/?lang={lang}&present=1&step={step}")
+        wait_for_app_run(page)
+        wait_for_charts(page)
+        assert h1(page).startswith(f"{step}. ")
+        fits = page.evaluate(FITS_JS)
+        assert fits["overflow"] <= 30 and fits["textBottom"] <= fits["height"], (step, fits)
+        box = page.locator(".js-plotly-plot").first.bounding_box()
+        assert box is not None and box["height"] >= 300 and box["y"] + box["height"] <= 768 + 2, (step, box)
+        if step == 9:  # the panels' titles ("ヘッド 0") are inside the chart, not cut by its top edge
+            titles = page.locator(".js-plotly-plot .annotation-text")
+            assert titles.count() >= 2
+            top = titles.first.bounding_box()
+            assert top is not None and top["y"] >= box["y"] - 1, (top, box)
+        screenshot(page, f"presenter_step{step}_1366_{lang}")
+    press(page, "End")
+    assert h1(page).startswith("11. ")
+    press(page, "Home")
+    assert h1(page).startswith("1. ")
     assert_no_exception(page)
     context.close()
