@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_ui.i18n import LANGUAGES, catalog, placeholders
+from attention_ui.i18n import LANGUAGES, catalog, placeholders, translate
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCALES = ROOT / "attention_ui" / "locales"
@@ -96,3 +96,19 @@ def test_step_and_choice_keys_built_at_run_time_exist():
     built += [f"playground.scale_{s}" for s in SCALE_CHOICES] + [f"playground.preset_{p}" for p in PRESETS]
     for lang in LANGUAGES:
         assert not [k for k in built if not catalog(lang).get(k)], lang
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_step_numbers_named_in_help_texts_match_the_steps(lang):
+    """Help texts that name playground steps by number name the right ones (they are fixed text)."""
+    import re
+
+    from attention_ui.playground.steps_view import PER_HEAD, STEPS
+
+    number = {name: i + 1 for i, name in enumerate(STEPS)}
+    numbers = [int(x) for x in re.findall(r"\d+", translate(lang, "playground.head_help"))]
+    first, last = number[PER_HEAD[0]], number[PER_HEAD[-1]]
+    assert numbers == [first, last, number["mask"], number["all_heads"]], numbers
+    assert "mask" not in PER_HEAD and first < number["mask"] < last  # the one step inside that is shared
+    shared = [int(x) for x in re.findall(r"\d+", translate(lang, "playground.shared_scale"))]
+    assert shared == [number["raw"], number["scaled"]]
