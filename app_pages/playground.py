@@ -158,10 +158,13 @@ def make_view(t, trace, example: bool, text: dict | None = None) -> steps_view.V
     )
 
 
-def render_steps(t, trace, example: bool, text: dict | None = None) -> None:
-    """Every step (steps_view.render_all), the URL written again after each per-head fragment run."""
+def render_steps(t, trace, example: bool, text: dict | None = None, selector=None) -> None:
+    """Every step (steps_view.render_all), the URL written again after each per-head fragment run;
+    ``selector`` replaces the head radio (the pretrained view has its picker above the overview)."""
     steps_view.render_all(
-        lambda: make_view(t, trace, example, text), lambda: head_selector(t, trace.heads), write_url
+        lambda: make_view(t, trace, example, text),
+        selector or (lambda: head_selector(t, trace.heads)),
+        write_url,
     )
 
 
@@ -181,7 +184,7 @@ def main() -> None:
         if ignored:  # both views: a malformed ?layer= is as worth naming as a malformed ?seed=
             st.warning(t("playground.url_ignored", names=", ".join(kit.escape_markdown(n) for n in ignored)))
         if not present and pretrained_view.weights_switch(t):  # all-MiniLM-L6-v2: own controls, same steps
-            pretrained_view.page(t, lambda tr, text: render_steps(t, tr, False, text))
+            pretrained_view.page(t, lambda tr, text, selector: render_steps(t, tr, False, text, selector))
             return
         if not present:
             settings_sidebar(t, example)

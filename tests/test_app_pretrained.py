@@ -57,8 +57,8 @@ def test_switch_to_pretrained_shows_wordpieces_overview_and_the_steps(at):
     to_pretrained(at, meta["text"], 0)
     figs = charts(at)
     overview = figs["pg_chart_pt_overview"]
-    assert len(overview["data"]) == 72
-    assert all(tr["type"] == "heatmap" for tr in overview["data"])
+    # 72 panels, then one trace of click targets per panel (heatmaps report no clicks)
+    assert [tr["type"] for tr in overview["data"]] == ["heatmap"] * 72 + ["scatter"] * 72
     # subword tokens exactly as the tokenizer makes them, [CLS]/[SEP] included, in order
     assert overview["data"][0]["x"] == [f"#{i} {tok}" for i, tok in enumerate(meta["tokens"])]
     for layer in range(6):
@@ -77,7 +77,10 @@ def test_switch_to_pretrained_shows_wordpieces_overview_and_the_steps(at):
     np.testing.assert_allclose(z(weights), golden[0, 0], atol=TOL)
     assert z(figs["pg_chart_x"]).shape == (9, 384)  # d_model follows the model
     assert z(figs["pg_chart_q"]).shape == (9, 32)  # d_k
-    assert len(at.radio(key="pg_head").options) == 12
+    assert len(at.selectbox(key="pg_head").options) == 12  # one line above the overview
+    # where the playground has its head radio, the steps say which head they show and link back
+    assert not any(r.key == "pg_head" for r in at.radio)
+    assert any(m.value == translate("en", "pretrained.head_pointer", layer=0, head=0) for m in at.markdown)
     # the fixed shape is stated, and the random-weights controls are gone
     assert any("384" in i.value and "32" in i.value for i in at.info)
     keys = {w.key for w in at.get("number_input")}
@@ -90,7 +93,7 @@ def test_layer_and_head_selectors_pick_the_right_matrix_and_frame_it(at):
     meta, golden = golden_case(0)
     to_pretrained(at, meta["text"], 0)
     at.radio(key="pg_pt_layer").set_value(3).run()
-    at.radio(key="pg_head").set_value(5).run()
+    at.selectbox(key="pg_head").set_value(5).run()
     assert_healthy(at)
     figs = charts(at)
     np.testing.assert_allclose(z(figs["pg_chart_weights"]), golden[3, 5], atol=TOL)
@@ -134,7 +137,7 @@ def test_hiding_special_tokens_removes_their_rows_and_columns_only_from_the_disp
     assert (weights.sum(axis=1) < 1 - 1e-3).all()  # the UI says rows no longer add up to 1
     assert any(i.value == translate("en", "pretrained.hidden_note") for i in at.info)
     overview = figs["pg_chart_pt_overview"]
-    assert len(overview["data"]) == 72
+    assert [tr["type"] for tr in overview["data"]].count("heatmap") == 72
     np.testing.assert_allclose(z(overview, 71), golden[5, 11][np.ix_(keep, keep)], atol=TOL)
     # the token chips still list every token
     assert any("CLS" in m.value and "SEP" in m.value for m in at.markdown)
@@ -159,7 +162,7 @@ def test_japanese_sentence_gets_unk_note_and_japanese_ui(at):
 @needs_model
 def test_switching_back_to_random_restores_the_random_playground(at):
     to_pretrained(at)
-    at.radio(key="pg_head").set_value(11).run()
+    at.selectbox(key="pg_head").set_value(11).run()
     at.radio(key="pg_weights").set_value("random").run()
     assert_healthy(at)
     figs = charts(at)
@@ -210,7 +213,7 @@ def test_shared_url_opens_the_pretrained_layer_and_head_with_the_models_weights(
     assert_healthy(at)
     assert not at.warning, [w.value for w in at.warning]
     assert at.radio(key="pg_weights").value == "pretrained" and at.radio(key="pg_pt_layer").value == 3
-    assert at.radio(key="pg_head").value == 5
+    assert at.selectbox(key="pg_head").value == 5
     figs = charts(at)
     np.testing.assert_allclose(z(figs["pg_chart_weights"]), golden[3, 5], atol=TOL)  # independent (PyTorch)
     trace = pretrained.run_text(meta["text"]).layers[3]

@@ -21,7 +21,13 @@ from attention_core.models.minilm import (
     special_positions,
     without_positions,
 )
-from attention_ui.figures.pretrained import axis_name, heads_overview, with_selection
+from attention_ui.figures.pretrained import (
+    CELL_TARGETS_MAX_TOKENS,
+    axis_name,
+    heads_overview,
+    panel_of_point,
+    with_selection,
+)
 
 
 def random_weights(layers: int, heads: int, n: int, seed: int = 0) -> np.ndarray:
@@ -42,6 +48,41 @@ def domain(fig, index: int, axis: str) -> tuple[float, float]:
 # ----------------------------------------------------------------------------------------------
 # heads_overview
 # ----------------------------------------------------------------------------------------------
+
+
+def test_a_click_anywhere_in_a_panel_names_that_panel():
+    """Clickable overview: every panel has its own invisible points, on the same axes as its map, and
+    the point's trace number gives back (layer, head); the hover moves to the points unchanged."""
+    tokens = ["[CLS]", "a", "b", "[SEP]", "[PAD]"]
+    A = random_weights(2, 3, 5)
+    allowed = np.ones((5, 5), bool)
+    allowed[:, 4] = False  # the [PAD] key is masked
+    fig = heads_overview(A, tokens, allowed=allowed, clickable=True, click_hint="click me")
+    heat, points = fig.data[:6], fig.data[6:]
+    assert len(points) == 6 and all(p.type == "scatter" for p in points)
+    assert fig.layout.hoverdistance == -1 and "select" in fig.layout.clickmode
+    for layer in range(2):
+        for head in range(3):
+            curve = 6 + layer * 3 + head
+            p = fig.data[curve]
+            assert panel_of_point({"curve_number": curve, "x": p.x[0], "y": p.y[0]}, 2, 3) == (layer, head)
+            assert (p.xaxis, p.yaxis) == (heat[layer * 3 + head].xaxis, heat[layer * 3 + head].yaxis)
+            assert len(p.x) == 5 * 4  # every allowed cell, none in the masked column
+            for x, y, value in zip(p.x, p.y, p.customdata, strict=True):
+                row, col = int(y[1 : y.index(" ")]), int(x[1 : x.index(" ")])  # "#i token"
+                assert value == pytest.approx(A[layer, head, row, col], abs=5e-5)
+            assert f"layer {layer} · head {head}" in p.hovertemplate and "click me" in p.hovertemplate
+    assert all(h.hoverinfo == "skip" for h in heat)
+    for bad in ({"curve_number": 0}, {"curve_number": 12}, {}, {"curve_number": "x"}):
+        assert panel_of_point(bad, 2, 3) is None  # a heatmap, past the end, malformed
+
+
+def test_long_sentences_get_one_click_target_per_panel():
+    n = CELL_TARGETS_MAX_TOKENS + 1
+    fig = heads_overview(random_weights(1, 2, n), [f"t{i}" for i in range(n)], clickable=True)
+    assert [len(p.x) for p in fig.data[2:]] == [1, 1]
+    assert fig.data[2].hovertemplate.startswith("layer 0 · head 0")
+    assert len(heads_overview(random_weights(1, 2, n), [f"t{i}" for i in range(n)]).data) == 2  # off by default
 
 
 def test_overview_has_one_heatmap_per_layer_and_head_with_its_own_weights():

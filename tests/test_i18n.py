@@ -110,5 +110,7 @@ def test_step_numbers_named_in_help_texts_match_the_steps(lang):
     first, last = number[PER_HEAD[0]], number[PER_HEAD[-1]]
     assert numbers == [first, last, number["mask"], number["all_heads"]], numbers
     assert "mask" not in PER_HEAD and first < number["mask"] < last  # the one step inside that is shared
+    pointer = [int(x) for x in re.findall(r"(?<![{\w])\d+", translate(lang, "pretrained.head_pointer"))]
+    assert pointer == [first, last], pointer
     shared = [int(x) for x in re.findall(r"\d+", translate(lang, "playground.shared_scale"))]
     assert shared == [number["raw"], number["scaled"]]

@@ -17,6 +17,9 @@ import plotly.graph_objects as go
 from .base import DEFAULT_HOVER, WEIGHT_SCALE, HoverText, escape_label, hover_labels
 
 PANEL_GAP = 0.012  # fraction of the plotting area between neighbouring panels
+# Click targets (see heads_overview's ``clickable``): one per cell up to this many tokens, so the hover
+# still names each cell; beyond it (cells of a few pixels) one per panel, naming the panel.
+CELL_TARGETS_MAX_TOKENS = 10
 SELECTED_COLOR = "#d62728"  # frame around the panel the step-by-step view shows
 
 
@@ -85,6 +88,8 @@ def heads_overview(
     hover: HoverText = DEFAULT_HOVER,
     selected: tuple[int, int] | None = None,
     panel_px: int = 78,
+    clickable: bool = False,
+    click_hint: str = "",
 ) -> go.Figure:
     """All heads of all layers: ``attentions [layers, heads, n, n]`` -> one figure of small multiples.
 
@@ -94,6 +99,12 @@ def heads_overview(
     for a weight of 0 on the colour scale. ``selected``
     frames one panel (the layer and head shown step by step). ``layer_title``/``head_title`` are
     formatted with ``layer=`` / ``head=``.
+
+    ``clickable``: Plotly heatmaps report no points to a selection (streamlit#8760), so each panel
+    gets a trace of invisible scatter points on its own axes, appended after the heatmaps in the
+    same order: the selected point's ``curve_number - layers * heads`` is the panel's index
+    ``layer * heads + head`` (:func:`panel_of_point`). The points take over the hover (the same
+    text, plus ``click_hint``); ``hoverdistance=-1`` makes a click anywhere in a panel select one.
     """
     a = np.asarray(attentions, dtype=float)
     if a.ndim != 4 or a.shape[2] != a.shape[3]:
@@ -185,6 +196,70 @@ def heads_overview(
         showlegend=False,
         meta=dict(layers=n_layers, heads=n_heads),
     )
+    if clickable:
+        traces += _click_targets(traces, a, labels, escape_label(click_hint))
+        layout.update(hoverdistance=-1, clickmode="event+select")
     fig = go.Figure(layout=layout, _validate=False)  # the layout in one go: update_layout costs seconds here
     fig.add_traces(traces)
     return fig
+
+
+def _click_targets(heatmaps: list[dict], a: np.ndarray, labels: list[str], hint: str) -> list[dict]:
+    """One invisible scatter trace per panel (see :func:`heads_overview`); takes over their hover."""
+    n = a.shape[2]
+    per_cell = n <= CELL_TARGETS_MAX_TOKENS
+    hint = f"<br><i>{hint}</i>" if hint else ""
+    if per_cell:
+        rows, cols = np.divmod(np.arange(n * n), n)
+        xs, ys = [labels[c] for c in cols], [labels[r] for r in rows]
+    else:  # the panel's centre: the middle token on both axes
+        xs = ys = [labels[n // 2]]
+    targets = []
+    for i, heat in enumerate(heatmaps):
+        layer, head = divmod(i, a.shape[1])
+        if per_cell:
+            values = a[layer, head].ravel()
+            keep = np.isfinite(values)  # a masked cell stays silent, as in the heatmap
+            idx = np.flatnonzero(keep) if not keep.all() else np.arange(n * n)
+            x, y = [xs[j] for j in idx], [ys[j] for j in idx]
+            data = np.round(values[idx], 4).tolist()
+            template = (
+                heat["hovertemplate"]
+                .replace("%{z:.4f}", "%{customdata:.4f}")
+                .replace("<extra></extra>", f"{hint}<extra></extra>")
+            )
+        else:
+            x, y, data = xs, ys, None
+            template = f"{heat['name']}{hint}<extra></extra>"
+        heat["hoverinfo"] = "skip"
+        heat["hovertemplate"] = None
+        targets.append(
+            dict(
+                type="scatter",
+                x=x,
+                y=y,
+                customdata=data,
+                mode="markers",
+                marker=dict(size=8, color="rgba(0,0,0,0)"),
+                selected=dict(marker=dict(opacity=0)),
+                unselected=dict(marker=dict(opacity=0)),
+                hovertemplate=template,
+                xaxis=heat["xaxis"],
+                yaxis=heat["yaxis"],
+                name=heat["name"],
+                showlegend=False,
+            )
+        )
+    return targets
+
+
+def panel_of_point(point: dict, n_layers: int, n_heads: int) -> tuple[int, int] | None:
+    """(layer, head) of a point selected on a clickable overview, or None for anything else."""
+    try:
+        curve = int(point["curve_number"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    panel = curve - n_layers * n_heads
+    if not 0 <= panel < n_layers * n_heads:
+        return None
+    return divmod(panel, n_heads)

@@ -21,7 +21,12 @@ from attention_core.models import minilm
 from attention_core.tokenizer import DEFAULT_MAX_TOKENS
 from attention_ui import kit
 from attention_ui.figures import base
-from attention_ui.figures.pretrained import heads_overview, with_selection
+from attention_ui.figures.pretrained import (
+    CELL_TARGETS_MAX_TOKENS,
+    heads_overview,
+    panel_of_point,
+    with_selection,
+)
 from attention_ui.language import current_language
 from attention_ui.playground.settings import PAD_RANGE, PAGE, PRETRAINED_LAYERS, WEIGHTS
 from attention_ui.playground.steps_view import StepText
@@ -56,12 +61,26 @@ def cached_run(text: str, pad: int) -> minilm.PretrainedResult:
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def cached_overview_base(
-    text: str, pad: int, hide_special: bool, layer_title: str, head_title: str, hover: base.HoverText
+    text: str,
+    pad: int,
+    hide_special: bool,
+    layer_title: str,
+    head_title: str,
+    hover: base.HoverText,
+    click_hint: str = "",
 ):
-    """The 6×12 overview without a frame (72 panels: building costs most of a second, so keep it)."""
+    """The 6×12 overview without a frame (72 panels: building costs most of a second, so keep it);
+    each panel can be clicked to choose its layer and head."""
     A, tokens, allowed = minilm.displayed_attentions(cached_run(text, pad), hide_special)
     return heads_overview(
-        A, tokens, allowed=allowed, layer_title=layer_title, head_title=head_title, hover=hover
+        A,
+        tokens,
+        allowed=allowed,
+        layer_title=layer_title,
+        head_title=head_title,
+        hover=hover,
+        clickable=True,
+        click_hint=click_hint,
     )
 
 
@@ -74,15 +93,33 @@ def cached_overview(
     layer_title: str,
     head_title: str,
     hover: base.HoverText,
+    click_hint: str = "",
 ):
     """The overview with the frame on ``selected``: a copy of the cached base (cheaper than a rebuild)."""
-    base = cached_overview_base(text, pad, hide_special, layer_title, head_title, hover)
+    base = cached_overview_base(text, pad, hide_special, layer_title, head_title, hover, click_hint)
     return with_selection(base, selected)
 
 
 # ---------------------------------------------------------------------------------------------
 # Page parts
 # ---------------------------------------------------------------------------------------------
+
+
+OVERVIEW_KEY = "pg_chart_pt_overview"
+
+
+def choose_panel(n_layers: int, n_heads: int) -> None:
+    """The overview's click callback: the clicked panel's layer and head become the ones shown step
+    by step (the same state as the layer and head pickers, so the URL follows)."""
+    event = st.session_state.get(OVERVIEW_KEY)
+    try:
+        points = event["selection"]["points"]
+    except (KeyError, TypeError):
+        return
+    panel = panel_of_point(points[0], n_layers, n_heads) if points else None
+    if panel is None:
+        return
+    st.session_state["pg_pt_layer"], st.session_state["pg_head"] = panel
 
 
 def weights_switch(t) -> bool:
@@ -177,9 +214,10 @@ def step_texts(layer: int, t) -> dict[str, StepText]:
     }
 
 
-def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText]], None]) -> None:
-    """The whole pretrained view. ``show_steps(trace, texts)`` draws the playground's step-by-step view
-    with the step texts of :func:`step_texts` replacing the random-weights ones."""
+def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText], Callable[[], None]], None]) -> None:
+    """The whole pretrained view. ``show_steps(trace, texts, head_selector)`` draws the playground's
+    step-by-step view with the step texts of :func:`step_texts` replacing the random-weights ones and
+    ``head_selector`` where the head picker would be (the picker itself sits above the overview)."""
     sidebar(t)
     st.title(t("playground.title"))
     st.markdown(t("pretrained.intro"))
@@ -212,11 +250,26 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText]], None]) -
 
     st.header(t("pretrained.overview_title"), anchor="pretrained-overview")
     names = {k: t("pretrained.layer_name", layer=k) for k in range(layers)}
+    n_heads = result.layers[0].heads
+    heads = {k: t("playground.head_name", h=k) for k in range(n_heads)}
+    # the layer and the head side by side, right above the maps they frame (12 heads as a radio wrapped
+    # onto several lines far below, before step 2; a select box stays one line)
+    c_layer, c_head = st.columns([3, 1], vertical_alignment="bottom")
     VIEW.widget(
-        t, "radio", "pt_layer", list(names), text="layer", format_func=names.get, horizontal=True, helped=True
+        t,
+        "radio",
+        "pt_layer",
+        list(names),
+        text="layer",
+        format_func=names.get,
+        horizontal=True,
+        helped=True,
+        where=c_layer,
     )
+    PAGE.widget(t, "selectbox", "head", list(heads), format_func=heads.get, helped=True, where=c_head)
     layer = int(st.session_state["pg_pt_layer"])
-    st.markdown(t("pretrained.overview_explain", layer=layer, head=head))
+    head = int(st.session_state["pg_head"])
+    st.markdown(t("pretrained.overview_explain", layer=layer, head=head, max_tokens=CELL_TARGETS_MAX_TOKENS))
     hover = kit.hover_text(t, "playground")
     fig = cached_overview(
         text,
@@ -226,12 +279,15 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText]], None]) -
         t("pretrained.layer_name", layer="{layer}"),
         t("playground.head_name", h="{head}"),
         hover,
+        t("pretrained.overview_click"),
     )
     st.plotly_chart(
         fig,
-        key="pg_chart_pt_overview",
+        key=OVERVIEW_KEY,
         width="stretch",
         config={"displaylogo": False, "displayModeBar": False},
+        on_select=lambda: choose_panel(layers, result.layers[0].heads),
+        selection_mode="points",
         alt=t("pretrained.alt_overview", layers=layers, heads=result.layers[0].heads, n=len(fig.data[0].x)),
     )
 
@@ -241,4 +297,12 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText]], None]) -
     else:
         st.markdown(t("pretrained.steps_note_later", layer=layer, previous=layer - 1))
     st.markdown(t("pretrained.bias_note"))
-    show_steps(minilm.display_trace(result, layer, hide), step_texts(layer, t))
+    show_steps(
+        minilm.display_trace(result, layer, hide), step_texts(layer, t), lambda: head_pointer(t, layer, head)
+    )
+
+
+def head_pointer(t, layer: int, head: int) -> None:
+    """Where the playground puts its head picker (before step 2): which head is shown, and a link
+    back to the picker and the overview (one picker per page: Streamlit allows one widget per key)."""
+    st.markdown(t("pretrained.head_pointer", layer=layer, head=head))

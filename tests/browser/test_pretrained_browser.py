@@ -67,6 +67,43 @@ def full_labels(labels: list[str]) -> bool:
     )
 
 
+def click_panel(page: Page, layer: int, head: int, lang: str) -> None:
+    """Click the middle of overview panel (layer, head) and check that it became the one shown: the
+    pickers, the URL, the red frame and the steps' heading all follow."""
+    index = layer * 12 + head + 1  # Plotly's axis number of the panel: xy, x2y2, ..., x72y72
+    subplot = "xy" if index == 1 else f"x{index}y{index}"
+    panel = chart(page, "pt_overview").locator(f"g.draglayer g.{subplot} rect.nsewdrag")
+    box = panel.bounding_box()
+    assert box is not None and box["width"] > 20, box
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    wait_for_app_run(page, timeout_ms=SLOW_MS)
+    expect(page).to_have_url(re.compile(rf"layer={layer}\b.*head={head}\b|head={head}\b.*layer={layer}\b"))
+    head_box = page.locator(".st-key-pg_head")
+    expect(head_box.get_by_role("combobox")).to_have_value(translate(lang, "playground.head_name", h=head))
+    checked = page.locator(".st-key-pg_pt_layer input:checked")
+    expect(checked).to_have_count(1)
+    assert checked.evaluate("e => e.closest('label').innerText").strip() == translate(
+        lang, "pretrained.layer_name", layer=layer
+    )
+    expect(
+        page.get_by_role("heading", name=translate(lang, "pretrained.steps_title", layer=layer))
+    ).to_be_visible()
+    frame = chart(page, "pt_overview").locator("g.shapelayer path").first.bounding_box()
+    assert (
+        frame is not None
+        and frame["x"] <= box["x"] + 2
+        and frame["x"] + frame["width"] >= box["x"] + box["width"] - 2
+    )
+    assert frame["y"] <= box["y"] + 2 and frame["y"] + frame["height"] >= box["y"] + box["height"] - 2
+    # the head picker sits on the overview's level, not a page away
+    picker = head_box.bounding_box()
+    overview = chart(page, "pt_overview").bounding_box()
+    assert picker is not None and overview is not None and 0 < overview["y"] - picker["y"] < 400, (
+        picker,
+        overview,
+    )
+
+
 def test_pretrained_view_draws_the_72_panel_overview_and_subword_steps(app: Page) -> None:
     wait_for_charts(app, timeout_ms=SLOW_MS)
     enter_sentence(app, SENTENCE)
@@ -82,6 +119,8 @@ def test_pretrained_view_draws_the_72_panel_overview_and_subword_steps(app: Page
     screenshot(app, "pretrained_en")
     app.locator(".st-key-pg_chart_pt_overview").scroll_into_view_if_needed()
     screenshot(app, "pretrained_en_overview", full=False)
+    click_panel(app, 2, 7, "en")  # 1400×900
+    assert_no_exception(app)
 
     # layer 4, specials hidden: [CLS]/[SEP] leave the maps, the note says rows no longer sum to 1
     app.locator(".st-key-pg_pt_layer").get_by_text(
@@ -119,5 +158,9 @@ def test_pretrained_view_in_japanese_with_a_japanese_sentence(app: Page) -> None
     expect(note.first).to_be_visible()
     expect(chart(app, "pt_overview").locator("g.heatmaplayer image")).to_have_count(72)
     screenshot(app, "pretrained_ja")
+    app.set_viewport_size({"width": 1366, "height": 768})
     app.locator(".st-key-pg_chart_pt_overview").scroll_into_view_if_needed()
+    click_panel(app, 5, 11, "ja")  # the last panel, at 1366×768
+    assert_no_exception(app)
+    app.locator(".st-key-pg_pt_layer").scroll_into_view_if_needed()
     screenshot(app, "pretrained_ja_overview", full=False)
