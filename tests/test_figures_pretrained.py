@@ -82,7 +82,9 @@ def test_long_sentences_get_one_click_target_per_panel():
     fig = heads_overview(random_weights(1, 2, n), [f"t{i}" for i in range(n)], clickable=True)
     assert [len(p.x) for p in fig.data[2:]] == [1, 1]
     assert fig.data[2].hovertemplate.startswith("layer 0 · head 0")
-    assert len(heads_overview(random_weights(1, 2, n), [f"t{i}" for i in range(n)]).data) == 2  # off by default
+    assert (
+        len(heads_overview(random_weights(1, 2, n), [f"t{i}" for i in range(n)]).data) == 2
+    )  # off by default
 
 
 def test_overview_has_one_heatmap_per_layer_and_head_with_its_own_weights():
