@@ -37,7 +37,8 @@ DEFAULTS = {
     "bl_ff_mult": 4,
     "bl_tables": False,
 }
-PAGE = kit.Page("bl", "block", DEFAULTS, translated_defaults={"bl_text": "block.default_text"})
+TEXTS, SHARED = {"bl_text": "block.default_text"}, {"bl_text": kit.LEARNER_TEXT}  # d_model stays the lab's
+PAGE = kit.Page("bl", "block", DEFAULTS, translated_defaults=TEXTS, shared=SHARED)
 
 cached_block = st.cache_resource(max_entries=32, show_spinner=False)(lab_block.block_lab)
 cached_depth = st.cache_resource(max_entries=32, show_spinner=False)(lab_block.depth_run)

@@ -41,7 +41,9 @@ DEFAULTS = {
     "if_dtype": "float16 / bfloat16",
     "if_calc_kv": PRESETS[1].kv_heads,
 }
-PAGE = kit.Page("if", "inference", DEFAULTS, translated_defaults={"if_text": "inference.default_text"})
+TEXTS = {"if_text": "inference.default_text"}
+SHARED = {"if_text": kit.LEARNER_TEXT}  # the learner's sentence; d_model stays the lab's
+PAGE = kit.Page("if", "inference", DEFAULTS, translated_defaults=TEXTS, shared=SHARED)
 
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_inference.inference_lab)
 cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_inference.flops_curve)

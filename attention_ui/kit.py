@@ -154,6 +154,63 @@ def share_context(
         session_state[synced] = session_state.get(key)
 
 
+# The shared context in a lab's URL (the playground writes the same names with its own code):
+# ?text=…&d_model=…&lang=…, so a lab's link opens on the learner's sentence.
+CONTEXT_URL = {LEARNER_TEXT: "text", LEARNER_D_MODEL: "d_model"}
+MAX_URL_TEXT = 2000  # characters of a sentence kept in a URL (as the playground's)
+
+
+def _context_value(common: str, raw: object):
+    """A shared setting read from its URL text; None when malformed."""
+    if not isinstance(raw, str):
+        return None
+    if common == LEARNER_TEXT:
+        return raw if 0 < len(raw) <= MAX_URL_TEXT and "\x00" not in raw else None
+    if common == LEARNER_D_MODEL:
+        return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 6 else None
+    return None
+
+
+def read_context_url(
+    session_state,
+    query: Mapping[str, str],
+    shared: Mapping[str, str],
+    accepts: Mapping[str, Callable[[object], bool]],
+    marker: str,
+) -> list[str]:
+    """Take the shared settings a lab's URL holds (a shared or reloaded link) into the page and the
+    learner's context; call before :func:`share_context`. A URL the page wrote itself (kept under
+    ``marker``) or an empty one (the page was reached from the menu) is not read again. Returns the
+    names of the parameters that could not be used (malformed, or a value the page cannot take)."""
+    if not query or dict(query) == session_state.get(marker):
+        return []
+    ignored = []
+    for key, common in shared.items():
+        name = CONTEXT_URL.get(common)
+        if name is None or name not in query:
+            continue
+        value = _context_value(common, query[name])
+        if value is None or not accepts.get(key, lambda _v: True)(value):
+            ignored.append(name)
+            continue
+        session_state[key] = session_state[common] = session_state[f"{key}_synced"] = value
+    return ignored
+
+
+def context_query(session_state, shared: Mapping[str, str], lang: str) -> dict[str, str]:
+    """The lab's URL for its shared settings now, plus the language."""
+    query = {}
+    for key, common in shared.items():
+        name, value = CONTEXT_URL.get(common), session_state.get(key)
+        if name is None or value is None:
+            continue
+        text = str(value)
+        if _context_value(common, text) == value:  # only what reads back as the same value
+            query[name] = text
+    query["lang"] = lang
+    return query
+
+
 # --- text -------------------------------------------------------------------------------------------
 
 _MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:&\"'=^")
@@ -355,7 +412,17 @@ class Page:
         missing = [key for key in self.translated_defaults if key not in st.session_state]
         init_state({key: t(self.translated_defaults[key]) for key in missing})
         if self.shared:
+            marker = f"{self.prefix}_url_written"
+            ignored = read_context_url(
+                st.session_state, st.query_params.to_dict(), self.shared, self.shared_accepts, marker
+            )
             share_context(st.session_state, self.shared, self.shared_accepts)
+            query = context_query(st.session_state, self.shared, t.lang)
+            if st.query_params.to_dict() != query:
+                st.query_params.from_dict(query)
+            st.session_state[marker] = query
+            if ignored:
+                st.warning(t("app.url_ignored", names=", ".join(ignored)))
         if self.choice_keys:
             refresh_translated_choices(
                 st.session_state, self.choice_keys, t.lang, f"{self.prefix}_lang_shown"

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from attention_ui.i18n import LANGUAGES, Translator
+from attention_ui.i18n import LANGUAGES, Translator, translate
 from tests.apptest_pages import open_page
 
 
@@ -128,3 +128,45 @@ def test_labs_start_from_the_playgrounds_sentence_and_d_model():
     at.text_area(key="mh_text").input("the lab's own").run()
     at.switch_page("app_pages/masks.py").run()
     assert at.text_area(key="mk_text").value == "the lab's own"  # and back: the latest edit wins
+
+
+def test_a_labs_url_holds_the_shared_context_and_is_read_once():
+    from attention_ui.kit import context_query, read_context_url
+
+    shared = {"mh_text": "learner_text", "mh_d_model": "learner_d_model"}
+    accepts = {"mh_d_model": lambda v: 1 <= v <= 128}
+    state = {"mh_text": "default", "mh_d_model": 16}
+    query = {"text": "猫 <b>が</b>", "d_model": "32", "lang": "ja"}
+    assert read_context_url(state, query, shared, accepts, "mark") == []
+    assert state["mh_text"] == state["learner_text"] == "猫 <b>が</b>" and state["mh_d_model"] == 32
+    written = context_query(state, shared, "ja")
+    assert written == {"text": "猫 <b>が</b>", "d_model": "32", "lang": "ja"}
+    state["mark"] = written
+    state["mh_text"] = "edited"  # the learner edits; the URL the page wrote is not read back over it
+    assert read_context_url(state, written, shared, accepts, "mark") == [] and state["mh_text"] == "edited"
+    assert read_context_url(state, {}, shared, accepts, "mark") == []  # reached from the menu
+    bad = {"text": "", "d_model": "4096", "lang": "en"}
+    assert read_context_url(state, bad, shared, accepts, "mark") == ["text", "d_model"]
+    assert state["mh_text"] == "edited" and state["mh_d_model"] == 32
+    for raw in ("-1", "1e3", "３２", "9" * 7, " 32"):
+        assert read_context_url(state, {"d_model": raw}, shared, accepts, "mark") == ["d_model"], raw
+    long = {"mh_text": "x" * 2001, "mh_d_model": 8}
+    assert "text" not in context_query(long, shared, "en")  # too long to read back: not written
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_link_to_a_lab_opens_on_its_sentence_and_the_lab_writes_it(lang):
+    sentence = "the dog chased a ball" if lang == "en" else "犬がボールを追いかけた"
+    for page, key in (
+        ("masks", "mk_text"),
+        ("block", "bl_text"),
+        ("positions", "ps_text"),
+        ("inference", "if_text"),
+    ):
+        at = open_page(f"app_pages/{page}.py", lang=None, params={"text": sentence, "lang": lang})
+        assert at.text_area(key=key).value == sentence, page
+        assert at.query_params["text"] == [sentence] or at.query_params["text"] == sentence
+        assert not at.warning, (page, [w.value for w in at.warning])
+    at = open_page("app_pages/multi_head.py", lang=None, params={"d_model": "100000", "lang": lang})
+    assert at.number_input(key="mh_d_model").value == 16  # out of range: the lab's own value stays
+    assert any(w.value == translate(lang, "app.url_ignored", names="d_model") for w in at.warning)

@@ -80,7 +80,10 @@ def test_switch_to_pretrained_shows_wordpieces_overview_and_the_steps(at):
     assert len(at.selectbox(key="pg_head").options) == 12  # one line above the overview
     # where the playground has its head radio, the steps say which head they show and link back
     assert not any(r.key == "pg_head" for r in at.radio)
-    assert any(m.value == translate("en", "pretrained.head_pointer", layer=0, head=0) for m in at.markdown)
+    assert any(
+        m.value == translate("en", "pretrained.head_pointer", layer=0, head=0, anchor="#pretrained-overview")
+        for m in at.markdown
+    )
     # the fixed shape is stated, and the random-weights controls are gone
     assert any("384" in i.value and "32" in i.value for i in at.info)
     keys = {w.key for w in at.get("number_input")}

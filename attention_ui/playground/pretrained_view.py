@@ -106,6 +106,7 @@ def cached_overview(
 
 
 OVERVIEW_KEY = "pg_chart_pt_overview"
+OVERVIEW_ANCHOR = "pretrained-overview"  # the overview heading's id, linked from the steps
 
 
 def choose_panel(n_layers: int, n_heads: int) -> None:
@@ -248,7 +249,7 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText], Callable[
     if hide:
         st.info(t("pretrained.hidden_note"))
 
-    st.header(t("pretrained.overview_title"), anchor="pretrained-overview")
+    st.header(t("pretrained.overview_title"), anchor=OVERVIEW_ANCHOR)
     names = {k: t("pretrained.layer_name", layer=k) for k in range(layers)}
     n_heads = result.layers[0].heads
     heads = {k: t("playground.head_name", h=k) for k in range(n_heads)}
@@ -305,4 +306,4 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText], Callable[
 def head_pointer(t, layer: int, head: int) -> None:
     """Where the playground puts its head picker (before step 2): which head is shown, and a link
     back to the picker and the overview (one picker per page: Streamlit allows one widget per key)."""
-    st.markdown(t("pretrained.head_pointer", layer=layer, head=head))
+    st.markdown(t("pretrained.head_pointer", layer=layer, head=head, anchor=f"#{OVERVIEW_ANCHOR}"))

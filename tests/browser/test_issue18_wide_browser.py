@@ -1,0 +1,96 @@
+"""Issue 18 at 1920×1080 in Japanese, one page load (the 1366×768 checks are in
+test_playground_issue18_browser.py, test_presenter_browser.py and test_axe_browser.py): raw and
+scaled scores drawn on one colour range until the switch is turned off, the copy-link button, one
+export menu whose CSV holds every head when asked, and the learner's sentence carried into a lab."""
+
+from __future__ import annotations
+
+import csv
+import io
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+from st_browser import (
+    assert_no_exception,
+    new_context,
+    screenshot,
+    wait_for_app_run,
+    wait_for_charts,
+    wait_for_path,
+)
+
+from attention_ui.i18n import translate
+
+pytestmark = pytest.mark.browser
+
+SENTENCE = "犬が猫を追いかけた"
+RANGE_JS = """(name) => {
+  const gd = document.querySelector(`.st-key-pg_chart_${name} .js-plotly-plot`);
+  const t = gd._fullData[0];
+  return [t.zmin, t.zmax];
+}"""
+
+
+def colour_range(page: Page, name: str) -> tuple[float, float]:
+    return tuple(page.evaluate(RANGE_JS, name))
+
+
+def test_wide_screen_shared_scale_copy_link_export_and_the_sentence_in_a_lab(
+    browser: Browser, streamlit_server: str
+) -> None:
+    context = new_context(browser, width=1920, height=1080, locale="ja-JP")
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=streamlit_server)
+    page = context.new_page()
+    page.goto(f"{streamlit_server}/?lang=ja&seed=3")
+    wait_for_app_run(page)
+    box = page.locator('[data-testid="stSidebar"] .st-key-pg_text textarea')
+    box.fill(SENTENCE)
+    box.press("Control+Enter")
+    wait_for_app_run(page)
+    wait_for_charts(page, 10)
+
+    # steps 3 and 4 on one colour range (the raw scores' largest |score|), each its own when off
+    raw, scaled = colour_range(page, "raw"), colour_range(page, "scaled")
+    assert raw == scaled and raw[0] == -raw[1] > -1e9, (raw, scaled)
+    page.locator(".st-key-pg_shared_scale label").first.click()
+    wait_for_app_run(page)
+    wait_for_charts(page, 10)
+    alone = colour_range(page, "scaled")
+    assert colour_range(page, "raw") == raw and 0 < alone[1] < raw[1], (raw, alone)
+    assert "shared=0" in page.url
+
+    # the copy-link button copies the address, which holds the view
+    page.locator(".al-copy-link").click()
+    expect(page.locator(".al-copy-status")).to_have_text(translate("ja", "playground.share_done"))
+    copied = page.evaluate("navigator.clipboard.readText()")
+    query = parse_qs(urlparse(copied).query)
+    assert copied == page.url and query["text"] == [SENTENCE] and query["shared"] == ["0"]
+
+    # one export menu: no download button on the page itself; CSV of every head from the menu
+    assert page.locator('[data-testid="stMain"] [data-testid="stDownloadButton"]').count() == 0
+    page.locator('[data-testid="stPopover"] button').first.click()
+    menu = page.locator('[data-testid="stPopoverBody"]')
+    expect(menu.locator('[data-testid="stDownloadButton"]')).to_have_count(3)
+    menu.locator(".st-key-pg_export_all").get_by_text(translate("ja", "playground.export_all_heads")).click()
+    wait_for_app_run(page)
+    with page.expect_download() as info:
+        menu.locator(".st-key-pg_dl_csv button").click()
+    rows = list(csv.reader(io.StringIO(info.value.path().read_bytes().decode("utf-8-sig"))))
+    heads = sorted({r[0] for r in rows[1:]})
+    assert rows[0][:2] == ["head", "query"] and heads == ["0", "1"], rows[:2]
+    n = len(rows[0]) - 2
+    assert len(rows) == 1 + 2 * n and any("猫" in r[1] for r in rows[1:])
+    screenshot(page, "export_menu_1920_ja", full=False)
+    page.keyboard.press("Escape")
+
+    # the sentence goes with the learner into the masks lab, and into its address
+    page.locator('[data-testid="stSidebarNav"] a[href$="/masks"]').click()
+    wait_for_path(page, "masks")
+    wait_for_app_run(page)
+    wait_for_charts(page)
+    expect(page.locator('[data-testid="stSidebar"] .st-key-mk_text textarea')).to_have_value(SENTENCE)
+    assert parse_qs(urlparse(page.url).query).get("text") == [SENTENCE], page.url
+    screenshot(page, "masks_carried_sentence_1920_ja", full=False)
+    assert_no_exception(page)
+    context.close()
