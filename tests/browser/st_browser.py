@@ -174,22 +174,20 @@ def wait_for_charts(page: Page, minimum: int = 1, timeout_ms: int = TIMEOUT_MS) 
 
 
 def open_lab(
-    page: Page, base_url: str, url_path: str, lang: str = "en", timeout_ms: int = TIMEOUT_MS
+    page: Page, base_url: str, url_path: str, lang: str | None = None, timeout_ms: int = TIMEOUT_MS
 ) -> Page:
-    """The app's start page, then the lab's sidebar link to ``url_path``, as a learner goes; then the
-    language ``lang`` through the sidebar's language box. Each step waits for its run.
+    """The lab's own link, ``/url_path?lang=lang``, as a shared link is opened (no ``lang``: the
+    browser's locale decides, as for a new visitor); waits for its run and checks it is the lab (its
+    path, no dialog such as Streamlit's "Page not found").
 
-    (A deep link to a lab right after the server starts can show Streamlit's "Page not found" dialog
-    for one run; going through the navigation does not depend on that race.)
+    (Deep links once raced the legacy ``pages/`` folder on a server's first run; app pages live in
+    ``app_pages/`` now, and tests/browser/test_deep_links.py opens links on fresh servers.)
     """
-    response = page.goto(f"{base_url}/")
-    assert response is not None and response.ok, f"GET / answered {response and response.status}"
+    response = page.goto(f"{base_url}/{url_path}" + (f"?lang={lang}" if lang else ""))
+    assert response is not None and response.ok, f"GET /{url_path} answered {response and response.status}"
     wait_for_app_run(page, timeout_ms)
-    page.locator(f'[data-testid="stSidebarNav"] a[href$="/{url_path}"]').click()
     wait_for_path(page, url_path, timeout_ms)
-    wait_for_app_run(page, timeout_ms)
-    if lang != "en":
-        switch_language(page, lang, timeout_ms)
+    assert page.locator('[role="dialog"]').count() == 0, page.locator('[role="dialog"]').first.inner_text()
     return page
 
 

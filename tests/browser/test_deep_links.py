@@ -163,16 +163,6 @@ def test_first_visit_by_deep_link_shows_the_lab(browser: Browser, fresh_server: 
             page.context.close()
 
 
-def test_every_lab_link_shows_its_lab(browser: Browser, streamlit_server: str) -> None:
-    """Every lab's link, on the shared (already visited) server: its own title, no dialog, no file list."""
-    for url_path in sorted(LAB_TITLES):
-        page = open_link(browser, f"{streamlit_server}/{url_path}?lang=ja", "en-US")
-        try:
-            assert_clean_lab(page, url_path, "ja")
-        finally:
-            page.context.close()
-
-
 def test_old_links_reach_their_page(browser: Browser, streamlit_server: str) -> None:
     """Links copied from the legacy list (``/why_sqrt_dk``, ``/playground``) land on their page, query kept."""
     for old, new in OLD_LINKS.items():
