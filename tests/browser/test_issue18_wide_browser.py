@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import csv
 import io
-from urllib.parse import parse_qs, urlparse
+import re
+from urllib.parse import parse_qs, quote_plus, urlparse
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
@@ -36,6 +37,17 @@ def colour_range(page: Page, name: str) -> tuple[float, float]:
     return tuple(page.evaluate(RANGE_JS, name))
 
 
+def wait_for_ranges(page: Page, shared: bool) -> None:
+    """Until Plotly has drawn the run's figures: raw and scaled on one range, or scaled on a smaller one."""
+    page.wait_for_function(
+        f"""() => {{
+          const r = (n) => document.querySelector(`.st-key-pg_chart_${{n}} .js-plotly-plot`)?._fullData?.[0];
+          const a = r('raw'), b = r('scaled');
+          return a && b && ({"a.zmax === b.zmax" if shared else "0 < b.zmax && b.zmax < a.zmax"});
+        }}"""
+    )
+
+
 def test_wide_screen_shared_scale_copy_link_export_and_the_sentence_in_a_lab(
     browser: Browser, streamlit_server: str
 ) -> None:
@@ -51,11 +63,13 @@ def test_wide_screen_shared_scale_copy_link_export_and_the_sentence_in_a_lab(
     wait_for_charts(page, 10)
 
     # steps 3 and 4 on one colour range (the raw scores' largest |score|), each its own when off
+    wait_for_ranges(page, shared=True)
     raw, scaled = colour_range(page, "raw"), colour_range(page, "scaled")
     assert raw == scaled and raw[0] == -raw[1] > -1e9, (raw, scaled)
     page.locator(".st-key-pg_shared_scale label").first.click()
     wait_for_app_run(page)
     wait_for_charts(page, 10)
+    wait_for_ranges(page, shared=False)
     alone = colour_range(page, "scaled")
     assert colour_range(page, "raw") == raw and 0 < alone[1] < raw[1], (raw, alone)
     assert "shared=0" in page.url
@@ -74,6 +88,7 @@ def test_wide_screen_shared_scale_copy_link_export_and_the_sentence_in_a_lab(
     expect(menu.locator('[data-testid="stDownloadButton"]')).to_have_count(3)
     menu.locator(".st-key-pg_export_all").get_by_text(translate("ja", "playground.export_all_heads")).click()
     wait_for_app_run(page)
+    expect(menu.locator(".st-key-pg_export_all input").nth(1)).to_be_checked()
     with page.expect_download() as info:
         menu.locator(".st-key-pg_dl_csv button").click()
     rows = list(csv.reader(io.StringIO(info.value.path().read_bytes().decode("utf-8-sig"))))
@@ -90,7 +105,7 @@ def test_wide_screen_shared_scale_copy_link_export_and_the_sentence_in_a_lab(
     wait_for_app_run(page)
     wait_for_charts(page)
     expect(page.locator('[data-testid="stSidebar"] .st-key-mk_text textarea')).to_have_value(SENTENCE)
-    assert parse_qs(urlparse(page.url).query).get("text") == [SENTENCE], page.url
+    expect(page).to_have_url(re.compile(r"[?&]text=" + re.escape(quote_plus(SENTENCE))))
     screenshot(page, "masks_carried_sentence_1920_ja", full=False)
     assert_no_exception(page)
     context.close()

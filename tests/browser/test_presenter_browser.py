@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import Browser, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from st_browser import assert_no_exception, new_context, screenshot, wait_for_app_run, wait_for_charts
 
 pytestmark = pytest.mark.browser
@@ -111,6 +112,10 @@ def test_presenter_slides_fit_a_1366x768_projector(
         wait_for_app_run(page)
         wait_for_charts(page)
         assert h1(page).startswith(f"{step}. ")
+        try:  # the slide settles (formulas, fonts) after the run: give it a moment before measuring
+            page.wait_for_function(f"() => ({FITS_JS})().overflow <= 30", timeout=10_000)
+        except PlaywrightTimeoutError:
+            pass  # measured and reported by the assertion below
         fits = page.evaluate(FITS_JS)
         assert fits["overflow"] <= 30 and fits["textBottom"] <= fits["height"], (step, fits)
         box = page.locator(".js-plotly-plot").first.bounding_box()
