@@ -37,8 +37,10 @@ DEFAULTS = {
     "bl_ff_mult": 4,
     "bl_tables": False,
 }
-TEXTS, SHARED = {"bl_text": "block.default_text"}, {"bl_text": kit.LEARNER_TEXT}  # d_model stays the lab's
-PAGE = kit.Page("bl", "block", DEFAULTS, translated_defaults=TEXTS, shared=SHARED)
+TEXTS = {"bl_text": "block.default_text"}
+SHARED = kit.learner_context(text="bl_text", mask="bl_mask", seed="bl_seed")  # not d_model, heads
+ACCEPTS = {"bl_mask": lab_block.MASKS.__contains__}
+PAGE = kit.Page("bl", "block", DEFAULTS, translated_defaults=TEXTS, shared=SHARED, shared_accepts=ACCEPTS)
 
 cached_block = st.cache_resource(max_entries=32, show_spinner=False)(lab_block.block_lab)
 cached_depth = st.cache_resource(max_entries=32, show_spinner=False)(lab_block.depth_run)

@@ -42,7 +42,7 @@ DEFAULTS = {
     "if_calc_kv": PRESETS[1].kv_heads,
 }
 TEXTS = {"if_text": "inference.default_text"}
-SHARED = {"if_text": kit.LEARNER_TEXT}  # the learner's sentence; d_model stays the lab's
+SHARED = kit.learner_context(text="if_text", seed="if_seed")  # d_model stays the lab's
 PAGE = kit.Page("if", "inference", DEFAULTS, translated_defaults=TEXTS, shared=SHARED)
 
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_inference.inference_lab)

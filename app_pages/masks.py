@@ -35,7 +35,7 @@ DEFAULTS = {
 THIRD = 170  # a low estimate of a map's plot width (px) in a third of the page at 1366 px
 CHOICES = ("mk_kind", "mk_head", "mk_matrix_method", "mk_position")
 TEXTS = {"mk_text": "masks.default_text", "mk_replacement": "masks.default_replacement"}  # page's language
-SHARED = {"mk_text": kit.LEARNER_TEXT}  # starts from the playground's sentence (16 tokens are kept)
+SHARED = kit.learner_context(text="mk_text", mask="mk_kind", seed="mk_seed")  # 16 tokens kept
 PAGE = kit.Page("mk", "masks", DEFAULTS, choice_keys=CHOICES, translated_defaults=TEXTS, shared=SHARED)
 
 

@@ -36,9 +36,9 @@ PAGE = kit.Page(
     "multihead",
     DEFAULTS,
     translated_defaults={"mh_text": "multihead.default_text"},
-    # the sentence and d_model the learner set in the playground (a d_model this page can draw)
-    shared={"mh_text": kit.LEARNER_TEXT, "mh_d_model": kit.LEARNER_D_MODEL},
-    shared_accepts={"mh_d_model": lambda v: isinstance(v, int) and D_MODEL_RANGE[0] <= v <= D_MODEL_RANGE[1]},
+    # the learner's sentence, d_model (one this page can draw), head count (one dividing it) and seed
+    shared=kit.learner_context(text="mh_text", d_model="mh_d_model", heads="mh_heads", seed="mh_seed"),
+    shared_accepts={"mh_d_model": kit.whole_in(*D_MODEL_RANGE), "mh_heads": kit.divides("mh_d_model")},
 )
 
 # The core's results are frozen with read-only arrays: one object can serve every session.

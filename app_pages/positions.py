@@ -20,7 +20,7 @@ from attention_ui.figures import positions as figures_positions
 ROUNDING_LIMIT = 1e-10  # a difference below this is floating-point rounding (float64, values ~1)
 DEFAULTS = {"ps_d_model": 16, "ps_seed": 0, "ps_seen": 32, "ps_offset": 2, "ps_pair": 0, "ps_tables": False}
 TEXTS = {"ps_text": "positions.default_text"}
-SHARED = {"ps_text": kit.LEARNER_TEXT}  # the learner's sentence; d_model stays the lab's
+SHARED = kit.learner_context(text="ps_text", seed="ps_seed")  # d_model stays the lab's
 PAGE = kit.Page("ps", "positions", DEFAULTS, translated_defaults=TEXTS, shared=SHARED)
 
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_positions.positions_lab)

@@ -55,6 +55,7 @@ from dataclasses import dataclass, field, fields
 
 import streamlit as st
 
+from attention_core import MASK_KINDS
 from attention_ui.figures.base import HoverText, readable_text
 from attention_ui.i18n import DEFAULT_LANGUAGE, Translator, catalog
 from attention_ui.language import translator
@@ -65,6 +66,7 @@ KEEP = "session"  # widget values survive hiding the widget and switching pages
 # The learner's context, shared by every page that has these settings (see share_context): the
 # sentence and d_model set on one page are where the next page starts.
 LEARNER_TEXT, LEARNER_D_MODEL = "learner_text", "learner_d_model"
+LEARNER_SEED, LEARNER_HEADS, LEARNER_MASK = "learner_seed", "learner_heads", "learner_mask"
 SEED_RANGE = (0, 2**31 - 1)  # every page's seed input
 
 # Plotly's toolbar keeps what a learner uses: the PNG download and "reset axes" (drag-to-zoom and
@@ -144,19 +146,52 @@ def share_context(
     """
     accepts = accepts or {}
     for key, common in shared.items():
+        accept = accepts.get(key, SHARED_ACCEPTS.get(common, lambda _v: True))
         synced = f"{key}_synced"
         mine = session_state.get(key)
         theirs = session_state.get(common)
         if synced in session_state and mine != session_state[synced]:
             session_state[common] = mine  # changed here: the others follow
-        elif common in session_state and theirs != mine and accepts.get(key, lambda _v: True)(theirs):
+        elif common in session_state and theirs != mine and accept(theirs):
             session_state[key] = theirs  # not changed here: start from the learner's context
         session_state[synced] = session_state.get(key)
 
 
 # The shared context in a lab's URL (the playground writes the same names with its own code):
 # ?text=…&d_model=…&lang=…, so a lab's link opens on the learner's sentence.
-CONTEXT_URL = {LEARNER_TEXT: "text", LEARNER_D_MODEL: "d_model"}
+CONTEXT_URL = {
+    LEARNER_TEXT: "text",
+    LEARNER_D_MODEL: "d_model",
+    LEARNER_SEED: "seed",
+    LEARNER_HEADS: "heads",
+    LEARNER_MASK: "mask",
+}
+
+
+def whole_in(lo: int, hi: int) -> Callable[[object], bool]:
+    """An accept rule (``Page.shared_accepts``): a whole number in ``lo..hi``."""
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+
+
+def divides(key: str) -> Callable[[object], bool]:
+    """An accept rule: a head count that divides the session's ``key`` (a d_model shared before it)."""
+    return lambda v: whole_in(1, 4096)(v) and int(st.session_state.get(key, 0)) % v == 0
+
+
+def learner_context(**page_keys: str) -> dict[str, str]:
+    """A page's ``shared`` mapping by name, in the order given (a head count after its d_model):
+    ``learner_context(text="mk_text", seed="mk_seed")`` -> ``{"mk_text": LEARNER_TEXT, ...}``."""
+    names = {url: common for common, url in CONTEXT_URL.items()}
+    return {key: names[name] for name, key in page_keys.items()}
+
+
+# What any page accepts of a shared value unless it says more (its own ``shared_accepts``): a seed in
+# range, a mask every attention page knows (attention_core.MASK_KINDS), a positive head count.
+SHARED_ACCEPTS: dict[str, Callable[[object], bool]] = {
+    LEARNER_SEED: whole_in(*SEED_RANGE),
+    LEARNER_HEADS: whole_in(1, 4096),
+    LEARNER_MASK: lambda v: v in MASK_KINDS,
+}
 MAX_URL_TEXT = 2000  # characters of a sentence kept in a URL (as the playground's)
 
 
@@ -166,8 +201,10 @@ def _context_value(common: str, raw: object):
         return None
     if common == LEARNER_TEXT:
         return raw if 0 < len(raw) <= MAX_URL_TEXT and "\x00" not in raw else None
-    if common == LEARNER_D_MODEL:
-        return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 6 else None
+    if common in (LEARNER_D_MODEL, LEARNER_HEADS, LEARNER_SEED):
+        return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 10 else None
+    if common == LEARNER_MASK:
+        return raw if raw in MASK_KINDS + ("sliding",) else None
     return None
 
 
@@ -190,7 +227,7 @@ def read_context_url(
         if name is None or name not in query:
             continue
         value = _context_value(common, query[name])
-        if value is None or not accepts.get(key, lambda _v: True)(value):
+        if value is None or not accepts.get(key, SHARED_ACCEPTS.get(common, lambda _v: True))(value):
             ignored.append(name)
             continue
         session_state[key] = session_state[common] = session_state[f"{key}_synced"] = value
@@ -404,6 +441,8 @@ class Page:
     # page key -> shared key (LEARNER_TEXT, LEARNER_D_MODEL), and which shared values the page can take
     shared: Mapping[str, str] = field(default_factory=dict)
     shared_accepts: Mapping[str, Callable[[object], bool]] = field(default_factory=dict)
+    # the shared settings in the page's URL (off for the playground, whose URL holds its whole view)
+    url_context: bool = True
 
     def start(self) -> Translator:
         """Session defaults, translated choices re-sent after a language switch; the translator."""
@@ -411,7 +450,9 @@ class Page:
         t = translator()
         missing = [key for key in self.translated_defaults if key not in st.session_state]
         init_state({key: t(self.translated_defaults[key]) for key in missing})
-        if self.shared:
+        if self.shared and not self.url_context:
+            share_context(st.session_state, self.shared, self.shared_accepts)
+        elif self.shared:
             marker = f"{self.prefix}_url_written"
             ignored = read_context_url(
                 st.session_state, st.query_params.to_dict(), self.shared, self.shared_accepts, marker

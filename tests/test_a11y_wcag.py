@@ -130,6 +130,38 @@ def test_labs_start_from_the_playgrounds_sentence_and_d_model():
     assert at.text_area(key="mk_text").value == "the lab's own"  # and back: the latest edit wins
 
 
+def test_seed_heads_and_mask_carry_where_the_lab_can_take_them():
+    at = open_page("app_pages/playground.py", lang="en")
+
+    def go(page: str) -> None:  # as the sidebar menu does: the new page starts with an empty query
+        at.query_params.clear()
+        at.switch_page(f"app_pages/{page}.py").run()
+        assert not at.exception
+
+    at.number_input(key="pg_d_model").set_value(32).run()
+    at.number_input(key="pg_heads").set_value(4).run()
+    at.number_input(key="pg_seed").set_value(5).run()
+    at.selectbox(key="pg_mask").set_value("causal").run()
+    go("multi_head")
+    s = at.session_state
+    assert (s["mh_d_model"], s["mh_heads"], s["mh_seed"]) == (32, 4, 5)
+    assert at.query_params["seed"] in ("5", ["5"]) and at.query_params["heads"] in ("4", ["4"])
+    go("masks")
+    assert (at.session_state["mk_kind"], at.session_state["mk_seed"]) == ("causal", 5)
+    at.selectbox(key="mk_kind").set_value("sliding").run()  # a mask only this lab has
+    go("block")
+    assert at.session_state["bl_mask"] == "none" and at.session_state["bl_seed"] == 5  # "sliding" refused
+    go("playground")
+    assert at.session_state["pg_mask"] == "causal"  # the playground cannot draw "sliding" either
+    go("multi_head")
+    at.number_input(key="mh_d_model").set_value(30).run()  # 4 heads no longer divide it: the lab adjusts
+    go("playground")
+    assert at.session_state["pg_d_model"] == 30
+    # 4 heads came from the playground itself; with the lab's d_model the playground says what to change
+    assert at.session_state["pg_heads"] == 4
+    assert [e.value for e in at.error] and "30" in at.error[0].value and "4" in at.error[0].value
+
+
 def test_a_labs_url_holds_the_shared_context_and_is_read_once():
     from attention_ui.kit import context_query, read_context_url
 

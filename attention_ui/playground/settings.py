@@ -60,8 +60,20 @@ PAGE = kit.Page(
     DEFAULTS,
     CHOICE_KEYS,
     {"pg_text": "playground.default_text"},
-    {"pg_text": kit.LEARNER_TEXT, "pg_d_model": kit.LEARNER_D_MODEL},
-)  # noqa: E501 (the shared learner context: a11y-wcag)
+    # the learner's context (kit.share_context): what the labs set carries back here, if it fits
+    {
+        "pg_text": kit.LEARNER_TEXT,
+        "pg_d_model": kit.LEARNER_D_MODEL,
+        "pg_heads": kit.LEARNER_HEADS,
+        "pg_mask": kit.LEARNER_MASK,
+        "pg_seed": kit.LEARNER_SEED,
+    },
+    {
+        "pg_d_model": lambda v: isinstance(v, int) and D_MODEL_RANGE[0] <= v <= D_MODEL_RANGE[1],
+        "pg_heads": lambda v: isinstance(v, int) and HEADS_RANGE[0] <= v <= HEADS_RANGE[1],
+    },
+    url_context=False,  # its URL holds the whole view (url_state)
+)
 # The keys read_config reads, each from the widget ``pg_<key>``.
 CONFIG_KEYS = (
     "d_model",
