@@ -1,4 +1,4 @@
-"""Issue 18 in a real browser at 1366×768, one page load: a click on a raw-score cell brings the
+"""Issue 18 in a real browser at 1366×768 and 1920×1080, one page load each: a click on a raw-score cell brings the
 explainer into view with keyboard focus and frames the cell; the copy-link button copies the
 page's URL."""
 
@@ -27,8 +27,11 @@ def click_cell(page: Page, name: str, i: int, j: int) -> None:
     wait_for_app_run(page)
 
 
-def test_click_scrolls_to_the_explainer_and_frames_the_cell(browser: Browser, streamlit_server: str) -> None:
-    context = new_context(browser, width=1366, height=768)
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)], ids=["1366", "1920"])
+def test_click_scrolls_to_the_explainer_and_frames_the_cell(
+    browser: Browser, streamlit_server: str, size: tuple[int, int]
+) -> None:
+    context = new_context(browser, width=size[0], height=size[1])
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=streamlit_server)
     page = context.new_page()
     page.goto(f"{streamlit_server}/?lang=en&seed=7&heads=4")
@@ -40,7 +43,7 @@ def test_click_scrolls_to_the_explainer_and_frames_the_cell(browser: Browser, st
     copied = page.evaluate("navigator.clipboard.readText()")
     assert copied == page.url and "heads=4" in copied and "seed=7" in copied and "text=" in copied
     assert page.locator('[data-testid="stDownloadButton"]').count() == 0  # no per-table buttons
-    screenshot(page, "share_row_1366_en", full=False)
+    screenshot(page, f"share_row_{size[0]}_en", full=False)
     click_cell(page, "raw", 3, 1)
     panel = page.locator(".st-key-pg_cell_panel")
     page.wait_for_function(
@@ -53,6 +56,6 @@ def test_click_scrolls_to_the_explainer_and_frames_the_cell(browser: Browser, st
         "() => document.querySelector('.st-key-pg_chart_raw .js-plotly-plot').layout.shapes || []"
     )
     assert [(s["x0"], s["y0"]) for s in shapes] == [(0.5, 2.5)]
-    screenshot(page, "explainer_after_click_1366_en")
+    screenshot(page, f"explainer_after_click_{size[0]}_en")
     assert_no_exception(page)
     context.close()

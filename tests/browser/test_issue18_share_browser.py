@@ -1,5 +1,4 @@
-"""Issue 18 at 1920×1080 in Japanese, one page load (the 1366×768 checks are in
-test_playground_issue18_browser.py, test_presenter_browser.py and test_axe_browser.py): raw and
+"""Issue 18 at 1920×1080 and 1366×768 in Japanese, one page load each: raw and
 scaled scores drawn on one colour range until the switch is turned off, the copy-link button, one
 export menu whose CSV holds every head when asked, and the learner's sentence carried into a lab."""
 
@@ -48,10 +47,11 @@ def wait_for_ranges(page: Page, shared: bool) -> None:
     )
 
 
-def test_wide_screen_shared_scale_copy_link_export_and_the_sentence_in_a_lab(
-    browser: Browser, streamlit_server: str
+@pytest.mark.parametrize("size", [(1920, 1080), (1366, 768)], ids=["1920", "1366"])
+def test_shared_scale_copy_link_export_and_the_sentence_in_a_lab(
+    browser: Browser, streamlit_server: str, size: tuple[int, int]
 ) -> None:
-    context = new_context(browser, width=1920, height=1080, locale="ja-JP")
+    context = new_context(browser, width=size[0], height=size[1], locale="ja-JP")
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=streamlit_server)
     page = context.new_page()
     page.goto(f"{streamlit_server}/?lang=ja&seed=3")
@@ -96,7 +96,7 @@ def test_wide_screen_shared_scale_copy_link_export_and_the_sentence_in_a_lab(
     assert rows[0][:2] == ["head", "query"] and heads == ["0", "1"], rows[:2]
     n = len(rows[0]) - 2
     assert len(rows) == 1 + 2 * n and any("猫" in r[1] for r in rows[1:])
-    screenshot(page, "export_menu_1920_ja", full=False)
+    screenshot(page, f"export_menu_{size[0]}_ja", full=False)
     page.keyboard.press("Escape")
 
     # the sentence goes with the learner into the masks lab, and into its address
@@ -106,6 +106,6 @@ def test_wide_screen_shared_scale_copy_link_export_and_the_sentence_in_a_lab(
     wait_for_charts(page)
     expect(page.locator('[data-testid="stSidebar"] .st-key-mk_text textarea')).to_have_value(SENTENCE)
     expect(page).to_have_url(re.compile(r"[?&]text=" + re.escape(quote_plus(SENTENCE))))
-    screenshot(page, "masks_carried_sentence_1920_ja", full=False)
+    screenshot(page, f"masks_carried_sentence_{size[0]}_ja", full=False)
     assert_no_exception(page)
     context.close()
