@@ -56,6 +56,7 @@ from dataclasses import dataclass, field, fields
 import streamlit as st
 
 from attention_core import MASK_KINDS
+from attention_core.labs.masks import LAB_MASK_KINDS
 from attention_ui.figures.base import HoverText, readable_text
 from attention_ui.i18n import DEFAULT_LANGUAGE, Translator, catalog
 from attention_ui.language import translator
@@ -192,7 +193,12 @@ SHARED_ACCEPTS: dict[str, Callable[[object], bool]] = {
     LEARNER_HEADS: whole_in(1, 4096),
     LEARNER_MASK: lambda v: v in MASK_KINDS,
 }
-MAX_URL_TEXT = 2000  # characters of a sentence kept in a URL (as the playground's)
+MAX_URL_TEXT = 2000  # characters of a sentence kept in a URL (every page's; 64 tokens fit easily)
+
+
+def url_text(raw: str) -> str | None:
+    """A sentence read from a URL: non-empty, at most :data:`MAX_URL_TEXT` characters, no NUL."""
+    return raw if 0 < len(raw) <= MAX_URL_TEXT and "\x00" not in raw else None
 
 
 def _context_value(common: str, raw: object):
@@ -200,11 +206,11 @@ def _context_value(common: str, raw: object):
     if not isinstance(raw, str):
         return None
     if common == LEARNER_TEXT:
-        return raw if 0 < len(raw) <= MAX_URL_TEXT and "\x00" not in raw else None
+        return url_text(raw)
     if common in (LEARNER_D_MODEL, LEARNER_HEADS, LEARNER_SEED):
         return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 10 else None
     if common == LEARNER_MASK:
-        return raw if raw in MASK_KINDS + ("sliding",) else None
+        return raw if raw in LAB_MASK_KINDS else None
     return None
 
 
@@ -450,25 +456,28 @@ class Page:
         t = translator()
         missing = [key for key in self.translated_defaults if key not in st.session_state]
         init_state({key: t(self.translated_defaults[key]) for key in missing})
-        if self.shared and not self.url_context:
-            share_context(st.session_state, self.shared, self.shared_accepts)
-        elif self.shared:
-            marker = f"{self.prefix}_url_written"
-            ignored = read_context_url(
-                st.session_state, st.query_params.to_dict(), self.shared, self.shared_accepts, marker
-            )
-            share_context(st.session_state, self.shared, self.shared_accepts)
-            query = context_query(st.session_state, self.shared, t.lang)
-            if st.query_params.to_dict() != query:
-                st.query_params.from_dict(query)
-            st.session_state[marker] = query
-            if ignored:
-                st.warning(t("app.url_ignored", names=", ".join(ignored)))
+        if self.shared:
+            self._share(t)
         if self.choice_keys:
             refresh_translated_choices(
                 st.session_state, self.choice_keys, t.lang, f"{self.prefix}_lang_shown"
             )
         return t
+
+    def _share(self, t: Translator) -> None:
+        """The learner's context in and out of this page (and its URL, unless ``url_context`` is off)."""
+        if not self.url_context:
+            share_context(st.session_state, self.shared, self.shared_accepts)
+            return
+        marker, url = f"{self.prefix}_url_written", st.query_params.to_dict()
+        ignored = read_context_url(st.session_state, url, self.shared, self.shared_accepts, marker)
+        share_context(st.session_state, self.shared, self.shared_accepts)
+        query = context_query(st.session_state, self.shared, t.lang)
+        if url != query:
+            st.query_params.from_dict(query)
+        st.session_state[marker] = query
+        if ignored:
+            st.warning(t("app.url_ignored", names=", ".join(ignored)))
 
     def title(self, t: Translator) -> None:
         st.title(t(f"{self.namespace}.title"))

@@ -15,7 +15,7 @@ import streamlit as st
 from attention_core.labs.decoder_view import HEAD_STATS
 from attention_core.models.smollm2 import SMOLLM2_135M
 from attention_ui.i18n import LANGUAGES
-from attention_ui.kit import SEED_RANGE
+from attention_ui.kit import MAX_URL_TEXT, SEED_RANGE, url_text
 from attention_ui.playground import url_state as pg
 from attention_ui.playground.url_state import Param
 
@@ -23,7 +23,7 @@ TEMPERATURE_RANGE = (0.0, 2.0)
 TOP_K_RANGE = (0, 100)
 
 PARAMS = (
-    Param("text", "dc_text", pg._text, pg._str_out),
+    Param("text", "dc_text", url_text, pg._str_out),
     Param("layer", "dc_layer", pg._int_in(0, SMOLLM2_135M.n_layers - 1), pg._int_out),
     Param("head", "dc_head", pg._int_in(0, SMOLLM2_135M.n_heads - 1), pg._int_out),
     Param("stat", "dc_stat", pg._choice(HEAD_STATS), pg._str_out),
@@ -61,7 +61,7 @@ def serialise(state: Mapping[str, object]) -> dict[str, str]:
             continue
         text = p.dump(state[p.state])
         if p.url == "text":
-            text = text[: pg.MAX_URL_TEXT]
+            text = text[:MAX_URL_TEXT]
         if text and p.parse(text) is not None:
             out[p.url] = text
     return out

@@ -261,3 +261,14 @@ def per_token_bars_layout(
         yaxis=dict(title=escape_label(y_title), **yaxis),
     )
     return fig
+
+
+def invisible_points(size: int) -> dict:
+    """Scatter settings for click targets: markers nobody sees, selected or not, that still take
+    hover and clicks (Plotly heatmaps report no points to a selection, streamlit#8760)."""
+    return dict(
+        mode="markers",
+        marker=dict(size=size, color="rgba(0,0,0,0)"),
+        selected=dict(marker=dict(opacity=0)),
+        unselected=dict(marker=dict(opacity=0)),
+    )

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import DEFAULT_HOVER, WEIGHT_SCALE, HoverText, escape_label, hover_labels
+from .base import DEFAULT_HOVER, WEIGHT_SCALE, HoverText, escape_label, hover_labels, invisible_points
 
 PANEL_GAP = 0.012  # fraction of the plotting area between neighbouring panels
 # Click targets (see heads_overview's ``clickable``): one per cell up to this many tokens, so the hover
@@ -239,10 +239,7 @@ def _click_targets(heatmaps: list[dict], a: np.ndarray, labels: list[str], hint:
                 x=x,
                 y=y,
                 customdata=data,
-                mode="markers",
-                marker=dict(size=8, color="rgba(0,0,0,0)"),
-                selected=dict(marker=dict(opacity=0)),
-                unselected=dict(marker=dict(opacity=0)),
+                **invisible_points(8),
                 hovertemplate=template,
                 xaxis=heat["xaxis"],
                 yaxis=heat["yaxis"],

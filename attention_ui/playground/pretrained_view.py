@@ -237,11 +237,11 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText], Callable[
     st.markdown(t("playground.tokens", n=result.n, pads=result.n_pad))
     kit.show_tokens(result.tokens, result.n_pad)
 
-    layers = len(result.layers)
+    layers, n_heads = len(result.layers), result.layers[0].heads
     if st.session_state.get("pg_pt_layer") not in range(layers):
         st.session_state["pg_pt_layer"] = 0
-    head = st.session_state.get("pg_head", 0)
-    head = head if head in range(result.layers[0].heads) else 0
+    if st.session_state.get("pg_head") not in range(n_heads):  # e.g. head 13 of 16 random-weight heads
+        st.session_state["pg_head"] = 0
     hide = (
         bool(st.session_state.get("pg_pt_hide_special"))
         and len(minilm.special_positions(result.tokens)) < result.n
@@ -251,7 +251,6 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText], Callable[
 
     st.header(t("pretrained.overview_title"), anchor=OVERVIEW_ANCHOR)
     names = {k: t("pretrained.layer_name", layer=k) for k in range(layers)}
-    n_heads = result.layers[0].heads
     heads = {k: t("playground.head_name", h=k) for k in range(n_heads)}
     # the layer and the head side by side, right above the maps they frame (12 heads as a radio wrapped
     # onto several lines far below, before step 2; a select box stays one line)
@@ -287,9 +286,9 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText], Callable[
         key=OVERVIEW_KEY,
         width="stretch",
         config={"displaylogo": False, "displayModeBar": False},
-        on_select=lambda: choose_panel(layers, result.layers[0].heads),
+        on_select=lambda: choose_panel(layers, n_heads),
         selection_mode="points",
-        alt=t("pretrained.alt_overview", layers=layers, heads=result.layers[0].heads, n=len(fig.data[0].x)),
+        alt=t("pretrained.alt_overview", layers=layers, heads=n_heads, n=len(fig.data[0].x)),
     )
 
     st.header(t("pretrained.steps_title", layer=layer), anchor="pretrained-steps")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from attention_core import MASK_KINDS
 from attention_ui.i18n import LANGUAGES
-from attention_ui.kit import SEED_RANGE
+from attention_ui.kit import MAX_URL_TEXT, SEED_RANGE, url_text
 from attention_ui.playground.settings import (
     D_MODEL_RANGE,
     DIVISOR_RANGE,
@@ -32,7 +32,6 @@ from attention_ui.playground.settings import (
 )
 
 STEP_COUNT = 11  # steps shown by the playground (attention_ui.playground.steps_view.STEPS)
-MAX_URL_TEXT = 2000  # characters of the sentence kept in a URL (64 tokens fit easily)
 MAX_VALUE_CHARS = 40  # a number or name longer than this is malformed
 PRETRAINED_ONLY = ("layer", "hide")  # written only with weights=pretrained
 
@@ -73,10 +72,6 @@ def _bool(raw: str):
     return True if low in _TRUE else False if low in _FALSE else None
 
 
-def _text(raw: str):
-    return raw if 0 < len(raw) <= MAX_URL_TEXT and "\x00" not in raw else None
-
-
 def _int_out(v) -> str:
     return str(int(v))
 
@@ -105,7 +100,7 @@ class Param:
 
 PARAMS = (
     Param("preset", "pg_preset", _choice(PRESETS), _str_out),
-    Param("text", "pg_text", _text, _str_out),
+    Param("text", "pg_text", url_text, _str_out),
     Param("max_tokens", "pg_max_tokens", _int_in(*MAX_TOKENS_RANGE), _int_out),
     Param("d_model", "pg_d_model", _int_in(*D_MODEL_RANGE), _int_out),
     Param("heads", "pg_heads", _int_in(*HEADS_RANGE), _int_out),
