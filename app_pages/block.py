@@ -49,25 +49,21 @@ cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_block.f
 
 def controls(t) -> None:
     PAGE.widget(t, "text_area", "text", height=70, helped=True)
-    c1, c2, c3, c4 = st.columns(4)
-    PAGE.widget(t, "select_slider", "d_model", D_MODELS, label="d_model", where=c1)
+    PAGE.widget(t, "select_slider", "d_model", D_MODELS, label="d_model")
     heads = [h for h in valid_head_counts(int(st.session_state["bl_d_model"])) if h <= MAX_HEADS]
     if st.session_state.get("bl_heads") not in heads:
         st.session_state["bl_heads"] = heads[-1] if st.session_state.get("bl_heads", 1) > heads[-1] else 1
-    PAGE.widget(t, "select_slider", "heads", heads, where=c2)
+    PAGE.widget(t, "select_slider", "heads", heads)
     names = {k: t(f"block.ffn_{k}") for k in lab_block.FFNS}
-    PAGE.widget(t, "selectbox", "ffn", lab_block.FFNS, format_func=names.get, helped=True, where=c3)
-    PAGE.seed_input(t, where=c4)
-    c1, c2, c3 = st.columns(3)
-    for column, name, options in (
-        (c1, "placement", lab_block.PLACEMENTS),
-        (c2, "norm", lab_block.NORMS),
-        (c3, "mask", lab_block.MASKS),
+    PAGE.widget(t, "selectbox", "ffn", lab_block.FFNS, format_func=names.get, helped=True)
+    PAGE.seed_input(t)
+    for name, options in (
+        ("placement", lab_block.PLACEMENTS),
+        ("norm", lab_block.NORMS),
+        ("mask", lab_block.MASKS),
     ):
         labels = {k: t(f"block.{name}_{k}") for k in options}
-        PAGE.widget(
-            t, "radio", name, options, format_func=labels.get, horizontal=True, helped=True, where=column
-        )
+        PAGE.widget(t, "radio", name, options, format_func=labels.get, horizontal=True, helped=True)
     PAGE.tables_toggle(t)
 
 
@@ -212,7 +208,8 @@ def section_flops(t) -> None:
 def main() -> None:
     t = PAGE.start()
     PAGE.title(t)
-    controls(t)
+    with st.sidebar:  # the controls' place on every page, as in the playground
+        controls(t)
     cfg = read_config(t)
     text = st.session_state.get("bl_text") or ""
     if cfg is not None and not text.strip():

@@ -59,18 +59,17 @@ def fit_choice(key: str, choices) -> None:
 def controls(t) -> None:
     PAGE.widget(t, "text_area", "text", height=80, helped=True)
     s = st.session_state
-    c1, c2, c3, c4 = st.columns([1, 2, 2, 1])
-    PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=1, label="d_model", helped=True, where=c1)
+    PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=1, label="d_model", helped=True)
     d_model = int(s["if_d_model"])
     heads = tuple(h for h in range(HEADS_RANGE[0], HEADS_RANGE[1] + 1) if d_model % h == 0)
     fit_choice("if_heads", heads)
     if len(heads) > 1:
-        PAGE.widget(t, "select_slider", "heads", heads, helped=True, where=c2)
+        PAGE.widget(t, "select_slider", "heads", heads, helped=True)
     kvs = kv_choices(int(s["if_heads"]))
     fit_choice("if_kv_heads", kvs)
     if len(kvs) > 1:
-        PAGE.widget(t, "select_slider", "kv_heads", kvs, helped=True, where=c3)
-    PAGE.seed_input(t, where=c4)
+        PAGE.widget(t, "select_slider", "kv_heads", kvs, helped=True)
+    PAGE.seed_input(t)
     PAGE.tables_toggle(t)
 
 
@@ -236,7 +235,8 @@ def section_causal(t, lab) -> None:
 def main() -> None:
     t = PAGE.start()
     PAGE.title(t)
-    controls(t)
+    with st.sidebar:  # the controls' place on every page, as in the playground
+        controls(t)
     lab = load_lab(t)
     if lab is not None:
         section_cache(t, lab)

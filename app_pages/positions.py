@@ -32,19 +32,17 @@ def fmt(x: float) -> str:
 
 def controls(t) -> None:
     PAGE.widget(t, "text_area", "text", height=80, helped=True)
-    c1, c2, c3 = st.columns(3)
-    PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=2, helped=True, where=c1)
-    PAGE.widget(t, "number_input", "seen", *SEEN_RANGE, step=1, helped=True, where=c2)
-    PAGE.seed_input(t, where=c3)
+    PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=2, helped=True)
+    PAGE.widget(t, "number_input", "seen", *SEEN_RANGE, step=1, helped=True)
+    PAGE.seed_input(t)
     s = st.session_state
     # keep the dependent inputs inside their ranges after d_model or L changed
     s["ps_pair"] = min(int(s["ps_pair"]), int(s["ps_d_model"]) // 2 - 1)
     s["ps_offset"] = min(int(s["ps_offset"]), int(s["ps_seen"]) - 1, OFFSET_RANGE[1])
-    c4, c5, c6 = st.columns(3)
     max_offset = min(OFFSET_RANGE[1], int(s["ps_seen"]) - 1)
-    PAGE.widget(t, "number_input", "offset", OFFSET_RANGE[0], max_offset, step=1, helped=True, where=c4)
-    PAGE.widget(t, "number_input", "pair", 0, int(s["ps_d_model"]) // 2 - 1, step=1, helped=True, where=c5)
-    PAGE.tables_toggle(t, where=c6)
+    PAGE.widget(t, "number_input", "offset", OFFSET_RANGE[0], max_offset, step=1, helped=True)
+    PAGE.widget(t, "number_input", "pair", 0, int(s["ps_d_model"]) // 2 - 1, step=1, helped=True)
+    PAGE.tables_toggle(t)
 
 
 def load_lab(t):
@@ -183,7 +181,8 @@ def section_extrapolation(t, lab, names) -> None:
 def main() -> None:
     t = PAGE.start()
     PAGE.title(t)
-    controls(t)
+    with st.sidebar:  # the controls' place on every page, as in the playground
+        controls(t)
     lab = load_lab(t)
     if lab is None:
         return
