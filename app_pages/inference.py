@@ -29,7 +29,8 @@ from attention_ui.figures import inference as figures_inference
 ROUNDING_LIMIT = 1e-10  # a difference below this is floating-point rounding (float64, values ~1)
 FLOPS_NS = tuple(2**k for k in range(0, 17))  # context lengths of the FLOPs chart: 1 … 65,536
 FLOPS_N_BIG = 4096  # the n the text quotes
-CALC_N_RANGE = (1, 10_000_000)
+CALC_N_RANGE = (1, 10_000_000)  # what may be typed; the model's context caps what is computed
+CALC_WINDOW_RANGE = (0, 10_000_000)  # sliding window W in tokens, 0 = none
 DEFAULTS = {
     "if_d_model": 16,
     "if_heads": 4,
@@ -40,6 +41,7 @@ DEFAULTS = {
     "if_calc_n": 8192,
     "if_dtype": "float16 / bfloat16",
     "if_calc_kv": PRESETS[1].kv_heads,
+    "if_calc_window": PRESETS[1].window,
 }
 TEXTS = {"if_text": "inference.default_text"}
 SHARED = kit.learner_context(text="if_text", seed="if_seed")  # d_model stays the lab's
@@ -135,13 +137,15 @@ def section_flops(t, lab) -> None:
             cached=f"{cached:,}",
             recompute=f"{recompute:,}",
             ratio=f"{recompute / cached:,.0f}",
+            knee=f"{lab_inference.flops_knee(s.d_model, s.heads, s.kv_heads):,.3g}",
         )
     )
     series = {t("inference.series_cached"): curve.cached, t("inference.series_recompute"): curve.recompute}
     fig = figures_inference.flops_figure(
         curve.ns, series, x_title=t("inference.axis_n"), y_title=t("inference.axis_flops")
     )
-    PAGE.chart(fig, "flops", t("inference.alt_flops", n_max=f"{curve.ns[-1]:,}"))
+    knee = f"{lab_inference.flops_knee(s.d_model, s.heads, s.kv_heads):,.3g}"
+    PAGE.chart(fig, "flops", t("inference.alt_flops", n_max=f"{curve.ns[-1]:,}", knee=knee))
     PAGE.table(series, "flops", index=list(curve.ns), index_name="n", localized=list(series))
 
 
@@ -161,17 +165,29 @@ def section_size(t) -> None:
     PAGE.widget(t, "number_input", "calc_n", *CALC_N_RANGE, step=1024, where=c2)
     PAGE.widget(t, "selectbox", "dtype", list(DTYPE_BYTES), where=c3)
     shape = PRESETS[int(s["if_preset"])]
-    if s.get("if_preset_shown") != s["if_preset"]:  # a new model starts at its own number of KV heads
+    if s.get("if_preset_shown") != s["if_preset"]:  # a new model starts at its own KV heads and window
         s["if_calc_kv"] = shape.kv_heads
+        s["if_calc_window"] = shape.window
         s["if_preset_shown"] = s["if_preset"]
     kvs = kv_choices(shape.heads)
     fit_choice("if_calc_kv", kvs)
-    PAGE.widget(t, "select_slider", "calc_kv", kvs, helped=True)
-    n = PAGE.whole(t, "if_calc_n", t("inference.calc_n"), CALC_N_RANGE)
-    if n is None:
+    c1, c2 = st.columns([2, 1])
+    PAGE.widget(t, "select_slider", "calc_kv", kvs, helped=True, where=c1)
+    PAGE.widget(t, "number_input", "calc_window", *CALC_WINDOW_RANGE, step=1024, helped=True, where=c2)
+    asked = PAGE.whole(t, "if_calc_n", t("inference.calc_n"), CALC_N_RANGE)
+    window = PAGE.whole(t, "if_calc_window", t("inference.calc_window"), CALC_WINDOW_RANGE)
+    if asked is None or window is None:
         return
+    n = min(asked, shape.context)  # the model reads no more: its cache never holds more
+    if asked > shape.context:
+        st.warning(
+            t("inference.over_context", name=shape.name, asked=f"{asked:,}", context=f"{shape.context:,}")
+        )
     g, per_value = int(s["if_calc_kv"]), DTYPE_BYTES[s["if_dtype"]]
-    size = lab_inference.cache_size(shape.layers, n, shape.heads, g, shape.head_dim, per_value)
+    windowed = shape.window_layers if shape.window else None  # a model's local layers, else every layer
+    size = lab_inference.cache_size(
+        shape.layers, n, shape.heads, g, shape.head_dim, per_value, window=window, window_layers=windowed
+    )
     c1, c2, c3 = st.columns(3)
     c1.metric(t("inference.size_metric", g=g), format_bytes(size.bytes))
     c2.metric(t("inference.mha_metric", h=shape.heads), format_bytes(size.bytes_mha))
@@ -180,12 +196,22 @@ def section_size(t) -> None:
     st.caption(
         t("inference.source", name=shape.name, layers=shape.layers, heads=shape.heads, kv=shape.kv_heads,
           d_k=shape.head_dim, source=source)
+        + " " + t("inference.source_context", name=shape.name, context=f"{shape.context:,}")
+        + (" " + t("inference.source_window", w=f"{shape.window:,}", layers=shape.layers_windowed)
+           if shape.window else "")
     )  # fmt: skip
+    if window and size.held < n:
+        st.markdown(t("inference.window_note", w=f"{window:,}", n=f"{n:,}", held=f"{size.held:,}"))
     st.markdown(
         t("inference.size_note", g=g, h=shape.heads, ratio=f"{size.ratio:.3g}", saved=format_bytes(size.saved),
           n=f"{n:,}")
     )  # fmt: skip
-    sizes = [lab_inference.kv_cache_bytes(shape.layers, n, k, shape.head_dim, per_value) for k in kvs]
+    sizes = [
+        lab_inference.cache_size(
+            shape.layers, n, shape.heads, k, shape.head_dim, per_value, window=window, window_layers=windowed
+        ).bytes
+        for k in kvs
+    ]
     fig = figures_inference.cache_bars_figure(
         kvs, sizes, g, x_title=t("inference.axis_kv"), y_title=t("inference.axis_bytes")
     )
