@@ -262,3 +262,21 @@ def test_no_quadratic_form_for_the_n_squared_matrix():
         en, ja = translate("en", key), translate("ja", key)
         assert "quadratic form" not in en and "二次の形" not in ja, key
         assert "O(n²) matrix form" in en and "O(n²) の行列の形" in ja, key
+
+
+# --- 12: metric labels that fit their column --------------------------------------------------------------
+
+
+def em_width(text: str) -> float:
+    """Rough rendered width in em: wide (CJK) characters 1 em, everything else half of one."""
+    import unicodedata
+
+    return sum(1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.5 for ch in text)
+
+
+# The cost lab's window check puts four metrics in a row: at 1366 × 768 each label has about 220 px,
+# 16 em of the 14 px label font, before Streamlit cuts it with "…" (two ja labels were cut).
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_cost_window_metric_labels_fit_a_quarter_of_the_page(lang):
+    for key in ("cost.win_diff", "cost.win_model_diff", "cost.check_tiles", "cost.win_scores"):
+        assert em_width(translate(lang, key)) <= 16, (lang, key, translate(lang, key))
