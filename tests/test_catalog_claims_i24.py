@@ -280,3 +280,17 @@ def em_width(text: str) -> float:
 def test_cost_window_metric_labels_fit_a_quarter_of_the_page(lang):
     for key in ("cost.win_diff", "cost.win_model_diff", "cost.check_tiles", "cost.win_scores"):
         assert em_width(translate(lang, key)) <= 16, (lang, key, translate(lang, key))
+
+
+# --- the strict lecturer's second reading ------------------------------------------------------------------
+
+
+def test_second_reading_conditions_are_stated():
+    """quiz.q_rope_offset_why carries point 15's condition; decoder.about_top_k says for which T."""
+    en, ja = both("quiz.q_rope_offset_why").values()
+    assert "for a given q and k" in en and "q と k が同じなら" in ja
+    logits = np.array([2.0, 1.5, -1.0, 0.5])
+    for temp in (0.3, 1.0, 7.0):  # top-2 keeps the same two tokens at every T > 0
+        assert set(np.flatnonzero(next_token_probs(logits, temperature=temp, top_k=2))) == {0, 1}
+    for lang, text in both("decoder.about_top_k").items():
+        assert "T > 0" in text, lang
