@@ -196,8 +196,8 @@ def section_size(t) -> None:
     st.caption(
         t("inference.source", name=shape.name, layers=shape.layers, heads=shape.heads, kv=shape.kv_heads,
           d_k=shape.head_dim, source=source)
-        + " " + t("inference.source_context", name=shape.name, context=f"{shape.context:,}")
-        + (" " + t("inference.source_window", w=f"{shape.window:,}", layers=shape.layers_windowed)
+        + t("inference.source_context", name=shape.name, context=f"{shape.context:,}")  # each starts with its own gap
+        + (t("inference.source_window", w=f"{shape.window:,}", layers=shape.layers_windowed, total=shape.layers)
            if shape.window else "")
     )  # fmt: skip
     if window and size.held < n:
