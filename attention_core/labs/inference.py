@@ -244,6 +244,37 @@ def cache_size(
     return CacheSize(b, b_mha, ratio, b_mha - b, held)
 
 
+@dataclass(frozen=True)
+class CacheCalculation:
+    """The calculator for one model shape: ``n`` is the typed length capped at the model's context
+    (its cache never holds more), the window applies to the shape's windowed layers (all layers
+    when the shape has no window of its own), and the bars are every valid number of KV heads."""
+
+    shape: ModelShape
+    asked: int
+    n: int
+    window: int
+    size: CacheSize  # with the chosen KV heads
+    bars: tuple[tuple[int, int], ...]  # (KV heads g, bytes) for every divisor of h
+
+    @property
+    def capped(self) -> bool:
+        return self.asked > self.shape.context
+
+
+def cache_calculation(
+    shape: ModelShape, asked: int, kv_heads: int, bytes_per_value: int, window: int
+) -> CacheCalculation:
+    n = min(asked, shape.context)
+    local = shape.window_layers if shape.window else None
+
+    def size(g: int) -> CacheSize:
+        return cache_size(shape.layers, n, shape.heads, g, shape.head_dim, bytes_per_value, window, local)
+
+    bars = tuple((g, size(g).bytes) for g in kv_choices(shape.heads))
+    return CacheCalculation(shape, asked, n, window, size(kv_heads), bars)
+
+
 def kv_choices(heads: int) -> tuple[int, ...]:
     """Every valid number of KV heads for ``heads`` query heads: its divisors, MQA (1) to MHA (h)."""
     return tuple(g for g in range(1, heads + 1) if heads % g == 0)
