@@ -202,7 +202,10 @@ def section_flops(t) -> None:
     PAGE.table({"n": list(CHART_NS), **series}, "flops", hide_index=True)
     st.latex(r"n^{*} = \frac{8d^2 + c\, d\, d_{ff}}{4d + 6h}")
     ffn_name = t(f"block.ffn_{kind}")
-    st.markdown(t("block.crossover", n=f"{cross:,.0f}", d=d, h=h, d_ff=mult * d, ffn=ffn_name))
+    limit = f"{lab_block.crossover_per_d_model(mult, kind):g}"
+    st.markdown(
+        t("block.crossover", n=f"{cross:,.0f}", d=d, h=h, d_ff=mult * d, ffn=ffn_name, mult=mult, limit=limit)
+    )
 
 
 def main() -> None:

@@ -5,7 +5,8 @@ causal mask is what makes caching valid.
 
 Widgets (``if_`` keys) -> a frozen ``InferenceSettings`` -> one cached ``inference_lab`` call (plus
 the cheap counts ``flops_curve`` and ``cache_size``) -> builders in ``attention_ui.figures.inference``
--> the page kit. All text comes from the ``inference`` catalog.
+-> the page kit. The calculator's section lives in ``attention_ui.inference_size``. All text comes
+from the ``inference`` catalog.
 """
 
 from __future__ import annotations
@@ -14,22 +15,20 @@ import streamlit as st
 
 from attention_core import AttentionConfigError
 from attention_core.labs import inference as lab_inference
-from attention_core.labs.cost import format_bytes
 from attention_core.labs.inference import (
     D_MODEL_RANGE,
-    DTYPE_BYTES,
     HEADS_RANGE,
     PRESETS,
     InferenceSettings,
     kv_choices,
 )
-from attention_ui import kit
+from attention_ui import inference_size, kit
 from attention_ui.figures import inference as figures_inference
+from attention_ui.inference_size import fit_choice
 
 ROUNDING_LIMIT = 1e-10  # a difference below this is floating-point rounding (float64, values ~1)
 FLOPS_NS = tuple(2**k for k in range(0, 17))  # context lengths of the FLOPs chart: 1 … 65,536
 FLOPS_N_BIG = 4096  # the n the text quotes
-CALC_N_RANGE = (1, 10_000_000)
 DEFAULTS = {
     "if_d_model": 16,
     "if_heads": 4,
@@ -40,6 +39,7 @@ DEFAULTS = {
     "if_calc_n": 8192,
     "if_dtype": "float16 / bfloat16",
     "if_calc_kv": PRESETS[1].kv_heads,
+    "if_calc_window": PRESETS[1].window,
 }
 TEXTS = {"if_text": "inference.default_text"}
 SHARED = kit.learner_context(text="if_text", seed="if_seed")  # d_model stays the lab's
@@ -47,13 +47,6 @@ PAGE = kit.Page("if", "inference", DEFAULTS, translated_defaults=TEXTS, shared=S
 
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_inference.inference_lab)
 cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_inference.flops_curve)
-
-
-def fit_choice(key: str, choices) -> None:
-    """Keep a select slider's value among its choices (the largest valid one not above it)."""
-    current = st.session_state.get(key, choices[0])
-    if current not in choices:
-        st.session_state[key] = max([c for c in choices if c <= current] or [choices[0]])
 
 
 def controls(t) -> None:
@@ -135,64 +128,16 @@ def section_flops(t, lab) -> None:
             cached=f"{cached:,}",
             recompute=f"{recompute:,}",
             ratio=f"{recompute / cached:,.0f}",
+            knee=f"{lab_inference.flops_knee(s.d_model, s.heads, s.kv_heads):,.3g}",
         )
     )
     series = {t("inference.series_cached"): curve.cached, t("inference.series_recompute"): curve.recompute}
     fig = figures_inference.flops_figure(
         curve.ns, series, x_title=t("inference.axis_n"), y_title=t("inference.axis_flops")
     )
-    PAGE.chart(fig, "flops", t("inference.alt_flops", n_max=f"{curve.ns[-1]:,}"))
+    knee = f"{lab_inference.flops_knee(s.d_model, s.heads, s.kv_heads):,.3g}"
+    PAGE.chart(fig, "flops", t("inference.alt_flops", n_max=f"{curve.ns[-1]:,}", knee=knee))
     PAGE.table(series, "flops", index=list(curve.ns), index_name="n", localized=list(series))
-
-
-def section_size(t) -> None:
-    st.header(t("inference.sec_size"), anchor="size")
-    st.markdown(t("inference.explain_size"))
-    st.latex(
-        rf"\text{{{t('inference.tex_bytes')}}} = 2 \cdot \text{{{t('inference.tex_layers')}}} \cdot n \cdot g"
-        rf" \cdot d_k \cdot \text{{{t('inference.tex_per_value')}}}"
-    )
-    s = st.session_state
-    c1, c2, c3 = st.columns(3)
-    PAGE.widget(
-        t, "selectbox", "preset", list(range(len(PRESETS))), format_func=lambda i: PRESETS[i].name,
-        helped=True, where=c1,
-    )  # fmt: skip
-    PAGE.widget(t, "number_input", "calc_n", *CALC_N_RANGE, step=1024, where=c2)
-    PAGE.widget(t, "selectbox", "dtype", list(DTYPE_BYTES), where=c3)
-    shape = PRESETS[int(s["if_preset"])]
-    if s.get("if_preset_shown") != s["if_preset"]:  # a new model starts at its own number of KV heads
-        s["if_calc_kv"] = shape.kv_heads
-        s["if_preset_shown"] = s["if_preset"]
-    kvs = kv_choices(shape.heads)
-    fit_choice("if_calc_kv", kvs)
-    PAGE.widget(t, "select_slider", "calc_kv", kvs, helped=True)
-    n = PAGE.whole(t, "if_calc_n", t("inference.calc_n"), CALC_N_RANGE)
-    if n is None:
-        return
-    g, per_value = int(s["if_calc_kv"]), DTYPE_BYTES[s["if_dtype"]]
-    size = lab_inference.cache_size(shape.layers, n, shape.heads, g, shape.head_dim, per_value)
-    c1, c2, c3 = st.columns(3)
-    c1.metric(t("inference.size_metric", g=g), format_bytes(size.bytes))
-    c2.metric(t("inference.mha_metric", h=shape.heads), format_bytes(size.bytes_mha))
-    c3.metric(t("inference.saved_metric"), format_bytes(size.saved))
-    source = t(f"inference.source_{shape.key}")
-    st.caption(
-        t("inference.source", name=shape.name, layers=shape.layers, heads=shape.heads, kv=shape.kv_heads,
-          d_k=shape.head_dim, source=source)
-    )  # fmt: skip
-    st.markdown(
-        t("inference.size_note", g=g, h=shape.heads, ratio=f"{size.ratio:.3g}", saved=format_bytes(size.saved),
-          n=f"{n:,}")
-    )  # fmt: skip
-    sizes = [lab_inference.kv_cache_bytes(shape.layers, n, k, shape.head_dim, per_value) for k in kvs]
-    fig = figures_inference.cache_bars_figure(
-        kvs, sizes, g, x_title=t("inference.axis_kv"), y_title=t("inference.axis_bytes")
-    )
-    alt = t(
-        "inference.alt_size", name=shape.name, n=f"{n:,}", h=shape.heads, g=g, size=format_bytes(size.bytes)
-    )
-    PAGE.chart(fig, "size", alt)
 
 
 def section_groups(t, lab, hover) -> None:
@@ -241,7 +186,7 @@ def main() -> None:
     if lab is not None:
         section_cache(t, lab)
         section_flops(t, lab)
-    section_size(t)
+    inference_size.section_size(t, PAGE)
     if lab is not None:
         section_groups(t, lab, PAGE.hover(t))
         section_causal(t, lab)

@@ -189,10 +189,12 @@ def section_cost(t) -> None:
     if run.failed:
         return
     costs = sweep.costs
-    columns = {
-        t(f"multihead.col_{c}"): [getattr(x, c) for x in costs] for c in figures_multihead.COST_COLUMNS
-    }
-    PAGE.table(columns, "cost", always=True, hide_index=True, localized=columns)
+    for name, ids in (
+        ("cost", figures_multihead.COST_COLUMNS_CONSTANT),
+        ("cost_growing", figures_multihead.COST_COLUMNS_GROWING),
+    ):
+        columns = {t(f"multihead.col_{c}"): [getattr(x, c) for x in costs] for c in ids}
+        PAGE.table(columns, name, always=True, hide_index=True, localized=columns)
     if sweep.params_constant and sweep.matmul_constant:
         params, flops = f"{costs[0].params_total:,}", f"{costs[0].flops_matmul:,}"
         st.success(t("multihead.cost_constant", count=len(costs), params=params, flops=flops))

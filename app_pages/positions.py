@@ -161,7 +161,9 @@ def section_extrapolation(t, lab, names) -> None:
     st.header(t("positions.sec_extrapolation"), anchor="extrapolation")
     query, key = kit.escape_markdown(lab.query_token), kit.escape_markdown(lab.key_token)
     end = int(lab.extrapolation_positions[-1])
-    st.markdown(t("positions.explain_extrapolation", query=query, key=key, end=end, seen=s.seen))
+    st.markdown(
+        t("positions.explain_extrapolation", query=query, key=key, end=end, seen=s.seen, last=s.seen - 1)
+    )
     fig = figures_positions.scheme_lines_figure(
         lab.extrapolation_positions,
         lab.extrapolation,
@@ -171,7 +173,7 @@ def section_extrapolation(t, lab, names) -> None:
         seen=s.seen,
         seen_label=t("positions.seen_line", seen=s.seen),
     )
-    alt = t("positions.alt_extrapolation", query=lab.query_token, key=lab.key_token, end=end, seen=s.seen)
+    alt = t("positions.alt_extrapolation", query=lab.query_token, key=lab.key_token, end=end, last=s.seen - 1)
     PAGE.chart(fig, "extrapolation", alt)
     st.markdown(t("positions.extrap_learned", last=s.seen - 1))
     st.markdown(t("positions.extrap_sinusoidal"))

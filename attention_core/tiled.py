@@ -35,6 +35,11 @@ class TiledAttention:
     tiles_skipped: int  # tiles skipped because the mask hid every entry (causal: above the diagonal;
     # sliding window: also the tiles wholly older than the window, never even visited)
     max_tile_elements: int  # largest score tile held at once (≤ block_q · block_k)
+    # the per-row softmax statistics, O(n) numbers, that FlashAttention writes out beside the output
+    # for its backward pass: each row's max score and its sum of exp(score − max) (−inf and 0 for a
+    # row with nothing allowed)
+    row_max: np.ndarray | None = None  # [n_q]
+    row_sum: np.ndarray | None = None  # [n_q]
 
 
 def future_tile(q_end: int, k_start: int) -> bool:
@@ -133,6 +138,7 @@ def tiled_attention(
         divisor = math.sqrt(Q.shape[1])
     n_q, n_k, d_v = Q.shape[0], K.shape[0], V.shape[1]
     out = np.zeros((n_q, d_v))
+    row_max, row_sum = np.full(n_q, -np.inf), np.zeros(n_q)  # [n_q] the statistics kept per row
     computed = skipped = biggest = 0
     for q0 in range(0, n_q, block_q):
         q1 = min(q0 + block_q, n_q)
@@ -167,7 +173,8 @@ def tiled_attention(
             acc = acc * rescale[:, None] + p @ V[k0:k1]
             m = m_new
         out[q0:q1] = np.where(denom[:, None] > 0, acc / np.where(denom > 0, denom, 1.0)[:, None], 0.0)
-    return TiledAttention(out, block_q, block_k, computed, skipped, biggest)
+        row_max[q0:q1], row_sum[q0:q1] = m, denom
+    return TiledAttention(out, block_q, block_k, computed, skipped, biggest, row_max, row_sum)
 
 
 def direct_attention(Q, K, V, causal: bool = False, divisor: float | None = None) -> np.ndarray:

@@ -197,12 +197,14 @@ def section_linear(t, page: kit.Page) -> None:
     d = LINEAR_D
     series = {
         t("cost.flops_softmax_attention"): [lab_efficient.softmax_attention_flops(x, d, d) for x in ns],
+        t("cost.flops_causal_softmax"): [lab_efficient.causal_softmax_attention_flops(x, d, d) for x in ns],
         t("cost.flops_linear_attention"): [lab_efficient.linear_attention_flops(x, d, d) for x in ns],
     }
     fig = figures_cost.loglog_figure(ns, series, x_title=t("cost.axis_n"), y_title=t("cost.axis_flops"))
     page.chart(fig, "linear_flops", t("cost.alt_linear_flops", d=d))
     cross = lab_efficient.linear_crossover_n(d, d, d)
-    st.markdown(t("cost.lin_crossover", d=d, n=f"{cross:,}"))
+    cross_causal = lab_efficient.linear_crossover_n(d, d, d, causal=True)
+    st.markdown(t("cost.lin_crossover", d=d, n=f"{cross:,}", n_causal=f"{cross_causal:,}"))
 
 
 def section_exact(t, page: kit.Page) -> None:

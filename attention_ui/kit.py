@@ -367,8 +367,15 @@ def table(
         number = st.column_config.NumberColumn(format="localized")
         kwargs["column_config"] = {name: number for name in localized} | kwargs.get("column_config", {})
     data = frame(data() if callable(data) else data, index=index, index_name=index_name)
-    kwargs.setdefault("height", table_height(len(data)))
+    height = kwargs.setdefault("height", table_height(len(data)))
     st.dataframe(data, width="stretch", key=key, **kwargs)
+    if table_scrolls(len(data), height):  # rows below the fold are otherwise easy to miss
+        st.caption(translator()("app.table_scrolls", rows=len(data)))
+
+
+def table_scrolls(rows: int, height: object) -> bool:
+    """Whether a table of ``rows`` rows at ``height`` px hides some of them until it is scrolled."""
+    return isinstance(height, int) and TABLE_HEADER_PX + TABLE_ROW_PX * rows > height
 
 
 def progress(

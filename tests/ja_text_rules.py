@@ -147,3 +147,16 @@ def emphasis_problems(text: str) -> list[str]:
         if not opening and _is_punct(before) and not (after.isspace() or _is_punct(after)):
             problems.append(f"closing ** after {before!r} before {after!r}")
     return problems
+
+
+def code_term_problems(text: str) -> list[str]:
+    """A term or name in backticks (the glossary's code rule): backticks are for code, commands and
+    literal labels, so `RoPE` or `attention sink` reads as if it were code."""
+    lists = glossary()["allowed_latin"]
+    names = set(lists["names"]) | set(lists["math"])
+    variants = {v for term in glossary()["terms"] for v in term.get("forbidden", [])}
+    return [
+        f"term in backticks {m.group(0)!r}"
+        for m in CODE_SPAN.finditer(text)
+        if m.group(0)[1:-1].strip() in names | variants
+    ]

@@ -63,6 +63,20 @@ def test_flops_crossover_and_errors() -> None:
     assert translate("en", "block.err_empty") in [e.value for e in at.error]
 
 
+def test_crossover_sentence_names_the_ffn_kind() -> None:
+    """Issue 24, point 13: with SwiGLU at d_ff = 4·d the page says ≈ 8·d (4,502 at d = 576, h = 9),
+    never the classic FFN's 6·d, which the old sentence claimed for every kind."""
+    twelve = "one two three four five six seven eight nine ten eleven twelve"
+    at = open_page(PAGE, bl_flops_d=576, bl_flops_h=9, bl_ff_mult=4, bl_ffn="swiglu", bl_text=twelve)
+    no_exception(at)
+    # point 12: the LayerNorm table of 12 tokens scrolls, and says so
+    assert translate("en", "app.table_scrolls", rows=12) in [c.value for c in at.caption]
+    text = next(m.value for m in at.markdown if "n* ≈" in m.value)
+    assert "4,502 tokens" in text  # 10,616,832 / 2,358, by hand
+    assert "here ≈ 8 · d_model" in text
+    assert "n* is about 6 · d_model." not in text
+
+
 def test_block_in_japanese() -> None:
     at = open_page(PAGE, lang="ja")
     no_exception(at)

@@ -33,8 +33,10 @@ def test_cost_table_is_constant_in_h() -> None:
     n, d_model = 2048, 768
     at = open_page(PAGE, mh_cost_n=n, mh_cost_d_model=d_model)
     no_exception(at)
-    frame = at.dataframe[0].value
-    assert list(frame.iloc[:, 0]) == divisors(d_model)  # one row per valid h
+    frame, growing = at.dataframe[0].value, at.dataframe[1].value
+    assert list(frame.iloc[:, 0]) == divisors(d_model) == list(growing.iloc[:, 0])  # one row per valid h
+    # two tables narrow enough for the 1366 px layout (one of 11 columns cut its last; issue 24)
+    assert len(frame.columns) <= 7 and len(growing.columns) <= 7
     params = frame[translate("en", "multihead.col_params_total")]
     assert set(params) == {4 * d_model**2}
     matmul = sum(
@@ -42,7 +44,7 @@ def test_cost_table_is_constant_in_h() -> None:
         for c in ("flops_projections", "flops_scores", "flops_weighted_sum", "flops_output")
     )
     assert set(matmul) == {8 * n * d_model**2 + 4 * n * n * d_model}
-    held = frame[translate("en", "multihead.col_attention_matrix_elements")]
+    held = growing[translate("en", "multihead.col_attention_matrix_elements")]
     assert list(held) == [h * n * n for h in divisors(d_model)]
     assert any(f"{4 * d_model**2:,}" in s.value for s in at.success)  # written with separators
 
@@ -76,14 +78,14 @@ def test_one_head_only_and_tables() -> None:
     no_exception(at)
     assert at.session_state["mh_heads"] == 1
     assert any(translate("en", "multihead.one_head_only", d_model=1)[:30] in m.value for m in at.markdown)
-    assert len(at.dataframe) >= 6  # heads, d_k, concat, W^O, output, cost, cost series
+    assert len(at.dataframe) >= 7  # heads, d_k, concat, W^O, output, two cost tables, cost series
 
 
 def test_empty_sentence_is_a_message_not_a_traceback() -> None:
     at = open_page(PAGE, mh_text="   ")
     no_exception(at)
     assert [e.value for e in at.error] == [translate("en", "multihead.err_empty")]
-    assert len(at.dataframe) == 1  # the cost table does not need a sentence
+    assert len(at.dataframe) == 2  # the cost tables do not need a sentence
 
 
 def test_user_text_and_japanese() -> None:

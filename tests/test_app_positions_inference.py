@@ -91,7 +91,8 @@ def test_inference_sliders_and_presets():
     no_exception(at)
     bars = chart_spec(at, "if_chart_size")["data"][0]
     assert bars["x"] == ["1", "2", "4", "8", "16", "32", "64"]
-    assert bars["y"][0] == 2 * 80 * 8192 * 1 * 128 * 2 and bars["y"][3] == 8 * bars["y"][0]
+    # n = 8,192 asked, but Llama 2 reads at most 4,096 tokens (issue 24, point 20): its cache stops there
+    assert bars["y"][0] == 2 * 80 * 4096 * 1 * 128 * 2 and bars["y"][3] == 8 * bars["y"][0]
     # d_model 12: 16 is no longer a divisor, h falls back to a valid one and g follows
     at.number_input(key="if_d_model").set_value(6).run()
     no_exception(at)

@@ -155,6 +155,8 @@ def test_path_answers_go_into_the_url_and_come_back(lang):
     assert "path_chart_scores" in charts(at)
     at.button(key="path_next").click().run()
     assert boxes(at) == {"path_winner"}
+    # the middle row, numbered from 1 like the worksheet's rows
+    assert translate(lang, "practice.q_winner", row=ex.n // 2 + 1) in [m.value for m in at.markdown]
     wrong = next(
         j for j in range(ex.n) if j not in naive_winners(ex.scores[ex.n // 2].tolist(), [True] * ex.n)
     )
@@ -170,10 +172,13 @@ def test_path_answers_go_into_the_url_and_come_back(lang):
     back = open_page(PATH, lang=lang, params=params)
     assert not boxes(back) and "path_chart_softmax" in charts(back)
     winners = naive_winners(ex.scores[ex.n // 2].tolist(), [True] * ex.n)
+    # keys are shown from 1, as the worksheet prints the same exercise (issue 24); the URL keeps indices
     wrong_text = translate(
-        lang, "practice.wrong", mine=str(wrong), answer=", ".join(map(str, sorted(winners)))
+        lang, "practice.wrong", mine=str(wrong + 1), answer=", ".join(str(w + 1) for w in sorted(winners))
     )
     assert [e.value for e in back.error] == [wrong_text]
+    # stop 2 asks 1 of the path's 5 questions; the mask stop asks 2 (the count beside "of 4 stops")
+    assert translate(lang, "practice.path_stop_questions", count=1, all=5) in [c.value for c in back.caption]
     back.button(key="path_back").click().run()
     assert "path_chart_scores" in charts(back) and len(back.success) == 1
 

@@ -143,3 +143,64 @@ def test_the_rules_accept_good_japanese(text):
         rules.emphasis_problems,
     ):
         assert not check(text), (text, check.__name__, check(text))
+
+
+# --- issue 24: terms in backticks, MQA expanded, every new term covered ------------------------------
+
+
+@pytest.mark.parametrize("path", JA_FILES, ids=lambda p: p.stem)
+def test_no_term_in_backticks(path):
+    problems = report(rules.code_term_problems, path)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", JA_FILES, ids=lambda p: p.stem)
+def test_mqa_is_expanded_in_every_catalog_that_uses_it(path):
+    texts = messages(path).values()
+    if any("MQA" in text for text in texts):
+        assert any(
+            "Multi-Query Attention（MQA）" in text or "MQA（Multi-Query Attention）" in text for text in texts
+        )
+
+
+@pytest.mark.parametrize(
+    ("text", "check"),
+    [
+        ("`RoPE` の前", rules.code_term_problems),
+        ("`attention sink` と呼ばれます", rules.code_term_problems),
+        ("`SmolLM2-135M-Instruct` を動かします", rules.code_term_problems),
+        ("デコーダでよく見られる型で", rules.forbidden_problems),
+        ("キー・バリューヘッド数 g", rules.forbidden_problems),
+        ("キーとバリューのヘッドを減らす", rules.forbidden_problems),
+        ("残差の流れにもよります", rules.forbidden_problems),
+        ("学習で得る表はちょうど L 行", rules.forbidden_problems),
+        ("回転位置埋め込み、RoPE", rules.forbidden_problems),
+        ("生徒数", rules.forbidden_problems),
+    ],
+)
+def test_the_issue_24_rules_catch_a_violation(text, check):
+    assert check(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "`make run` で起動",
+        "`Esc` で戻る",
+        "`config.json` の値",
+        "従来型と加法型と Llama 型",
+        "RoPE（回転位置埋め込み）",
+    ],
+)
+def test_the_issue_24_rules_accept_good_japanese(text):
+    assert not rules.code_term_problems(text) and not rules.forbidden_problems(text), text
+
+
+@pytest.mark.parametrize("path", JA_FILES, ids=lambda p: p.stem)
+def test_japanese_sample_sentences_have_no_spaces_between_words(path):
+    """Japanese is written without spaces between words; a sample sentence that has them teaches the
+    wrong thing (the block and cost labs' did: 猫 は 疲れて いた)."""
+    keys = set(rules.glossary()["sample_input_keys"])
+    between = re.compile(rules.JA_CHAR + " +" + rules.JA_CHAR)
+    bad = [f"{path.stem}.{k}: {v!r}" for k, v in messages(path).items() if k in keys and between.search(v)]
+    assert not bad, "\n".join(bad)

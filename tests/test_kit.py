@@ -38,6 +38,13 @@ def test_one_height_rule_for_every_table():
     assert kit.table_height(11) == kit.table_height(500) == 420  # then the table scrolls
 
 
+def test_a_table_that_hides_rows_says_it_scrolls():
+    # 38 px header + 35 px per row against the 420 px cap: 10 rows fit (388 px), 11 and 12 do not
+    assert not kit.table_scrolls(10, kit.table_height(10))
+    assert kit.table_scrolls(11, kit.table_height(11)) and kit.table_scrolls(12, kit.table_height(12))
+    assert not kit.table_scrolls(12, "auto")
+
+
 def test_one_width_rule_for_square_maps():
     assert kit.square_width(6) == 200 + 55 * 6 and kit.square_width(16) == 200 + 55 * 16
     assert kit.square_width(17) == "stretch"

@@ -127,6 +127,14 @@ def test_flops_counts_and_crossover():
         assert first - 1 < x <= first
     # d_ff = 4d, h ≪ d: attention's n² terms win from about n = 6d
     assert b.crossover_n(4096, 32, 4 * 4096) == pytest.approx(6 * 4096, rel=0.02)
+    # issue 24: SwiGLU at d_ff = 4d crosses at about 8d, not 6d (SmolLM2's d = 576, h = 9:
+    # (8·576² + 6·576·2304) / (4·576 + 54) = 10,616,832 / 2,358 ≈ 4,502 against 7,962,624 / 2,358 ≈ 3,377)
+    assert round(b.crossover_n(576, 9, 4 * 576, "swiglu")) == 4502
+    assert round(b.crossover_n(576, 9, 4 * 576, "gelu")) == 3377
+    assert b.crossover_n(4096, 32, 4 * 4096, "swiglu") == pytest.approx(8 * 4096, rel=0.02)
+    for mult, kind, per_d in ((4, "gelu", 6), (4, "swiglu", 8), (8 / 3, "swiglu", 6), (2, "relu", 4)):
+        assert b.crossover_per_d_model(mult, kind) == pytest.approx(per_d)
+        assert b.crossover_n(8192, 8, int(mult * 8192), kind) / 8192 == pytest.approx(per_d, rel=0.01)
 
 
 def test_stage_stats_residual_gap_and_norm_comparison():

@@ -257,6 +257,14 @@ def crossover_n(d_model: int, heads: int, d_ff: int, kind: str = "gelu") -> floa
     return (8 * d_model**2 + c * d_model * d_ff) / (4 * d_model + 6 * heads)
 
 
+def crossover_per_d_model(ff_mult: float, kind: str = "gelu") -> float:
+    """n* / d_model when h is much smaller than d_model (6h drops out of 4d + 6h):
+    (8 + c · d_ff/d_model) / 4, so 6 for a classic FFN at d_ff = 4d, 8 for SwiGLU at 4d and 6 for
+    SwiGLU at d_ff = 8/3 · d. The FFN kind matters: the sentence that quotes it must say which."""
+    c = 6 if kind == "swiglu" else 4
+    return (8 + c * ff_mult) / 4
+
+
 # --- what the page shows ------------------------------------------------------------------------
 
 

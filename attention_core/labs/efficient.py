@@ -174,7 +174,7 @@ def elu_plus_one(x: np.ndarray) -> np.ndarray:
 
 
 def linear_weights(Q, K, causal: bool = True) -> np.ndarray:
-    """Weights of linear attention written as a matrix (the quadratic form, for comparison only):
+    """Weights of linear attention written as a matrix (the O(n²) matrix form, for comparison only):
     ``a_ij = φ(q_i)·φ(k_j) / Σ_j' φ(q_i)·φ(k_j')`` over the allowed keys. ``[n, d], [n, d] -> [n, n]``."""
     sim = elu_plus_one(Q) @ elu_plus_one(K).T  # [n, n], all > 0
     if causal:
@@ -226,14 +226,27 @@ def softmax_attention_flops(n: int, d_k: int, d_v: int) -> int:
     return attention_flops(n, d_k, d_v).total
 
 
-def linear_crossover_n(d_phi: int, d_v: int, d_k: int, n_max: int = 10**7) -> int | None:
-    """The smallest n at which the recurrence needs fewer FLOPs than softmax attention (one head)."""
+def causal_softmax_attention_flops(n: int, d_k: int, d_v: int) -> int:
+    """Causal softmax attention computing only the allowed scores, the n(n + 1)/2 on and below the
+    diagonal, at the cost lab's per-element rates (2·d_k, scaling + softmax, 2·d_v): about half the
+    full count, so its crossover with the recurrence moves from n ≈ d to n ≈ 2d."""
+    full = attention_flops(1, d_k, d_v)  # one score: the per-element cost of each of the three parts
+    return n * (n + 1) // 2 * full.total
+
+
+def linear_crossover_n(
+    d_phi: int, d_v: int, d_k: int, n_max: int = 10**7, causal: bool = False
+) -> int | None:
+    """The smallest n at which the causal recurrence needs fewer FLOPs than softmax attention (one
+    head): full (non-causal) softmax attention, or with ``causal`` causal softmax attention that
+    computes only the n(n + 1)/2 allowed scores."""
+    softmax = causal_softmax_attention_flops if causal else softmax_attention_flops
     lo, hi = 1, n_max
-    if linear_attention_flops(hi, d_phi, d_v) >= softmax_attention_flops(hi, d_k, d_v):
+    if linear_attention_flops(hi, d_phi, d_v) >= softmax(hi, d_k, d_v):
         return None
     while lo < hi:  # softmax − linear grows with n once positive: bisect
         mid = (lo + hi) // 2
-        if linear_attention_flops(mid, d_phi, d_v) < softmax_attention_flops(mid, d_k, d_v):
+        if linear_attention_flops(mid, d_phi, d_v) < softmax(mid, d_k, d_v):
             hi = mid
         else:
             lo = mid + 1

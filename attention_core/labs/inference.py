@@ -40,7 +40,11 @@ DTYPE_BYTES = {"float32": 4, "float16 / bfloat16": 2, "int8": 1}
 
 @dataclass(frozen=True)
 class ModelShape:
-    """The attention shape of a public model, for the cache calculator, with where it comes from."""
+    """The attention shape of a public model, for the cache calculator, with where it comes from.
+
+    A new preset is one more line in :data:`PRESETS` plus its ``inference.source_<key>`` text in
+    both catalogs. A model with sliding-window attention gives its window; if only some of its
+    layers use it (local layers between global ones), ``window_layers`` says how many."""
 
     key: str  # names the source's text in the page's catalog (``inference.source_<key>``)
     name: str
@@ -49,14 +53,30 @@ class ModelShape:
     kv_heads: int
     head_dim: int
     source: str  # where the numbers are written down
+    context: int  # the longest input the model takes (tokens): the calculator's n stops there
+    window: int = 0  # sliding window W (0: none): a windowed layer keeps K and V of the last W tokens
+    window_layers: int | None = None  # how many layers use the window (None: all of them)
+
+    def __post_init__(self) -> None:
+        if self.heads % self.kv_heads or self.context < 1 or self.window < 0:
+            raise ValueError(f"{self.name}: kv_heads must divide heads, context ≥ 1 and window ≥ 0")
+        if self.window_layers is not None and not 0 <= self.window_layers <= self.layers:
+            raise ValueError(f"{self.name}: window_layers must be from 0 to {self.layers}")
+
+    @property
+    def layers_windowed(self) -> int:
+        """Layers that use the window (0 when the model has none)."""
+        if not self.window:
+            return 0
+        return self.layers if self.window_layers is None else self.window_layers
 
 
 PRESETS: tuple[ModelShape, ...] = (
-    ModelShape("gpt2", "GPT-2 small", 12, 12, 12, 64, "config.json of openai-community/gpt2 (n_layer 12, n_head 12, n_embd 768)"),
-    ModelShape("smollm2", "SmolLM2-135M", 30, 9, 3, 64, "its GGUF file's metadata (the file this project runs)"),
-    ModelShape("llama2_7b", "Llama 2 7B", 32, 32, 32, 128, "Llama 2 paper and config.json (hidden 4096, 32 heads, 32 KV heads)"),
-    ModelShape("llama2_70b", "Llama 2 70B", 80, 64, 8, 128, "Llama 2 paper (GQA) and config.json (hidden 8192, 64 heads, 8 KV heads)"),
-    ModelShape("mistral_7b", "Mistral 7B", 32, 32, 8, 128, "Mistral 7B paper, Table 1 (n_heads 32, n_kv_heads 8, head_dim 128)"),
+    ModelShape("gpt2", "GPT-2 small", 12, 12, 12, 64, "config.json of openai-community/gpt2 (n_layer 12, n_head 12, n_embd 768, n_positions 1024)", context=1024),
+    ModelShape("smollm2", "SmolLM2-135M", 30, 9, 3, 64, "its GGUF file's metadata (the file this project runs; llama.context_length 8192)", context=8192),
+    ModelShape("llama2_7b", "Llama 2 7B", 32, 32, 32, 128, "Llama 2 paper and config.json (hidden 4096, 32 heads, 32 KV heads, 4096 positions)", context=4096),
+    ModelShape("llama2_70b", "Llama 2 70B", 80, 64, 8, 128, "Llama 2 paper (GQA) and config.json (hidden 8192, 64 heads, 8 KV heads, 4096 positions)", context=4096),
+    ModelShape("mistral_7b", "Mistral 7B", 32, 32, 8, 128, "Mistral 7B paper, Table 1 (n_heads 32, n_kv_heads 8, head_dim 128, window_size 4096, context_len 8192)", context=8192, window=4096),
 )  # fmt: skip
 
 
@@ -147,6 +167,14 @@ def step_flops_cached(n: int, d_model: int, heads: int, kv_heads: int, d_k: int)
     return 2 * d_model * (heads + 2 * kv_heads) * d_k + 4 * heads * n * d_k
 
 
+def flops_knee(d_model: int, heads: int, kv_heads: int) -> float:
+    """The n where the two terms of :func:`step_flops_cached` are equal, ``2d(h+2g)d_k = 4hn·d_k``:
+    ``n = d(h + 2g) / (2h)``. Below it projecting the new token dominates (the line is nearly flat),
+    well above it the ``n`` term does (slope 1 on a log–log chart; the recompute line's ``n²`` term
+    takes over at the same n, slope 2)."""
+    return d_model * (heads + 2 * kv_heads) / (2 * heads)
+
+
 def step_flops_recompute(n: int, d_model: int, heads: int, kv_heads: int, d_k: int) -> int:
     """The same step without a cache, by running the causal pass on all ``n`` tokens again: project
     every token (``n · 2·d·(h + 2g)·d_k``) and the full ``n × n`` products (``h·2·n²·d_k`` twice)."""
@@ -186,14 +214,65 @@ class CacheSize:
     bytes_mha: int  # the same model with kv_heads = heads
     ratio: float  # bytes / bytes_mha = g / h
     saved: int  # bytes_mha − bytes
+    held: int = 0  # tokens a windowed layer keeps: min(n, W) (n when there is no window)
 
 
-def cache_size(layers: int, n: int, heads: int, kv_heads: int, d_k: int, bytes_per_value: int) -> CacheSize:
-    """The cache of ``n`` tokens with ``kv_heads`` KV heads, against MHA's ``heads``."""
+def tokens_held(n: int, window: int) -> int:
+    """Tokens whose K and V a layer keeps: all ``n``, or the last ``W`` with a sliding window
+    (a rolling buffer: token ``t`` overwrites slot ``t mod W``)."""
+    return min(n, window) if window else n
+
+
+def cache_size(
+    layers: int, n: int, heads: int, kv_heads: int, d_k: int, bytes_per_value: int,
+    window: int = 0, window_layers: int | None = None,
+) -> CacheSize:  # fmt: skip
+    """The cache of ``n`` tokens with ``kv_heads`` KV heads, against MHA's ``heads``. With a sliding
+    window ``W`` the ``window_layers`` windowed layers (default: all) keep only ``min(n, W)`` tokens."""
     ratio = kv_memory_ratio(heads, kv_heads)  # checks that kv_heads divides heads
-    b = kv_cache_bytes(layers, n, kv_heads, d_k, bytes_per_value)
-    b_mha = kv_cache_bytes(layers, n, heads, d_k, bytes_per_value)
-    return CacheSize(b, b_mha, ratio, b_mha - b)
+    held = tokens_held(n, window)
+    local = (layers if window_layers is None else window_layers) if window else 0
+    if not 0 <= local <= layers:
+        raise AttentionConfigError(f"window_layers must be from 0 to {layers}.")
+
+    def total(g: int) -> int:
+        return kv_cache_bytes(local, held, g, d_k, bytes_per_value) + kv_cache_bytes(
+            layers - local, n, g, d_k, bytes_per_value
+        )
+
+    b, b_mha = total(kv_heads), total(heads)
+    return CacheSize(b, b_mha, ratio, b_mha - b, held)
+
+
+@dataclass(frozen=True)
+class CacheCalculation:
+    """The calculator for one model shape: ``n`` is the typed length capped at the model's context
+    (its cache never holds more), the window applies to the shape's windowed layers (all layers
+    when the shape has no window of its own), and the bars are every valid number of KV heads."""
+
+    shape: ModelShape
+    asked: int
+    n: int
+    window: int
+    size: CacheSize  # with the chosen KV heads
+    bars: tuple[tuple[int, int], ...]  # (KV heads g, bytes) for every divisor of h
+
+    @property
+    def capped(self) -> bool:
+        return self.asked > self.shape.context
+
+
+def cache_calculation(
+    shape: ModelShape, asked: int, kv_heads: int, bytes_per_value: int, window: int
+) -> CacheCalculation:
+    n = min(asked, shape.context)
+    local = shape.window_layers if shape.window else None
+
+    def size(g: int) -> CacheSize:
+        return cache_size(shape.layers, n, shape.heads, g, shape.head_dim, bytes_per_value, window, local)
+
+    bars = tuple((g, size(g).bytes) for g in kv_choices(shape.heads))
+    return CacheCalculation(shape, asked, n, window, size(kv_heads), bars)
 
 
 def kv_choices(heads: int) -> tuple[int, ...]:

@@ -16,8 +16,10 @@ CHOSEN_COLOR = "#d95f02"  # orange: the chosen h, distinct from the blue of the 
 OTHER_COLOR = "#7570b3"
 BOUNDARY_COLOR = "#222222"
 
-# Columns of the cost table, in display order (ids of MultiHeadCost fields).
-COST_COLUMNS = (
+# Columns of the two cost tables, in display order (ids of MultiHeadCost fields): what stays the same
+# for every h, then what grows with h. Two tables of at most seven columns, because one of eleven
+# was wider than the 1366 px layout and cut its last column.
+COST_COLUMNS_CONSTANT = (
     "heads",
     "d_k",
     "params_total",
@@ -25,11 +27,9 @@ COST_COLUMNS = (
     "flops_scores",
     "flops_weighted_sum",
     "flops_output",
-    "flops_scale",
-    "flops_softmax",
-    "flops_total",
-    "attention_matrix_elements",
 )
+COST_COLUMNS_GROWING = ("heads", "flops_scale", "flops_softmax", "attention_matrix_elements", "flops_total")
+COST_COLUMNS = COST_COLUMNS_CONSTANT + COST_COLUMNS_GROWING[1:]
 # Lines of the cost chart: what stays constant and what grows with h.
 CHART_SERIES = ("params_total", "flops_matmul", "flops_softmax_scale", "attention_matrix_elements")
 

@@ -59,8 +59,14 @@ class Progress:
     responses: tuple[object, ...] = ()
 
 
+# Rows, queries and keys are shown numbered from 1: the path's exercise is the one the worksheet and
+# `python -m attention_core exercise` print, and both number it from 1 as exam papers do (q_1 … q_n);
+# only the stored answers (the URL) keep the 0-based indices of the code.
+FIRST_NUMBER = 1
+
+
 def key_labels(n: int) -> tuple[str, ...]:
-    return tuple(str(j) for j in range(n))
+    return tuple(str(j + FIRST_NUMBER) for j in range(n))
 
 
 def stop_questions(stop: Stop, seed: int) -> tuple[Question, ...]:
@@ -70,9 +76,9 @@ def stop_questions(stop: Stop, seed: int) -> tuple[Question, ...]:
     labels = key_labels(ex.n)
     make = {
         "shape": lambda: shape_question("path_shape", ex.Q, ex.K),
-        "winner": lambda: winner_question("path_winner", ex.weights, row, labels),
-        "masked": lambda: masked_row_question("path_masked", ex.allowed, ex.n - 2, labels),
-        "sums": lambda: sums_question("path_sums", ex.weights, ex.n - 2),
+        "winner": lambda: winner_question("path_winner", ex.weights, row, labels, FIRST_NUMBER),
+        "masked": lambda: masked_row_question("path_masked", ex.allowed, ex.n - 2, labels, FIRST_NUMBER),
+        "sums": lambda: sums_question("path_sums", ex.weights, ex.n - 2, FIRST_NUMBER),
         "memory": lambda: memory_question("path_memory"),
     }
     return tuple(make[kind]() for kind in stop.questions)

@@ -70,7 +70,7 @@ def exercise_tables(t, ex) -> None:
         with column:
             st.markdown(f"**{name}**")
             kit.table(
-                {f"{c}": [int(v) for v in matrix[:, c]] for c in range(matrix.shape[1])},
+                {f"{c + path.FIRST_NUMBER}": [int(v) for v in matrix[:, c]] for c in range(matrix.shape[1])},
                 index=path.key_labels(ex.n),
             )
 
@@ -113,6 +113,8 @@ def render_stop(t, progress: path.Progress) -> None:
             name=t(f"practice.stop_{stop.sid}_title"),
         )
     )
+    asked = len(stop.questions)
+    st.caption(t("practice.path_stop_questions", count=asked, all=sum(len(s.questions) for s in path.STOPS)))
     st.markdown(t(f"practice.stop_{stop.sid}_goal"))
     ex = generate_exercise(progress.seed, "causal" if stop.sid == "mask" else "none")
     if stop.sid != "cost":

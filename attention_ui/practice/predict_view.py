@@ -79,24 +79,27 @@ def shape_question(qid: str, Q, K) -> Question:
     )
 
 
-def winner_question(qid: str, weights, row: int, labels: Sequence[str]) -> Question:
-    """Which key gets the largest weight in ``row`` of ``weights [n_q, n_k]`` (ties: any tied key)."""
+def winner_question(qid: str, weights, row: int, labels: Sequence[str], first: int = 0) -> Question:
+    """Which key gets the largest weight in ``row`` of ``weights [n_q, n_k]`` (ties: any tied key).
+    ``first``: the number the learner sees for row 0 (1 where the exercise is printed from 1)."""
     answer = predict.winning_keys(weights[row])
     opts = tuple(range(len(labels)))
+    values = (("row", row + first),)
     return Question(
-        qid, "key", "practice.q_winner", (("row", row),), answer, opts, tuple(labels), "practice.why_winner"
+        qid, "key", "practice.q_winner", values, answer, opts, tuple(labels), "practice.why_winner"
     )
 
 
-def masked_row_question(qid: str, allowed, row: int, labels: Sequence[str]) -> Question:
-    """Which keys the mask removes from query ``row`` (``allowed [n_q, n_k]``, True = kept)."""
+def masked_row_question(qid: str, allowed, row: int, labels: Sequence[str], first: int = 0) -> Question:
+    """Which keys the mask removes from query ``row`` (``allowed [n_q, n_k]``, True = kept);
+    ``first`` as in :func:`winner_question`."""
     answer = frozenset(j for i, j in predict.masked_cells(allowed) if i == row)
     opts = tuple(range(len(labels)))
     return Question(
         qid,
         "keys",
         "practice.q_masked",
-        (("row", row),),
+        (("row", row + first),),
         answer,
         opts,
         tuple(labels),
@@ -104,10 +107,11 @@ def masked_row_question(qid: str, allowed, row: int, labels: Sequence[str]) -> Q
     )
 
 
-def sums_question(qid: str, weights, row: int) -> Question:
-    """Whether row ``row`` of the (masked) weights still sums to 1."""
+def sums_question(qid: str, weights, row: int, first: int = 0) -> Question:
+    """Whether row ``row`` of the (masked) weights still sums to 1; ``first`` as in :func:`winner_question`."""
     answer = predict.row_sums_to_one(weights[row])
-    return Question(qid, "yesno", "practice.q_sums", (("row", row),), answer, explain="practice.why_sums")
+    values = (("row", row + first),)
+    return Question(qid, "yesno", "practice.q_sums", values, answer, explain="practice.why_sums")
 
 
 def memory_question(qid: str, n: int = COST_N) -> Question:
