@@ -66,7 +66,9 @@ def test_inference_page_default(lang):
     assert at.title[0].value == translate(lang, "inference.title")
     assert len(at.header) == 5 and not at.error
     assert metric(at, translate(lang, "inference.cache_gap")) < 1e-12
-    assert metric(at, translate(lang, "inference.change_causal")) == 0.0
+    # the prefix pass and the full pass multiply matrices of different sizes, so BLAS may round
+    # differently (2.2e-16 for the ja sentence with OpenBLAS's Haswell kernels): rounding, not a change
+    assert metric(at, translate(lang, "inference.change_causal")) < 1e-12
     assert metric(at, translate(lang, "inference.change_bidirectional")) > 1e-3
     # SmolLM2-135M, 8192 tokens, 2 bytes, g = 3: 2·30·8192·3·64·2 = 188,743,680 B = 180 MiB
     sizes = {m.label: m.value for m in at.metric}
