@@ -49,6 +49,13 @@ class HeadsInputError(ValueError):
     """A head, layer, token or length a learner chose that the model cannot take."""
 
 
+def input_errors() -> tuple[type[Exception], ...]:
+    """The exceptions that mean "the learner's input cannot be used" (this module's and the models')."""
+    from ..models.smollm2 import DecoderInputError
+
+    return (HeadsInputError, DecoderInputError)
+
+
 # --------------------------------------------------------------------------------------------
 # The model, whichever decoder of the family it is
 # --------------------------------------------------------------------------------------------
@@ -62,7 +69,8 @@ class HeadsModel:
     key: str
     name: str
     weights: llama.LlamaWeights = field(repr=False)
-    encode: Callable[[str], object] = field(repr=False)  # text -> an object with ids, labels, truncated
+    # (text, truncate) -> ids, labels, n, truncated, total_tokens; over the limit: error or cut
+    encode: Callable[..., object] = field(repr=False)
     label: Callable[[Sequence[int], int], str] = field(repr=False)  # (context ids, id) -> label
     labels: Callable[[Sequence[int]], tuple[str, ...]] = field(repr=False)
     tokenize: Callable[[str], tuple[int, ...]] = field(repr=False)  # any length (the long text)
@@ -104,7 +112,7 @@ def load_model(key: str) -> HeadsModel:
         key=key,
         name=smollm2.MODEL_NAME,
         weights=model.weights,
-        encode=lambda text: smollm2.encode(text, truncate=True, model=model),
+        encode=lambda text, truncate=True: smollm2.encode(text, truncate=truncate, model=model),
         label=lambda ctx, i: smollm2.candidate_label(ctx, i, model),
         labels=lambda ids: smollm2.labels_for_ids(list(ids), model)[0],
         tokenize=lambda text: tuple(model.tokenizer.encode(text, add_special_tokens=False).ids),  # type: ignore[attr-defined]
