@@ -572,6 +572,12 @@ def first_token_weights(p: HeadsPass) -> np.ndarray:
     return np.stack([head_summary(t.weights, "first") for t in p.run.layers])
 
 
+def uniform_first_weight(n: int) -> float:
+    """The mean weight on token 0 over queries ``1..n-1`` of a head that spreads every row evenly over
+    the keys it may see (row ``i`` gives ``1/(i+1)``); 1 for a single token."""
+    return float(np.mean(1.0 / np.arange(2, n + 1))) if n > 1 else 1.0
+
+
 def window_allowed(n: int, window: int, sinks: int = 0) -> np.ndarray:
     """Query ``i`` may see key ``j`` when ``j ≤ i`` and (``i − j < window`` or ``j < sinks``): ``[n, n]``."""
     i, j = np.arange(n)[:, None], np.arange(n)[None, :]
