@@ -150,3 +150,13 @@ def test_questions_answers_follow_the_numbers() -> None:
     first[1, 6] = 0.9
     q = questions.sink_question(first, 1)
     assert q.choices[q.correct] == "6"
+
+
+@needs_model
+def test_a_shared_link_keeps_its_sentence_over_the_learners() -> None:
+    at = open_page(
+        PAGE, params={"text": TEXT}, learner_text="A different sentence from the playground", **SMALL
+    )
+    at.run()  # the second run must not fall back to the learner's earlier sentence
+    assert at.session_state["hd_text"] == TEXT
+    assert at.session_state["learner_text"] == TEXT

@@ -12,7 +12,7 @@ import streamlit as st
 from attention_core.labs import heads as H
 from attention_core.models.smollm2 import SMOLLM2_135M
 from attention_ui.i18n import LANGUAGES
-from attention_ui.kit import MAX_URL_TEXT, url_text
+from attention_ui.kit import LEARNER_TEXT, MAX_URL_TEXT, url_text
 from attention_ui.playground import url_state as pg
 from attention_ui.playground.url_state import Param
 
@@ -79,8 +79,8 @@ def read_url(state) -> tuple[str, ...]:
     for key, value in values.items():
         if key != "lang":
             state[key] = value
-            if key == "hd_text":  # a shared link's sentence wins over the learner's context
-                state["hd_text_synced"] = value
+            if key == "hd_text":  # a shared link's sentence becomes the learner's context too
+                state["hd_text_synced"] = state[LEARNER_TEXT] = value
     state[WRITTEN] = current
     return ignored
 
