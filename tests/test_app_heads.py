@@ -160,3 +160,27 @@ def test_a_shared_link_keeps_its_sentence_over_the_learners() -> None:
     at.run()  # the second run must not fall back to the learner's earlier sentence
     assert at.session_state["hd_text"] == TEXT
     assert at.session_state["learner_text"] == TEXT
+
+
+@needs_model
+@pytest.mark.parametrize("window_worse", [True, False])
+def test_mask_view_states_what_its_numbers_say(page: AppTest, monkeypatch, window_worse: bool) -> None:
+    """The 370-token experiment is replaced by made-up losses (its numbers are tested in
+    test_lab_heads.py); the sentence must follow them, including when the window is not worse."""
+    at = page
+    n, w = 100, 64
+    rng = np.random.default_rng(1)
+    losses = {r: rng.random(n - 1) for r in H.MASK_RUNS}
+    losses["window"][w:] += 2.0 if window_worse else -2.0
+    fake = H.MaskExperiment(ids=tuple(range(n)), window=w, losses=losses)
+    monkeypatch.setattr(cached, "mask_experiment", lambda key, window: fake)
+    at.session_state["hd_masks"], at.session_state["hd_window"] = True, w
+    at.run()
+    no_exception(at)
+    np.testing.assert_allclose(chart_spec(at, "hd_chart_masks")["data"][1]["y"], losses["window"], atol=1e-12)
+    body = texts(at)
+    assert f"(b) {fake.mean_beyond('window'):.3f}" in body and f"positions {w} to {n - 2}" in body
+    verdict = translate("en", "heads.verdict_worse" if window_worse else "heads.verdict_not_worse")
+    assert f"run (b) is {verdict} run (c)" in body
+    at.session_state["hd_masks"] = False
+    at.run()
