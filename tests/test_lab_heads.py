@@ -460,3 +460,18 @@ def test_pass_input_errors(tiny):
     for bad in ([], [tiny.config.vocab_size], [-1], list(range(65))):
         with pytest.raises(H.HeadsInputError):
             H.run_pass(bad, tiny)
+
+
+def test_small_read_outs():
+    grid = np.array([[0.1, 0.9, 0.9], [0.2, 0.3, 0.4]])
+    assert H.top_head(grid) == (0, 1)  # the first of two equal maxima
+    assert H.top_head(-grid) == (0, 0)
+    np.testing.assert_allclose(H.probabilities(np.log([1.0, 3.0])), [0.25, 0.75])
+    assert H.uniform_first_weight(3) == pytest.approx((1 / 2 + 1 / 3) / 2)
+    assert H.uniform_first_weight(1) == 1.0
+
+
+def test_sharpness_map_is_per_layer(tiny_pass):
+    got = H.sharpness_map(tiny_pass)
+    for t in tiny_pass.run.layers:
+        np.testing.assert_allclose(got[t.layer], H.pattern_sharpness(t.weights))

@@ -189,6 +189,22 @@ def kl_divergence(before: np.ndarray, after: np.ndarray) -> float:
     return float(max(0.0, np.sum(np.exp(lp) * (lp - lq))))
 
 
+def probabilities(logits: np.ndarray) -> np.ndarray:
+    """``softmax`` over the vocabulary in float64: ``[V] -> [V]``."""
+    return np.exp(log_softmax(logits))
+
+
+def top_head(grid: np.ndarray) -> tuple[int, int]:
+    """The (layer, head) of the largest entry of a ``[L, h]`` map (the first one among equals)."""
+    layer, head = np.unravel_index(int(np.argmax(grid)), np.shape(grid))
+    return int(layer), int(head)
+
+
+def sharpness_map(p: HeadsPass) -> np.ndarray:
+    """:func:`pattern_sharpness` of every layer and head of the pass: ``[L, h]``."""
+    return np.stack([pattern_sharpness(t.weights) for t in p.run.layers])
+
+
 @dataclass(frozen=True)
 class Top:
     id: int

@@ -60,9 +60,7 @@ def remember_sweep(key: tuple, maps: H.SweepMaps) -> None:
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def sharpness(key: str, text: str):
-    import numpy as np
-
-    return np.stack([H.pattern_sharpness(t.weights) for t in heads_pass(key, text)[1].run.layers])
+    return H.sharpness_map(heads_pass(key, text)[1])
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-import numpy as np
+import math
+
 import streamlit as st
 
 from attention_core.labs import heads as H
@@ -87,14 +88,14 @@ def section_attribution(t, m, p, att: H.Attribution) -> None:
     st.markdown(t("heads.explain_dla"))
     token = m.label(p.ids, att.token)
     clickable_map(t, att.heads, "dla", t("heads.value_dla", token=token), m.config, signed=True)
-    best = np.unravel_index(np.argmax(att.heads), att.heads.shape)
+    best = H.top_head(att.heads)
     gap = abs(att.total - att.model_logit)
     key = "heads.dla_sum_ok" if attribution_adds_up(att) else "heads.dla_sum_bad"
     st.markdown(t(key, token=_tok(token), count=att.heads.size, heads=f"{att.heads.sum():.4f}", ffn=f"{att.ffn.sum():.4f}",
                   emb=f"{att.embedding:.4f}", total=f"{att.total:.4f}", logit=f"{att.model_logit:.4f}",
                   gap=f"{gap:.1e}", tol=f"{ATTRIBUTION_TOL:.0e}"))  # fmt: skip
     st.markdown(t("heads.dla_best", layer=int(best[0]), head=int(best[1]), value=f"{att.heads.max():.4f}",
-                  ffn_layer=int(np.argmax(att.ffn)), ffn_value=f"{att.ffn.max():.4f}"))  # fmt: skip
+                  ffn_layer=H.top_head(att.ffn[:, None])[0], ffn_value=f"{att.ffn.max():.4f}"))  # fmt: skip
 
 
 # --- 3. ablation ------------------------------------------------------------------------------------
@@ -106,7 +107,7 @@ def section_ablation(t, m, p, ab: H.Ablation) -> None:
     before = H.top_tokens(p.logits, p.ids, m)
     after = H.top_tokens(ab.logits, p.ids, m)
     ids = list(dict.fromkeys([c.id for c in before] + [c.id for c in after]))
-    pb, pa = np.exp(H.log_softmax(p.logits)), np.exp(H.log_softmax(ab.logits))
+    pb, pa = H.probabilities(p.logits), H.probabilities(ab.logits)
     fig = fh.before_after([m.label(p.ids, i) for i in ids], pb[ids], pa[ids], before_name=t("heads.before"),
                           after_name=t("heads.after"), x_title=t("heads.axis_prob"))  # fmt: skip
     PAGE.chart(fig, "ablation", t("heads.alt_ablation", layer=ab.layer, head=ab.head))
@@ -145,11 +146,10 @@ def section_sweep(t, m, p, model_key: str, text: str, kind: str, token: int, att
     with c3:
         clickable_map(t, att.heads, "dla2", t("heads.value_dla_short"), m.config, signed=True)
     rho = H.spearman(sharp, maps.kl)
-    best = np.unravel_index(np.argmax(maps.kl), maps.kl.shape)
-    sharpest = np.unravel_index(np.argmax(sharp), sharp.shape)
-    st.markdown(t("heads.sweep_summary", rho="—" if np.isnan(rho) else f"{rho:.2f}", n=p.n,
+    best, sharpest = H.top_head(maps.kl), H.top_head(sharp)
+    st.markdown(t("heads.sweep_summary", rho="—" if math.isnan(rho) else f"{rho:.2f}", n=p.n,
                   layer=int(best[0]), head=int(best[1]), kl=f"{maps.kl.max():.4f}", slayer=int(sharpest[0]),
-                  shead=int(sharpest[1]), sharp=f"{sharp.max():.3f}", skl=f"{maps.kl[sharpest]:.4f}"))  # fmt: skip
+                  shead=int(sharpest[1]), sharp=f"{sharp.max():.3f}", skl=f"{maps.kl[sharpest[0], sharpest[1]]:.4f}"))  # fmt: skip
 
 
 # --- 4. induction -----------------------------------------------------------------------------------
@@ -169,8 +169,8 @@ def section_induction(t, m, model_key: str) -> H.Induction:
         clickable_map(t, res.induction, "induction", t("heads.value_induction"), m.config)
     with c2:
         clickable_map(t, res.previous, "previous", t("heads.value_previous"), m.config)
-    li, hi_ = np.unravel_index(np.argmax(res.induction), res.induction.shape)
-    pl, ph = np.unravel_index(np.argmax(res.previous), res.previous.shape)
+    li, hi_ = H.top_head(res.induction)
+    pl, ph = H.top_head(res.previous)
     st.markdown(t("heads.induction_summary", layer=int(li), head=int(hi_), score=f"{res.induction.max():.3f}",
                   player=int(pl), phead=int(ph), pscore=f"{res.previous.max():.3f}", m=length,
                   uniform=f"{1 / (length + 1):.3f}"))  # fmt: skip
@@ -192,7 +192,7 @@ def section_induction(t, m, model_key: str) -> H.Induction:
 # --- 5. sinks ---------------------------------------------------------------------------------------
 
 
-def section_sinks(t, m, p, model_key: str, text: str) -> np.ndarray:
+def section_sinks(t, m, p, model_key: str, text: str):
     st.header(t("heads.h_sinks"))
     st.markdown(t("heads.explain_sinks"))
     first = cached.first_token(model_key, text)
