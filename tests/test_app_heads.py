@@ -184,3 +184,19 @@ def test_mask_view_states_what_its_numbers_say(page: AppTest, monkeypatch, windo
     assert f"run (b) is {verdict} run (c)" in body
     at.session_state["hd_masks"] = False
     at.run()
+
+
+@needs_model
+def test_hostile_sentences_stay_data(page: AppTest) -> None:
+    """Three of the hostile corpus's texts (the whole corpus runs on this page in about a minute; see
+    tests/test_app_hostile.py): markup and links in the sentence never become live in charts or text."""
+    from tests.test_app_hostile import BY_ID, assert_nothing_live
+
+    at = page
+    for entry_id in ("img_pwned", "markdown", "plotly_link"):
+        at.text_area(key="hd_text").input(BY_ID[entry_id]["text"])
+        at.run()
+        no_exception(at)
+        assert_nothing_live(at, f"heads <- {entry_id}")
+    at.text_area(key="hd_text").input(TEXT)
+    at.run()
