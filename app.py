@@ -44,6 +44,7 @@ LABS = [
     ("app_pages/inference.py", "app.nav_inference", "⚡", "inference"),
     ("app_pages/quiz.py", "app.nav_quiz", "✅", "quiz"),
     ("app_pages/decoder.py", "app.nav_decoder", "🤖", "decoder"),
+    ("app_pages/heads.py", "app.nav_heads", "🔬", "heads"),
 ]
 # That legacy file list linked pages by file name; such links still reach their page. (The
 # playground, as the default page, lives at "/"; its url_path below is only an internal name.)

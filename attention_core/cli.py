@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from . import cli_exercise, decoder_cli
+from . import cli_exercise, decoder_cli, heads_cli
 from .config import MASK_KINDS, AttentionConfig, AttentionConfigError
 from .example import worked_example_trace
 from .export import print_result, trace_to_json
@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--json", action="store_true", help="one JSON object instead of text")
     cli_exercise.add_parser(sub)
     decoder_cli.add_parser(sub)
+    heads_cli.add_parser(sub)
     return parser
 
 
@@ -133,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         return cli_exercise.run(args)
     if args.command == "decoder":
         return decoder_cli.run(args)
+    if args.command == "heads":
+        return heads_cli.run(args)
     try:
         config = AttentionConfig(
             d_model=args.d_model,

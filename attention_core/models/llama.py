@@ -19,6 +19,7 @@ and after the last layer ``logits = RMSNorm(x[-1]) · embeddingᵀ`` (tied embed
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
@@ -276,6 +277,9 @@ class DecoderLayerTrace:
         return steps.apply_mask(self.scores_scaled, self.mask)
 
 
+HeadEdit = Callable[[np.ndarray], np.ndarray]  # a layer's head outputs [h, n, d] -> [h, n, d]
+
+
 def _freeze_all(obj) -> None:
     for name in obj.__dataclass_fields__:
         value = getattr(obj, name)
@@ -284,9 +288,15 @@ def _freeze_all(obj) -> None:
 
 
 def attention_layer(
-    x: np.ndarray, layer: LlamaLayerWeights, config: LlamaConfig, positions: np.ndarray, index: int
-) -> DecoderLayerTrace:
-    """One layer's attention sub-layer on ``x [n, d_model]`` at ``positions [n]``, every step kept."""
+    x: np.ndarray, layer: LlamaLayerWeights, config: LlamaConfig, positions: np.ndarray, index: int,
+    allowed: np.ndarray | None = None, head_edit: HeadEdit | None = None,
+) -> DecoderLayerTrace:  # fmt: skip
+    """One layer's attention sub-layer on ``x [n, d_model]`` at ``positions [n]``, every step kept.
+
+    Two optional hooks for experiments (the plain pass uses neither): ``allowed [n, n]`` replaces the
+    causal mask (a sliding window, say); ``head_edit`` rewrites the heads' outputs ``[h, n, d]``
+    before they are concatenated and multiplied by W_O (an ablation); the trace keeps the edited ones.
+    """
     c = config
     h = rms_norm(x, layer.attn_norm, c.rms_eps)  # [n, d_model]
     Q_pre = project_heads(h, layer.W_Q, c.n_heads)  # [9, n, 64]
@@ -295,12 +305,13 @@ def attention_layer(
     cos, sin = rope_cos_sin(positions, c.head_dim, c.rope_base)  # [n, 32] each
     Q = rotate_pairs(Q_pre, cos, sin, c.rope_layout)
     K = rotate_pairs(K_pre, cos, sin, c.rope_layout)
-    mask = causal_allowed(len(positions))
+    mask = causal_allowed(len(positions)) if allowed is None else allowed
     att = grouped_attention(Q, K, V, mask, c.divisor)
+    head_outputs = att.head_outputs if head_edit is None else head_edit(att.head_outputs)
     trace = DecoderLayerTrace(
         layer=index, Q_pre=Q_pre, Q=Q, K_pre=K_pre, K=K, V=V,
         scores_raw=att.scores_raw, scores_scaled=att.scores_scaled, mask=mask, weights=att.weights,
-        head_outputs=att.head_outputs, output=attention_output(att.head_outputs, layer.W_O),
+        head_outputs=head_outputs, output=attention_output(head_outputs, layer.W_O),
         kv_head_of=att.kv_head_of, divisor=c.divisor,
     )  # fmt: skip
     _freeze_all(trace)
@@ -320,6 +331,58 @@ def run_layers(ids: np.ndarray, weights: LlamaWeights) -> tuple[tuple[DecoderLay
         x = x + swiglu_block(x, layer, c.rms_eps)
         traces.append(trace)
     return tuple(traces), _ro(output_logits(x[-1], weights))
+
+
+@dataclass(frozen=True, eq=False)
+class ResidualRun:
+    """Layers ``start..`` run on a residual stream: what the interpretability views read.
+
+    ``resid [L - start + 1, n, d_model]``: the stream entering layer ``start + k`` (the last entry is
+    the stream after the last layer); ``ffn_out [L - start, n, d_model]``: each layer's FFN output
+    (added to the stream); ``layers``: each layer's attention trace (empty when not kept).
+    """
+
+    start: int
+    resid: np.ndarray
+    ffn_out: np.ndarray
+    layers: tuple[DecoderLayerTrace, ...]
+
+    @property
+    def final(self) -> np.ndarray:
+        """The stream after the last layer ``[n, d_model]``."""
+        return self.resid[-1]
+
+
+def run_from(
+    x: np.ndarray, weights: LlamaWeights, start: int = 0, positions: np.ndarray | None = None,
+    allowed: np.ndarray | None = None, edits: dict[int, HeadEdit] | None = None, keep: bool = True,
+) -> ResidualRun:  # fmt: skip
+    """The same layers as :func:`run_layers`, from layer ``start`` on a saved stream ``x [n, d_model]``.
+
+    ``allowed`` replaces the causal mask in every layer run, ``edits[layer]`` edits that layer's head
+    outputs (see :func:`attention_layer`); ``keep=False`` keeps no attention trace (a long text's
+    [h, n, n] arrays would not fit). ``run_from(embed(ids), w)`` reaches the same stream as
+    :func:`run_layers` by the same operations.
+    """
+    c = weights.config
+    positions = np.arange(len(x)) if positions is None else positions
+    edits = edits or {}
+    resid, ffn_out, traces = [x], [], []
+    for i in range(start, c.n_layers):
+        layer = weights.layers[i]
+        trace = attention_layer(x, layer, c, positions, i, allowed, edits.get(i))
+        x = x + trace.output
+        ffn = swiglu_block(x, layer, c.rms_eps)
+        x = x + ffn
+        resid.append(x)
+        ffn_out.append(ffn)
+        if keep:
+            traces.append(trace)
+    empty = np.zeros((0, *x.shape), x.dtype)
+    return ResidualRun(
+        start=start, resid=_ro(np.stack(resid)), ffn_out=_ro(np.stack(ffn_out) if ffn_out else empty),
+        layers=tuple(traces),
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

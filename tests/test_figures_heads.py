@@ -1,0 +1,56 @@
+"""The heads page's figure builders (attention_ui/figures/heads.py), tested as data."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from attention_ui.figures import heads as fh
+from attention_ui.figures.base import DIVERGING_SCALE
+
+
+def test_head_map_signed_is_centred_on_zero_and_clickable():
+    grid = np.array([[-2.0, 1.0], [0.5, 0.0]])
+    fig = fh.head_map(grid, (1, 0), value_title="part", signed=True)
+    heat, cells = fig.data[0], fig.data[1]
+    assert heat.zmid == 0 and heat.zmin == -2.0 and heat.zmax == 2.0
+    assert heat.colorscale == go.Heatmap(colorscale=DIVERGING_SCALE).colorscale
+    assert [list(c[:2]) for c in cells.customdata] == [[0, 0], [0, 1], [1, 0], [1, 1]]
+    assert fig.layout.shapes[0].x0 == -0.5 and fig.layout.shapes[0].y0 == 0.5  # the frame on (1, 0)
+    unsigned = fh.head_map(grid, (0, 0), value_title="kl")
+    assert unsigned.data[0].zmid is None and unsigned.data[0].colorscale != heat.colorscale
+
+
+def test_lens_figure():
+    fig = fh.lens_figure([0.1, 0.5, 0.9], x_title="after layer", y_title="p", name="<b>x</b>")
+    assert list(fig.data[0].x) == [0, 1, 2] and list(fig.data[0].y) == [0.1, 0.5, 0.9]
+    assert "<b>" not in fig.data[0].name
+    assert tuple(fig.layout.yaxis.range) == (0, 1.02)
+
+
+def test_before_after_bars():
+    fig = fh.before_after(
+        ["a", "b"], [0.6, 0.3], [0.2, 0.7], before_name="before", after_name="after", x_title="p"
+    )
+    assert len(fig.data) == 2 and list(fig.data[0].x) == [0.6, 0.3] and list(fig.data[1].x) == [0.2, 0.7]
+    assert list(fig.layout.yaxis.ticktext) == ["1 a", "2 b"]
+
+
+def test_loss_lines_with_a_marker():
+    fig = fh.loss_lines({"full": [1, 2, 3], "window": [1, 4, 5]}, {"full": "a", "window": "b"}, x_title="x",
+                        y_title="y", marker_x=1, marker_name="m", x_start=2)  # fmt: skip
+    assert list(fig.data[0].x) == [2, 3, 4] and list(fig.data[1].y) == [1, 4, 5]
+    assert fig.layout.shapes[0].x0 == 1 and fig.layout.annotations[0].text == "m"
+
+
+def test_qk_scatter_joins_each_query_to_its_key_and_escapes_labels():
+    q = np.array([[0.0, 0.0], [1.0, 1.0]])
+    k = np.array([[2.0, 0.0], [3.0, 3.0]])
+    fig = fh.qk_scatter(
+        q, k, [1, 0], ["<img src=x>", "b"], query_name="q", key_name="k", x_title="1", y_title="2"
+    )
+    links, queries, keys = fig.data
+    assert list(links.x) == [0.0, 3.0, None, 1.0, 2.0, None]
+    assert list(queries.x) == [0.0, 1.0] and list(keys.y) == [0.0, 3.0]
+    assert all("<img" not in c for c in queries.customdata)
+    assert fig.layout.yaxis.scaleanchor == "x"
