@@ -57,7 +57,7 @@ import streamlit as st
 
 from attention_core import MASK_KINDS
 from attention_core.labs.masks import LAB_MASK_KINDS
-from attention_ui.figures.base import HoverText, readable_text
+from attention_ui.figures.base import HoverText, readable_text, toolbar_room
 from attention_ui.i18n import DEFAULT_LANGUAGE, Translator, catalog
 from attention_ui.language import translator
 
@@ -330,12 +330,15 @@ def chart(
 ) -> None:
     """``st.plotly_chart`` with alt text and the app's chart toolbar (``kwargs``: theme, on_select, …).
 
-    The toolbar is :data:`CHART_CONFIG` (``config`` adds to it), labelled in the page's language. A chart
-    drawn in Streamlit's theme gets its text colours set explicitly (:func:`readable_text`): the theme's
-    grey tick labels miss WCAG AA's 4.5:1.
+    The toolbar is :data:`CHART_CONFIG` (``config`` adds to it), labelled in the page's language, and
+    drawn in a strip of its own above the figure (:func:`attention_ui.figures.base.toolbar_room`), never
+    over the data. A chart drawn in Streamlit's theme gets its text colours set explicitly
+    (:func:`readable_text`): the theme's grey tick labels miss WCAG AA's 4.5:1.
     """
     if kwargs.get("theme", "streamlit") is not None:
         readable_text(fig)
+    if (config or {}).get("displayModeBar", True) is not False:
+        toolbar_room(fig)
     config = chart_config(translator().lang, config)
     st.plotly_chart(fig, key=key, alt=alt, width=width, config=config, **kwargs)
 

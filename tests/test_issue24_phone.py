@@ -1,0 +1,71 @@
+"""Issue 24, points 6-10: a phone-ready app (sidebar, toolbar, crowded text) and presenter mode on
+every page. Figures and layout as data, pages through AppTest; tests/browser/test_issue24_browser.py
+checks the drawn result in Chromium."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from attention_ui import kit
+from attention_ui.figures import base, heatmaps
+
+TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
+
+
+# --- 7: Plotly's toolbar never covers data ----------------------------------------------------------
+
+
+def plot_top(fig) -> float:
+    return fig.layout.margin.t
+
+
+def test_a_chart_gets_an_empty_strip_for_the_toolbar_and_keeps_its_plot_size():
+    fig = heatmaps.attention_heatmap(np.eye(6), TOKENS)
+    top, height = fig.layout.margin.t, fig.layout.height
+    base.toolbar_room(fig)
+    assert fig.layout.margin.t == top + base.TOOLBAR_PX
+    assert fig.layout.height == height + base.TOOLBAR_PX  # the plot area is as tall as before
+    base.toolbar_room(fig)  # twice adds nothing
+    assert fig.layout.margin.t == top + base.TOOLBAR_PX
+
+
+def test_the_toolbar_strip_is_at_least_as_tall_as_plotlys_toolbar():
+    # measured in Chromium: the toolbar starts 2 px below the figure's top and is 25.6 px tall
+    assert base.TOOLBAR_PX >= 2 + 26
+
+
+def test_every_chart_the_kit_draws_has_the_strip(monkeypatch):
+    drawn = []
+    monkeypatch.setattr(kit.st, "plotly_chart", lambda fig, **kw: drawn.append((fig, kw)))
+    monkeypatch.setattr(kit, "translator", lambda: kit.Translator("en"))
+    kit.chart(heatmaps.attention_heatmap(np.eye(6), TOKENS), "x_chart_a", "alt", theme=None)
+    kit.chart(go.Figure(layout=dict(height=300, margin=dict(t=0))), "x_chart_b", "alt")
+    assert [fig.layout.margin.t >= base.TOOLBAR_PX for fig, _ in drawn] == [True, True]
+    # a chart without a toolbar needs no strip
+    kit.chart(go.Figure(layout=dict(margin=dict(t=0))), "x_chart_c", "alt", config={"displayModeBar": False})
+    assert drawn[-1][0].layout.margin.t == 0
+
+
+def test_a_title_and_a_legend_above_the_plot_move_below_the_strip():
+    fig = go.Figure(
+        go.Bar(x=[1, 2], y=[1, 2], name="a"),
+        layout=dict(
+            height=300,
+            margin=dict(t=90),
+            title=dict(text="title", y=0.98, yanchor="top"),
+            legend=dict(orientation="h", yanchor="bottom", y=1.02),
+        ),
+    )
+    base.toolbar_room(fig)
+    height = fig.layout.height
+    title_from_top = (1 - fig.layout.title.y) * height
+    assert title_from_top >= base.TOOLBAR_PX  # a top-anchored title starts below the strip
+    assert fig.layout.legend.yref == "container" and fig.layout.legend.yanchor == "top"
+    assert (
+        1 - fig.layout.legend.y
+    ) * height >= base.TOOLBAR_PX + base.TITLE_BAND_PX - 1e-6  # below the title
+    auto = go.Figure(layout=dict(height=200, margin=dict(t=40), title=dict(text="auto")))
+    base.toolbar_room(auto)
+    assert (1 - auto.layout.title.y) * auto.layout.height == pytest.approx(base.TOOLBAR_PX + 20)
