@@ -4,6 +4,7 @@ import json
 
 import streamlit as st
 
+from attention_ui import narrow_screen
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
 from attention_ui.language import LANG_KEY, current_language, translator
 
@@ -29,6 +30,8 @@ with st.sidebar:
         '<style>[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p '
         "{ color: #5c5f6e; opacity: 1; }</style>"
     )
+    # On a phone the sidebar closes after a page is chosen or the sentence applied (issue 24).
+    narrow_screen.close_sidebar_when_done()
 
 # The page files live in app_pages/, not pages/: a folder named pages/ next to app.py makes
 # Streamlit run each new server's first session as a legacy multipage app (its file list in the

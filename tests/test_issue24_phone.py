@@ -69,3 +69,22 @@ def test_a_title_and_a_legend_above_the_plot_move_below_the_strip():
     auto = go.Figure(layout=dict(height=200, margin=dict(t=40), title=dict(text="auto")))
     base.toolbar_room(auto)
     assert (1 - auto.layout.title.y) * auto.layout.height == pytest.approx(base.TOOLBAR_PX + 20)
+
+
+# --- 6: on a phone the sidebar gets out of the way ---------------------------------------------------
+
+
+def html_bodies(at) -> list[str]:
+    return [el.proto.body for el in at.get("html")] + [el.proto.body for el in at.sidebar.get("html")]
+
+
+def test_the_app_closes_the_sidebar_on_a_narrow_screen_after_navigation_and_the_sentence():
+    from attention_ui import narrow_screen
+    from tests.apptest_pages import open_page
+
+    script = narrow_screen.sidebar_script()
+    assert "const NARROW_PX = 768;" in script  # Streamlit's breakpoint, where the sidebar overlays the page
+    for hook in ("stSidebarNavLink", '"change"', "Enter", 'aria-expanded") === "true"'):
+        assert hook in script
+    at = open_page("app_pages/masks.py")
+    assert any("__alNarrowSidebar" in body for body in html_bodies(at))
