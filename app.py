@@ -30,6 +30,12 @@ with st.sidebar:
         '<style>[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p '
         "{ color: #5c5f6e; opacity: 1; }</style>"
     )
+    # A link in a page's text wraps instead of ending in "…" (Streamlit keeps page links on one line,
+    # which cut the guided path's "Continue in the playground: …" on a phone). Constant CSS.
+    st.html(
+        '<style>[data-testid="stMain"] [data-testid="stPageLink-NavLink"] :is(span, div, p) '
+        "{ white-space: normal; overflow: visible; text-overflow: clip; }</style>"
+    )
     # On a phone the sidebar closes after a page is chosen or the sentence applied (issue 24).
     narrow_screen.close_sidebar_when_done()
 

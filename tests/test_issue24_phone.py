@@ -88,3 +88,59 @@ def test_the_app_closes_the_sidebar_on_a_narrow_screen_after_navigation_and_the_
         assert hook in script
     at = open_page("app_pages/masks.py")
     assert any("__alNarrowSidebar" in body for body in html_bodies(at))
+
+
+# --- 8: cut or crowded text --------------------------------------------------------------------------
+
+
+def test_named_dimensions_turn_when_crowded_and_the_margin_has_room_for_it():
+    names = [f"h{i}·{j}" for i in range(2) for j in range(8)]
+    fig = heatmaps.feature_heatmap(np.zeros((6, 16)), TOKENS, dim_names=names, dim_title="dimension")
+    assert fig.layout.xaxis.tickangle is None  # Plotly's "auto": upright where they would run together
+    upright = max(base.text_px(name) for name in names)
+    assert fig.layout.margin.b >= upright + base.TICK_PAD_PX + base.TITLE_BAND_PX
+    plain = heatmaps.feature_heatmap(np.zeros((6, 16)), TOKENS)
+    plot = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    assert plot == plain.layout.height - plain.layout.margin.t - plain.layout.margin.b  # rows keep their size
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_decoders_generated_rows_are_at_least_as_tall_as_their_axis_title(lang):
+    from attention_ui.figures import decoder as fdc
+    from attention_ui.i18n import translate
+
+    title = translate(lang, "decoder.axis_new")  # "generated token (query)" was cut to "generated token (q"
+    for steps in (1, 2, 3):
+        rows = [np.full(3 + s, 1 / (3 + s)) for s in range(steps)]
+        fig = fdc.generated_rows(rows, [f"t{i}" for i in range(3 + steps)], 3, query_title=title)
+        plot = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+        assert plot >= base.text_px(title, base.TITLE_FONT_PX), steps
+
+
+def catalog_strings(lang: str):
+    import json
+    from pathlib import Path
+
+    for path in sorted(
+        (Path(__file__).resolve().parents[1] / "attention_ui" / "locales" / lang).glob("*.json")
+    ):
+        for key, text in json.loads(path.read_text(encoding="utf-8")).items():
+            if isinstance(text, str) and not key.startswith("hover_"):
+                yield f"{path.stem}.{key}", text
+
+
+@pytest.mark.parametrize(
+    ("lang", "hover", "tap"), [("en", "hover", "tap"), ("ja", "カーソルを合わせ", "タップ")]
+)
+def test_text_that_says_hover_also_says_tap(lang, hover, tap):
+    said = {key: text for key, text in catalog_strings(lang) if hover in text.lower()}
+    assert said  # the playground's intro says it
+    assert [key for key, text in said.items() if tap not in text] == []
+
+
+def test_a_page_link_in_the_text_wraps_instead_of_being_cut():
+    from tests.apptest_pages import open_page
+
+    at = open_page("app_pages/path.py")
+    css = [body for body in html_bodies(at) if "stPageLink-NavLink" in body]
+    assert css and "white-space: normal" in css[0] and "text-overflow: clip" in css[0]
