@@ -4,8 +4,7 @@ public model shapes and a slider from MHA through GQA to MQA; the grouped heads'
 causal mask is what makes caching valid.
 
 Widgets (``if_`` keys) -> a frozen ``InferenceSettings`` -> one cached ``inference_lab`` call (plus
-the cheap counts ``flops_curve`` and ``cache_size``) -> builders in ``attention_ui.figures.inference``
--> the page kit. All text comes from the ``inference`` catalog.
+the cheap counts ``flops_curve``, ``cache_size``) -> ``figures.inference`` -> the kit; text: ``inference``.
 """
 
 from __future__ import annotations
@@ -232,6 +231,7 @@ def section_causal(t, lab) -> None:
     PAGE.table(changes, "causal", index=list(lab.tokens[:-1]))
 
 
+@PAGE.slides
 def main() -> None:
     t = PAGE.start()
     PAGE.title(t)
@@ -239,12 +239,12 @@ def main() -> None:
         controls(t)
     lab = load_lab(t)
     if lab is not None:
-        section_cache(t, lab)
-        section_flops(t, lab)
-    section_size(t)
+        PAGE.section(section_cache, t, lab)
+        PAGE.section(section_flops, t, lab)
+    PAGE.section(section_size, t)
     if lab is not None:
-        section_groups(t, lab, PAGE.hover(t))
-        section_causal(t, lab)
+        PAGE.section(section_groups, t, lab, PAGE.hover(t))
+        PAGE.section(section_causal, t, lab)
 
 
 main()

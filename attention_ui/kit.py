@@ -452,6 +452,9 @@ class Page:
     shared_accepts: Mapping[str, Callable[[object], bool]] = field(default_factory=dict)
     # the shared settings in the page's URL (off for the playground, whose URL holds its whole view)
     url_context: bool = True
+    link: bool = (
+        False  # the page keeps its state in its URL by its own code (the decoder): a copy-link button
+    )
 
     def start(self) -> Translator:
         """Session defaults, translated choices re-sent after a language switch; the translator."""
@@ -483,8 +486,35 @@ class Page:
             st.warning(t("app.url_ignored", names=", ".join(ignored)))
 
     def title(self, t: Translator) -> None:
+        if self.presenting:  # a slide starts with its section's heading
+            return
         st.title(t(f"{self.namespace}.title"))
         st.markdown(t(f"{self.namespace}.intro"))
+
+    def takeaway(self, t: Translator) -> None:
+        """The page's closing section: ``<ns>.h_takeaway`` and ``<ns>.takeaway``."""
+        st.header(t(f"{self.namespace}.h_takeaway"))
+        st.markdown(t(f"{self.namespace}.takeaway"))
+
+    @property
+    def presenting(self) -> bool:
+        """Whether the page is in presenter mode (:mod:`attention_ui.presenter`)."""
+        return bool(st.session_state.get(f"{self.prefix}_present"))
+
+    def slides(self, main: Callable[[], None]) -> Callable[[], None]:
+        """Decorate the page's ``main`` for presenter mode, one :meth:`section` per slide; the sidebar
+        gets the presenter button and, for a page whose state lives in its URL (it writes its shared
+        settings there), the copy-link button. See :mod:`attention_ui.presenter`."""
+        from attention_ui import presenter
+
+        return presenter.slides(self.prefix, bool(self.shared and self.url_context) or self.link)(main)
+
+    @staticmethod
+    def section(draw: Callable[..., None], *args, **kwargs) -> None:
+        """``draw(*args, **kwargs)``: always, or on a slide only when it is the current one."""
+        from attention_ui import presenter
+
+        presenter.section(draw, *args, **kwargs)
 
     def widget(
         self,
@@ -521,6 +551,11 @@ class Page:
         return bool(st.session_state.get(f"{self.prefix}_tables"))
 
     def chart(self, fig, name: str, alt: str, *, width: int | str = "stretch", **kwargs) -> None:
+        """:func:`chart` keyed ``<prefix>_chart_<name>``; on a slide, restyled for a projector."""
+        if self.presenting:
+            from attention_ui.playground.projector import slide_figure
+
+            fig = slide_figure(fig)
         chart(fig, f"{self.prefix}_chart_{name}", alt, width=width, **kwargs)
 
     def table(self, data, name: str | None = None, *, always: bool = False, **kwargs) -> None:

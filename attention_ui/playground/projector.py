@@ -54,3 +54,32 @@ def projector_figure(fig: go.Figure, square: bool = False) -> go.Figure:
             trace.colorbar.tickfont = dict(size=COLORBAR_FONT_PX, color=TEXT_COLOR)
             trace.colorbar.thickness = 24
     return out
+
+
+# A lab's or the decoder's section on a slide (attention_ui.presenter): several charts and text share
+# the slide, so the figures keep their layout and grow less than a playground step's single chart.
+SLIDE_TICK_PX = 16
+SLIDE_TITLE_PX = 18
+SLIDE_CELL_PX = 14  # the smallest cell number on a slide (the page's are 11 px)
+SLIDE_GROWTH = 1.25  # a chart's height on a slide, relative to the page's
+SLIDE_MAX_PX = 600  # ... but no taller than fits under the controls of a 1366×768 slide
+
+
+def slide_figure(fig: go.Figure) -> go.Figure:
+    """A copy of ``fig`` for a section's slide: larger type (ticks, titles, legend, cell numbers of at
+    least :data:`SLIDE_CELL_PX`), margins that grow with the labels, and a taller chart."""
+    out = go.Figure(fig)
+    height = fig.layout.height
+    if height:
+        out.layout.height = max(height, min(SLIDE_MAX_PX, round(height * SLIDE_GROWTH)))
+    out.update_layout(font=dict(size=SLIDE_TICK_PX), legend=dict(font=dict(size=SLIDE_TICK_PX)))
+    out.update_annotations(font=dict(size=SLIDE_TITLE_PX))
+    axis = dict(tickfont=dict(size=SLIDE_TICK_PX), title_font=dict(size=SLIDE_TITLE_PX), automargin=True)
+    out.update_xaxes(**axis)
+    out.update_yaxes(**axis)
+    for trace in out.data:
+        if trace.type == "heatmap" and trace.texttemplate:
+            trace.textfont.size = max(trace.textfont.size or 0, SLIDE_CELL_PX)
+        if "colorbar" in trace and trace.showscale is not False:
+            trace.colorbar.tickfont.size = SLIDE_TICK_PX - 2
+    return out
