@@ -36,6 +36,12 @@ with st.sidebar:
         '<style>[data-testid="stMain"] [data-testid="stPageLink-NavLink"] :is(span, div, p) '
         "{ white-space: normal; overflow: visible; text-overflow: clip; }</style>"
     )
+    # On a phone, the cell numbers of a map wider than kit.DENSE_COLUMNS would run together: hidden
+    # there (hover or a tap gives each value). Constant CSS.
+    st.html(
+        '<style>@media (max-width: 640px) { [class*="_chart_"][class*="_dense"] g.heatmap-label '
+        "{ display: none; } }</style>"
+    )
     # On a phone the sidebar closes after a page is chosen or the sentence applied (issue 24).
     narrow_screen.close_sidebar_when_done()
 

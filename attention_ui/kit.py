@@ -325,6 +325,21 @@ def chart_config(lang: str, config: Mapping | None = None) -> dict:
     return merged
 
 
+# A map with more columns than this prints cell numbers that run together on a phone (~24 px cells
+# for 12 columns at 390 px): it is drawn in a box keyed ``<key>_dense``, whose numbers app.py's CSS
+# hides below 640 px (hover, or a tap, still gives each value).
+DENSE_COLUMNS = 8
+DENSE_SUFFIX = "_dense"
+
+
+def dense_numbers(fig) -> bool:
+    """Whether ``fig`` prints numbers in the cells of a map wider than :data:`DENSE_COLUMNS`."""
+    return any(
+        tr.type == "heatmap" and tr.texttemplate and tr.x is not None and len(tr.x) > DENSE_COLUMNS
+        for tr in fig.data
+    )
+
+
 def chart(
     fig, key: str, alt: str, *, width: int | str = "stretch", config: dict | None = None, **kwargs
 ) -> None:
@@ -340,6 +355,10 @@ def chart(
     if (config or {}).get("displayModeBar", True) is not False:
         toolbar_room(fig)
     config = chart_config(translator().lang, config)
+    if dense_numbers(fig):
+        with st.container(key=key + DENSE_SUFFIX):
+            st.plotly_chart(fig, key=key, alt=alt, width=width, config=config, **kwargs)
+        return
     st.plotly_chart(fig, key=key, alt=alt, width=width, config=config, **kwargs)
 
 

@@ -287,3 +287,25 @@ def test_presenter_step_7_at_15_tokens_shows_the_numbers(lang):
     printed = [tr for tr in fig["data"] if tr.get("type") == "heatmap" and tr.get("texttemplate")]
     assert printed and min(tr["textfont"]["size"] for tr in printed) >= projector.MIN_TEXT_PX
     assert fig["layout"]["yaxis"]["ticktext"] == LONG
+
+
+def test_a_wide_maps_numbers_are_marked_for_hiding_on_a_phone(monkeypatch):
+    import contextlib
+
+    from tests.apptest_pages import open_page
+
+    twelve = [f"w{i}" for i in range(12)]
+    assert kit.dense_numbers(heatmaps.attention_heatmap(np.eye(12), twelve, show_text=True))
+    assert not kit.dense_numbers(heatmaps.attention_heatmap(np.eye(8), twelve[:8], show_text=True))
+    assert not kit.dense_numbers(heatmaps.attention_heatmap(np.eye(12), twelve, show_text=False))
+    boxes = []
+    monkeypatch.setattr(kit.st, "plotly_chart", lambda fig, **kw: None)
+    monkeypatch.setattr(kit.st, "container", lambda key=None: boxes.append(key) or contextlib.nullcontext())
+    monkeypatch.setattr(kit, "translator", lambda: kit.Translator("en"))
+    kit.chart(heatmaps.attention_heatmap(np.eye(12), twelve, show_text=True), "pg_chart_w", "alt")
+    kit.chart(heatmaps.attention_heatmap(np.eye(8), twelve[:8], show_text=True), "pg_chart_v", "alt")
+    assert boxes == ["pg_chart_w_dense"]  # the CSS below hides its numbers on a phone
+    monkeypatch.undo()
+    at = open_page(lang="ja")
+    css = [body for body in html_bodies(at) if "g.heatmap-label" in body]
+    assert css and "max-width: 640px" in css[0] and '[class*="_dense"]' in css[0]
