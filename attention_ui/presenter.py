@@ -46,6 +46,7 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stMain"] h2 { font-size: 2.2rem; padding-top: 0.25rem; }
 [data-testid="stMain"] h3 { font-size: 1.7rem; }
 [data-testid="stMain"] .katex { font-size: 1.3em; }
+[data-testid="stMain"] [data-testid="stMarkdownBadge"] { font-size: 1.1rem; }
 [data-testid="stMain"] .katex-display { overflow-x: auto; overflow-y: hidden; padding-bottom: 0.2rem; }
 .st-key-__PREFIX___present_first, .st-key-__PREFIX___present_last { display: none !important; }
 @media (max-height: 900px) {  /* a 1366×768 projector: more of the slide above the fold */
