@@ -4,6 +4,7 @@ import json
 
 import streamlit as st
 
+from attention_ui import narrow_screen
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
 from attention_ui.language import LANG_KEY, current_language, translator
 
@@ -29,6 +30,20 @@ with st.sidebar:
         '<style>[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p '
         "{ color: #5c5f6e; opacity: 1; }</style>"
     )
+    # A link in a page's text wraps instead of ending in "…" (Streamlit keeps page links on one line,
+    # which cut the guided path's "Continue in the playground: …" on a phone). Constant CSS.
+    st.html(
+        '<style>[data-testid="stMain"] [data-testid="stPageLink-NavLink"] :is(span, div, p) '
+        "{ white-space: normal; overflow: visible; text-overflow: clip; }</style>"
+    )
+    # On a phone, the cell numbers of a map wider than kit.DENSE_COLUMNS would run together: hidden
+    # there (hover or a tap gives each value). Constant CSS.
+    st.html(
+        '<style>@media (max-width: 640px) { [class*="_chart_"][class*="_dense"] g.heatmap-label '
+        "{ display: none; } }</style>"
+    )
+    # On a phone the sidebar closes after a page is chosen or the sentence applied (issue 24).
+    narrow_screen.close_sidebar_when_done()
 
 # The page files live in app_pages/, not pages/: a folder named pages/ next to app.py makes
 # Streamlit run each new server's first session as a legacy multipage app (its file list in the

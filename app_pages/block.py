@@ -208,6 +208,7 @@ def section_flops(t) -> None:
     )
 
 
+@PAGE.slides
 def main() -> None:
     t = PAGE.start()
     PAGE.title(t)
@@ -223,11 +224,11 @@ def main() -> None:
             trace = cached_block(text, cfg)
         if not run.failed and trace is not None:
             PAGE.warn_truncated(t, trace.tokenization)
-            section_block(t, trace)
-            section_norms(t, trace)
-            section_depth(t, text, cfg)
-    section_architectures(t)
-    section_flops(t)
+            PAGE.section(section_block, t, trace)
+            PAGE.section(section_norms, t, trace)
+            PAGE.section(section_depth, t, text, cfg)
+    PAGE.section(section_architectures, t)
+    PAGE.section(section_flops, t)
 
 
 main()

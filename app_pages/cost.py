@@ -233,6 +233,7 @@ def section_methods(t) -> None:
     cost_efficient.section_exact(t, PAGE)
 
 
+@PAGE.slides
 def main() -> None:
     t = PAGE.start()
     PAGE.title(t)
@@ -240,10 +241,10 @@ def main() -> None:
     if not practice.predict_view.cost_lab(t):  # practice mode: predict before the tables and charts
         return
     for section in (section_notes_table, section_extended, section_measure, section_tiled):
-        section(t)
-    cost_efficient.section_window(t, PAGE)
-    cost_efficient.section_linear(t, PAGE)
-    section_methods(t)
+        PAGE.section(section, t)
+    PAGE.section(cost_efficient.section_window, t, PAGE)
+    PAGE.section(cost_efficient.section_linear, t, PAGE)
+    PAGE.section(section_methods, t)
 
 
 main()

@@ -189,11 +189,17 @@ def section_rope(t, trace, settings: DecoderSettings, hover) -> None:
     )  # fmt: skip
 
 
+def section_limits(t) -> None:
+    st.header(t("decoder.h_limits"))
+    st.markdown(t("decoder.limits"))
+
+
 def not_installed(t) -> None:
     st.info(t("decoder.not_installed"))
     st.code(smollm2.INSTALL_COMMAND, language="bash")
 
 
+@PAGE.slides
 def main() -> None:
     t = PAGE.start()
     ignored = url.read_url(st.session_state)
@@ -220,14 +226,13 @@ def main() -> None:
         hover = PAGE.hover(t)
         ids = generation_view.generated_ids(settings.text)
         steps = cached.chain(settings.text, ids)
-        section_tokens(t, trace)
-        section_overview(t, settings)
-        section_weights(t, trace, settings, hover)
-        section_rope(t, trace, settings, hover)
-        generation_view.section_next(t, trace, steps, ids, settings)
-        generation_view.section_generate(t, trace, steps, ids, settings)
-        st.header(t("decoder.h_limits"))
-        st.markdown(t("decoder.limits"))
+        PAGE.section(section_tokens, t, trace)
+        PAGE.section(section_overview, t, settings)
+        PAGE.section(section_weights, t, trace, settings, hover)
+        PAGE.section(section_rope, t, trace, settings, hover)
+        PAGE.section(generation_view.section_next, t, trace, steps, ids, settings)
+        PAGE.section(generation_view.section_generate, t, trace, steps, ids, settings)
+        PAGE.section(section_limits, t)
     url.write_url(st.session_state)
 
 

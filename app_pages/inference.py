@@ -177,6 +177,7 @@ def section_causal(t, lab) -> None:
     PAGE.table(changes, "causal", index=list(lab.tokens[:-1]))
 
 
+@PAGE.slides
 def main() -> None:
     t = PAGE.start()
     PAGE.title(t)
@@ -184,12 +185,12 @@ def main() -> None:
         controls(t)
     lab = load_lab(t)
     if lab is not None:
-        section_cache(t, lab)
-        section_flops(t, lab)
-    inference_size.section_size(t, PAGE)
+        PAGE.section(section_cache, t, lab)
+        PAGE.section(section_flops, t, lab)
+    PAGE.section(inference_size.section_size, t, PAGE)
     if lab is not None:
-        section_groups(t, lab, PAGE.hover(t))
-        section_causal(t, lab)
+        PAGE.section(section_groups, t, lab, PAGE.hover(t))
+        PAGE.section(section_causal, t, lab)
 
 
 main()

@@ -233,17 +233,18 @@ def section_terms(t) -> None:
     st.table(kit.frame(rows, index=terms, index_name=t("lookalikes.col_term")))
 
 
+@PAGE.slides
 def main() -> None:
     t = PAGE.start()
     settings(t)
     PAGE.title(t)
     lab = load_lab(t)
     if lab is not None:
-        section_cross(t, lab)
-        section_scores(t, lab)
-        section_causal(t, lab)
-    section_rnn(t)
-    section_terms(t)
+        PAGE.section(section_cross, t, lab)
+        PAGE.section(section_scores, t, lab)
+        PAGE.section(section_causal, t, lab)
+    PAGE.section(section_rnn, t)
+    PAGE.section(section_terms, t)
 
 
 main()

@@ -228,6 +228,7 @@ def section_leakage(t, settings: MaskLabSettings) -> None:
     PAGE.table(lambda: tables.labelled_table(lm.moved, tokens, tokens, fmt=lambda v: fmk.sci(v, "0.0")))
 
 
+@PAGE.slides
 def main() -> None:
     t = PAGE.start()
     controls(t)
@@ -238,13 +239,12 @@ def main() -> None:
     with PAGE.guard(t, "mask lab") as run:
         lab = cached_lab(settings)
         hover = PAGE.hover(t)
-        section_masks(t, lab, hover)
-        section_mistakes(t, lab, hover)
-        section_leakage(t, settings)
+        PAGE.section(section_masks, t, lab, hover)
+        PAGE.section(section_mistakes, t, lab, hover)
+        PAGE.section(section_leakage, t, settings)
     if run.failed:
         return
-    st.header(t("masks.h_takeaway"))
-    st.markdown(t("masks.takeaway"))
+    PAGE.section(PAGE.takeaway, t)
 
 
 main()

@@ -230,18 +230,19 @@ def section_split(t, lab) -> None:
     st.caption(t("multihead.split_note"))
 
 
+@PAGE.slides
 def main() -> None:
     t = PAGE.start()
     PAGE.title(t)
     controls(t)
     lab, hover = load_lab(t), PAGE.hover(t)
     if lab is not None:
-        section_heads(t, lab, hover)
-        section_dk(t, lab)
-        section_concat(t, lab.trace, hover)
-    section_cost(t)
+        PAGE.section(section_heads, t, lab, hover)
+        PAGE.section(section_dk, t, lab)
+        PAGE.section(section_concat, t, lab.trace, hover)
+    PAGE.section(section_cost, t)
     if lab is not None:
-        section_split(t, lab)
+        PAGE.section(section_split, t, lab)
 
 
 main()

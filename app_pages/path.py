@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_ui import kit
+from attention_ui.playground import share
 from attention_ui.practice import path, path_view, predict_view
 
 PAGE = kit.Page("path", "practice")
@@ -26,6 +27,7 @@ def main() -> None:
         st.number_input(t("practice.path_seed"), *kit.SEED_RANGE, step=1, key=path_view.SEED_KEY)
         st.caption(t("practice.path_seed_help"))
         predict_view.mode_toggle(t)
+        share.copy_link(t)  # the progress lives in the URL: a link to where the learner is
     with PAGE.guard(t, "guided path"):
         progress = path_view.current()
         path_view.progress_line(t, progress)

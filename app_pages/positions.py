@@ -180,6 +180,7 @@ def section_extrapolation(t, lab, names) -> None:
     st.markdown(t("positions.extrap_rope", pairs=s.d_model // 2, unseen=lab.unseen_pairs))
 
 
+@PAGE.slides
 def main() -> None:
     t = PAGE.start()
     PAGE.title(t)
@@ -189,10 +190,10 @@ def main() -> None:
     if lab is None:
         return
     names = {k: t(f"positions.scheme_{k}") for k in SCHEMES}
-    section_shuffle(t, lab)
-    section_schemes(t, lab, names)
-    section_arrow(t, lab)
-    section_extrapolation(t, lab, names)
+    PAGE.section(section_shuffle, t, lab)
+    PAGE.section(section_schemes, t, lab, names)
+    PAGE.section(section_arrow, t, lab)
+    PAGE.section(section_extrapolation, t, lab, names)
 
 
 main()

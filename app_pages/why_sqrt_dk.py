@@ -224,6 +224,7 @@ def section_one_row(t) -> None:
     PAGE.table(numbers, index=[f"{j}" for j in range(len(scores))])
 
 
+@PAGE.slides
 def main() -> None:
     t = PAGE.start()
     controls(t)
@@ -233,12 +234,11 @@ def main() -> None:
     d_ks, n_keys, samples, seed = settings
     known = [(ValueError, "sqrt.err_too_large")]  # the core refuses an experiment that is too large
     with PAGE.guard(t, "scaling lab", known):
-        section_variance(t, d_ks, samples, seed)
-        section_histogram(t, d_ks, n_keys, samples, seed)
-        section_peakedness(t, d_ks, n_keys, samples, seed)
-    section_one_row(t)
-    st.header(t("sqrt.h_takeaway"))
-    st.markdown(t("sqrt.takeaway"))
+        PAGE.section(section_variance, t, d_ks, samples, seed)
+        PAGE.section(section_histogram, t, d_ks, n_keys, samples, seed)
+        PAGE.section(section_peakedness, t, d_ks, n_keys, samples, seed)
+    PAGE.section(section_one_row, t)
+    PAGE.section(PAGE.takeaway, t)
 
 
 main()

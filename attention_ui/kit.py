@@ -57,7 +57,7 @@ import streamlit as st
 
 from attention_core import MASK_KINDS
 from attention_core.labs.masks import LAB_MASK_KINDS
-from attention_ui.figures.base import HoverText, readable_text
+from attention_ui.figures.base import HoverText, readable_text, toolbar_room
 from attention_ui.i18n import DEFAULT_LANGUAGE, Translator, catalog
 from attention_ui.language import translator
 
@@ -325,18 +325,40 @@ def chart_config(lang: str, config: Mapping | None = None) -> dict:
     return merged
 
 
+# A map with more columns than this prints cell numbers that run together on a phone (~24 px cells
+# for 12 columns at 390 px): it is drawn in a box keyed ``<key>_dense``, whose numbers app.py's CSS
+# hides below 640 px (hover, or a tap, still gives each value).
+DENSE_COLUMNS = 8
+DENSE_SUFFIX = "_dense"
+
+
+def dense_numbers(fig) -> bool:
+    """Whether ``fig`` prints numbers in the cells of a map wider than :data:`DENSE_COLUMNS`."""
+    return any(
+        tr.type == "heatmap" and tr.texttemplate and tr.x is not None and len(tr.x) > DENSE_COLUMNS
+        for tr in fig.data
+    )
+
+
 def chart(
     fig, key: str, alt: str, *, width: int | str = "stretch", config: dict | None = None, **kwargs
 ) -> None:
     """``st.plotly_chart`` with alt text and the app's chart toolbar (``kwargs``: theme, on_select, …).
 
-    The toolbar is :data:`CHART_CONFIG` (``config`` adds to it), labelled in the page's language. A chart
-    drawn in Streamlit's theme gets its text colours set explicitly (:func:`readable_text`): the theme's
-    grey tick labels miss WCAG AA's 4.5:1.
+    The toolbar is :data:`CHART_CONFIG` (``config`` adds to it), labelled in the page's language, and
+    drawn in a strip of its own above the figure (:func:`attention_ui.figures.base.toolbar_room`), never
+    over the data. A chart drawn in Streamlit's theme gets its text colours set explicitly
+    (:func:`readable_text`): the theme's grey tick labels miss WCAG AA's 4.5:1.
     """
     if kwargs.get("theme", "streamlit") is not None:
         readable_text(fig)
+    if (config or {}).get("displayModeBar", True) is not False:
+        toolbar_room(fig)
     config = chart_config(translator().lang, config)
+    if dense_numbers(fig):
+        with st.container(key=key + DENSE_SUFFIX):
+            st.plotly_chart(fig, key=key, alt=alt, width=width, config=config, **kwargs)
+        return
     st.plotly_chart(fig, key=key, alt=alt, width=width, config=config, **kwargs)
 
 
@@ -456,6 +478,9 @@ class Page:
     shared_accepts: Mapping[str, Callable[[object], bool]] = field(default_factory=dict)
     # the shared settings in the page's URL (off for the playground, whose URL holds its whole view)
     url_context: bool = True
+    link: bool = (
+        False  # the page keeps its state in its URL by its own code (the decoder): a copy-link button
+    )
 
     def start(self) -> Translator:
         """Session defaults, translated choices re-sent after a language switch; the translator."""
@@ -487,8 +512,35 @@ class Page:
             st.warning(t("app.url_ignored", names=", ".join(ignored)))
 
     def title(self, t: Translator) -> None:
+        if self.presenting:  # a slide starts with its section's heading
+            return
         st.title(t(f"{self.namespace}.title"))
         st.markdown(t(f"{self.namespace}.intro"))
+
+    def takeaway(self, t: Translator) -> None:
+        """The page's closing section: ``<ns>.h_takeaway`` and ``<ns>.takeaway``."""
+        st.header(t(f"{self.namespace}.h_takeaway"))
+        st.markdown(t(f"{self.namespace}.takeaway"))
+
+    @property
+    def presenting(self) -> bool:
+        """Whether the page is in presenter mode (:mod:`attention_ui.presenter`)."""
+        return bool(st.session_state.get(f"{self.prefix}_present"))
+
+    def slides(self, main: Callable[[], None]) -> Callable[[], None]:
+        """Decorate the page's ``main`` for presenter mode, one :meth:`section` per slide; the sidebar
+        gets the presenter button and, for a page whose state lives in its URL (it writes its shared
+        settings there), the copy-link button. See :mod:`attention_ui.presenter`."""
+        from attention_ui import presenter
+
+        return presenter.slides(self.prefix, bool(self.shared and self.url_context) or self.link)(main)
+
+    @staticmethod
+    def section(draw: Callable[..., None], *args, **kwargs) -> None:
+        """``draw(*args, **kwargs)``: always, or on a slide only when it is the current one."""
+        from attention_ui import presenter
+
+        presenter.section(draw, *args, **kwargs)
 
     def widget(
         self,
@@ -525,6 +577,11 @@ class Page:
         return bool(st.session_state.get(f"{self.prefix}_tables"))
 
     def chart(self, fig, name: str, alt: str, *, width: int | str = "stretch", **kwargs) -> None:
+        """:func:`chart` keyed ``<prefix>_chart_<name>``; on a slide, restyled for a projector."""
+        if self.presenting:
+            from attention_ui.playground.projector import slide_figure
+
+            fig = slide_figure(fig)
         chart(fig, f"{self.prefix}_chart_{name}", alt, width=width, **kwargs)
 
     def table(self, data, name: str | None = None, *, always: bool = False, **kwargs) -> None:

@@ -26,6 +26,7 @@ PAGE = kit.Page(
     DEFAULTS,
     choice_keys=("dc_layer", "dc_head", "dc_stat", "dc_key"),
     translated_defaults={"dc_text": "decoder.default_text"},
+    link=True,  # its whole view lives in its URL (attention_ui.decoder.url)
 )
 CONFIG = smollm2.SMOLLM2_135M
 GROUP = CONFIG.n_heads // CONFIG.n_kv_heads

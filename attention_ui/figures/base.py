@@ -263,6 +263,55 @@ def per_token_bars_layout(
     return fig
 
 
+# Plotly's toolbar (the PNG button, reset axes and Streamlit's full-screen button) is drawn over the
+# top-right corner of the figure: 2 px from the top, 26 px tall (measured in Chromium, Plotly.js 3 as
+# Streamlit 1.67 bundles it). TOOLBAR_PX of empty strip above everything the figure draws keeps it
+# off the data at any width; charts put on the page by kit.chart get it from :func:`toolbar_room`.
+TOOLBAR_PX = 30
+PLOTLY_DEFAULT_TOP_PX = 100  # Plotly's own top margin when a figure sets none
+
+
+def toolbar_room(fig: go.Figure) -> go.Figure:
+    """An empty strip of :data:`TOOLBAR_PX` at the top of ``fig``, in place; the plot keeps its size.
+
+    The top margin (and a fixed height) grow by the strip, so whatever sits above the plot in paper
+    coordinates (legends, panel titles, top tick labels) keeps its place relative to the plot. A title
+    placed relative to the whole figure (``yref="container"``, Plotly's default) moves down by the
+    strip. Applying it twice adds nothing (``fig._toolbar_room``).
+    """
+    if getattr(fig, "_toolbar_room", False):
+        return fig
+    layout = fig.layout
+    top = layout.margin.t if layout.margin.t is not None else PLOTLY_DEFAULT_TOP_PX
+    height = layout.height + TOOLBAR_PX if layout.height else None
+    update: dict = dict(margin_t=top + TOOLBAR_PX)
+    if height:
+        update["height"] = height
+    title = layout.title
+    if title.text and title.yref != "paper":
+        if height:
+            # distance of the title's anchor from the figure's top, then moved below the strip
+            old = height - TOOLBAR_PX
+            below = top / 2 if title.y in (None, "auto") else (1 - float(title.y)) * old
+            update["title_y"] = 1 - (below + TOOLBAR_PX) / height
+            update["title_yanchor"] = title.yanchor if title.y not in (None, "auto") else "middle"
+        else:  # no fixed height to place it by: right above the plot, in the top margin
+            update.update(title_yref="paper", title_y=1, title_yanchor="bottom")
+    legend = layout.legend
+    above = (
+        legend.y is not None and legend.y >= 1 and legend.yanchor == "bottom" and legend.yref != "container"
+    )
+    if height and above and legend.orientation == "h":
+        # A row of legend entries above the plot wraps into more rows on a narrow screen and grew up
+        # into the toolbar's corner; hung from below the strip (and below a title) it grows downwards,
+        # and Plotly widens the top margin for it (margin.autoexpand).
+        hang = TOOLBAR_PX + (TITLE_BAND_PX if title.text and title.yref != "paper" else 0)
+        update.update(legend_yref="container", legend_y=1 - hang / height, legend_yanchor="top")
+    fig.update_layout(**update)
+    fig._toolbar_room = True
+    return fig
+
+
 def invisible_points(size: int) -> dict:
     """Scatter settings for click targets: markers nobody sees, selected or not, that still take
     hover and clicks (Plotly heatmaps report no points to a selection, streamlit#8760)."""

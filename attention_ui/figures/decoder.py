@@ -13,7 +13,16 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import PLAIN_TEMPLATE, escape_label, hover_labels, tick_positions, token_tick_labels
+from .base import (
+    PLAIN_TEMPLATE,
+    TICK_PAD_PX,
+    TITLE_FONT_PX,
+    escape_label,
+    hover_labels,
+    text_px,
+    tick_positions,
+    token_tick_labels,
+)
 from .heatmaps import attention_heatmap
 
 SELECTED_COLOR = "#d62728"  # the chosen head / token, as in the pretrained overview
@@ -323,6 +332,9 @@ def cache_growth_figure(
     return fig
 
 
+GENERATED_MARGIN = dict(l=90, r=10, t=10, b=70)
+
+
 def generated_rows(
     rows: Sequence[np.ndarray],
     labels: Sequence[str],
@@ -355,10 +367,13 @@ def generated_rows(
     )  # fmt: skip
     ticks_x = _ticks(labels)
     text_y = token_tick_labels(labels, max_chars=8)
+    # The query title runs up the y axis: the plot is at least as tall as it (with few generated rows
+    # "generated token (query)" was cut to "generated token (q").
+    plot_px = max(60 + 22 * max(1, len(rows)), math.ceil(text_px(q, TITLE_FONT_PX)) + 2 * TICK_PAD_PX)
     fig.update_layout(
         template=PLAIN_TEMPLATE,
-        height=int(140 + 22 * max(1, len(rows))),
-        margin=dict(l=90, r=10, t=10, b=70),
+        height=plot_px + GENERATED_MARGIN["t"] + GENERATED_MARGIN["b"],
+        margin=GENERATED_MARGIN,
         shapes=[dict(type="line", x0=n_prompt - 0.5, x1=n_prompt - 0.5, yref="y domain", y0=0, y1=1,
                      line=dict(color="#222222", width=2, dash="dot"))],
         xaxis=dict(title=dict(text=k), range=[-0.5, n_all - 0.5], showgrid=False, zeroline=False, **ticks_x),

@@ -27,14 +27,18 @@ from .base import (
     DEFAULT_HOVER,
     DIVERGING_SCALE,
     LIGHT_TEXT,
+    LINE_PX,
     MASK_SCALE,
     PLAIN_TEMPLATE,
     TICK_MAX_LABELS,
+    TICK_PAD_PX,
+    TITLE_BAND_PX,
     VERTICAL_LABEL_PX,
     WEIGHT_SCALE,
     HoverText,
     axis_margins,
     escape_label,
+    fit_x_ticks,
     hover_labels,
     invisible_points,
     scale_rgb,
@@ -392,6 +396,8 @@ def feature_heatmap(
         height=height,
         plot_px=plot_px,
     )
+    if dim_names is not None:
+        _turn_when_crowded(fig)
     if group_size and 0 < group_size < d:
         fig.layout.shapes = [  # what add_vline makes, set at once (add_vline relayouts per line)
             dict(
@@ -407,6 +413,26 @@ def feature_heatmap(
             for edge in range(group_size, d, group_size)
         ]
     return fig
+
+
+def _turn_when_crowded(fig: go.Figure) -> None:
+    """Named dimensions ("h0·0", "h0·1", …) ran together on a phone, where the plot is a third as wide
+    as the estimate the angle was chosen by: Plotly picks the angle (0°, 30° or 90°) at the width the
+    chart is drawn, and the bottom margin has room for the steepest."""
+    xaxis = fig.layout.xaxis
+    labels = list(xaxis.ticktext or ())
+    if not labels:
+        return
+    slanted, upright = fit_x_ticks(labels, 2 * LINE_PX * len(labels)), fit_x_ticks(labels, 0)
+    depth = max(slanted.depth, upright.depth) + TICK_PAD_PX + (TITLE_BAND_PX if xaxis.title.text else 0)
+    bottom, left = fig.layout.margin.b or 0, fig.layout.margin.l or 0
+    xaxis.tickangle = None  # unset: Plotly's "auto"
+    grow = max(0, math.ceil(depth) - bottom)  # the plot keeps its height
+    fig.update_layout(
+        margin_b=bottom + grow,
+        margin_l=max(left, math.ceil(slanted.left_overhang + TICK_PAD_PX)),
+        height=fig.layout.height + grow if fig.layout.height else None,
+    )
 
 
 def mask_heatmap(allowed: np.ndarray, tokens: Sequence[str], **kwargs) -> go.Figure:

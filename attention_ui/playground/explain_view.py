@@ -215,11 +215,11 @@ def _row_panel(view: View) -> None:
         weights_title=t("playground.row_weights", i=i),
         output_title=t("playground.row_output", i=i),
     )
-    st.plotly_chart(
+    kit.chart(
         fig,
-        key="pg_chart_row_output",
+        "pg_chart_row_output",
+        t("playground.alt_row_output", i=i, n=tr.n, d=len(r.output)),
         theme=None,  # base.PLAIN_TEMPLATE, like the step charts
-        alt=t("playground.alt_row_output", i=i, n=tr.n, d=len(r.output)),
         config=PLOTLY_CONFIG,
     )
     labels = [f"{j} {tok}" for j, tok in enumerate(tr.tokens)]

@@ -177,7 +177,9 @@ def chart(view: View, fig, key: str, alt: str, square: bool = False, selectable:
         kwargs = dict(on_select=lambda: hook(chart_key), selection_mode="points")
         heatmaps.add_click_targets(fig)
     if view.present:
-        fig = projector.projector_figure(fig, square=square)
+        wide = key == "all_heads"
+        tokens = view.trace.tokens if square or wide or key in SLIDE_TOKEN_ROWS else None
+        fig = projector.projector_figure(fig, square=square, tokens=tokens, wide=wide)
         width = "stretch"  # the slide's chart box (presenter CSS) decides the height
         kwargs["height"] = "stretch"
     if view.chart_slot is not None:
@@ -192,11 +194,17 @@ def chart(view: View, fig, key: str, alt: str, square: bool = False, selectable:
         kit.chart(fig, CHART_PREFIX + key, alt, width=width, config=config, theme=None, **kwargs)
 
 
+# Feature maps whose rows get every token label on a slide (Q, K and V share a wide slide three ways).
+SLIDE_TOKEN_ROWS = ("x", "head_out", "concat", "output")
+
+
 def clickable_map(view: View, values, name: str, alt: str, bound: float | None = None, **kwargs) -> None:
     """An n×n score or weight map whose cells open the cell explainer, and its table (``kwargs``:
     kind, allowed for :func:`attention_ui.figures.heatmaps.attention_heatmap`; ``bound``: a signed
     map's colour scale runs from −bound to bound instead of its own largest |value|)."""
     tokens = view.trace.tokens
+    if view.present and len(tokens) <= projector.SLIDE_TEXT_MAX_N:
+        kwargs["show_text"] = True  # the projector keeps the numbers while they fit (projector.cell_font)
     fig = heatmaps.attention_heatmap(values, tokens, hover=view.hover, bound=bound, **view.axes, **kwargs)
     if view.cell is not None:
         playground_figures.outline_cell(fig, *view.cell)
