@@ -154,9 +154,8 @@ class LlamaLayerWeights:
 
     ``W_Q [h·d_k, d_model]`` and ``W_K [g·d_k, d_model]`` rows are in the file's (interleaved RoPE)
     order; ``W_V [g·d_k, d_model]``, ``W_O [d_model, h·d_k]``, ``W_gate``/``W_up [d_ff, d_model]``,
-    ``W_down [d_model, d_ff]``; ``attn_norm``/``ffn_norm [d_model]``. Only for the models that
-    have them (None otherwise): ``q_norm``/``k_norm [d_k]`` (QK-norm) and ``post_attn_norm``/
-    ``post_ffn_norm [d_model]`` (post-norms). Norm weights are multiplied as stored.
+    ``W_down [d_model, d_ff]``; ``attn_norm``/``ffn_norm [d_model]``. Norm weights are multiplied
+    as stored. A model with QK-norm or post-norms uses :class:`GemmaLayerWeights`.
     """
 
     attn_norm: np.ndarray
@@ -168,10 +167,23 @@ class LlamaLayerWeights:
     W_gate: np.ndarray
     W_up: np.ndarray
     W_down: np.ndarray
+
+
+@dataclass(frozen=True)
+class GemmaLayerWeights(LlamaLayerWeights):
+    """A layer with Gemma's extra norms (each None when the model lacks it): ``q_norm``/``k_norm
+    [d_k]`` (QK-norm, one gain shared by all heads) and ``post_attn_norm``/``post_ffn_norm
+    [d_model]`` (applied to each sub-layer's output before it joins the residual stream)."""
+
     q_norm: np.ndarray | None = None
     k_norm: np.ndarray | None = None
     post_attn_norm: np.ndarray | None = None
     post_ffn_norm: np.ndarray | None = None
+
+
+def _extra(layer: LlamaLayerWeights, name: str) -> np.ndarray | None:
+    """One of :class:`GemmaLayerWeights`' norms, None for a plain Llama layer."""
+    return getattr(layer, name, None)
 
 
 @dataclass(frozen=True)
@@ -259,7 +271,7 @@ class LlamaWeights:
         for layer in self.layers:
             total += sum(
                 getattr(layer, f).nbytes
-                for f in LlamaLayerWeights.__dataclass_fields__
+                for f in type(layer).__dataclass_fields__
                 if getattr(layer, f) is not None
             )
         return total
@@ -298,7 +310,7 @@ def weights_from_gguf(reader, config: LlamaConfig) -> LlamaWeights:
             extra["post_attn_norm"] = get(p + "post_attention_norm.weight", (c.d_model,))
             extra["post_ffn_norm"] = get(p + "post_ffw_norm.weight", (c.d_model,))
         layers.append(
-            LlamaLayerWeights(
+            (GemmaLayerWeights if extra else LlamaLayerWeights)(
                 attn_norm=get(p + "attn_norm.weight", (c.d_model,)),
                 W_Q=get(p + "attn_q.weight", (q_rows, c.d_model)),
                 W_K=get(p + "attn_k.weight", (kv_rows, c.d_model)),
@@ -395,7 +407,7 @@ def swiglu_block(x: np.ndarray, layer: LlamaLayerWeights, eps: float, gate: str 
     the layer has one: ``[n, d_model] -> [n, d_model]`` (added to the residual by the caller)."""
     h = rms_norm(x, layer.ffn_norm, eps)  # [n, d_model]
     out = gated_ffn(h, layer.W_gate.T, layer.W_up.T, layer.W_down.T, gate)  # [n, d_model]
-    return sublayer_post_norm(out, layer.post_ffn_norm, eps)
+    return sublayer_post_norm(out, _extra(layer, "post_ffn_norm"), eps)
 
 
 ffn_block = swiglu_block  # the name that fits every member of the family
@@ -503,8 +515,8 @@ def queries_keys_values(
     Q_pre = project_heads(h, layer.W_Q, c.n_heads)  # [h, n, d_k]   (SmolLM2 [9, n, 64], Gemma [4, n, 256])
     K_pre = project_heads(h, layer.W_K, c.n_kv_heads)  # [g, n, d_k] (SmolLM2 [3, n, 64], Gemma [1, n, 256])
     V = project_heads(h, layer.W_V, c.n_kv_heads)  # [g, n, d_k]
-    Q_normed = head_rms_norm(Q_pre, layer.q_norm, c.rms_eps)  # [h, n, d_k]
-    K_normed = head_rms_norm(K_pre, layer.k_norm, c.rms_eps)  # [g, n, d_k]
+    Q_normed = head_rms_norm(Q_pre, _extra(layer, "q_norm"), c.rms_eps)  # [h, n, d_k]
+    K_normed = head_rms_norm(K_pre, _extra(layer, "k_norm"), c.rms_eps)  # [g, n, d_k]
     cos, sin = rope_cos_sin(positions, c.head_dim, c.rope_base_of(index))  # [n, d_k/2] each
     Q = rotate_pairs(Q_normed, cos, sin, c.rope_layout)
     K = rotate_pairs(K_normed, cos, sin, c.rope_layout)
@@ -551,10 +563,10 @@ def attention_sublayer(
         )
     att = grouped_attention(p.Q, p.K, p.V, mask, c.divisor)
     output = sublayer_post_norm(
-        attention_output(att.head_outputs, layer.W_O), layer.post_attn_norm, c.rms_eps
+        attention_output(att.head_outputs, layer.W_O), _extra(layer, "post_attn_norm"), c.rms_eps
     )
     everything = keep == "all"
-    qk_normed = layer.q_norm is not None
+    qk_normed = _extra(layer, "q_norm") is not None
     trace = DecoderLayerTrace(
         layer=index, Q_pre=p.Q_pre if everything else None, Q=p.Q if everything else None,
         K_pre=p.K_pre if everything else None, K=p.K, V=p.V,
@@ -564,7 +576,7 @@ def attention_sublayer(
         kv_head_of=att.kv_head_of, divisor=c.divisor,
         layer_kind=c.layer_kind(index), window=window, rope_base=c.rope_base_of(index),
         Q_normed=p.Q_normed if everything and qk_normed else None,
-        K_normed=p.K_normed if everything and layer.k_norm is not None else None,
+        K_normed=p.K_normed if everything and _extra(layer, 'k_norm') is not None else None,
         q_lengths_pre=vector_lengths(p.Q_pre), q_lengths=vector_lengths(p.Q),
         k_lengths_pre=vector_lengths(p.K_pre), k_lengths=vector_lengths(p.K),
         score_range=allowed_score_range(att.scores_scaled, mask),
@@ -658,7 +670,7 @@ def decode_layers(
             layer_cache = keep_window(layer_cache, window)
         att = decode_attention(p.Q, layer_cache, c.divisor)  # weights [h, 1, cached]
         out = sublayer_post_norm(
-            attention_output(att.head_outputs, layer.W_O), layer.post_attn_norm, c.rms_eps
+            attention_output(att.head_outputs, layer.W_O), _extra(layer, "post_attn_norm"), c.rms_eps
         )
         x = x + out  # [1, d_model]
         x = x + swiglu_block(x, layer, c.rms_eps, c.ffn_gate)
@@ -667,8 +679,8 @@ def decode_layers(
             scores_raw=att.scores_raw, scores_scaled=att.scores_scaled, weights=att.weights,
             head_outputs=att.head_outputs, output=out, kv_head_of=att.kv_head_of,
             layer_kind=c.layer_kind(i), window=window,
-            q_normed=p.Q_normed if layer.q_norm is not None else None,
-            k_normed=p.K_normed if layer.k_norm is not None else None,
+            q_normed=p.Q_normed if _extra(layer, 'q_norm') is not None else None,
+            k_normed=p.K_normed if _extra(layer, 'k_norm') is not None else None,
             first_position=layer_cache.start,
         )  # fmt: skip
         _freeze_all(step)
