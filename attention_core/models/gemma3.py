@@ -60,6 +60,7 @@ from .llama import (  # noqa: F401  (re-exported: the model's steps and the next
     LlamaWeights,
     decode_layers,
     next_token_probs,
+    output_logits,
     pick_token,
     run_layers,
     top_indices,
