@@ -68,7 +68,11 @@ def measure_load() -> dict:
     t0 = time.perf_counter()
     model = G.load_model()
     load_s = time.perf_counter() - t0
-    return {"load_s": load_s, "rss_model_mb": (_rss() - before) / 1e6, "weights_mb": model.weights.nbytes / 1e6}
+    return {
+        "load_s": load_s,
+        "rss_model_mb": (_rss() - before) / 1e6,
+        "weights_mb": model.weights.nbytes / 1e6,
+    }
 
 
 def measure_load_parts() -> dict:
@@ -134,7 +138,9 @@ def main() -> int:
         print(f"Gemma 3 is not installed: {G.INSTALL_COMMAND}")
         return 1
     print(f"decoder: {G.MODEL_NAME}, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
-    print(f"load average at start (1, 5, 15 min): {', '.join(f'{v:.1f}' for v in os.getloadavg())}  (2 cores)")
+    print(
+        f"load average at start (1, 5, 15 min): {', '.join(f'{v:.1f}' for v in os.getloadavg())}  (2 cores)"
+    )
     _libs()
     rss_libs = _rss()
     loads = [] if args.smoke else [_child("--child-load") for _ in range(2)]
@@ -149,9 +155,7 @@ def main() -> int:
         f"  ({len(loads)} processes)"
     )
     if parts:
-        print(
-            "  parts: " + ", ".join(f"{k[:-2].replace('_', ' ')} {v:.2f} s" for k, v in parts.items())
-        )
+        print("  parts: " + ", ".join(f"{k[:-2].replace('_', ' ')} {v:.2f} s" for k, v in parts.items()))
     print(
         f"resident memory of the loaded model    {max(e['rss_model_mb'] for e in loads):.0f} MB  (weights arrays "
         f"{here['weights_mb']:.0f} MB; RSS with numpy+gguf+tokenizers imported, before: {rss_libs / 1e6:.0f} MB)"

