@@ -271,3 +271,17 @@ def test_gemma_config_validation_and_layer_pattern():
     ):
         with pytest.raises(ValueError):
             dataclasses.replace(c, **bad)
+
+
+def test_windowed_cache_bytes_hand_values():
+    windows = G.GEMMA3_270M.layer_windows
+    # 8,192 tokens: 15 · 512 + 3 · 8,192 = 32,256 token-layers, · 2 · 256 · 4 bytes
+    assert kv_cache.windowed_cache_bytes(8192, windows, 1, 256, 4) == 32_256 * 2048 == 66_060_288
+    # without the window every layer keeps all 8,192 tokens
+    assert kv_cache.windowed_cache_bytes(8192, (None,) * 18, 1, 256, 4) == kv_cache.cache_bytes(
+        18, 8192, 1, 256, 4
+    )
+    # below the window nothing is dropped
+    assert kv_cache.windowed_cache_bytes(100, windows, 1, 256, 4) == kv_cache.cache_bytes(18, 100, 1, 256, 4)
+    with pytest.raises(ValueError):
+        kv_cache.windowed_cache_bytes(10, (0,), 1, 1, 1)
