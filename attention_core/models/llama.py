@@ -530,15 +530,15 @@ def attention_layer(
     positions: np.ndarray,
     index: int,
     keep: str = "all",
-    mask: np.ndarray | None = None,
+    allowed: np.ndarray | None = None,
 ) -> DecoderLayerTrace:
     """One layer's attention sub-layer on ``x [n, d_model]`` at ``positions [n]``.
 
-    ``keep="all"``: every step kept; ``"weights"``: see :class:`DecoderLayerTrace`. ``mask``: the
-    ``[n, n]`` allowed matrix when the caller already has it (layers of one kind share one), else
-    made here from the layer's window.
+    ``keep="all"``: every step kept; ``"weights"``: see :class:`DecoderLayerTrace`. ``allowed``:
+    the ``[n, n]`` mask (True = may attend) when the caller already has it (layers of one kind
+    share one), else made here: causal, within the layer's window if it has one.
     """
-    return attention_sublayer(x, layer, config, positions, index, keep, mask)[0]
+    return attention_sublayer(x, layer, config, positions, index, keep, allowed)[0]
 
 
 def attention_sublayer(
@@ -548,7 +548,7 @@ def attention_sublayer(
     positions: np.ndarray,
     index: int,
     keep: str = "all",
-    mask: np.ndarray | None = None,
+    allowed: np.ndarray | None = None,
 ) -> tuple[DecoderLayerTrace, np.ndarray]:
     """:func:`attention_layer` and the sub-layer's output ``[n, d_model]`` (what joins the residual
     stream), which a ``keep="weights"`` trace does not hold."""
@@ -557,6 +557,7 @@ def attention_sublayer(
     c = config
     p = queries_keys_values(x, layer, c, positions, index)
     window = c.window_of(index)
+    mask = allowed
     if mask is None:
         mask = (
             causal_allowed(len(positions)) if window is None else window_allowed(positions, positions, window)
@@ -607,7 +608,7 @@ def run_layers(
             masks[window] = (
                 causal_allowed(n) if window is None else window_allowed(positions, positions, window)
             )
-        trace, output = attention_sublayer(x, layer, c, positions, i, keep=keep, mask=masks[window])
+        trace, output = attention_sublayer(x, layer, c, positions, i, keep=keep, allowed=masks[window])
         x = x + output
         x = x + swiglu_block(x, layer, c.rms_eps, c.ffn_gate)
         traces.append(trace)
