@@ -6,7 +6,7 @@ somewhere. Why a cache folder, assembled once:
 
 - reading the chunks in place would mean joining them in memory on every start: 253 MB more
   resident memory in every process (each app replica, each test worker), against a budget of
-  700 MB for the whole model, and ~0.5 s of copying per start;
+  700 MB for the whole model, and a 253 MB copy on every start;
 - one assembled file is memory-mapped: its pages live in the operating system's page cache,
   shared by every process that maps it, and nothing is copied at start;
 - the package's own ``assemble()`` writes into the user's home without a lock; two processes

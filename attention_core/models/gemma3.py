@@ -208,7 +208,7 @@ def assembled_path() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def model_path() -> Path:
-    """The assembled GGUF file, put together and verified on the first call on this machine (~1 s),
+    """The assembled GGUF file, put together and verified on the first call on this machine (2.7 s here),
     found by a ``stat`` afterwards (see :mod:`.chunked_file`)."""
     chunks, sha = chunk_paths(), expected_sha256()
     target = assembled_path()
