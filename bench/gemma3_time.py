@@ -161,7 +161,7 @@ def main() -> int:
         f"{here['weights_mb']:.0f} MB; RSS with numpy+gguf+tokenizers imported, before: {rss_libs / 1e6:.0f} MB)"
     )
 
-    long_enc = G.encode(TEXT * 40, truncate=True, model=model)  # 1,024 tokens, BOS included
+    long_enc = G.encode(TEXT * 40, max_tokens=G.MAX_TOKENS, truncate=True, model=model)  # 1,024, BOS included
     n_short = 16 if args.smoke else 64
     short_ids = long_enc.ids[:n_short]
     fwd = timed(lambda: G.forward(short_ids, model, keep="all"), 1 if args.smoke else 5)

@@ -74,11 +74,17 @@ def test_encode_bos_first_and_whole_tokens(gemma):
 def test_encode_limits(gemma):
     long_text = "猫 " * 2000
     with pytest.raises(G.DecoderInputError, match=f"at most {G.MAX_TOKENS}"):
-        G.encode(long_text, model=gemma)
-    cut = G.encode(long_text, truncate=True, model=gemma)
+        G.encode(long_text, max_tokens=G.MAX_TOKENS, model=gemma)
+    assert G.encode(long_text, model=gemma).n > G.MAX_TOKENS  # no limit given: every token
+    cut = G.encode(long_text, max_tokens=G.MAX_TOKENS, truncate=True, model=gemma)
     assert cut.n == G.MAX_TOKENS and cut.total_tokens > G.MAX_TOKENS and cut.truncated
+    # the tokenizer reads any text; refusing empty text is check_text's job (the CLI and the page)
+    assert G.encode("", model=gemma).ids == (2,)
+    assert G.encode("\n\n", model=gemma).labels == ("<bos>", "↵↵")
     with pytest.raises(G.DecoderInputError):
-        G.encode("   ", model=gemma)
+        G.check_text("   ")
+    with pytest.raises(G.DecoderInputError):
+        G.encode("a\ud800", model=gemma)
     with pytest.raises(G.DecoderInputError):
         G.forward([2, 262_144], gemma)
 

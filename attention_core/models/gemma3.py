@@ -68,7 +68,7 @@ from .llama import (  # noqa: F401  (re-exported: the model's steps and the next
     top_indices,
     weights_from_gguf,
 )
-from .smollm2 import Candidate, DecoderInputError, check_text, labels_for_ids
+from .smollm2 import Candidate, DecoderInputError, check_text, labels_for_ids  # noqa: F401  (check_text re-exported)
 from .smollm2 import DecoderUnavailable as _SmolUnavailable
 from .smollm2 import candidate_label as _candidate_label
 
@@ -362,17 +362,24 @@ class DecoderInput:
 
 
 def encode(
-    text: str, max_tokens: int = MAX_TOKENS, truncate: bool = False, model: Gemma3 | None = None
+    text: str, max_tokens: int | None = None, truncate: bool = False, model: Gemma3 | None = None
 ) -> DecoderInput:
     """Tokenize ``text`` with Gemma's SentencePiece BPE, BOS first.
 
-    Text longer than ``MAX_INPUT_CHARS`` characters is cut first. More than ``max_tokens`` tokens
-    (BOS included): an error (``truncate=False``, the command line's contract) or the first
-    ``max_tokens`` kept (``truncate=True``, reported through ``total_tokens``).
+    Any string is read, even an empty one (``[2]``, BOS alone) or only spaces and newlines (which
+    have tokens of their own): the command line and the page refuse such text for a learner with
+    :func:`check_text` first. Not valid Unicode (a lone surrogate): :class:`DecoderInputError`.
+    Text longer than ``MAX_INPUT_CHARS`` characters is cut first. ``max_tokens`` None: every token
+    is returned (a tokenizer; :func:`forward` refuses more than :data:`MAX_TOKENS`). Otherwise more
+    than ``max_tokens`` tokens (BOS included) is an error (``truncate=False``, the command line's
+    contract, as :func:`run_text` does with ``MAX_TOKENS``) or the first ``max_tokens`` are kept
+    (``truncate=True``, reported through ``total_tokens``).
     """
-    if not 2 <= max_tokens <= MAX_TOKENS:
+    if max_tokens is not None and not 2 <= max_tokens <= MAX_TOKENS:
         raise ValueError(f"max_tokens must be between 2 and {MAX_TOKENS}")
-    check_text(text)
+    if not isinstance(text, str):
+        raise DecoderInputError("The text must be a string.")
+    check_text(text + "x")  # the same checks as for a learner's text, except emptiness
     model = load_model() if model is None else model
     chars_cut = max(0, len(text) - MAX_INPUT_CHARS)
     if chars_cut and not truncate:
@@ -382,15 +389,16 @@ def encode(
     text = text[:MAX_INPUT_CHARS]
     ids = spm_bpe.encode_ids(model.tokenizer, text, model.bos_id)
     total = len(ids)
-    if total > max_tokens and not truncate:
+    limit = total if max_tokens is None else max_tokens
+    if total > limit and not truncate:
         raise DecoderInputError(
-            f"The text is {total} tokens long (with the start token); this view takes at most {max_tokens}."
+            f"The text is {total} tokens long (with the start token); this view takes at most {limit}."
         )
-    keep = min(total, max_tokens)
+    keep = min(total, limit)
     labels, parts = labels_for_ids(ids[:keep], model)  # type: ignore[arg-type]
     return DecoderInput(
         text=text, ids=tuple(ids[:keep]), labels=labels, parts=parts, total_tokens=total,
-        max_tokens=max_tokens, chars_cut=chars_cut,
+        max_tokens=limit, chars_cut=chars_cut,
     )  # fmt: skip
 
 
