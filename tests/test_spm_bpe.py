@@ -1,0 +1,99 @@
+"""SentencePiece BPE rebuilt from a vocabulary (attention_core/models/spm_bpe.py), on small hand-made
+vocabularies whose right answers are worked out by hand in each test. No model file needed.
+
+(The real Gemma 3 tokenizer against an independent merge-by-score implementation on many texts is
+tests/test_gemma3_tokenizer.py.)
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from attention_core.models import spm_bpe as B
+
+pytest.importorskip("tokenizers", reason="optional: pip install -r requirements-model.txt")
+
+N, C, U, Y = B.NORMAL, B.CONTROL, B.USER_DEFINED, B.BYTE
+
+
+def vocab(normal: list[tuple[str, float]], user_defined=("  ", "\n", "\n\n")):
+    """Specials, 256 byte tokens, user-defined tokens, then the normal ones with their scores."""
+    tokens = ["<pad>", "<eos>", "<bos>", "<unk>"]
+    types = [C, C, C, 2]
+    tokens += [f"<0x{b:02X}>" for b in range(256)]
+    types += [Y] * 256
+    tokens += list(user_defined)
+    types += [U] * len(user_defined)
+    scores = [0.0] * len(tokens)
+    for t, s in normal:
+        tokens.append(t)
+        types.append(N)
+        scores.append(s)
+    return tokens, scores, types
+
+
+def encode(v, text: str) -> list[str]:
+    tokens, scores, types = v
+    tk = B.build_tokenizer(tokens, scores, types)
+    return [tokens[i] for i in B.encode_ids(tk, text, bos_id=2)]
+
+
+BASE = [("a", -10.0), ("b", -11.0), ("c", -12.0), ("\u2581", -13.0)]
+
+
+def test_the_better_scored_pair_merges_first():
+    # "abc": pairs ab and bc. With ab scored higher, ab merges and c stays alone; swapped, bc wins.
+    assert encode(vocab([*BASE, ("ab", -1.0), ("bc", -2.0)]), "abc") == ["<bos>", "ab", "c"]
+    assert encode(vocab([*BASE, ("ab", -2.0), ("bc", -1.0)]), "abc") == ["<bos>", "a", "bc"]
+
+
+def test_a_token_is_reached_through_any_split_of_it():
+    # abc is a token; bc merges first (score -1), then a + bc makes abc although ab + c never formed
+    v = vocab([*BASE, ("bc", -1.0), ("abc", -3.0), ("ab", -5.0)])
+    assert encode(v, "abc") == ["<bos>", "abc"]
+    merges = B.derive_merges(*v)
+    assert merges.index(("b", "c")) < merges.index(("a", "bc")) < merges.index(("a", "b"))
+    assert ("ab", "c") in merges  # both splits of abc are listed, with abc's rank
+
+
+def test_equal_pairs_merge_left_first():
+    # "aaa": both pairs are aa; the left one merges, leaving a lone a at the end
+    assert encode(vocab([*BASE, ("aa", -1.0)]), "aaa") == ["<bos>", "aa", "a"]
+
+
+def test_spaces_become_the_space_piece_and_no_prefix_is_added():
+    v = vocab([*BASE, ("\u2581b", -1.0)])
+    assert encode(v, "a b") == ["<bos>", "a", "\u2581b"]
+    assert encode(v, "b")[1] == "b"  # no ▁ in front of the text
+
+
+def test_user_defined_tokens_are_cut_out_of_the_raw_text_first():
+    v = vocab([*BASE, ("\u2581b", -1.0), ("\u2581\u2581", -0.5)])
+    # two spaces are the user-defined "  " (not ▁▁ or ▁ + ▁b); one newline and two are tokens of their own
+    assert encode(v, "a  b") == ["<bos>", "a", "  ", "b"]
+    assert encode(v, "a\n\n\nb") == ["<bos>", "a", "\n\n", "\n", "b"]
+
+
+def test_byte_fallback_for_characters_outside_the_vocabulary():
+    assert encode(vocab(BASE), "aé") == ["<bos>", "a", "<0xC3>", "<0xA9>"]
+
+
+def test_control_tokens_are_never_read_from_text():
+    out = encode(vocab([*BASE, ("<", -1.0), (">", -1.5)]), "<bos>")
+    assert "<bos>" not in out[1:] and out[1] == "<" and out[-1] == ">"
+
+
+def test_token_bytes():
+    assert B.token_bytes("\u2581cat", N) == b" cat"
+    assert B.token_bytes("<0xE7>", Y) == b"\xe7"
+    assert B.token_bytes("<bos>", C) is None
+    assert B.token_bytes("  ", U) == b"  "
+    with pytest.raises(ValueError):
+        B.token_bytes("<0xZZ>", Y)
+    assert B.byte_value("<0x0A>") == 10 and B.byte_value("<0x0A") is None
+
+
+def test_lists_must_line_up():
+    tokens, scores, types = vocab(BASE)
+    with pytest.raises(ValueError):
+        B.build_tokenizer(tokens, scores[:-1], types)
