@@ -225,3 +225,9 @@ def test_state_sizes_by_hand():
     assert s.attention == (320, 32000) and s.linear == (272, 272) and s.ssm == (64, 64)
     with pytest.raises(ValueError):
         ssm.ssm_lab("a b", N=0)
+
+
+def test_the_pages_overlap_formula_counts_4d_plus_6_flops_per_score():
+    for d in (1, 16, 128):  # the cost lab's LaTeX writes b²(4d + 6)/F
+        assert r.block_compute_flops(1, d) == 4 * d + 6
+        assert r.block_compute_flops(10, d) == 100 * (4 * d + 6)
