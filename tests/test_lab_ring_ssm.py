@@ -231,3 +231,11 @@ def test_the_pages_overlap_formula_counts_4d_plus_6_flops_per_score():
     for d in (1, 16, 128):  # the cost lab's LaTeX writes b²(4d + 6)/F
         assert r.block_compute_flops(1, d) == 4 * d + 6
         assert r.block_compute_flops(10, d) == 100 * (4 * d + 6)
+
+
+def test_implied_weights_stay_finite_for_fast_decay():
+    a = np.full((40, 2), np.exp(-80.0))  # the fastest decay the page allows: Δ = 2, λ = 16 … and beyond
+    W = ssm.ssm_implied_weights(a, np.ones(2), np.ones(2))
+    assert np.all(np.isfinite(W)) and np.allclose(np.diag(W), 2.0) and np.all(np.triu(W, 1) == 0)
+    lab = ssm.ssm_lab(" ".join(["word"] * 16), N=16, delta=5.0)
+    assert max(lab.recurrence_diffs.values()) <= 1e-12

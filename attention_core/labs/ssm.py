@@ -78,11 +78,13 @@ def diagonal_ssm_scan(x, a, b, c) -> Scan:
 def ssm_implied_weights(a, b, c) -> np.ndarray:
     """``a [n, N], b [N], c [N] -> W [n, n]``, W_ts = Σ_k c_k b_k Π_{r=s+1..t} a_{r,k} for s ≤ t, else 0,
     so that y = W x for every input x (the recurrence is linear in x)."""
-    log_a = np.log(np.asarray(a, float))  # a in (0, 1): log-sums instead of long products
+    # a in (0, 1]: log-sums instead of long products (a decay that underflowed to 0 stays finite)
+    log_a = np.log(np.maximum(np.asarray(a, float), np.finfo(float).tiny))
     cum = np.cumsum(log_a, axis=0)  # [n, N] Σ_{r≤t} log a_r
-    decay = np.exp(cum[:, None, :] - cum[None, :, :])  # [t, s, N] Π_{r=s+1..t} a_r (valid for s ≤ t)
-    W = decay @ (np.asarray(c, float) * np.asarray(b, float))  # [n, n]
-    return np.tril(W)
+    n = cum.shape[0]
+    past = np.tril(np.ones((n, n), bool))[:, :, None]  # s ≤ t; above the diagonal exp(+…) would overflow
+    log_decay = np.where(past, cum[:, None, :] - cum[None, :, :], -np.inf)  # [t, s, N]
+    return np.exp(log_decay) @ (np.asarray(c, float) * np.asarray(b, float))  # [n, n], 0 above the diagonal
 
 
 def toeplitz_gap(W: np.ndarray) -> float:
