@@ -10,7 +10,7 @@ import streamlit as st
 
 from attention_core.labs import cost as lab_cost
 from attention_core.labs.cost import DTYPE_BYTES, MAX_DIRECT_N, NOTES_SEQUENCE_LENGTHS, SWEEP_D, format_bytes
-from attention_ui import cost_efficient, kit, practice
+from attention_ui import cost_efficient, cost_ring, kit, practice
 from attention_ui.figures import cost as figures_cost
 
 # The reference notes' FP16 one-head column, as printed there (data to compare against, not text).
@@ -245,6 +245,7 @@ def main() -> None:
     PAGE.section(cost_efficient.section_window, t, PAGE)
     PAGE.section(cost_efficient.section_linear, t, PAGE)
     PAGE.section(section_methods, t)
+    PAGE.section(cost_ring.section_ring, t, PAGE)
 
 
 main()

@@ -14,7 +14,7 @@ import streamlit as st
 from attention_core import AttentionConfigError
 from attention_core.labs import lookalikes as lab_lookalikes
 from attention_core.labs.lookalikes import LOOKALIKES, RNN_COMPARISON, layer_cost, rnn_steps_illustration
-from attention_ui import kit, tables
+from attention_ui import kit, lookalikes_ssm, tables
 from attention_ui.figures import heatmaps
 from attention_ui.figures.lookalikes import CostText, PathText, cost_figure, path_figure
 
@@ -245,6 +245,7 @@ def main() -> None:
         PAGE.section(section_causal, t, lab)
     PAGE.section(section_rnn, t)
     PAGE.section(section_terms, t)
+    PAGE.section(lookalikes_ssm.section_ssm, t, PAGE)
 
 
 main()

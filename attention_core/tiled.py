@@ -99,6 +99,26 @@ def causal_allowed(q_idx: np.ndarray, k_idx: np.ndarray) -> np.ndarray:
     return k_idx[None, :] <= q_idx[:, None]
 
 
+def online_softmax_merge(m, denom, acc, s, v):
+    """Fold one tile of scores into the running state (the one merge of the tiled and ring labs).
+
+    ``m [bq]`` running max, ``denom [bq]`` running Σ exp(score − m), ``acc [bq, d_v]`` running
+    Σ exp(score − m)·v; ``s [bq, bk]`` the tile's scores (−inf where masked), ``v [bk, d_v]`` its
+    values. ``-> (m', denom', acc')``: when the max rises from m to m', the old sums are multiplied
+    by exp(m − m') so that every term stays relative to the same max.
+    """
+    m_new = np.maximum(m, s.max(axis=1))  # [bq]
+    safe = np.where(np.isneginf(m_new), 0.0, m_new)  # rows with nothing allowed yet
+    p = np.exp(s - safe[:, None])  # [bq, bk], exp(−inf) = 0 for masked entries
+    rescale = np.exp(m - safe)  # [bq], 0 while m is still −inf
+    return m_new, denom * rescale + p.sum(axis=1), acc * rescale[:, None] + p @ v
+
+
+def online_softmax_output(denom, acc) -> np.ndarray:
+    """``acc / denom`` per row, 0 for a row that saw no allowed key. ``[bq], [bq, d_v] -> [bq, d_v]``."""
+    return np.where(denom[:, None] > 0, acc / np.where(denom > 0, denom, 1.0)[:, None], 0.0)
+
+
 def tiled_attention(
     Q,
     K,
@@ -165,14 +185,8 @@ def tiled_attention(
                 s = np.where(tile_ok, s, -np.inf)
             computed += 1
             biggest = max(biggest, s.size)
-            m_new = np.maximum(m, s.max(axis=1))  # [bq]
-            safe = np.where(np.isneginf(m_new), 0.0, m_new)  # rows with nothing allowed yet
-            p = np.exp(s - safe[:, None])  # [bq, bk], exp(−inf) = 0 for masked entries
-            rescale = np.exp(m - safe)  # [bq], 0 while m is still −inf
-            denom = denom * rescale + p.sum(axis=1)
-            acc = acc * rescale[:, None] + p @ V[k0:k1]
-            m = m_new
-        out[q0:q1] = np.where(denom[:, None] > 0, acc / np.where(denom > 0, denom, 1.0)[:, None], 0.0)
+            m, denom, acc = online_softmax_merge(m, denom, acc, s, V[k0:k1])
+        out[q0:q1] = online_softmax_output(denom, acc)
         row_max[q0:q1], row_sum[q0:q1] = m, denom
     return TiledAttention(out, block_q, block_k, computed, skipped, biggest, row_max, row_sum)
 

@@ -128,6 +128,8 @@ COMPUTED_LINKS = {
     "sinusoidal_value": POSITIONS,
     "window_scores": COST,
     "block_crossover": BLOCK,
+    "ring_send_bytes": COST,
+    "ssm_weight": LOOKALIKES,
 }
 
 
@@ -271,6 +273,11 @@ def explain_values(q: QuizQuestion) -> dict:
     elif q.kind == "kv_cache_size":
         values["n"] = f"{p['n']:,}"
         values["bytes"] = f"{worked['bytes']:,}"
+    elif q.kind == "ring_send_bytes":
+        values["n"] = f"{p['n']:,}"
+        values["per_hop"] = format_value(q.answer / (p["P"] - 1), q.unit)
+    elif q.kind == "ssm_weight":
+        values.update({k: f"{p[k]:g}" for k in ("a", "b", "c")})
     elif q.kind == "sqrt_divisor":
         values["sqrt128"] = f"{worked['sqrt128']:.1f}"
     return values

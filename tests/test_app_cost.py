@@ -126,7 +126,7 @@ def test_tables_on_request() -> None:
     before = len(at.dataframe)
     at.toggle(key="co_tables").set_value(True).run()
     no_exception(at)
-    assert len(at.dataframe) == before + 3  # memory chart, FLOPs chart, tile grid
+    assert len(at.dataframe) == before + 4  # memory chart, FLOPs chart, tile grid, ring row state
     tiles = next(df.value for df in at.dataframe if "#" in df.value.columns)
     assert tiles.shape == (8, 9)  # 512 / 64 tiles, plus the row label column
 

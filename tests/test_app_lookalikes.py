@@ -49,6 +49,10 @@ def test_default_page_draws_every_section(at: AppTest) -> None:
         "causal",
         "path",
         "cost",
+        *(
+            f"ssm_{name}"
+            for name in ("attention", "linear", "ssm_fixed", "ssm_selective", "row", "steps", "state")
+        ),
     }
     # two static comparison tables: RNN vs attention (4 aspects) and the confusable terms (6 rows)
     assert [len(t.value) for t in at.table] == [4, 6]
@@ -117,7 +121,7 @@ def test_rnn_path_widgets(at: AppTest) -> None:
     at.slider(key="lk_n").set_value(12).run()
     at.slider(key="lk_i").set_value(2).run()
     at.slider(key="lk_j").set_value(9).run()
-    metrics = [m.value for m in at.metric]
+    metrics = [m.value for m in at.metric][:4]  # the state-space section's metrics follow
     assert metrics == ["7", "1", "12", "1"]  # |9 − 2| RNN steps, one attention hop, n sequential steps
     # shrinking n clamps i and j instead of raising
     at.slider(key="lk_n").set_value(4).run()

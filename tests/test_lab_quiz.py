@@ -67,6 +67,17 @@ def _independent_answer(q):
         exact = (8 * d * d + 4 * d * f) / (4 * d + 6 * h)
         assert first - 1 < exact <= first
         return round(exact)
+    if (
+        q.kind == "ring_send_bytes"
+    ):  # walk the ring: at each of P steps but the last, every device sends K and V
+        bytes_per = {"fp32": 4, "fp16": 2, "bf16": 2}[p["dtype"]]
+        sent = 0
+        for step in range(p["P"]):
+            if step < p["P"] - 1:
+                sent += sum(2 * (p["n"] // p["P"]) * p["d"] * bytes_per for _device in range(p["P"]))
+        return sent / 1048576
+    if q.kind == "ssm_weight":  # y for an impulse x_0 = 1 at t = lag: c·b·a^lag
+        return p["c"] * p["b"] * p["a"] ** p["lag"]
     raise AssertionError(q.kind)
 
 

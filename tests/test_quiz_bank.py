@@ -139,6 +139,16 @@ def expected_answer(kind: str, p: dict):
     if kind == "block_crossover":  # 4n²d + 6hn² = 8nd² + 4nd·d_ff, divided by n
         d, h, f = p["d_model"], p["heads"], p["d_ff"]
         return round((8 * d * d + 4 * d * f) / (4 * d + 6 * h))
+    if kind == "ring_send_bytes":  # P − 1 hops, each device one K and one V block of n/P × d
+        sizes = {"fp32": 4, "fp16": 2, "bf16": 2}
+        per_hop = p["P"] * 2 * (p["n"] // p["P"]) * p["d"] * sizes[p["dtype"]]
+        return (p["P"] - 1) * per_hop / 2**20
+    if kind == "ssm_weight":  # run the recurrence on an impulse at s = 0 and read y at t = lag
+        h = y = 0.0
+        for t in range(p["lag"] + 1):
+            h = p["a"] * h + p["b"] * (1.0 if t == 0 else 0.0)
+            y = p["c"] * h
+        return y
     raise AssertionError(kind)
 
 

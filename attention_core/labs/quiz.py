@@ -24,6 +24,10 @@ Kinds (:data:`QUIZ_KINDS`):
 - ``window_scores``: scores a causal sliding window of w keys needs for n tokens = n·w − w(w − 1)/2.
 - ``block_crossover``: the n at which a block's n² attention FLOPs equal its projections + FFN
   (rounded to a whole token), for a classic FFN with d_ff = 4·d_model.
+- ``ring_send_bytes``: MiB a ring of P devices sends in all for one head, 2·(P − 1)·n·d·bytes (each of
+  the P − 1 hops moves one K and one V block from every device), from :func:`ring.ring_costs`.
+- ``ssm_weight``: the weight of x_s in y_{s+lag} for the scalar recurrence h_t = a·h_{t−1} + b·x_t,
+  y_t = c·h_t, i.e. c·b·a^lag, from :func:`ssm.ssm_implied_weights`.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ from .block import crossover_n
 from .cost import DTYPE_BYTES, attention_matrix_bytes
 from .efficient import window_score_elements
 from .multihead import multihead_cost
+from .ring import ring_costs
+from .ssm import ssm_implied_weights
 
 QUIZ_KINDS = (
     "causal_weight",
@@ -58,6 +64,8 @@ QUIZ_KINDS = (
     "sinusoidal_value",
     "window_scores",
     "block_crossover",
+    "ring_send_bytes",
+    "ssm_weight",
 )
 N_CHOICES = 4
 SQRT_DIVISOR_D_K = (16, 32, 64, 96, 128, 256)  # 128: the d_k of many large models
@@ -359,6 +367,38 @@ def _block_crossover(seed: int) -> QuizQuestion:
     )
 
 
+def _ring_send_bytes(seed: int) -> QuizQuestion:
+    rng = _rng("ring_send_bytes", seed)
+    P = int(rng.choice([4, 8, 16]))
+    n = int(rng.choice([8_192, 32_768, 131_072]))
+    d = int(rng.choice([64, 128]))
+    dtype = str(rng.choice(["fp32", "fp16", "bf16"]))
+    mib = 2**20
+    answer = ring_costs(n, d, P, DTYPE_BYTES[dtype], 1.0, 1.0).send_bytes_total / mib
+    per_hop = answer / (P - 1)  # every device sends one K and one V block
+    params = {"P": P, "n": n, "d": d, "dtype": dtype}
+    # a send at every one of the P steps, K only, one hop only
+    distractors = [per_hop * P, answer / 2, per_hop]
+    return _build(
+        "ring_send_bytes", seed, rng, params, answer, answer * 0.005, distractors, [answer * 2], unit="MiB"
+    )
+
+
+def _ssm_weight(seed: int) -> QuizQuestion:
+    rng = _rng("ssm_weight", seed)
+    a = float(rng.choice([0.5, 0.6, 0.8, 0.9]))
+    b = float(rng.choice([0.5, 1.0, 2.0]))
+    c = float(rng.choice([1.0, 2.0, 3.0]))
+    lag = int(rng.choice([1, 2, 3]))
+    W = ssm_implied_weights(np.full((lag + 1, 1), a), np.array([b]), np.array([c]))  # [lag + 1, lag + 1]
+    answer = round(float(W[lag, 0]), 6)
+    params = {"a": a, "b": b, "c": c, "lag": lag}
+    # one decay too many or too few, the decay alone, no decay at all
+    distractors = [c * b * a ** (lag + 1), c * b * a ** (lag - 1), a**lag, c * b]
+    fallbacks = [c * a**lag, b * a**lag, answer * 2, answer / 2, answer * 3, answer + 0.25]  # without b, c, …
+    return _build("ssm_weight", seed, rng, params, answer, 0.0005, distractors, fallbacks)
+
+
 _GENERATORS = {
     "causal_weight": _causal_weight,
     "scores_shape": _scores_shape,
@@ -374,6 +414,8 @@ _GENERATORS = {
     "sinusoidal_value": _sinusoidal_value,
     "window_scores": _window_scores,
     "block_crossover": _block_crossover,
+    "ring_send_bytes": _ring_send_bytes,
+    "ssm_weight": _ssm_weight,
 }
 
 

@@ -1,0 +1,100 @@
+"""Figure builders for the state-space section of the look-alikes lab: the weights of one output y_t on
+the past inputs x_s, model by model, and the selective model's step sizes Δ_t.
+
+No Streamlit here. Labels passed in are plain text and are escaped here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import plotly.graph_objects as go
+
+from .base import escape_label
+
+MODEL_COLOURS = ("#0068c9", "#7570b3", "#d95f02", "#1b9e77")
+MODEL_DASHES = ("solid", "dash", "dot", "dashdot")
+
+
+def past_weights_figure(
+    tokens: Sequence[str],
+    rows: Mapping[str, Sequence[float]],
+    *,
+    x_title: str,
+    y_title: str,
+    height: int = 340,
+) -> go.Figure:
+    """One line per model: the weight of y_t on each past input x_s (s = 0 … t). Signed, unbounded y
+    axis (the recurrences' weights may be negative and need not sum to 1); a line at 0."""
+    if not rows:
+        raise ValueError("at least one model is needed")
+    labels = [f"{i}: {escape_label(tok, 12)}" for i, tok in enumerate(tokens)]
+    fig = go.Figure()
+    for i, (name, values) in enumerate(rows.items()):
+        if len(values) != len(tokens):
+            raise ValueError("every model needs one weight per past token")
+        label = escape_label(name)
+        fig.add_trace(
+            go.Scatter(
+                x=labels,
+                y=[float(v) for v in values],
+                mode="lines+markers",
+                name=label,
+                line=dict(color=MODEL_COLOURS[i % 4], dash=MODEL_DASHES[i % 4], width=2),
+                hovertemplate=f"{label}<br>%{{x}}<br>%{{y:.3f}}<extra></extra>",
+            )
+        )
+    fig.add_hline(y=0, line=dict(color="#555555", width=1))
+    fig.update_layout(
+        height=height,
+        xaxis=dict(title=dict(text=escape_label(x_title)), type="category"),
+        yaxis=dict(title=dict(text=escape_label(y_title))),
+        margin=dict(l=10, r=10, t=30, b=10),
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
+        plot_bgcolor="rgba(0,0,0,0)",
+    )
+    return fig
+
+
+def steps_figure(
+    tokens: Sequence[str],
+    steps: Sequence[float],
+    fixed: float,
+    *,
+    x_title: str,
+    y_title: str,
+    fixed_label: str,
+) -> go.Figure:
+    """The selective model's Δ_t per token as bars, the fixed model's Δ as a dotted line."""
+    if len(steps) != len(tokens):
+        raise ValueError("one step size per token")
+    labels = [f"{i}: {escape_label(tok, 12)}" for i, tok in enumerate(tokens)]
+    fig = go.Figure(
+        go.Bar(
+            x=labels,
+            y=[float(v) for v in steps],
+            marker_color=MODEL_COLOURS[3],
+            name=escape_label(y_title),
+            hovertemplate="%{x}<br>Δ = %{y:.3f}<extra></extra>",
+        )
+    )
+    fig.add_hline(y=fixed, line=dict(color="#555555", width=1, dash="dot"))
+    fig.add_annotation(
+        text=escape_label(fixed_label),
+        x=0,
+        xref="x domain",
+        xanchor="left",
+        y=fixed,
+        yanchor="bottom",
+        showarrow=False,
+        font=dict(size=11, color="#555555"),
+    )
+    fig.update_layout(
+        height=260,
+        xaxis=dict(title=dict(text=escape_label(x_title)), type="category"),
+        yaxis=dict(title=dict(text=escape_label(y_title)), rangemode="tozero"),
+        margin=dict(l=10, r=10, t=10, b=10),
+        plot_bgcolor="rgba(0,0,0,0)",
+        showlegend=False,
+    )
+    return fig
