@@ -242,8 +242,8 @@ def main() -> None:
         return
     for section in (section_notes_table, section_extended, section_measure, section_tiled):
         PAGE.section(section, t)
-    PAGE.section(cost_efficient.section_window, t, PAGE)
-    PAGE.section(cost_efficient.section_linear, t, PAGE)
+    for section in (cost_efficient.section_window, cost_efficient.section_linear):
+        PAGE.section(section, t, PAGE)
     PAGE.section(section_methods, t)
     PAGE.section(cost_ring.section_ring, t, PAGE)
 

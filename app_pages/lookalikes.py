@@ -243,8 +243,8 @@ def main() -> None:
         PAGE.section(section_cross, t, lab)
         PAGE.section(section_scores, t, lab)
         PAGE.section(section_causal, t, lab)
-    PAGE.section(section_rnn, t)
-    PAGE.section(section_terms, t)
+    for section in (section_rnn, section_terms):
+        PAGE.section(section, t)
     PAGE.section(lookalikes_ssm.section_ssm, t, PAGE)
 
 
