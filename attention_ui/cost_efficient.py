@@ -30,7 +30,8 @@ DEFAULTS = {
     "co_lin_row": None,
     WINDOW_RESULTS: (),
 }
-TRANSLATED_DEFAULTS = {"co_text": "cost.default_text"}
+TRANSLATED_DEFAULTS = {"co_text": "cost.default_text"}  # only while the learner has no sentence
+SHARED = kit.learner_context(text="co_text")  # the linear-attention sentence is the learner's
 
 cached_window = st.cache_resource(max_entries=32, show_spinner=False)(lab_efficient.window_check)
 cached_linear = st.cache_resource(max_entries=32, show_spinner=False)(lab_efficient.linear_lab)
@@ -147,6 +148,7 @@ def section_linear(t, page: kit.Page) -> None:
         r"z_i = z_{i-1} + \phi(k_i),\qquad o_i = \frac{\phi(q_i)^\top S_i}{\phi(q_i)^\top z_i}"
     )
     page.widget(t, "text_area", "text", height=70, helped=True)
+    page.sentence_origin(t, "co_text")
     text = st.session_state.get("co_text") or ""
     if not text.strip():
         st.error(t("cost.err_empty"))

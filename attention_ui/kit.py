@@ -236,8 +236,20 @@ def read_context_url(
         if value is None or not accepts.get(key, SHARED_ACCEPTS.get(common, lambda _v: True))(value):
             ignored.append(name)
             continue
-        session_state[key] = session_state[common] = session_state[f"{key}_synced"] = value
+        adopt_context(session_state, {key: common}, {key: value})
     return ignored
+
+
+def adopt_context(session_state, shared: Mapping[str, str], values: Mapping[str, object]) -> None:
+    """Values a page read from its URL (a shared or reloaded link) become the learner's context too.
+
+    ``values`` maps page keys to values already checked by the page. Each shared one is set on the page,
+    in the shared key and as exchanged (``<key>_synced``), so the next page the learner opens starts
+    from the link's sentence, exactly as if it had been typed here."""
+    for key, value in values.items():
+        common = shared.get(key)
+        if common is not None:
+            session_state[key] = session_state[common] = session_state[f"{key}_synced"] = value
 
 
 def context_query(session_state, shared: Mapping[str, str], lang: str) -> dict[str, str]:
@@ -478,6 +490,13 @@ class Page:
         st.session_state[marker] = query
         if ignored:
             st.warning(t("app.url_ignored", names=", ".join(ignored)))
+
+    def sentence_origin(self, t: Translator, key: str, where=st) -> bool:
+        """Say under a sentence box whether it holds the learner's sentence (shared between the pages)
+        or the page's own example (no sentence set yet); True for the learner's."""
+        yours = st.session_state.get(key) == st.session_state.get(self.shared.get(key, ""), object())
+        where.caption(t("app.sentence_yours" if yours else "app.sentence_own"))
+        return yours
 
     def title(self, t: Translator) -> None:
         st.title(t(f"{self.namespace}.title"))

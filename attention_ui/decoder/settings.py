@@ -25,7 +25,9 @@ PAGE = kit.Page(
     "decoder",
     DEFAULTS,
     choice_keys=("dc_layer", "dc_head", "dc_stat", "dc_key"),
-    translated_defaults={"dc_text": "decoder.default_text"},
+    translated_defaults={"dc_text": "decoder.default_text"},  # only while the learner has no sentence
+    shared=kit.learner_context(text="dc_text"),  # the learner's sentence, from any page or a shared link
+    url_context=False,  # its URL holds its own view (attention_ui.decoder.url)
 )
 CONFIG = smollm2.SMOLLM2_135M
 GROUP = CONFIG.n_heads // CONFIG.n_kv_heads
