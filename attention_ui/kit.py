@@ -55,7 +55,7 @@ from dataclasses import dataclass, field, fields
 
 import streamlit as st
 
-from attention_core import MASK_KINDS
+from attention_core import MASK_KINDS, AttentionConfigError
 from attention_core.labs.masks import LAB_MASK_KINDS
 from attention_ui.figures.base import HoverText, readable_text
 from attention_ui.i18n import DEFAULT_LANGUAGE, Translator, catalog
@@ -561,3 +561,21 @@ class Page:
 
     def guard(self, t: Translator, what: str, known: Iterable[tuple[type[Exception], str]] = ()) -> Guard:
         return Guard(t, f"{self.namespace}.err_unexpected", what, tuple(known))
+
+    def sentence_lab(
+        self, t: Translator, key: str, what: str, compute: Callable[[str], object], tokenization=None
+    ):
+        """A lab's one cached core call on its sentence, ``compute(text)``, or None after saying why not:
+        an empty sentence (``<ns>.err_empty``), settings the core refuses (``<ns>.err_config``) or
+        anything else (``<ns>.err_unexpected``). Warns when the tokenizer cut the sentence
+        (``tokenization(lab)``, default ``lab.tokenization``)."""
+        text = st.session_state.get(key) or ""
+        if not text.strip():
+            st.error(t(f"{self.namespace}.err_empty"))
+            return None
+        lab = None
+        with self.guard(t, what, known=[(AttentionConfigError, f"{self.namespace}.err_config")]):
+            lab = compute(text)
+        if lab is not None:
+            self.warn_truncated(t, lab.tokenization if tokenization is None else tokenization(lab))
+        return lab
