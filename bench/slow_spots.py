@@ -36,12 +36,29 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cold_start import cold_start  # noqa: E402
+from harness import ROOT  # noqa: E402
+
+sys.path.insert(0, str(ROOT))
 from harness import ALL_CHARTS_DRAWN_JS, launch_browser, machine, start_server, stop_server  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
+from attention_ui.i18n import translate  # noqa: E402
+
 QUIET_MS = 300
+PRETRAINED = translate("en", "pretrained.weights_pretrained")  # the switch's option
 TARGET_COLD_RATIO = 1.3
-LABS = ("masks", "multi-head", "cost", "block", "lookalikes", "positions", "inference")
+# each lab by a widget only it has (its sidebar's sentence or first control)
+LAB_READY = {
+    "masks": ".st-key-mk_text",
+    "multi-head": ".st-key-mh_text",
+    "cost": ".st-key-co_text",
+    "block": ".st-key-bl_text",
+    "lookalikes": ".st-key-lk_text_a",
+    "positions": ".st-key-ps_text",
+    "inference": ".st-key-if_text",
+}
+LABS = tuple(LAB_READY)
+TIMEOUT_MS = 90_000
 # Installed before any page script: the time of the last change anywhere in the document.
 WATCH_JS = """
 (() => {
@@ -58,21 +75,23 @@ WATCH_JS = """
 })();
 """
 SETTLED_JS = """
-([t0, minimum, quiet]) => {
+([t0, minimum, quiet, ready]) => {
+  if (ready && !document.querySelector(ready)) return false;
   const app = document.querySelector('[data-testid="stApp"]');
   if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   if (app.getAttribute('data-test-connection-state') !== 'CONNECTED') return false;
   if (document.querySelector('[data-testid="stSkeleton"]')) return false;
   if (!(ALL_DRAWN)(minimum)) return false;
-  // a run started after t0 (every spot here runs the script for well over a frame)
-  return window.__ranAt > t0 && window.__lastMut > t0 && performance.now() - window.__lastMut > quiet;
+  // a run was seen after t0, or the spot's own sign is there (a fast run may never show "running")
+  return (ready || window.__ranAt > t0) && window.__lastMut > t0 && performance.now() - window.__lastMut > quiet;
 }
 """.replace("ALL_DRAWN", ALL_CHARTS_DRAWN_JS)
 
 
-def settle(page, t0: float, charts: int) -> float:
-    """Seconds from ``t0`` (the page's performance.now()) to the last change of the settled page."""
-    page.wait_for_function(SETTLED_JS, arg=[t0, charts, QUIET_MS], polling=50, timeout=180_000)
+def settle(page, t0: float, charts: int, ready: str | None = None) -> float:
+    """Seconds from ``t0`` (the page's performance.now()) to the last change of the settled page
+    (``ready``: a selector the settled page has, e.g. the new page's first widget)."""
+    page.wait_for_function(SETTLED_JS, arg=[t0, charts, QUIET_MS, ready], polling=50, timeout=TIMEOUT_MS)
     return (page.evaluate("window.__lastMut") - t0) / 1000
 
 
@@ -93,15 +112,15 @@ def load(browser, url: str, charts: int = 1) -> float:
         context.close()
 
 
-def after(browser, url: str, action, charts: int = 1) -> float:
-    """Open ``url``, let it settle, then time ``action(page)``."""
+def after(browser, url: str, action, charts: int = 1, ready: str | None = None) -> float:
+    """Open ``url``, let it settle, then time ``action(page)`` until ``ready`` is there and all settled."""
     context, page = fresh(browser)
     try:
         page.goto(url)
         settle(page, 0.0, 1)
         t0 = page.evaluate("performance.now()")
         action(page)
-        return settle(page, t0, charts)
+        return settle(page, t0, charts, ready)
     finally:
         context.close()
 
@@ -118,12 +137,15 @@ def app_spots(app: str, tag: str = "") -> dict:
             b, app + "/?present=1&step=3", lambda p: p.keyboard.press("Escape"), 10
         ),
         "pretrained": lambda b: after(
-            b, app + "/", lambda p: p.locator(".st-key-pg_weights label").nth(1).click(), 5
+            b,
+            app + "/",
+            lambda p: p.locator(".st-key-pg_weights").get_by_text(PRETRAINED, exact=True).click(),
+            5,
         ),
         "decoder": lambda b: after(b, app + "/", sidebar("decoder"), 8),
     }
     for lab in LABS:
-        out[f"lab_{lab}"] = lambda b, lab=lab: after(b, app + "/", sidebar(lab), 2)
+        out[f"lab_{lab}"] = lambda b, lab=lab: after(b, app + "/", sidebar(lab), 2, LAB_READY[lab])
     return {name + tag: spot for name, spot in out.items()}
 
 
@@ -156,11 +178,20 @@ def main() -> int:
         with sync_playwright() as pw:
             browser = launch_browser(pw)
             for name in names:  # warm-up: the servers' caches, Chromium's
-                table[name](browser)
+                try:
+                    table[name](browser)
+                except Exception as err:  # noqa: BLE001
+                    print(f"{name}: warm-up did not settle ({type(err).__name__})", flush=True)
             for i in range(args.runs):
                 k = i % len(names)
                 for name in names[k:] + names[:k]:
-                    times[name].append(table[name](browser))
+                    try:
+                        times[name].append(table[name](browser))
+                    except Exception as err:  # noqa: BLE001 - a spot that never settled is reported, not fatal
+                        print(f"{name}: did not settle ({type(err).__name__})", flush=True)
+                    print(
+                        f"  {name:24s} {times[name][-1] if times[name] else float('nan'):6.2f} s", flush=True
+                    )
             if not args.no_cold:
                 for proc in (app_proc, one_proc, old_proc):  # the cold starts run alone
                     if proc is not None:
@@ -174,6 +205,8 @@ def main() -> int:
                 stop_server(proc)
     base = statistics.median(times["one_chart"])
     for name in names:
+        if not times[name]:
+            continue
         med = statistics.median(times[name])
         runs = ", ".join(f"{x:.2f}" for x in times[name])
         print(f"{name:18s} {med:6.2f} s  {med / base:5.2f}x one_chart   runs: {runs}")
