@@ -39,7 +39,13 @@ DEFAULTS = {
     RESULTS_META: None,
     **cost_efficient.DEFAULTS,
 }
-PAGE = kit.Page("co", "cost", DEFAULTS, translated_defaults=cost_efficient.TRANSLATED_DEFAULTS)
+PAGE = kit.Page(
+    "co",
+    "cost",
+    DEFAULTS,
+    translated_defaults=cost_efficient.TRANSLATED_DEFAULTS,
+    shared=cost_efficient.SHARED,
+)
 
 cached_memory = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.memory_table)
 cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.flops_table)
@@ -207,10 +213,7 @@ def section_tiled(t) -> None:
     m1.metric(t("cost.check_diff"), diff)
     m2.metric(t("cost.check_tiles"), f"{check.tiles_computed} / {check.tiles_computed + check.tiles_skipped}")
     m3.metric(t("cost.check_tile_share"), f"{check.max_tile_elements:,} / {check.matrix_elements:,}")
-    if check.max_abs_diff <= 1e-10:
-        st.success(t("cost.check_ok", diff=diff))
-    else:
-        st.error(t("cost.check_bad", diff=diff))
+    cost_efficient.report_check(t, check.max_abs_diff, "cost.check_ok")
     words = {True: t("cost.tile_computed"), False: t("cost.tile_skipped")}
     labels = dict(computed=words[True], skipped=words[False])
     labels.update(x_title=t("cost.axis_key_tile"), y_title=t("cost.axis_query_tile"))

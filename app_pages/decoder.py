@@ -29,6 +29,7 @@ def controls(t) -> None:
     with st.sidebar:
         st.header(t("decoder.settings"))
         PAGE.widget(t, "text_area", "text", height=90, helped=True)
+        PAGE.sentence_origin(t, "dc_text")
         layers = list(range(CONFIG.n_layers))
         PAGE.widget(t, "selectbox", "layer", layers, format_func=lambda x: t("decoder.layer_option", layer=x))
         heads = list(range(CONFIG.n_heads))
@@ -202,7 +203,7 @@ def not_installed(t) -> None:
 @PAGE.slides
 def main() -> None:
     t = PAGE.start()
-    ignored = url.read_url(st.session_state)
+    ignored = url.read_url(st.session_state, PAGE.shared)
     controls(t)
     PAGE.title(t)
     if ignored:

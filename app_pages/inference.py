@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention_core import AttentionConfigError
 from attention_core.labs import inference as lab_inference
 from attention_core.labs.inference import (
     D_MODEL_RANGE,
@@ -69,23 +68,12 @@ def controls(t) -> None:
 def load_lab(t):
     """The cached lab for the sentence, or None after saying why there is none."""
     s = st.session_state
-    text = s["if_text"] or ""
-    if not text.strip():
-        st.error(t("inference.err_empty"))
-        return None
-    lab = None
-    with PAGE.guard(t, "inference lab", known=[(AttentionConfigError, "inference.err_config")]):
-        settings = InferenceSettings(
-            text=text,
-            d_model=int(s["if_d_model"]),
-            heads=int(s["if_heads"]),
-            kv_heads=int(s["if_kv_heads"]),
-            seed=int(s["if_seed"]),
-        )
-        lab = cached_lab(settings)
-    if lab is not None:
-        PAGE.warn_truncated(t, lab.tokenization)
-    return lab
+    names = ("d_model", "heads", "kv_heads", "seed")
+
+    def compute(text: str):
+        return cached_lab(InferenceSettings(text, **{name: int(s[f"if_{name}"]) for name in names}))
+
+    return PAGE.sentence_lab(t, "if_text", "inference lab", compute)
 
 
 def section_cache(t, lab) -> None:

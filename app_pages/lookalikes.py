@@ -34,7 +34,10 @@ DEFAULTS = {
     "lk_cost_d": 512,
 }
 TEXTS = {"lk_text_a": "lookalikes.default_text_a", "lk_text_b": "lookalikes.default_text_b"}
-PAGE = kit.Page("lk", "lookalikes", DEFAULTS, translated_defaults=TEXTS)  # sentences in the page's language
+# the sentences in the page's language; the first is the learner's sentence once there is one
+PAGE = kit.Page(
+    "lk", "lookalikes", DEFAULTS, translated_defaults=TEXTS, shared=kit.learner_context(text="lk_text_a")
+)
 
 # The core's results are frozen with read-only arrays: one object can serve every session.
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_lookalikes.lookalikes_lab)
@@ -54,6 +57,7 @@ def settings(t) -> None:
     with st.sidebar:
         st.header(t("lookalikes.settings"))
         PAGE.widget(t, "text_input", "text_a", helped=True)
+        PAGE.sentence_origin(t, "lk_text_a")
         PAGE.widget(t, "text_input", "text_b", helped=True)
         c1, c2 = st.columns(2)
         PAGE.widget(t, "selectbox", "d_model", D_MODEL_CHOICES, label="d_model", where=c1)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention_core import AttentionConfigError
 from attention_core.labs import multihead as lab_multihead
 from attention_core.labs.multihead import valid_head_counts
 from attention_ui import kit, tables
@@ -76,16 +75,11 @@ def controls(t) -> None:
 def load_lab(t):
     """The cached lab for the sentence, or None after saying why there is none."""
     s = st.session_state
-    text = s["mh_text"] or ""
-    if not text.strip():
-        st.error(t("multihead.err_empty"))
-        return None
-    lab = None
-    with PAGE.guard(t, "multi-head trace", known=[(AttentionConfigError, "multihead.err_config")]):
-        lab = cached_lab(text, int(s["mh_d_model"]), int(s["mh_heads"]), int(s["mh_seed"]))
-    if lab is not None:
-        PAGE.warn_truncated(t, lab.trace.tokenization)
-    return lab
+
+    def compute(text: str):
+        return cached_lab(text, *(int(s[f"mh_{name}"]) for name in ("d_model", "heads", "seed")))
+
+    return PAGE.sentence_lab(t, "mh_text", "multi-head trace", compute, lambda lab: lab.trace.tokenization)
 
 
 def section_heads(t, lab, hover) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention_core import AttentionConfigError
 from attention_core.labs import positions as lab_positions
 from attention_core.labs.positions import D_MODEL_RANGE, OFFSET_RANGE, SCHEMES, SEEN_RANGE, PositionsSettings
 from attention_ui import kit
@@ -48,27 +47,15 @@ def controls(t) -> None:
 def load_lab(t):
     """The cached lab for the sentence, or None after saying why there is none."""
     s = st.session_state
-    text = s["ps_text"] or ""
-    if not text.strip():
-        st.error(t("positions.err_empty"))
-        return None
-    if int(s["ps_d_model"]) % 2:
+    if int(s["ps_d_model"]) % 2:  # (an empty sentence is said by sentence_lab)
         st.error(t("positions.err_range", name="d_model", lo=D_MODEL_RANGE[0], hi=D_MODEL_RANGE[1]))
         return None
-    lab = None
-    with PAGE.guard(t, "positions lab", known=[(AttentionConfigError, "positions.err_config")]):
-        settings = PositionsSettings(
-            text=text,
-            d_model=int(s["ps_d_model"]),
-            seed=int(s["ps_seed"]),
-            seen=int(s["ps_seen"]),
-            offset=int(s["ps_offset"]),
-            pair=int(s["ps_pair"]),
-        )
-        lab = cached_lab(settings)
-    if lab is not None:
-        PAGE.warn_truncated(t, lab.tokenization)
-    return lab
+    names = ("d_model", "seed", "seen", "offset", "pair")
+
+    def compute(text: str):
+        return cached_lab(PositionsSettings(text, **{name: int(s[f"ps_{name}"]) for name in names}))
+
+    return PAGE.sentence_lab(t, "ps_text", "positions lab", compute)
 
 
 def section_shuffle(t, lab) -> None:

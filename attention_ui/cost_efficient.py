@@ -30,11 +30,25 @@ DEFAULTS = {
     "co_lin_row": None,
     WINDOW_RESULTS: (),
 }
-TRANSLATED_DEFAULTS = {"co_text": "cost.default_text"}
+TRANSLATED_DEFAULTS = {"co_text": "cost.default_text"}  # only while the learner has no sentence
+SHARED = kit.learner_context(text="co_text")  # the linear-attention sentence is the learner's
 
 cached_window = st.cache_resource(max_entries=32, show_spinner=False)(lab_efficient.window_check)
 cached_linear = st.cache_resource(max_entries=32, show_spinner=False)(lab_efficient.linear_lab)
 cached_exactness = st.cache_resource(max_entries=4, show_spinner=False)(lab_efficient.exactness)
+
+
+EXACT_TOL = 1e-10  # the largest |difference| a check calls equal (float64 rounding here is ~1e-15)
+
+
+def report_check(t, gap: float, ok_key: str, **values: object) -> None:
+    """A check's verdict: ``ok_key`` (given ``diff`` and ``values``) while ``gap`` is within
+    :data:`EXACT_TOL`, else ``cost.check_bad`` (a gap the learner must not take for rounding)."""
+    diff = f"{gap:.2e}"
+    if gap <= EXACT_TOL:
+        st.success(t(ok_key, diff=diff, **values))
+    else:
+        st.error(t("cost.check_bad", diff=diff))
 
 
 def run_window_timing(t, window: int) -> None:
@@ -106,10 +120,7 @@ def section_window(t, page: kit.Page) -> None:
     m2.metric(t("cost.win_model_diff"), model)
     m3.metric(t("cost.check_tiles"), f"{check.tiles_computed} / {check.tiles_total}")
     m4.metric(t("cost.win_scores"), f"{check.scores_formed / (n * n):.1%}")
-    if check.max_abs_diff <= 1e-10:
-        st.success(t("cost.win_ok", diff=diff))
-    else:
-        st.error(t("cost.check_bad", diff=diff))
+    report_check(t, check.max_abs_diff, "cost.win_ok")
     st.markdown(
         t(
             "cost.win_counts",
@@ -147,6 +158,7 @@ def section_linear(t, page: kit.Page) -> None:
         r"z_i = z_{i-1} + \phi(k_i),\qquad o_i = \frac{\phi(q_i)^\top S_i}{\phi(q_i)^\top z_i}"
     )
     page.widget(t, "text_area", "text", height=70, helped=True)
+    page.sentence_origin(t, "co_text")
     text = st.session_state.get("co_text") or ""
     if not text.strip():
         st.error(t("cost.err_empty"))
@@ -161,10 +173,7 @@ def section_linear(t, page: kit.Page) -> None:
     m1.metric(t("cost.lin_diff"), diff)
     m2.metric(t("cost.lin_state"), f"{lab.state_shape[0]} × {lab.state_shape[1]}")
     m3.metric(t("cost.lin_weight_diff"), f"{lab.weight_diff:.3f}")
-    if lab.recurrence_vs_quadratic <= 1e-10:
-        st.success(t("cost.lin_ok", diff=diff, n=len(lab.tokens), d=lab.d_k))
-    else:
-        st.error(t("cost.check_bad", diff=diff))
+    report_check(t, lab.recurrence_vs_quadratic, "cost.lin_ok", n=len(lab.tokens), d=lab.d_k)
     hover, n = page.hover(t), len(lab.tokens)
     axes = dict(hover=hover, query_title=t("cost.axis_query"), key_title=t("cost.axis_key"))
     maps = {
@@ -215,7 +224,9 @@ def section_exact(t, page: kit.Page) -> None:
     table = {
         t("cost.col_method"): [t(f"cost.exact_{r.method}") for r in rows],
         t("cost.col_exact_diff"): [f"{r.max_abs_diff:.2e}" for r in rows],
-        t("cost.col_same_model"): [t("cost.yes") if r.max_abs_diff <= 1e-10 else t("cost.no") for r in rows],
+        t("cost.col_same_model"): [
+            t("cost.yes") if r.max_abs_diff <= EXACT_TOL else t("cost.no") for r in rows
+        ],
     }
     page.table(table, "exact", always=True, hide_index=True)
     st.markdown(t("cost.exact_summary"))

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field, fields
 
 import streamlit as st
 
-from attention_core import MASK_KINDS
+from attention_core import MASK_KINDS, AttentionConfigError
 from attention_core.labs.masks import LAB_MASK_KINDS
 from attention_ui.figures.base import HoverText, readable_text, toolbar_room
 from attention_ui.i18n import DEFAULT_LANGUAGE, Translator, catalog
@@ -236,8 +236,20 @@ def read_context_url(
         if value is None or not accepts.get(key, SHARED_ACCEPTS.get(common, lambda _v: True))(value):
             ignored.append(name)
             continue
-        session_state[key] = session_state[common] = session_state[f"{key}_synced"] = value
+        adopt_context(session_state, {key: common}, {key: value})
     return ignored
+
+
+def adopt_context(session_state, shared: Mapping[str, str], values: Mapping[str, object]) -> None:
+    """Values a page read from its URL (a shared or reloaded link) become the learner's context too.
+
+    ``values`` maps page keys to values already checked by the page. Each shared one is set on the page,
+    in the shared key and as exchanged (``<key>_synced``), so the next page the learner opens starts
+    from the link's sentence, exactly as if it had been typed here."""
+    for key, value in values.items():
+        common = shared.get(key)
+        if common is not None:
+            session_state[key] = session_state[common] = session_state[f"{key}_synced"] = value
 
 
 def context_query(session_state, shared: Mapping[str, str], lang: str) -> dict[str, str]:
@@ -511,6 +523,13 @@ class Page:
         if ignored:
             st.warning(t("app.url_ignored", names=", ".join(ignored)))
 
+    def sentence_origin(self, t: Translator, key: str, where=st) -> bool:
+        """Say under a sentence box whether it holds the learner's sentence (shared between the pages)
+        or the page's own example (no sentence set yet); True for the learner's."""
+        yours = st.session_state.get(key) == st.session_state.get(self.shared.get(key, ""), object())
+        where.caption(t("app.sentence_yours" if yours else "app.sentence_own"))
+        return yours
+
     def title(self, t: Translator) -> None:
         if self.presenting:  # a slide starts with its section's heading
             return
@@ -606,3 +625,21 @@ class Page:
 
     def guard(self, t: Translator, what: str, known: Iterable[tuple[type[Exception], str]] = ()) -> Guard:
         return Guard(t, f"{self.namespace}.err_unexpected", what, tuple(known))
+
+    def sentence_lab(
+        self, t: Translator, key: str, what: str, compute: Callable[[str], object], tokenization=None
+    ):
+        """A lab's one cached core call on its sentence, ``compute(text)``, or None after saying why not:
+        an empty sentence (``<ns>.err_empty``), settings the core refuses (``<ns>.err_config``) or
+        anything else (``<ns>.err_unexpected``). Warns when the tokenizer cut the sentence
+        (``tokenization(lab)``, default ``lab.tokenization``)."""
+        text = st.session_state.get(key) or ""
+        if not text.strip():
+            st.error(t(f"{self.namespace}.err_empty"))
+            return None
+        lab = None
+        with self.guard(t, what, known=[(AttentionConfigError, f"{self.namespace}.err_config")]):
+            lab = compute(text)
+        if lab is not None:
+            self.warn_truncated(t, lab.tokenization if tokenization is None else tokenization(lab))
+        return lab

@@ -9,13 +9,23 @@ from .i18n import LANGUAGES, Translator, language_from_locale
 LANG_KEY = "lang"
 
 
+def first_language(browser_locale: str | None, link_lang: object) -> str:
+    """A new session's language: the browser's, else the link's ``?lang=``, else the default.
+
+    A shared link names the sender's language; the receiver reads in their own (a Japanese teacher's
+    link opens in English in an English browser). The link's language counts only when the browser
+    sends no locale. The numbers do not depend on it: the link carries the sentence itself.
+    """
+    if browser_locale:
+        return language_from_locale(browser_locale)
+    return link_lang if link_lang in LANGUAGES else language_from_locale(None)
+
+
 def current_language() -> str:
-    """The chosen language; first visit: a shared link's ``?lang=``, else the browser's locale."""
+    """The learner's choice (the language switch); on a session's first run, :func:`first_language`."""
     if LANG_KEY not in st.session_state:
-        from_url = st.query_params.get(LANG_KEY)
-        st.session_state[LANG_KEY] = (
-            from_url if from_url in LANGUAGES else language_from_locale(getattr(st.context, "locale", None))
-        )
+        locale = getattr(st.context, "locale", None)
+        st.session_state[LANG_KEY] = first_language(locale, st.query_params.get(LANG_KEY))
     lang = st.session_state[LANG_KEY]
     return lang if lang in LANGUAGES else LANGUAGES[0]
 

@@ -32,15 +32,19 @@ def open_page(
     lang: str | None = "en",
     params: dict[str, str] | None = None,
     check: bool = True,
+    locale: str | None = None,
     **state,
 ) -> AppTest:
     """A new session opened at ``page`` (a path such as ``"app_pages/masks.py"``), run once.
 
     ``lang`` is the session language (None: from the URL or the browser locale, as for a new
-    visitor), ``params`` the URL's query parameters, ``state`` session values such as widget keys.
+    visitor), ``params`` the URL's query parameters, ``locale`` the browser's (``st.context.locale``,
+    e.g. ``"en-US"``; None: a browser that sends none), ``state`` session values such as widget keys.
     With ``check`` the run must end without an exception.
     """
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if locale is not None:
+        at.context = {"locale": locale}
     if lang is not None:
         at.session_state["lang"] = lang
     for key, value in state.items():

@@ -349,10 +349,19 @@ def test_candidate_labels_read_in_context(model):
     ids = S.encode("猫", model=model).ids  # three one-byte tokens
     assert len(ids) == 3
     assert S.candidate_label(ids[:2], ids[2], model) == "猫 3/3"
-    # after only E7 8C the character is not known yet: the candidate shows its byte and its place
-    assert S.candidate_label(ids[:1], ids[1], model) == "\u27e88C\u27e9 2/3"
-    assert S.candidate_label((), ids[0], model) == "\u27e8E7\u27e9 1/3"  # alone, the character is unknown
+    # after E7 8C is not finished yet: the candidate shows what it can still become, never bytes alone
+    assert S.candidate_label(ids[:1], ids[1], model) == "猀…猿 2/3"  # E7 8C: U+7300 … U+733F
+    assert S.candidate_label((), ids[0], model) == "瀀…翿 1/3"  # E7 alone: U+7000 … U+7FFF
     assert S.candidate_label((), 2, model) == "<|im_end|>"  # a special token is shown by its name
+    reading = S.read_candidate(ids[:2], ids[2], model)
+    assert reading.completes == "猫" and reading.becomes is None
+    reading = S.read_candidate(ids[:1], ids[1], model)
+    assert reading.completes is None and (reading.becomes.lo, reading.becomes.hi, reading.known) == (
+        0x7300,
+        0x733F,
+        2,
+    )
+    assert S.read_candidate((), 2, model) is None
 
 
 def test_missing_model_error_names_the_install_command(monkeypatch):

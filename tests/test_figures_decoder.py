@@ -88,3 +88,36 @@ def test_cache_growth_and_generated_rows() -> None:
     assert z[0] == [0.5, 0.25, 0.25, None] and z[1] == [0.1, 0.2, 0.3, 0.4]
     assert list(fig.data[0].y) == [2, 3] and list(fig.layout.yaxis.ticktext) == ["c", "d"]
     assert fig.layout.shapes[0].x0 == 1.5  # between the prompt and the generated tokens
+
+
+def test_group_maps_thin_key_labels_to_what_fits_upright_at_1366() -> None:
+    """24-29 tokens: the key labels shown are at least one upright label apart in the plot a third of
+    a 1366-px page leaves (they piled into one block when every label was drawn)."""
+    from attention_ui.figures.base import VERTICAL_LABEL_PX
+
+    for n in (8, 24, 29):
+        labels = [f"␣word{i}" for i in range(n)]
+        allowed = np.tril(np.ones((n, n), bool))
+        (fig,) = fdc.group_weight_maps(np.tril(np.ones((1, n, n))) / n, [0], labels, allowed)
+        plot_px = fdc.group_plot_px(labels, "query")
+        ticks = list(fig.layout.xaxis.tickvals)
+        assert fig.layout.xaxis.tickangle == -90 or len(ticks) == n
+        gap = plot_px / n * min(b - a for a, b in zip(ticks, ticks[1:], strict=False))
+        assert gap >= VERTICAL_LABEL_PX, (n, ticks, plot_px)
+        assert list(fig.layout.yaxis.tickvals) == list(range(n))  # every query row keeps its label
+        assert ticks[0] == 0 and len(ticks) >= 2
+        assert fdc.GROUP_COLUMN_PX - fig.layout.margin.l - fdc.COLORBAR_PX - 10 <= plot_px + 1
+    # a shorter label leaves a wider plot, so more keys are named
+    wide = fdc.group_plot_px(["a"] * 29, "query")
+    assert wide > fdc.group_plot_px(["␣attention"] * 29, "query")
+
+
+def test_next_token_bars_say_words_on_hover_and_fit_the_labels() -> None:
+    labels = ["猫 (completes)+は", "part of ぁ…み", "␣cat"]
+    hovers = ["the rest of 猫 <b>", "the first 2 of the 3 bytes …", "«␣cat»"]
+    fig = fdc.next_token_bars(labels, [0.5, 0.3, 0.2], chosen=1, hovers=hovers)
+    assert list(fig.layout.yaxis.ticktext) == ["1 猫 (completes)+は", "2 part of ぁ…み", "3 ␣cat"]
+    assert list(fig.data[0].customdata)[0] == "the rest of 猫 &lt;b&gt;"  # escaped
+    from attention_ui.figures.base import text_px
+
+    assert fig.layout.margin.l >= text_px("1 猫 (completes)+は")

@@ -60,8 +60,10 @@ def test_byte_alphabet_is_gpt2s_and_reversible():
     ([b"e\xcc\x81"], ["e\u0301"]),
     ([b"\xe2\x90\xa3", b"\xe2\x9f\xa8"], ["⟨U+2423⟩", "⟨U+27E8⟩"]),  # our own signs typed by a learner
     ([b"\xf0\x9f", b"\x8d\x95"], ["🍕 1–2/4", "🍕 3–4/4"]),
-    ([b"\xff", b"a"], ["⟨FF⟩", "a"]),  # not UTF-8 (only generated text can do this)
-    ([b"x\xe7\x8c"], ["x+⟨E7 8C⟩ 1–2/3"]),  # a character cut off at the end
+    ([b"\xff", b"a"], ["\ufffd⟨FF⟩", "a"]),  # not UTF-8 (only generated text can do this): never hex alone
+    # a character cut off at the end: the characters it can still become, E7 8C -> U+7300 … U+733F
+    ([b"x\xe7\x8c"], ["x+猀…猿 1–2/3"]),
+    ([b"\xe3", b"\x81"], ["ぁ…み 1/3", "ぁ…み 2/3"]),  # read together, as 猫 1/3 is: E3 81 is hiragana
 ])  # fmt: skip
 def test_hand_labels(pieces, labels):
     assert list(B.token_labels(pieces)) == labels
@@ -178,3 +180,66 @@ def test_visible_never_returns_invisible_or_raw_controls():
             cp
         )
         assert shown.strip() == shown and shown  # nothing blank
+
+
+# ------------------------------------------------------------------ what a started character can become
+# Hand-computed: a lead byte 1110xxxx announces 3 bytes and carries 4 bits; each continuation byte
+# 10xxxxxx carries 6. E3 81 = 1110_0011 10_000001 fixes 0011 000001, leaving 6 free bits:
+# U+3040 … U+307F, the hiragana block (U+3040 itself is unassigned).
+
+
+@pytest.mark.parametrize(("prefix", "lo", "hi", "first", "last"), [
+    (b"\xe3\x81", 0x3040, 0x307F, "ぁ", "み"),
+    (b"\xe7\x8c", 0x7300, 0x733F, "猀", "猿"),  # 猫 is U+732B, inside
+    (b"\xef\xbc", 0xFF00, 0xFF3F, "！", "＿"),  # full-width forms
+    (b"\xc3", 0xC0, 0xFF, "À", "ÿ"),  # 110_00011: 2 bytes, U+00C0 … U+00FF
+    (b"\xe0", 0x800, 0xFFF, "ࠀ", None),  # E0 80 … E0 9F would be overlong: from U+0800 only
+    (b"\xed", 0xD000, 0xD7FF, "퀀", None),  # ED A0 … would be surrogates, never UTF-8
+    (b"\xf0\x9f\x8d", 0x1F340, 0x1F37F, "🍀", "🍿"),  # three of 🍕's four bytes (F0 9F 8D 95)
+])  # fmt: skip
+def test_prefix_range_hand_cases(prefix, lo, hi, first, last):
+    r = B.prefix_range(prefix)
+    assert (r.lo, r.hi, r.first) == (lo, hi, first)
+    assert last is None or r.last == last
+    expected = sum(unicodedata.category(chr(cp)) != "Cn" for cp in range(lo, hi + 1))
+    assert r.count == expected and 0 < r.count <= hi - lo + 1
+    assert all(chr(cp).encode("utf-8").startswith(prefix) for cp in (lo, hi))  # the ends really start so
+
+
+def test_hiragana_block_counts_63():
+    assert B.prefix_range(b"\xe3\x81").count == 63  # U+3041 … U+307F
+
+
+@pytest.mark.parametrize("prefix", [
+    b"", b"a", b"\x81", b"\xc0", b"\xc1", b"\xff", b"\xe3\x41", b"\xe3\x81\x81", b"\xf4\x90", b"\xf5",
+])  # fmt: skip
+def test_prefix_range_none_for_what_starts_no_character(prefix):
+    assert (
+        B.prefix_range(prefix) is None
+    )  # a whole character, a continuation byte, invalid or beyond U+10FFFF
+
+
+def test_unfinished_tail():
+    neko = "猫".encode()
+    assert B.unfinished_tail(b"ab" + neko[:2]) == neko[:2]
+    assert B.unfinished_tail(b"ab" + neko) == b"" and B.unfinished_tail(b"ab") == b""
+    assert B.unfinished_tail(neko[:1]) == neko[:1] and B.unfinished_tail(b"\x8c") == b""
+
+
+def test_read_token_in_context():
+    neko, ha = "猫".encode(), "は".encode()
+    # the text so far began 猫 (E7 8C): AB completes it, then は, then E3 starts the next character
+    r = B.read_token(b"x" + neko[:2], neko[2:] + ha + b"\xe3")
+    assert (r.completes, r.text, r.known, r.of, r.stray) == ("猫", "は", 1, 3, 0)
+    assert (r.becomes.lo, r.becomes.hi) == (0x3000, 0x3FFF)
+    # after E3, the byte 81 leaves the character unfinished: one of ぁ … み, 2 of its 3 bytes written
+    r = B.read_token(b"\xe3", b"\x81")
+    assert (
+        r.completes is None and r.text == "" and (r.becomes.first, r.becomes.last, r.known) == ("ぁ", "み", 2)
+    )
+    # the same byte with nothing started before it can be no character
+    r = B.read_token(b"abc", b"\x81")
+    assert (r.text, r.stray, r.becomes, r.completes) == ("\ufffd", 1, None, None)
+    # a whole word; and a word after a started character (which it does not continue)
+    assert B.read_token(b"a", b" cat") == B.TokenReading(None, "\u2423cat", None, 0, 0, 0)
+    assert B.read_token(b"\xe3", b" the").text == "\u2423the"

@@ -22,8 +22,15 @@ group the pieces of one character):
   are shown as their code point ``⟨U+200B⟩``, as are characters that this module itself uses as
   signs (``␣ ↵ ⇥ ⟨ ⟩ ◌`` and the control pictures), so a label never means two things;
 - a combining mark that starts a label is shown on a dotted circle ``◌́``;
-- bytes that are not valid UTF-8 (only possible in generated text) are shown in hexadecimal
-  ``⟨E7 8C⟩`` with the part they would be when a lead byte is known.
+- the start of a character whose remaining bytes are not there yet (generated text, or a candidate
+  next token) is shown as the range of characters it can still become and the bytes it holds,
+  ``猀…猿 1–2/3`` (E7 8C starts one of U+7300 … U+733F, see :func:`prefix_range`);
+- bytes that can be no character (only possible in generated text) are shown as ``�`` and their
+  hexadecimal value, ``�⟨FF⟩``, never as hexadecimal alone.
+
+:func:`read_token` says what one more token adds to a text in characters (the one it completes, the
+whole ones, the one it leaves unfinished and what that can still become): the decoder page words its
+next-token candidates from it.
 
 Building the tokenizer needs the optional ``tokenizers`` package (imported inside the function).
 """
@@ -40,8 +47,13 @@ SPACE_SIGN = "\u2423"  # ␣
 NEWLINE_SIGN = "\u21b5"  # ↵
 TAB_SIGN = "\u21e5"  # ⇥
 DOTTED_CIRCLE = "\u25cc"  # ◌, the base a lone combining mark is drawn on
+NOT_A_CHARACTER = "\ufffd"  # �, Unicode's replacement character: bytes that make no character
+RANGE_SIGN = "\u2026"  # …, between the first and last character a started one can still become
 PART_JOINER = "+"
-_OWN_SIGNS = frozenset({SPACE_SIGN, NEWLINE_SIGN, TAB_SIGN, DOTTED_CIRCLE, "\u27e8", "\u27e9"})
+# (… is not one of them: a typed … stays itself; a range is told apart by the bytes part after it)
+_OWN_SIGNS = frozenset(
+    {SPACE_SIGN, NEWLINE_SIGN, TAB_SIGN, DOTTED_CIRCLE, "\u27e8", "\u27e9", NOT_A_CHARACTER}
+)
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
 
 
@@ -188,6 +200,8 @@ class LabelPart:
     last: int
     of: int
     raw: bytes
+    # for the unfinished start of a character (char None, at the end of the text): what it can become
+    becomes: CharRange | None = None
 
     @property
     def whole(self) -> bool:
@@ -195,15 +209,133 @@ class LabelPart:
 
     def text(self, at_start: bool) -> str:
         if self.char is None:
+            if self.becomes is not None:
+                return f"{self.becomes.span} {_part(self.first, self.last, self.of)}"
             hexes = " ".join(f"{b:02X}" for b in self.raw)
-            known = self.of > 0
-            return f"\u27e8{hexes}\u27e9" + (f" {_part(self.first, self.last, self.of)}" if known else "")
+            return f"{NOT_A_CHARACTER}\u27e8{hexes}\u27e9"
         shown = visible(self.char)
         if at_start and _is_combining(self.char):
             shown = DOTTED_CIRCLE + shown
         if self.whole:
             return shown
         return f"{shown} {_part(self.first, self.last, self.of)}"
+
+
+@dataclass(frozen=True)
+class CharRange:
+    """The characters the start of a UTF-8 sequence can still become: code points ``lo`` … ``hi``, of
+    which ``count`` are assigned characters (in this Python's Unicode database), ``first`` … ``last``
+    the first and last of those that show as themselves (not as a code point, see :func:`visible`)."""
+
+    lo: int
+    hi: int
+    count: int
+    first: str
+    last: str
+
+    @property
+    def span(self) -> str:
+        """``ぁ…み``; a single character when only one is left."""
+        return self.first if self.count == 1 else f"{self.first}{RANGE_SIGN}{self.last}"
+
+
+# The code points each UTF-8 length can spell (shorter spellings, "overlong" ones, are invalid).
+_UTF8_SPANS = {2: (0x80, 0x7FF), 3: (0x800, 0xFFFF), 4: (0x10000, 0x10FFFF)}
+_SURROGATES = (0xD800, 0xDFFF)  # code points reserved for UTF-16, never spelled in UTF-8
+
+
+@functools.lru_cache(maxsize=4096)
+def prefix_range(prefix: bytes) -> CharRange | None:
+    """What a started character can still become: the assigned characters whose UTF-8 begins with
+    ``prefix`` (a lead byte and fewer continuation bytes than it announces); None if there is none
+    (not such a start, or only unassigned or invalid code points follow it).
+
+    E3 starts a three-byte character with the top four of its 16 bits 0011: U+3000 … U+3FFF. E3 81
+    fixes six more bits: U+3040 … U+307F, the hiragana ぁ … み (U+3040 is unassigned: 63 characters).
+    """
+    if not prefix:
+        return None
+    length = _utf8_length(prefix[0])
+    if length < 2 or len(prefix) >= length or any(not 0x80 <= b <= 0xBF for b in prefix[1:]):
+        return None
+    value = prefix[0] & (0x7F >> length)  # the lead byte's payload bits
+    for b in prefix[1:]:
+        value = value << 6 | (b & 0x3F)  # each continuation byte adds six bits
+    free = 6 * (length - len(prefix))  # bits still to come
+    lo, hi = (
+        max(value << free, _UTF8_SPANS[length][0]),
+        min(value << free | ((1 << free) - 1), _UTF8_SPANS[length][1]),
+    )
+    if _SURROGATES[0] <= lo and hi <= _SURROGATES[1]:
+        return None
+    if lo < _SURROGATES[0] <= hi:
+        hi = min(hi, _SURROGATES[0] - 1)  # ED: U+D000 … U+D7FF, the rest are surrogates
+    assigned = (
+        [chr(cp) for cp in range(lo, hi + 1) if unicodedata.category(chr(cp)) != "Cn"] if lo <= hi else []
+    )
+    if not assigned:
+        return None
+    shown = [ch for ch in assigned if visible(ch) == ch] or assigned  # name the range by visible ones
+    return CharRange(lo, hi, len(assigned), visible(shown[0]), visible(shown[-1]))
+
+
+def unfinished_tail(data: bytes) -> bytes:
+    """The bytes of a character started at the end of ``data`` and not finished (``b""`` if none):
+    ``"猫".encode()[:2]`` -> ``b"\\xe7\\x8c"``; ``b"a"`` or a finished character -> ``b""``."""
+    for j in range(len(data) - 1, max(-1, len(data) - 4), -1):
+        if data[j] < 0x80:
+            return b""
+        if data[j] >= 0xC0:  # a lead byte: the start, if it is one and still waits for bytes
+            return data[j:] if prefix_range(data[j:]) is not None else b""
+    return b""
+
+
+@dataclass(frozen=True)
+class TokenReading:
+    """What one more token adds to a text, in characters (:func:`read_token`).
+
+    In order: ``completes``, the character the text so far began and this token finishes (None if
+    none); ``text``, the whole characters it adds (as :func:`visible` shows them, ``�`` for bytes
+    that can be no character here; ``stray`` counts those bytes); ``becomes``, for a character it
+    leaves unfinished, what that can still become, with ``known`` of its ``of`` bytes written.
+    """
+
+    completes: str | None
+    text: str
+    becomes: CharRange | None
+    known: int
+    of: int
+    stray: int
+
+
+def read_token(before: bytes, piece: bytes) -> TokenReading:
+    """Read ``piece`` (a token's bytes) as it continues a text whose UTF-8 ends with ``before``.
+
+    Given the text so far, a token that finishes a started character adds exactly that character
+    (after E7 8C, the byte AB completes 猫); a token that leaves a character unfinished adds one of a
+    range of characters, which the next tokens decide (E3 81 is one of ぁ … み).
+    """
+    tail = unfinished_tail(before)
+    data = tail + piece
+    completes, text, becomes, known, of, stray = None, [], None, 0, 0, 0
+    for unit in _units(data):
+        if unit.end <= len(tail):
+            continue  # the started character was broken off (the token does not continue it)
+        if unit.char is not None:
+            if unit.start < len(tail):
+                completes = visible(unit.char)
+            else:
+                shown = visible(unit.char)
+                text.append(DOTTED_CIRCLE + shown if not text and _is_combining(unit.char) else shown)
+            continue
+        started = data[unit.start : unit.end]
+        rng = prefix_range(started) if unit.end == len(data) else None
+        if rng is not None:
+            becomes, known, of = rng, len(started), unit.of
+        else:
+            text.append(NOT_A_CHARACTER)
+            stray += unit.end - max(unit.start, len(tail))
+    return TokenReading(completes, "".join(text), becomes, known, of, stray)
 
 
 def _part(first: int, last: int, of: int) -> str:
@@ -278,7 +410,10 @@ def label_parts(pieces: Sequence[bytes]) -> tuple[tuple[LabelPart, ...], ...]:
             unit = units[k]
             lo, hi = max(start, unit.start), min(end, unit.end)
             if unit.char is None:
-                parts.append(LabelPart(None, -1, lo - unit.start + 1, hi - unit.start, unit.of, data[lo:hi]))
+                becomes = prefix_range(data[unit.start : unit.end]) if unit.end == len(data) else None
+                parts.append(
+                    LabelPart(None, -1, lo - unit.start + 1, hi - unit.start, unit.of, data[lo:hi], becomes)
+                )
             else:
                 parts.append(
                     LabelPart(

@@ -465,35 +465,42 @@ def decode_step(state: DecodeState, token_id: int, model: SmolLM2 | None = None)
 @dataclass(frozen=True)
 class Candidate:
     id: int
-    label: str
+    label: str  # language-free, as on an axis: ``猫 3/3``, ``ぁ…み 1–2/3``
     p: float
+    reading: byte_bpe.TokenReading | None = None  # what it adds in characters; None: a special token
+    special: str | None = None  # a special token's name (``<|im_end|>``)
 
 
-def candidate_label(context_ids: Sequence[int], token_id: int, model: SmolLM2 | None = None) -> str:
-    """A candidate next token's label as it would read after ``context_ids`` (so the last byte of a
-    character started by the context reads ``猫 3/3``, not a bare byte)."""
-    model = load_model() if model is None else model
-    piece = model.token_bytes[token_id]
-    if piece is None:
-        return model.vocab[token_id]
+def _context_bytes(context_ids: Sequence[int], model: SmolLM2) -> bytes:
+    """The last bytes of the context, enough for a character it started (at most three tokens' worth;
+    a special token ends it)."""
     tail = b""
-    for i in reversed(context_ids[-3:]):  # at most 3 bytes of a started character
+    for i in reversed(context_ids[-3:]):  # a started character has at most 3 bytes, one token or more each
         prev = model.token_bytes[i]
         if prev is None:
             break
         tail = prev + tail
         if len(tail) >= 3:
             break
-    tail = tail[-3:]
-    # keep only the started-but-unfinished character at the end of the context
-    start = len(tail)
-    for j in range(len(tail) - 1, -1, -1):
-        if tail[j] >= 0xC0:  # a lead byte
-            start = j
-            break
-        if tail[j] < 0x80:
-            break
-    tail = tail[start:]
+    return tail
+
+
+def read_candidate(context_ids: Sequence[int], token_id: int, model: SmolLM2 | None = None):
+    """What a candidate next token adds after ``context_ids``, in characters
+    (:func:`.byte_bpe.read_token`); None for a special token."""
+    model = load_model() if model is None else model
+    piece = model.token_bytes[token_id]
+    return None if piece is None else byte_bpe.read_token(_context_bytes(context_ids, model), piece)
+
+
+def candidate_label(context_ids: Sequence[int], token_id: int, model: SmolLM2 | None = None) -> str:
+    """A candidate next token's label as it would read after ``context_ids`` (the last byte of a
+    character the context started reads ``猫 3/3``; a started one ``ぁ…み 1–2/3``, never bytes alone)."""
+    model = load_model() if model is None else model
+    piece = model.token_bytes[token_id]
+    if piece is None:
+        return model.vocab[token_id]
+    tail = byte_bpe.unfinished_tail(_context_bytes(context_ids, model))
     parts = byte_bpe.label_parts([tail, piece] if tail else [piece])
     return byte_bpe.format_label(parts[-1])
 
@@ -502,10 +509,18 @@ def top_candidates(
     logits: np.ndarray, k: int, context_ids: Sequence[int] = (), temperature: float = 1.0, top_k: int = 0,
     model: SmolLM2 | None = None,
 ) -> tuple[Candidate, ...]:  # fmt: skip
-    """The ``k`` most probable next tokens with their labels and probabilities, most probable first."""
+    """The ``k`` most probable next tokens with their labels, readings and probabilities, most probable
+    first."""
+    model = load_model() if model is None else model
     probs = next_token_probs(logits, temperature, top_k)
     return tuple(
-        Candidate(id=int(i), label=candidate_label(context_ids, int(i), model), p=float(probs[i]))
+        Candidate(
+            id=int(i),
+            label=candidate_label(context_ids, int(i), model),
+            p=float(probs[i]),
+            reading=read_candidate(context_ids, int(i), model),
+            special=model.vocab[int(i)] if model.token_bytes[int(i)] is None else None,
+        )
         for i in top_indices(probs, k)
     )
 

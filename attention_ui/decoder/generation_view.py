@@ -13,7 +13,7 @@ import streamlit as st
 from attention_core.labs import decoder_view
 from attention_core.models import smollm2
 from attention_ui import kit
-from attention_ui.decoder import cached, sequence_text, url
+from attention_ui.decoder import cached, sequence_text, token_words, url
 from attention_ui.decoder.settings import (
     CONFIG,
     GENERATED,
@@ -66,10 +66,13 @@ def section_next(t, trace, steps, ids: tuple[int, ...], settings: DecoderSetting
     upcoming = decoder_view.choose_next(logits, settings.temperature, settings.top_k, settings.seed, len(ids))
     chosen = next((k for k, c in enumerate(cands) if c.id == upcoming), None)
     fig = fdc.next_token_bars(
-        [c.label for c in cands], [c.p for c in cands], chosen=chosen,
+        [token_words.short_label(t, c.reading, c.special) for c in cands], [c.p for c in cands], chosen=chosen,
         x_title=t("decoder.axis_probability"), y_title=t("decoder.axis_next"),
+        hovers=[token_words.long_label(t, c.reading, c.special) for c in cands],
     )  # fmt: skip
     PAGE.chart(fig, "next", t("decoder.alt_next", n=len(cands)))
+    if any(token_words.in_parts(c.reading) for c in cands):
+        st.caption(t("decoder.about_bytes"))
     if settings.temperature == 0:
         st.markdown(t("decoder.about_greedy"))
     else:
@@ -78,8 +81,14 @@ def section_next(t, trace, steps, ids: tuple[int, ...], settings: DecoderSetting
         st.markdown(t("decoder.about_top_k", k=settings.top_k))
     else:
         st.markdown(t("decoder.about_all_tokens", vocab=CONFIG.vocab_size))
-    label = smollm2.candidate_label(context, upcoming, model)
+    reading = smollm2.read_candidate(context, upcoming, model)
+    special = model.vocab[upcoming] if reading is None else None
+    label = token_words.short_label(t, reading, special)
     st.markdown(t("decoder.upcoming", token=kit.escape_markdown(label), seed=settings.seed, step=len(ids)))
+    if token_words.in_parts(reading):
+        st.markdown(
+            t("decoder.upcoming_reading", reading=kit.escape_markdown(token_words.long_label(t, reading)))
+        )
 
 
 def section_generate(t, trace, steps, ids: tuple[int, ...], settings: DecoderSettings) -> None:

@@ -25,8 +25,10 @@ PAGE = kit.Page(
     "decoder",
     DEFAULTS,
     choice_keys=("dc_layer", "dc_head", "dc_stat", "dc_key"),
-    translated_defaults={"dc_text": "decoder.default_text"},
-    link=True,  # its whole view lives in its URL (attention_ui.decoder.url)
+    translated_defaults={"dc_text": "decoder.default_text"},  # only while the learner has no sentence
+    shared=kit.learner_context(text="dc_text"),  # the learner's sentence, from any page or a shared link
+    url_context=False,  # its URL holds its own view (attention_ui.decoder.url)
+    link=True,  # so it gets the copy-link button
 )
 CONFIG = smollm2.SMOLLM2_135M
 GROUP = CONFIG.n_heads // CONFIG.n_kv_heads

@@ -15,7 +15,7 @@ import streamlit as st
 from attention_core.labs.decoder_view import HEAD_STATS
 from attention_core.models.smollm2 import SMOLLM2_135M
 from attention_ui.i18n import LANGUAGES
-from attention_ui.kit import MAX_URL_TEXT, SEED_RANGE, url_text
+from attention_ui.kit import MAX_URL_TEXT, SEED_RANGE, adopt_context, url_text
 from attention_ui.playground import url_state as pg
 from attention_ui.playground.url_state import Param
 
@@ -73,8 +73,9 @@ def _snapshot() -> dict:
     }
 
 
-def read_url(state) -> tuple[str, ...]:
-    """Copy valid URL values into the session when the URL is new to it; the names ignored."""
+def read_url(state, shared: Mapping[str, str]) -> tuple[str, ...]:
+    """Copy valid URL values into the session when the URL is new to it (the ``shared`` ones into the
+    learner's context too); the names ignored."""
     current = _snapshot()
     if state.get(WRITTEN) == current:
         return ()
@@ -85,6 +86,7 @@ def read_url(state) -> tuple[str, ...]:
     for key, value in values.items():
         if key != "lang":  # the language is applied by attention_ui.language before the page runs
             state[key] = value
+    adopt_context(state, shared, values)
     state[WRITTEN] = current
     return ignored
 

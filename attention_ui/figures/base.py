@@ -105,7 +105,63 @@ def text_on(rgb: np.ndarray) -> np.ndarray:
     return np.where(lum > np.sqrt(1.05 * 0.05) - 0.05, DARK_TEXT, LIGHT_TEXT)
 
 
+# Trace types whose own colour bar is drawn unless showscale is False (the others have one on marker).
+_COLORBAR_TRACES = frozenset(
+    "heatmap contour histogram2d histogram2dcontour surface choropleth choroplethmap choroplethmapbox "
+    "densitymap densitymapbox cone streamtube volume isosurface mesh3d".split()
+)
+
+
+def _set_missing(d: dict, path: tuple[str, ...], value: str) -> None:
+    """``d[path[0]][path[1]]… = value`` unless a colour is already there."""
+    for key in path[:-1]:
+        d = d.setdefault(key, {})
+    if not d.get(path[-1]):
+        d[path[-1]] = value
+
+
 def readable_text(fig: go.Figure) -> go.Figure:
+    """Every axis, legend, colour bar and unstyled annotation of ``fig`` in :data:`AXIS_TEXT_COLOR`, in place.
+
+    For charts drawn in Streamlit's theme, whose template paints chart text #808495 (3.7:1 on white):
+    colours set on the figure itself win over the template's. Written straight into the figure's
+    property dicts (what ``to_dict`` and so ``st.plotly_chart`` read): setting them one by one through
+    graph objects validated each and took ~20 ms per chart, a third of the decoder page's script run
+    (bench/RESULTS.md, issue 24). Only colours are written, so nothing needs validating; a Plotly
+    without these dicts takes the graph-object path (:func:`_readable_text_objects`, the same result).
+    """
+    layout, data = getattr(fig, "_layout", None), getattr(fig, "_data", None)
+    if not isinstance(layout, dict) or not isinstance(data, list):
+        return _readable_text_objects(fig)
+    c = AXIS_TEXT_COLOR
+    for path in (("font", "color"), ("legend", "font", "color"), ("legend", "title", "font", "color")):
+        _set_missing(layout, path, c)
+    _set_missing(layout, ("title", "font", "color"), "#31333F")
+    axes = {"xaxis", "yaxis"} | {k for k in layout if k.startswith(("xaxis", "yaxis")) and k[5:].isdigit()}
+    for name in sorted(axes):
+        _set_missing(layout, (name, "tickfont", "color"), c)
+        _set_missing(layout, (name, "title", "font", "color"), c)
+    for annotation in layout.get("annotations") or ():
+        _set_missing(annotation, ("font", "color"), c)
+    bars = [
+        tr.setdefault("colorbar", {})
+        for tr in data
+        if tr.get("type") in _COLORBAR_TRACES and tr.get("showscale") is not False
+    ]
+    bars += [
+        tr["marker"].setdefault("colorbar", {}) for tr in data if (tr.get("marker") or {}).get("showscale")
+    ]
+    coloraxes = {"coloraxis"} | {k for k in layout if k.startswith("coloraxis") and k[9:].isdigit()}
+    bars += [
+        layout.setdefault(k, {}).setdefault("colorbar", {}) for k in sorted(coloraxes)
+    ]  # as select_coloraxes
+    for bar in bars:
+        _set_missing(bar, ("tickfont", "color"), c)
+        _set_missing(bar, ("title", "font", "color"), c)
+    return fig
+
+
+def _readable_text_objects(fig: go.Figure) -> go.Figure:
     """Every axis, legend, colour bar and unstyled annotation of ``fig`` in :data:`AXIS_TEXT_COLOR`, in place.
 
     For charts drawn in Streamlit's theme, whose template paints chart text #808495 (3.7:1 on white):

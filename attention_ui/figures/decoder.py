@@ -17,6 +17,7 @@ from .base import (
     PLAIN_TEMPLATE,
     TICK_PAD_PX,
     TITLE_FONT_PX,
+    axis_margins,
     escape_label,
     hover_labels,
     text_px,
@@ -29,6 +30,11 @@ SELECTED_COLOR = "#d62728"  # the chosen head / token, as in the pretrained over
 OTHER_COLOR = "#4c78a8"
 MHA_COLOR = "#9e9e9e"
 GRID_SCALE = "Viridis"
+# The three maps of a KV group share one row of the page: at 1366 × 768 each column is about this
+# wide (1366 − 300 px sidebar − 2 × 80 px padding, three columns, 16 px gaps); a weight map's colour
+# bar with its tick labels takes COLORBAR_PX of it.
+GROUP_COLUMN_PX, COLORBAR_PX, GROUP_MIN_PLOT_PX = 290, 60, 60
+NEXT_LABEL_MAX_CHARS = 26  # a next-token label in words ("猫 (completes)+は") before it is shortened
 
 
 def _ticks(labels: Sequence[str], max_labels: int = 32) -> dict:
@@ -138,6 +144,13 @@ def picked_head(point: dict, n_layers: int, n_heads: int) -> tuple[int, int] | N
     return (layer, head) if 0 <= layer < n_layers and 0 <= head < n_heads else None
 
 
+def group_plot_px(labels: Sequence[str], query_title: str) -> float:
+    """The plot width a group map can count on: its column at 1366 px (:data:`GROUP_COLUMN_PX`) less
+    the query labels' margin, the colour bar and the right margin."""
+    margin, _ = axis_margins([], token_tick_labels(labels), 1.0, x_title=False, y_title=bool(query_title))
+    return max(GROUP_MIN_PLOT_PX, GROUP_COLUMN_PX - margin["l"] - COLORBAR_PX - 10)
+
+
 def group_weight_maps(
     weights: np.ndarray,
     heads: Sequence[int],
@@ -145,17 +158,28 @@ def group_weight_maps(
     allowed: np.ndarray,
     *,
     title: str = "query head {h}",
+    query_title: str = "query",
     **axes,
 ) -> list[go.Figure]:
     """The causal weight maps of the query heads that share one KV head, one figure each.
 
     ``weights [h, n, n]`` of one layer; ``heads`` the query heads to draw; ``title`` is formatted
-    with ``h=``. ``axes``: :func:`attention_heatmap`'s hover and axis titles.
+    with ``h=``. ``axes``: :func:`attention_heatmap`'s hover and key-axis title. The maps share one
+    row of the page, so a long sentence's key labels are thinned to what fits upright in a third of
+    a 1366-px page (every label shown can be read; hover names every key).
     """
+    plot_px = group_plot_px(labels, query_title)
     return [
         attention_heatmap(
-            weights[h], labels, kind="weights", allowed=allowed, title=title.format(h=h), **axes
-        )
+            weights[h],
+            labels,
+            kind="weights",
+            allowed=allowed,
+            title=title.format(h=h),
+            query_title=query_title,
+            plot_px=plot_px,
+            **axes,
+        )  # fmt: skip
         for h in heads
     ]
 
@@ -273,23 +297,27 @@ def next_token_bars(
     chosen: int | None = None,
     x_title: str = "probability",
     y_title: str = "next token",
+    hovers: Sequence[str] | None = None,
 ) -> go.Figure:
     """Horizontal bars of the most probable next tokens, most probable on top; ``chosen`` (an index
-    into ``labels``) in red. Labels are numbered (``1 ␣was``) so equal labels stay apart."""
-    names = [f"{i + 1} {escape_label(lab, 16)}" for i, lab in enumerate(labels)]
+    into ``labels``) in red. Labels are numbered (``1 ␣was``) so equal labels stay apart; ``hovers``
+    (one per bar, default the labels) say each candidate in words. The left margin fits the labels."""
+    names = [f"{i + 1} {escape_label(lab, NEXT_LABEL_MAX_CHARS)}" for i, lab in enumerate(labels)]
+    words = [escape_label(h) for h in hovers] if hovers is not None else names
     p = [float(v) for v in probs]
     colors = [SELECTED_COLOR if i == chosen else OTHER_COLOR for i in range(len(p))]
     fig = go.Figure(
         go.Bar(
             x=p, y=list(range(len(p))), orientation="h", marker=dict(color=colors),
             text=[f"{v:.3f}" for v in p], textposition="outside", cliponaxis=False,
-            customdata=names, hovertemplate="%{customdata}: %{x:.4f}<extra></extra>", name="p",
+            customdata=words, hovertemplate="%{customdata}: %{x:.4f}<extra></extra>", name="p",
         )
     )  # fmt: skip
+    margin, _ = axis_margins([], names, 300, x_title=False, y_title=bool(y_title))
     fig.update_layout(
         template=PLAIN_TEMPLATE,
         height=int(80 + 24 * max(1, len(p))),
-        margin=dict(l=130, r=40, t=10, b=50),
+        margin=dict(l=max(130, margin["l"]), r=40, t=10, b=50),
         xaxis=dict(title=dict(text=escape_label(x_title)), range=[0, min(1.0, max(p, default=1.0) * 1.2 + 0.02)]),
         yaxis=dict(title=dict(text=escape_label(y_title)), autorange="reversed", tickmode="array",
                    tickvals=list(range(len(p))), ticktext=names),

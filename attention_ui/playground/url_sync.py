@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from attention_ui import kit
 from attention_ui.playground import url_state
+from attention_ui.playground.settings import PAGE
 
 _BY_STATE = {p.state: p for p in url_state.PARAMS}
 
@@ -53,6 +55,7 @@ def read_url(state) -> None:
         if key == "lang":
             continue  # handled by current_language() before the app's language selectbox
         state[key] = value
+    kit.adopt_context(state, PAGE.shared, values)  # a shared link's sentence goes on into the labs
     state[IGNORED] = list(parsed.ignored)
     state[NOTICE_FOR] = None
     state[WRITTEN] = current

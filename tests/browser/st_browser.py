@@ -173,16 +173,30 @@ def wait_for_charts(page: Page, minimum: int = 1, timeout_ms: int = TIMEOUT_MS) 
     return charts
 
 
+# A visitor whose browser is in a language: Streamlit sends navigator.language as st.context.locale.
+BROWSER_LOCALES = {"en": "en-US", "ja": "ja-JP"}
+BROWSER_LANGUAGE_JS = """Object.defineProperty(navigator, 'language', { get: () => 'LOCALE' });
+Object.defineProperty(navigator, 'languages', { get: () => ['LOCALE'] });"""
+
+
+def browser_language(page: Page, lang: str) -> None:
+    """From the next navigation on, ``page``'s browser says it is in ``lang`` (``navigator.language``)."""
+    page.add_init_script(BROWSER_LANGUAGE_JS.replace("LOCALE", BROWSER_LOCALES[lang]))
+
+
 def open_lab(
     page: Page, base_url: str, url_path: str, lang: str | None = None, timeout_ms: int = TIMEOUT_MS
 ) -> Page:
-    """The lab's own link, ``/url_path?lang=lang``, as a shared link is opened (no ``lang``: the
-    browser's locale decides, as for a new visitor); waits for its run and checks it is the lab (its
-    path, no dialog such as Streamlit's "Page not found").
+    """The lab's own link, ``/url_path?lang=lang``, as a shared link is opened by a visitor whose browser
+    is in ``lang`` (the browser's language wins over a link's since issue 24, so the page's
+    ``navigator.language`` is set to match; no ``lang``: the context's locale decides); waits for its
+    run and checks it is the lab (its path, no dialog such as Streamlit's "Page not found").
 
     (Deep links once raced the legacy ``pages/`` folder on a server's first run; app pages live in
     ``app_pages/`` now, and tests/browser/test_deep_links.py opens links on fresh servers.)
     """
+    if lang:
+        browser_language(page, lang)
     response = page.goto(f"{base_url}/{url_path}" + (f"?lang={lang}" if lang else ""))
     assert response is not None and response.ok, f"GET /{url_path} answered {response and response.status}"
     wait_for_app_run(page, timeout_ms)

@@ -13,7 +13,15 @@ from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Page
-from st_browser import ROOT, new_context, wait_for_app_run, wait_for_charts, wait_for_path, wait_until_idle
+from st_browser import (
+    ROOT,
+    browser_language,
+    new_context,
+    wait_for_app_run,
+    wait_for_charts,
+    wait_for_path,
+    wait_until_idle,
+)
 
 from attention_ui.i18n import translate
 
@@ -100,6 +108,7 @@ def test_every_page_passes_axe_and_the_chart_checks(
     lang_page: Page, streamlit_server: str, axe_source: str, lang
 ):
     page = lang_page
+    browser_language(page, lang)  # a visitor whose browser is in that language (it wins over ?lang=)
     page.goto(f"{streamlit_server}/?lang={lang}")
     wait_for_app_run(page, SLOW_MS)
     problems: list[str] = []

@@ -153,9 +153,10 @@ FIRST_VISIT_LABS = ("why-sqrt-dk", "masks")
 
 @pytest.mark.parametrize("url_path", FIRST_VISIT_LABS)
 def test_first_visit_by_deep_link_shows_the_lab(browser: Browser, fresh_server: str, url_path: str) -> None:
-    """First visitor of a fresh server in Japanese (via ?lang=ja), then a second one in English."""
-    for lang, locale in (("ja", "en-US"), ("en", "ja-JP")):
-        page = open_link(browser, f"{fresh_server}/{url_path}?lang={lang}", locale)
+    """First visitor of a fresh server in Japanese, then a second one in English, each by a link in the
+    other language: the browser's language wins over the link's (issue 24)."""
+    for lang, locale, link_lang in (("ja", "ja-JP", "en"), ("en", "en-US", "ja")):
+        page = open_link(browser, f"{fresh_server}/{url_path}?lang={link_lang}", locale)
         try:
             assert_clean_lab(page, url_path, lang)
             screenshot(page, f"deep_link_{url_path}_{lang}", full=False)
@@ -166,7 +167,7 @@ def test_first_visit_by_deep_link_shows_the_lab(browser: Browser, fresh_server: 
 def test_old_links_reach_their_page(browser: Browser, streamlit_server: str) -> None:
     """Links copied from the legacy list (``/why_sqrt_dk``, ``/playground``) land on their page, query kept."""
     for old, new in OLD_LINKS.items():
-        page = open_link(browser, f"{streamlit_server}/{old}?lang=ja")
+        page = open_link(browser, f"{streamlit_server}/{old}?lang=ja", "ja-JP")
         try:
             page.wait_for_url(
                 lambda url, new=new: urlparse(url).path == "/" + new and "lang=ja" in urlparse(url).query,
