@@ -39,13 +39,8 @@ DEFAULTS = {
     RESULTS_META: None,
     **cost_efficient.DEFAULTS,
 }
-PAGE = kit.Page(
-    "co",
-    "cost",
-    DEFAULTS,
-    translated_defaults=cost_efficient.TRANSLATED_DEFAULTS,
-    shared=cost_efficient.SHARED,
-)
+TEXTS, SHARED = cost_efficient.TRANSLATED_DEFAULTS, cost_efficient.SHARED  # SHARED: the learner's sentence
+PAGE = kit.Page("co", "cost", DEFAULTS, translated_defaults=TEXTS, shared=SHARED)
 
 cached_memory = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.memory_table)
 cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.flops_table)

@@ -21,23 +21,12 @@ MAX_TOKENS = 16  # two readable heatmaps side by side
 D_MODEL_CHOICES = (8, 16, 32, 64)
 HEAD_CHOICES = (1, 2, 4)
 DEFAULTS = {
-    "lk_d_model": 16,
-    "lk_heads": 2,
-    "lk_head": 0,
-    "lk_seed": 0,
-    "lk_d_a": 8,
-    "lk_tables": False,
-    "lk_n": 8,
-    "lk_i": 0,
-    "lk_j": 7,
-    "lk_cost_n": 2048,
-    "lk_cost_d": 512,
-}
+    "lk_d_model": 16, "lk_heads": 2, "lk_head": 0, "lk_seed": 0, "lk_d_a": 8, "lk_tables": False,
+    "lk_n": 8, "lk_i": 0, "lk_j": 7, "lk_cost_n": 2048, "lk_cost_d": 512,
+}  # fmt: skip
 TEXTS = {"lk_text_a": "lookalikes.default_text_a", "lk_text_b": "lookalikes.default_text_b"}
-# the sentences in the page's language; the first is the learner's sentence once there is one
-PAGE = kit.Page(
-    "lk", "lookalikes", DEFAULTS, translated_defaults=TEXTS, shared=kit.learner_context(text="lk_text_a")
-)
+SHARED = kit.learner_context(text="lk_text_a")  # the first sentence is the learner's, once there is one
+PAGE = kit.Page("lk", "lookalikes", DEFAULTS, translated_defaults=TEXTS, shared=SHARED)
 
 # The core's results are frozen with read-only arrays: one object can serve every session.
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_lookalikes.lookalikes_lab)
