@@ -49,6 +49,7 @@ PAGES = [  # url path ("" = the playground), the catalog key of its navigation t
     ("positions", "app.nav_positions"),
     ("inference", "app.nav_inference"),
     ("decoder", "app.nav_decoder"),
+    ("heads", "app.nav_heads"),
     ("quiz", "app.nav_quiz"),
     ("path", "app.nav_path"),
     ("worksheet", "app.nav_worksheet"),
