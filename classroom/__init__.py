@@ -17,8 +17,8 @@ from .model import (
     Poll,
     PollTally,
     SessionInfo,
-    StudentPoll,
     Started,
+    StudentPoll,
 )
 from .settings import StoreSettings, open_store
 

@@ -53,7 +53,9 @@ def token_hash(token: str) -> str:
 
 
 def well_formed(token: object) -> bool:
-    return isinstance(token, str) and 16 <= len(token) <= TOKEN_MAX and token.isascii() and token.isprintable()
+    return (
+        isinstance(token, str) and 16 <= len(token) <= TOKEN_MAX and token.isascii() and token.isprintable()
+    )
 
 
 def token_matches(token: object, stored_hash: str) -> bool:

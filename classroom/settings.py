@@ -51,7 +51,9 @@ class StoreSettings:
             database_url=url,
             data_dir=Path(env.get("ATTENTION_LAB_DATA_DIR") or ROOT / "data"),
             class_hours=_number(env, "ATTENTION_LAB_CLASS_HOURS", CLASS_HOURS_DEFAULT, 0, 48),
-            retention_days=_number(env, "ATTENTION_LAB_CLASS_RETENTION_DAYS", RETENTION_DAYS_DEFAULT, 0, 3650),
+            retention_days=_number(
+                env, "ATTENTION_LAB_CLASS_RETENTION_DAYS", RETENTION_DAYS_DEFAULT, 0, 3650
+            ),
             join_url=env.get("ATTENTION_LAB_JOIN_URL") or None,
         )
 

@@ -30,7 +30,9 @@ class SqliteStore(SqlStore):
                                check_same_thread=False)  # fmt: skip
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA journal_mode = WAL")  # readers never wait for the writer
-        conn.execute("PRAGMA synchronous = NORMAL")  # WAL's safe setting: a power cut loses at most the last commits
+        conn.execute(
+            "PRAGMA synchronous = NORMAL"
+        )  # WAL's safe setting: a power cut loses at most the last commits
         conn.execute("PRAGMA foreign_keys = ON")
         return conn
 

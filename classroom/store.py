@@ -63,7 +63,9 @@ class ClassStore(ABC):
     @abstractmethod
     def teacher_session(self, session_id: str, token: str, now: float | None = None) -> SessionInfo: ...
     @abstractmethod
-    def resume_teacher(self, code: str, token: str, client_key: str, now: float | None = None) -> SessionInfo: ...
+    def resume_teacher(
+        self, code: str, token: str, client_key: str, now: float | None = None
+    ) -> SessionInfo: ...
     @abstractmethod
     def set_view(self, session_id: str, token: str, view: dict) -> int: ...
     @abstractmethod
@@ -83,7 +85,9 @@ class ClassStore(ABC):
     @abstractmethod
     def join(self, code: str, nickname: object, client_key: str, now: float | None = None) -> Joined: ...
     @abstractmethod
-    def resume_student(self, session_id: str, student_token: str, now: float | None = None) -> Joined | None: ...
+    def resume_student(
+        self, session_id: str, student_token: str, now: float | None = None
+    ) -> Joined | None: ...
     @abstractmethod
     def pulse(self, session_id: str, now: float | None = None) -> Pulse | None: ...
     @abstractmethod
@@ -231,7 +235,9 @@ class SqlStore(ClassStore):
 
     def _info(self, cur, row) -> SessionInfo:
         students = self._one(cur, "SELECT COUNT(*) FROM students WHERE session_id = ?", (row[0],))[0]
-        return SessionInfo(row[0], row[1], row[2], row[3], row[4], row[5], json.loads(row[6]), row[7], students)
+        return SessionInfo(
+            row[0], row[1], row[2], row[3], row[4], row[5], json.loads(row[6]), row[7], students
+        )
 
     def teacher_session(self, session_id, token, now=None) -> SessionInfo:
         with self._transaction(write=False) as cur:
@@ -262,7 +268,9 @@ class SqlStore(ClassStore):
             if text == row[6]:
                 return row[7]
             self._run(
-                cur, "UPDATE sessions SET view_json = ?, view_rev = view_rev + 1 WHERE id = ?", (text, session_id)
+                cur,
+                "UPDATE sessions SET view_json = ?, view_rev = view_rev + 1 WHERE id = ?",
+                (text, session_id),
             )
             return row[7] + 1
 
@@ -299,7 +307,9 @@ class SqlStore(ClassStore):
                 "UPDATE polls SET state = 'closed', closed_at = ? WHERE session_id = ? AND state = 'open'",
                 (now, session_id),
             )
-            seq = self._one(cur, "SELECT COALESCE(MAX(seq), 0) + 1 FROM polls WHERE session_id = ?", (session_id,))[0]
+            seq = self._one(
+                cur, "SELECT COALESCE(MAX(seq), 0) + 1 FROM polls WHERE session_id = ?", (session_id,)
+            )[0]
             poll_id = codes.new_id()
             self._run(
                 cur,
@@ -337,7 +347,9 @@ class SqlStore(ClassStore):
         with self._transaction(write=False) as cur:
             self._teacher(cur, session_id, token)
             rows = self._all(
-                cur, f"SELECT {self._POLL_COLUMNS} FROM polls WHERE session_id = ? ORDER BY seq", (session_id,)
+                cur,
+                f"SELECT {self._POLL_COLUMNS} FROM polls WHERE session_id = ? ORDER BY seq",
+                (session_id,),
             )
             return [PollTally(p, self._counts(cur, p)) for p in map(self._poll, rows)]
 
@@ -435,7 +447,9 @@ class SqlStore(ClassStore):
                 return None
             poll = self._poll(row)
             mine = self._one(
-                cur, "SELECT choice FROM answers WHERE poll_id = ? AND student_hash = ?", (poll.poll_id, hashed)
+                cur,
+                "SELECT choice FROM answers WHERE poll_id = ? AND student_hash = ?",
+                (poll.poll_id, hashed),
             )
             revealed = poll.state == "revealed"
             share = PollTally(poll, self._counts(cur, poll)).share_right if revealed else None
@@ -448,7 +462,9 @@ class SqlStore(ClassStore):
         """Record (or change) the student's answer; True only if the store took it: the poll is open,
         in a live session, the student is in it, the choice exists. One row per student and poll."""
         now = self._now(now)
-        if isinstance(choice, bool) or not isinstance(choice, int) or not isinstance(poll_id, str):
+        if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < MAX_CHOICES:
+            return False  # (also keeps a huge number from reaching an INTEGER column)
+        if not isinstance(poll_id, str) or len(poll_id) > 64:
             return False
         if not codes.well_formed(student_token) or not isinstance(session_id, str):
             return False

@@ -36,7 +36,12 @@ def find_bindir() -> Path | None:
         candidates.append(out.stdout.strip())
     candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)
     for c in candidates:
-        if c and (Path(c) / "initdb").exists() and (Path(c) / "pg_ctl").exists() and (Path(c) / "postgres").exists():
+        if (
+            c
+            and (Path(c) / "initdb").exists()
+            and (Path(c) / "pg_ctl").exists()
+            and (Path(c) / "postgres").exists()
+        ):
             return Path(c)
     return None
 
@@ -64,13 +69,17 @@ class ThrowawayPostgres:
             try:
                 user = pwd.getpwnam("postgres")
             except KeyError:
-                raise PostgresMissing("running as root, but there is no 'postgres' user to run the server as") from None
+                raise PostgresMissing(
+                    "running as root, but there is no 'postgres' user to run the server as"
+                ) from None
             os.chown(self.dir, user.pw_uid, user.pw_gid)
             self._as = ["runuser", "-u", "postgres", "--"]
         self.started = False
 
     def _run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-        return subprocess.run([*self._as, *args], capture_output=True, text=True, timeout=timeout, cwd=self.dir)
+        return subprocess.run(
+            [*self._as, *args], capture_output=True, text=True, timeout=timeout, cwd=self.dir
+        )
 
     def start(self) -> ThrowawayPostgres:
         init = self._run(
@@ -89,7 +98,11 @@ class ThrowawayPostgres:
             "-o", options, "-w", "-t", "60", "start",
         )  # fmt: skip
         if started.returncode != 0:
-            log = (self.dir / "server.log").read_text(errors="replace") if (self.dir / "server.log").exists() else ""
+            log = (
+                (self.dir / "server.log").read_text(errors="replace")
+                if (self.dir / "server.log").exists()
+                else ""
+            )
             self.stop()
             raise RuntimeError(f"pg_ctl start failed:\n{started.stdout}{started.stderr}\n{log[-2000:]}")
         self.started = True
@@ -120,6 +133,9 @@ class ThrowawayPostgres:
     def wait(self, timeout: float = 10) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._run(str(self.bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)).returncode == 0:
+            if (
+                self._run(str(self.bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)).returncode
+                == 0
+            ):
                 return
             time.sleep(0.1)
