@@ -11,6 +11,7 @@ import dataclasses
 
 import streamlit as st
 
+from attention_ui.classroom import presenter_hook
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
 from attention_ui.language import LANG_KEY, current_language
 from attention_ui.playground.steps_view import PER_HEAD, STEPS, View, render_step
@@ -201,6 +202,7 @@ def render(view: View, head_picker) -> None:
     text beside a chart as tall as the window. ``head_picker(where, disabled)`` draws the picker."""
     t = view.t
     st.html(_CSS)
+    presenter_hook.strip(t)  # the live class: start it, or its join code, and the view students follow
     step = clamp_step(st.session_state)
     name = STEPS[step - 1]
     st.html(keys_script(step), unsafe_allow_javascript=True)
