@@ -17,6 +17,12 @@ from classroom import ClassError
 
 POLL_REFRESH_S = 1.0  # the projector's histogram and answer count
 COUNT_REFRESH_S = 2.0
+# Streamlit fades an element while its fragment reruns; a count refreshed every second would
+# flicker on the projector. Constant CSS: the live parts stay at full opacity.
+_STEADY_CSS = (
+    "<style>.st-key-cls_live_poll [data-stale='true'], .st-key-cls_live_count [data-stale='true']"
+    " { opacity: 1 !important; transition: none !important; }</style>"
+)
 
 
 def qr_svg(url: str) -> str:
@@ -143,8 +149,14 @@ def poll_panel(t, cls: dict, *, height: int = 320) -> None:
     """The latest poll: live count and histogram; close and reveal (refreshed every second)."""
     db = state.store()
 
+    st.html(_STEADY_CSS)
+
     @st.fragment(run_every=POLL_REFRESH_S)
     def live() -> None:
+        with st.container(key="cls_live_poll"):
+            draw()
+
+    def draw() -> None:
         try:
             tallies = db.tallies(cls["sid"], cls["token"])
         except ClassError:
@@ -182,13 +194,16 @@ def poll_panel(t, cls: dict, *, height: int = 320) -> None:
 def student_count(t, cls: dict) -> None:
     db = state.store()
 
+    st.html(_STEADY_CSS)
+
     @st.fragment(run_every=COUNT_REFRESH_S)
     def count() -> None:
         try:
             info = db.teacher_session(cls["sid"], cls["token"])
         except ClassError:
             return
-        st.markdown(t("class.students", n=info.students))
+        with st.container(key="cls_live_count"):
+            st.markdown(t("class.students", n=info.students))
 
     count()
 
