@@ -75,4 +75,23 @@ def open_store(settings: StoreSettings | None = None):
         store = SqliteStore(settings.data_dir / DB_FILE)
     store.migrate()
     store.purge(settings.retention_days)
+    stats_dir = os.environ.get("ATTENTION_LAB_STORE_STATS")
+    if stats_dir:  # bench/classroom_live.py: each process's statement count, written every second
+        _write_stats(store, Path(stats_dir))
     return store
+
+
+def _write_stats(store, folder: Path) -> None:
+    import json
+    import threading
+    import time
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{os.getpid()}.json"
+
+    def loop() -> None:
+        while True:
+            path.write_text(json.dumps({"queries": store.queries, "at": time.time()}))
+            time.sleep(1.0)
+
+    threading.Thread(target=loop, name="store-stats", daemon=True).start()
