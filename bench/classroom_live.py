@@ -176,10 +176,22 @@ async def run(store_kind: str, students: int, polls: int, kill_poll: int | None)
                 ctx.set_default_timeout(TIMEOUT_MS)
                 await ctx.add_init_script(SEEN_JS)
                 p = await ctx.new_page()
-                await p.goto(f"{cluster.url}/class_join?code={code}&lang=en")
-                await p.locator(".st-key-cls_join_nick input").fill(f"s{i:02d}")
-                await p.locator('[data-testid="stFormSubmitButton"] button').click()
-                await p.get_by_text(re.compile(r"step \d+ of 11")).wait_for()
+                for attempt in range(3):  # a page that did not come up under load is opened again
+                    try:
+                        await p.goto(f"{cluster.url}/class_join?code={code}&lang=en")
+                        following = p.get_by_text(re.compile(r"step \d+ of 11"))
+                        nick = p.locator(".st-key-cls_join_nick input")
+                        await following.or_(nick).first.wait_for(timeout=60_000)
+                        if not await following.count():  # not joined yet (a reload keeps a join: cookie)
+                            await nick.fill(f"s{i:02d}")
+                            await p.locator('[data-testid="stFormSubmitButton"] button').click()
+                        await following.wait_for(timeout=60_000)
+                        break
+                    except Exception:
+                        result.setdefault("join_retries", 0)
+                        result["join_retries"] += 1
+                        if attempt == 2:
+                            raise
                 ctxs.append(ctx)
                 pages.append((i, p))
 
@@ -310,6 +322,7 @@ def main(argv=None) -> int:
     ok = True
     for kind in stores:
         ok = report(asyncio.run(run(kind, args.students, args.polls, args.kill_poll))) and ok
+        sys.stdout.flush()
     return 0 if ok else 1
 
 

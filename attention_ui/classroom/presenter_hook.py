@@ -37,9 +37,9 @@ def strip(t) -> None:
         return
     info = state.store().teacher_session(cls["sid"], cls["token"])
     with st.container(key="cls_present_strip"):
-        teacher_view.join_box(t, cls, info, compact=True)
-        c1, c2 = st.columns([3, 1], vertical_alignment="center")
-        with c1:
+        line, count, panel = st.columns([6, 1.4, 1.2], vertical_alignment="center")
+        teacher_view.join_line(t, cls, info, line)
+        with count:
             teacher_view.student_count(t, cls)
-        if c2.button(t("class.panel"), key="cls_present_panel", icon=":material/how_to_vote:"):
+        if panel.button(t("class.panel"), key="cls_present_panel", icon=":material/how_to_vote:"):
             st.switch_page(CLASS_PAGE)

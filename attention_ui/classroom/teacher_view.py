@@ -35,6 +35,7 @@ def start(t, join_url: str | None = None) -> bool:
     if db is None:
         return False
     try:
+        db.purge(state.settings().retention_days)  # long-running servers drop old classes here too
         started = db.start_session(hours=state.settings().class_hours, join_url=join_url or None)
     except ClassError as err:
         st.error(t(err.key, **err.values))
@@ -99,13 +100,21 @@ def resume_panel(t) -> None:
             st.rerun()
 
 
-def join_box(t, cls: dict, info, *, compact: bool = False) -> None:
+def join_box(t, cls: dict, info) -> None:
     """The join code, address and QR code: what the projector shows the room."""
     address = state.join_address(info.join_url, cls["code"])
-    qr, text = st.columns([1, 3] if not compact else [1, 5], vertical_alignment="center")
-    qr.image(qr_svg(address), width=120 if compact else 220, caption=None)
+    qr, text = st.columns([1, 3], vertical_alignment="center")
+    qr.image(qr_svg(address), width=220)
     text.markdown(t("class.join_code", code=state.format_code(cls["code"])))
     text.markdown(t("class.join_at", url=kit.escape_markdown(address)))
+
+
+def join_line(t, cls: dict, info, where) -> None:
+    """Presenter mode's one-line version: a small QR code, the code and the address."""
+    address = state.join_address(info.join_url, cls["code"])
+    qr, text = where.columns([1, 6], vertical_alignment="center")
+    qr.image(qr_svg(address), width=88)
+    text.markdown(t("class.join_line", code=state.format_code(cls["code"]), url=kit.escape_markdown(address)))
 
 
 def forget(t) -> None:
