@@ -7,6 +7,8 @@ them); the store is ``classroom`` (attention_ui/classroom/state.py opens it). Wo
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from attention_ui.classroom import presenter_hook, state, teacher_view
@@ -38,12 +40,14 @@ def main() -> None:
         st.markdown(t("class.teach_intro"))
         teacher_view.start_panel(t)
         return
-    if not presenter_hook.publish(cls):
+    info = state.store().teacher_session(cls["sid"], cls["token"])
+    # Presenter mode publishes the view students follow; this page only gives a new class its first
+    # view (after a reload this session's playground state is the default one, not the projected).
+    if not info.live(time.time()) or (info.view_rev == 0 and not presenter_hook.publish(cls)):
         st.warning(t("class.err_session_over"))
         teacher_view.export_button(t, cls)
         teacher_view.forget(t)
         return
-    info = state.store().teacher_session(cls["sid"], cls["token"])
     teacher_view.join_box(t, cls, info)
     teacher_view.student_count(t, cls)
     if st.session_state.pop("cls_new_key", False):

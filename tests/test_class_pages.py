@@ -164,6 +164,16 @@ def test_the_presenter_starts_a_class_and_publishes_its_step(class_store):
     assert any("step 5 of" in c.value for c in phone.caption)
 
 
+def test_reloading_the_class_page_does_not_move_the_class(class_store):
+    at = open_page(PLAYGROUND, pg_present=True, pg_step=6)
+    at.button(key="cls_present_start").click().run()
+    cls = at.session_state[state.TEACHER_KEY]
+    reloaded = open_page(TEACH, **{state.TEACHER_KEY: dict(cls)})  # a new session of the same browser
+    no_exception(reloaded)
+    phone = join(cls["code"])
+    assert class_store.student_view(*_me(phone))[1]["step"] == 6
+
+
 def _me(phone):
     me = phone.session_state[state.STUDENT_KEY]
     return me["sid"], me["token"]
