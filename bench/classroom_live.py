@@ -238,6 +238,8 @@ async def run(store_kind: str, students: int, polls: int, kill_poll: int | None)
                 tally = db.tallies(sid, token)[-1]
                 acked = sum(1 for a in acks if a[0] == seq)
                 per_poll.append({"poll": seq, "acknowledged": acked, "counted": tally.total})
+                print(f"[{store_kind}] poll {seq}: followed {times}, acknowledged {acked}, counted {tally.total}",
+                      flush=True)  # fmt: skip
                 if killed and "follow_after_kill" not in killed:
                     step += 1
                     click_ms = time.time() * 1000
