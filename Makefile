@@ -23,7 +23,7 @@ export PIP_NO_INPUT := 1
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: run test lint browser haproxy model serve-class stop-class clean
+.PHONY: run test lint browser haproxy postgres model serve-class stop-class clean
 
 # A venv whose creation failed half-way is removed, so the next `make` starts over
 # instead of trusting a .venv without pip.
@@ -82,6 +82,11 @@ browser: $(VENV)/.dev-deps
 haproxy:
 	bash scripts/ensure_haproxy.sh
 
+# PostgreSQL's server programs for the live-class store's contract tests, which start a throwaway
+# cluster (as root on Debian: apt-get install postgresql; its own service is not used).
+postgres:
+	bash scripts/ensure_postgres.sh
+
 # A class: REPLICAS Streamlit processes on loopback ports behind HAProxy on PORT, with one cookie
 # secret generated for this run (deploy/serve_class.py, docs/deployment.md). In the foreground:
 # Ctrl-C stops everything it started; so does `make stop-class PORT=...` from another shell.
@@ -105,7 +110,7 @@ lint: $(VENV)/.dev-deps
 # pytest's exit code 5 ("no tests collected") is a failure, except when PYTEST_ARGS narrowed the
 # selection on purpose (e.g. -k matching no browser test).
 # The test run installs the model too, so the golden-value tests of the pretrained path run.
-test: $(VENV)/.dev-deps $(VENV)/.model browser haproxy
+test: $(VENV)/.dev-deps $(VENV)/.model browser haproxy postgres
 	@status=0; \
 	check() { rc=$$?; if [ $$rc = 5 ] && [ -n "$(strip $(PYTEST_ARGS))" ]; then return 0; fi; status=$$rc; }; \
 	echo "+ ruff check ."; $(PY) -m ruff check . || status=$$?; \

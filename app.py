@@ -92,6 +92,12 @@ PRACTICE = [
     ("app_pages/worksheet.py", "app.nav_worksheet", "📝", "worksheet"),
 ]
 pages[t("app.nav_section_practice")] = [st.Page(p, title=t(k), icon=i, url_path=u) for p, k, i, u in PRACTICE]
+# Live class (app_pages/class_*.py): the teacher's panel and the students' join page (/class_join?code=...).
+CLASS = [
+    ("app_pages/class_teach.py", "class.nav_teach", "🧑‍🏫", "class_teach"),
+    ("app_pages/class_join.py", "class.nav_join", "📱", "class_join"),
+]
+pages[t("class.nav_section")] = [st.Page(p, title=t(k), icon=i, url_path=u) for p, k, i, u in CLASS]
 # Every page stays listed: with more than twelve, Streamlit would hide some behind "View more".
 page = st.navigation(pages, expanded=True)
 # Each page names itself in the browser tab (and in bookmarks and the history), in the page's language.

@@ -13,6 +13,7 @@ import dataclasses
 import streamlit as st
 
 from attention_ui import presenter as kit_presenter
+from attention_ui.classroom import presenter_hook
 from attention_ui.playground.steps_view import PER_HEAD, STEPS, View, render_step
 
 PRESENT_KEY, STEP_KEY = "pg_present", "pg_step"
@@ -72,6 +73,7 @@ def render(view: View, head_picker) -> None:
     text beside a chart as tall as the window. ``head_picker(where, disabled)`` draws the picker."""
     t = view.t
     st.html(_CSS)
+    presenter_hook.strip(t)  # the live class: start it, or its join code, and the view students follow
     step = clamp_step(st.session_state)
     name = STEPS[step - 1]
     st.html(keys_script(step), unsafe_allow_javascript=True)

@@ -1,0 +1,15 @@
+"""Live class, a student's page (phones first): join with the code, follow the teacher, answer polls.
+
+Everything is in attention_ui/classroom/student_view.py; words in the ``class`` catalog.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attention_ui.classroom import student_view
+from attention_ui.language import translator
+
+t = translator()
+st.title(t("class.join_title"))
+student_view.page(t)

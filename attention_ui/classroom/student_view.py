@@ -1,0 +1,184 @@
+"""A student's phone: join with the code, follow the teacher's step, answer the open poll.
+
+The page checks the store once a second (one small query, :meth:`ClassStore.pulse`) and redraws
+only when the teacher's view or the poll changed. A student can step away (their own step) and
+come back to the teacher's with one button. They see their own answer, never anyone else's, and
+the right answer and the class's share only after the reveal.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attention_ui import kit
+from attention_ui.classroom import follow, questions, state
+from attention_ui.playground import steps_view
+from classroom import NICKNAME_MAX, ClassError
+
+FOLLOW_REFRESH_S = 1.0  # the teacher's change reaches the phone within about this plus one redraw
+SEEN_KEY, AWAY_KEY, OWN_STEP_KEY = "cls_seen", "cls_away", "cls_own_step"
+CODE_PARAM_MAX = 64
+
+
+def code_from_url() -> str:
+    raw = st.query_params.get("code", "")
+    return raw if isinstance(raw, str) and len(raw) <= CODE_PARAM_MAX and raw.isprintable() else ""
+
+
+def join_form(t) -> None:
+    st.markdown(t("class.join_intro"))
+    raw_code = st.query_params.get("code")
+    if raw_code is not None and not code_from_url():
+        st.warning(t("class.err_code_param"))
+    with st.form("cls_join_form"):
+        code = st.text_input(t("class.code_label"), value=code_from_url(), max_chars=16, key="cls_join_code")
+        nick = st.text_input(t("class.nick_label", n=NICKNAME_MAX), max_chars=NICKNAME_MAX, key="cls_join_nick",
+                             help=t("class.nick_help"))  # fmt: skip
+        go = st.form_submit_button(t("class.join"), type="primary", width="stretch")
+    if not go:
+        return
+    db = state.store_or_error(t)
+    if db is None:
+        return
+    try:
+        joined = db.join(code, nick or None, state.client_key())
+    except ClassError as err:
+        st.error(t(err.key, **err.values))
+        return
+    st.session_state[state.STUDENT_KEY] = {"sid": joined.session_id, "token": joined.student_token,
+                                           "code": joined.code, "nick": joined.nickname}  # fmt: skip
+    st.session_state["cls_student_cookie"] = True
+    st.rerun()
+
+
+def _marker(pulse) -> tuple:
+    return (pulse.view_rev, pulse.poll_seq, pulse.poll_state, pulse.live)
+
+
+def watcher(me: dict) -> None:
+    """Once a second: has anything the page shows changed? Then redraw the whole page."""
+    db = state.store()
+
+    @st.fragment(run_every=FOLLOW_REFRESH_S)
+    def watch() -> None:
+        pulse = db.pulse(me["sid"])
+        marker = None if pulse is None else _marker(pulse)
+        if marker != st.session_state.get(SEEN_KEY):
+            st.rerun(scope="app")
+
+    watch()
+
+
+def _send(me: dict, poll_id: str, key: str) -> None:
+    choice = st.session_state.get(key)
+    ok = choice is not None and state.store().answer(me["sid"], me["token"], poll_id, int(choice))
+    st.session_state["cls_ack"] = (poll_id, int(choice)) if ok else (poll_id, None)
+
+
+def poll_box(t, me: dict) -> None:
+    p = state.store().student_poll(me["sid"], me["token"])
+    if p is None:
+        return
+    labels = questions.choice_labels(t, p.question)
+    names = [f"{chr(65 + i)}. {kit.escape_markdown(lab)}" for i, lab in enumerate(labels)]
+    with st.container(border=True, key="cls_poll_box"):
+        st.markdown(t("class.poll_heading", seq=p.seq, state=t(f"class.state_{p.state}")))
+        st.markdown(kit.escape_markdown(questions.question_text(t, p.question)))
+        key = f"cls_choice_{p.poll_id}"
+        if p.state == "open":
+            if key not in st.session_state and p.my_choice is not None:
+                st.session_state[key] = p.my_choice
+            st.radio(t("class.your_answer"), list(range(p.n_choices)), format_func=lambda i: names[i], key=key,
+                     index=None)  # fmt: skip
+            st.button(t("class.send"), key=f"cls_send_{p.poll_id}", on_click=_send, args=(me, p.poll_id, key),
+                      type="primary", width="stretch", disabled=st.session_state.get(key) is None)  # fmt: skip
+            ack = st.session_state.get("cls_ack")
+            if ack and ack[0] == p.poll_id:
+                if ack[1] is None:
+                    st.error(t("class.answer_refused"))
+                else:
+                    st.success(t("class.answer_ack", choice=chr(65 + ack[1])))
+            elif p.my_choice is not None:
+                st.success(t("class.answer_ack", choice=chr(65 + p.my_choice)))
+        else:
+            mine = "—" if p.my_choice is None else names[p.my_choice]
+            st.markdown(t("class.your_final", choice=mine))
+            if p.state == "revealed" and p.correct is not None:
+                share = "—" if p.share_right is None else f"{p.share_right:.0%}"
+                st.success(t("class.revealed", answer=names[p.correct], share=share))
+            else:
+                st.info(t("class.poll_closed_wait"))
+
+
+def _back() -> None:
+    st.session_state[AWAY_KEY] = False
+
+
+def _away() -> None:
+    st.session_state[AWAY_KEY] = True
+
+
+def _own(delta: int, teacher_step: int) -> None:
+    s = st.session_state
+    s[OWN_STEP_KEY] = min(len(steps_view.STEPS), max(1, int(s.get(OWN_STEP_KEY, teacher_step)) + delta))
+
+
+def slide(t, me: dict) -> None:
+    rev, view = state.store().student_view(me["sid"], me["token"])
+    trace, why = follow.trace_of(view)
+    teacher_step = int(view.get("step", 1))
+    away = bool(st.session_state.get(AWAY_KEY))
+    if not away:
+        st.session_state[OWN_STEP_KEY] = teacher_step
+    step = int(st.session_state.get(OWN_STEP_KEY, teacher_step)) if away else teacher_step
+    if away:
+        st.info(t("class.away_note", step=teacher_step))
+        st.button(t("class.back"), key="cls_back", on_click=_back, type="primary", width="stretch",
+                  icon=":material/undo:")  # fmt: skip
+        c1, c2 = st.columns(2)
+        c1.button(t("class.prev"), key="cls_own_prev", on_click=_own, args=(-1, teacher_step), width="stretch",
+                  disabled=step <= 1)  # fmt: skip
+        c2.button(t("class.next"), key="cls_own_next", on_click=_own, args=(1, teacher_step), width="stretch",
+                  disabled=step >= len(steps_view.STEPS))  # fmt: skip
+    else:
+        st.caption(t("class.following", step=teacher_step, total=len(steps_view.STEPS)))
+        st.button(t("class.explore"), key="cls_away", on_click=_away, icon=":material/explore:")
+    if trace is None:
+        st.info(t(why))
+        return
+    head = max(0, min(int(view.get("head", 0)), trace.heads - 1))
+    v = steps_view.View(
+        t=t, trace=trace, example=view.get("preset") == "example", head=head, show_tables=False
+    )
+    name = steps_view.STEPS[step - 1]
+    with st.container(key="cls_slide"):
+        steps_view.render_step(v, name, step, heading_level="subheader")
+
+
+def page(t) -> None:
+    if st.session_state.pop("cls_student_cookie", False):
+        me = st.session_state.get(state.STUDENT_KEY)
+        if me:
+            state.set_cookie(state.STUDENT_COOKIE, f"{me['sid']}.{me['token']}", 48 * 3600)
+    db = state.store_or_error(t)
+    if db is None:
+        return
+    me = state.student()
+    if me is None:
+        join_form(t)
+        return
+    pulse = db.pulse(me["sid"])
+    if pulse is None or not pulse.live:
+        st.info(t("class.over_student"))
+        if st.button(t("class.join_another"), key="cls_leave"):
+            st.session_state.pop(state.STUDENT_KEY, None)
+            state.set_cookie(state.STUDENT_COOKIE, None, 0)
+            st.rerun()
+        return
+    st.session_state[SEEN_KEY] = _marker(pulse)
+    st.caption(t("class.in_class", code=state.format_code(me["code"])))
+    if me.get("nick"):
+        st.text(t("class.you_are", nick=me["nick"]))  # as text: a nickname is never Markdown or HTML
+    poll_box(t, me)
+    slide(t, me)
+    watcher(me)

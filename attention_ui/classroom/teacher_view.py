@@ -1,0 +1,248 @@
+"""The teacher's controls: start or resume a class, the join code and QR code, polls with a live
+histogram, reveal, CSV export and end. Drawn by app_pages/class_teach.py and, compactly, by the
+presenter's strip (presenter_hook.py). Nothing here shows the teacher's key as text."""
+
+from __future__ import annotations
+
+import time
+
+import segno
+import streamlit as st
+
+from attention_ui import kit
+from attention_ui.classroom import follow, questions, state
+from attention_ui.classroom.export import results_csv
+from attention_ui.classroom.figures import answers_histogram
+from classroom import ClassError
+
+POLL_REFRESH_S = 1.0  # the projector's histogram and answer count
+COUNT_REFRESH_S = 2.0
+# Streamlit fades an element while its fragment reruns; a count refreshed every second would
+# flicker on the projector. Constant CSS: the live parts stay at full opacity.
+_STEADY_CSS = (
+    "<style>.st-key-cls_live_poll [data-stale='true'], .st-key-cls_live_count [data-stale='true']"
+    " { opacity: 1 !important; transition: none !important; }</style>"
+)
+
+
+def qr_svg(url: str) -> str:
+    """The join address as an SVG QR code (error correction M, dark on white)."""
+    return segno.make(url, error="m").svg_inline(scale=6, dark="#000000", light="#ffffff", border=2)
+
+
+def start(t, join_url: str | None = None) -> bool:
+    db = state.store_or_error(t)
+    if db is None:
+        return False
+    try:
+        db.purge(state.settings().retention_days)  # long-running servers drop old classes here too
+        started = db.start_session(hours=state.settings().class_hours, join_url=join_url or None)
+    except ClassError as err:
+        st.error(t(err.key, **err.values))
+        return False
+    st.session_state[state.TEACHER_KEY] = {"sid": started.session_id, "token": started.teacher_token,
+                                           "code": started.code}  # fmt: skip
+    st.session_state["cls_new_key"] = True
+    st.session_state["cls_set_cookie"] = int(state.settings().class_hours * 3600)
+    return True
+
+
+def cookie_script() -> None:
+    """After a start or resume: remember the key in this browser's cookie (never drawn)."""
+    cls = st.session_state.get(state.TEACHER_KEY)
+    age = st.session_state.pop("cls_set_cookie", None)
+    if cls and age:
+        state.set_cookie(state.TEACHER_COOKIE, f"{cls['sid']}.{cls['token']}", age)
+
+
+def key_file(t, cls: dict) -> None:
+    """The key as a downloaded file (for another device): the file holds it, the page does not."""
+    text = t("class.key_file_text", code=state.format_code(cls["code"]), key=cls["token"])
+    st.download_button(t("class.key_download"), text, file_name=f"attention-lab-class-{cls['code']}.txt",
+                       mime="text/plain", key="cls_key_download", icon=":material/key:",
+                       help=t("class.key_help"))  # fmt: skip
+
+
+def start_panel(t) -> None:
+    st.subheader(t("class.start_heading"))
+    fixed = state.settings().join_url
+    if fixed:
+        st.caption(t("class.join_url_fixed", url=fixed))
+        url = None
+    else:
+        url = st.text_input(
+            t("class.join_url"), key="cls_join_url_input", max_chars=500, help=t("class.join_url_help")
+        )
+    if st.button(t("class.start"), key="cls_start", type="primary", icon=":material/groups:"):
+        if start(t, url):
+            st.rerun()
+    resume_panel(t)
+
+
+def resume_panel(t) -> None:
+    with st.expander(t("class.resume_heading")):
+        st.caption(t("class.resume_help"))
+        with st.form("cls_resume_form", clear_on_submit=True):
+            code = st.text_input(t("class.code_label"), max_chars=16, key="cls_resume_code")
+            key = st.text_input(t("class.key_label"), type="password", max_chars=128, key="cls_resume_key")
+            go = st.form_submit_button(t("class.resume"))
+        if go:
+            db = state.store_or_error(t)
+            if db is None:
+                return
+            try:
+                info = db.resume_teacher(code, key, state.client_key())
+            except ClassError as err:
+                st.error(t(err.key, **err.values))
+                return
+            st.session_state[state.TEACHER_KEY] = {"sid": info.session_id, "token": key, "code": info.code}
+            st.session_state["cls_set_cookie"] = max(60, int(info.expires_at - time.time()))
+            st.rerun()
+
+
+def join_box(t, cls: dict, info) -> None:
+    """The join code, address and QR code: what the projector shows the room."""
+    address = state.join_address(info.join_url, cls["code"])
+    qr, text = st.columns([1, 3], vertical_alignment="center")
+    qr.image(qr_svg(address), width=220)
+    text.markdown(t("class.join_code", code=state.format_code(cls["code"])))
+    text.markdown(t("class.join_at", url=kit.escape_markdown(address)))
+
+
+def join_line(t, cls: dict, info, where) -> None:
+    """Presenter mode's one-line version: a small QR code, the code and the address."""
+    address = state.join_address(info.join_url, cls["code"])
+    qr, text = where.columns([1, 6], vertical_alignment="center")
+    qr.image(qr_svg(address), width=88)
+    text.markdown(t("class.join_line", code=state.format_code(cls["code"]), url=kit.escape_markdown(address)))
+
+
+def forget(t) -> None:
+    st.session_state.pop(state.TEACHER_KEY, None)
+    state.set_cookie(state.TEACHER_COOKIE, None, 0)
+
+
+def _act(t, action) -> None:
+    try:
+        action()
+    except ClassError as err:
+        st.session_state["cls_error"] = (err.key, err.values)
+
+
+def poll_picker(t, cls: dict, *, where=st) -> None:
+    """Choose a question (from the teacher's sentence or the computed quiz) and open it."""
+    view = follow.view_of(st.session_state)
+    trace, _ = follow.trace_of(view)
+    live = [k for k in questions.LIVE_KINDS] if trace is not None else []
+    options = [("live", k) for k in live] + [("quiz", k) for k in questions.QUIZ_KINDS]
+    labels = {o: t(f"class.pick_{o[0]}_{o[1]}") for o in options}
+    choice = where.selectbox(t("class.pick"), options, format_func=labels.get, key="cls_pick")
+    if where.button(t("class.open_poll"), key="cls_open", icon=":material/how_to_vote:"):
+        if choice[0] == "live":
+            q = questions.live_question(choice[1], trace, view["head"])
+        else:
+            q = questions.quiz_question(choice[1], seed=int(time.time()) % 100_000)
+        if q is None:
+            st.session_state["cls_error"] = ("class.err_no_question", {})
+        else:
+            db = state.store()
+            _act(
+                t,
+                lambda: db.open_poll(
+                    cls["sid"], cls["token"], q.question, q.n_choices, q.correct, view["step"]
+                ),
+            )
+
+
+def poll_panel(t, cls: dict, *, height: int = 320) -> None:
+    """The latest poll: live count and histogram; close and reveal (refreshed every second)."""
+    db = state.store()
+
+    st.html(_STEADY_CSS)
+
+    @st.fragment(run_every=POLL_REFRESH_S)
+    def live() -> None:
+        with st.container(key="cls_live_poll"):
+            draw()
+
+    def draw() -> None:
+        try:
+            tallies = db.tallies(cls["sid"], cls["token"])
+        except ClassError:
+            return
+        if not tallies:
+            st.caption(t("class.no_poll_yet"))
+            return
+        tally = tallies[-1]
+        p = tally.poll
+        st.markdown(t("class.poll_heading", seq=p.seq, state=t(f"class.state_{p.state}")))
+        st.markdown(kit.escape_markdown(questions.question_text(t, p.question)))
+        revealed = p.state == "revealed"
+        fig = answers_histogram(
+            questions.choice_labels(t, p.question), tally.counts, p.correct if revealed else None,
+            title=t("class.answers_count", n=tally.total), count_title=t("class.count_axis"),
+        )  # fmt: skip
+        fig.update_layout(height=height)
+        kit.chart(fig, key=f"cls_hist_{p.seq}", alt=t("class.hist_alt"))
+        if revealed:
+            share = tally.share_right
+            st.success(t("class.revealed", answer=kit.escape_markdown(
+                f"{chr(65 + p.correct)}. {questions.choice_labels(t, p.question)[p.correct]}"),
+                share="—" if share is None else f"{share:.0%}"))  # fmt: skip
+        c1, c2 = st.columns(2)
+        if p.state == "open":
+            c1.button(t("class.close_poll"), key=f"cls_close_{p.seq}", icon=":material/lock:",
+                      on_click=_act, args=(t, lambda: db.close_poll(cls["sid"], cls["token"], p.poll_id)))  # fmt: skip
+        if not revealed:
+            c2.button(t("class.reveal"), key=f"cls_reveal_{p.seq}", icon=":material/visibility:",
+                      on_click=_act, args=(t, lambda: db.close_poll(cls["sid"], cls["token"], p.poll_id, reveal=True)))  # fmt: skip
+
+    live()
+
+
+def student_count(t, cls: dict) -> None:
+    db = state.store()
+
+    st.html(_STEADY_CSS)
+
+    @st.fragment(run_every=COUNT_REFRESH_S)
+    def count() -> None:
+        try:
+            info = db.teacher_session(cls["sid"], cls["token"])
+        except ClassError:
+            return
+        with st.container(key="cls_live_count"):
+            st.markdown(t("class.students", n=info.students))
+
+    count()
+
+
+def export_button(t, cls: dict) -> None:
+    db = state.store()
+    try:
+        data = results_csv(
+            t, db.tallies(cls["sid"], cls["token"]), db.export_answers(cls["sid"], cls["token"])
+        )
+    except ClassError:
+        return
+    st.download_button(t("class.export"), data, file_name=f"attention-lab-class-{cls['code']}.csv",
+                       mime="text/csv", key="cls_export", icon=":material/download:")  # fmt: skip
+
+
+def end_button(t, cls: dict) -> None:
+    def end() -> None:
+        try:
+            state.store().end_session(cls["sid"], cls["token"])
+        except ClassError:
+            pass
+        st.session_state["cls_ended"] = dict(cls)
+        st.session_state.pop(state.TEACHER_KEY, None)
+        st.session_state["cls_clear_cookie"] = True
+
+    st.button(t("class.end"), key="cls_end", on_click=end, icon=":material/stop_circle:")
+
+
+def show_error(t) -> None:
+    err = st.session_state.pop("cls_error", None)
+    if err:
+        st.error(t(err[0], **err[1]))

@@ -1,0 +1,332 @@
+"""Live class under load: a teacher and N students in headless Chromium through HAProxy in front
+of 2 app processes (deploy/serve_class.py, as ``make serve-class``), P polls, SQLite or PostgreSQL.
+
+    .venv/bin/python bench/classroom_live.py                     # 30 students, 5 polls, both stores
+    .venv/bin/python bench/classroom_live.py --store sqlite --kill-poll 3   # + one process killed in poll 3
+    .venv/bin/python bench/classroom_live.py --smoke             # 3 students, 2 polls, kill in poll 2
+
+The teacher's browser starts the class on the class page and moves the step in presenter mode; the
+polls are opened, closed and revealed through the store with the teacher's key read from the
+teacher's browser cookie (what the class page's buttons call). Each student's phone-sized page
+(390×844) joins with the code and a nickname (s00, s01, ...), and answers each poll (choice i mod 4),
+waiting for the page's acknowledgement.
+
+Reported:
+  * time from the teacher's click on Next until 50 % / 95 % / 100 % of the students show the new
+    step (a 100 ms timer in each page notes when its caption first says it);
+  * answers acknowledged (the student's page said "received") vs. counted by the store, per poll;
+    and that every acknowledged answer (nickname, choice) is among the counted ones;
+  * server CPU (both processes) per student per minute, store statements per second (each process
+    counts its own, ATTENTION_LAB_STORE_STATS), the load average before and after;
+  * with --kill-poll K: one process (the one with more students) is SIGKILLed when half the answers
+    of poll K are in; its students' pages reconnect through HAProxy to the other process (their
+    cookie brings their identity back); the time until each follows the teacher's next step.
+Exit status 0 only if acknowledged == counted for every poll and every student followed every step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+from playwright.async_api import async_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path.insert(0, str(ROOT / "deploy"))
+from serve_class import Cluster, free_port  # noqa: E402
+from st_browser import CHROMIUM_ARGS, chromium_executable  # noqa: E402
+
+from attention_ui.classroom import questions  # noqa: E402
+from classroom.postgres_store import PostgresStore  # noqa: E402
+from classroom.sqlite_store import SqliteStore  # noqa: E402
+from classroom.throwaway_postgres import ThrowawayPostgres  # noqa: E402
+
+TIMEOUT_MS = 120_000
+SEEN_JS = """
+window.__seen = window.__seen || {};
+setInterval(() => {
+  for (const el of document.querySelectorAll('[data-testid="stCaptionContainer"]')) {
+    const m = el.innerText.match(/step (\\d+) of 11/);
+    if (m && !(m[1] in window.__seen)) window.__seen[m[1]] = Date.now();
+  }
+}, 100);
+"""
+
+
+def pct(values, q):
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
+
+
+def cpu_s(pid):
+    try:
+        p = psutil.Process(pid)
+        procs = [p, *p.children(recursive=True)]
+        return sum(x.cpu_times().user + x.cpu_times().system for x in procs)
+    except psutil.Error:
+        return 0.0
+
+
+def store_queries(folder: Path) -> int:
+    import json
+
+    total = 0
+    for f in folder.glob("*.json"):
+        try:
+            total += json.loads(f.read_text())["queries"]
+        except (OSError, ValueError, KeyError):
+            pass
+    return total
+
+
+async def follow_times(pages, step, t0_ms, timeout_s=90):
+    """Seconds from t0 until each page noted ``step`` (None: never within the timeout)."""
+    deadline = time.monotonic() + timeout_s
+    out = [None] * len(pages)
+    while time.monotonic() < deadline and None in out:
+        for i, p in enumerate(pages):
+            if out[i] is None:
+                try:
+                    seen = await p.evaluate(f"() => (window.__seen || {{}})['{step}'] || null")
+                except Exception:
+                    seen = None
+                if seen:
+                    out[i] = (seen - t0_ms) / 1000
+        await asyncio.sleep(0.2)
+    return out
+
+
+ANSWER_TRY_MS = 30_000  # one try at answering; a page that lost its process tries again after reconnecting
+
+
+async def answer(page, choice, acks, nick, seq, tries=4):
+    for _ in range(tries):
+        try:
+            box = page.locator(".st-key-cls_poll_box")
+            await box.get_by_text(re.compile(rf"Poll {seq}\b")).wait_for(timeout=TIMEOUT_MS)
+            await box.locator('[role="radiogroup"] label').nth(choice).click(timeout=ANSWER_TRY_MS)
+            await page.locator('[class*="st-key-cls_send_"] button:enabled').click(timeout=ANSWER_TRY_MS)
+            await page.get_by_text(f"Answer {chr(65 + choice)} received").wait_for(timeout=ANSWER_TRY_MS)
+            acks.append((seq, nick, choice))
+            return
+        except Exception:
+            await asyncio.sleep(1)
+
+
+async def run(store_kind: str, students: int, polls: int, kill_poll: int | None) -> dict:
+    result: dict = {"store": store_kind, "students": students, "polls": polls, "load_before": os.getloadavg()}
+    tmp = Path(tempfile.mkdtemp(prefix="attnlab-live-"))
+    stats = tmp / "stats"
+    pg = None
+    env = {"ATTENTION_LAB_STORE_STATS": str(stats), "ATTENTION_LAB_DATA_DIR": str(tmp / "data")}
+    if store_kind == "postgresql":
+        pg = ThrowawayPostgres().start()
+        env["ATTENTION_LAB_DATABASE_URL"] = pg.create_database("live")
+    else:
+        env["ATTENTION_LAB_DATABASE_URL"] = ""
+    cluster = Cluster(2, free_port(), run_dir=tmp / "run", quiet=True, env=env,
+                      streamlit_args=["--browser.gatherUsageStats", "false"])  # fmt: skip
+    cluster.start()
+    db = (
+        PostgresStore(env["ATTENTION_LAB_DATABASE_URL"])
+        if pg
+        else SqliteStore(tmp / "data" / "classroom.sqlite3")
+    )
+    try:
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(headless=True, executable_path=chromium_executable(),
+                                               args=CHROMIUM_ARGS)  # fmt: skip
+            tctx = await browser.new_context(viewport={"width": 1366, "height": 768}, locale="en-US")
+            tctx.set_default_timeout(TIMEOUT_MS)
+            teacher = await tctx.new_page()
+            await teacher.goto(f"{cluster.url}/class_teach?lang=en")
+            await teacher.locator(".st-key-cls_start button").click()
+            await teacher.get_by_text("Join code:").wait_for()
+            code = "".join(
+                re.search(
+                    r"\b([A-Z0-9]{3})-([A-Z0-9]{3})\b", await teacher.locator("body").inner_text()
+                ).groups()
+            )
+            cookie = None
+            while cookie is None:
+                cookie = next(
+                    (c["value"] for c in await tctx.cookies() if c["name"] == "attnlab_class_teacher"), None
+                )
+                await asyncio.sleep(0.2)
+            sid, token = cookie.split(".", 1)
+            await teacher.locator(".st-key-cls_to_presenter button").click()
+            await teacher.locator(".st-key-pg_present_next button").wait_for()
+
+            ctxs, pages = [], []
+
+            async def join(i):
+                ctx = await browser.new_context(viewport={"width": 390, "height": 844}, locale="en-US")
+                ctx.set_default_timeout(TIMEOUT_MS)
+                await ctx.add_init_script(SEEN_JS)
+                p = await ctx.new_page()
+                for attempt in range(3):  # a page that did not come up under load is opened again
+                    try:
+                        await p.goto(f"{cluster.url}/class_join?code={code}&lang=en")
+                        following = p.get_by_text(re.compile(r"step \d+ of 11"))
+                        nick = p.locator(".st-key-cls_join_nick input")
+                        await following.or_(nick).first.wait_for(timeout=60_000)
+                        if not await following.count():  # not joined yet (a reload keeps a join: cookie)
+                            await nick.fill(f"s{i:02d}")
+                            await p.locator('[data-testid="stFormSubmitButton"] button').click()
+                        await following.wait_for(timeout=60_000)
+                        break
+                    except Exception:
+                        result.setdefault("join_retries", 0)
+                        result["join_retries"] += 1
+                        if attempt == 2:
+                            raise
+                ctxs.append(ctx)
+                pages.append((i, p))
+
+            t_join = time.monotonic()
+            for start in range(0, students, 5):
+                await asyncio.gather(*(join(i) for i in range(start, min(students, start + 5))))
+            pages.sort()
+            result["join_s"] = round(time.monotonic() - t_join, 1)
+            student_pages = [p for _, p in pages]
+            where = {}
+            for i, p in pages:
+                where[i] = next(
+                    (c["value"] for c in await p.context.cookies() if c["name"] == "attnlab_replica"), "?"
+                )
+            result["spread"] = {r: list(where.values()).count(r) for r in sorted(set(where.values()))}
+
+            cpu0 = {r.name: cpu_s(r.pid) for r in cluster.replicas}
+            q0, t0 = store_queries(stats), time.monotonic()
+            step, acks, follows, per_poll, killed = 1, [], [], [], None
+            for seq in range(1, polls + 1):
+                step += 1
+                click_ms = time.time() * 1000
+                await teacher.locator(".st-key-pg_present_next button").click()
+                times = await follow_times(student_pages, step, click_ms)
+                follows.append(times)
+                q = questions.quiz_question(questions.QUIZ_KINDS[seq % len(questions.QUIZ_KINDS)], seed=seq)
+                poll = db.open_poll(sid, token, q.question, q.n_choices, q.correct, step)
+                tasks = [
+                    asyncio.create_task(answer(p, i % q.n_choices, acks, f"s{i:02d}", seq)) for i, p in pages
+                ]
+                if kill_poll == seq:
+                    while sum(1 for a in acks if a[0] == seq) < students // 2:
+                        await asyncio.sleep(0.2)
+                    victim = max(result["spread"], key=result["spread"].get)
+                    kill_t = time.monotonic()
+                    cluster.kill(victim)
+                    killed = {
+                        "replica": victim,
+                        "students": result["spread"][victim],
+                        "at_acks": sum(1 for a in acks if a[0] == seq),
+                    }
+                await asyncio.gather(*tasks)
+                db.close_poll(sid, token, poll.poll_id, reveal=True)
+                tally = db.tallies(sid, token)[-1]
+                acked = sum(1 for a in acks if a[0] == seq)
+                per_poll.append({"poll": seq, "acknowledged": acked, "counted": tally.total})
+                print(f"[{store_kind}] poll {seq}: followed {times}, acknowledged {acked}, counted {tally.total}",
+                      flush=True)  # fmt: skip
+                if killed and "follow_after_kill" not in killed:
+                    step += 1
+                    click_ms = time.time() * 1000
+                    await teacher.locator(".st-key-pg_present_next button").click()
+                    times = await follow_times(student_pages, step, click_ms)
+                    moved = [times[i] for i, _ in pages if where[i] == killed["replica"]]
+                    killed["follow_after_kill"] = {"all_max_s": max((x for x in times if x is not None), default=None),
+                                                   "moved_max_s": max((x for x in moved if x is not None), default=None),
+                                                   "missing": times.count(None),
+                                                   "kill_to_followed_s": round(time.monotonic() - kill_t, 1)}  # fmt: skip
+                    follows.append(times)
+            elapsed = time.monotonic() - t0
+            cpu1 = {r.name: cpu_s(r.pid) for r in cluster.replicas}
+            queries = store_queries(stats) - q0
+            counted = set(db.export_answers(sid, token))
+            result.update(
+                per_poll=per_poll,
+                acked_all_counted=set(acks) <= counted,
+                ack_total=len(acks),
+                counted_total=len(counted),
+                follow_p50_s=round(pct([x for f in follows for x in f if x is not None], 0.5), 2),
+                follow_p95_s=round(pct([x for f in follows for x in f if x is not None], 0.95), 2),
+                follow_50pct_per_step=[round(pct([x for x in f if x is not None], 0.5), 2) for f in follows],
+                follow_95pct_per_step=[round(pct([x for x in f if x is not None], 0.95), 2) for f in follows],
+                follow_missing=sum(f.count(None) for f in follows),
+                minutes=round(elapsed / 60, 2),
+                cpu_s={k: round(cpu1[k] - cpu0[k], 1) for k in cpu0 if k != (killed or {}).get("replica")},
+                killed=killed,
+                queries_per_s=round(queries / elapsed, 1),
+            )
+            total_cpu = sum(result["cpu_s"].values())
+            result["cpu_s_per_student_minute"] = round(total_cpu / students / (elapsed / 60), 3)
+            result["load_after"] = os.getloadavg()
+            await browser.close()
+    finally:
+        db.close()
+        cluster.stop()
+        if pg:
+            pg.stop()
+    return result
+
+
+def report(r: dict) -> bool:
+    print(
+        f"\n== store {r['store']}: {r['students']} students, {r['polls']} polls, spread {r['spread']}, join {r['join_s']} s"
+    )
+    print(
+        f"load average before {tuple(round(x, 2) for x in r['load_before'])}, after {tuple(round(x, 2) for x in r['load_after'])}"
+    )
+    print(f"step change -> shown: 50 % {r['follow_50pct_per_step']} s, 95 % {r['follow_95pct_per_step']} s per step;"
+          f" over all steps p50 {r['follow_p50_s']} s, p95 {r['follow_p95_s']} s; never shown {r['follow_missing']}")  # fmt: skip
+    for p in r["per_poll"]:
+        print(f"poll {p['poll']}: acknowledged {p['acknowledged']}, counted {p['counted']}")
+    print(
+        f"every acknowledged answer counted: {r['acked_all_counted']} ({r['ack_total']} acknowledged, {r['counted_total']} counted)"
+    )
+    print(
+        f"server CPU {r['cpu_s']} s over {r['minutes']} min = {r['cpu_s_per_student_minute']} CPU s per student per minute"
+    )
+    print(f"store statements/s (both processes): {r['queries_per_s']}")
+    if r["killed"]:
+        print(f"killed {r['killed']}")
+    ok = r["acked_all_counted"] and r["follow_missing"] == 0
+    if not r["killed"]:
+        ok = ok and all(p["acknowledged"] == p["counted"] for p in r["per_poll"])
+    print("PASS" if ok else "FAIL")
+    return ok
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--students", type=int, default=30)
+    ap.add_argument("--polls", type=int, default=5)
+    ap.add_argument("--store", choices=("sqlite", "postgresql", "both"), default="both")
+    ap.add_argument("--kill-poll", type=int, default=None, help="kill one process during this poll")
+    ap.add_argument("--smoke", action="store_true", help="3 students, 2 polls, a kill in poll 2, SQLite")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.students, args.polls, args.store, args.kill_poll = 3, 2, "sqlite", 2
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    stores = ("sqlite", "postgresql") if args.store == "both" else (args.store,)
+    ok = True
+    for kind in stores:
+        ok = report(asyncio.run(run(kind, args.students, args.polls, args.kill_poll))) and ok
+        sys.stdout.flush()
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,138 @@
+"""What the store hands out (frozen records), its errors, and the checks on what students type."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+NICKNAME_MAX = 24  # characters (code points) of a nickname, after surrounding spaces are dropped
+CLASS_HOURS_DEFAULT = 4.0  # a session ends by itself this long after it started
+RETENTION_DAYS_DEFAULT = 7.0  # a session's data are removed this long after it ended or expired
+VIEW_MAX_BYTES = 16_000  # the teacher's view as JSON: a sentence of 2000 characters and settings fit
+QUESTION_MAX_BYTES = 8_000
+MAX_CHOICES = 8
+# Characters a nickname may not hold, beyond the Cc control characters: the bidirectional
+# overrides and isolates (they can turn the text around it on the projector or in a spreadsheet).
+_BIDI_CONTROLS = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+
+
+class ClassError(Exception):
+    """A refusal the learner or teacher should read: ``key`` is a ``class.*`` catalog key."""
+
+    def __init__(self, key: str, **values: object) -> None:
+        super().__init__(key)
+        self.key = key
+        self.values = values
+
+
+class Forbidden(ClassError):
+    """A teacher action without the session's teacher token (or with a wrong one)."""
+
+    def __init__(self) -> None:
+        super().__init__("class.err_forbidden")
+
+
+def clean_nickname(raw: object) -> str | None:
+    """The nickname to store (None when none was given), or ClassError saying what is wrong."""
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise ClassError("class.err_nickname_type")
+    if len(raw) > 4 * NICKNAME_MAX:  # before any other work on a 100 KB paste
+        raise ClassError("class.err_nickname_long", limit=NICKNAME_MAX)
+    name = raw.strip()
+    if not name:
+        return None
+    if len(name) > NICKNAME_MAX:
+        raise ClassError("class.err_nickname_long", limit=NICKNAME_MAX)
+    for ch in name:
+        if ch in _BIDI_CONTROLS or unicodedata.category(ch) in ("Cc", "Cs", "Co", "Cn"):
+            raise ClassError("class.err_nickname_chars")
+    return unicodedata.normalize("NFC", name)
+
+
+@dataclass(frozen=True)
+class Started:
+    """A new session: ``teacher_token`` is the only copy of the teacher's key (the store keeps its hash)."""
+
+    session_id: str
+    code: str
+    teacher_token: str
+    expires_at: float
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    session_id: str
+    code: str
+    created_at: float
+    expires_at: float
+    ended_at: float | None
+    join_url: str | None
+    view: dict
+    view_rev: int
+    students: int
+
+    def live(self, now: float) -> bool:
+        return self.ended_at is None and now < self.expires_at
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A student in a session: ``student_token`` names the student's answers (kept in their browser)."""
+
+    session_id: str
+    code: str
+    student_token: str
+    nickname: str | None
+
+
+@dataclass(frozen=True)
+class Pulse:
+    """What a student's page checks every second: has the view or the poll changed, is the class on?"""
+
+    view_rev: int
+    poll_seq: int | None
+    poll_state: str | None
+    live: bool
+
+
+@dataclass(frozen=True)
+class Poll:
+    poll_id: str
+    seq: int  # 1, 2, ... within the session
+    step: int  # the presenter step the poll was opened at
+    question: dict  # kind and parameters (no answer): the page turns it into text
+    n_choices: int
+    correct: int
+    state: str  # "open", "closed" or "revealed"
+
+
+@dataclass(frozen=True)
+class PollTally:
+    """The teacher's view of a poll: counts per choice (no names)."""
+
+    poll: Poll
+    counts: tuple[int, ...]
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts)
+
+    @property
+    def share_right(self) -> float | None:
+        return self.counts[self.poll.correct] / self.total if self.total else None
+
+
+@dataclass(frozen=True)
+class StudentPoll:
+    """A student's view of the latest poll: never others' answers; the right answer only once revealed."""
+
+    poll_id: str
+    seq: int
+    question: dict
+    n_choices: int
+    state: str
+    my_choice: int | None
+    correct: int | None
+    share_right: float | None

@@ -1,0 +1,97 @@
+"""Where the store lives and how long a class lasts, from the environment.
+
+- ``ATTENTION_LAB_DATABASE_URL=postgresql://user:pass@host/db``: PostgreSQL (several machines);
+  unset: SQLite in ``ATTENTION_LAB_DATA_DIR`` (default ``data/`` beside app.py), file ``classroom.sqlite3``.
+- ``ATTENTION_LAB_CLASS_HOURS`` (default 4): a session ends by itself after this long.
+- ``ATTENTION_LAB_CLASS_RETENTION_DAYS`` (default 7): its data are removed this long after it ended.
+- ``ATTENTION_LAB_JOIN_URL``: the address students open, fixed for the whole server (else the
+  teacher may type one; else the address the teacher's browser used).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .model import CLASS_HOURS_DEFAULT, RETENTION_DAYS_DEFAULT
+
+ROOT = Path(__file__).resolve().parent.parent
+DB_FILE = "classroom.sqlite3"
+
+
+def _number(env, name: str, default: float, low: float, high: float) -> float:
+    raw = env.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SystemExit(f"{name}={raw!r} is not a number") from None
+    if not low < value <= high:
+        raise SystemExit(f"{name}={raw!r} must be above {low} and at most {high}")
+    return value
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    database_url: str | None
+    data_dir: Path
+    class_hours: float
+    retention_days: float
+    join_url: str | None
+
+    @classmethod
+    def from_env(cls, env=None) -> StoreSettings:
+        env = os.environ if env is None else env
+        url = env.get("ATTENTION_LAB_DATABASE_URL") or None
+        if url and not url.startswith(("postgresql://", "postgres://")):
+            raise SystemExit("ATTENTION_LAB_DATABASE_URL must start with postgresql://")
+        return cls(
+            database_url=url,
+            data_dir=Path(env.get("ATTENTION_LAB_DATA_DIR") or ROOT / "data"),
+            class_hours=_number(env, "ATTENTION_LAB_CLASS_HOURS", CLASS_HOURS_DEFAULT, 0, 48),
+            retention_days=_number(
+                env, "ATTENTION_LAB_CLASS_RETENTION_DAYS", RETENTION_DAYS_DEFAULT, 0, 3650
+            ),
+            join_url=env.get("ATTENTION_LAB_JOIN_URL") or None,
+        )
+
+    @property
+    def backend(self) -> str:
+        return "postgresql" if self.database_url else "sqlite"
+
+
+def open_store(settings: StoreSettings | None = None):
+    """The configured store, migrated to the latest schema and purged of expired classes."""
+    settings = settings or StoreSettings.from_env()
+    if settings.database_url:
+        from .postgres_store import PostgresStore
+
+        store = PostgresStore(settings.database_url)
+    else:
+        from .sqlite_store import SqliteStore
+
+        store = SqliteStore(settings.data_dir / DB_FILE)
+    store.migrate()
+    store.purge(settings.retention_days)
+    stats_dir = os.environ.get("ATTENTION_LAB_STORE_STATS")
+    if stats_dir:  # bench/classroom_live.py: each process's statement count, written every second
+        _write_stats(store, Path(stats_dir))
+    return store
+
+
+def _write_stats(store, folder: Path) -> None:
+    import json
+    import threading
+    import time
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{os.getpid()}.json"
+
+    def loop() -> None:
+        while True:
+            path.write_text(json.dumps({"queries": store.queries, "at": time.time()}))
+            time.sleep(1.0)
+
+    threading.Thread(target=loop, name="store-stats", daemon=True).start()

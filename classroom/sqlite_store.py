@@ -1,0 +1,80 @@
+"""The embedded default: one SQLite file (WAL, a busy timeout), shared by every process on a machine."""
+
+from __future__ import annotations
+
+import queue
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+
+from .store import SqlStore
+
+BUSY_TIMEOUT_MS = 10_000  # a writer waits this long for another process's write to finish
+POOL_SIZE = 8  # connections kept open per process (Streamlit runs each session in its own thread)
+
+
+class SqliteStore(SqlStore):
+    dialect = "sqlite"
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._pool: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
+        self._closed = False
+
+    def _connect(self) -> sqlite3.Connection:
+        # autocommit mode (isolation_level=None): transactions are begun explicitly below, so a write
+        # takes the database's write lock at BEGIN IMMEDIATE, not half-way through.
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                               check_same_thread=False)  # fmt: skip
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")  # readers never wait for the writer
+        conn.execute(
+            "PRAGMA synchronous = NORMAL"
+        )  # WAL's safe setting: a power cut loses at most the last commits
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
+
+    @contextmanager
+    def _connection(self):
+        try:
+            conn = self._pool.get_nowait()
+        except queue.Empty:
+            conn = self._connect()
+        try:
+            yield conn
+        finally:
+            if self._closed or self._pool.qsize() >= POOL_SIZE:
+                conn.close()
+            else:
+                self._pool.put(conn)
+
+    @contextmanager
+    def _transaction(self, write: bool):
+        with self._connection() as conn:
+            cur = conn.cursor()
+            cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield cur
+            except BaseException:
+                conn.rollback()
+                raise
+            else:
+                conn.commit()
+            finally:
+                cur.close()
+
+    def migrate(self) -> int:
+        # BEGIN IMMEDIATE holds the file's write lock: a second process starting at the same moment
+        # waits (busy timeout), then finds the tables made and the version recorded.
+        with self._transaction(write=True) as cur:
+            return self._apply_migrations(cur)
+
+    def close(self) -> None:
+        self._closed = True
+        while True:
+            try:
+                self._pool.get_nowait().close()
+            except queue.Empty:
+                break

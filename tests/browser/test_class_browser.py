@@ -1,0 +1,156 @@
+"""A live class in Chromium: one teacher and two students (one on a 390×844 phone, in Japanese)
+through HAProxy in front of two app processes that share one SQLite store (deploy/serve_class.py).
+
+Start from the class page, the projector's join code and QR code, join from the phones, follow the
+presenter's step (the time each phone took is printed), open a poll, answer, live count, reveal,
+reload the teacher's page (control resumes from the browser's cookie), export the CSV, end.
+The teacher's key never appears in the page's text or address. Screenshots:
+artifacts/screenshots/class_<who>_<moment>.png (projector 1920×1080 and 1366×768, phone 390×844,
+both languages).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Page, expect
+from st_browser import ROOT, assert_no_exception, new_context, screenshot, wait_for_app_run
+
+sys.path.insert(0, str(ROOT / "deploy"))
+from serve_class import Cluster, free_port  # noqa: E402
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+SLOW_MS = 90_000
+CODE = re.compile(r"\b([A-Z0-9]{3})-([A-Z0-9]{3})\b")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory) -> Iterator[Cluster]:
+    data = tmp_path_factory.mktemp("classdata")
+    c = Cluster(2, free_port(), run_dir=tmp_path_factory.mktemp("classrun"), quiet=True,
+                streamlit_args=["--browser.gatherUsageStats", "false"],
+                env={"ATTENTION_LAB_DATA_DIR": str(data), "ATTENTION_LAB_DATABASE_URL": ""})  # fmt: skip
+    try:
+        c.start()
+    except SystemExit as exc:
+        pytest.fail(f"{exc}\n(`make test` installs HAProxy through scripts/ensure_haproxy.sh)", pytrace=False)
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def body(page: Page) -> str:
+    return page.locator("body").inner_text()
+
+
+def teacher_token(page: Page) -> str | None:
+    value = next((c["value"] for c in page.context.cookies() if c["name"] == "attnlab_class_teacher"), None)
+    return value.split(".", 1)[1] if value else None
+
+
+def no_key_shown(page: Page, token: str) -> None:
+    assert token not in body(page) and token not in page.url
+
+
+def test_live_class_teacher_and_two_phones(browser, cluster: Cluster) -> None:
+    base = cluster.url
+    teacher_ctx = new_context(browser, width=1920, height=1080, timeout_ms=SLOW_MS)
+    phone_ctx = new_context(browser, locale="ja-JP", width=390, height=844, timeout_ms=SLOW_MS)
+    laptop_ctx = new_context(browser, width=1366, height=768, timeout_ms=SLOW_MS)
+    try:
+        teacher = teacher_ctx.new_page()
+        teacher.goto(f"{base}/class_teach?lang=en")
+        wait_for_app_run(teacher, SLOW_MS)
+        teacher.locator(".st-key-cls_start button").click()
+        expect(teacher.get_by_text("Join code:")).to_be_visible(timeout=SLOW_MS)
+        code = "".join(CODE.search(body(teacher)).groups())
+        expect(teacher.locator('[data-testid="stImage"] svg, [data-testid="stImage"] img')).to_have_count(1)
+        token = None
+        deadline = time.monotonic() + 30
+        while token is None and time.monotonic() < deadline:
+            token = teacher_token(teacher)  # set by the page's script after the start
+            time.sleep(0.2)
+        assert token and len(token) >= 43
+        no_key_shown(teacher, token)
+
+        phones = {}
+        for name, ctx, nick in (("phone", phone_ctx, "ハナ"), ("laptop", laptop_ctx, "<i>Ben</i>")):
+            p = ctx.new_page()
+            p.goto(f"{base}/class_join?code={code.lower()}")
+            wait_for_app_run(p, SLOW_MS)
+            p.locator(".st-key-cls_join_nick input").fill(nick)
+            p.locator('[data-testid="stFormSubmitButton"] button').click()
+            expect(p.get_by_text(re.compile(r"(step|ステップ) 1 / 11|step 1 of 11"))).to_be_visible(
+                timeout=SLOW_MS
+            )
+            assert nick in body(p)  # shown as typed, as text
+            assert p.locator("i", has_text="Ben").count() == 0
+            phones[name] = p
+        assert "ハナ" not in body(phones["laptop"]) and "Ben" not in body(phones["phone"])
+        screenshot(phones["phone"], "class_phone_ja_joined")
+
+        # presenter mode: the projector's strip and the step the phones follow
+        teacher.locator(".st-key-cls_to_presenter button").click()
+        expect(teacher.locator(".st-key-pg_present_next button")).to_be_visible(timeout=SLOW_MS)
+        expect(teacher.get_by_text("Join code:")).to_be_visible()
+        no_key_shown(teacher, token)
+        screenshot(teacher, "class_projector_1920_en", full=False)
+        for step in (2, 3):
+            teacher.locator(".st-key-pg_present_next button").click()
+            t0 = time.monotonic()
+            for name, p in phones.items():
+                expect(p.get_by_text(re.compile(rf"(step {step} of 11|ステップ {step} / 11)"))).to_be_visible(
+                    timeout=SLOW_MS
+                )
+                print(f"step {step}: {name} followed after {time.monotonic() - t0:.2f} s")
+        teacher.set_viewport_size({"width": 1366, "height": 768})
+        screenshot(teacher, "class_projector_1366_en", full=False)
+        screenshot(phones["phone"], "class_phone_ja_step3")
+
+        # a poll: which key wins the last row
+        teacher.locator(".st-key-cls_present_panel button").click()
+        expect(teacher.locator(".st-key-cls_open button")).to_be_visible(timeout=SLOW_MS)
+        teacher.locator(".st-key-cls_open button").click()
+        for name, p in phones.items():
+            radio = p.locator('[data-testid="stRadio"] [role="radiogroup"] label')
+            expect(radio.first).to_be_visible(timeout=SLOW_MS)
+            radio.nth(0 if name == "phone" else 1).click()
+            p.locator('[class*="st-key-cls_send_"] button').click()
+            expect(p.get_by_text(re.compile("received|受け付けました"))).to_be_visible(timeout=SLOW_MS)
+        screenshot(phones["phone"], "class_phone_ja_answered")
+        expect(teacher.get_by_text("Answers: 2")).to_be_visible(timeout=SLOW_MS)
+        screenshot(teacher, "class_teacher_1366_en_poll")
+        teacher.locator('[class*="st-key-cls_reveal_"] button').click()
+        for p in phones.values():
+            expect(p.get_by_text(re.compile("Right answer|正解："))).to_be_visible(timeout=SLOW_MS)
+        screenshot(phones["phone"], "class_phone_ja_revealed")
+        screenshot(phones["laptop"], "class_laptop_en_revealed")
+
+        # a reload: control resumes from the cookie; Japanese projector
+        teacher.goto(f"{base}/class_teach?lang=ja")
+        expect(teacher.get_by_text("参加コード")).to_be_visible(timeout=SLOW_MS)
+        no_key_shown(teacher, token)
+        teacher.set_viewport_size({"width": 1920, "height": 1080})
+        screenshot(teacher, "class_teacher_1920_ja_after_reload")
+        with teacher.expect_download() as dl:
+            teacher.locator(".st-key-cls_export button").click()
+        csv_text = open(dl.value.path(), encoding="utf-8").read()
+        assert "ハナ" in csv_text and "<i>Ben</i>" in csv_text and csv_text.count("\noption,") == 4
+        teacher.locator(".st-key-cls_present_panel button, .st-key-cls_to_presenter button").first.click()
+        expect(teacher.locator(".st-key-pg_present_next button")).to_be_visible(timeout=SLOW_MS)
+        screenshot(teacher, "class_projector_1920_ja", full=False)
+        teacher.locator(".st-key-cls_present_panel button").click()
+        expect(teacher.locator(".st-key-cls_end button")).to_be_visible(timeout=SLOW_MS)
+        teacher.locator(".st-key-cls_end button").click()
+        for p in phones.values():
+            expect(p.get_by_text(re.compile("has ended|終わりました"))).to_be_visible(timeout=SLOW_MS)
+        for p in (teacher, *phones.values()):
+            assert_no_exception(p)
+    finally:
+        for ctx in (teacher_ctx, phone_ctx, laptop_ctx):
+            ctx.close()
