@@ -53,8 +53,10 @@ PAGES = [  # url path ("" = the playground), the catalog key of its navigation t
     ("quiz", "app.nav_quiz"),
     ("path", "app.nav_path"),
     ("worksheet", "app.nav_worksheet"),
+    ("class_teach", "class.nav_teach"),
+    ("class_join", "class.nav_join"),
 ]
-NO_CHARTS = {"quiz", "path", "worksheet"}  # pages that open without a chart
+NO_CHARTS = {"quiz", "path", "worksheet", "class_teach", "class_join"}  # pages that open without a chart
 SLOW_MS = 120_000
 MAX_TOOLBAR_STOPS_PER_CHART = 3  # PNG download, reset axes (and Streamlit's own fullscreen button)
 

@@ -102,6 +102,8 @@ def nav_titles(lang: str) -> set[str]:
         "app.nav_heads",
         "app.nav_path",
         "app.nav_worksheet",
+        "class.nav_teach",
+        "class.nav_join",
     ]
     return {translate(lang, k) for k in keys}
 
