@@ -179,7 +179,7 @@ def compare_rows(t, text: str) -> list[dict]:
     row(t("decoder.cmp_at_n", n=f"{COMPARE_TOKENS:,}"), [f"{b:,}" for b in full])
     windowed = [
         windowed_cache_bytes(COMPARE_TOKENS, c.layer_windows, c.n_kv_heads, c.head_dim, BYTES)
-        if c.layer_windows is not None else None
+        if models.has_window(c) else None
         for c in cfgs
     ]  # fmt: skip
     row(t("decoder.cmp_at_n_window", n=f"{COMPARE_TOKENS:,}"),

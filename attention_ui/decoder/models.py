@@ -34,3 +34,8 @@ def run(name: str, text: str):
     if name == "gemma3":
         return gemma3.run_text(text, max_tokens=gemma3.MAX_TOKENS, truncate=True)
     return smollm2.run_text(text, truncate=True)
+
+
+def has_window(config) -> bool:
+    """Whether any layer of ``config`` is local (has a sliding window); SmolLM2's has none."""
+    return any(config.window_of(layer) is not None for layer in range(config.n_layers))
