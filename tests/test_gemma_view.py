@@ -88,3 +88,14 @@ def test_long_preset_is_longer_than_the_window(lang: str) -> None:
 
     n = gemma3.encode(long_preset(lang)).total_tokens
     assert 512 < n <= gemma3.MAX_TOKENS, n
+
+
+def test_pair_norm_change_reads_the_models_pairing() -> None:
+    from attention_core.rope import apply_rope
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 8))
+    turned = apply_rope(x, np.arange(5), 10_000.0, "half")
+    assert decoder_view.max_pair_norm_change(x, turned, "half") < 1e-12
+    # the broken case: reading a rotate-half vector as interleaved pairs sees lengths change
+    assert decoder_view.max_pair_norm_change(x, turned, "interleaved") > 1e-3

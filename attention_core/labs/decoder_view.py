@@ -76,12 +76,12 @@ class RopeOffsetCurve:
         return float(np.abs(self.scores - self.scores[:1]).max())
 
 
-def max_pair_norm_change(before: np.ndarray, after: np.ndarray) -> float:
+def max_pair_norm_change(before: np.ndarray, after: np.ndarray, layout: str = "interleaved") -> float:
     """The largest change in the length of any coordinate pair between ``before`` and ``after`` RoPE
-    ``[..., d]`` (0 in exact arithmetic: a rotation keeps lengths)."""
-    return float(
-        np.abs(pair_norms(np.asarray(before, np.float64)) - pair_norms(np.asarray(after, np.float64))).max()
-    )
+    ``[..., d]`` (0 in exact arithmetic: a rotation keeps lengths). ``layout``: which coordinates
+    form a pair (``"interleaved"``: (2i, 2i+1), SmolLM2; ``"half"``: (i, i + d/2), Gemma 3)."""
+    b, a = np.asarray(before, np.float64), np.asarray(after, np.float64)
+    return float(np.abs(pair_norms(b, layout) - pair_norms(a, layout)).max())
 
 
 def rope_offset_curve(

@@ -38,7 +38,9 @@ def section_weights(t, trace, settings: DecoderSettings, hover) -> None:
     st.markdown(t("decoder.group_summary", kv=kv, heads=heads_text, head=settings.head))
     axes = dict(hover=hover, query_title=t("decoder.axis_query"), key_title=t("decoder.axis_key"))
     figs = fdc.group_weight_maps(layer.weights, group, trace.labels, layer.mask, title="", **axes)
-    for column, h, fig in zip(st.columns(len(group)), group, figs, strict=True):
+    per_row = 2 if len(group) > 3 else len(group)  # four maps side by side would be too narrow
+    columns = [c for start in range(0, len(group), per_row) for c in st.columns(per_row)]
+    for column, h, fig in zip(columns, group, figs, strict=True):
         with column:
             if h == settings.head:
                 st.markdown(t("decoder.selected_mark", h=h))
@@ -82,8 +84,8 @@ def section_rope(t, trace, settings: DecoderSettings, hover) -> None:
         st.markdown(t("decoder.q_after", h=head))
         PAGE.chart(heatmaps.feature_heatmap(layer.Q[head], trace.labels, **axes), "q_post",
                    t("decoder.alt_q", h=head, n=n))  # fmt: skip
-    change = decoder_view.max_pair_norm_change(q_in[head], layer.Q[head])
-    st.markdown(t("decoder.rope_norms", change=f"{change:.1e}"))
+    change = decoder_view.max_pair_norm_change(q_in[head], layer.Q[head], config.rope_layout)
+    st.markdown(model_text(t, settings.model, "rope_norms", change=f"{change:.1e}"))
 
     st.subheader(t("decoder.h_offset"))
     # re-sent on every run: the options' labels change with the sentence, the browser would keep the old one
@@ -105,7 +107,7 @@ def section_rope(t, trace, settings: DecoderSettings, hover) -> None:
     )  # fmt: skip
     PAGE.chart(fig, "rope", t("decoder.alt_rope", h=head, j=j))
     st.markdown(
-        t("decoder.rope_offset_summary", i=i, j=j, offset=i - j, score=f"{actual[1]:.4f}",
+        model_text(t, settings.model, "rope_offset_summary", i=i, j=j, offset=i - j, score=f"{actual[1]:.4f}",
           starts=", ".join(str(s) for s in ROPE_STARTS), spread=f"{curve.spread:.1e}", plain=f"{curve.unrotated:.4f}")
     )  # fmt: skip
 
