@@ -46,7 +46,7 @@ def test_mark_layers_frames_the_given_layers() -> None:
     assert names == ["marked layer 5", "marked layer 11", "marked layer 17"]
     rect = next(s for s in marked.layout.shapes if s.name == "marked layer 11")
     assert (rect.y0, rect.y1, rect.x0, rect.x1) == (10.5, 11.5, -0.5, 3.5)
-    assert [a.text for a in marked.layout.annotations][-3:] == ["global &lt;b&gt;"] * 3
+    assert marked.layout.meta == {"marked": "global &lt;b&gt;"}
     assert len(fig.layout.shapes) == len(marked.layout.shapes) - 3  # the input is not changed
 
 

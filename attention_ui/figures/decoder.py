@@ -384,16 +384,16 @@ def generated_rows(
 
 
 def mark_layers(fig: go.Figure, layers: Sequence[int], label: str) -> go.Figure:
-    """A copy of a :func:`head_grid` figure with a frame around each of ``layers`` (Gemma 3's global
-    layers) and ``label`` beside it (layout shapes named ``"marked layer l"``, annotations)."""
+    """A copy of a :func:`head_grid` figure with a dotted frame around each of ``layers`` (Gemma 3's
+    global layers), each shape named ``"marked layer l"``; ``label`` is kept in ``layout.meta``
+    (a text beside the grid collided with the colour bar on a phone; the page says what the frames
+    mean)."""
     out = go.Figure(fig)
     n_heads = len(fig.data[0].z[0])
     for layer in layers:
         out.add_shape(type="rect", x0=-0.5, x1=n_heads - 0.5, y0=layer - 0.5, y1=layer + 0.5,
                       line=dict(color="#222222", width=2, dash="dot"), name=f"marked layer {layer}")  # fmt: skip
-        out.add_annotation(x=n_heads - 0.5, y=layer, text=escape_label(label), showarrow=False, xanchor="left",
-                           font=dict(size=11))  # fmt: skip
-    out.update_layout(margin=dict(r=70))
+    out.update_layout(meta={"marked": escape_label(label)})
     return out
 
 
