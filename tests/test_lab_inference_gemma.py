@@ -36,3 +36,18 @@ def test_preset_numbers_are_the_files_metadata() -> None:
     )
     # layer l is global when (l + 1) % 6 == 0 (not in the file): 3 of 18
     assert shape.layers_windowed == shape.layers - shape.layers // 6
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_inference_page_offers_the_gemma_preset(lang: str) -> None:
+    from attention_ui.i18n import translate
+    from tests.apptest_pages import no_exception, open_page, texts
+
+    at = open_page("app_pages/inference.py", lang=lang)
+    index = next(i for i, p in enumerate(inference.PRESETS) if p.key == "gemma3_270m")
+    at.selectbox(key="if_preset").set_value(index).run()
+    no_exception(at)
+    assert at.session_state["if_calc_window"] == 512 and at.session_state["if_calc_kv"] == 1
+    text = texts(at) + "\n".join(c.value for c in at.caption)
+    assert translate(lang, "inference.source_gemma3_270m") in text
+    assert translate(lang, "inference.source_window", w="512", layers=15, total=18) in text
