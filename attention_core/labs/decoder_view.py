@@ -76,12 +76,12 @@ class RopeOffsetCurve:
         return float(np.abs(self.scores - self.scores[:1]).max())
 
 
-def max_pair_norm_change(before: np.ndarray, after: np.ndarray) -> float:
+def max_pair_norm_change(before: np.ndarray, after: np.ndarray, layout: str = "interleaved") -> float:
     """The largest change in the length of any coordinate pair between ``before`` and ``after`` RoPE
-    ``[..., d]`` (0 in exact arithmetic: a rotation keeps lengths)."""
-    return float(
-        np.abs(pair_norms(np.asarray(before, np.float64)) - pair_norms(np.asarray(after, np.float64))).max()
-    )
+    ``[..., d]`` (0 in exact arithmetic: a rotation keeps lengths). ``layout``: which coordinates
+    form a pair (``"interleaved"``: (2i, 2i+1), SmolLM2; ``"half"``: (i, i + d/2), Gemma 3)."""
+    b, a = np.asarray(before, np.float64), np.asarray(after, np.float64)
+    return float(np.abs(pair_norms(b, layout) - pair_norms(a, layout)).max())
 
 
 def rope_offset_curve(
@@ -132,3 +132,43 @@ def choose_next(logits: np.ndarray, temperature: float, top_k: int, seed: int, s
     :func:`next_token_probs` (``softmax(logits / T)`` over the ``top_k`` best, 0 = all)."""
     probs = next_token_probs(logits, temperature, top_k)
     return pick_token(probs, None if temperature == 0 else step_rng(seed, step))
+
+
+def weight_outside_window(weights: np.ndarray, window: int | None) -> float:
+    """The largest attention weight a query gives a key ``window`` or more positions back
+    (``weights [h, n, n]``; 0 when a local layer's band holds; 0 for ``window`` None by definition,
+    as a global layer has no band). Checks a trace's weights against its layer's window."""
+    w = np.asarray(weights, dtype=np.float64)
+    if window is None:
+        return 0.0
+    n = w.shape[-1]
+    i, j = np.indices((n, n))
+    far = (i - j) >= window
+    return float(w[..., far].max()) if far.any() else 0.0
+
+
+def keys_read_per_query(weights: np.ndarray, tol: float = 0.0) -> np.ndarray:
+    """``weights [h, n, n]`` -> ``[n]``: for each query row, how many keys get a weight above ``tol``
+    in any head (a local layer's count stops at its window; a global layer's grows to ``i + 1``)."""
+    w = np.asarray(weights, dtype=np.float64)
+    return (w > tol).any(axis=0).sum(axis=-1)
+
+
+@dataclass(frozen=True)
+class ScoreBound:
+    """Cauchy–Schwarz: a scaled score ``q·k / divisor`` lies within ``±bound`` with
+    ``bound = max|q| · max|k| / divisor`` (lengths entering the scores). ``largest``: the largest
+    ``|score|`` the trace holds; ``holds``: ``largest <= bound`` (plus rounding)."""
+
+    bound: float
+    largest: float
+    holds: bool
+
+
+def score_bound(
+    q_lengths: np.ndarray, k_lengths: np.ndarray, score_range: np.ndarray, divisor: float
+) -> ScoreBound:
+    """``q_lengths [h, n]``, ``k_lengths [g, n]``, ``score_range [h, 2]`` (min, max) -> :class:`ScoreBound`."""
+    bound = float(np.max(q_lengths)) * float(np.max(k_lengths)) / float(divisor)
+    largest = float(np.max(np.abs(np.asarray(score_range, dtype=np.float64))))
+    return ScoreBound(bound=bound, largest=largest, holds=largest <= bound * (1 + 1e-5) + 1e-6)

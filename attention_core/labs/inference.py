@@ -71,12 +71,29 @@ class ModelShape:
         return self.layers if self.window_layers is None else self.window_layers
 
 
+def gemma3_270m_shape() -> ModelShape:
+    """Gemma 3 270M's preset from the core's config (:data:`attention_core.models.gemma3.GEMMA3_270M`),
+    which ``gemma3.load_model`` checks equal to the config its GGUF file's metadata gives
+    (``config_from_metadata``), so no number is typed here: layers, heads, KV heads, head_dim,
+    context length, window and how many layers use it."""
+    from ..models.gemma3 import GEMMA3_270M as c  # relative: the core imports only NumPy at module level
+
+    windowed = sum(1 for layer in range(c.n_layers) if c.window_of(layer) is not None)
+    window = max((c.window_of(layer) or 0) for layer in range(c.n_layers))
+    return ModelShape(
+        "gemma3_270m", "Gemma 3 270M", c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim,
+        "its GGUF file's metadata (the file this project runs)", context=c.context_length, window=window,
+        window_layers=windowed,
+    )  # fmt: skip
+
+
 PRESETS: tuple[ModelShape, ...] = (
     ModelShape("gpt2", "GPT-2 small", 12, 12, 12, 64, "config.json of openai-community/gpt2 (n_layer 12, n_head 12, n_embd 768, n_positions 1024)", context=1024),
     ModelShape("smollm2", "SmolLM2-135M", 30, 9, 3, 64, "its GGUF file's metadata (the file this project runs; llama.context_length 8192)", context=8192),
     ModelShape("llama2_7b", "Llama 2 7B", 32, 32, 32, 128, "Llama 2 paper and config.json (hidden 4096, 32 heads, 32 KV heads, 4096 positions)", context=4096),
     ModelShape("llama2_70b", "Llama 2 70B", 80, 64, 8, 128, "Llama 2 paper (GQA) and config.json (hidden 8192, 64 heads, 8 KV heads, 4096 positions)", context=4096),
     ModelShape("mistral_7b", "Mistral 7B", 32, 32, 8, 128, "Mistral 7B paper, Table 1 (n_heads 32, n_kv_heads 8, head_dim 128, window_size 4096, context_len 8192)", context=8192, window=4096),
+    gemma3_270m_shape(),
 )  # fmt: skip
 
 

@@ -13,14 +13,14 @@ import streamlit as st
 from attention_core.labs import decoder_view
 from attention_core.models import smollm2
 from attention_ui import kit
-from attention_ui.decoder import cached, sequence_text, token_words, url
+from attention_ui.decoder import cached, models, sequence_text, token_words, url
 from attention_ui.decoder.settings import (
-    CONFIG,
     GENERATED,
     GENERATED_FOR,
     N_CANDIDATES,
     PAGE,
     DecoderSettings,
+    model_text,
 )
 from attention_ui.figures import decoder as fdc
 
@@ -36,10 +36,10 @@ def generated_ids(text: str) -> tuple[int, ...]:
 def on_next(settings: DecoderSettings) -> None:
     """The "next token" button: append the token :func:`decoder_view.choose_next` picks."""
     ids = generated_ids(settings.text)
-    trace = cached.trace(settings.text)
-    if trace.n + len(ids) >= smollm2.MAX_TOKENS:
+    trace = cached.trace(settings.text, settings.model)
+    if trace.n + len(ids) >= models.max_tokens(settings.model):
         return
-    steps = cached.chain(settings.text, ids)
+    steps = cached.chain(settings.text, ids, settings.model)
     logits = steps[-1].logits if steps else trace.logits
     token = decoder_view.choose_next(logits, settings.temperature, settings.top_k, settings.seed, len(ids))
     st.session_state[GENERATED] = [*ids, token]
@@ -51,9 +51,10 @@ def on_reset(text: str) -> None:
 
 
 def section_next(t, trace, steps, ids: tuple[int, ...], settings: DecoderSettings) -> None:
-    model = smollm2.load_model()
+    core, config = models.module(settings.model), models.config(settings.model)
+    model = cached.model(settings.model)
     st.header(t("decoder.h_next"))
-    st.markdown(t("decoder.explain_next", vocab=CONFIG.vocab_size))
+    st.markdown(t("decoder.explain_next", vocab=config.vocab_size))
     st.latex(
         r"p_i = \frac{\exp(z_i / T)}{\sum_{j \in \mathcal{K}} \exp(z_j / T)}\quad (i \in \mathcal{K}),\qquad p_i = 0\ (i \notin \mathcal{K})"
     )
@@ -62,7 +63,7 @@ def section_next(t, trace, steps, ids: tuple[int, ...], settings: DecoderSetting
     PAGE.widget(t, "number_input", "top_k", *url.TOP_K_RANGE, step=1, helped=True, where=c2)
     logits = steps[-1].logits if steps else trace.logits
     context = (*trace.ids, *ids)
-    cands = smollm2.top_candidates(logits, N_CANDIDATES, context, settings.temperature, settings.top_k, model)
+    cands = core.top_candidates(logits, N_CANDIDATES, context, settings.temperature, settings.top_k, model)
     upcoming = decoder_view.choose_next(logits, settings.temperature, settings.top_k, settings.seed, len(ids))
     chosen = next((k for k, c in enumerate(cands) if c.id == upcoming), None)
     fig = fdc.next_token_bars(
@@ -80,7 +81,8 @@ def section_next(t, trace, steps, ids: tuple[int, ...], settings: DecoderSetting
     if settings.top_k:
         st.markdown(t("decoder.about_top_k", k=settings.top_k))
     else:
-        st.markdown(t("decoder.about_all_tokens", vocab=CONFIG.vocab_size))
+        st.markdown(t("decoder.about_all_tokens", vocab=config.vocab_size))
+    # read_candidate reads only the model's token_bytes, so it serves both decoders
     reading = smollm2.read_candidate(context, upcoming, model)
     special = model.vocab[upcoming] if reading is None else None
     label = token_words.short_label(t, reading, special)
@@ -92,18 +94,20 @@ def section_next(t, trace, steps, ids: tuple[int, ...], settings: DecoderSetting
 
 
 def section_generate(t, trace, steps, ids: tuple[int, ...], settings: DecoderSettings) -> None:
-    model = smollm2.load_model()
+    core, config = models.module(settings.model), models.config(settings.model)
+    model = cached.model(settings.model)
+    limit = core.MAX_TOKENS
     st.header(t("decoder.h_generate"))
-    st.markdown(t("decoder.explain_generate"))
+    st.markdown(model_text(t, settings.model, "explain_generate"))
     total = trace.n + len(ids)
-    full = trace.n >= smollm2.MAX_TOKENS or total >= smollm2.MAX_TOKENS
+    full = trace.n >= limit or total >= limit
     c1, c2 = st.columns(2)
     c1.button(t("decoder.next_button"), key="dc_next", on_click=on_next, args=(settings,), disabled=full,
               type="primary")  # fmt: skip
     c2.button(t("decoder.reset_button"), key="dc_reset", on_click=on_reset, args=(settings.text,),
               disabled=not ids)  # fmt: skip
     if full:
-        st.info(t("decoder.info_full", limit=smollm2.MAX_TOKENS))
+        st.info(t("decoder.info_full", limit=limit))
     if not ids:
         st.markdown(t("decoder.nothing_generated"))
         return
@@ -115,16 +119,22 @@ def section_generate(t, trace, steps, ids: tuple[int, ...], settings: DecoderSet
     if unfinished:
         st.caption(t("decoder.unfinished"))
     cache_now = steps[-1].cache_bytes
-    per_token = decoder_view.kv_memory(CONFIG, 1)
+    per_token = decoder_view.kv_memory(config, 1)
+    gemma = settings.model == "gemma3"
     st.markdown(
-        t("decoder.cache_now", tokens=total, bytes=f"{cache_now:,}", kib=f"{cache_now / 1024:,.0f}",
+        t("decoder.g_cache_now" if gemma else "decoder.cache_now", tokens=total, bytes=f"{cache_now:,}", kib=f"{cache_now / 1024:,.0f}",
           per_token=f"{per_token.gqa_bytes:,}", mha_per_token=f"{per_token.mha_bytes:,}")
     )  # fmt: skip
     sizes = [trace.n, *(trace.n + s + 1 for s in range(len(ids)))]
-    stored = [smollm2.start_state(trace).cache_bytes, *(s.cache_bytes for s in steps)]
-    mha = [decoder_view.kv_memory(CONFIG, n).mha_bytes for n in sizes]
+    stored = [core.start_state(trace).cache_bytes, *(s.cache_bytes for s in steps)]
+    mha = [decoder_view.kv_memory(config, n).mha_bytes for n in sizes]
+    series = (
+        ("decoder.g_series_gqa", "decoder.g_series_mha")
+        if gemma
+        else ("decoder.series_gqa", "decoder.series_mha")
+    )
     fig = fdc.cache_growth_figure(
-        sizes, stored, mha, gqa_name=t("decoder.series_gqa"), mha_name=t("decoder.series_mha"),
+        sizes, stored, mha, gqa_name=t(series[0]), mha_name=t(series[1]),
         x_title=t("decoder.axis_tokens"), y_title=t("decoder.axis_bytes"),
     )  # fmt: skip
     PAGE.chart(fig, "cache", t("decoder.alt_cache", tokens=total, bytes=cache_now))

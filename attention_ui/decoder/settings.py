@@ -30,7 +30,8 @@ PAGE = kit.Page(
     url_context=False,  # its URL holds its own view (attention_ui.decoder.url)
     link=True,  # so it gets the copy-link button
 )
-CONFIG = smollm2.SMOLLM2_135M
+DEFAULT_MODEL = {"ja": "gemma3"}  # by language; any other: "smollm2" (a URL's model= wins)
+CONFIG = smollm2.SMOLLM2_135M  # the default model; the page reads models.config(settings.model)
 GROUP = CONFIG.n_heads // CONFIG.n_kv_heads
 
 
@@ -42,3 +43,15 @@ class DecoderSettings:
     temperature: float
     top_k: int
     seed: int
+    model: str = "smollm2"  # attention_ui.decoder.models.MODELS
+
+
+def model_text(t, name: str, key: str, **values) -> str:
+    """``decoder.g_<key>`` for Gemma 3 when the catalog has one (a number or claim that differs
+    from SmolLM2's), else ``decoder.<key>``."""
+    from attention_ui.i18n import catalog
+
+    gemma_key = f"decoder.g_{key}"
+    if name == "gemma3" and gemma_key in catalog(t.lang):
+        return t(gemma_key, **values)
+    return t(f"decoder.{key}", **values)

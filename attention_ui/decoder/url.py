@@ -1,4 +1,4 @@
-"""The decoder page's view in the URL (``?text=…&layer=…&head=…``), read once per new URL and
+"""The decoder page's view in the URL (``?model=…&text=…&layer=…&head=…``), read once per new URL and
 written back after each run.
 
 The parameter table and its readers are the playground's (:mod:`attention_ui.playground.url_state`:
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 from attention_core.labs.decoder_view import HEAD_STATS
-from attention_core.models.smollm2 import SMOLLM2_135M
+from attention_ui.decoder.models import MAX_HEADS, MAX_LAYERS, MODELS
 from attention_ui.i18n import LANGUAGES
 from attention_ui.kit import MAX_URL_TEXT, SEED_RANGE, adopt_context, url_text
 from attention_ui.playground import url_state as pg
@@ -23,9 +23,11 @@ TEMPERATURE_RANGE = (0.0, 2.0)
 TOP_K_RANGE = (0, 100)
 
 PARAMS = (
+    Param("model", "dc_model", pg._choice(MODELS), pg._str_out),
     Param("text", "dc_text", url_text, pg._str_out),
-    Param("layer", "dc_layer", pg._int_in(0, SMOLLM2_135M.n_layers - 1), pg._int_out),
-    Param("head", "dc_head", pg._int_in(0, SMOLLM2_135M.n_heads - 1), pg._int_out),
+    # the larger model's ranges; the page clamps them to the chosen model's layers and heads
+    Param("layer", "dc_layer", pg._int_in(0, MAX_LAYERS - 1), pg._int_out),
+    Param("head", "dc_head", pg._int_in(0, MAX_HEADS - 1), pg._int_out),
     Param("stat", "dc_stat", pg._choice(HEAD_STATS), pg._str_out),
     Param("temp", "dc_temperature", pg._float_in(*TEMPERATURE_RANGE), pg._float_out),
     Param("top_k", "dc_top_k", pg._int_in(*TOP_K_RANGE), pg._int_out),

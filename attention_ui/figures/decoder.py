@@ -409,3 +409,60 @@ def generated_rows(
                    ticktext=[text_y[i] for i in gen], showgrid=False, zeroline=False),
     )  # fmt: skip
     return fig
+
+
+def mark_layers(fig: go.Figure, layers: Sequence[int], label: str) -> go.Figure:
+    """A copy of a :func:`head_grid` figure with a dotted frame around each of ``layers`` (Gemma 3's
+    global layers), each shape named ``"marked layer l"``; ``label`` is kept in ``layout.meta``
+    (a text beside the grid collided with the colour bar on a phone; the page says what the frames
+    mean)."""
+    out = go.Figure(fig)
+    n_heads = len(fig.data[0].z[0])
+    for layer in layers:
+        out.add_shape(type="rect", x0=-0.5, x1=n_heads - 0.5, y0=layer - 0.5, y1=layer + 0.5,
+                      line=dict(color="#222222", width=2, dash="dot"), name=f"marked layer {layer}")  # fmt: skip
+    out.update_layout(meta={"marked": escape_label(label)})
+    return out
+
+
+def lengths_figure(
+    before: np.ndarray, after: np.ndarray, *, before_name: str, after_name: str, x_title: str, y_title: str
+) -> go.Figure:
+    """Vector lengths per token before and after QK-norm (``before [n]``, ``after [n]``): two
+    lines, trace 0 before, trace 1 after."""
+    x = list(range(len(before)))
+    fig = go.Figure(
+        data=[
+            go.Scatter(
+                x=x,
+                y=np.asarray(before, float).tolist(),
+                mode="lines+markers",
+                name=escape_label(before_name),
+            ),
+            go.Scatter(
+                x=x, y=np.asarray(after, float).tolist(), mode="lines+markers", name=escape_label(after_name)
+            ),
+        ]
+    )
+    fig.update_layout(template=PLAIN_TEMPLATE, height=280, margin=dict(l=60, r=10, t=10, b=50),
+                      xaxis_title=escape_label(x_title), yaxis_title=escape_label(y_title),
+                      legend=dict(orientation="h", y=1.12))  # fmt: skip
+    return fig
+
+
+def keys_read_figure(
+    counts: Sequence[Sequence[int]], names: Sequence[str], window: int, *, x_title: str, y_title: str,
+    window_name: str,
+) -> go.Figure:  # fmt: skip
+    """Keys each query reads, one line per layer (``counts[k] [n]``), and the window as a dashed
+    line (last trace)."""
+    data = [go.Scatter(x=list(range(len(c))), y=list(map(int, c)), mode="lines", name=escape_label(nm))
+            for c, nm in zip(counts, names, strict=True)]  # fmt: skip
+    n = len(counts[0]) if counts else 0
+    data.append(go.Scatter(x=[0, max(n - 1, 0)], y=[window, window], mode="lines", name=escape_label(window_name),
+                           line=dict(dash="dash", color="#888888")))  # fmt: skip
+    fig = go.Figure(data=data)
+    fig.update_layout(template=PLAIN_TEMPLATE, height=300, margin=dict(l=60, r=10, t=10, b=50),
+                      xaxis_title=escape_label(x_title), yaxis_title=escape_label(y_title),
+                      legend=dict(orientation="h", y=1.12))  # fmt: skip
+    return fig

