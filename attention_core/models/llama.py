@@ -650,18 +650,29 @@ def run_from(
 ) -> ResidualRun:  # fmt: skip
     """The same layers as :func:`run_layers`, from layer ``start`` on a saved stream ``x [n, d_model]``.
 
-    ``allowed`` replaces the causal mask in every layer run, ``edits[layer]`` edits that layer's head
-    outputs (see :func:`attention_layer`); ``keep=False`` keeps no attention trace (a long text's
-    [h, n, n] arrays would not fit). ``run_from(embed(ids), w)`` reaches the same stream as
-    :func:`run_layers` by the same operations.
+    ``allowed`` replaces the causal mask in every layer run; on a layer with a window (Gemma's local
+    layers) it is AND-ed with the layer's own window, so an experiment's mask never lets a layer read
+    further back than the model does. Without ``allowed`` every layer keeps its own mask (causal, and
+    within its window). ``edits[layer]`` edits that layer's head outputs (see :func:`attention_layer`);
+    ``keep=False`` keeps no attention trace (a long text's [h, n, n] arrays would not fit).
+    ``run_from(embed(ids), w)`` reaches the same stream as :func:`run_layers` by the same operations.
     """
     c = weights.config
     positions = np.arange(len(x)) if positions is None else positions
     edits = edits or {}
+    masks: dict[int | None, np.ndarray | None] = {}
     resid, ffn_out, traces = [x], [], []
     for i in range(start, c.n_layers):
         layer = weights.layers[i]
-        trace, out = attention_sublayer(x, layer, c, positions, i, allowed=allowed, head_edit=edits.get(i))
+        window = c.window_of(i)
+        if window not in masks:
+            masks[window] = (
+                allowed if allowed is None or window is None
+                else _ro(np.asarray(allowed) & window_allowed(positions, positions, window))
+            )  # fmt: skip
+        trace, out = attention_sublayer(
+            x, layer, c, positions, i, allowed=masks[window], head_edit=edits.get(i)
+        )
         x = x + out
         ffn = swiglu_block(x, layer, c.rms_eps, c.ffn_gate)
         x = x + ffn

@@ -74,6 +74,12 @@ def induction(key: str, length: int, seed: int) -> H.Induction:
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
+def long_text_tokens(key: str) -> int:
+    """How many tokens the mask experiment's text is for this model."""
+    return len(model(key).tokenize(H.LONG_TEXT))
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
 def mask_experiment(key: str, window: int) -> H.MaskExperiment:
     m = model(key)
     return H.mask_experiment(m.tokenize(H.LONG_TEXT), m.weights, window)

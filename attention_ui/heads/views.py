@@ -86,6 +86,8 @@ def section_lens(t, m, p, lens: H.LogitLens) -> None:
 def section_attribution(t, m, p, att: H.Attribution) -> None:
     st.header(t("heads.h_dla"))
     st.markdown(t("heads.explain_dla"))
+    if m.config.post_norms:  # Gemma: the post-attention and post-FFN norms, frozen too
+        st.markdown(t("heads.dla_gemma", d=m.config.d_model))
     token = m.label(p.ids, att.token)
     clickable_map(t, att.heads, "dla", t("heads.value_dla", token=token), m.config, signed=True)
     best = H.top_head(att.heads)
@@ -158,6 +160,8 @@ def section_sweep(t, m, p, model_key: str, text: str, kind: str, token: int, att
 def section_induction(t, m, model_key: str) -> H.Induction:
     st.header(t("heads.h_induction"))
     st.markdown(t("heads.explain_induction"))
+    if m.bos_id is not None:
+        st.markdown(t("heads.induction_bos"))
     c1, c2 = st.columns(2)
     lo, hi = H.INDUCTION_LENGTH
     PAGE.widget(t, "slider", "length", lo, hi, where=c1)
@@ -201,6 +205,11 @@ def section_sinks(t, m, p, model_key: str, text: str):
                   mean=f"{first.mean():.3f}", uniform=f"{H.uniform_first_weight(p.n):.3f}"))  # fmt: skip
     st.subheader(t("heads.h_masks"))
     st.markdown(t("heads.explain_masks", sinks=H.SINK_TOKENS))
+    local = [w for w in m.config.layer_windows if w is not None] if m.config.layer_windows else []
+    if local:  # Gemma's local layers: each run's mask AND the layer's own window
+        n_long = cached.long_text_tokens(model_key)
+        key = "heads.masks_gemma" if n_long <= min(local) else "heads.masks_gemma_long"
+        st.markdown(t(key, local=len(local), layers=m.config.n_layers, window=min(local), n=n_long))
     lo, hi = H.WINDOW_RANGE
     PAGE.widget(t, "slider", "window", lo, hi, step=8)
     PAGE.widget(t, "toggle", "masks")
