@@ -54,7 +54,7 @@ def main() -> None:
         st.info(t("class.key_saved_note"))
     left, right = st.columns([1, 2])
     with left:
-        st.subheader(t("class.poll_section"))
+        st.header(t("class.poll_section"))
         st.caption(t("class.poll_from_step", step=info.view.get("step", 1)))
         teacher_view.poll_picker(t, cls)
         st.divider()

@@ -64,7 +64,7 @@ def key_file(t, cls: dict) -> None:
 
 
 def start_panel(t) -> None:
-    st.subheader(t("class.start_heading"))
+    st.header(t("class.start_heading"))
     fixed = state.settings().join_url
     if fixed:
         st.caption(t("class.join_url_fixed", url=fixed))

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
-from st_browser import ROOT, assert_no_exception, new_context, screenshot, wait_for_app_run
+from st_browser import ROOT, assert_no_exception, browser_language, new_context, screenshot, wait_for_app_run
 
 sys.path.insert(0, str(ROOT / "deploy"))
 from serve_class import Cluster, free_port  # noqa: E402
@@ -132,6 +132,7 @@ def test_live_class_teacher_and_two_phones(browser, cluster: Cluster) -> None:
         screenshot(phones["laptop"], "class_laptop_en_revealed")
 
         # a reload: control resumes from the cookie; Japanese projector
+        browser_language(teacher, "ja")  # the receiver's browser language wins over a link's (issue 24)
         teacher.goto(f"{base}/class_teach?lang=ja")
         expect(teacher.get_by_text("参加コード")).to_be_visible(timeout=SLOW_MS)
         no_key_shown(teacher, token)
