@@ -5,7 +5,8 @@ does: the core's once-per-process loaders, then one short sentence), opens it in
 and reads the server's memory after each step, in a fresh process per sequence:
 
 * ``minilm``  then ``minilm,smollm2``  (both in one process);
-* ``smollm2`` alone.
+* ``smollm2`` alone;
+* ``gemma3`` then ``gemma3,smollm2`` (both decoders in one process).
 
 For each step it prints the process's RSS now and its peak RSS so far (VmHWM: loading passes through
 more memory than it keeps). The gain over the idle probe is what a model adds to an app process;
@@ -32,7 +33,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import launch_browser, machine, start_server, stop_server  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-SEQUENCES = {"minilm then both": ["", "minilm", "minilm,smollm2"], "smollm2 alone": ["", "smollm2"]}
+SEQUENCES = {
+    "minilm then both": ["", "minilm", "minilm,smollm2"],
+    "smollm2 alone": ["", "smollm2"],
+    # issue 25: Gemma 3 alone, then both decoders in one process (the decoder page's side-by-side
+    # table tokenizes the learner's sentence with both, so a process that shows it holds both)
+    "gemma3 then both": ["", "gemma3", "gemma3,smollm2"],
+}
 
 
 def memory_mb(pid: int) -> tuple[float, float]:

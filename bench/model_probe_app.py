@@ -5,7 +5,7 @@ Each model is loaded the way the app loads it, once per process through the core
 playground's pretrained view does; SmolLM2: ``smollm2.load_model()``, as the decoder page will), then
 one short sentence is run through it (the first forward pass allocates its working arrays).
 
-    streamlit run bench/model_probe_app.py   then open  /?load=smollm2   (or minilm, or minilm,smollm2)
+    streamlit run bench/model_probe_app.py   then open  /?load=smollm2   (or minilm, gemma3, smollm2,gemma3 ...)
 """
 
 from __future__ import annotations
@@ -30,6 +30,11 @@ for name in [m for m in st.query_params.get("load", "").split(",") if m]:
 
         smollm2.load_model()
         smollm2.run_text(SENTENCE)
+    elif name == "gemma3":  # as the decoder page does for Gemma 3 (issue 25)
+        from attention_core.models import gemma3
+
+        gemma3.load_model()
+        gemma3.run_text(SENTENCE, truncate=True)
     else:
         st.error(f"unknown model {name!r}")
         continue
