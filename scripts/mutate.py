@@ -121,9 +121,12 @@ def _scratch(module: str) -> Path:
     return OUT / module.removeprefix("attention_core/").removesuffix(".py").replace("/", "_")
 
 
-def prepare(module: str) -> Path:
+def prepare(module: str, fresh: bool = True) -> Path:
+    """The scratch copy for ``module``; ``fresh`` drops mutmut's earlier results (``mutants/``), so
+    every mutant is tested against the tests as they are now (mutmut does not notice edited tests)."""
     work = _scratch(module)
-    keep_cache = work / "mutants"  # mutmut's results: a re-run only tests what changed
+    if fresh and (work / "mutants").exists():
+        shutil.rmtree(work / "mutants")
     work.mkdir(parents=True, exist_ok=True)
     for name in COPY:
         dest = work / name
@@ -137,7 +140,6 @@ def prepare(module: str) -> Path:
     pyproject = re.sub(r"\n\[tool\.mutmut\][^\[]*", "\n", pyproject)
     tests = [t for t in TARGETS[module] if (ROOT / t).exists()]
     (work / "pyproject.toml").write_text(pyproject + _tool_config(module, tests), "utf-8")
-    del keep_cache
     return work
 
 
@@ -179,7 +181,7 @@ def show(module: str) -> None:
 
 
 def run(module: str, mutants: list[str]) -> dict[str, int]:
-    work = prepare(module)
+    work = prepare(module, fresh=not mutants)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONHASHSEED="0")
     start = time.monotonic()
     subprocess.run(
