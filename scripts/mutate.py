@@ -167,17 +167,20 @@ def survivors(module: str) -> list[str]:
     return [line.split(":")[0].strip() for line in out.splitlines() if line.strip().endswith("survived")]
 
 
+_SHOW = """
+import sys
+from mutmut.mutation.diff_apply import find_mutant, get_diff_for_mutant
+for name in sys.argv[1:]:
+    print(f"# {name}: survived")
+    print(get_diff_for_mutant(name, path=find_mutant(name).path))
+"""
+
+
 def show(module: str) -> None:
-    work = _scratch(module)
-    for name in survivors(module):
-        diff = subprocess.run(
-            [sys.executable, "-m", "mutmut", "show", name],
-            cwd=work,
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout
-        print(diff)
+    """The diff of every surviving mutant of ``module`` (one process for all, not one per mutant)."""
+    names = survivors(module)
+    if names:
+        subprocess.run([sys.executable, "-c", _SHOW, *names], cwd=_scratch(module), check=False)
 
 
 def run(module: str, mutants: list[str]) -> dict[str, int]:

@@ -440,3 +440,23 @@ def test_top_indices_and_pick_token_by_hand():
     rng = np.random.default_rng(0)
     counts = np.bincount([L.pick_token(np.array([0.5, 0.0, 0.5]), rng) for _ in range(400)], minlength=3)
     assert counts[1] == 0 and 150 < counts[0] < 250  # a real draw, not always the first maximum
+
+
+def test_padding_mask_without_pads_hides_nothing():
+    assert steps.build_mask("padding", 3).all()  # n_pad defaults to 0
+    assert steps.build_mask("causal+padding", 2).tolist() == [[1, 0], [1, 1]]
+
+
+def test_rotate_pairs_of_float32_is_float32_arithmetic():
+    """The tables are cast to float32 first, so the rotation is float32 arithmetic, bit for bit."""
+    from attention_core import rope
+
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(2, 40, 8)).astype(np.float32)
+    cos, sin = rope.rope_cos_sin(np.arange(40) * 37, 8, 10000.0)
+    c, s = cos.astype(np.float32), sin.astype(np.float32)
+    a, b = x[..., 0::2], x[..., 1::2]
+    expected = np.empty_like(x)
+    expected[..., 0::2] = a * c - b * s
+    expected[..., 1::2] = a * s + b * c
+    np.testing.assert_array_equal(rope.rotate_pairs(x, cos, sin), expected)
