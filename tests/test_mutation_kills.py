@@ -460,3 +460,58 @@ def test_rotate_pairs_of_float32_is_float32_arithmetic():
     expected[..., 0::2] = a * c - b * s
     expected[..., 1::2] = a * s + b * c
     np.testing.assert_array_equal(rope.rotate_pairs(x, cos, sin), expected)
+
+
+def test_tiled_reports_its_blocks_and_the_tiles_a_custom_mask_skips():
+    from attention_core.tiled import tiled_attention
+
+    rng = np.random.default_rng(12)
+    Q, K, V = rng.normal(size=(4, 2)), rng.normal(size=(4, 2)), rng.normal(size=(4, 3))
+    t = tiled_attention(Q, K, V, 2, 3)
+    assert (t.block_q, t.block_k) == (2, 3)
+
+    def first_two_keys(q_idx, k_idx):
+        return np.broadcast_to(k_idx[None, :] < 2, (len(q_idx), len(k_idx)))
+
+    t = tiled_attention(Q, K, V, 2, 2, allowed_fn=first_two_keys)
+    assert (t.tiles_computed, t.tiles_skipped) == (2, 2)  # key tile 1 is wholly masked for both query tiles
+    np.testing.assert_allclose(t.output, _loop_attention(Q, K, V, lambda i, j: j < 2), atol=1e-13)
+
+
+def test_tiled_keeps_a_row_far_below_another_rows_scores():
+    """Each query row has its own running maximum: one row scoring ~1000 above another in the same
+    tile must not push the other's exponentials to 0."""
+    from attention_core.tiled import tiled_attention
+
+    Q = np.array([[40.0, 0.0], [0.0, 0.01]])
+    K = np.array([[40.0, 0.0], [39.0, 1.0], [0.0, 1.0]])  # row 0 scores up to 1600/√2 ≈ 1131
+    V = np.array([[1.0], [2.0], [3.0]])
+    expected = _loop_attention(Q, K, V, lambda i, j: True)
+    np.testing.assert_allclose(tiled_attention(Q, K, V, 2, 3).output, expected, atol=1e-12)
+
+
+def test_tiled_fully_masked_row_is_zero_without_warnings():
+    import warnings
+
+    from attention_core.tiled import tiled_attention
+
+    Q = np.random.default_rng(13).normal(size=(3, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 0/0 division behind the 0
+        out = tiled_attention(
+            Q, Q, Q, 3, 3, allowed_fn=lambda q, k: (q[:, None] > 0) & (k[None, :] >= 0)
+        ).output
+    assert out[0].tolist() == [0.0, 0.0]
+    np.testing.assert_allclose(out[1:], _loop_attention(Q, Q, Q, lambda i, j: True)[1:], atol=1e-13)
+
+
+def test_boolean_queries_and_keys_are_numbers_not_logic():
+    """0/1 inputs given as booleans: their scores are sums of products (2 here), not a logical or."""
+    from attention_core.tiled import direct_attention, tiled_attention
+
+    Q = np.array([[True, True], [True, False]])
+    K = np.array([[True, True], [False, True]])
+    V = np.array([[1.0, 0.0], [0.0, 1.0]])
+    expected = _loop_attention(Q.astype(float), K.astype(float), V, lambda i, j: True)
+    np.testing.assert_allclose(tiled_attention(Q, K, V, 2, 2).output, expected, atol=1e-13)
+    np.testing.assert_allclose(direct_attention(Q, K, V), expected, atol=1e-13)
