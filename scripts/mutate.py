@@ -30,6 +30,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out" / "mutate"
+# Surviving mutants that cannot change what any caller sees, each with the reason (by module,
+# function and the mutated line, so the entries survive renumbering).
+EQUIVALENT = ROOT / "bench" / "mutation_equivalent.json"
 
 # module -> the test files that exercise it (fast, core-only ones; no AppTest, no browser, no
 # pretrained weights, so one mutant costs a fraction of a second). Keep this list in step with the
@@ -143,44 +146,101 @@ def prepare(module: str, fresh: bool = True) -> Path:
     return work
 
 
-def _counts(work: Path) -> dict[str, int]:
+def statuses(module: str) -> dict[str, str]:
+    """Every mutant of ``module`` and its status (killed, survived, no tests, timeout, …)."""
     out = subprocess.run(
         [sys.executable, "-m", "mutmut", "results", "--all", "true"],
-        cwd=work,
+        cwd=_scratch(module),
         capture_output=True,
         text=True,
         check=False,
     ).stdout
-    counts: dict[str, int] = {}
+    found = {}
     for line in out.splitlines():
         if ":" in line:
-            status = line.rsplit(":", 1)[1].strip()
-            counts[status] = counts.get(status, 0) + 1
-    return counts
+            name, status = line.rsplit(":", 1)
+            found[name.strip()] = status.strip()
+    return found
 
 
 def survivors(module: str) -> list[str]:
-    work = _scratch(module)
-    out = subprocess.run(
-        [sys.executable, "-m", "mutmut", "results"], cwd=work, capture_output=True, text=True, check=False
-    ).stdout
-    return [line.split(":")[0].strip() for line in out.splitlines() if line.strip().endswith("survived")]
+    """The mutants no selected test noticed: "survived", and "no tests" (no selected test runs the
+    function, which is no better)."""
+    return [n for n, s in statuses(module).items() if s in ("survived", "no tests")]
 
 
-_SHOW = """
-import sys
+_DIFFS = """
+import json, sys
 from mutmut.mutation.diff_apply import find_mutant, get_diff_for_mutant
-for name in sys.argv[1:]:
-    print(f"# {name}: survived")
-    print(get_diff_for_mutant(name, path=find_mutant(name).path))
+print(json.dumps({name: get_diff_for_mutant(name, path=find_mutant(name).path) for name in sys.argv[1:]}))
 """
 
 
+def diffs(module: str, names: list[str]) -> dict[str, str]:
+    """The diff of each named mutant, from one process (``mutmut show`` would start one per mutant)."""
+    if not names:
+        return {}
+    out = subprocess.run(
+        [sys.executable, "-c", _DIFFS, *names],
+        cwd=_scratch(module),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return json.loads(out)
+
+
+def mutated_text(diff: str) -> str:
+    """The mutant's new line(s), stripped and joined: what bench/mutation_equivalent.json matches."""
+    lines = [ln[1:].strip() for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    return " | ".join(lines)
+
+
+def function_of(name: str) -> str:
+    """``attention_core.steps.x_softmax__mutmut_16`` -> ``x_softmax`` (methods: ``xǁClassǁmethod``)."""
+    return name.rsplit(".", 1)[1].split("__mutmut_")[0]
+
+
+def load_equivalent() -> list[dict[str, str]]:
+    return json.loads(EQUIVALENT.read_text("utf-8")) if EQUIVALENT.exists() else []
+
+
+def classify(module: str) -> dict[str, object]:
+    """Counts for ``module`` and the survivors bench/mutation_equivalent.json does not explain.
+
+    score = killed / (killed + survived − equivalent), where "killed" includes timeouts (the mutant
+    made a test hang) and "survived" includes "no tests".
+    """
+    status = statuses(module)
+    counts: dict[str, int] = {}
+    for s in status.values():
+        counts[s] = counts.get(s, 0) + 1
+    left = survivors(module)
+    registry = [e for e in load_equivalent() if e["module"] == module]
+    unexplained, equivalent = {}, 0
+    for name, diff in diffs(module, left).items():
+        text, func = mutated_text(diff), function_of(name)
+        if any(e["function"] == func and e["mutated"] == text for e in registry):
+            equivalent += 1
+        else:
+            unexplained[name] = diff
+    killed = counts.get("killed", 0) + counts.get("timeout", 0)
+    alive = len(left) - equivalent
+    return dict(
+        counts=counts,
+        killed=killed,
+        survived=len(left),
+        equivalent=equivalent,
+        score=killed / (killed + alive) if killed + alive else float("nan"),
+        unexplained=unexplained,
+    )
+
+
 def show(module: str) -> None:
-    """The diff of every surviving mutant of ``module`` (one process for all, not one per mutant)."""
-    names = survivors(module)
-    if names:
-        subprocess.run([sys.executable, "-c", _SHOW, *names], cwd=_scratch(module), check=False)
+    """The diffs of the survivors that are not listed as equivalent."""
+    for name, diff in classify(module)["unexplained"].items():
+        print(f"# {name}: {function_of(name)}  [{mutated_text(diff)}]")
+        print(diff)
 
 
 def run(module: str, mutants: list[str]) -> dict[str, int]:
@@ -194,17 +254,21 @@ def run(module: str, mutants: list[str]) -> dict[str, int]:
         check=False,
         stdout=subprocess.DEVNULL,
     )
-    counts = _counts(work)
-    counts["seconds"] = round(time.monotonic() - start)
-    return counts
+    return {"seconds": round(time.monotonic() - start)}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help="modules to mutate (default: all in TARGETS)")
     parser.add_argument("--list", action="store_true", help="print the modules and their test files")
-    parser.add_argument("--survivors", action="store_true", help="show the surviving mutants' diffs")
+    parser.add_argument(
+        "--survivors", action="store_true", help="show the diffs of survivors not listed as equivalent"
+    )
     parser.add_argument("--mutant", action="append", default=[], help="re-run only these mutant names")
+    parser.add_argument("--report", action="store_true", help="only count the last run (no new run)")
+    parser.add_argument(
+        "--draft", action="store_true", help="print unexplained survivors as draft equivalence entries (JSON)"
+    )
     args = parser.parse_args(argv)
     modules = args.modules or list(TARGETS)
     unknown = [m for m in modules if m not in TARGETS]
@@ -214,6 +278,14 @@ def main(argv: list[str] | None = None) -> int:
         for m in modules:
             print(m, " ".join(TARGETS[m]))
         return 0
+    if args.draft:
+        entries = [
+            dict(module=m, function=function_of(name), mutated=mutated_text(diff), reason="")
+            for m in modules
+            for name, diff in classify(m)["unexplained"].items()
+        ]
+        print(json.dumps(entries, indent=1, ensure_ascii=False))
+        return 0
     if args.survivors:
         for m in modules:
             print(f"== {m}")
@@ -222,12 +294,17 @@ def main(argv: list[str] | None = None) -> int:
     summary_path = OUT / "summary.json"
     summary = json.loads(summary_path.read_text("utf-8")) if summary_path.exists() else {}
     for m in modules:
-        counts = run(m, args.mutant)
-        killed = counts.get("killed", 0)
-        survived = counts.get("survived", 0)
-        score = killed / (killed + survived) if killed + survived else float("nan")
-        summary[m] = counts
-        print(f"{m}: killed {killed}, survived {survived}, score {score:.0%}, {counts}", flush=True)
+        if not args.report:
+            seconds = run(m, args.mutant)["seconds"]
+        else:
+            seconds = summary.get(m, {}).get("seconds")
+        c = classify(m)
+        summary[m] = {k: v for k, v in c.items() if k != "unexplained"} | {"seconds": seconds}
+        print(
+            f"{m}: killed {c['killed']}, survived {c['survived']} ({c['equivalent']} equivalent), "
+            f"score {c['score']:.1%}, {c['counts']}, {seconds} s",
+            flush=True,
+        )
         OUT.mkdir(parents=True, exist_ok=True)
         summary_path.write_text(json.dumps(summary, indent=1, sort_keys=True), "utf-8")
     return 0

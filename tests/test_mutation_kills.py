@@ -515,3 +515,13 @@ def test_boolean_queries_and_keys_are_numbers_not_logic():
     expected = _loop_attention(Q.astype(float), K.astype(float), V, lambda i, j: True)
     np.testing.assert_allclose(tiled_attention(Q, K, V, 2, 2).output, expected, atol=1e-13)
     np.testing.assert_allclose(direct_attention(Q, K, V), expected, atol=1e-13)
+
+
+def test_layer_cache_stores_c_ordered_read_only_copies_of_views():
+    base = np.arange(24.0).reshape(3, 2, 4)
+    K = base.transpose(1, 0, 2)  # [2, 3, 4], not C-contiguous
+    layer = kv_cache.LayerCache(K=K, V=K)
+    for a in (layer.K, layer.V):
+        assert a.flags.c_contiguous and not a.flags.writeable
+    np.testing.assert_array_equal(layer.K, K)
+    assert base.flags.writeable  # the caller's array is not frozen
