@@ -78,20 +78,60 @@ TARGETS: dict[str, list[str]] = {
         "tests/test_lab_efficient.py",
         "tests/test_mutation_kills.py",
     ],
-    "attention_core/labs/block.py": ["tests/test_lab_block.py", "tests/test_lab_checks_fail.py"],
-    "attention_core/labs/cost.py": ["tests/test_lab_cost.py", "tests/test_lab_checks_fail.py"],
+    "attention_core/labs/block.py": [
+        "tests/test_lab_block.py",
+        "tests/test_lab_checks_fail.py",
+        "tests/test_lab_mutation_kills.py",
+    ],
+    "attention_core/labs/cost.py": [
+        "tests/test_lab_cost.py",
+        "tests/test_lab_checks_fail.py",
+        "tests/test_lab_mutation_kills.py",
+    ],
     "attention_core/labs/decoder_view.py": [
         "tests/test_lab_decoder_view.py",
         "tests/test_lab_checks_fail.py",
     ],
-    "attention_core/labs/efficient.py": ["tests/test_lab_efficient.py", "tests/test_lab_checks_fail.py"],
-    "attention_core/labs/inference.py": ["tests/test_lab_inference.py", "tests/test_lab_checks_fail.py"],
-    "attention_core/labs/lookalikes.py": ["tests/test_lab_lookalikes.py", "tests/test_lab_checks_fail.py"],
-    "attention_core/labs/masks.py": ["tests/test_lab_masks.py", "tests/test_lab_checks_fail.py"],
-    "attention_core/labs/multihead.py": ["tests/test_lab_multihead.py", "tests/test_lab_checks_fail.py"],
-    "attention_core/labs/positions.py": ["tests/test_lab_positions.py", "tests/test_lab_checks_fail.py"],
-    "attention_core/labs/quiz.py": ["tests/test_lab_quiz.py", "tests/test_quiz_bank.py"],
-    "attention_core/labs/scaling.py": ["tests/test_lab_scaling.py", "tests/test_lab_checks_fail.py"],
+    "attention_core/labs/efficient.py": [
+        "tests/test_lab_efficient.py",
+        "tests/test_lab_checks_fail.py",
+        "tests/test_lab_mutation_kills.py",
+    ],
+    "attention_core/labs/inference.py": [
+        "tests/test_lab_inference.py",
+        "tests/test_lab_checks_fail.py",
+        "tests/test_lab_mutation_kills.py",
+    ],
+    "attention_core/labs/lookalikes.py": [
+        "tests/test_lab_lookalikes.py",
+        "tests/test_lab_checks_fail.py",
+        "tests/test_lab_mutation_kills.py",
+    ],
+    "attention_core/labs/masks.py": [
+        "tests/test_lab_masks.py",
+        "tests/test_lab_checks_fail.py",
+        "tests/test_lab_mutation_kills.py",
+    ],
+    "attention_core/labs/multihead.py": [
+        "tests/test_lab_multihead.py",
+        "tests/test_lab_checks_fail.py",
+        "tests/test_lab_mutation_kills.py",
+    ],
+    "attention_core/labs/positions.py": [
+        "tests/test_lab_positions.py",
+        "tests/test_lab_checks_fail.py",
+        "tests/test_lab_mutation_kills.py",
+    ],
+    "attention_core/labs/quiz.py": [
+        "tests/test_lab_quiz.py",
+        "tests/test_quiz_bank.py",
+        "tests/test_lab_mutation_kills.py",
+    ],
+    "attention_core/labs/scaling.py": [
+        "tests/test_lab_scaling.py",
+        "tests/test_lab_checks_fail.py",
+        "tests/test_lab_mutation_kills.py",
+    ],
     "attention_core/models/llama.py": ["tests/test_llama_generic.py", "tests/test_mutation_kills.py"],
 }
 
