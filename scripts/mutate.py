@@ -38,102 +38,31 @@ EQUIVALENT = ROOT / "bench" / "mutation_equivalent.json"
 # pretrained weights, so one mutant costs a fraction of a second). Keep this list in step with the
 # tests: a test file that covers a module but is missing here makes its mutants look like survivors.
 TARGETS: dict[str, list[str]] = {
-    "attention_core/steps.py": [
-        "tests/test_core_reference.py",
-        "tests/test_core_numerics.py",
-        "tests/test_mutation_kills.py",
-    ],
-    "attention_core/trace.py": [
-        "tests/test_core_reference.py",
-        "tests/test_core_numerics.py",
-        "tests/test_mutation_kills.py",
-    ],
-    "attention_core/rope.py": [
-        "tests/test_rope.py",
-        "tests/test_lab_positions.py",
-        "tests/test_mutation_kills.py",
-    ],
-    "attention_core/norms.py": [
-        "tests/test_norms_ffn.py",
-        "tests/test_lab_block.py",
-        "tests/test_mutation_kills.py",
-    ],
-    "attention_core/ffn.py": [
-        "tests/test_norms_ffn.py",
-        "tests/test_lab_block.py",
-        "tests/test_mutation_kills.py",
-    ],
-    "attention_core/kv_cache.py": [
-        "tests/test_gqa_kv_cache.py",
-        "tests/test_lab_inference.py",
-        "tests/test_mutation_kills.py",
-    ],
-    "attention_core/gqa.py": [
-        "tests/test_gqa_kv_cache.py",
-        "tests/test_lab_inference.py",
-        "tests/test_mutation_kills.py",
-    ],
-    "attention_core/tiled.py": [
-        "tests/test_tiled.py",
-        "tests/test_lab_efficient.py",
-        "tests/test_mutation_kills.py",
-    ],
-    "attention_core/labs/block.py": [
-        "tests/test_lab_block.py",
-        "tests/test_lab_checks_fail.py",
-        "tests/test_lab_mutation_kills.py",
-    ],
-    "attention_core/labs/cost.py": [
-        "tests/test_lab_cost.py",
-        "tests/test_lab_checks_fail.py",
-        "tests/test_lab_mutation_kills.py",
-    ],
-    "attention_core/labs/decoder_view.py": [
-        "tests/test_lab_decoder_view.py",
-        "tests/test_lab_checks_fail.py",
-    ],
-    "attention_core/labs/efficient.py": [
-        "tests/test_lab_efficient.py",
-        "tests/test_lab_checks_fail.py",
-        "tests/test_lab_mutation_kills.py",
-    ],
-    "attention_core/labs/inference.py": [
-        "tests/test_lab_inference.py",
-        "tests/test_lab_checks_fail.py",
-        "tests/test_lab_mutation_kills.py",
-    ],
-    "attention_core/labs/lookalikes.py": [
-        "tests/test_lab_lookalikes.py",
-        "tests/test_lab_checks_fail.py",
-        "tests/test_lab_mutation_kills.py",
-    ],
-    "attention_core/labs/masks.py": [
-        "tests/test_lab_masks.py",
-        "tests/test_lab_checks_fail.py",
-        "tests/test_lab_mutation_kills.py",
-    ],
-    "attention_core/labs/multihead.py": [
-        "tests/test_lab_multihead.py",
-        "tests/test_lab_checks_fail.py",
-        "tests/test_lab_mutation_kills.py",
-    ],
-    "attention_core/labs/positions.py": [
-        "tests/test_lab_positions.py",
-        "tests/test_lab_checks_fail.py",
-        "tests/test_lab_mutation_kills.py",
-    ],
-    "attention_core/labs/quiz.py": [
-        "tests/test_lab_quiz.py",
-        "tests/test_quiz_bank.py",
-        "tests/test_lab_mutation_kills.py",
-    ],
-    "attention_core/labs/scaling.py": [
-        "tests/test_lab_scaling.py",
-        "tests/test_lab_checks_fail.py",
-        "tests/test_lab_mutation_kills.py",
-    ],
+    "attention_core/steps.py": ["tests/test_core_reference.py", "tests/test_core_numerics.py", "tests/test_mutation_kills.py"],
+    "attention_core/trace.py": ["tests/test_core_reference.py", "tests/test_core_numerics.py", "tests/test_mutation_kills.py"],
+    "attention_core/rope.py": ["tests/test_rope.py", "tests/test_lab_positions.py", "tests/test_mutation_kills.py"],
+    "attention_core/norms.py": ["tests/test_norms_ffn.py", "tests/test_lab_block.py", "tests/test_mutation_kills.py"],
+    "attention_core/ffn.py": ["tests/test_norms_ffn.py", "tests/test_lab_block.py", "tests/test_mutation_kills.py"],
+    "attention_core/kv_cache.py": ["tests/test_gqa_kv_cache.py", "tests/test_lab_inference.py", "tests/test_mutation_kills.py"],
+    "attention_core/gqa.py": ["tests/test_gqa_kv_cache.py", "tests/test_lab_inference.py", "tests/test_mutation_kills.py"],
+    "attention_core/tiled.py": ["tests/test_tiled.py", "tests/test_lab_efficient.py", "tests/test_mutation_kills.py"],
     "attention_core/models/llama.py": ["tests/test_llama_generic.py", "tests/test_mutation_kills.py"],
-}
+}  # fmt: skip
+LAB_TESTS = ["tests/test_lab_checks_fail.py", "tests/test_lab_mutation_kills.py"]
+for _lab, _tests in {
+    "block": ["tests/test_lab_block.py"],
+    "cost": ["tests/test_lab_cost.py"],
+    "decoder_view": ["tests/test_lab_decoder_view.py"],
+    "efficient": ["tests/test_lab_efficient.py"],
+    "inference": ["tests/test_lab_inference.py"],
+    "lookalikes": ["tests/test_lab_lookalikes.py"],
+    "masks": ["tests/test_lab_masks.py"],
+    "multihead": ["tests/test_lab_multihead.py"],
+    "positions": ["tests/test_lab_positions.py"],
+    "quiz": ["tests/test_lab_quiz.py", "tests/test_quiz_bank.py"],
+    "scaling": ["tests/test_lab_scaling.py"],
+}.items():
+    TARGETS[f"attention_core/labs/{_lab}.py"] = _tests + LAB_TESTS
 
 # What the scratch copy needs besides the package and the tests (the tests' conftest imports
 # attention_ui for the shared helpers; the golden data sit under tests/data).
