@@ -119,3 +119,164 @@ def test_norm_comparison_is_per_token():
     # RMSNorm does not centre: row 0's mean after it is mean(x) / rms(x)
     assert c.rms_mean[0] == pytest.approx(3.0 / math.sqrt((1 + 4 + 9 + 36) / 4 + 1e-5))
     np.testing.assert_allclose(c.rms_rms, [math.sqrt(r / (r + 1e-5)) for r in (12.5, 0.5, 25.0)], rtol=1e-12)
+
+
+# --- cost -------------------------------------------------------------------------------------------
+
+
+def test_cost_sizes_defaults_and_limits():
+    from attention_core.labs import cost as c
+
+    assert list(c.dtypes_by_size()) == [4, 2, 1]  # largest first
+    assert c.dtypes_by_size()[2] == ("fp16", "bf16")
+    assert c.attention_matrix_elements(10) == 100  # one head, one sequence, one layer
+    assert c.attention_matrix_elements(10, 2, 3, 5) == 2 * 3 * 5 * 100
+    for bad in (dict(heads=0), dict(batch=0), dict(layers=0), dict(n=0)):
+        with pytest.raises(ValueError):
+            c.attention_matrix_elements(**{"n": 4, **bad})
+    assert c.attention_matrix_bytes(10, 1) == 100  # 1 byte per element (fp8) is allowed
+    with pytest.raises(ValueError):
+        c.attention_matrix_bytes(10, 0)
+
+
+def test_units_switch_at_the_base_and_stop_at_the_last():
+    from attention_core.labs import cost as c
+
+    assert c.in_units(1023, True) == (1023.0, "B") and c.in_units(1024, True) == (1.0, "KiB")
+    assert c.in_units(999, False) == (999.0, "B") and c.in_units(1000, False) == (1.0, "kB")
+    assert c.in_units(1024**7, True) == (1024.0, "EiB")  # no unit after EiB: the value grows
+    assert c.in_units(1000**7, False) == (1000.0, "EB")
+    assert c.format_bytes(8 * 1024**2) == "8 MiB"  # binary by default
+
+
+def test_memory_table_passes_every_size_on():
+    from attention_core.labs import cost as c
+
+    rows = c.memory_table((100, 200), 4, heads=3, batch=5, layers=7)
+    assert rows[0].bytes == 3 * 5 * 7 * 100 * 100 * 4 and rows[1].ratio_to_first == 4.0
+    assert rows[0].elements == 3 * 5 * 7 * 100 * 100 and type(rows[0].elements) is int
+
+
+def test_attention_flops_fields_and_defaults():
+    from attention_core.labs import cost as c
+
+    f = c.attention_flops(10, 4)
+    assert (f.n, f.d_k, f.d_v, f.heads) == (10, 4, 4, 1)
+    assert f.scores == 2 * 10 * 10 * 4 and f.weighted_sum == 2 * 10 * 10 * 4
+    g = c.attention_flops(10, 4, 8, 3)
+    assert (g.d_v, g.heads, g.weighted_sum) == (8, 3, 3 * 2 * 10 * 10 * 8)
+    t = c.flops_table([10, 20.0], 4, 8)
+    assert [r.n for r in t] == [10, 20] and t[0].heads == 1 and t[1].d_v == 8
+    assert c.flops_table([10], 4, 8, 2)[0].heads == 2
+
+
+def test_peak_bytes_counts_only_the_run_and_leaves_tracing_as_it_was():
+    import tracemalloc
+
+    from attention_core.labs import cost as c
+
+    assert c.peak_bytes(lambda: None) == 0
+    assert not tracemalloc.is_tracing()
+    tracemalloc.start()
+    try:
+        keep = np.ones(500_000)  # 4 MB held before the run
+        tmp = np.ones(2_000_000)  # a 16 MB peak before the run, freed again
+        del tmp
+        got = c.peak_bytes(lambda: np.ones(1_000_000))  # 8 MB during the run
+        assert 8_000_000 <= got < 8_100_000
+        assert tracemalloc.is_tracing()  # the caller's tracing is not stopped
+        del keep
+    finally:
+        tracemalloc.stop()
+    assert c.peak_bytes(lambda: np.ones(1000)) >= 8000 and not tracemalloc.is_tracing()
+
+
+def test_measurements_pass_their_settings_on(monkeypatch):
+    from attention_core.labs import cost as c
+
+    calls = []
+    monkeypatch.setattr(
+        c, "direct_attention", lambda Q, K, V, causal: calls.append(("direct", Q.shape, causal))
+    )
+    monkeypatch.setattr(
+        c, "tiled_attention", lambda Q, K, V, bq, bk, causal: calls.append(("tiled", Q.shape, bq, bk, causal))
+    )
+    ticks = iter([10.0, 12.5, 20.0, 21.0] + [0.0] * 4)
+    monkeypatch.setattr(c.time, "perf_counter", lambda: next(ticks))
+    m = c.measure_direct_attention(8, causal=True)
+    assert (m.method, m.n, m.d, m.causal, m.block, m.seconds, m.matrix_bytes) == (
+        "direct",
+        8,
+        64,
+        True,
+        None,
+        2.5,
+        512,
+    )
+    t = c.measure_tiled_attention(8, 4, block=3)
+    assert (t.method, t.n, t.d, t.causal, t.block, t.seconds) == ("tiled", 8, 4, False, 3, 1.0)
+    assert calls == [("direct", (8, 64), True)] * 2 + [("tiled", (8, 4), 3, 3, False)] * 2  # timed + traced
+    assert c.measure_tiled_attention(2).block == 128 and not c.measure_direct_attention(2).causal
+
+
+def test_measurement_limits(monkeypatch):
+    from attention_core.labs import cost as c
+
+    monkeypatch.setattr(c, "MAX_DIRECT_N", 16)
+    monkeypatch.setattr(c, "MAX_TILED_N", 16)
+    for f in (c.measure_direct_attention, c.measure_tiled_attention):
+        assert f(1, 1).n == 1 and f(16, 1).n == 16
+        for n, d in ((0, 4), (17, 4), (4, 0)):
+            with pytest.raises(ValueError):
+                f(n, d)
+
+
+def test_sweep_repeats_small_sizes_and_passes_d_and_block_on(monkeypatch):
+    from attention_core.labs import cost as c
+
+    calls = []
+
+    def fake(method):
+        def run(n, d=64, seed=0, causal=False, block=None):
+            calls.append((method, n, d, block))
+            return c.Measurement(method, n, d, causal, 1.0 / (len(calls)), len(calls), n * n * 8, block)
+
+        return run
+
+    monkeypatch.setattr(c, "measure_direct_attention", fake("direct"))
+    monkeypatch.setattr(c, "measure_tiled_attention", fake("tiled"))
+    points = list(c.measure_sweep(1024, block=32, d=16))
+    assert [p.n for p in points] == [128, 256, 512, 1024]
+    per_n = {n: sum(1 for m, k, *_ in calls if k == n) for n in (128, 256, 512, 1024)}
+    assert per_n == {128: 6, 256: 6, 512: 6, 1024: 2}  # 3 + 3 runs up to 512, then 1 + 1
+    assert all(d == 16 for _, n, d, _ in calls if n != 64)
+    assert {block for m, _, _, block in calls if m == "tiled"} == {32}
+    assert all(p.direct.d == 16 and p.tiled.n == p.n for p in points)
+    # calls 2, 3, 4 are the three direct runs at n = 128 (call 1 is the warm-up): the point keeps the
+    # first run's peak (2) with the fastest run's time (1/4)
+    assert calls[0][1] == 64 and [c_[1] for c_ in calls[1:4]] == [128] * 3
+    assert points[0].direct.peak_bytes == 2 and points[0].direct.seconds == pytest.approx(1 / 4)
+
+
+def test_sweep_summary_of_a_zero_peak_is_none():
+    from attention_core.labs import cost as c
+
+    def point(n, peak):
+        m = c.Measurement("direct", n, 64, False, 1.0, peak, n * n * 8, None)
+        return c.SweepPoint(n, m, m)
+
+    s = c.summarise_sweep([point(128, 0), point(256, 100), point(512, 400)])
+    assert s.steps == (None, None, 4.0) and s.median_step == 4.0
+
+
+def test_tiled_check_fields_seed_and_frozen_grid(monkeypatch):
+    from attention_core.labs import cost as c
+
+    chk = c.tiled_check(10, 4, True)
+    assert (chk.n, chk.block, chk.causal, chk.matrix_elements) == (10, 4, True, 100)
+    assert not chk.grid.flags.writeable
+    seen = []
+    real = c.tiled_attention
+    monkeypatch.setattr(c, "tiled_attention", lambda Q, *a, **k: seen.append(Q) or real(Q, *a, **k))
+    c.tiled_check(6, 4, False, d=3)
+    np.testing.assert_array_equal(seen[0], np.random.default_rng(0).standard_normal((6, 3)))  # seed 0
