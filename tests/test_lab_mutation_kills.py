@@ -280,3 +280,117 @@ def test_tiled_check_fields_seed_and_frozen_grid(monkeypatch):
     monkeypatch.setattr(c, "tiled_attention", lambda Q, *a, **k: seen.append(Q) or real(Q, *a, **k))
     c.tiled_check(6, 4, False, d=3)
     np.testing.assert_array_equal(seen[0], np.random.default_rng(0).standard_normal((6, 3)))  # seed 0
+
+
+# --- decoder_view -----------------------------------------------------------------------------------
+
+
+def _w(n, h=2, seed=0):
+    rng = np.random.default_rng(seed)
+    w = np.tril(rng.random((h, n, n)) + 0.1)
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+def test_head_summary_of_one_and_two_tokens_by_hand():
+    from attention_core.labs import decoder_view as dv
+
+    one = np.ones((3, 1, 1))  # one token: row 0 is the only row
+    assert dv.head_summary(one, "first").tolist() == [1.0, 1.0, 1.0]
+    assert dv.head_summary(one, "previous").tolist() == [0.0, 0.0, 0.0]
+    assert dv.head_summary(one, "distance").tolist() == [0.0, 0.0, 0.0]
+    two = np.array([[[1.0, 0.0], [0.25, 0.75]]])  # two tokens: row 1 only
+    assert dv.head_summary(two, "first").tolist() == [0.25]
+    assert dv.head_summary(two, "previous").tolist() == [0.25]
+    assert dv.head_summary(two, "distance").tolist() == [0.25]
+    expected = -(0.25 * math.log(0.25) + 0.75 * math.log(0.75))
+    assert dv.head_summary(two, "entropy")[0] == pytest.approx(expected, rel=1e-14)
+
+
+def test_head_summary_keeps_leading_axes_and_computes_in_float64():
+    from attention_core.labs import decoder_view as dv
+
+    w = np.stack([_w(4, h=3, seed=s) for s in range(2)])  # [layers 2, heads 3, 4, 4]
+    for stat in dv.HEAD_STATS:
+        got = dv.head_summary(w, stat)
+        assert got.shape == (2, 3)
+        np.testing.assert_allclose(got[1], dv.head_summary(w[1], stat), rtol=1e-14)
+    w32 = w[0].astype(np.float32)
+    got = dv.head_summary(w32, "first")
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, w32.astype(np.float64)[:, 1:, 0].mean(axis=1))
+
+
+def test_layer_head_grid_stacks_every_layer():
+    from types import SimpleNamespace
+
+    from attention_core.labs import decoder_view as dv
+
+    layers = [SimpleNamespace(weights=_w(5, h=3, seed=s)) for s in range(4)]
+    grid = dv.layer_head_grid(SimpleNamespace(layers=layers), "distance")
+    assert grid.shape == (4, 3)
+    np.testing.assert_allclose(grid[2], dv.head_summary(layers[2].weights, "distance"))
+
+
+def test_pair_norm_change_is_computed_in_float64():
+    from attention_core.labs import decoder_view as dv
+
+    before = np.array([[0.1, 0.7, 3.3, -1.9]], dtype=np.float32)
+    after = np.array([[0.7, 0.1, -1.9, 3.3]], dtype=np.float32)  # swapped inside pairs: same lengths
+    b64, a64 = before.astype(np.float64), after.astype(np.float64)
+    expected = max(
+        abs(math.hypot(b64[0, i], b64[0, i + 1]) - math.hypot(a64[0, i], a64[0, i + 1])) for i in (0, 2)
+    )
+    assert dv.max_pair_norm_change(before, after) == expected == 0.0
+    stretched = (after * np.float32(1.1)).astype(np.float32)
+    s64 = stretched.astype(np.float64)
+    expected = max(
+        abs(math.hypot(b64[0, i], b64[0, i + 1]) - math.hypot(s64[0, i], s64[0, i + 1])) for i in (0, 2)
+    )
+    assert dv.max_pair_norm_change(before, stretched) == pytest.approx(expected, rel=1e-15)
+
+
+def test_rope_offset_curve_fields_layout_and_precision():
+    from attention_core.labs import decoder_view as dv
+
+    rng = np.random.default_rng(3)
+    q, k = rng.normal(size=4).astype(np.float32), rng.normal(size=4).astype(np.float32)
+    curve = dv.rope_offset_curve(q, k, [0, 1, 2], [0, 5], 10.0, "half")
+    assert curve.offsets.tolist() == [0, 1, 2] and curve.starts.tolist() == [0, 5]
+    assert curve.scores.dtype == np.float64
+    for arr in (curve.offsets, curve.starts, curve.scores):
+        assert not arr.flags.writeable
+    q64, k64 = q.astype(np.float64), k.astype(np.float64)
+
+    def rot_half(x, p):  # pairs (i, i + d/2), θ_i = 10^(−2i/4)
+        out = x.copy()
+        for i in range(2):
+            a = p * 10.0 ** (-2 * i / 4)
+            out[i], out[i + 2] = (
+                x[i] * math.cos(a) - x[i + 2] * math.sin(a),
+                x[i] * math.sin(a) + x[i + 2] * math.cos(a),
+            )
+        return out
+
+    for a, s in enumerate((0, 5)):
+        for b_, o in enumerate((0, 1, 2)):
+            assert curve.scores[a, b_] == pytest.approx(rot_half(q64, s + o) @ rot_half(k64, s), abs=1e-12)
+
+
+def test_kv_memory_and_choose_next():
+    from types import SimpleNamespace
+
+    from attention_core.labs import decoder_view as dv
+
+    cfg = SimpleNamespace(n_layers=2, n_kv_heads=1, n_heads=4, head_dim=8)
+    m = dv.kv_memory(cfg, 10)
+    assert (m.n_tokens, m.gqa_bytes, m.mha_bytes, m.ratio) == (
+        10,
+        2 * 2 * 10 * 1 * 8 * 4,
+        2 * 2 * 10 * 4 * 8 * 4,
+        4.0,
+    )
+    flat = np.zeros(5)  # T = 1: a seeded draw from the uniform distribution, not the greedy 0
+    draws = [dv.choose_next(flat, 1.0, 0, 7, step) for step in range(6)]
+    assert draws == [int(np.random.default_rng([7, s]).choice(5, p=np.full(5, 0.2))) for s in range(6)]
+    assert len(set(draws)) > 1
+    assert dv.choose_next(np.array([0.0, 3.0, 1.0]), 0.0, 0, 7, 0) == 1  # T = 0: greedy
