@@ -48,6 +48,14 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/tiled.py": ["tests/test_tiled.py", "tests/test_lab_efficient.py", "tests/test_mutation_kills.py"],
     "attention_core/models/llama.py": ["tests/test_llama_generic.py", "tests/test_mutation_kills.py"],
 }  # fmt: skip
+# The pretrained-model modules: their tests run SmolLM2-135M or MiniLM forward passes, seconds per
+# mutant, hours per module on two cores. Only with --all.
+HEAVY = {
+    "attention_core/models/smollm2.py": ["tests/test_decoder_smollm2.py"],
+    "attention_core/models/byte_bpe.py": ["tests/test_token_labels.py"],
+    "attention_core/models/gguf_file.py": ["tests/test_decoder_smollm2.py"],
+    "attention_core/models/minilm.py": ["tests/test_pretrained.py"],
+}
 LAB_TESTS = ["tests/test_lab_checks_fail.py", "tests/test_lab_mutation_kills.py"]
 for _lab, _tests in {
     "block": ["tests/test_lab_block.py"],
@@ -229,6 +237,7 @@ def run(module: str, mutants: list[str]) -> dict[str, int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help="modules to mutate (default: all in TARGETS)")
+    parser.add_argument("--all", action="store_true", help="also the HEAVY pretrained-model modules")
     parser.add_argument("--list", action="store_true", help="print the modules and their test files")
     parser.add_argument(
         "--survivors", action="store_true", help="show the diffs of survivors not listed as equivalent"
@@ -239,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
         "--draft", action="store_true", help="print unexplained survivors as draft equivalence entries (JSON)"
     )
     args = parser.parse_args(argv)
+    if args.all:
+        TARGETS.update(HEAVY)
     modules = args.modules or list(TARGETS)
     unknown = [m for m in modules if m not in TARGETS]
     if unknown:
