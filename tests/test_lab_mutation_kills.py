@@ -394,3 +394,148 @@ def test_kv_memory_and_choose_next():
     assert draws == [int(np.random.default_rng([7, s]).choice(5, p=np.full(5, 0.2))) for s in range(6)]
     assert len(set(draws)) > 1
     assert dv.choose_next(np.array([0.0, 3.0, 1.0]), 0.0, 0, 7, 0) == 1  # T = 0: greedy
+
+
+# --- efficient --------------------------------------------------------------------------------------
+
+
+def _recorder(monkeypatch, module, name):
+    calls = []
+    real = getattr(module, name)
+
+    def record(*args, **kwargs):
+        calls.append((args, kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, record)
+    return calls
+
+
+def test_masked_attention_treats_boolean_inputs_as_numbers():
+    from attention_core.labs import efficient as e
+
+    Q = np.array([[True, True], [True, False]])
+    K = np.array([[True, True], [False, True]])
+    V = np.array([[1.0, 0.0], [0.0, 1.0]])
+    expected = _loop_full(Q.astype(float), K.astype(float), V)
+    np.testing.assert_allclose(e.masked_attention(Q, K, V, np.ones((2, 2), bool)), expected, atol=1e-13)
+
+
+def _loop_full(Q, K, V):
+    out = np.zeros((len(Q), V.shape[1]))
+    for i in range(len(Q)):
+        s = [float(Q[i] @ K[j]) / math.sqrt(Q.shape[1]) for j in range(len(K))]
+        ex = [math.exp(v - max(s)) for v in s]
+        out[i] = sum(x / sum(ex) * V[j] for j, x in enumerate(ex))
+    return out
+
+
+def test_window_check_fields_seed_and_limits(monkeypatch):
+    from attention_core.labs import efficient as e
+
+    assert e.window_score_elements(10, 4) == 34 and type(e.window_score_elements(10, 4)) is int
+    calls = _recorder(monkeypatch, e, "tiled_attention")
+    chk = e.window_check(12, 3, 4, d=2)
+    assert (chk.n, chk.window, chk.block, chk.tiles_total) == (12, 3, 4, 9)
+    np.testing.assert_array_equal(calls[0][0][0], np.random.default_rng(0).standard_normal((12, 2)))  # seed 0
+    assert e.window_check(1, 1, 1, d=2).n == 1
+    monkeypatch.setattr(e, "MAX_WINDOW_N", 16)
+    assert e.window_check(16, 2, 1, d=2).n == 16
+    for n, w, blk in ((0, 1, 1), (17, 1, 1), (8, 0, 2), (8, 2, 0)):
+        with pytest.raises(ValueError):
+            e.window_check(n, w, blk, d=2)
+
+
+def test_best_is_the_fastest_run_on_a_fake_clock(monkeypatch):
+    from attention_core.labs import efficient as e
+
+    ticks = iter([0.0, 1.0, 10.0, 10.5, 20.0, 23.0])
+    monkeypatch.setattr(e.time, "perf_counter", lambda: next(ticks))
+    assert e._best(lambda: None, 3) == 0.5
+
+
+def test_window_timing_times_the_three_methods_with_its_settings(monkeypatch):
+    from attention_core.labs import efficient as e
+
+    monkeypatch.setattr(e, "_best", lambda fn, repeats: (fn.func.__name__, fn.args[3:], fn.keywords, repeats))
+    direct = _recorder(monkeypatch, e, "direct_attention")
+    tiled = _recorder(monkeypatch, e, "tiled_attention")
+    (t,) = list(e.window_timing(ns=(300,), d=4))
+    assert (t.n, t.window, t.block) == (300, 256, 128)  # the defaults
+    assert t.full_direct[1:] == ((), {"causal": True}, 2)
+    assert t.full_tiled[1:] == ((128, 128), {"causal": True}, 2)
+    assert t.window_tiled[1:] == ((128, 128), {"window": 256}, 2)
+    # 3 query tiles, 1 + 2 + 3 causal; with w = 256 the last query tile still reaches key 1 (tile 0)
+    assert (t.tiles_full, t.tiles_window) == (6, 6)
+    assert [kw for _, kw in tiled] == [{"causal": True}, {"window": 256}]
+    assert direct[0][1] == {"causal": True}  # the warm-up
+    np.testing.assert_array_equal(tiled[0][0][0], np.random.default_rng(0).standard_normal((300, 4)))
+    (t,) = list(e.window_timing(ns=(40,), window=8, block=16, d=4, repeats=5))
+    assert t.window_tiled[1:] == ((16, 16), {"window": 8}, 5) and (t.window, t.block) == (8, 16)
+    assert (t.tiles_full, t.tiles_window) == (6, 5)  # window 8: 1 + 2 + 2 (rows 32..39 need keys 25..39)
+    assert list(e.window_timing(ns=(1,), d=4))[0].n == 1
+    monkeypatch.setattr(e, "MAX_WINDOW_N", 50)
+    assert list(e.window_timing(ns=(50,), d=4))[0].n == 50
+    for bad in (0, 51):
+        with pytest.raises(ValueError):
+            list(e.window_timing(ns=(bad,), d=4))
+
+
+def _cross_brute(d_phi, d_v, d_k, n_max):
+    from attention_core.labs import efficient as e
+
+    return next(
+        (
+            n
+            for n in range(1, n_max + 1)
+            if n * (4 * d_phi * d_v + 3 * d_phi + d_v) < e.softmax_attention_flops(n, d_k, d_v)
+        ),
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    "d_phi,d_v,d_k,n_max", [(1, 1, 100, 50), (2, 2, 1, 2), (2, 2, 1, 10), (16, 8, 32, 500), (4, 16, 2, 300)]
+)
+def test_linear_crossover_against_counting_up(d_phi, d_v, d_k, n_max):
+    """(2, 2, 1): the two counts are equal at n = 2 (24·2 = 12·2²), where the recurrence is not cheaper."""
+    from attention_core.labs import efficient as e
+
+    got = e.linear_crossover_n(d_phi, d_v, d_k, n_max)
+    assert got == _cross_brute(d_phi, d_v, d_k, n_max)
+    assert got is None or type(got) is int
+
+
+def test_softmax_flops_keep_d_k_and_d_v_apart():
+    from attention_core.labs import efficient as e
+
+    n, d_k, d_v = 10, 3, 7
+    assert e.softmax_attention_flops(n, d_k, d_v) == 2 * n * n * d_k + 6 * n * n + 2 * n * n * d_v
+
+
+def test_linear_lab_fields_follow_d_model_and_seed():
+    from attention_core import AttentionConfig
+    from attention_core.labs import efficient as e
+    from attention_core.trace import trace_text
+
+    lab = e.linear_lab("a b c d", d_model=8, seed=3)
+    tr = trace_text("a b c d", AttentionConfig(d_model=8, heads=1, mask="causal", seed=3))
+    assert lab.tokens == ("a", "b", "c", "d") and lab.d_k == 8 and lab.state_shape == (8, 8)
+    np.testing.assert_array_equal(lab.softmax_weights, tr.weights[0])
+    phi_q, phi_k = (np.where(m > 0, m + 1, np.exp(np.minimum(m, 0))) for m in (tr.Q[0], tr.K[0]))
+    z = np.cumsum(phi_k, axis=0)
+    np.testing.assert_allclose(lab.normalisers, np.sum(phi_q * z, axis=1), rtol=1e-13)
+    assert lab.tokenization is not None and not lab.softmax_weights.flags.writeable
+    assert not lab.linear_top.flags.writeable and not lab.softmax_top.flags.writeable
+
+
+def test_exactness_defaults_and_methods(monkeypatch):
+    from attention_core.labs import efficient as e
+
+    calls = _recorder(monkeypatch, e, "tiled_attention")
+    rows = e.exactness(d=4)
+    assert [r.method for r in rows] == ["tiled", "window", "linear"]
+    (args0, kw0), (args1, kw1) = calls
+    assert args0[0].shape == (256, 4) and args0[3:] == (64, 64) and kw0 == {"causal": True}
+    assert args1[3:] == (64, 64) and kw1 == {"window": 32}
+    np.testing.assert_array_equal(args0[0], np.random.default_rng(0).standard_normal((256, 4)))
