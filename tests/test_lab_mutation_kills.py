@@ -539,3 +539,57 @@ def test_exactness_defaults_and_methods(monkeypatch):
     assert args0[0].shape == (256, 4) and args0[3:] == (64, 64) and kw0 == {"causal": True}
     assert args1[3:] == (64, 64) and kw1 == {"window": 32}
     np.testing.assert_array_equal(args0[0], np.random.default_rng(0).standard_normal((256, 4)))
+
+
+# --- inference --------------------------------------------------------------------------------------
+
+
+def test_inference_settings_limits():
+    from attention_core.labs import inference as inf
+
+    lo, hi = inf.D_MODEL_RANGE
+    h_hi = inf.HEADS_RANGE[1]
+    assert inf.InferenceSettings("a", d_model=lo, heads=1, kv_heads=1).d_model == lo
+    assert inf.InferenceSettings("a", d_model=hi, heads=1, kv_heads=1).d_model == hi
+    assert inf.InferenceSettings("a", d_model=h_hi * 2, heads=h_hi, kv_heads=1).heads == h_hi
+    for bad in (
+        dict(d_model=lo - 1, heads=1),
+        dict(d_model=hi + 1, heads=1),
+        dict(d_model=h_hi * 4, heads=h_hi * 2),
+    ):
+        with pytest.raises(AttentionConfigError):
+            inf.InferenceSettings("a", kv_heads=1, **bad)
+
+
+def test_projection_weights_have_variance_one_over_d():
+    from attention_core.labs import inference as inf
+
+    W_Q, W_K, W_V = inf.projection_weights(64, 4, 2, 0)
+    assert W_Q.shape == (64, 64) and W_K.shape == (64, 32) and W_V.shape == (64, 32)
+    for W in (W_Q, W_K, W_V):
+        assert 0.9 / 8 < W.std() < 1.1 / 8  # N(0, 1/64): standard deviation 1/8
+    np.testing.assert_array_equal(W_Q, inf.projection_weights(64, 4, 2, 0)[0])
+    assert not np.array_equal(W_Q, inf.projection_weights(64, 4, 2, 1)[0])
+
+
+def test_inference_lab_of_two_tokens_and_its_fields():
+    from attention_core.labs import inference as inf
+
+    s = inf.InferenceSettings("a a", d_model=8, heads=2, kv_heads=1, seed=2)
+    lab = inf.inference_lab(s)
+    assert lab.settings is s and lab.tokenization is not None and lab.d_k == 4 and type(lab.d_k) is int
+    assert lab.change_causal.shape == (1,) and lab.change_causal[0] == 0.0
+    assert lab.change_bidirectional.shape == (1,) and lab.change_bidirectional[0] > 1e-6
+    # the same word twice differs only by its position: the outputs of the two rows differ
+    assert np.max(np.abs(lab.full[:, 0] - lab.full[:, 1])) > 1e-3
+    cut = inf.inference_lab(inf.InferenceSettings("one two three four five", max_tokens=3))
+    assert cut.tokens == ("one", "two", "three")
+    assert inf.prefix_change(np.zeros((2, 0, 3)), np.zeros((2, 1, 3))).shape == (0,)
+
+
+def test_flops_curve_counts_are_integers():
+    from attention_core.labs import inference as inf
+
+    c = inf.flops_curve([4, 8], 16, 4, 2)
+    assert c.ns == (4, 8) and all(type(v) is int for v in c.cached + c.recompute)
+    assert c.cached[0] == 2 * 16 * (4 + 2 * 2) * 4 + 4 * 4 * 4 * 4
