@@ -213,6 +213,11 @@ def classify(module: str) -> dict[str, object]:
     )
 
 
+def equivalent_names(module: str) -> set[str]:
+    """The survivors of the last run that bench/mutation_equivalent.json lists."""
+    return set(survivors(module)) - set(classify(module)["unexplained"])
+
+
 def show(module: str) -> None:
     """The diffs of the survivors that are not listed as equivalent."""
     for name, diff in classify(module)["unexplained"].items():
@@ -245,6 +250,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mutant", action="append", default=[], help="re-run only these mutant names")
     parser.add_argument("--report", action="store_true", help="only count the last run (no new run)")
     parser.add_argument(
+        "--rerun",
+        action="store_true",
+        help="test only the last run's survivors again, against the tests as they are now (tests only added)",
+    )
+    parser.add_argument(
         "--draft", action="store_true", help="print unexplained survivors as draft equivalence entries (JSON)"
     )
     args = parser.parse_args(argv)
@@ -274,7 +284,10 @@ def main(argv: list[str] | None = None) -> int:
     summary_path = OUT / "summary.json"
     summary = json.loads(summary_path.read_text("utf-8")) if summary_path.exists() else {}
     for m in modules:
-        if not args.report:
+        if args.rerun:
+            left = [n for n in survivors(m) if n not in equivalent_names(m)]
+            seconds = run(m, left)["seconds"] if left else 0
+        elif not args.report:
             seconds = run(m, args.mutant)["seconds"]
         else:
             seconds = summary.get(m, {}).get("seconds")
