@@ -525,3 +525,74 @@ def test_layer_cache_stores_c_ordered_read_only_copies_of_views():
         assert a.flags.c_contiguous and not a.flags.writeable
     np.testing.assert_array_equal(layer.K, K)
     assert base.flags.writeable  # the caller's array is not frozen
+
+
+# --- models.llama: the GGUF metadata and the 8-bit embedding table -----------------------------------
+
+META = {
+    "general.architecture": "llama",
+    "llama.attention.head_count": 4,
+    "llama.attention.head_count_kv": 2,
+    "llama.embedding_length": 32,
+    "llama.block_count": 3,
+    "llama.feed_forward_length": 48,
+    "llama.vocab_size": 11,
+    "llama.rope.freq_base": 10000.0,
+    "llama.attention.layer_norm_rms_epsilon": np.float32(1e-5),
+    "llama.context_length": 256,
+}
+
+
+def test_llama_config_from_metadata_reads_every_number():
+    from attention_core.models import llama as L
+
+    c = L.LlamaConfig.from_metadata(META)
+    got = (c.n_layers, c.d_model, c.n_heads, c.n_kv_heads, c.head_dim, c.d_ff, c.vocab_size, c.context_length)
+    assert got == (3, 32, 4, 2, 8, 48, 11, 256) and type(c.head_dim) is int
+    assert c.rope_base == 10000.0 and c.rms_eps == float(np.float32(1e-5))
+    no_vocab = {k: v for k, v in META.items() if k != "llama.vocab_size"} | {
+        "tokenizer.ggml.tokens": ["a"] * 7
+    }
+    assert L.LlamaConfig.from_metadata(no_vocab).vocab_size == 7  # counted from the token list
+    assert L.LlamaConfig.from_metadata(META | {"llama.rope.dimension_count": 8}).head_dim == 8
+    for bad in (META | {"general.architecture": "gemma"}, META | {"llama.rope.dimension_count": 4}):
+        with pytest.raises(ValueError):
+            L.LlamaConfig.from_metadata(bad)
+    with pytest.raises(ValueError, match="llama.block_count"):
+        L.LlamaConfig.from_metadata({k: v for k, v in META.items() if k != "llama.block_count"})
+
+
+def test_llama_config_refuses_inconsistent_shapes():
+    from attention_core.models import llama as L
+
+    good = dict(n_layers=1, d_model=8, n_heads=2, n_kv_heads=1, head_dim=4, d_ff=8, vocab_size=5,
+                rope_base=10.0, rms_eps=1e-5, context_length=16)  # fmt: skip
+    assert L.LlamaConfig(**good).group_size == 2
+    for bad in (dict(n_layers=0), dict(head_dim=3, d_model=6), dict(n_kv_heads=3, n_heads=2), dict(d_model=9),
+                dict(rope_layout="spiral"), dict(vocab_size=0)):  # fmt: skip
+        with pytest.raises(ValueError):
+            L.LlamaConfig(**(good | bad))
+
+
+def test_8bit_embedding_rows_dense_and_matvec_against_loops(monkeypatch):
+    from attention_core.models import llama as L
+
+    rng = np.random.default_rng(15)
+    vocab, d = 7, 64  # two 32-number blocks per row
+    codes = rng.integers(-127, 128, (vocab, d)).astype(np.int8)
+    scales = rng.random((vocab, 2)).astype(np.float32) + 0.5
+    emb = L.Embedding8bit(codes, scales)
+    table = np.array(
+        [[float(codes[t, c]) * float(scales[t, c // 32]) for c in range(d)] for t in range(vocab)]
+    )
+    ids = np.array([4, 0, 4])
+    np.testing.assert_allclose(emb.rows(ids), table[ids], rtol=1e-6)
+    assert emb.rows(ids).dtype == np.float32 and emb.shape == (7, 64) and emb.nbytes == 7 * 64 + 7 * 2 * 4
+    np.testing.assert_allclose(emb.dense(), table, rtol=1e-6)
+    np.testing.assert_allclose(emb.dense(2, 5), table[2:5], rtol=1e-6)
+    np.testing.assert_allclose(emb.dense(3), table[3:], rtol=1e-6)
+    x = rng.normal(size=d).astype(np.float32)
+    monkeypatch.setattr(L, "EMBED_CHUNK_ROWS", 3)  # chunks 0-2, 3-5, 6: the last one short
+    got = emb.matvec(x)
+    assert got.dtype == np.float32 and got.shape == (7,)
+    np.testing.assert_allclose(got, table @ x.astype(np.float64), rtol=1e-5, atol=1e-3)
