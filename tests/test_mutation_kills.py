@@ -596,3 +596,41 @@ def test_8bit_embedding_rows_dense_and_matvec_against_loops(monkeypatch):
     got = emb.matvec(x)
     assert got.dtype == np.float32 and got.shape == (7,)
     np.testing.assert_allclose(got, table @ x.astype(np.float64), rtol=1e-5, atol=1e-3)
+
+
+def test_tiny_llama_uses_its_own_rms_epsilon_and_keeps_every_step():
+    """rms_eps = 0.5, far from the norms' default 1e-5: every RMSNorm (attention, FFN, output) must
+    read the config's epsilon. The full pass and one cached step against the plain-float loop."""
+    import dataclasses
+
+    from attention_core.models import llama as L
+    from tests.test_llama_generic import naive_logits, tiny_weights
+
+    w = tiny_weights(4, 2, seed=5)
+    w = dataclasses.replace(w, config=dataclasses.replace(w.config, rms_eps=0.5))
+    ids = np.array([3, 1, 4, 1])
+    traces, logits = L.run_layers(ids, w)
+    np.testing.assert_allclose(logits, naive_logits(ids, w), atol=1e-9)
+    t = traces[1]
+    assert t.layer == 1 and t.divisor == 2.0 and t.kv_head_of.tolist() == [0, 0, 1, 1]
+    assert t.mask.tolist() == np.tril(np.ones((4, 4), bool)).tolist()
+    np.testing.assert_allclose(t.scores_scaled, t.scores_raw / 2.0)
+    assert t.Q_pre.shape == (4, 4, 4) and t.K_pre.shape == (2, 4, 4) and not np.allclose(t.Q_pre, t.Q)
+    np.testing.assert_allclose(t.head_outputs, t.weights @ t.V[t.kv_head_of])
+    assert all(not getattr(t, f).flags.writeable for f in ("Q", "K", "V", "weights", "mask"))
+    cache = kv_cache.KVCache(tuple(kv_cache.LayerCache(K=tr.K[:, :3], V=tr.V[:, :3]) for tr in traces))
+    steps_, cache2, step_logits = L.decode_layers(1, cache, w)
+    np.testing.assert_allclose(step_logits, naive_logits(ids, w), atol=1e-9)
+    s = steps_[1]
+    assert s.layer == 1 and s.position == 3 and s.kv_head_of.tolist() == [0, 0, 1, 1]
+    np.testing.assert_allclose(s.q, t.Q[:, 3:4], atol=1e-12)
+    np.testing.assert_allclose(s.q_pre, t.Q_pre[:, 3:4], atol=1e-12)
+    np.testing.assert_allclose(s.k_pre, t.K_pre[:, 3:4], atol=1e-12)
+    np.testing.assert_allclose(s.k, t.K[:, 3:4], atol=1e-12)
+    np.testing.assert_allclose(s.v, t.V[:, 3:4], atol=1e-12)
+    np.testing.assert_allclose(s.weights, t.weights[:, 3:4], atol=1e-12)
+    np.testing.assert_allclose(s.scores_raw, t.scores_raw[:, 3:4], atol=1e-12)
+    np.testing.assert_allclose(s.scores_scaled, t.scores_scaled[:, 3:4], atol=1e-12)
+    np.testing.assert_allclose(s.head_outputs, t.head_outputs[:, 3:4], atol=1e-12)
+    np.testing.assert_allclose(s.output, t.output[3:4], atol=1e-12)
+    assert not s.q.flags.writeable and cache2.length == 4
