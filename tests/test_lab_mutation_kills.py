@@ -869,13 +869,12 @@ def test_dot_variance_defaults_draws_and_limits(monkeypatch):
     assert sc.dot_variance_experiment([2], samples=2).samples == 2
     with pytest.raises(ValueError):
         sc.dot_variance_experiment([2], samples=1)
-    monkeypatch.setattr(
-        sc, "_CHUNK", 6
-    )  # 2 rows of d_k = 3 per chunk: q, k drawn chunk by chunk (2, 2, 1 rows)
+    # _CHUNK = 4 numbers: one row of d_k = 3 per chunk, q and k drawn chunk by chunk
+    monkeypatch.setattr(sc, "_CHUNK", 4)
     v = sc.dot_variance_experiment([3], samples=5)
     rng = np.random.default_rng((0, 3))
     chunks = []
-    for m in (2, 2, 1):
+    for m in (1, 1, 1, 1, 1):
         q, k = rng.standard_normal((m, 3)), rng.standard_normal((m, 3))
         chunks.append(np.sum(q * k, axis=1))
     assert v.raw_variance[0] == pytest.approx(np.var(np.concatenate(chunks), ddof=1), rel=1e-13)
@@ -926,6 +925,7 @@ def test_peakedness_defaults_fields_and_entropy_of_zeros():
     ent = -np.sum(w * np.log(w), axis=1).mean()
     assert p.entropy_scaled[0] == pytest.approx(ent, rel=1e-12)
     assert sc.softmax_peakedness([2], n_keys=2, samples=10).n_keys == 2
+    assert sc.softmax_peakedness([1]).samples == 2000
     with pytest.raises(ValueError):
         sc.softmax_peakedness([2], n_keys=1, samples=10)
     assert sc.entropy_nats(np.array([0.5, 0.5, 0.0])) == pytest.approx(math.log(2))
