@@ -2,18 +2,24 @@
 
 mutmut (pinned in requirements-mutate.txt) reads one configuration per working directory, so each
 module gets its own scratch copy under ``bench/out/mutate/<module>/``: the package, the tests, and a
-pyproject.toml whose ``[tool.mutmut]`` names that one module and only the test files that cover it.
-mutmut then changes the module one small edit at a time and runs those tests against each edit; a
-mutant that no test notices "survives". One child process, so it fits a shared two-core machine.
+pyproject.toml whose ``[tool.mutmut]`` names that one module and only the test files that cover it
+(TARGETS). mutmut then changes the module one small edit at a time and runs those tests against each
+edit; a mutant that no test notices "survives". One child process, so it fits a shared two-core
+machine. The wording of raised errors is not mutated (the conditions that raise are).
 
-    python scripts/mutate.py                       # every module in TARGETS, one after the other
+    python scripts/mutate.py                      # every module in TARGETS, fresh, one after the other
     python scripts/mutate.py attention_core/norms.py attention_core/labs/block.py
-    python scripts/mutate.py --list                # the modules and their test files
-    python scripts/mutate.py --survivors attention_core/norms.py   # diffs of the surviving mutants
+    python scripts/mutate.py --rerun              # only the last run's unexplained survivors, again
+    python scripts/mutate.py --report             # count the last run, no new run
+    python scripts/mutate.py --survivors MODULE   # diffs of the survivors not listed as equivalent
+    python scripts/mutate.py --draft MODULE       # the same as JSON entries for mutation_equivalent.json
+    python scripts/mutate.py --all                # also the pretrained-model modules (hours)
+    python scripts/mutate.py --list               # the modules and their test files
 
-Each run prints killed / survived / other counts per module and writes them to
-``bench/out/mutate/summary.json``; the scores and the reasons survivors are equivalent are kept
-by hand in bench/RESULTS.md.
+A survivor is either killed by a new test or listed in bench/mutation_equivalent.json with the
+reason it cannot change what a caller sees; the score is killed / (killed + survivors − equivalent),
+"no tests" counted as survivors. Counts go to ``bench/out/mutate/summary.json``; the scores are kept
+in bench/RESULTS.md.
 """
 
 from __future__ import annotations
