@@ -80,7 +80,7 @@ for _lab, _tests in {
 
 # What the scratch copy needs besides the package and the tests (the tests' conftest imports
 # attention_ui for the shared helpers; the golden data sit under tests/data).
-COPY = ["attention_core", "attention_ui", "tests"]
+COPY = ["attention_core", "attention_ui", "app_pages", "tests"]
 
 
 def _tool_config(module: str, tests: list[str]) -> str:
@@ -95,7 +95,7 @@ def _tool_config(module: str, tests: list[str]) -> str:
         # no xdist workers, no cache files, no per-test timeout plugin fighting mutmut's own timeout
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-n", "0", "-q"]\n'
         # the tests also import attention_ui and run the bench scripts (only bench/*.py is in the copy)
-        'also_copy = ["attention_ui/", "bench/"]\n'
+        'also_copy = ["attention_ui/", "app_pages/", "app.py", "bench/"]\n'
         # The wording of a raised error is not mutated (which inputs raise still is: the conditions
         # before a raise are); see bench/RESULTS.md.
         "do_not_mutate_patterns = ['^\\s*raise \\w+\\(']\n"
@@ -119,6 +119,7 @@ def prepare(module: str, fresh: bool = True) -> Path:
         if dest.exists():
             shutil.rmtree(dest)
         shutil.copytree(ROOT / name, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "browser"))
+    shutil.copy2(ROOT / "app.py", work / "app.py")  # the quiz bank's tests read the app's page list
     (work / "bench").mkdir(exist_ok=True)
     for script in (ROOT / "bench").glob("*.py"):
         shutil.copy2(script, work / "bench" / script.name)
