@@ -256,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--mutant", action="append", default=[], help="re-run only these mutant names")
     parser.add_argument("--report", action="store_true", help="only count the last run (no new run)")
+    parser.add_argument("--table", action="store_true", help="print summary.json as a Markdown table")
     parser.add_argument(
         "--rerun",
         action="store_true",
@@ -274,6 +275,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for m in modules:
             print(m, " ".join(TARGETS[m]))
+        return 0
+    if args.table:
+        summary = json.loads((OUT / "summary.json").read_text("utf-8"))
+        print("| module | mutants | killed | survived | equivalent | not killed | score |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for m in modules:
+            c = summary.get(m)
+            if not c or "killed" not in c or not isinstance(c.get("counts"), dict):
+                print(f"| {m} | not run | | | | | |")
+                continue
+            total = sum(c["counts"].values())
+            alive = c["survived"] - c["equivalent"]
+            print(
+                f"| {m} | {total} | {c['killed']} | {c['survived']} | {c['equivalent']} | {alive} | {c['score']:.1%} |"
+            )
         return 0
     if args.draft:
         entries = [
