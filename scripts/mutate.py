@@ -199,7 +199,8 @@ def classify(module: str) -> dict[str, object]:
     counts: dict[str, int] = {}
     for s in status.values():
         counts[s] = counts.get(s, 0) + 1
-    left = survivors(module)
+    confirmed = verified(module) & set(status)  # killed when run directly (see verify)
+    left = [n for n in survivors(module) if n not in confirmed]
     registry = [e for e in load_equivalent() if e["module"] == module]
     unexplained, equivalent = {}, 0
     for name, diff in diffs(module, left).items():
@@ -208,7 +209,7 @@ def classify(module: str) -> dict[str, object]:
             equivalent += 1
         else:
             unexplained[name] = diff
-    killed = counts.get("killed", 0) + counts.get("timeout", 0)
+    killed = counts.get("killed", 0) + counts.get("timeout", 0) + len(confirmed)
     alive = len(left) - equivalent
     return dict(
         counts=counts,
@@ -218,6 +219,37 @@ def classify(module: str) -> dict[str, object]:
         score=killed / (killed + alive) if killed + alive else float("nan"),
         unexplained=unexplained,
     )
+
+
+VERIFIED = OUT / "verified.json"
+
+
+def verify(module: str) -> list[str]:
+    """Run each unexplained survivor against all of the module's test files directly (pytest with
+    MUTANT_UNDER_TEST set, in mutmut's own mutated tree): mutmut picks the tests per mutant from its
+    coverage stats, which can miss a test. The ones a test fails on are recorded as killed."""
+    work = _scratch(module) / "mutants"
+    tests = [t for t in TARGETS[module] if (ROOT / t).exists()]
+    done = json.loads(VERIFIED.read_text("utf-8")) if VERIFIED.exists() else {}
+    killed = set(done.get(module, []))
+    for name in classify(module)["unexplained"]:
+        env = dict(os.environ, MUTANT_UNDER_TEST=name, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+        r = subprocess.run(
+            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-n", "0", *tests],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        if r.returncode == 1:  # a test failed (not a collection error or an interrupt)
+            killed.add(name)
+    done[module] = sorted(killed)
+    VERIFIED.write_text(json.dumps(done, indent=1), "utf-8")
+    return sorted(killed)
+
+
+def verified(module: str) -> set[str]:
+    return set(json.loads(VERIFIED.read_text("utf-8")).get(module, [])) if VERIFIED.exists() else set()
 
 
 def equivalent_names(module: str) -> set[str]:
@@ -257,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mutant", action="append", default=[], help="re-run only these mutant names")
     parser.add_argument("--report", action="store_true", help="only count the last run (no new run)")
     parser.add_argument("--table", action="store_true", help="print summary.json as a Markdown table")
+    parser.add_argument(
+        "--verify", action="store_true", help="run each unexplained survivor against all its tests directly"
+    )
     parser.add_argument(
         "--rerun",
         action="store_true",
@@ -307,7 +342,11 @@ def main(argv: list[str] | None = None) -> int:
     summary_path = OUT / "summary.json"
     summary = json.loads(summary_path.read_text("utf-8")) if summary_path.exists() else {}
     for m in modules:
-        if args.rerun:
+        if args.verify:
+            start = time.monotonic()
+            verify(m)
+            seconds = round(time.monotonic() - start)
+        elif args.rerun:
             left = [n for n in survivors(m) if n not in equivalent_names(m)]
             seconds = run(m, left)["seconds"] if left else 0
         elif not args.report:
