@@ -634,3 +634,14 @@ def test_tiny_llama_uses_its_own_rms_epsilon_and_keeps_every_step():
     np.testing.assert_allclose(s.head_outputs, t.head_outputs[:, 3:4], atol=1e-12)
     np.testing.assert_allclose(s.output, t.output[3:4], atol=1e-12)
     assert not s.q.flags.writeable and cache2.length == 4
+
+
+def test_next_token_probs_top_one_and_float64():
+    from attention_core.models import llama as L
+
+    logits = np.array([0.5, 2.0, 1.0], dtype=np.float32)
+    assert L.next_token_probs(logits, 1.0, 1).tolist() == [0.0, 1.0, 0.0]  # top_k = 1 keeps one token
+    p = L.next_token_probs(logits, 0.7)
+    assert p.dtype == np.float64
+    e = [math.exp(float(v) / 0.7) for v in logits]
+    np.testing.assert_allclose(p, [v / sum(e) for v in e], rtol=1e-14)
