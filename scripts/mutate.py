@@ -189,6 +189,18 @@ def load_equivalent() -> list[dict[str, str]]:
     return json.loads(EQUIVALENT.read_text("utf-8")) if EQUIVALENT.exists() else []
 
 
+RERUN_MARK = "RERUN"
+
+
+def _listed_equivalent(module: str, names: list[str]) -> set[str]:
+    registry = [e for e in load_equivalent() if e["module"] == module]
+    return {
+        n
+        for n, diff in diffs(module, names).items()
+        if any(e["function"] == function_of(n) and e["mutated"] == mutated_text(diff) for e in registry)
+    }
+
+
 def classify(module: str) -> dict[str, object]:
     """Counts for ``module`` and the survivors bench/mutation_equivalent.json does not explain.
 
@@ -196,13 +208,21 @@ def classify(module: str) -> dict[str, object]:
     made a test hang) and "survived" includes "no tests".
     """
     status = statuses(module)
-    counts: dict[str, int] = {}
-    for s in status.values():
-        counts[s] = counts.get(s, 0) + 1
+    if (_scratch(module) / RERUN_MARK).exists():
+        # After --rerun with a changed test selection mutmut resets every mutant it was not asked
+        # to test to "not checked": those are the first run's killed mutants and its listed
+        # equivalents (tests were only added, so a killed mutant stays killed).
+        reset = [n for n, st in status.items() if st == "not checked"]
+        eq_reset = _listed_equivalent(module, reset)
+        for n in reset:
+            status[n] = "equivalent (first run)" if n in eq_reset else "killed"
     confirmed = verified(module) & set(status)  # killed when run directly (see verify)
-    left = [n for n in survivors(module) if n not in confirmed]
+    counts: dict[str, int] = {}
+    for st in status.values():
+        counts[st] = counts.get(st, 0) + 1
+    left = [n for n, st in status.items() if st in ("survived", "no tests") and n not in confirmed]
     registry = [e for e in load_equivalent() if e["module"] == module]
-    unexplained, equivalent = {}, 0
+    unexplained, equivalent = {}, counts.get("equivalent (first run)", 0)
     for name, diff in diffs(module, left).items():
         text, func = mutated_text(diff), function_of(name)
         if any(e["function"] == func and e["mutated"] == text for e in registry):
@@ -210,11 +230,12 @@ def classify(module: str) -> dict[str, object]:
         else:
             unexplained[name] = diff
     killed = counts.get("killed", 0) + counts.get("timeout", 0) + len(confirmed)
-    alive = len(left) - equivalent
+    survived = len(left) + counts.get("equivalent (first run)", 0)
+    alive = survived - equivalent
     return dict(
         counts=counts,
         killed=killed,
-        survived=len(left),
+        survived=survived,
         equivalent=equivalent,
         score=killed / (killed + alive) if killed + alive else float("nan"),
         unexplained=unexplained,
@@ -342,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
     summary_path = OUT / "summary.json"
     summary = json.loads(summary_path.read_text("utf-8")) if summary_path.exists() else {}
     for m in modules:
+        if args.rerun:
+            (_scratch(m) / RERUN_MARK).touch()
         if args.verify:
             start = time.monotonic()
             verify(m)
