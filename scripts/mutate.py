@@ -250,6 +250,7 @@ def verify(module: str) -> list[str]:
     MUTANT_UNDER_TEST set, in mutmut's own mutated tree): mutmut picks the tests per mutant from its
     coverage stats, which can miss a test. The ones a test fails on are recorded as killed."""
     work = _scratch(module) / "mutants"
+    shutil.copytree(ROOT / "tests", work / "tests", dirs_exist_ok=True)  # the tests as they are now
     tests = [t for t in TARGETS[module] if (ROOT / t).exists()]
     done = json.loads(VERIFIED.read_text("utf-8")) if VERIFIED.exists() else {}
     killed = set(done.get(module, []))
