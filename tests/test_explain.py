@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from attention_core import AttentionConfig, trace_text, worked_example_trace
+from attention_core import AttentionConfig, trace_text
 from attention_core.explain import explain_cell, explain_row
 from attention_ui.figures.playground import cell_from_point
 
@@ -69,13 +69,16 @@ def test_hand_computed_two_by_two_case():
 
 
 def test_fully_masked_row_explains_zero_weights():
-    ex = worked_example_trace()  # causal, no fully masked rows; build one with a padding-only query
-    tr = trace_text("a b", AttentionConfig(d_model=4, heads=1, mask="causal+padding", pad=1))
-    fully = np.flatnonzero(tr.fully_masked_rows)
-    if fully.size == 0:  # the core lets a [PAD] query attend to real keys: nothing to check here
-        assert not ex.fully_masked_rows.any()
-        return
-    a = explain_cell(tr, 0, int(fully[0]), 0)
+    # With at least one real token, the core's masks leave every query some key (a [PAD] query still
+    # sees the real tokens), so the row is made here: query 1 may attend to nothing.
+    from attention_core.trace import attend, init_params
+
+    cfg = AttentionConfig(d_model=4, heads=1)
+    allowed = np.ones((3, 3), dtype=bool)
+    allowed[1] = False
+    tr = attend(np.random.default_rng(0).normal(size=(3, 4)), init_params(cfg), allowed, 2.0)
+    assert np.flatnonzero(tr.fully_masked_rows).tolist() == [1]
+    a = explain_cell(tr, 0, 1, 0)
     assert a.fully_masked and a.weight == 0.0 and a.normaliser == 0.0
 
 

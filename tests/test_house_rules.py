@@ -3,7 +3,10 @@
 - pages are thin: no NumPy in ``app_pages/`` (computation lives in ``attention_core``), and no page
   file longer than 250 lines;
 - ``attention_core`` imports only NumPy and the standard library (optional model readers import
-  their packages inside functions, so ``import attention_core`` needs nothing else).
+  their packages inside functions, so ``import attention_core`` needs nothing else);
+- no test function contains ``return`` (issue 28): a test that returns early passes silently, so a
+  case a test cannot check is branched with ``if``/``else`` or skipped with ``pytest.skip`` (which
+  the report shows).
 """
 
 from __future__ import annotations
@@ -53,3 +56,37 @@ def test_core_imports_only_numpy_and_the_standard_library(module: Path):
     assert not foreign, f"{module.name} imports {sorted(foreign)} at module level"
     anywhere = _imports(tree, top_level_only=False) - {"numpy", "__future__"} - LAZY_EXTRAS
     assert {name for name in anywhere if name not in sys.stdlib_module_names} == set()
+
+
+TESTS = sorted((ROOT / "tests").rglob("test_*.py"))
+
+
+def _returns_in_tests(tree: ast.AST) -> list[tuple[str, int]]:
+    """(test name, line) of every ``return`` in a ``test_*`` function's own body (nested helpers and
+    lambdas are not the test and may return)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            stack = list(node.body)
+            while stack:
+                child = stack.pop()
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                    continue
+                if isinstance(child, ast.Return):
+                    found.append((node.name, child.lineno))
+                stack.extend(ast.iter_child_nodes(child))
+    return found
+
+
+def test_the_return_scan_finds_an_early_return():
+    src = (
+        "def test_a(x):\n    if not x:\n        return\n    assert x\n"
+        "def test_b():\n    def helper():\n        return 1\n    assert helper() == 1\n"
+    )
+    assert _returns_in_tests(ast.parse(src)) == [("test_a", 3)]
+
+
+@pytest.mark.parametrize("path", TESTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_test_returns_early(path: Path):
+    found = _returns_in_tests(ast.parse(path.read_text(encoding="utf-8")))
+    assert not found, f"{path.name}: return in {found}; branch with if/else or pytest.skip instead"

@@ -108,23 +108,34 @@ def test_skipped_and_open_questions_round_trip():
     assert path.marks(path.all_questions(5), back.responses) == ("skipped", "open", "wrong", "wrong", "wrong")
 
 
-@pytest.mark.parametrize(
-    "params",
-    [
-        {"seed": "-1", "stop": "0", "answers": "x"},
-        {"seed": "abc", "stop": "99", "answers": "~~~~~~~~~~~~"},
-        {"seed": "99999999999999", "stop": "²", "answers": "0x0~9~.~maybe~3"},
-        {"answers": "1" * 1000},
-        {"seed": "3", "answers": "4x4~<script>~0.0~y~4"},
-    ],
-)
-def test_malformed_urls_fall_back_to_the_start(params):
+# (params, the seed and stop they must give, the responses they must give). Worked out by hand from
+# the URL format: a malformed field is None (open), a well-formed one is read even when wrong.
+MALFORMED = [
+    ({"seed": "-1", "stop": "0", "answers": "x"}, 0, 1, (None,) * 5),
+    ({"seed": "abc", "stop": "99", "answers": "~~~~~~~~~~~~"}, 0, 1, (None,) * 5),
+    # 14 digits: longer than any seed, cut to 12 and still too long
+    ({"seed": "99999999999999", "stop": "²", "answers": "0x0~9~.~maybe~3"}, 0, 1, (None,) * 5),
+    ({"answers": "1" * 1000}, 0, 1, (None,) * 5),
+    # seed 3: shape 4x4 (wrong but well-formed), "<script>" no key, "0.0" a key twice, "y", factor 4
+    ({"seed": "3", "answers": "4x4~<script>~0.0~y~4"}, 3, 1, ((4, 4), None, None, True, 4)),
+    # the seed bound: 2³¹ − 1 is the largest seed the app's inputs take, 2³¹ (ten digits) is refused
+    ({"seed": str(2**31), "stop": "2"}, 0, 2, (None,) * 5),
+    ({"seed": str(2**31 - 1), "stop": "5"}, 2**31 - 1, 5, (None,) * 5),  # stop 5: the summary
+    ({"seed": "1", "stop": "6"}, 1, 1, (None,) * 5),  # one past the summary
+]
+
+
+@pytest.mark.parametrize("params,seed,stop,responses", MALFORMED)
+def test_malformed_urls_fall_back_to_the_start(params, seed, stop, responses):
     progress = path.read_progress(params)
-    assert 0 <= progress.seed <= path.MAX_SEED and 1 <= progress.stop <= path.SUMMARY
-    qs = path.all_questions(progress.seed)
-    assert len(progress.responses) == len(qs)
-    for q, r in zip(qs, progress.responses, strict=True):
-        assert r is None or r == pv.SKIPPED or pv.is_right(q, r) in (True, False)
+    assert (progress.seed, progress.stop) == (seed, stop)
+    assert progress.responses == responses
+
+
+def test_seed_bound_matches_the_apps_seed_inputs():
+    from attention_ui.kit import SEED_RANGE
+
+    assert path.MAX_SEED == max(SEED_RANGE)
 
 
 def test_each_url_field_is_checked_on_its_own():
@@ -147,3 +158,16 @@ def test_links_name_the_playground_steps_they_point_to():
     for lang in ("en", "ja"):
         assert f" {STEPS.index('raw') + 1} " in translate(lang, "practice.stop_scores_link")
         assert f" {STEPS.index('softmax') + 1} " in translate(lang, "practice.stop_softmax_link")
+
+
+def test_which_keys_verdict_needs_exactly_the_removed_keys():
+    """A subset or a superset of the removed keys is wrong; only the exact set is right."""
+    allowed = np.tril(np.ones((4, 4), dtype=bool))  # causal: row 0 loses keys 1, 2, 3
+    q = pv.masked_row_question("m", allowed, 0, pv.token_labels(["a", "b", "c", "d"]))
+    assert q.answer == frozenset({1, 2, 3})
+    assert pv.is_right(q, (1, 2, 3)) is True
+    assert pv.is_right(q, (3, 1, 2)) is True  # order does not matter
+    for wrong in ((), (1,), (1, 2), (2, 3), (0, 1, 2, 3), (0,)):
+        assert pv.is_right(q, wrong) is False, wrong
+    full = pv.masked_row_question("m", allowed, 3, pv.token_labels(["a", "b", "c", "d"]))
+    assert full.answer == frozenset() and pv.is_right(full, ()) is True and pv.is_right(full, (0,)) is False
