@@ -131,7 +131,7 @@ def test_inference_page_numbers():
         assert cached == proj + 4 * h * n_ctx * d_k
         assert recompute == n_ctx * proj + 4 * h * n_ctx * n_ctx * d_k
     # the calculator: 2 · layers · n · g · d_k · bytes, for the preset the page starts with
-    from app_pages.inference import DTYPE_BYTES, PRESETS  # noqa: PLC0415 (the page's own preset table)
+    from attention_core.labs.inference import DTYPE_BYTES, PRESETS  # noqa: PLC0415 (the page's preset table)
 
     shape, n_calc = PRESETS[int(s["if_preset"])], int(s["if_calc_n"])
     per, g_calc = DTYPE_BYTES[s["if_dtype"]], int(s["if_calc_kv"])
@@ -206,7 +206,11 @@ def test_cost_page_window_and_linear_numbers():
     cross = next(
         m for m in range(1, 10**6) if m * (4 * d * d + 3 * d + d) < attention_flops(m, d, d).total
     )  # the first n where the recurrence is cheaper, by counting up
-    assert tr("cost.lin_crossover", d=d, n=f"{cross:,}") in all_text(at)
+    per_score = attention_flops(1, d, d).total  # causal softmax: only the m(m + 1)/2 allowed scores
+    cross_causal = next(
+        m for m in range(1, 10**6) if m * (4 * d * d + 3 * d + d) < m * (m + 1) // 2 * per_score
+    )
+    assert tr("cost.lin_crossover", d=d, n=f"{cross:,}", n_causal=f"{cross_causal:,}") in all_text(at)
     from attention_ui.cost_efficient import EXACT_N, EXACT_WINDOW  # noqa: PLC0415
 
     exact = frame(at, "cost.col_exact_diff")

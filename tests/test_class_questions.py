@@ -55,10 +55,10 @@ def test_winning_key_question(trace):
     best = int(np.argmax(w))
     if np.sum(w >= w[best] * (1 - 1e-12)) > 1:
         assert q is None  # a tie has no fair single answer
-        return
-    assert q.question["labels"][q.correct] == f"{best}: {trace.tokens[best]}"
-    allowed_labels = {f"{j}: {trace.tokens[j]}" for j in range(trace.n) if trace.mask[row, j]}
-    assert set(q.question["labels"]) <= allowed_labels
+    else:
+        assert q.question["labels"][q.correct] == f"{best}: {trace.tokens[best]}"
+        allowed_labels = {f"{j}: {trace.tokens[j]}" for j in range(trace.n) if trace.mask[row, j]}
+        assert set(q.question["labels"]) <= allowed_labels
 
 
 @pytest.mark.parametrize("kind", questions.QUIZ_KINDS)

@@ -568,7 +568,9 @@ def test_llama_config_refuses_inconsistent_shapes():
     good = dict(n_layers=1, d_model=8, n_heads=2, n_kv_heads=1, head_dim=4, d_ff=8, vocab_size=5,
                 rope_base=10.0, rms_eps=1e-5, context_length=16)  # fmt: skip
     assert L.LlamaConfig(**good).group_size == 2
-    for bad in (dict(n_layers=0), dict(head_dim=3, d_model=6), dict(n_kv_heads=3, n_heads=2), dict(d_model=9),
+    # (heads · head_dim need not equal d_model since Gemma 3: 4 · 256 = 1024 ≠ 640)
+    assert L.LlamaConfig(**(good | dict(d_model=9))).d_model == 9
+    for bad in (dict(n_layers=0), dict(head_dim=3, d_model=6), dict(n_kv_heads=3, n_heads=2),
                 dict(rope_layout="spiral"), dict(vocab_size=0)):  # fmt: skip
         with pytest.raises(ValueError):
             L.LlamaConfig(**(good | bad))
