@@ -59,7 +59,7 @@ def test_japanese_defaults_to_gemma_with_whole_word_labels(ja_page: AppTest, tra
     assert translate("ja", "decoder.h_mqa") in headers(at)
     # the licence: base model, Gemma Terms of Use, the shipped terms file
     text = md(at)
-    assert "`google/gemma-3-270m`" in text and str(gemma3.terms_path()) in text
+    assert "google/gemma-3-270m" in text and str(gemma3.terms_path()) in text
     assert translate("ja", "decoder.gemma_licence", path=str(gemma3.terms_path())) in text
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention_core.models import smollm2
+from attention_core.models import gemma3, smollm2
 from attention_ui.i18n import translate
 from tests.apptest_pages import charts, no_exception, open_page, z
 
@@ -89,7 +89,10 @@ def test_the_decoder_starts_from_the_learners_sentence(lang):
     go(at, "app_pages/decoder.py")
     assert at.text_area(key="dc_text").value == SENTENCES["en"]
     assert translate(lang, "app.sentence_yours") in captions(at)
-    expected = smollm2.run_text(SENTENCES["en"]).n
+    # the page's model: SmolLM2 in English, Gemma 3 in Japanese (issue 25), each with its own tokens
+    core = {"smollm2": smollm2, "gemma3": gemma3}[at.session_state["dc_model"]]
+    assert at.session_state["dc_model"] == ("gemma3" if lang == "ja" else "smollm2")
+    expected = core.run_text(SENTENCES["en"]).n
     assert z(charts(at)["dc_chart_weights_0"]).shape == (expected, expected)
     if lang == "en":  # with no sentence of the learner's: the page's own (test_app_decoder's), and it says so
         own = open_page("app_pages/decoder.py", lang=lang)

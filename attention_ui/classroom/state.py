@@ -24,12 +24,12 @@ TEACHER_COOKIE, STUDENT_COOKIE = "attnlab_class_teacher", "attnlab_class_student
 JOIN_PATH = "class_join"  # app.py's url_path of the student page
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(max_entries=1, show_spinner=False)
 def settings() -> StoreSettings:
     return StoreSettings.from_env()
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(max_entries=1, show_spinner=False)
 def store():
     """The configured store, opened (and migrated) once per server process."""
     return open_store(settings())
