@@ -108,7 +108,7 @@ def on_grid_pick() -> None:
 
 def section_tokens(t, trace, name: str) -> None:
     enc, limit = trace.input, models.max_tokens(name)
-    st.header(t("decoder.h_tokens"))
+    st.header(t("decoder.h_tokens"), anchor="tokens")
     st.markdown(
         t(
             "decoder.g_explain_tokens" if name == "gemma3" else "decoder.explain_tokens",
@@ -128,7 +128,7 @@ def section_tokens(t, trace, name: str) -> None:
 
 def section_overview(t, settings: DecoderSettings) -> None:
 
-    st.header(model_text(t, settings.model, "h_overview"))
+    st.header(model_text(t, settings.model, "h_overview"), anchor="overview")
     st.markdown(model_text(t, settings.model, "explain_overview"))
     stats = list(decoder_view.HEAD_STATS)
     PAGE.widget(t, "selectbox", "stat", stats, format_func=lambda s: t(f"decoder.stat_{s}"), helped=True)

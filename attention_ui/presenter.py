@@ -261,13 +261,15 @@ def controls(
     *,
     words: Mapping[str, str] = SLIDE_WORDS,
     slide_key: str | None = None,
-    extra: Callable[[object], None] | None = None,
+    extra: Callable[[object], None] | Sequence[Callable[[object], None]] | None = None,
 ) -> None:
     """The row that stays put from slide to slide: Previous, "k of n" (with the hidden Home/End
-    buttons), Next, ``extra(column)`` if given (the playground's head picker), language, Exit."""
+    buttons), Next, ``extra(column)`` for each extra given (the playground's head picker, the live
+    class's start button), language, Exit."""
     present, slide = keys(prefix)
     slide = slide_key or slide
-    widths = [1, 1.3, 1] + ([1.4] if extra else []) + [1.1, 1]
+    extras = () if extra is None else tuple(extra) if isinstance(extra, (list, tuple)) else (extra,)
+    widths = [1, 1.3, 1] + [1.4] * len(extras) + [1.1, 1]
     cols = st.columns(widths, vertical_alignment="center")
     c_prev, c_pos, c_next = cols[:3]
     c_lang, c_exit = cols[-2:]
@@ -300,8 +302,8 @@ def controls(
         icon=":material/arrow_forward:",
         width="stretch",
     )
-    if extra is not None:
-        extra(cols[3])
+    for i, draw in enumerate(extras):
+        draw(cols[3 + i])
     target = other_language()  # the sidebar (and its language box) is hidden while presenting
     c_lang.button(
         LANGUAGE_NAMES[target],

@@ -23,18 +23,27 @@ def publish(cls: dict) -> bool:
     return True
 
 
-def strip(t) -> None:
+def start_button(t, where) -> None:
+    """ "Start a live class", drawn in presenter mode's row of controls while no class runs (a row of
+    its own would push a 1366×768 slide past the window)."""
+    if where.button(
+        t("class.present_start"), key="cls_present_start", icon=":material/groups:", width="stretch"
+    ):
+        if teacher_view.start(t):
+            st.rerun()
+
+
+def strip(t) -> bool:
+    """The running class's strip above the slide; False when no class runs (the caller then puts
+    :func:`start_button` in its row of controls)."""
     teacher_view.cookie_script()
     cls = state.teacher()
     if cls is None:
-        if st.button(t("class.present_start"), key="cls_present_start", icon=":material/groups:"):
-            if teacher_view.start(t):
-                st.rerun()
-        return
+        return False
     if not publish(cls):
         st.warning(t("class.err_session_over"))
         teacher_view.forget(t)
-        return
+        return False
     info = state.store().teacher_session(cls["sid"], cls["token"])
     with st.container(key="cls_present_strip"):
         line, count, panel = st.columns([6, 1.4, 1.2], vertical_alignment="center")
@@ -43,3 +52,4 @@ def strip(t) -> None:
             teacher_view.student_count(t, cls)
         if panel.button(t("class.panel"), key="cls_present_panel", icon=":material/how_to_vote:"):
             st.switch_page(CLASS_PAGE)
+    return True

@@ -70,7 +70,7 @@ def section_qk_norm(t, trace, settings: DecoderSettings) -> None:
     layer = trace.layers[settings.layer]
     head = settings.head
     kv = int(layer.kv_head_of[head])
-    st.header(t("decoder.g_h_qk_norm"))
+    st.header(t("decoder.g_h_qk_norm"), anchor="qk-norm")
     st.markdown(t("decoder.g_explain_qk_norm", d=trace.config.head_dim))
     st.latex(r"\hat q = g \odot \frac{q}{\sqrt{\tfrac{1}{256}\sum_k q_k^2 + \varepsilon}}")
     c1, c2 = st.columns(2)
@@ -103,7 +103,7 @@ def section_qk_norm(t, trace, settings: DecoderSettings) -> None:
 
 def section_rope_bases(t) -> None:
     config = gemma3.GEMMA3_270M
-    st.header(t("decoder.g_h_rope_bases"))
+    st.header(t("decoder.g_h_rope_bases"), anchor="rope-bases")
     bases = sorted({float(b) for b in config.layer_rope_bases})
     globals_ = [lay for lay in range(config.n_layers) if config.window_of(lay) is None]
     d = config.head_dim
@@ -118,7 +118,7 @@ def section_rope_bases(t) -> None:
 
 def section_local_global(t, trace, settings: DecoderSettings, hover) -> None:
     config = trace.config
-    st.header(t("decoder.g_h_local_global"))
+    st.header(t("decoder.g_h_local_global"), anchor="local-global")
     window = next(w for w in config.layer_windows if w is not None)
     st.markdown(t("decoder.g_explain_local_global", window=window))
     st.button(t("decoder.g_long_button"), key="dc_long", on_click=on_long_preset, args=(t.lang,))
@@ -188,10 +188,10 @@ def compare_rows(t, text: str) -> list[dict]:
 
 
 def section_compare(t, settings: DecoderSettings) -> None:
-    st.header(t("decoder.cmp_h"))
+    st.header(t("decoder.cmp_h"), anchor="two-decoders")
     st.markdown(t("decoder.cmp_explain", n=f"{COMPARE_TOKENS:,}"))
     PAGE.table(compare_rows(t, settings.text), "compare", always=True, hide_index=True)
-    st.subheader(t("decoder.cmp_h_tokens"))
+    st.subheader(t("decoder.cmp_h_tokens"), anchor="two-tokenizers")
     for name in models.MODELS:
         core = models.module(name)
         st.markdown(t(f"decoder.model_{name}"))

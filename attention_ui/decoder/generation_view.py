@@ -53,7 +53,7 @@ def on_reset(text: str) -> None:
 def section_next(t, trace, steps, ids: tuple[int, ...], settings: DecoderSettings) -> None:
     core, config = models.module(settings.model), models.config(settings.model)
     model = cached.model(settings.model)
-    st.header(t("decoder.h_next"))
+    st.header(t("decoder.h_next"), anchor="next-token")
     st.markdown(t("decoder.explain_next", vocab=config.vocab_size))
     st.latex(
         r"p_i = \frac{\exp(z_i / T)}{\sum_{j \in \mathcal{K}} \exp(z_j / T)}\quad (i \in \mathcal{K}),\qquad p_i = 0\ (i \notin \mathcal{K})"
@@ -97,7 +97,7 @@ def section_generate(t, trace, steps, ids: tuple[int, ...], settings: DecoderSet
     core, config = models.module(settings.model), models.config(settings.model)
     model = cached.model(settings.model)
     limit = core.MAX_TOKENS
-    st.header(t("decoder.h_generate"))
+    st.header(t("decoder.h_generate"), anchor="generate")
     st.markdown(model_text(t, settings.model, "explain_generate"))
     total = trace.n + len(ids)
     full = trace.n >= limit or total >= limit

@@ -21,11 +21,11 @@ def section_weights(t, trace, settings: DecoderSettings, hover) -> None:
     layer = trace.layers[settings.layer]
     kv = int(layer.kv_head_of[settings.head])
     group = [h for h in range(config.n_heads) if int(layer.kv_head_of[h]) == kv]
-    st.header(t("decoder.h_weights", layer=settings.layer, head=settings.head))
+    st.header(t("decoder.h_weights", layer=settings.layer, head=settings.head), anchor="weights")
     st.markdown(t("decoder.explain_causal"))
     if gemma:
         gemma_view.layer_kind_note(t, layer)
-    st.subheader(t("decoder.h_mqa" if gemma else "decoder.h_gqa"))
+    st.subheader(t("decoder.h_mqa" if gemma else "decoder.h_gqa"), anchor="shared-kv")
     group_size = config.n_heads // config.n_kv_heads
     st.markdown(t("decoder.explain_mqa" if gemma else "decoder.explain_gqa", h=config.n_heads, g=config.n_kv_heads,
                   group=group_size))  # fmt: skip
@@ -60,7 +60,7 @@ def section_rope(t, trace, settings: DecoderSettings, hover) -> None:
     layer = trace.layers[settings.layer]
     head, n = settings.head, trace.n
     kv = int(layer.kv_head_of[head])
-    st.header(t("decoder.h_rope"))
+    st.header(t("decoder.h_rope"), anchor="rope")
     if layer.Q_pre is None:  # a long Gemma prompt keeps only the weights (gemma3.FULL_DETAIL_TOKENS)
         st.info(t("decoder.g_rope_long", n=n, limit=gemma3.FULL_DETAIL_TOKENS))
         return
@@ -87,7 +87,7 @@ def section_rope(t, trace, settings: DecoderSettings, hover) -> None:
     change = decoder_view.max_pair_norm_change(q_in[head], layer.Q[head], config.rope_layout)
     st.markdown(model_text(t, settings.model, "rope_norms", change=f"{change:.1e}"))
 
-    st.subheader(t("decoder.h_offset"))
+    st.subheader(t("decoder.h_offset"), anchor="offset")
     # re-sent on every run: the options' labels change with the sentence, the browser would keep the old one
     st.session_state["dc_key"] = (
         st.session_state.get("dc_key") if st.session_state.get("dc_key") in range(n) else 0
@@ -113,7 +113,7 @@ def section_rope(t, trace, settings: DecoderSettings, hover) -> None:
 
 
 def section_limits(t, name: str) -> None:
-    st.header(t("decoder.h_limits"))
+    st.header(t("decoder.h_limits"), anchor="limits")
     st.markdown(t("decoder.g_limits" if name == "gemma3" else "decoder.limits"))
 
 

@@ -73,7 +73,7 @@ def render(view: View, head_picker) -> None:
     text beside a chart as tall as the window. ``head_picker(where, disabled)`` draws the picker."""
     t = view.t
     st.html(_CSS)
-    presenter_hook.strip(t)  # the live class: start it, or its join code, and the view students follow
+    running = presenter_hook.strip(t)  # a live class: its join code, and the view students follow
     step = clamp_step(st.session_state)
     name = STEPS[step - 1]
     st.html(keys_script(step), unsafe_allow_javascript=True)
@@ -84,7 +84,10 @@ def render(view: View, head_picker) -> None:
         len(STEPS),
         words=WORDS,
         slide_key=STEP_KEY,
-        extra=lambda where: head_picker(where, name not in PER_HEAD or view.trace.heads == 1),
+        extra=[
+            lambda where: head_picker(where, name not in PER_HEAD or view.trace.heads == 1),
+            *([] if running else [lambda where: presenter_hook.start_button(t, where)]),  # in the row
+        ],
     )
     slide = dataclasses.replace(view, present=True, show_tables=False, on_cell=None, after={}, cell=None)
     render_step(slide, name, step, heading_level="title")
