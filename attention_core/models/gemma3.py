@@ -53,7 +53,8 @@ import numpy as np
 
 from ..kv_cache import KVCache, LayerCache, keep_window
 from ..tokenizer import MAX_INPUT_CHARS
-from . import chunked_file, gguf_file, spm_bpe
+from . import chunked_file, decoding, gguf_file, spm_bpe
+from .decoding import DecodeState, DecodeStep, cache_bytes_by_kind, check_ids  # noqa: F401 (re-exported)
 from .llama import (  # noqa: F401  (re-exported: the model's steps and the next-token helpers)
     DecodeLayerStep,
     DecoderLayerTrace,
@@ -458,17 +459,6 @@ class DecoderTrace:
         return KVCache(tuple(layers))
 
 
-def _check_ids(ids: Sequence[int], config: LlamaConfig) -> np.ndarray:
-    arr = np.asarray(ids, dtype=np.intp)
-    if arr.ndim != 1 or arr.size == 0:
-        raise DecoderInputError("At least one token is needed.")
-    if arr.size > MAX_TOKENS:
-        raise DecoderInputError(f"At most {MAX_TOKENS} tokens, got {arr.size}.")
-    if arr.min() < 0 or arr.max() >= config.vocab_size:
-        raise DecoderInputError("A token id is outside the vocabulary.")
-    return arr
-
-
 def keep_for(n: int, keep: str = "auto") -> str:
     """What a trace of ``n`` tokens keeps: "auto" is "all" up to :data:`FULL_DETAIL_TOKENS`, else "weights"."""
     if keep not in KEEP_CHOICES:
@@ -483,7 +473,7 @@ def forward(
 ) -> DecoderTrace:
     """Run the token ids (BOS first, as :func:`encode` gives them) through all 18 layers."""
     model = load_model() if model is None else model
-    arr = _check_ids(ids, model.config)
+    arr = check_ids(ids, model.config, MAX_TOKENS)
     kept = keep_for(arr.size, keep)
     layers, logits = run_layers(arr, model.weights, keep=kept)
     if labels is None:
@@ -512,79 +502,17 @@ def run_text(
 # --------------------------------------------------------------------------------------------
 
 
-def cache_bytes_by_kind(cache: KVCache, config: LlamaConfig) -> dict[str, int]:
-    """Bytes of K and V held by the local and by the global layers: ``{"local": ..., "global": ...}``.
-
-    The local part stops growing once every local layer holds its window; the global part grows by
-    ``2 · global layers · kv_heads · head_dim · 4`` bytes per token.
-    """
-    out = {"local": 0, "global": 0}
-    for i, layer in enumerate(cache.layers):
-        out[config.layer_kind(i)] += layer.nbytes
-    return out
-
-
-@dataclass(frozen=True, eq=False)
-class DecodeState:
-    """What generation carries from one token to the next: the ids so far, their KV cache (local
-    layers: at most the window's keys) and the logits of the token that comes next."""
-
-    ids: tuple[int, ...]
-    cache: KVCache
-    logits: np.ndarray  # [vocab]
-    config: LlamaConfig = GEMMA3_270M
-
-    @property
-    def n(self) -> int:
-        return len(self.ids)
-
-    @property
-    def cache_bytes(self) -> int:
-        return self.cache.nbytes
-
-    @property
-    def cache_bytes_by_kind(self) -> dict[str, int]:
-        return cache_bytes_by_kind(self.cache, self.config)
-
-
-@dataclass(frozen=True, eq=False)
-class DecodeStep:
-    """One generated token: which it was, each layer's new attention row, and the state after it."""
-
-    token_id: int
-    layers: tuple[DecodeLayerStep, ...]
-    state: DecodeState
-
-    @property
-    def logits(self) -> np.ndarray:
-        return self.state.logits
-
-    @property
-    def cache_bytes(self) -> int:
-        return self.state.cache.nbytes
-
-    @property
-    def cache_bytes_by_kind(self) -> dict[str, int]:
-        return self.state.cache_bytes_by_kind
-
-
 def start_state(trace: DecoderTrace) -> DecodeState:
-    """The state after a full pass: its ids, the cache it built and its next-token logits."""
-    return DecodeState(ids=trace.ids, cache=trace.cache(), logits=trace.logits, config=trace.config)
+    """The state after a full pass: its ids, the cache it built (local layers: the window's newest
+    keys) and its next-token logits."""
+    return decoding.start_state(trace)
 
 
 def decode_step(state: DecodeState, token_id: int, model: Gemma3 | None = None) -> DecodeStep:
     """Append one token: its q, k, v per layer, k and v into the cache (a local layer then drops the
     key its window no longer reaches), one query row against the cache. Same logits as
     :func:`forward` on all ids (up to float32 rounding)."""
-    model = load_model() if model is None else model
-    if state.n >= MAX_TOKENS:
-        raise DecoderInputError(f"The sequence has reached the limit of {MAX_TOKENS} tokens.")
-    if not 0 <= token_id < model.config.vocab_size:
-        raise DecoderInputError("The token id is outside the vocabulary.")
-    layers, cache, logits = decode_layers(int(token_id), state.cache, model.weights)
-    new_state = DecodeState(ids=(*state.ids, int(token_id)), cache=cache, logits=logits, config=model.config)
-    return DecodeStep(token_id=int(token_id), layers=layers, state=new_state)
+    return decoding.decode_step(state, token_id, load_model() if model is None else model, MAX_TOKENS)
 
 
 # --------------------------------------------------------------------------------------------

@@ -48,7 +48,8 @@ import numpy as np
 from ..arrays import read_only
 from ..kv_cache import KVCache, LayerCache
 from ..tokenizer import MAX_INPUT_CHARS
-from . import byte_bpe, gguf_file
+from . import byte_bpe, decoding, gguf_file
+from .decoding import DecoderInputError, DecodeState, DecodeStep, check_ids  # noqa: F401 (re-exported)
 from .llama import (  # noqa: F401  (re-exported: the model's steps and the next-token helpers)
     DecodeLayerStep,
     DecoderLayerTrace,
@@ -87,10 +88,6 @@ class DecoderUnavailable(RuntimeError):
 
     def __init__(self, what: str) -> None:
         super().__init__(f"{what}. Install the decoder model with: {INSTALL_COMMAND}")
-
-
-class DecoderInputError(ValueError):
-    """Text the decoder cannot take (empty, too long, not valid Unicode), said for a learner."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -358,23 +355,12 @@ class DecoderTrace:
         return KVCache(tuple(LayerCache(K=t.K, V=t.V) for t in self.layers))
 
 
-def _check_ids(ids: Sequence[int], config: LlamaConfig) -> np.ndarray:
-    arr = np.asarray(ids, dtype=np.intp)
-    if arr.ndim != 1 or arr.size == 0:
-        raise DecoderInputError("At least one token is needed.")
-    if arr.size > MAX_TOKENS:
-        raise DecoderInputError(f"At most {MAX_TOKENS} tokens, got {arr.size}.")
-    if arr.min() < 0 or arr.max() >= config.vocab_size:
-        raise DecoderInputError("A token id is outside the vocabulary.")
-    return arr
-
-
 def forward(
     ids: Sequence[int], model: SmolLM2 | None = None, labels: Sequence[str] | None = None
 ) -> DecoderTrace:
     """Run the whole prompt through all layers, keeping every attention step (see :class:`DecoderTrace`)."""
     model = load_model() if model is None else model
-    arr = _check_ids(ids, model.config)
+    arr = check_ids(ids, model.config, MAX_TOKENS)
     layers, logits = run_layers(arr, model.weights)
     if labels is None:
         labels = labels_for_ids(arr.tolist(), model)[0]
@@ -403,58 +389,16 @@ def run_text(text: str, max_tokens: int = MAX_TOKENS, truncate: bool = False) ->
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
-class DecodeState:
-    """What generation carries from one token to the next: the ids so far, their KV cache and the
-    logits of the token that comes next."""
-
-    ids: tuple[int, ...]
-    cache: KVCache
-    logits: np.ndarray  # [vocab]
-
-    @property
-    def n(self) -> int:
-        return len(self.ids)
-
-    @property
-    def cache_bytes(self) -> int:
-        return self.cache.nbytes
-
-
-@dataclass(frozen=True, eq=False)
-class DecodeStep:
-    """One generated token: which it was, each layer's new attention row, and the state after it."""
-
-    token_id: int
-    layers: tuple[DecodeLayerStep, ...]
-    state: DecodeState
-
-    @property
-    def logits(self) -> np.ndarray:
-        return self.state.logits
-
-    @property
-    def cache_bytes(self) -> int:
-        return self.state.cache.nbytes
-
-
 def start_state(trace: DecoderTrace) -> DecodeState:
     """The state after a full pass: its ids, the cache it built and its next-token logits."""
-    return DecodeState(ids=trace.ids, cache=trace.cache(), logits=trace.logits)
+    return decoding.start_state(trace)
 
 
 def decode_step(state: DecodeState, token_id: int, model: SmolLM2 | None = None) -> DecodeStep:
     """Append one token: compute only its q, k, v per layer, add k and v to the cache, attend with one
     query row against the cache. Same logits as :func:`forward` on all ids (up to float32 rounding).
     """
-    model = load_model() if model is None else model
-    if state.n >= MAX_TOKENS:
-        raise DecoderInputError(f"The sequence has reached the limit of {MAX_TOKENS} tokens.")
-    if not 0 <= token_id < model.config.vocab_size:
-        raise DecoderInputError("The token id is outside the vocabulary.")
-    layers, cache, logits = decode_layers(int(token_id), state.cache, model.weights)
-    new_state = DecodeState(ids=(*state.ids, int(token_id)), cache=cache, logits=logits)
-    return DecodeStep(token_id=int(token_id), layers=layers, state=new_state)
+    return decoding.decode_step(state, token_id, load_model() if model is None else model, MAX_TOKENS)
 
 
 # --------------------------------------------------------------------------------------------
