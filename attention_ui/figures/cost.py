@@ -18,6 +18,25 @@ from .base import LOG_DECADES, escape_label
 
 COMPUTED_COLOR = "#1b9e77"
 SKIPPED_COLOR = "#d9d9d9"
+
+
+def block_grid_trace(z: list[list[float]], **kwargs) -> go.Heatmap:
+    """A grid of blocks, 1 = computed and 0 = skipped, in the two lab colours, each cell at its integer
+    position (row 0 on top is the caller's axis setting); ``kwargs``: text, hover, name."""
+    return go.Heatmap(
+        z=z,
+        x=list(range(len(z[0]))),
+        y=list(range(len(z))),
+        zmin=0,
+        zmax=1,
+        colorscale=[[0.0, SKIPPED_COLOR], [0.5, SKIPPED_COLOR], [0.5, COMPUTED_COLOR], [1.0, COMPUTED_COLOR]],
+        showscale=False,
+        xgap=2,
+        ygap=2,
+        **kwargs,
+    )
+
+
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
@@ -153,21 +172,8 @@ def tile_grid_figure(
     words = np.where(grid > 0, escape_label(computed), escape_label(skipped))
     custom = [[[ranges[i], ranges[j], words[i, j]] for j in range(t)] for i in range(t)]
     fig = go.Figure(
-        go.Heatmap(
-            z=grid.tolist(),
-            x=list(range(t)),
-            y=list(range(t)),
-            zmin=0,
-            zmax=1,
-            colorscale=[
-                [0.0, SKIPPED_COLOR],
-                [0.5, SKIPPED_COLOR],
-                [0.5, COMPUTED_COLOR],
-                [1.0, COMPUTED_COLOR],
-            ],
-            showscale=False,
-            xgap=2,
-            ygap=2,
+        block_grid_trace(
+            grid.tolist(),
             customdata=custom,
             hovertemplate=(
                 f"{escape_label(y_title)}: %{{customdata[0]}}<br>{escape_label(x_title)}: %{{customdata[1]}}"

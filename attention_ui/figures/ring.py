@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .base import escape_label
-from .cost import COMPUTED_COLOR, SKIPPED_COLOR
+from .cost import block_grid_trace
 
 ORDER_COLOURS = ("#1b9e77", "#7570b3", "#d95f02")
 CELL_TEXT_UP_TO = 12  # block numbers in the cells while they stay readable
@@ -40,21 +40,8 @@ def schedule_figure(
     custom = [[[int(schedule[p, t]), words[p, t]] for t in range(P)] for p in range(P)]
     block = escape_label(block_word)
     fig = go.Figure(
-        go.Heatmap(
-            z=computed.astype(float).tolist(),
-            x=list(range(P)),
-            y=list(range(P)),
-            zmin=0,
-            zmax=1,
-            colorscale=[
-                [0.0, SKIPPED_COLOR],
-                [0.5, SKIPPED_COLOR],
-                [0.5, COMPUTED_COLOR],
-                [1.0, COMPUTED_COLOR],
-            ],
-            showscale=False,
-            xgap=2,
-            ygap=2,
+        block_grid_trace(
+            computed.astype(float).tolist(),
             text=schedule.tolist() if P <= CELL_TEXT_UP_TO else None,
             texttemplate="%{text}" if P <= CELL_TEXT_UP_TO else None,
             textfont=dict(color="#000000", size=12),
