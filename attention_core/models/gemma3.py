@@ -282,20 +282,36 @@ def release_freed_heap() -> None:
         return
 
 
-@functools.lru_cache(maxsize=1)
-def load_model() -> Gemma3:
-    """Read, dequantize and build the tokenizer, once per process (see bench/gemma3_time.py).
+@dataclass(frozen=True, eq=False)
+class Gemma3Tokenizer:
+    """What reading text needs, without the weights: the fields of :class:`Gemma3` of the same names
+    (:func:`encode` and :func:`token_labels` take either)."""
 
-    Raises :class:`DecoderUnavailable` when a package or a reader library is missing.
-    """
+    tokenizer: spm_bpe.SentencePieceBPE = field(repr=False)
+    vocab: tuple[str, ...] = field(repr=False)
+    token_types: bytes = field(repr=False)
+    token_bytes: Sequence[bytes | None] = field(repr=False)
+    bos_id: int = BOS_ID
+    eos_id: int = 1
+    missing_bytes: frozenset[int] = frozenset()
+
+
+def _open_checked():
+    """The file's reader and metadata, after checking the library (``DecoderUnavailable``)."""
     if importlib.util.find_spec("gguf") is None:
         raise DecoderUnavailable("The optional library 'gguf' is not installed")
-    path = model_path()
-    reader = gguf_file.open_reader(path)
-    meta = gguf_file.read_metadata(reader)
-    config = config_from_metadata(meta)
-    if config != GEMMA3_270M:
-        raise ValueError(f"{path.name} is not the expected Gemma 3 270M: {config}")
+    reader = gguf_file.open_reader(model_path())
+    return reader, gguf_file.read_metadata(reader)
+
+
+@functools.lru_cache(maxsize=1)
+def load_tokenizer() -> Gemma3Tokenizer:
+    """The tokenizer and what each token id stands for, read from the file's metadata without
+    dequantizing a weight (~40 MB: a page that only reads a sentence with Gemma, such as the
+    decoder page's comparison of two tokenizers, needs no more). Once per process; :func:`load_model`
+    reuses it."""
+    reader, meta = _open_checked()
+    del reader
     if (
         meta.get("tokenizer.ggml.model") != "llama"
         or meta.get("tokenizer.ggml.add_space_prefix") is not False
@@ -307,27 +323,49 @@ def load_model() -> Gemma3:
     bos = int(meta.get("tokenizer.ggml.bos_token_id", BOS_ID))  # type: ignore[call-overload]
     if bos != BOS_ID or meta.get("tokenizer.ggml.add_bos_token") is not True:
         raise ValueError("the file's BOS token is not the expected <bos> (id 2)")
+    single = {spm_bpe.byte_value(s) for s, t in zip(vocab, types, strict=True) if t == spm_bpe.BYTE}
+    tok = Gemma3Tokenizer(
+        tokenizer=spm_bpe.build_tokenizer(vocab, scores, types),
+        vocab=vocab,
+        token_types=types,
+        token_bytes=TokenBytes(vocab, types),
+        bos_id=bos,
+        eos_id=int(meta.get("tokenizer.ggml.eos_token_id", 1)),  # type: ignore[call-overload]
+        missing_bytes=frozenset(set(range(256)) - single),
+    )
+    del scores, meta
+    release_freed_heap()
+    return tok
+
+
+@functools.lru_cache(maxsize=1)
+def load_model() -> Gemma3:
+    """Read, dequantize and build the tokenizer, once per process (see bench/gemma3_time.py).
+
+    Raises :class:`DecoderUnavailable` when a package or a reader library is missing.
+    """
+    reader, meta = _open_checked()
+    config = config_from_metadata(meta)
+    if config != GEMMA3_270M:
+        raise ValueError(f"{MODEL_FILE} is not the expected Gemma 3 270M: {config}")
+    del meta
+    tok = load_tokenizer()  # the same objects as a page that only tokenizes holds: not twice in memory
     weights = weights_from_gguf(reader, config)
     del reader  # the weights are copies: the file's memory map closes with the reader
     # The embedding's scales stay float32 (21 MB), although the file stores them as float16 (10 MB):
     # NumPy widens float16 slowly here, and the logits read every scale once per token (measured
     # 83 ms with float32 scales against 263 ms with float16 for the 262,144 rows).
-    token_bytes = TokenBytes(vocab, types)
-    single = {spm_bpe.byte_value(s) for s, t in zip(vocab, types, strict=True) if t == spm_bpe.BYTE}
-    tokenizer = spm_bpe.build_tokenizer(vocab, scores, types)
-    eos = int(meta.get("tokenizer.ggml.eos_token_id", 1))  # type: ignore[call-overload]
-    del scores, meta
     release_freed_heap()
     return Gemma3(
         config=config,
         weights=weights,
-        tokenizer=tokenizer,
-        vocab=vocab,
-        token_types=types,
-        token_bytes=token_bytes,
-        bos_id=bos,
-        eos_id=eos,
-        missing_bytes=frozenset(set(range(256)) - single),
+        tokenizer=tok.tokenizer,
+        vocab=tok.vocab,
+        token_types=tok.token_types,
+        token_bytes=tok.token_bytes,
+        bos_id=tok.bos_id,
+        eos_id=tok.eos_id,
+        missing_bytes=tok.missing_bytes,
     )
 
 
@@ -362,7 +400,10 @@ class DecoderInput:
 
 
 def encode(
-    text: str, max_tokens: int | None = None, truncate: bool = False, model: Gemma3 | None = None
+    text: str,
+    max_tokens: int | None = None,
+    truncate: bool = False,
+    model: Gemma3 | Gemma3Tokenizer | None = None,
 ) -> DecoderInput:
     """Tokenize ``text`` with Gemma's SentencePiece BPE, BOS first.
 
@@ -402,7 +443,7 @@ def encode(
     )  # fmt: skip
 
 
-def token_labels(ids: Sequence[int], model: Gemma3 | None = None) -> tuple[str, ...]:
+def token_labels(ids: Sequence[int], model: Gemma3 | Gemma3Tokenizer | None = None) -> tuple[str, ...]:
     """Readable labels of a token sequence (see :func:`.smollm2.labels_for_ids`, which reads any
     model with ``vocab`` and ``token_bytes``)."""
     return labels_for_ids(list(ids), load_model() if model is None else model)[0]  # type: ignore[arg-type]
