@@ -103,6 +103,8 @@ def main() -> None:
     if loading.failed:
         not_installed(t, key)
         return
+    if st.session_state["hd_token"] >= m.config.vocab_size:  # a Gemma token id kept after a switch
+        st.session_state["hd_token"] = -1
     text = st.session_state.get("hd_text") or ""
     p = None
     if text.strip():

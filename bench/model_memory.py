@@ -14,9 +14,10 @@ the app's own idle process measured 97 MB in the classroom runs (bench/RESULTS.m
 
     .venv/bin/python bench/model_memory.py [--json FILE]
 
-When the decoder page exists (app_pages/decoder.py, issue 13), the same figure can be taken from
-the app itself: put that page's URL into MODEL_VISITS["smollm2"] in bench/classroom_load.py and run
-``bench/classroom_load.py --proxy 2 --models minilm,smollm2``.
+Then the same through the app itself (``streamlit run app.py``, the real decoder page): the first
+page opened as the idle figure, then the decoder page with each model chosen in the URL, waiting
+until the page has finished running (``APP_SEQUENCES``). The decoder page with Gemma 3 also
+tokenizes the learner's sentence with SmolLM2 for its side-by-side table, so that step holds both.
 """
 
 from __future__ import annotations
@@ -40,6 +41,17 @@ SEQUENCES = {
     # table tokenizes the learner's sentence with both, so a process that shows it holds both)
     "gemma3 then both": ["", "gemma3", "gemma3,smollm2"],
 }
+
+
+SENTENCE_URL = "text=The+cat+sat+on+the+mat+because+it+was+tired"
+APP_SEQUENCES = {
+    "app: decoder, gemma3": ["/", f"/decoder?model=gemma3&{SENTENCE_URL}"],
+    "app: decoder, smollm2 then gemma3": [
+        "/", f"/decoder?model=smollm2&{SENTENCE_URL}", f"/decoder?model=gemma3&{SENTENCE_URL}",
+    ],
+}  # fmt: skip
+SETTLED = """() => document.querySelector('[data-testid="stApp"]')
+    ?.getAttribute('data-test-script-state') === 'notRunning'"""
 
 
 def memory_mb(pid: int) -> tuple[float, float]:
@@ -78,6 +90,33 @@ def run_sequence(browser, steps: list[str]) -> list[dict]:
     return rows
 
 
+def run_app_sequence(browser, paths: list[str]) -> list[dict]:
+    """The app's own pages, one after the other in one server process: RSS after each has settled."""
+    proc, base = start_server("app.py", "model-memory-app", timeout_s=120)
+    rows = []
+    try:
+        context = browser.new_context(viewport={"width": 1366, "height": 768})
+        page = context.new_page()
+        page.set_default_timeout(300_000)
+        for path in paths:
+            page.goto(base + path)
+            page.wait_for_selector('[data-testid="stApp"]')
+            page.wait_for_timeout(500)  # the script run starts after the websocket opens
+            page.wait_for_function(SETTLED)
+            if page.locator('[data-testid="stException"]').count():
+                raise RuntimeError(f"{path} raised: {page.inner_text('body')[:400]}")
+            rss, peak = memory_mb(proc.pid)
+            rows.append({"load": path.split("&")[0], "rss_mb": round(rss, 1), "peak_mb": round(peak, 1),
+                         "page": "app page settled"})  # fmt: skip
+        context.close()
+    finally:
+        stop_server(proc)
+    idle = rows[0]["rss_mb"]
+    for r in rows:
+        r["gain_mb"] = round(r["rss_mb"] - idle, 1)
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, help="also write the rows here")
@@ -85,8 +124,10 @@ def main() -> int:
     out = {}
     with sync_playwright() as pw:
         browser = launch_browser(pw)
-        for name, steps in SEQUENCES.items():
-            out[name] = run_sequence(browser, steps)
+        runs = [(n, run_sequence, steps) for n, steps in SEQUENCES.items()]
+        runs += [(n, run_app_sequence, paths) for n, paths in APP_SEQUENCES.items()]
+        for name, run, steps in runs:
+            out[name] = run(browser, steps)
             for r in out[name]:
                 print(f"{name:18s} {r['load']:22s} RSS {r['rss_mb']:7.1f} MB  (+{r['gain_mb']:6.1f} MB over idle)  "
                       f"peak {r['peak_mb']:7.1f} MB   [{r['page']}]", flush=True)  # fmt: skip

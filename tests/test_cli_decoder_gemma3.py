@@ -20,7 +20,6 @@ from tests.test_cli_decoder import KEYS, assert_one_line_error, run_cli
 @pytest.fixture(scope="module")
 def gemma():
     pytest.importorskip("gguf", reason="optional: pip install -r requirements-model.txt")
-    pytest.importorskip("tokenizers", reason="optional: pip install -r requirements-model.txt")
     if not G.is_available():
         pytest.skip(f"optional model missing: {G.INSTALL_COMMAND}")
     return G.load_model()

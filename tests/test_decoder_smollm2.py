@@ -399,3 +399,15 @@ def test_gqa_memory_saving_matches_the_cache(model):
     trace = S.run_text("Hello there")
     mha_bytes = kv_cache.cache_bytes(30, trace.n, 9, 64, 4)
     assert trace.cache().nbytes / mha_bytes == pytest.approx(gqa.kv_memory_ratio(9, 3))
+
+
+def test_the_tokenizer_alone_reads_as_the_model_does_and_is_shared(model):
+    """``load_tokenizer`` (no weights) encodes exactly like the loaded model, and ``load_model`` holds
+    the very same objects, so a process that has both keeps one vocabulary."""
+    tok = S.load_tokenizer()
+    assert not hasattr(tok, "weights")
+    for text in ("The cat sat on the mat.", "猫がマットの上に座った。", "a  b\n\n\tc 🍕"):
+        assert S.encode(text, model=tok) == S.encode(text, model=model)
+    assert (
+        model.tokenizer is tok.tokenizer and model.vocab is tok.vocab and model.token_bytes is tok.token_bytes
+    )

@@ -11,8 +11,6 @@ import pytest
 
 from attention_core.models import spm_bpe as B
 
-pytest.importorskip("tokenizers", reason="optional: pip install -r requirements-model.txt")
-
 N, C, U, Y = B.NORMAL, B.CONTROL, B.USER_DEFINED, B.BYTE
 
 
@@ -51,9 +49,9 @@ def test_a_token_is_reached_through_any_split_of_it():
     # abc is a token; bc merges first (score -1), then a + bc makes abc although ab + c never formed
     v = vocab([*BASE, ("bc", -1.0), ("abc", -3.0), ("ab", -5.0)])
     assert encode(v, "abc") == ["<bos>", "abc"]
-    merges = B.derive_merges(*v)
-    assert merges.index(("b", "c")) < merges.index(("a", "bc")) < merges.index(("a", "b"))
-    assert ("ab", "c") in merges  # both splits of abc are listed, with abc's rank
+    # and through the other split: ab merges first (-1), then ab + c makes abc (-3), not a + bc
+    v = vocab([*BASE, ("ab", -1.0), ("abc", -3.0), ("bc", -5.0)])
+    assert encode(v, "abc") == ["<bos>", "abc"]
 
 
 def test_equal_pairs_merge_left_first():
@@ -97,3 +95,21 @@ def test_lists_must_line_up():
     tokens, scores, types = vocab(BASE)
     with pytest.raises(ValueError):
         B.build_tokenizer(tokens, scores[:-1], types)
+
+
+def test_without_byte_tokens_a_missing_character_is_the_unknown_token():
+    tokens, scores, types = vocab(BASE)
+    keep = [i for i, k in enumerate(types) if k != Y]  # drop the 256 <0xNN> tokens
+    tokens, scores, types = ([seq[i] for i in keep] for seq in (tokens, scores, types))
+    tk = B.build_tokenizer(tokens, scores, types)
+    assert [tokens[i] for i in tk.encode("aéb")] == ["a", "<unk>", "b"]
+    # and with no unknown token either, the text cannot be read: an error, not a wrong id
+    tk = B.build_tokenizer(tokens, scores, types, unk="<none>")
+    with pytest.raises(ValueError, match="no token"):
+        tk.encode("é")
+
+
+def test_one_byte_token_missing_turns_byte_fallback_off():
+    tokens, scores, types = vocab(BASE)
+    tokens[4 + 0xA9] = "<0xA9-gone>"  # é is C3 A9: without <0xA9> it cannot be spelled in bytes
+    assert [tokens[i] for i in B.build_tokenizer(tokens, scores, types).encode("é")] == ["<unk>"]

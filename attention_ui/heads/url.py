@@ -6,6 +6,7 @@ and written back after each run. The parameter table and parsers are the playgro
 from __future__ import annotations
 
 from attention_core.labs import heads as H
+from attention_core.models.gemma3 import GEMMA3_270M
 from attention_core.models.smollm2 import SMOLLM2_135M
 from attention_ui.i18n import LANGUAGES
 from attention_ui.kit import LEARNER_TEXT, url_text
@@ -15,13 +16,15 @@ from attention_ui.playground.url_state import Param
 
 # The decoders of the family share these bounds until one with more layers or heads lands.
 MAX_LAYERS, MAX_HEADS = SMOLLM2_135M.n_layers, SMOLLM2_135M.n_heads
+# a token id of the larger vocabulary (Gemma's 262,144); the page drops one the chosen model lacks
+MAX_VOCAB = max(SMOLLM2_135M.vocab_size, GEMMA3_270M.vocab_size)
 PARAMS = (
     Param("model", "hd_model", pg._choice(H.MODELS), pg._str_out),
     Param("text", "hd_text", url_text, pg._str_out),
     Param("layer", "hd_layer", pg._int_in(0, MAX_LAYERS - 1), pg._int_out),
     Param("head", "hd_head", pg._int_in(0, MAX_HEADS - 1), pg._int_out),
     Param("kind", "hd_kind", pg._choice(H.ABLATIONS), pg._str_out),
-    Param("token", "hd_token", pg._int_in(-1, SMOLLM2_135M.vocab_size - 1), pg._int_out),
+    Param("token", "hd_token", pg._int_in(-1, MAX_VOCAB - 1), pg._int_out),
     Param("lang", "lang", pg._choice(LANGUAGES), pg._str_out),
 )
 URL = PageUrl(PARAMS, "hd_url_written")
