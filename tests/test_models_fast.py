@@ -75,9 +75,12 @@ def layer_arrays(i: int, gemma: bool) -> dict[str, np.ndarray]:
     return arrays
 
 
-def write_gguf(path: Path, gemma: bool = False, drop=(), replace=None, extra=None, embd_f32=False) -> Path:
+def write_gguf(
+    path: Path, gemma: bool = False, drop=(), replace=None, extra=None, embd_f32=False, big_endian=False
+) -> Path:
     """A two-layer Llama (or, with ``gemma``, Llama plus Gemma's four norms) as a GGUF file."""
-    w = gguf.GGUFWriter(str(path), "llama")
+    endian = gguf.GGUFEndian.BIG if big_endian else gguf.GGUFEndian.LITTLE
+    w = gguf.GGUFWriter(str(path), "llama", endianess=endian)
     w.add_uint32("llama.block_count", N_LAYERS)
     w.add_uint32("llama.embedding_length", D_MODEL)
     w.add_uint32("llama.attention.head_count", N_HEADS)
@@ -91,8 +94,10 @@ def write_gguf(path: Path, gemma: bool = False, drop=(), replace=None, extra=Non
     w.add_array("tokenizer.ggml.scores", SCORES)
     w.add_array("tokenizer.ggml.token_type", TYPES)
     w.add_array("tokenizer.ggml.merges", ["▁ c", "c at"])
+    w.add_array("test.nested", [[1, 2], [3, 4, 5]])  # an array of arrays: the reader's own way
     tensors = {f"blk.{i}.{k}.weight": v for i in range(N_LAYERS) for k, v in layer_arrays(i, gemma).items()}
     tensors["output_norm.weight"] = np.full(D_MODEL, 0.75, np.float32)
+    tensors["test.half"] = np.array([0.5, -2.0, 1.5], np.float16)  # a float16 tensor
     tensors |= replace or {}
     tensors |= extra or {}
     for name, array in tensors.items():
@@ -531,3 +536,71 @@ def test_byte_bpe_tokenizer_on_a_hand_made_vocabulary():
     for bad in ("ab", " b", "a ", ""):
         with pytest.raises(ValueError, match="two tokens separated by one space"):
             B.build_tokenizer(tokens, [bad])
+
+
+# ------------------------------------------------------------------------------------ what the mutation run found
+
+
+def test_the_fields_keep_the_readers_own_parts(tiny_file):
+    """For an array the fast path keeps the reader's parts: item type and count as the stock reader
+    reads them, and a string array's raw bytes (per string a uint64 length, then UTF-8)."""
+    ours = F.open_reader(tiny_file).fields
+    stock = gguf.GGUFReader(str(tiny_file), "r").fields
+    for name in (
+        "tokenizer.ggml.tokens",
+        "tokenizer.ggml.scores",
+        "tokenizer.ggml.token_type",
+        "test.nested",
+    ):
+        assert ours[name].types == stock[name].types, name
+        for k in (3, 4):  # [item type uint32], [count uint64]
+            assert ours[name].parts[k].dtype == stock[name].parts[k].dtype
+            assert ours[name].parts[k].tolist() == stock[name].parts[k].tolist()
+    raw = b"".join(struct.pack("<Q", len(t.encode())) + t.encode() for t in TOKENS)
+    assert bytes(ours["tokenizer.ggml.tokens"].parts[5]) == raw
+    assert ours["tokenizer.ggml.scores"].parts[5].tolist() == SCORES
+
+
+def test_a_big_endian_file_is_read_by_the_readers_own_way(tmp_path):
+    path = write_gguf(tmp_path / "be.gguf", big_endian=True)
+    reader = F.open_reader(path)
+    assert reader.byte_order == "S"  # the file's byte order is not this machine's
+    meta = F.read_metadata(reader)
+    assert meta["tokenizer.ggml.tokens"] == TOKENS and meta["tokenizer.ggml.scores"] == SCORES
+    assert meta["llama.block_count"] == N_LAYERS and meta["test.nested"] == [1, 2, 3, 4, 5]
+    stock = gguf.GGUFReader(str(path), "r")
+    assert {k: f.contents() for k, f in stock.fields.items()} == meta
+
+
+def test_read_metadata_of_the_stock_reader(tiny_file):
+    meta = F.read_metadata(gguf.GGUFReader(str(tiny_file), "r"))
+    assert meta["tokenizer.ggml.tokens"] == TOKENS and meta["llama.context_length"] == 16
+
+
+def test_a_float16_tensor_is_dequantized_to_float32(tiny_file):
+    values = F.dequantize(F.tensor_names(F.open_reader(tiny_file))["test.half"])
+    assert values.dtype == np.float32 and values.tolist() == [0.5, -2.0, 1.5]
+
+
+def test_attention_layer_uses_the_mask_it_is_handed():
+    w = tiny_gemma(seed=2)
+    n = len(IDS)
+    only_itself = np.eye(n, dtype=bool)
+    t = L.attention_layer(L.embed(IDS, w), w.layers[5], w.config, np.arange(n), 5, allowed=only_itself)
+    assert t.mask is only_itself
+    np.testing.assert_array_equal(t.weights, np.broadcast_to(only_itself, (4, n, n)).astype(float))
+
+
+def test_run_from_past_the_last_layer_keeps_the_dtype():
+    w = tiny_gemma(seed=3, dtype=np.float32)
+    x = L.embed(IDS, w)
+    assert x.dtype == np.float32
+    done = L.run_from(x, w, start=w.config.n_layers)
+    assert done.ffn_out.shape == (0, len(IDS), 12) and done.ffn_out.dtype == np.float32
+
+
+def test_check_ids_gives_index_integers_whatever_the_input_type():
+    c = tiny_gemma().config
+    for ids in (np.array([3, 4], np.int32), np.array([3, 4], np.uint8), (3, 4)):
+        got = D.check_ids(ids, c, max_tokens=4)
+        assert got.dtype == np.intp and got.tolist() == [3, 4]
