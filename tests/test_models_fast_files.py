@@ -205,3 +205,14 @@ def test_user_defined_tokens_match_the_raw_text_only():
     ids = S.encode_ids(tk, "a\u2581\u2581b", bos_id=0)
     assert [tokens[i] for i in ids] == ["<bos>", "a", "\u2581\u2581", "b"]
     assert [tokens[i] for i in S.encode_ids(tk, "a  b", bos_id=0)] == ["<bos>", "a", "  ", "b"]
+
+
+def test_a_character_without_any_token_is_the_unknown_token():
+    """With no <0xNN> byte tokens to fall back on, z has no token at all: SentencePiece reads it as
+    <unk> (id 1 here), one per character."""
+    tokens, types = ["<bos>", "<unk>", "a", "b"], [CTRL, UNK, N, N]
+    tk = S.build_tokenizer(tokens, [0.0, 0.0, -1.0, -2.0], types)
+    assert S.encode_ids(tk, "az", bos_id=0) == [0, 2, 1]
+    # the unknown token's string can be named
+    other = S.build_tokenizer(["<bos>", "<?>", "a"], [0.0, 0.0, -1.0], [CTRL, UNK, N], unk="<?>")
+    assert S.encode_ids(other, "za", bos_id=0) == [0, 1, 2]
