@@ -447,8 +447,8 @@ def test_run_from_ands_an_experiment_mask_with_each_window():
 
 def test_decode_steps_name_their_layer_and_keep_the_qk_norm():
     w = tiny_gemma(seed=6)
-    traces, _ = L.run_layers(IDS[:-1], w)
-    state = D.start_state(G.DecoderTrace(tuple(int(i) for i in IDS[:-1]), (), traces, _, w.config))
+    traces, logits = L.run_layers(IDS[:-1], w)
+    state = D.start_state(G.DecoderTrace(tuple(int(i) for i in IDS[:-1]), (), traces, logits, w.config))
     steps, _, _ = L.decode_layers(int(IDS[-1]), state.cache, w)
     assert [s.layer_kind for s in steps] == ["local"] * 5 + ["global"]
     assert [s.window for s in steps] == [WINDOW] * 5 + [None]
@@ -458,8 +458,10 @@ def test_decode_steps_name_their_layer_and_keep_the_qk_norm():
     np.testing.assert_allclose(s.q_normed, s.q_pre / rms_q * lw.q_norm, atol=1e-12)
     np.testing.assert_allclose(s.k_normed, s.k_pre / rms_k * lw.k_norm, atol=1e-12)
     lw2 = tiny_weights_llama()
-    t2, _ = L.run_layers(np.array([1, 2]), lw2)
-    plain = L.decode_layers(3, D.start_state(G.DecoderTrace((1, 2), (), t2, _, lw2.config)).cache, lw2)[0]
+    t2, logits2 = L.run_layers(np.array([1, 2]), lw2)
+    plain = L.decode_layers(3, D.start_state(G.DecoderTrace((1, 2), (), t2, logits2, lw2.config)).cache, lw2)[
+        0
+    ]
     assert plain[0].q_normed is None and plain[0].k_normed is None and plain[0].layer_kind == "global"
 
 
