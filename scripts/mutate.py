@@ -59,11 +59,11 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/models/byte_bpe.py": ["tests/test_token_labels.py", "tests/test_decoder_token_words.py", "tests/test_models_fast.py", "tests/test_byte_bpe_edges.py"],
     "attention_core/models/chunked_file.py": ["tests/test_chunked_file.py", "tests/test_models_fast_files.py"],
     "attention_core/models/gemma3.py": ["tests/test_gemma3_fast.py", "tests/test_gemma_family.py"],
+    "attention_core/models/smollm2.py": ["tests/test_smollm2_fast.py"],
 }  # fmt: skip
 # The pretrained-model modules: their tests run SmolLM2-135M or MiniLM forward passes, seconds per
 # mutant, hours per module on two cores. Only with --all.
 HEAVY = {
-    "attention_core/models/smollm2.py": ["tests/test_decoder_smollm2.py"],
     "attention_core/models/minilm.py": ["tests/test_pretrained.py"],
 }
 LAB_TESTS = ["tests/test_lab_checks_fail.py", "tests/test_lab_mutation_kills.py"]
