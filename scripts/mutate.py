@@ -61,8 +61,10 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/models/gemma3.py": ["tests/test_gemma3_fast.py", "tests/test_gemma_family.py"],
     "attention_core/models/smollm2.py": ["tests/test_smollm2_fast.py"],
 }  # fmt: skip
-# The pretrained-model modules: their tests run SmolLM2-135M or MiniLM forward passes, seconds per
-# mutant, hours per module on two cores. Only with --all.
+# The pretrained-model modules: their tests run MiniLM forward passes, seconds per mutant, hours
+# per module on two cores. Only with --all. (smollm2, gemma3, gguf_file and the tokenizers are in
+# TARGETS with fast tests on tiny GGUF files the tests write; byte_bpe's list also holds
+# tests/test_token_labels.py, whose property tests read the real SmolLM2 tokenizer.)
 HEAVY = {
     "attention_core/models/minilm.py": ["tests/test_pretrained.py"],
 }
