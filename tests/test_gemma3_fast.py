@@ -142,7 +142,7 @@ def test_config_from_the_toy_metadata(toy_file):
     assert c.layer_windows == (3, 3, 3, 3, 3, None)
     assert c.layer_rope_bases == (10_000.0,) * 5 + (1000.0,) and c.divisor == 16.0
     assert c.embed_scale == math.sqrt(D) and c.qk_norm and c.post_norms and c.ffn_gate == "gelu_tanh"
-    assert c.rope_layout == "half"
+    assert c.rope_layout == "half" and c.rope_base == 1000.0
     with pytest.raises(ValueError, match="expected a gemma3 file, the file says 'llama'"):
         G.config_from_metadata(meta | {"general.architecture": "llama"})
     with pytest.raises(ValueError, match="key_length = value_length"):
@@ -209,6 +209,8 @@ def test_encode_by_hand(toy):
     assert enc.ids == (2, ID["ab"], ID["\u2581b"]) and enc.labels == ("<bos>", "ab", "\u2423b")
     assert enc.total_tokens == 3 and enc.n == 3 and not enc.truncated and enc.chars_cut == 0
     assert enc.max_tokens == 3 and enc.text == "ab b"
+    assert enc.parts[0] == () and [p.char for p in enc.parts[1]] == ["a", "b"]
+    assert [p.char for p in enc.parts[2]] == [" ", "b"]
     assert G.encode("", model=toy).ids == (2,)  # BOS alone
     cut = G.encode("ab b", max_tokens=2, truncate=True, model=toy)
     assert cut.ids == (2, ID["ab"]) and cut.total_tokens == 3 and cut.truncated and cut.max_tokens == 2
@@ -285,6 +287,8 @@ def test_run_text_and_the_decode_steps(monkeypatch, toy):
     trace = G.run_text("ab b")
     assert trace.ids == (2, ID["ab"], ID["\u2581b"]) and trace.input.text == "ab b"
     assert trace.labels == trace.input.labels and trace.keep == "all"
+    np.testing.assert_array_equal(trace.logits, G.forward(list(trace.ids), toy).logits)
+    assert len(trace.layers) == LAYERS and trace.config is toy.config
     assert G.run_text("ab b", keep="weights").keep == "weights"
     with pytest.raises(G.DecoderInputError):
         G.run_text("ab b", max_tokens=2)
@@ -412,3 +416,72 @@ def test_without_the_reader_libraries(monkeypatch):
     assert G.is_available() is False
     with pytest.raises(G.DecoderUnavailable, match="'tokenizers' is not installed"):
         G.load_model.__wrapped__()
+
+
+def test_the_sums_file_in_sha256sums_format(monkeypatch, tmp_path):
+    """sha256sum writes "digest  name" (two spaces; a * before the name in binary mode)."""
+    data = b"0123456789"
+    sha = hashlib.sha256(data).hexdigest()
+    fake_packages(monkeypatch, tmp_path, data, sums=f"{'1' * 64}  other.gguf\n{sha}  {G.MODEL_FILE}\n")
+    assert G.expected_sha256() == sha
+
+
+def test_an_explicit_model_is_used_and_none_means_the_loaded_one(monkeypatch, toy):
+    """With ``model`` given nothing is loaded; without it the (cached) loaded model is used."""
+
+    def no_loading():
+        raise AssertionError("load_model was called")
+
+    monkeypatch.setattr(G, "load_model", no_loading)
+    context = [2, byte_id(0xE7), byte_id(0x8C)]
+    logits = np.linspace(-1, 1, VOCAB)
+    given = (
+        G.encode("ab b", model=toy).ids,
+        G.token_labels([2, ID["ab"]], toy),
+        G.forward([2, ID["ab"]], toy).labels,
+        G.decode_step(G.start_state(G.forward([2, ID["ab"]], toy)), ID["a"], toy).state.ids,
+        G.candidate_label(context, byte_id(0xAB), toy),
+        [(c.id, c.label) for c in G.top_candidates(logits, 2, context, model=toy)],
+    )
+    monkeypatch.setattr(G, "load_model", lambda: toy)
+    loaded = (
+        G.encode("ab b").ids,
+        G.token_labels([2, ID["ab"]]),
+        G.forward([2, ID["ab"]]).labels,
+        G.decode_step(G.start_state(G.forward([2, ID["ab"]])), ID["a"]).state.ids,
+        G.candidate_label(context, byte_id(0xAB)),
+        [(c.id, c.label) for c in G.top_candidates(logits, 2, context)],
+    )
+    assert given == loaded
+    assert given[1] == ("<bos>", "ab") and given[2] == ("<bos>", "ab") and given[4] == "猫 3/3"
+
+
+def test_release_freed_heap_asks_glibc_on_linux_only(monkeypatch):
+    import ctypes
+    import sys
+
+    calls = []
+
+    class FakeLibc:
+        def malloc_trim(self, pad):
+            calls.append(pad)
+
+    def fake_cdll(name):
+        calls.append(name)
+        return FakeLibc()
+
+    monkeypatch.setattr(ctypes, "CDLL", fake_cdll)
+    monkeypatch.setattr(sys, "platform", "linux")
+    G.release_freed_heap()
+    assert calls == ["libc.so.6", 0]  # trim everything: no padding kept
+    calls.clear()
+    monkeypatch.setattr(sys, "platform", "darwin")
+    G.release_freed_heap()
+    assert calls == []
+
+    def no_glibc(name):
+        raise OSError("not found")
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(ctypes, "CDLL", no_glibc)
+    assert G.release_freed_heap() is None  # musl and others: nothing to trim, no error
