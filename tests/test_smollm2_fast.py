@@ -84,7 +84,7 @@ def write_toy(path: Path, model="gpt2", pre="smollm", eos: int | None = 1) -> Pa
     w.add_tensor("output_norm.weight", gain(D))
     blocks = bytearray()
     for t in range(VOCAB):
-        blocks += struct.pack("<e", 0.02 * (1 + t % 5))
+        blocks += struct.pack("<e", 0.0005 * (1 + t % 5))  # small logits: a spread distribution
         blocks += rng.integers(-100, 100, D, dtype=np.int8).tobytes()
     w.add_tensor(
         "token_embd.weight",
@@ -273,6 +273,12 @@ def test_run_text_generate_and_the_decode_steps(monkeypatch, toy):
     monkeypatch.setattr(S, "load_model", lambda: toy)
     trace = S.run_text(" cat cat")
     assert trace.ids == (ID["Ġcat"],) * 2 and trace.input.text == " cat cat"
+    assert trace.labels == ("\u2423cat",) * 2 and trace.config is toy.config
+    np.testing.assert_array_equal(trace.logits, S.forward(list(trace.ids), toy).logits)
+    # cut inside 猫 (three byte tokens): the kept byte is labelled as encode read it, in the
+    # context of the whole text (猫 1/3), not as a character still open (猀…猿 1/3)
+    cut = S.run_text("a猫", max_tokens=2, truncate=True)
+    assert cut.ids == (byte_id(ord("a")), byte_id(0xE7)) and cut.labels == ("a", "猫 1/3")
     with pytest.raises(S.DecoderInputError):
         S.run_text(" cat cat", max_tokens=1)
     assert S.run_text(" cat cat", max_tokens=1, truncate=True).ids == (ID["Ġcat"],)
@@ -314,3 +320,61 @@ def test_top_candidates_read_what_they_add(toy):
     # a started character three tokens back: E7 8C, then the last byte
     assert S.read_candidate([byte_id(0xE7), byte_id(0x8C)], byte_id(0xAB), toy).completes == "猫"
     assert S.candidate_label([], 2, toy) == "<|im_end|>"
+
+
+def test_is_available_with_the_file_and_both_libraries(monkeypatch, toy_file):
+    monkeypatch.setattr(S, "model_path", lambda: toy_file)
+    assert S.is_available() is True
+
+
+def test_sampled_generation_is_one_generator_over_full_passes(monkeypatch, toy):
+    """temperature 1, top_k 5, seed 3: each token drawn from the full pass's distribution with one
+    np.random.default_rng(3) for the whole run (llama.next_token_probs and pick_token, themselves
+    checked by hand in tests/test_mutation_kills.py)."""
+    monkeypatch.setattr(S, "load_model", lambda: toy)
+    _, steps = S.generate(" cat cat", 4, temperature=1.0, top_k=5, seed=3)
+    rng = np.random.default_rng(3)
+    ids = [ID["Ġcat"]] * 2
+    for step in steps:
+        probs = L.next_token_probs(S.forward(ids, toy).logits, 1.0, 5)
+        want = L.pick_token(probs, rng)
+        assert step.token_id == want
+        ids.append(want)
+    assert len(set(ids[2:])) > 1  # the draws are not all the most probable token
+    greedy = [s.token_id for s in S.generate(" cat cat", 4)[1]]  # the default is greedy
+    assert greedy != ids[2:]
+
+
+def test_an_explicit_model_is_used_and_none_means_the_loaded_one(monkeypatch, toy):
+    def no_loading():
+        raise AssertionError("load_model was called")
+
+    monkeypatch.setattr(S, "load_model", no_loading)
+    context = [ID["Ġcat"], byte_id(0xE7), byte_id(0x8C)]
+    logits = np.linspace(-1, 1, VOCAB)
+    given = (
+        S.encode(" cat", model=toy).labels,
+        S.labels_for_ids([1, ID["Ġcat"]], toy),
+        S.forward([ID["Ġcat"]], toy).labels,
+        S.decode_step(S.start_state(S.forward([ID["Ġcat"]], toy)), ID["at"], toy).state.ids,
+        S.read_candidate(context, byte_id(0xAB), toy).completes,
+        S.candidate_label(context, byte_id(0xAB), toy),
+        [(c.id, c.label, c.reading) for c in S.top_candidates(logits, 2, context, model=toy)],
+    )
+    monkeypatch.setattr(S, "load_model", lambda: toy)
+    loaded = (
+        S.encode(" cat").labels,
+        S.labels_for_ids([1, ID["Ġcat"]]),
+        S.forward([ID["Ġcat"]]).labels,
+        S.decode_step(S.start_state(S.forward([ID["Ġcat"]])), ID["at"]).state.ids,
+        S.read_candidate(context, byte_id(0xAB)).completes,
+        S.candidate_label(context, byte_id(0xAB)),
+        [(c.id, c.label, c.reading) for c in S.top_candidates(logits, 2, context)],
+    )
+    assert given == loaded and given[0] == ("\u2423cat",) and given[4] == "猫"
+
+
+def test_top_candidates_pass_top_k_on(toy):
+    logits = np.linspace(-1, 1, VOCAB)
+    got = S.top_candidates(logits, 2, top_k=1, model=toy)
+    assert got[0].id == VOCAB - 1 and got[0].p == 1.0 and got[1].p == 0.0
