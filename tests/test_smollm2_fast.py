@@ -341,6 +341,13 @@ def test_sampled_generation_is_one_generator_over_full_passes(monkeypatch, toy):
         assert step.token_id == want
         ids.append(want)
     assert len(set(ids[2:])) > 1  # the draws are not all the most probable token
+    # top_k's default keeps every token
+    rng = np.random.default_rng(8)
+    ids = [ID["Ġcat"]] * 2
+    for step in S.generate(" cat cat", 4, temperature=1.0, seed=8)[1]:
+        want = L.pick_token(L.next_token_probs(S.forward(ids, toy).logits, 1.0, 0), rng)
+        assert step.token_id == want
+        ids.append(want)
     greedy = [s.token_id for s in S.generate(" cat cat", 4)[1]]  # the default is greedy
     assert greedy != ids[2:]
 
