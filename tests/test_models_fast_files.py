@@ -189,6 +189,7 @@ def test_derive_merges_by_hand():
 def test_user_defined_tokens_match_the_raw_text_only():
     """Typed ▁▁ (U+2581 twice) is not two spaces: the raw text has no "  ", so BPE reads it (▁+▁ is
     a normal token), while two typed spaces are the user-defined token."""
+    pytest.importorskip("tokenizers")
     tokens = [
         "<bos>",
         "<unk>",
@@ -210,6 +211,7 @@ def test_user_defined_tokens_match_the_raw_text_only():
 def test_a_character_without_any_token_is_the_unknown_token():
     """With no <0xNN> byte tokens to fall back on, z has no token at all: SentencePiece reads it as
     <unk> (id 1 here), one per character."""
+    pytest.importorskip("tokenizers")
     tokens, types = ["<bos>", "<unk>", "a", "b"], [CTRL, UNK, N, N]
     tk = S.build_tokenizer(tokens, [0.0, 0.0, -1.0, -2.0], types)
     assert S.encode_ids(tk, "az", bos_id=0) == [0, 2, 1]
