@@ -52,14 +52,20 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/kv_cache.py": ["tests/test_gqa_kv_cache.py", "tests/test_lab_inference.py", "tests/test_mutation_kills.py"],
     "attention_core/gqa.py": ["tests/test_gqa_kv_cache.py", "tests/test_lab_inference.py", "tests/test_mutation_kills.py"],
     "attention_core/tiled.py": ["tests/test_tiled.py", "tests/test_lab_efficient.py", "tests/test_mutation_kills.py"],
-    "attention_core/models/llama.py": ["tests/test_llama_generic.py", "tests/test_mutation_kills.py"],
+    "attention_core/models/llama.py": ["tests/test_llama_generic.py", "tests/test_mutation_kills.py", "tests/test_gemma_family.py", "tests/test_models_fast.py"],
+    "attention_core/models/decoding.py": ["tests/test_models_fast.py", "tests/test_gemma_family.py"],
+    "attention_core/models/gguf_file.py": ["tests/test_models_fast.py", "tests/test_mutation_kills.py"],
+    "attention_core/models/spm_bpe.py": ["tests/test_spm_bpe.py", "tests/test_models_fast_files.py"],
+    "attention_core/models/byte_bpe.py": ["tests/test_token_labels.py", "tests/test_decoder_token_words.py", "tests/test_models_fast.py", "tests/test_byte_bpe_edges.py"],
+    "attention_core/models/chunked_file.py": ["tests/test_chunked_file.py", "tests/test_models_fast_files.py"],
+    "attention_core/models/gemma3.py": ["tests/test_gemma3_fast.py", "tests/test_gemma_family.py"],
+    "attention_core/models/smollm2.py": ["tests/test_smollm2_fast.py"],
 }  # fmt: skip
-# The pretrained-model modules: their tests run SmolLM2-135M or MiniLM forward passes, seconds per
-# mutant, hours per module on two cores. Only with --all.
+# The pretrained-model modules: their tests run MiniLM forward passes, seconds per mutant, hours
+# per module on two cores. Only with --all. (smollm2, gemma3, gguf_file and the tokenizers are in
+# TARGETS with fast tests on tiny GGUF files the tests write; byte_bpe's list also holds
+# tests/test_token_labels.py, whose property tests read the real SmolLM2 tokenizer.)
 HEAVY = {
-    "attention_core/models/smollm2.py": ["tests/test_decoder_smollm2.py"],
-    "attention_core/models/byte_bpe.py": ["tests/test_token_labels.py"],
-    "attention_core/models/gguf_file.py": ["tests/test_decoder_smollm2.py"],
     "attention_core/models/minilm.py": ["tests/test_pretrained.py"],
 }
 LAB_TESTS = ["tests/test_lab_checks_fail.py", "tests/test_lab_mutation_kills.py"]
