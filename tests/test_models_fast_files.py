@@ -169,27 +169,31 @@ def test_byte_value_needs_all_three_marks():
     assert S.byte_value("<0xAB]") is None and S.byte_value("[0xAB>") is None
 
 
-def test_derive_merges_by_hand():
-    # "abc" (score -1) splits as a+bc (bc is not a token) or ab+c; "ab" (score -2) as a+b. Best
-    # token first: abc's splits, then ab's.
+def test_merge_rules_by_hand():
+    """Which pairs merge: only a neighbouring pair of normal tokens whose concatenation is a normal
+    token; the better-scored token first; a split has two non-empty parts."""
+
+    def read(tokens, scores, types, text):
+        return [tokens[i] for i in S.build_tokenizer(tokens, scores, types).encode(text)]
+
+    # "abc" (score -1) is reached through ab (-2) + c, although a + bc is no pair (bc is no token)
     tokens = ["a", "b", "c", "ab", "abc", "<ab>", "x"]
     scores = [0.0, 0.0, 0.0, -2.0, -1.0, 5.0, 0.0]
     types = [N, N, N, N, N, CTRL, N]
-    assert S.derive_merges(tokens, scores, types) == [("ab", "c"), ("a", "b")]
-    # a split must use two normal tokens: with "ab" made a control token, abc has no split
-    assert S.derive_merges(tokens, scores, [N, N, N, CTRL, N, CTRL, N]) == []
+    assert read(tokens, scores, types, "abc") == ["abc"]
+    # with "ab" a control token, a + b never merges, so abc cannot be reached
+    assert read(tokens, scores, [N, N, N, CTRL, N, CTRL, N], "abc") == ["a", "b", "c"]
     # a control token made of normal ones is never a merge target
-    assert S.derive_merges(["a", "b", "ab"], [0.0, 0.0, 9.0], [N, N, CTRL]) == []
-    # a split has two non-empty parts, even if the vocabulary holds an empty piece
-    assert S.derive_merges(["", "a", "b", "ab"], [0.0] * 4, [N] * 4) == [("a", "b")]
+    assert read(["a", "b", "ab"], [0.0, 0.0, 9.0], [N, N, CTRL], "ab") == ["a", "b"]
+    # an empty piece in the vocabulary changes nothing
+    assert read(["", "a", "b", "ab"], [0.0] * 4, [N] * 4, "ab") == ["ab"]
     with pytest.raises(ValueError):
-        S.derive_merges(["a", "b"], [0.0, 0.0], [N])  # the lists must line up
+        S.build_tokenizer(["a", "b"], [0.0, 0.0], [N])  # the lists must line up
 
 
 def test_user_defined_tokens_match_the_raw_text_only():
     """Typed ▁▁ (U+2581 twice) is not two spaces: the raw text has no "  ", so BPE reads it (▁+▁ is
     a normal token), while two typed spaces are the user-defined token."""
-    pytest.importorskip("tokenizers")
     tokens = [
         "<bos>",
         "<unk>",
@@ -211,7 +215,6 @@ def test_user_defined_tokens_match_the_raw_text_only():
 def test_a_character_without_any_token_is_the_unknown_token():
     """With no <0xNN> byte tokens to fall back on, z has no token at all: SentencePiece reads it as
     <unk> (id 1 here), one per character."""
-    pytest.importorskip("tokenizers")
     tokens, types = ["<bos>", "<unk>", "a", "b"], [CTRL, UNK, N, N]
     tk = S.build_tokenizer(tokens, [0.0, 0.0, -1.0, -2.0], types)
     assert S.encode_ids(tk, "az", bos_id=0) == [0, 2, 1]

@@ -101,6 +101,7 @@ def write_toy(path: Path, model="gpt2", pre="smollm", eos: int | None = 1) -> Pa
 def load_toy(monkeypatch, path: Path, expected=None) -> S.SmolLM2:
     monkeypatch.setattr(S, "model_path", lambda: path)
     monkeypatch.setattr(S, "SMOLLM2_135M", toy_config() if expected is None else expected)
+    monkeypatch.setattr(S, "load_tokenizer", S.load_tokenizer.__wrapped__)  # the real one stays cached
     return S.load_model.__wrapped__()
 
 
