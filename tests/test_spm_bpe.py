@@ -113,3 +113,46 @@ def test_one_byte_token_missing_turns_byte_fallback_off():
     tokens, scores, types = vocab(BASE)
     tokens[4 + 0xA9] = "<0xA9-gone>"  # é is C3 A9: without <0xA9> it cannot be spelled in bytes
     assert [tokens[i] for i in B.build_tokenizer(tokens, scores, types).encode("é")] == ["<unk>"]
+
+
+def naive_sentencepiece(tokens, scores, types, text: str) -> list[str]:
+    """SentencePiece's BPE written the slow, obvious way (no heap, no linked list): scan every
+    neighbouring pair, merge the one whose concatenation is the best-scored normal token (the
+    leftmost on a tie), start again; then spell what is no token as its bytes."""
+    first = {}
+    for i, t in enumerate(tokens):
+        first.setdefault(t, i)
+    symbols = list(text.replace(" ", "\u2581"))
+    while True:
+        best = None
+        for k in range(len(symbols) - 1):
+            i = first.get(symbols[k] + symbols[k + 1])
+            if i is not None and types[i] == N and (best is None or scores[i] > scores[first[best[1]]]):
+                best = (k, symbols[k] + symbols[k + 1])
+        if best is None:
+            break
+        k, merged = best
+        symbols[k : k + 2] = [merged]
+    out = []
+    for s in symbols:
+        out += [s] if s in first else [f"<0x{b:02X}>" for b in s.encode("utf-8")]
+    return out
+
+
+def test_equals_the_naive_loop_on_random_vocabularies():
+    """Seeded random vocabularies over a three-letter alphabet (so that pieces overlap, repeat and
+    compete: "aaa", "abab" ...) with all-different scores, and random texts of up to 14 letters."""
+    import random
+
+    rng = random.Random(28)
+    for _ in range(300):
+        pieces = {
+            "".join(rng.choice("abé") for _ in range(rng.randint(2, 5))) for _ in range(rng.randint(3, 14))
+        }
+        singles = [c for c in "ab" if rng.random() < 0.9]  # sometimes "a" or "b" is no token of its own
+        chosen = sorted(pieces) + singles
+        normal = list(zip(chosen, map(float, rng.sample(range(-100, 0), len(chosen))), strict=True))
+        v = vocab(normal, user_defined=())
+        text = "".join(rng.choice("ab é") for _ in range(rng.randint(0, 14)))
+        tokens, scores, types = v
+        assert encode(v, text)[1:] == naive_sentencepiece(tokens, scores, types, text), (normal, text)

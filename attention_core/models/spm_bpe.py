@@ -79,7 +79,7 @@ class SentencePieceBPE:
         prv = list(range(-1, n - 1))
         heap: list[tuple[int, int, int]] = []  # (rank of the pair's token, position of its left side, id)
         for i in range(n - 1):
-            self._push_pair(heap, symbols, ids, i, i + 1)
+            self._push_pair(heap, symbols, i, i + 1)
         while heap:  # step 3: the best-ranked pair, on a tie the leftmost
             _, i, merged = heapq.heappop(heap)
             j = nxt[i] if symbols[i] else n
@@ -90,9 +90,9 @@ class SentencePieceBPE:
             if nxt[i] < n:
                 prv[nxt[i]] = i
             if prv[i] >= 0:
-                self._push_pair(heap, symbols, ids, prv[i], i)
+                self._push_pair(heap, symbols, prv[i], i)
             if nxt[i] < n:
-                self._push_pair(heap, symbols, ids, i, nxt[i])
+                self._push_pair(heap, symbols, i, nxt[i])
         out: list[int] = []
         i = 0
         while i < n:  # step 4
@@ -100,12 +100,12 @@ class SentencePieceBPE:
             i = nxt[i]
         return out
 
-    def _push_pair(self, heap: list, symbols: list[str], ids: list[int], i: int, j: int) -> None:
-        """Queue symbols i and j (neighbours) when both and their concatenation are normal tokens."""
+    def _push_pair(self, heap: list, symbols: list[str], i: int, j: int) -> None:
+        """Queue symbols i and j (neighbours) when their concatenation is a normal token (as
+        SentencePiece does, whatever the two sides are: a character with no token of its own can
+        merge into one that holds it)."""
         merged = self.ids.get(symbols[i] + symbols[j])
-        if merged is None or ids[i] < 0 or ids[j] < 0:
-            return
-        if self.types[merged] == NORMAL == self.types[ids[i]] == self.types[ids[j]]:
+        if merged is not None and self.types[merged] == NORMAL:
             heapq.heappush(heap, (self.rank[merged], i, merged))
 
     def _fallback(self, char: str) -> list[int]:
