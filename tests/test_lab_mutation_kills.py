@@ -1144,3 +1144,105 @@ def test_quiz_worked_numbers_of_the_kv_cache_by_hand():
     assert qz.worked_numbers(q) == {
         "bytes": 2 * p["layers"] * p["n"] * p["kv_heads"] * p["d_k"] * p["bytes_per_value"]
     }
+
+
+# --- cost, efficient, masks: the survivors of the re-run against these tests (2026-12-01) ---------
+
+
+def test_cost_tiled_measurement_and_sweep_use_the_direct_defaults():
+    """The page sets direct and tiled side by side: one d and the sweep's tiles are the tiled default."""
+    from attention_core.labs import cost as c
+
+    assert c.measure_tiled_attention(16).d == c.measure_direct_attention(16).d
+    first = next(c.measure_sweep(c.SWEEP_MIN_N))
+    assert first.tiled.block == c.measure_tiled_attention(16).block
+    assert first.tiled.d == first.direct.d == c.SWEEP_D
+
+
+def test_causal_softmax_flops_by_hand():
+    from attention_core.labs import cost as c
+    from attention_core.labs import efficient as e
+
+    per_score = lambda d_k, d_v: 2 * d_k + (1 + c.SOFTMAX_FLOPS_PER_ELEMENT) + 2 * d_v  # noqa: E731
+    assert e.causal_softmax_attention_flops(1, 2, 4) == per_score(2, 4)  # one token, one score
+    assert e.causal_softmax_attention_flops(3, 2, 4) == 6 * per_score(2, 4)  # 1 + 2 + 3 allowed scores
+    assert e.causal_softmax_attention_flops(4, 3, 5) == 10 * per_score(3, 5)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_linear_crossover_against_a_count_up(causal):
+    """The bisection against counting n up from 1, d_v ≠ d_k, and n_max below the crossover (None)."""
+    from attention_core.labs import cost as c
+    from attention_core.labs import efficient as e
+
+    rate = 1 + c.SOFTMAX_FLOPS_PER_ELEMENT
+    for d_phi, d_v, d_k in ((4, 2, 8), (3, 5, 2), (8, 1, 16)):
+        linear = lambda n: n * (4 * d_phi * d_v + 3 * d_phi + d_v)  # noqa: E731, B023
+        scores = lambda n: n * (n + 1) // 2 if causal else n * n  # noqa: E731, B023
+        softmax = lambda n: scores(n) * (2 * d_k + rate + 2 * d_v)  # noqa: E731, B023
+        first = next(n for n in range(1, 10_000) if linear(n) < softmax(n))
+        for n_max in range(1, first + 3):
+            expected = first if first <= n_max else None
+            got = e.linear_crossover_n(d_phi, d_v, d_k, n_max=n_max, causal=causal)
+            assert got == expected, (d_phi, n_max)
+
+
+def test_window_check_refuses_a_zero_window_or_block_alone():
+    from attention_core.labs import efficient as e
+
+    for window, block in ((0, 4), (4, 0)):
+        with pytest.raises(ValueError, match="window and block must be positive"):
+            e.window_check(8, window, block)
+
+
+def test_window_check_tile_counts_by_hand():
+    """n = 8, window 2, 2 × 2 tiles: the 4 diagonal tiles and the 3 just below are formed, 9 skipped."""
+    from attention_core.labs import efficient as e
+
+    w = e.window_check(8, 2, 2)
+    assert (w.tiles_computed, w.tiles_skipped, w.tiles_total) == (7, 9, 16)
+
+
+def test_linear_lab_weights_from_the_feature_map():
+    """a_ij = φ(q_i)·φ(k_j) / Σ_{j' ≤ i} φ(q_i)·φ(k_j'), φ(x) = elu(x) + 1, one loop per entry."""
+    from attention_core.config import AttentionConfig
+    from attention_core.labs import efficient as e
+    from attention_core.trace import trace_text
+
+    lab = e.linear_lab(TEXT, d_model=8, seed=3)
+    t = trace_text(TEXT, AttentionConfig(d_model=8, heads=1, mask="causal", seed=3))
+    phi = lambda x: [v + 1 if v > 0 else math.exp(v) for v in x]  # noqa: E731
+    n = len(t.tokens)
+    for i in range(n):
+        sims = [sum(a * c for a, c in zip(phi(t.Q[0][i]), phi(t.K[0][j]), strict=True)) for j in range(i + 1)]
+        expected = [s / sum(sims) for s in sims] + [0.0] * (n - i - 1)
+        np.testing.assert_allclose(lab.linear_weights[i], expected, atol=1e-12)
+
+
+def test_masks_leakage_of_an_unchanged_row_is_zero_for_every_method():
+    """Replacing a row by itself changes nothing, whatever the (wrong) masking method: before and
+    after are the same layer run."""
+    from attention_core.labs import masks as m
+
+    layer = m.lab_layer(("a", "b", "c", "d"), 0, 2)
+    for method in m.METHODS:
+        for position in range(4):
+            r = m.leakage(layer.X, layer.params, position, method, replacement=layer.X[position])
+            assert not r.moved.any() and r.verdict == "zero", (method, position)
+
+
+def test_masks_row_sums_of_the_wrong_methods_by_hand():
+    """A padding mask hides the [PAD] keys of every row: zeroing their weights after softmax leaves
+    each row the softmax mass of the real keys (< 1); the correct method's rows sum to 1."""
+    from attention_core.labs import masks as m
+
+    lab = m.mask_lab(m.MaskLabSettings(("a", "b", "c"), 2, "padding", 2, 0))
+    summary = {s.method: s for s in lab.summary}
+    s = np.asarray(lab.methods[0].scores)  # [5, 5] scaled scores of the chosen head
+    w = np.exp(s - s.max(axis=1, keepdims=True))
+    real_mass = w[:, :3].sum(axis=1) / w.sum(axis=1)  # [5] softmax weight on the 3 real keys
+    assert summary["zero_weights"].row_sum_max == pytest.approx(real_mass.max(), abs=1e-12)
+    assert summary["zero_weights"].row_sum_min == pytest.approx(real_mass.min(), abs=1e-12)
+    assert real_mass.max() < 1 - 1e-6
+    assert summary["correct"].row_sum_max == pytest.approx(1.0, abs=1e-12)
+    assert summary["renormalise"].row_sum_max == pytest.approx(1.0, abs=1e-12)
