@@ -1246,3 +1246,228 @@ def test_masks_row_sums_of_the_wrong_methods_by_hand():
     assert real_mass.max() < 1 - 1e-6
     assert summary["correct"].row_sum_max == pytest.approx(1.0, abs=1e-12)
     assert summary["renormalise"].row_sum_max == pytest.approx(1.0, abs=1e-12)
+
+
+# --- ring -------------------------------------------------------------------------------------------
+
+
+def test_ring_block_bounds_one_token_per_device():
+    from attention_core.labs import ring as r
+
+    assert r.block_bounds(4, 4) == ((0, 1), (1, 2), (2, 3), (3, 4))
+
+
+def test_ring_attention_input_checks_one_at_a_time():
+    """Each malformed input alone is refused with the ring's own message (not a later NumPy error)."""
+    from attention_core.labs import ring as r
+
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.standard_normal((6, 2)) for _ in range(3))
+    bad = [
+        (Q[:, 0], K[:, 0], V),  # 1-D queries and keys of the same shape
+        (Q, K[:5], V),  # one key fewer
+        (Q, K, V[:5]),  # one value row fewer, V still 2-D
+    ]
+    for q, k, v in bad:
+        with pytest.raises(ValueError, match="expected Q"):
+            r.ring_attention(q, k, v, 2)
+    with pytest.raises(ValueError, match="followed row"):
+        r.ring_attention(Q, K, V, 2, row=6)
+    good = r.ring_schedule(2)
+    for entry in (2, -1):  # one block index out of range, the rest a valid schedule
+        sched = good.copy()
+        sched[0, 1] = entry
+        with pytest.raises(ValueError, match="a schedule is"):
+            r.ring_attention(Q, K, V, 2, schedule=sched)
+
+
+def test_ring_attention_follows_row_zero_by_default_and_finds_its_device():
+    from attention_core.labs import ring as r
+
+    rng = np.random.default_rng(1)
+    Q, K, V = (rng.standard_normal((8, 2)) for _ in range(3))
+    first = r.ring_attention(Q, K, V, 4)
+    assert (first.row, first.row_device) == (0, 0)
+    for row, device in ((1, 0), (2, 1), (3, 1), (4, 2), (7, 3)):  # blocks [0,2) [2,4) [4,6) [6,8)
+        assert r.ring_attention(Q, K, V, 4, row=row).row_device == device
+
+
+def test_ring_attention_skips_future_blocks_and_keeps_the_callers_schedule():
+    """Causal, P = 4: device p folds in p + 1 blocks, so 6 of the 16 are skipped; a schedule given as
+    floats is read as block indices, and the caller's array is neither frozen nor aliased."""
+    from attention_core.labs import ring as r
+
+    rng = np.random.default_rng(2)
+    Q, K, V = (rng.standard_normal((8, 2)) for _ in range(3))
+    ring = r.ring_attention(Q, K, V, 4, causal=True)
+    assert int((~ring.computed).sum()) == 6 and ring.blocks_per_device.tolist() == [1, 2, 3, 4]
+    sched = r.ring_schedule(4)
+    from_floats = r.ring_attention(Q, K, V, 4, causal=True, schedule=sched.astype(float))
+    np.testing.assert_array_equal(from_floats.output, ring.output)
+    given = r.ring_attention(Q, K, V, 4, schedule=sched)
+    assert sched.flags.writeable
+    sched[0, 0] = 3
+    assert given.schedule[0, 0] == 0
+
+
+def test_ring_row_state_before_any_allowed_key_is_minus_infinity():
+    """Causal, P = 2, a schedule that hands device 0 the future block first: row 0's running max is
+    −∞ and its denominator 0 after step 0, then its own key's score and e^0 = 1 after step 1."""
+    from attention_core.labs import ring as r
+
+    Q = np.array([[1.0, 0.0], [0.0, 1.0]])
+    K = np.array([[2.0, 0.0], [0.0, 2.0]])
+    ring = r.ring_attention(Q, K, np.eye(2), 2, causal=True, schedule=[[1, 0], [1, 0]])
+    assert np.isneginf(ring.row_max).tolist() == [True, False]
+    assert ring.row_max[1] == pytest.approx(2 / math.sqrt(2)) and ring.row_denom.tolist() == [0.0, 1.0]
+
+
+def test_ring_lab_fields_and_its_documented_seed():
+    from attention_core.labs import ring as r
+
+    lab = r.ring_lab(12, 3, 4, True, 5)
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.standard_normal((12, 3)) for _ in range(3))
+    np.testing.assert_array_equal(lab.ring.output, r.ring_attention(Q, K, V, 4, True, 5).output)
+    assert (lab.n, lab.d, lab.P, lab.causal, lab.ring.row) == (12, 3, 4, True, 5)
+    assert (lab.blocks_total, lab.blocks_computed) == (16, 10)  # P², P(P + 1)/2
+
+
+def test_ring_zigzag_tokens_by_hand():
+    from attention_core.labs import ring as r
+
+    eight = r.device_tokens(8, 4, "zigzag")  # 2P chunks of one token: p and 2P − 1 − p
+    assert [t.tolist() for t in eight] == [[0, 7], [1, 6], [2, 5], [3, 4]]
+    ten = r.device_tokens(10, 2, "zigzag")  # chunk edges 0, 2, 5, 7, 10
+    assert [t.tolist() for t in ten] == [[0, 1, 7, 8, 9], [2, 3, 4, 5, 6]]
+    with pytest.raises(ValueError, match="zig-zag"):
+        r.device_tokens(7, 4, "zigzag")
+
+
+def test_ring_costs_limits_one_at_a_time():
+    from attention_core.labs import ring as r
+
+    ok = dict(n=8, d=4, P=4, bytes_per_element=2, bandwidth=1.0, flop_rate=1.0)
+    for key, value in (("n", 3), ("P", 1), ("P", 17), ("d", 0), ("bytes_per_element", 0),
+                       ("bandwidth", 0.0), ("flop_rate", 0.0)):  # fmt: skip
+        with pytest.raises(ValueError):
+            r.ring_costs(**(ok | {key: value}))
+    for key, value in (("n", 4), ("P", 2), ("P", 8), ("d", 1), ("bytes_per_element", 1),
+                       ("bandwidth", 0.5), ("flop_rate", 0.5)):  # fmt: skip
+        r.ring_costs(**(ok | {key: value}))  # the edges of the ranges are accepted
+
+
+def test_ring_costs_every_field_by_hand():
+    """n = 10, d = 8, P = 4, 2 bytes: blocks of b = ⌈10/4⌉ = 3 tokens."""
+    from attention_core.labs import ring as r
+    from attention_core.labs.multihead import SOFTMAX_FLOPS_PER_ELEMENT as S
+
+    c = r.ring_costs(10, 8, 4, 2, 1e9, 1e12)
+    assert (c.n, c.d, c.P, c.bytes_per_element, c.block) == (10, 8, 4, 2, 3) and type(c.block) is int
+    assert c.memory == {"q": 24, "kv_now": 48, "kv_next": 48, "state": 30, "scores": 9}
+    assert (c.device_bytes, c.full_matrix_bytes) == (2 * 159, 200)
+    assert (c.send_bytes_per_device, c.send_bytes_per_step, c.send_steps, c.send_bytes_total) == (
+        96,
+        384,
+        3,
+        1152,
+    )
+    flops = 2 * 9 * 8 + (1 + S) * 9 + 2 * 9 * 8  # QKᵀ, scaling + softmax, ·V on a 3 × 3 block
+    assert c.block_flops == flops
+    assert c.compute_seconds == pytest.approx(flops / 1e12) and c.transfer_seconds == pytest.approx(96 / 1e9)
+
+
+def test_ring_min_block_at_an_exact_ratio():
+    """With B = 1 byte/s and F = the FLOPs of one score, transfer 2bdβ ≤ compute b² ⇔ b ≥ 2dβ exactly."""
+    from attention_core.labs import ring as r
+    from attention_core.labs.multihead import SOFTMAX_FLOPS_PER_ELEMENT as S
+
+    d, beta = 4, 2
+    c = r.ring_costs(64, d, 2, beta, 1.0, 4 * d + 1 + S)
+    assert c.min_block_to_hide == 2 * d * beta
+
+
+# --- ssm --------------------------------------------------------------------------------------------
+
+
+def test_ssm_selective_step_by_hand():
+    """w·X_t = 2, d = 4: Δ = softplus(2/√4 + β) with softplus(β) = Δ₀."""
+    from attention_core.labs import ssm
+
+    X = np.array([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    got = ssm.selective_steps(X, np.array([1.0, 0.0, 0.0, 0.0]), 0.5)
+    beta = math.log(math.exp(0.5) - 1)
+    assert got[0] == pytest.approx(math.log(1 + math.exp(1 + beta)), abs=1e-12)
+    assert got[1] == pytest.approx(0.5, abs=1e-12)
+
+
+def test_ssm_scan_states_by_hand():
+    """x = (1, 0), a = 0.5, b = 2, c = 3: h = 2 then 1, y = 6 then 3."""
+    from attention_core.labs import ssm
+
+    s = ssm.diagonal_ssm_scan([1.0, 0.0], [[0.5], [0.5]], np.array([2.0]), np.array([3.0]))
+    assert s.states.tolist() == [[2.0], [1.0]] and s.y.tolist() == [6.0, 3.0]
+
+
+def test_ssm_implied_weights_warn_nothing():
+    import warnings
+
+    from attention_core.labs import ssm
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        W = ssm.ssm_implied_weights(np.full((3, 1), 0.5), np.array([1.0]), np.array([1.0]))
+    np.testing.assert_allclose(W[2], [0.25, 0.5, 1.0], atol=1e-15)
+
+
+def test_ssm_state_sizes_keep_the_ns():
+    from attention_core.labs import ssm
+
+    s = ssm.state_sizes(4, 2, (10, 20))
+    assert (s.ns, s.attention, s.linear, s.ssm) == ((10, 20), (80, 160), (20, 20), (8, 8))
+
+
+def test_ssm_lab_defaults_are_the_pages_first_view():
+    """N 4, Δ 0.5 and 16 tokens (attention_ui.lookalikes_ssm), d_model 16 and seed 0 (the look-alikes
+    sidebar): a long sentence is cut to 16 tokens."""
+    from attention_core.labs import ssm
+
+    long = " ".join(["the cat sat on the mat"] * 4)  # 24 words
+    lab = ssm.ssm_lab(long)
+    assert (lab.d, lab.N, lab.delta, len(lab.tokens)) == (16, 4, 0.5, 16)
+    assert lab.tokenization.truncated
+    same = ssm.ssm_lab(long, d_model=16, seed=0, N=4, delta=0.5, max_tokens=16)
+    for m in ssm.MODELS:
+        np.testing.assert_array_equal(lab.weights[m], same.weights[m])
+
+
+def test_ssm_lab_limits_edges():
+    from attention_core.labs import ssm
+
+    for N, delta in ((1, 0.5), (64, 0.5), (4, 0.01), (4, 5.0)):
+        ssm.ssm_lab(TEXT, N=N, delta=delta)
+    for N, delta in ((0, 0.5), (65, 0.5), (4, 0.005), (4, 5.5)):
+        with pytest.raises(ValueError):
+            ssm.ssm_lab(TEXT, N=N, delta=delta)
+
+
+def test_ssm_lab_fields_against_its_own_head_and_draws():
+    """The attention weights are the one causal head of the traced sentence (d_model 8, seed 3); the
+    selective steps come from w = 2·N(0, 1) drawn after u from default_rng([seed, 29])."""
+    from attention_core.config import AttentionConfig
+    from attention_core.labs import ssm
+    from attention_core.trace import trace_text
+
+    lab = ssm.ssm_lab(TEXT, d_model=8, seed=3)
+    t = trace_text(TEXT, AttentionConfig(d_model=8, heads=1, mask="causal", seed=3))
+    np.testing.assert_allclose(lab.weights["attention"], t.weights[0], atol=1e-15)
+    assert not np.triu(lab.weights["attention"], 1).any()  # causal
+    assert lab.tokens == tuple(t.tokens) and lab.d == 8 and lab.tokenization is not None
+    rng = np.random.default_rng([3, 29])
+    rng.standard_normal(8)  # u
+    w = 2 * rng.standard_normal(8)
+    beta = math.log(math.expm1(0.5))
+    z = np.asarray(t.X) @ w / math.sqrt(8) + beta
+    np.testing.assert_allclose(lab.steps, np.log1p(np.exp(z)), atol=1e-12)
+    assert set(lab.recurrence_diffs) == {"linear", "ssm_fixed", "ssm_selective"}
+    assert lab.sizes.attention[0] == 2 * lab.sizes.ns[0] * 8 and lab.sizes.ssm[0] == 4 * 8
