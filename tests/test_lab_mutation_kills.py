@@ -1167,6 +1167,7 @@ def test_causal_softmax_flops_by_hand():
     assert e.causal_softmax_attention_flops(1, 2, 4) == per_score(2, 4)  # one token, one score
     assert e.causal_softmax_attention_flops(3, 2, 4) == 6 * per_score(2, 4)  # 1 + 2 + 3 allowed scores
     assert e.causal_softmax_attention_flops(4, 3, 5) == 10 * per_score(3, 5)
+    assert type(e.causal_softmax_attention_flops(4, 3, 5)) is int  # a count, shown without a decimal point
 
 
 @pytest.mark.parametrize("causal", [False, True])
