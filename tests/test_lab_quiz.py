@@ -294,8 +294,8 @@ def test_choices_are_the_named_mistakes(kind):
         tol = q.answer * 0.005 if kind in IN_MIB else TOLERANCE.get(kind, 0.0)
         assert q.tolerance == pytest.approx(tol, rel=1e-12, abs=0), seed
         assert q.unit == ("MiB" if kind in IN_MIB else None)
-        if kind in WHOLE:
-            assert type(q.answer) is int, (seed, q.answer)
+        if kind in WHOLE:  # counts: whole numbers, shown without a decimal point
+            assert all(type(c) is int for c in q.choices), (seed, q.choices)
         wrong = [c for i, c in enumerate(q.choices) if i != q.answer_index]
         expected = _offered(a, *_mistakes(kind, q.params, a), tol)
         if kind == "scores_shape":
@@ -348,7 +348,8 @@ def test_the_values_asked_stay_in_the_banks_ranges():
     assert tops == {720, 800, 1000, 1200}
     c_seen = [generate_question("causal_weight", s).params for s in SPEC_SEEDS]
     assert {(p["row"], p["col"]) for p in c_seen} == {(1, 0), (1, 1), (0, 1)}
-    assert {v for p in c_seen for m in (p["Q"], p["K"]) for row in m for v in row} == {-2, -1, 0, 1, 2}
+    for m in ("Q", "K"):
+        assert {v for p in c_seen for row in p[m] for v in row} == {-2, -1, 0, 1, 2}, m
     assert _seen("window_scores", "w") == pow2(4, 64) and _seen("window_scores", "n") == pow2(64, 1024)
     assert _seen("block_crossover", "d_model") == {256, 512, 768, 1024, 2048, 4096}
     assert _seen("block_crossover", "heads") == {4, 8, 12, 16, 32}
