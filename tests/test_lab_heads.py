@@ -514,8 +514,9 @@ def test_load_smollm2_wiring(monkeypatch):
     monkeypatch.setattr(smollm2, "encode", _recorder(calls, "encode", "encoded"))
     monkeypatch.setattr(smollm2, "candidate_label", _recorder(calls, "label", "a label"))
     monkeypatch.setattr(smollm2, "labels_for_ids", _recorder(calls, "labels", (("l5", "l6"), "rest")))
+    monkeypatch.setattr(smollm2, "MAX_TOKENS", 100)  # not HeadsModel's default, so a dropped limit shows
     m = H.load_model("smollm2")
-    assert (m.key, m.name, m.weights, m.max_tokens, m.bos_id) == ("smollm2", smollm2.MODEL_NAME, w, 128, None)
+    assert (m.key, m.name, m.weights, m.max_tokens, m.bos_id) == ("smollm2", smollm2.MODEL_NAME, w, 100, None)
     assert m.ordinary_ids.tolist() == ORDINARY and not m.ordinary_ids.flags.writeable
     assert m.encode("x", False) == "encoded" and calls[-1] == (
         "encode",
@@ -546,8 +547,9 @@ def test_load_gemma3_wiring(monkeypatch):
     monkeypatch.setattr(gemma3, "candidate_label", _recorder(calls, "label", "a label"))
     monkeypatch.setattr(gemma3, "token_labels", _recorder(calls, "labels", ("l5", "l6")))
     monkeypatch.setattr(spm_bpe, "encode_ids", _recorder(calls, "tokenize", [2, 5, 6]))
+    monkeypatch.setattr(gemma3, "FULL_DETAIL_TOKENS", 100)  # not HeadsModel's default
     m = H.load_model("gemma3")
-    limit = gemma3.FULL_DETAIL_TOKENS
+    limit = 100
     assert (m.key, m.name, m.weights, m.max_tokens, m.bos_id) == ("gemma3", gemma3.MODEL_NAME, w, limit, 2)
     assert m.ordinary_ids.tolist() == ORDINARY and not m.ordinary_ids.flags.writeable
     assert m.encode("x", False) == "encoded"
@@ -769,6 +771,8 @@ def test_float32_inputs_are_computed_in_float64():
     Q32, K32 = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32)
     Qs, Ks, c = H.qk_common_space(Q32, K32)
     assert Qs.dtype == Ks.dtype == np.float64
+    K64 = K32.astype(np.float64) / c
+    np.testing.assert_allclose(Ks, K64 - K64.mean(axis=0) + Qs.mean(axis=0), rtol=1e-13, atol=1e-13)
     coords, _ = H.pca_2d(np.concatenate([Q32, K32]))
     assert coords.dtype == np.float64
     w32 = np.full((2, 4, 4), 0.25, np.float32)  # [h, n, n]

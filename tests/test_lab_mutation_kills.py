@@ -1348,12 +1348,12 @@ def test_ring_zigzag_tokens_by_hand():
 def test_ring_costs_limits_one_at_a_time():
     from attention_core.labs import ring as r
 
-    ok = dict(n=8, d=4, P=4, bytes_per_element=2, bandwidth=1.0, flop_rate=1.0)
+    ok = dict(n=16, d=4, P=4, bytes_per_element=2, bandwidth=1.0, flop_rate=1.0)
     for key, value in (("n", 3), ("P", 1), ("P", 17), ("d", 0), ("bytes_per_element", 0),
                        ("bandwidth", 0.0), ("flop_rate", 0.0)):  # fmt: skip
         with pytest.raises(ValueError):
             r.ring_costs(**(ok | {key: value}))
-    for key, value in (("n", 4), ("P", 2), ("P", 8), ("d", 1), ("bytes_per_element", 1),
+    for key, value in (("n", 4), ("P", 2), ("P", 16), ("d", 1), ("bytes_per_element", 1),
                        ("bandwidth", 0.5), ("flop_rate", 0.5)):  # fmt: skip
         r.ring_costs(**(ok | {key: value}))  # the edges of the ranges are accepted
 
