@@ -66,7 +66,7 @@ LAB_TESTS = ["tests/test_lab_checks_fail.py", "tests/test_lab_mutation_kills.py"
 for _lab, _tests in {
     "block": ["tests/test_lab_block.py"],
     "cost": ["tests/test_lab_cost.py"],
-    "decoder_view": ["tests/test_lab_decoder_view.py"],
+    "decoder_view": ["tests/test_lab_decoder_view.py", "tests/test_gemma_view.py"],
     "efficient": ["tests/test_lab_efficient.py"],
     "inference": ["tests/test_lab_inference.py"],
     "lookalikes": ["tests/test_lab_lookalikes.py"],
@@ -83,9 +83,10 @@ for _lab, _tests in {
 # Tests left out of one module's run (a pytest -k expression): the heads lab's tests on the real
 # SmolLM2-135M and Gemma 3 270M take seconds each and would run for most of its mutants; the same
 # checks run on the tiny random Llama and Gemma models in those files, and what only the real
-# models caught gets its own fast test.
+# models caught gets its own fast test. The Gemma view's file also has one test on the real model.
 DESELECT: dict[str, str] = {
     "attention_core/labs/heads.py": "not (_real or long_text_is_long_enough or (test_gemma_ and not not_installed) or last_layer_is_the_models)",
+    "attention_core/labs/decoder_view.py": "not long_preset",  # tokenizes with the real Gemma 3
 }
 
 # What the scratch copy needs besides the package and the tests (the tests' conftest imports
