@@ -1472,3 +1472,83 @@ def test_ssm_lab_fields_against_its_own_head_and_draws():
     np.testing.assert_allclose(lab.steps, np.log1p(np.exp(z)), atol=1e-12)
     assert set(lab.recurrence_diffs) == {"linear", "ssm_fixed", "ssm_selective"}
     assert lab.sizes.attention[0] == 2 * lab.sizes.ns[0] * 8 and lab.sizes.ssm[0] == 4 * 8
+
+
+# --- inference: the calculator (re-measured 2026-12-01 after the Gemma preset) -----------------------
+
+
+def _shape(**kw):
+    from attention_core.labs import inference as li
+
+    base = dict(key="k", name="m", layers=4, heads=8, kv_heads=2, head_dim=16, source="s", context=100)
+    return li.ModelShape(**(base | kw))
+
+
+def test_model_shape_checks_and_windowed_layers():
+    assert _shape().layers_windowed == 0 and _shape(window=10).layers_windowed == 4
+    assert _shape(window=10, window_layers=3).layers_windowed == 3
+    _shape(context=1, window=0, window_layers=0)  # the edges are accepted
+    _shape(window_layers=4)
+    for bad in (
+        dict(kv_heads=3),
+        dict(context=0),
+        dict(window=-1),
+        dict(window_layers=-1),
+        dict(window_layers=5),
+    ):
+        with pytest.raises(ValueError, match="^m: "):
+            _shape(**bad)
+
+
+def test_flops_knee_and_tokens_held_by_hand():
+    from attention_core.labs import inference as li
+
+    assert li.flops_knee(64, 4, 2) == 64 * 8 / 8 == 64.0  # d(h + 2g) / 2h
+    assert li.flops_knee(30, 3, 1) == 30 * 5 / 6
+    assert (li.tokens_held(10, 0), li.tokens_held(10, 4), li.tokens_held(3, 4)) == (10, 4, 3)
+
+
+def test_cache_size_with_some_windowed_layers_by_hand():
+    """4 layers, 3 of them windowed at W = 5, n = 12, 2 KV heads of 16 values, 2 bytes:
+    2 · (3·5 + 1·12) · 2 · 16 · 2 = 3456 bytes; MHA (8 KV heads) is 4 times that."""
+    from attention_core.labs import inference as li
+
+    s = li.cache_size(4, 12, 8, 2, 16, 2, window=5, window_layers=3)
+    assert (s.bytes, s.bytes_mha, s.saved, s.held) == (3456, 4 * 3456, 3 * 3456, 5)
+    assert s.ratio == 0.25
+    assert li.cache_size(4, 12, 8, 2, 16, 2, window=5).bytes == 2 * 4 * 5 * 2 * 16 * 2  # all layers windowed
+    assert li.cache_size(4, 12, 8, 2, 16, 2).bytes == 2 * 4 * 12 * 2 * 16 * 2  # no window
+    with pytest.raises(AttentionConfigError):
+        li.cache_size(4, 12, 8, 2, 16, 2, window=5, window_layers=5)
+
+
+def test_cache_calculation_caps_n_and_sizes_every_bar():
+    from attention_core.labs import inference as li
+
+    shape = _shape(window=5, window_layers=3)
+    calc = li.cache_calculation(shape, 500, 2, 2, 5)
+    assert (calc.asked, calc.n, calc.window, calc.capped) == (500, 100, 5, True)
+    per_g = lambda g: 2 * (3 * 5 + 1 * 100) * g * 16 * 2  # noqa: E731
+    assert calc.size.bytes == per_g(2) and calc.bars == tuple((g, per_g(g)) for g in (1, 2, 4, 8))
+    small = li.cache_calculation(shape, 40, 2, 2, 5)
+    assert (small.n, small.capped) == (40, False)
+    plain = li.cache_calculation(_shape(), 40, 4, 2, 10)  # no window of its own: the typed one, all layers
+    assert plain.size.bytes == 2 * 4 * 10 * 4 * 16 * 2
+
+
+def test_gemma3_270m_shape_by_hand():
+    """Gemma 3 270M: 18 layers, 4 query heads over 1 KV head of 256, 32,768 positions, and 15 of the
+    18 layers local with a 512-token window (five local layers before each global one)."""
+    from attention_core.labs import inference as li
+
+    s = li.gemma3_270m_shape()
+    assert (s.key, s.name, s.layers, s.heads, s.kv_heads, s.head_dim) == (
+        "gemma3_270m",
+        "Gemma 3 270M",
+        18,
+        4,
+        1,
+        256,
+    )
+    assert (s.context, s.window, s.window_layers, s.layers_windowed) == (32_768, 512, 15, 15)
+    assert s.source == "its GGUF file's metadata (the file this project runs)"
