@@ -1552,3 +1552,29 @@ def test_gemma3_270m_shape_by_hand():
     )
     assert (s.context, s.window, s.window_layers, s.layers_windowed) == (32_768, 512, 15, 15)
     assert s.source == "its GGUF file's metadata (the file this project runs)"
+
+
+# --- decoder_view: the Gemma checks (re-measured 2026-12-01) ----------------------------------------
+
+
+def test_band_check_counts_a_key_exactly_window_back_and_short_texts():
+    from attention_core.labs import decoder_view as dv
+
+    w = np.zeros((1, 5, 5))
+    w[0, 4, 1] = 0.3  # 3 positions back: outside a window of 3 (keys i − 2 … i)
+    assert dv.weight_outside_window(w, 3) == 0.3 and dv.weight_outside_window(w, 4) == 0.0
+    assert dv.weight_outside_window(np.ones((2, 3, 3)), 3) == 0.0  # no key is 3 back in 3 tokens
+
+
+def test_score_bound_holds_at_equality_at_any_scale():
+    """q ∥ k gives |q·k| = |q||k| exactly (Cauchy–Schwarz with equality): the bound holds, small or
+    large; 10⁻⁴ relative and 10⁻⁵ absolute beyond it does not."""
+    from attention_core.labs import decoder_view as dv
+
+    for q in (1e-3, 1.0, 1e3):
+        r = dv.score_bound(np.array([[q]]), np.array([[2.0]]), np.array([[-2 * q / 4, 2 * q / 4]]), 4.0)
+        assert r.bound == pytest.approx(q / 2) and r.holds, q
+        over = dv.score_bound(
+            np.array([[q]]), np.array([[2.0]]), np.array([[0.0, q / 2 * (1 + 1e-4) + 1e-5]]), 4.0
+        )
+        assert not over.holds, q
