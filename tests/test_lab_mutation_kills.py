@@ -1578,3 +1578,14 @@ def test_score_bound_holds_at_equality_at_any_scale():
             np.array([[q]]), np.array([[2.0]]), np.array([[0.0, q / 2 * (1 + 1e-4) + 1e-5]]), 4.0
         )
         assert not over.holds, q
+
+
+def test_cache_size_without_a_window_ignores_the_windowed_layer_count():
+    from attention_core.labs import inference as li
+
+    every = 2 * 4 * 12 * 2 * 16 * 2
+    assert li.cache_size(4, 12, 8, 2, 16, 2, window=0, window_layers=5).bytes == every  # no window: no check
+    assert li.cache_size(0, 12, 8, 2, 16, 2).bytes == 0  # no layers, no cache
+    # a shape without a window of its own: the typed window applies to every layer, whatever window_layers says
+    calc = li.cache_calculation(_shape(window_layers=3), 40, 4, 2, 10)
+    assert calc.size.bytes == 2 * 4 * 10 * 4 * 16 * 2
