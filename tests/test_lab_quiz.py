@@ -234,7 +234,8 @@ def _mistakes(kind, p, a):
         s, col = p["scores"], p["col"]
         w = _softmax(s)
         others = [_r6(w[j]) for j in range(3) if j != col]
-        return [_r6(1 / 3), *others, _r6(math.exp(s[col] - max(s)))], [0.5, 0.25, 0.1, 0.9, 0.75]
+        unnormalised = _r6(math.exp(s[col] - max(s)))  # e^(s − m) without dividing by the sum
+        return [unnormalised, _r6(1 / 3), *others], [0.5, 0.25, 0.1, 0.9, 0.75]
     if kind == "sqrt_divisor":
         d = p["d_k"]
         return [float(d), d / 2, math.log2(d)], [2 * a, a / 2, float(d * d)]
@@ -306,6 +307,20 @@ def test_choices_are_the_named_mistakes(kind):
 
 def _seen(kind, key):
     return {generate_question(kind, s).params[key] for s in SPEC_SEEDS}
+
+
+def test_softmax_shift_offers_the_undivided_exponential():
+    """The explanation's last step divides e^(s − m) by the sum: forgetting it is a choice whenever
+    it is far enough from the answer to be told apart (a small weight barely changes)."""
+    offered = 0
+    for seed in SPEC_SEEDS:
+        q = generate_question("softmax_shift", seed)
+        s, col = q.params["scores"], q.params["col"]
+        undivided = round(math.exp(s[col] - max(s)), 6)
+        if abs(undivided - q.answer) > 2 * q.tolerance:
+            assert undivided in q.choices, seed
+            offered += 1
+    assert offered > len(SPEC_SEEDS) / 2
 
 
 def test_the_values_asked_stay_in_the_banks_ranges():
