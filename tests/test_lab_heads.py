@@ -478,3 +478,342 @@ def test_sharpness_map_is_per_layer(tiny_pass):
     got = H.sharpness_map(tiny_pass)
     for t in tiny_pass.run.layers:
         np.testing.assert_allclose(got[t.layer], H.pattern_sharpness(t.weights))
+
+
+# --- mutation kills (make mutate, issue 28): the loaders' wiring, edges and hand-computed cases -----
+# The loaders are run against stand-ins for the model packages that record every call (the real
+# models are covered above, but too slow to run once per mutant); every argument the stand-ins
+# receive has a sentinel default, so a dropped or swapped argument shows.
+
+UNSET = "unset"
+TOKEN_BYTES = [b" cat", b"dog", None, b"42", b" ", "\u3042".encode(), b"ok!", b"Hi"]
+ORDINARY = [0, 1, 7]  # letters only, a leading space allowed
+
+
+def _recorder(calls, name, result):
+    def fn(*args, **kwargs):
+        calls.append((name, args, kwargs))
+        return result(*args, **kwargs) if callable(result) else result
+
+    return fn
+
+
+def test_load_smollm2_wiring(monkeypatch):
+    from types import SimpleNamespace
+
+    from attention_core.models import smollm2
+
+    calls, w = [], tiny_weights(4, 2)
+    tokenizer = SimpleNamespace(
+        encode=_recorder(
+            calls, "tokenizer", lambda text, add_special_tokens=UNSET: SimpleNamespace(ids=[5, 6])
+        )
+    )
+    model = SimpleNamespace(weights=w, token_bytes=TOKEN_BYTES, tokenizer=tokenizer)
+    monkeypatch.setattr(smollm2, "load_model", lambda: model)
+    monkeypatch.setattr(smollm2, "encode", _recorder(calls, "encode", "encoded"))
+    monkeypatch.setattr(smollm2, "candidate_label", _recorder(calls, "label", "a label"))
+    monkeypatch.setattr(smollm2, "labels_for_ids", _recorder(calls, "labels", (("l5", "l6"), "rest")))
+    monkeypatch.setattr(smollm2, "MAX_TOKENS", 100)  # not HeadsModel's default, so a dropped limit shows
+    m = H.load_model("smollm2")
+    assert (m.key, m.name, m.weights, m.max_tokens, m.bos_id) == ("smollm2", smollm2.MODEL_NAME, w, 100, None)
+    assert m.ordinary_ids.tolist() == ORDINARY and not m.ordinary_ids.flags.writeable
+    assert m.encode("x", False) == "encoded" and calls[-1] == (
+        "encode",
+        ("x",),
+        dict(truncate=False, model=model),
+    )
+    m.encode("y")
+    assert calls[-1] == ("encode", ("y",), dict(truncate=True, model=model))
+    assert m.label([1, 2], 3) == "a label" and calls[-1] == ("label", ([1, 2], 3, model), {})
+    assert m.labels((5, 6)) == ("l5", "l6") and calls[-1] == ("labels", ([5, 6], model), {})
+    assert m.tokenize("abc") == (5, 6) and calls[-1] == (
+        "tokenizer",
+        ("abc",),
+        dict(add_special_tokens=False),
+    )
+
+
+def test_load_gemma3_wiring(monkeypatch):
+    from types import SimpleNamespace
+
+    from attention_core.models import gemma3, spm_bpe
+
+    calls, w = [], tiny_weights(4, 2)
+    model = SimpleNamespace(weights=w, token_bytes=TOKEN_BYTES, tokenizer="the tokenizer", bos_id=2)
+    monkeypatch.setattr(gemma3, "load_model", lambda: model)
+    monkeypatch.setattr(gemma3, "check_text", _recorder(calls, "check", None))
+    monkeypatch.setattr(gemma3, "encode", _recorder(calls, "encode", "encoded"))
+    monkeypatch.setattr(gemma3, "candidate_label", _recorder(calls, "label", "a label"))
+    monkeypatch.setattr(gemma3, "token_labels", _recorder(calls, "labels", ("l5", "l6")))
+    monkeypatch.setattr(spm_bpe, "encode_ids", _recorder(calls, "tokenize", [2, 5, 6]))
+    monkeypatch.setattr(gemma3, "FULL_DETAIL_TOKENS", 100)  # not HeadsModel's default
+    m = H.load_model("gemma3")
+    limit = 100
+    assert (m.key, m.name, m.weights, m.max_tokens, m.bos_id) == ("gemma3", gemma3.MODEL_NAME, w, limit, 2)
+    assert m.ordinary_ids.tolist() == ORDINARY and not m.ordinary_ids.flags.writeable
+    assert m.encode("x", False) == "encoded"
+    assert calls[-2:] == [
+        ("check", ("x",), {}),
+        ("encode", ("x",), dict(max_tokens=limit, truncate=False, model=model)),
+    ]
+    m.encode("y")
+    assert calls[-1] == ("encode", ("y",), dict(max_tokens=limit, truncate=True, model=model))
+    assert m.label([1, 2], 3) == "a label" and calls[-1] == ("label", ([1, 2], 3, model), {})
+    assert m.labels((5, 6)) == ("l5", "l6") and calls[-1] == ("labels", ((5, 6), model), {})
+    assert m.tokenize("abc") == (2, 5, 6) and calls[-1] == ("tokenize", ("the tokenizer", "abc", 2), {})
+
+
+def test_loaders_turn_a_missing_model_into_model_unavailable(monkeypatch):
+    from attention_core.models import gemma3, smollm2
+
+    def missing(module):
+        def load():
+            raise module.DecoderUnavailable(f"{module.__name__} is not installed")
+
+        return load
+
+    monkeypatch.setattr(smollm2, "load_model", missing(smollm2))
+    monkeypatch.setattr(gemma3, "load_model", missing(gemma3))
+    for key, module in (("smollm2", smollm2), ("gemma3", gemma3)):
+        with pytest.raises(H.ModelUnavailable, match=f"^{module.__name__} is not installed"):
+            H.load_model(key)
+
+
+def test_is_available_asks_the_right_package(monkeypatch):
+    from attention_core.models import gemma3, smollm2
+
+    for smol, gem in ((True, False), (False, True)):
+        monkeypatch.setattr(smollm2, "is_available", lambda v=smol: v)
+        monkeypatch.setattr(gemma3, "is_available", lambda v=gem: v)
+        assert (H.is_available("smollm2"), H.is_available("gemma3"), H.is_available("x")) == (
+            smol,
+            gem,
+            False,
+        )
+
+
+def test_check_ids_limits_and_labels_given(tiny):
+    n = tiny.max_tokens
+    assert H.check_ids([1] * n, tiny).tolist() == [1] * n  # exactly the limit
+    with pytest.raises(H.HeadsInputError):
+        H.check_ids([1] * (n + 1), tiny)
+    assert H.check_ids(np.array([1.0, 2.0]), tiny).dtype == np.intp
+    given = H.run_pass([3, 7], tiny, ["a", "b"])
+    assert given.labels == ("a", "b")
+    assert H.run_pass([3, 7], tiny).labels == ("t3", "t7")
+
+
+def test_log_softmax_by_hand():
+    got = H.log_softmax(np.array([[0.0, math.log(3.0)], [1000.0, 1000.0]]))
+    np.testing.assert_allclose(got, [[math.log(1 / 4), math.log(3 / 4)], [math.log(0.5)] * 2], atol=1e-12)
+    np.testing.assert_allclose(H.log_softmax([1, 2, 3]), np.log(np.exp([1, 2, 3]) / np.exp([1, 2, 3]).sum()))
+
+
+def test_top_tokens_by_hand():
+    """Logits (0, ln 3, ln 3, ln 2): p = (1, 3, 3, 2)/9; the two ln 3 tie, the lower id first."""
+    calls = []
+    model = H.HeadsModel(
+        key="k", name="n", weights=None, encode=None, label=lambda ctx, i: calls.append(ctx) or f"{len(ctx)}:{i}",
+        labels=None, tokenize=None, ordinary_ids=np.arange(4),
+    )  # fmt: skip
+    top = H.top_tokens(np.log([1.0, 3.0, 3.0, 2.0]), (4, 5), model, k=3)
+    assert [(t.id, t.label) for t in top] == [(1, "2:1"), (2, "2:2"), (3, "2:3")]
+    assert [t.p for t in top] == pytest.approx([3 / 9, 3 / 9, 2 / 9], abs=1e-12)
+    assert type(top[0].id) is int and calls == [(4, 5)] * 3
+    assert len(H.top_tokens(np.zeros(9), (), model)) == H.TOP_K
+
+
+def test_chunked_unembed_and_losses_match_the_whole_table(tiny, tiny_pass, monkeypatch):
+    """With chunks of 5 rows over a vocabulary of 23 (the last chunk short), the scores and the
+    streamed −log p equal those from the whole table at once."""
+    w = tiny.weights
+    h = np.asarray(H.final_norm(tiny_pass.run.resid[1:, -1], w), np.float32)  # [L, d]
+    table = w.embedding.rows(np.arange(w.config.vocab_size)).astype(np.float64)
+    whole = h.astype(np.float64) @ table.T  # [L, V]
+    targets = np.array([0, 22])  # the first and the last token of the vocabulary
+    expected = np.log(np.exp(whole).sum(axis=1)) - whole[np.arange(2), targets]
+    monkeypatch.setattr(H, "UNEMBED_CHUNK", 5)
+    np.testing.assert_allclose(H.unembed(h, w), whole, rtol=1e-5, atol=1e-5)
+    assert H.unembed(h, w).dtype == np.float32
+    np.testing.assert_allclose(H.next_token_losses(h, targets, w), expected, rtol=1e-6, atol=1e-6)
+    as_floats = H.next_token_losses(h, targets.astype(float), w)  # ids read as integers
+    np.testing.assert_allclose(as_floats, expected, rtol=1e-6, atol=1e-6)
+    for t in range(0, 23, 4):  # a target in every chunk
+        one = H.next_token_losses(h[:1], [t], w)[0]
+        assert one == pytest.approx(np.log(np.exp(whole[0]).sum()) - whole[0, t], abs=1e-5)
+
+
+def test_final_norm_uses_the_models_epsilon(tiny):
+    import dataclasses
+
+    w = dataclasses.replace(tiny.weights, config=dataclasses.replace(tiny.config, rms_eps=0.1))
+    x = np.full((1, w.config.d_model), 0.5)
+    expected = x / np.sqrt(0.25 + 0.1) * w.output_norm
+    np.testing.assert_allclose(H.final_norm(x, w), expected, rtol=1e-6)
+
+
+def test_logit_lens_target_and_top_probabilities(tiny, tiny_pass):
+    lens = H.logit_lens(tiny_pass, tiny.weights, k=3)
+    assert lens.target == int(np.argmax(tiny_pass.logits))
+    probs = np.exp(lens.logits - lens.logits.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    for layer in range(tiny.config.n_layers):
+        assert lens.top_p[layer].tolist() == pytest.approx(sorted(probs[layer], reverse=True)[:3], abs=1e-6)
+
+
+def test_attribution_names_its_token(tiny, tiny_pass):
+    assert H.attribution(tiny_pass, tiny.weights, 5).token == 5
+
+
+def test_mean_head_replaces_the_head_by_its_mean():
+    out = np.arange(12.0).reshape(2, 3, 2)  # [h, n, d]
+    got = H.mean_head(1)(out)
+    assert got[1].tolist() == [[8.0, 9.0]] * 3 and got[0].tolist() == out[0].tolist()
+
+
+def test_ablate_defaults_to_the_top_token_and_keeps_its_kind(tiny, tiny_pass):
+    top = int(np.argmax(tiny_pass.logits))
+    ab = H.ablate(tiny_pass, tiny.weights, 1, 2, "mean")
+    assert (ab.token, ab.kind) == (top, "mean")
+    assert H.ablate(tiny_pass, tiny.weights, 1, 2, "zero", token=np.int64(4)).token == 4
+    chosen = list(H.sweep(tiny_pass, tiny.weights, "zero", token=4))
+    assert {r.token for r in chosen} == {4}
+    maps = H.sweep_maps(chosen, tiny.config)
+    assert maps.kind == "zero"
+    mixed = [H.ablate(tiny_pass, tiny.weights, 0, 0, "mean"), *chosen[1:]]
+    assert H.sweep_maps(mixed, tiny.config).kind == "mean"  # the first result's kind
+
+
+def test_pattern_sharpness_by_hand_edges():
+    one = np.array([[[1.0]]])  # one head, one token: its only row counts
+    assert H.pattern_sharpness(one).tolist() == [1.0]
+    w = np.array([[[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]])  # rows 1 and 2: 0.5, 0.5
+    assert H.pattern_sharpness(w).tolist() == [0.5]
+    two = np.stack([w, w * 0 + np.eye(3)])  # [2 layers, 1 head, 3, 3]
+    assert H.pattern_sharpness(two).tolist() == [[0.5], [1.0]]
+    assert H.pattern_sharpness([[[1, 0], [0, 1]]]).tolist() == [1.0]
+
+
+def test_ranks_ties_and_order():
+    assert H.ranks([3.0, 1.0, 3.0, 2.0]).tolist() == [3.5, 1.0, 3.5, 2.0]
+    assert H.ranks([[2, 2], [2, 1]]).tolist() == [3.0, 3.0, 3.0, 1.0]
+    assert H.ranks([5.0]).tolist() == [1.0]
+    assert math.isnan(H.spearman([1, 1, 1], [1, 2, 3]))
+
+
+def test_repeated_tokens_edges_and_distinct_draws():
+    lo, hi = H.INDUCTION_LENGTH
+    pool = np.arange(100, 100 + hi)  # exactly hi ids: a draw of hi must use each once
+    full = H.repeated_tokens(pool, hi, 0)
+    assert sorted(full[:hi].tolist()) == pool.tolist() and full.dtype == np.intp
+    assert len(H.repeated_tokens(pool, lo, 0)) == 2 * lo
+    for bad in (lo - 1, hi + 1):
+        with pytest.raises(H.HeadsInputError):
+            H.repeated_tokens(pool, bad, 0)
+
+
+def test_induction_and_previous_scores_of_lists():
+    w = [[[1.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0], [0.2, 0.6, 0.2, 0.0], [0.1, 0.2, 0.3, 0.4]]]
+    assert H.previous_token_scores(w).tolist() == pytest.approx([(0.5 + 0.6 + 0.3) / 3])  # keys i − 1
+    assert H.induction_scores(w, 2).tolist() == pytest.approx([(0.6 + 0.3) / 2])  # queries 2, 3 on keys 1, 2
+
+
+def test_induction_fields_and_default_seed(tiny):
+    res = H.induction(tiny, length=5)
+    again = H.induction(tiny, length=5, seed=0)
+    assert res.ids == again.ids and res.seed == 0 and H.induction(tiny, length=5, seed=3).seed == 3
+    expected = H.repeated_tokens(tiny.ordinary_ids, 5, 0)
+    assert res.ids == tuple(int(i) for i in expected)
+    assert res.weights.shape == (tiny.config.n_layers, tiny.config.n_heads, 10, 10)
+    np.testing.assert_allclose(res.induction, H.induction_scores(res.weights, 5))
+
+
+def test_uniform_first_weight_by_hand():
+    assert H.uniform_first_weight(1) == 1.0
+    assert H.uniform_first_weight(2) == 0.5  # row 1 sees 2 keys
+    assert H.uniform_first_weight(3) == pytest.approx((1 / 2 + 1 / 3) / 2)
+
+
+def test_mask_experiment_window_edges(tiny):
+    lo, hi = H.WINDOW_RANGE
+    ids = [i % tiny.config.vocab_size for i in range(lo + 2)]  # n = window + 2: the shortest text allowed
+    ex = H.mask_experiment(ids, tiny.weights, lo)
+    assert ex.ids == tuple(ids) and set(ex.losses) == set(H.MASK_RUNS)
+    np.testing.assert_allclose(
+        ex.losses["full"], H.mask_losses(np.array(ids), tiny.weights, H.window_allowed(len(ids), len(ids)))
+    )
+    with pytest.raises(H.HeadsInputError):
+        H.mask_experiment(ids[:-1], tiny.weights, lo)
+    H.mask_experiment([1] * (hi + 2), tiny.weights, hi)  # the largest window
+
+
+def test_float32_inputs_are_computed_in_float64():
+    """The model's streams are float32; the lab's sums are float64 as documented (a float32 product
+    would be off by ~1e-7 relative)."""
+    rng = np.random.default_rng(5)
+    x32, w32 = rng.standard_normal(64).astype(np.float32), (1 + rng.standard_normal(64)).astype(np.float32)
+    x, w = x32.astype(np.float64), w32.astype(np.float64)
+    scale = H.frozen_norm_scale(x32, w32, 1e-6)
+    assert scale.dtype == np.float64
+    np.testing.assert_allclose(scale, w / math.sqrt(float(np.mean(x * x)) + 1e-6), rtol=1e-14)
+    assert H.log_softmax(np.array([1.0, 2.0], np.float32)).dtype == np.float64
+    out32, W32 = (
+        rng.standard_normal((3, 5)).astype(np.float32),
+        rng.standard_normal((7, 15)).astype(np.float32),
+    )
+    writes = H.head_writes(out32, W32)
+    expected = np.array(
+        [W32.astype(np.float64)[:, j * 5 : (j + 1) * 5] @ out32[j].astype(np.float64) for j in range(3)]
+    )
+    assert writes.dtype == np.float64
+    np.testing.assert_allclose(writes, expected, rtol=1e-13, atol=1e-13)
+    Q32, K32 = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32)
+    Qs, Ks, c = H.qk_common_space(Q32, K32)
+    assert Qs.dtype == Ks.dtype == np.float64
+    K64 = K32.astype(np.float64) / c
+    np.testing.assert_allclose(Ks, K64 - K64.mean(axis=0) + Qs.mean(axis=0), rtol=1e-13, atol=1e-13)
+    coords, _ = H.pca_2d(np.concatenate([Q32, K32]))
+    assert coords.dtype == np.float64
+    w32 = np.full((2, 4, 4), 0.25, np.float32)  # [h, n, n]
+    for f in (H.pattern_sharpness, H.previous_token_scores, lambda w: H.induction_scores(w, 2)):
+        assert f(w32).dtype == np.float64
+
+
+def test_pattern_sharpness_of_two_tokens():
+    w = np.array([[[1.0, 0.0], [0.5, 0.5]]])  # row 0 can only read itself and is left out
+    assert H.pattern_sharpness(w).tolist() == [0.5]
+
+
+def test_qk_common_space_scale_by_hand_and_zero_vectors():
+    Q = np.array([[0.5, 0.0], [0.0, 0.5]])  # mean length 0.5
+    K = np.array([[2.0, 0.0], [0.0, 2.0]])  # mean length 2: c = √(2 / 0.5) = 2
+    Qs, Ks, c = H.qk_common_space(Q, K)
+    assert c == pytest.approx(2.0) and np.allclose(Qs, Q * 2)
+    np.testing.assert_allclose(Ks, K / 2 - (K / 2).mean(axis=0) + Qs.mean(axis=0))
+    assert H.qk_common_space(K, Q)[2] == pytest.approx(0.5)  # both lengths away from 1
+    for q, k in ((np.zeros((2, 2)), K), (Q, np.zeros((2, 2))), (np.zeros((2, 2)), np.zeros((2, 2)))):
+        assert H.qk_common_space(q, k)[2] == 1.0  # no length to match: keep the vectors
+    pic = H.qk_picture(Q, K, np.array([[0.9, 0.1], [0.2, 0.8]]))
+    assert pic.scale == pytest.approx(2.0) and pic.strongest.tolist() == [0, 1]
+
+
+def test_pca_2d_edges_by_hand():
+    coords, shares = H.pca_2d([[0.0], [1.0], [2.0]])  # one feature: the second axis is padded with 0
+    np.testing.assert_allclose(coords, [[-1.0, 0.0], [0.0, 0.0], [1.0, 0.0]], atol=1e-12)
+    np.testing.assert_allclose(shares, [1.0, 0.0])
+    coords, shares = H.pca_2d([[0.0, 10.0], [0.2, 10.0]])  # centred per column; a small total variance
+    np.testing.assert_allclose(coords[:, 0], [-0.1, 0.1], atol=1e-12)
+    np.testing.assert_allclose(shares, [1.0, 0.0], atol=1e-12)
+    for shape in ((3, 1), (3, 2), (4, 3)):  # nothing varies: no shares to give
+        coords, shares = H.pca_2d(np.ones(shape))
+        assert coords.shape == (shape[0], 2) and not coords.any() and shares.tolist() == [0.0, 0.0]
+
+
+def test_mask_experiment_runs_each_mask(tiny):
+    lo = H.WINDOW_RANGE[0]
+    ids = np.array([(5 * i) % tiny.config.vocab_size for i in range(lo + 6)])
+    ex = H.mask_experiment(ids, tiny.weights, lo)
+    for name, allowed in H.run_masks(len(ids), lo).items():
+        np.testing.assert_allclose(ex.losses[name], H.mask_losses(ids, tiny.weights, allowed), atol=1e-12)
+    assert not np.allclose(ex.losses["window"], ex.losses["full"])  # the window changes the late losses

@@ -1144,3 +1144,448 @@ def test_quiz_worked_numbers_of_the_kv_cache_by_hand():
     assert qz.worked_numbers(q) == {
         "bytes": 2 * p["layers"] * p["n"] * p["kv_heads"] * p["d_k"] * p["bytes_per_value"]
     }
+
+
+# --- cost, efficient, masks: the survivors of the re-run against these tests (2026-12-01) ---------
+
+
+def test_cost_tiled_measurement_and_sweep_use_the_direct_defaults():
+    """The page sets direct and tiled side by side: one d and the sweep's tiles are the tiled default."""
+    from attention_core.labs import cost as c
+
+    assert c.measure_tiled_attention(16).d == c.measure_direct_attention(16).d
+    first = next(c.measure_sweep(c.SWEEP_MIN_N))
+    assert first.tiled.block == c.measure_tiled_attention(16).block
+    assert first.tiled.d == first.direct.d == c.SWEEP_D
+
+
+def test_causal_softmax_flops_by_hand():
+    from attention_core.labs import cost as c
+    from attention_core.labs import efficient as e
+
+    per_score = lambda d_k, d_v: 2 * d_k + (1 + c.SOFTMAX_FLOPS_PER_ELEMENT) + 2 * d_v  # noqa: E731
+    assert e.causal_softmax_attention_flops(1, 2, 4) == per_score(2, 4)  # one token, one score
+    assert e.causal_softmax_attention_flops(3, 2, 4) == 6 * per_score(2, 4)  # 1 + 2 + 3 allowed scores
+    assert e.causal_softmax_attention_flops(4, 3, 5) == 10 * per_score(3, 5)
+    assert type(e.causal_softmax_attention_flops(4, 3, 5)) is int  # a count, shown without a decimal point
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_linear_crossover_against_a_count_up(causal):
+    """The bisection against counting n up from 1, d_v ≠ d_k, and n_max below the crossover (None)."""
+    from attention_core.labs import cost as c
+    from attention_core.labs import efficient as e
+
+    rate = 1 + c.SOFTMAX_FLOPS_PER_ELEMENT
+    for d_phi, d_v, d_k in ((4, 2, 8), (3, 5, 2), (8, 1, 16)):
+        linear = lambda n: n * (4 * d_phi * d_v + 3 * d_phi + d_v)  # noqa: E731, B023
+        scores = lambda n: n * (n + 1) // 2 if causal else n * n  # noqa: E731, B023
+        softmax = lambda n: scores(n) * (2 * d_k + rate + 2 * d_v)  # noqa: E731, B023
+        first = next(n for n in range(1, 10_000) if linear(n) < softmax(n))
+        for n_max in range(1, first + 3):
+            expected = first if first <= n_max else None
+            got = e.linear_crossover_n(d_phi, d_v, d_k, n_max=n_max, causal=causal)
+            assert got == expected, (d_phi, n_max)
+
+
+def test_window_check_refuses_a_zero_window_or_block_alone():
+    from attention_core.labs import efficient as e
+
+    for window, block in ((0, 4), (4, 0)):
+        with pytest.raises(ValueError, match="window and block must be positive"):
+            e.window_check(8, window, block)
+
+
+def test_window_check_tile_counts_by_hand():
+    """n = 8, window 2, 2 × 2 tiles: the 4 diagonal tiles and the 3 just below are formed, 9 skipped."""
+    from attention_core.labs import efficient as e
+
+    w = e.window_check(8, 2, 2)
+    assert (w.tiles_computed, w.tiles_skipped, w.tiles_total) == (7, 9, 16)
+
+
+def test_linear_lab_weights_from_the_feature_map():
+    """a_ij = φ(q_i)·φ(k_j) / Σ_{j' ≤ i} φ(q_i)·φ(k_j'), φ(x) = elu(x) + 1, one loop per entry."""
+    from attention_core.config import AttentionConfig
+    from attention_core.labs import efficient as e
+    from attention_core.trace import trace_text
+
+    lab = e.linear_lab(TEXT, d_model=8, seed=3)
+    t = trace_text(TEXT, AttentionConfig(d_model=8, heads=1, mask="causal", seed=3))
+    phi = lambda x: [v + 1 if v > 0 else math.exp(v) for v in x]  # noqa: E731
+    n = len(t.tokens)
+    for i in range(n):
+        sims = [sum(a * c for a, c in zip(phi(t.Q[0][i]), phi(t.K[0][j]), strict=True)) for j in range(i + 1)]
+        expected = [s / sum(sims) for s in sims] + [0.0] * (n - i - 1)
+        np.testing.assert_allclose(lab.linear_weights[i], expected, atol=1e-12)
+
+
+def test_masks_leakage_of_an_unchanged_row_is_zero_for_every_method():
+    """Replacing a row by itself changes nothing, whatever the (wrong) masking method: before and
+    after are the same layer run."""
+    from attention_core.labs import masks as m
+
+    layer = m.lab_layer(("a", "b", "c", "d"), 0, 2)
+    for method in m.METHODS:
+        for position in range(4):
+            r = m.leakage(layer.X, layer.params, position, method, replacement=layer.X[position])
+            assert not r.moved.any() and r.verdict == "zero", (method, position)
+
+
+def test_masks_row_sums_of_the_wrong_methods_by_hand():
+    """A padding mask hides the [PAD] keys of every row: zeroing their weights after softmax leaves
+    each row the softmax mass of the real keys (< 1); the correct method's rows sum to 1."""
+    from attention_core.labs import masks as m
+
+    lab = m.mask_lab(m.MaskLabSettings(("a", "b", "c"), 2, "padding", 2, 0))
+    summary = {s.method: s for s in lab.summary}
+    s = np.asarray(lab.methods[0].scores)  # [5, 5] scaled scores of the chosen head
+    w = np.exp(s - s.max(axis=1, keepdims=True))
+    real_mass = w[:, :3].sum(axis=1) / w.sum(axis=1)  # [5] softmax weight on the 3 real keys
+    assert summary["zero_weights"].row_sum_max == pytest.approx(real_mass.max(), abs=1e-12)
+    assert summary["zero_weights"].row_sum_min == pytest.approx(real_mass.min(), abs=1e-12)
+    assert real_mass.max() < 1 - 1e-6
+    assert summary["correct"].row_sum_max == pytest.approx(1.0, abs=1e-12)
+    assert summary["renormalise"].row_sum_max == pytest.approx(1.0, abs=1e-12)
+
+
+# --- ring -------------------------------------------------------------------------------------------
+
+
+def test_ring_block_bounds_one_token_per_device():
+    from attention_core.labs import ring as r
+
+    assert r.block_bounds(4, 4) == ((0, 1), (1, 2), (2, 3), (3, 4))
+
+
+def test_ring_attention_input_checks_one_at_a_time():
+    """Each malformed input alone is refused with the ring's own message (not a later NumPy error)."""
+    from attention_core.labs import ring as r
+
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.standard_normal((6, 2)) for _ in range(3))
+    bad = [
+        (Q[:, 0], K[:, 0], V),  # 1-D queries and keys of the same shape
+        (Q, K[:5], V),  # one key fewer
+        (Q, K, V[:5]),  # one value row fewer, V still 2-D
+    ]
+    for q, k, v in bad:
+        with pytest.raises(ValueError, match="expected Q"):
+            r.ring_attention(q, k, v, 2)
+    with pytest.raises(ValueError, match="followed row"):
+        r.ring_attention(Q, K, V, 2, row=6)
+    good = r.ring_schedule(2)
+    for entry in (2, -1):  # one block index out of range, the rest a valid schedule
+        sched = good.copy()
+        sched[0, 1] = entry
+        with pytest.raises(ValueError, match="a schedule is"):
+            r.ring_attention(Q, K, V, 2, schedule=sched)
+
+
+def test_ring_attention_follows_row_zero_by_default_and_finds_its_device():
+    from attention_core.labs import ring as r
+
+    rng = np.random.default_rng(1)
+    Q, K, V = (rng.standard_normal((8, 2)) for _ in range(3))
+    first = r.ring_attention(Q, K, V, 4)
+    assert (first.row, first.row_device) == (0, 0)
+    for row, device in ((1, 0), (2, 1), (3, 1), (4, 2), (7, 3)):  # blocks [0,2) [2,4) [4,6) [6,8)
+        assert r.ring_attention(Q, K, V, 4, row=row).row_device == device
+
+
+def test_ring_attention_skips_future_blocks_and_keeps_the_callers_schedule():
+    """Causal, P = 4: device p folds in p + 1 blocks, so 6 of the 16 are skipped; a schedule given as
+    floats is read as block indices, and the caller's array is neither frozen nor aliased."""
+    from attention_core.labs import ring as r
+
+    rng = np.random.default_rng(2)
+    Q, K, V = (rng.standard_normal((8, 2)) for _ in range(3))
+    ring = r.ring_attention(Q, K, V, 4, causal=True)
+    assert int((~ring.computed).sum()) == 6 and ring.blocks_per_device.tolist() == [1, 2, 3, 4]
+    sched = r.ring_schedule(4)
+    from_floats = r.ring_attention(Q, K, V, 4, causal=True, schedule=sched.astype(float))
+    np.testing.assert_array_equal(from_floats.output, ring.output)
+    given = r.ring_attention(Q, K, V, 4, schedule=sched)
+    assert sched.flags.writeable
+    sched[0, 0] = 3
+    assert given.schedule[0, 0] == 0
+
+
+def test_ring_row_state_before_any_allowed_key_is_minus_infinity():
+    """Causal, P = 2, a schedule that hands device 0 the future block first: row 0's running max is
+    −∞ and its denominator 0 after step 0, then its own key's score and e^0 = 1 after step 1."""
+    from attention_core.labs import ring as r
+
+    Q = np.array([[1.0, 0.0], [0.0, 1.0]])
+    K = np.array([[2.0, 0.0], [0.0, 2.0]])
+    ring = r.ring_attention(Q, K, np.eye(2), 2, causal=True, schedule=[[1, 0], [1, 0]])
+    assert np.isneginf(ring.row_max).tolist() == [True, False]
+    assert ring.row_max[1] == pytest.approx(2 / math.sqrt(2)) and ring.row_denom.tolist() == [0.0, 1.0]
+
+
+def test_ring_lab_fields_and_its_documented_seed():
+    from attention_core.labs import ring as r
+
+    lab = r.ring_lab(12, 3, 4, True, 5)
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.standard_normal((12, 3)) for _ in range(3))
+    np.testing.assert_array_equal(lab.ring.output, r.ring_attention(Q, K, V, 4, True, 5).output)
+    assert (lab.n, lab.d, lab.P, lab.causal, lab.ring.row) == (12, 3, 4, True, 5)
+    assert (lab.blocks_total, lab.blocks_computed) == (16, 10)  # P², P(P + 1)/2
+
+
+def test_ring_zigzag_tokens_by_hand():
+    from attention_core.labs import ring as r
+
+    eight = r.device_tokens(8, 4, "zigzag")  # 2P chunks of one token: p and 2P − 1 − p
+    assert [t.tolist() for t in eight] == [[0, 7], [1, 6], [2, 5], [3, 4]]
+    ten = r.device_tokens(10, 2, "zigzag")  # chunk edges 0, 2, 5, 7, 10
+    assert [t.tolist() for t in ten] == [[0, 1, 7, 8, 9], [2, 3, 4, 5, 6]]
+    with pytest.raises(ValueError, match="zig-zag"):
+        r.device_tokens(7, 4, "zigzag")
+
+
+def test_ring_costs_limits_one_at_a_time():
+    from attention_core.labs import ring as r
+
+    ok = dict(n=16, d=4, P=4, bytes_per_element=2, bandwidth=1.0, flop_rate=1.0)
+    for key, value in (("n", 3), ("P", 1), ("P", 17), ("d", 0), ("bytes_per_element", 0),
+                       ("bandwidth", 0.0), ("flop_rate", 0.0)):  # fmt: skip
+        with pytest.raises(ValueError):
+            r.ring_costs(**(ok | {key: value}))
+    for key, value in (("n", 4), ("P", 2), ("P", 16), ("d", 1), ("bytes_per_element", 1),
+                       ("bandwidth", 0.5), ("flop_rate", 0.5)):  # fmt: skip
+        r.ring_costs(**(ok | {key: value}))  # the edges of the ranges are accepted
+
+
+def test_ring_costs_every_field_by_hand():
+    """n = 10, d = 8, P = 4, 2 bytes: blocks of b = ⌈10/4⌉ = 3 tokens."""
+    from attention_core.labs import ring as r
+    from attention_core.labs.multihead import SOFTMAX_FLOPS_PER_ELEMENT as S
+
+    c = r.ring_costs(10, 8, 4, 2, 1e9, 1e12)
+    assert (c.n, c.d, c.P, c.bytes_per_element, c.block) == (10, 8, 4, 2, 3) and type(c.block) is int
+    assert c.memory == {"q": 24, "kv_now": 48, "kv_next": 48, "state": 30, "scores": 9}
+    assert (c.device_bytes, c.full_matrix_bytes) == (2 * 159, 200)
+    assert (c.send_bytes_per_device, c.send_bytes_per_step, c.send_steps, c.send_bytes_total) == (
+        96,
+        384,
+        3,
+        1152,
+    )
+    flops = 2 * 9 * 8 + (1 + S) * 9 + 2 * 9 * 8  # QKᵀ, scaling + softmax, ·V on a 3 × 3 block
+    assert c.block_flops == flops
+    assert c.compute_seconds == pytest.approx(flops / 1e12) and c.transfer_seconds == pytest.approx(96 / 1e9)
+
+
+def test_ring_min_block_at_an_exact_ratio():
+    """With B = 1 byte/s and F = the FLOPs of one score, transfer 2bdβ ≤ compute b² ⇔ b ≥ 2dβ exactly."""
+    from attention_core.labs import ring as r
+    from attention_core.labs.multihead import SOFTMAX_FLOPS_PER_ELEMENT as S
+
+    d, beta = 4, 2
+    c = r.ring_costs(64, d, 2, beta, 1.0, 4 * d + 1 + S)
+    assert c.min_block_to_hide == 2 * d * beta
+
+
+# --- ssm --------------------------------------------------------------------------------------------
+
+
+def test_ssm_selective_step_by_hand():
+    """w·X_t = 2, d = 4: Δ = softplus(2/√4 + β) with softplus(β) = Δ₀."""
+    from attention_core.labs import ssm
+
+    X = np.array([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    got = ssm.selective_steps(X, np.array([1.0, 0.0, 0.0, 0.0]), 0.5)
+    beta = math.log(math.exp(0.5) - 1)
+    assert got[0] == pytest.approx(math.log(1 + math.exp(1 + beta)), abs=1e-12)
+    assert got[1] == pytest.approx(0.5, abs=1e-12)
+
+
+def test_ssm_scan_states_by_hand():
+    """x = (1, 0), a = 0.5, b = 2, c = 3: h = 2 then 1, y = 6 then 3."""
+    from attention_core.labs import ssm
+
+    s = ssm.diagonal_ssm_scan([1.0, 0.0], [[0.5], [0.5]], np.array([2.0]), np.array([3.0]))
+    assert s.states.tolist() == [[2.0], [1.0]] and s.y.tolist() == [6.0, 3.0]
+
+
+def test_ssm_implied_weights_warn_nothing():
+    import warnings
+
+    from attention_core.labs import ssm
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        W = ssm.ssm_implied_weights(np.full((3, 1), 0.5), np.array([1.0]), np.array([1.0]))
+    np.testing.assert_allclose(W[2], [0.25, 0.5, 1.0], atol=1e-15)
+
+
+def test_ssm_state_sizes_keep_the_ns():
+    from attention_core.labs import ssm
+
+    s = ssm.state_sizes(4, 2, (10, 20))
+    assert (s.ns, s.attention, s.linear, s.ssm) == ((10, 20), (80, 160), (20, 20), (8, 8))
+
+
+def test_ssm_lab_defaults_are_the_pages_first_view():
+    """N 4, Δ 0.5 and 16 tokens (attention_ui.lookalikes_ssm), d_model 16 and seed 0 (the look-alikes
+    sidebar): a long sentence is cut to 16 tokens."""
+    from attention_core.labs import ssm
+
+    long = " ".join(["the cat sat on the mat"] * 4)  # 24 words
+    lab = ssm.ssm_lab(long)
+    assert (lab.d, lab.N, lab.delta, len(lab.tokens)) == (16, 4, 0.5, 16)
+    assert lab.tokenization.truncated
+    same = ssm.ssm_lab(long, d_model=16, seed=0, N=4, delta=0.5, max_tokens=16)
+    for m in ssm.MODELS:
+        np.testing.assert_array_equal(lab.weights[m], same.weights[m])
+
+
+def test_ssm_lab_limits_edges():
+    from attention_core.labs import ssm
+
+    for N, delta in ((1, 0.5), (64, 0.5), (4, 0.01), (4, 5.0)):
+        ssm.ssm_lab(TEXT, N=N, delta=delta)
+    for N, delta in ((0, 0.5), (65, 0.5), (4, 0.005), (4, 5.5)):
+        with pytest.raises(ValueError):
+            ssm.ssm_lab(TEXT, N=N, delta=delta)
+
+
+def test_ssm_lab_fields_against_its_own_head_and_draws():
+    """The attention weights are the one causal head of the traced sentence (d_model 8, seed 3); the
+    selective steps come from w = 2·N(0, 1) drawn after u from default_rng([seed, 29])."""
+    from attention_core.config import AttentionConfig
+    from attention_core.labs import ssm
+    from attention_core.trace import trace_text
+
+    lab = ssm.ssm_lab(TEXT, d_model=8, seed=3)
+    t = trace_text(TEXT, AttentionConfig(d_model=8, heads=1, mask="causal", seed=3))
+    np.testing.assert_allclose(lab.weights["attention"], t.weights[0], atol=1e-15)
+    assert not np.triu(lab.weights["attention"], 1).any()  # causal
+    assert lab.tokens == tuple(t.tokens) and lab.d == 8 and lab.tokenization is not None
+    rng = np.random.default_rng([3, 29])
+    rng.standard_normal(8)  # u
+    w = 2 * rng.standard_normal(8)
+    beta = math.log(math.expm1(0.5))
+    z = np.asarray(t.X) @ w / math.sqrt(8) + beta
+    np.testing.assert_allclose(lab.steps, np.log1p(np.exp(z)), atol=1e-12)
+    assert set(lab.recurrence_diffs) == {"linear", "ssm_fixed", "ssm_selective"}
+    assert lab.sizes.attention[0] == 2 * lab.sizes.ns[0] * 8 and lab.sizes.ssm[0] == 4 * 8
+
+
+# --- inference: the calculator (re-measured 2026-12-01 after the Gemma preset) -----------------------
+
+
+def _shape(**kw):
+    from attention_core.labs import inference as li
+
+    base = dict(key="k", name="m", layers=4, heads=8, kv_heads=2, head_dim=16, source="s", context=100)
+    return li.ModelShape(**(base | kw))
+
+
+def test_model_shape_checks_and_windowed_layers():
+    assert _shape().layers_windowed == 0 and _shape(window=10).layers_windowed == 4
+    assert _shape(window=10, window_layers=3).layers_windowed == 3
+    _shape(context=1, window=0, window_layers=0)  # the edges are accepted
+    _shape(window_layers=4)
+    for bad in (
+        dict(kv_heads=3),
+        dict(context=0),
+        dict(window=-1),
+        dict(window_layers=-1),
+        dict(window_layers=5),
+    ):
+        with pytest.raises(ValueError, match="^m: "):
+            _shape(**bad)
+
+
+def test_flops_knee_and_tokens_held_by_hand():
+    from attention_core.labs import inference as li
+
+    assert li.flops_knee(64, 4, 2) == 64 * 8 / 8 == 64.0  # d(h + 2g) / 2h
+    assert li.flops_knee(30, 3, 1) == 30 * 5 / 6
+    assert (li.tokens_held(10, 0), li.tokens_held(10, 4), li.tokens_held(3, 4)) == (10, 4, 3)
+
+
+def test_cache_size_with_some_windowed_layers_by_hand():
+    """4 layers, 3 of them windowed at W = 5, n = 12, 2 KV heads of 16 values, 2 bytes:
+    2 · (3·5 + 1·12) · 2 · 16 · 2 = 3456 bytes; MHA (8 KV heads) is 4 times that."""
+    from attention_core.labs import inference as li
+
+    s = li.cache_size(4, 12, 8, 2, 16, 2, window=5, window_layers=3)
+    assert (s.bytes, s.bytes_mha, s.saved, s.held) == (3456, 4 * 3456, 3 * 3456, 5)
+    assert s.ratio == 0.25
+    assert li.cache_size(4, 12, 8, 2, 16, 2, window=5).bytes == 2 * 4 * 5 * 2 * 16 * 2  # all layers windowed
+    assert li.cache_size(4, 12, 8, 2, 16, 2).bytes == 2 * 4 * 12 * 2 * 16 * 2  # no window
+    with pytest.raises(AttentionConfigError):
+        li.cache_size(4, 12, 8, 2, 16, 2, window=5, window_layers=5)
+
+
+def test_cache_calculation_caps_n_and_sizes_every_bar():
+    from attention_core.labs import inference as li
+
+    shape = _shape(window=5, window_layers=3)
+    calc = li.cache_calculation(shape, 500, 2, 2, 5)
+    assert (calc.asked, calc.n, calc.window, calc.capped) == (500, 100, 5, True)
+    per_g = lambda g: 2 * (3 * 5 + 1 * 100) * g * 16 * 2  # noqa: E731
+    assert calc.size.bytes == per_g(2) and calc.bars == tuple((g, per_g(g)) for g in (1, 2, 4, 8))
+    small = li.cache_calculation(shape, 40, 2, 2, 5)
+    assert (small.n, small.capped) == (40, False)
+    plain = li.cache_calculation(_shape(), 40, 4, 2, 10)  # no window of its own: the typed one, all layers
+    assert plain.size.bytes == 2 * 4 * 10 * 4 * 16 * 2
+
+
+def test_gemma3_270m_shape_by_hand():
+    """Gemma 3 270M: 18 layers, 4 query heads over 1 KV head of 256, 32,768 positions, and 15 of the
+    18 layers local with a 512-token window (five local layers before each global one)."""
+    from attention_core.labs import inference as li
+
+    s = li.gemma3_270m_shape()
+    assert (s.key, s.name, s.layers, s.heads, s.kv_heads, s.head_dim) == (
+        "gemma3_270m",
+        "Gemma 3 270M",
+        18,
+        4,
+        1,
+        256,
+    )
+    assert (s.context, s.window, s.window_layers, s.layers_windowed) == (32_768, 512, 15, 15)
+    assert s.source == "its GGUF file's metadata (the file this project runs)"
+
+
+# --- decoder_view: the Gemma checks (re-measured 2026-12-01) ----------------------------------------
+
+
+def test_band_check_counts_a_key_exactly_window_back_and_short_texts():
+    from attention_core.labs import decoder_view as dv
+
+    w = np.zeros((1, 5, 5))
+    w[0, 4, 1] = 0.3  # 3 positions back: outside a window of 3 (keys i − 2 … i)
+    assert dv.weight_outside_window(w, 3) == 0.3 and dv.weight_outside_window(w, 4) == 0.0
+    assert dv.weight_outside_window(np.ones((2, 3, 3)), 3) == 0.0  # no key is 3 back in 3 tokens
+
+
+def test_score_bound_holds_at_equality_at_any_scale():
+    """q ∥ k gives |q·k| = |q||k| exactly (Cauchy–Schwarz with equality): the bound holds, small or
+    large; 10⁻⁴ relative and 10⁻⁵ absolute beyond it does not."""
+    from attention_core.labs import decoder_view as dv
+
+    for q in (1e-3, 1.0, 1e3):
+        r = dv.score_bound(np.array([[q]]), np.array([[2.0]]), np.array([[-2 * q / 4, 2 * q / 4]]), 4.0)
+        assert r.bound == pytest.approx(q / 2) and r.holds, q
+        over = dv.score_bound(
+            np.array([[q]]), np.array([[2.0]]), np.array([[0.0, q / 2 * (1 + 1e-4) + 1e-5]]), 4.0
+        )
+        assert not over.holds, q
+
+
+def test_cache_size_without_a_window_ignores_the_windowed_layer_count():
+    from attention_core.labs import inference as li
+
+    every = 2 * 4 * 12 * 2 * 16 * 2
+    assert li.cache_size(4, 12, 8, 2, 16, 2, window=0, window_layers=5).bytes == every  # no window: no check
+    assert li.cache_size(0, 12, 8, 2, 16, 2).bytes == 0  # no layers, no cache
+    # a shape without a window of its own: the typed window applies to every layer, whatever window_layers says
+    calc = li.cache_calculation(_shape(window_layers=3), 40, 4, 2, 10)
+    assert calc.size.bytes == 2 * 4 * 10 * 4 * 16 * 2

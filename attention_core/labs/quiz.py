@@ -264,7 +264,9 @@ def _softmax_shift(seed: int) -> QuizQuestion:
     answer = round(float(w[col]), 6)
     others = [round(float(w[j]), 6) for j in range(3) if j != col]
     unnormalised = round(math.exp(scores[col] - max(scores)), 6)  # e^(s - m) without dividing
-    distractors = [round(1 / 3, 6), *others, unnormalised]
+    # forgetting to divide comes first: the explanation's last step (behind 1/3 and the two other weights,
+    # which always differ, it was never offered)
+    distractors = [unnormalised, round(1 / 3, 6), *others]
     return _build(
         "softmax_shift",
         seed,
