@@ -15,6 +15,7 @@ from attention_ui import kit
 from attention_ui.playground import (
     examples,
     explain_view,
+    first_screen,
     presenter,
     pretrained_view,
     share,
@@ -160,11 +161,16 @@ def make_view(t, trace, example: bool, text: dict | None = None) -> steps_view.V
 
 def render_steps(t, trace, example: bool, text: dict | None = None, selector=None) -> None:
     """Every step (steps_view.render_all), the URL written again after each per-head fragment run;
-    ``selector`` replaces the head radio (the pretrained view has its picker above the overview)."""
+    ``selector`` replaces the head radio (the pretrained view has its picker above the overview).
+    The session's first view in a browser draws step 1 first (first_screen)."""
+    rest = None
+    if first_screen.defer_rest(st.session_state, st.context.headers):
+        rest = lambda first, last: first_screen.pending(t, first, last)  # noqa: E731
     steps_view.render_all(
         lambda: make_view(t, trace, example, text),
         selector or (lambda: head_selector(t, trace.heads)),
         write_url,
+        rest=rest,
     )
 
 

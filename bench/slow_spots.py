@@ -81,6 +81,7 @@ SETTLED_JS = """
   if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   if (app.getAttribute('data-test-connection-state') !== 'CONNECTED') return false;
   if (document.querySelector('[data-testid="stSkeleton"]')) return false;
+  if (document.querySelector('.st-key-pg_rest_pending')) return false;  // the playground's steps 2-11 to come
   if (!(ALL_DRAWN)(minimum)) return false;
   // a run was seen after t0, or the spot's own sign is there (a fast run may never show "running")
   return (ready || window.__ranAt > t0) && window.__lastMut > t0 && performance.now() - window.__lastMut > quiet;

@@ -286,6 +286,36 @@ def axis_margins(
     return dict(l=math.ceil(left), b=math.ceil(bottom)), fit.angle
 
 
+# A legend in one row just above the plot, from its left edge (the labs' line and bar charts).
+LEGEND_ABOVE = dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0)
+
+
+def legend_above_layout(
+    fig: go.Figure,
+    x_title: str,
+    y_title: str,
+    *,
+    height: int,
+    xaxis: dict | None = None,
+    yaxis: dict | None = None,
+    top: int = 30,
+    **layout,
+) -> go.Figure:
+    """The layout the labs' line and bar charts share: both axis titles (escaped), ``xaxis`` and
+    ``yaxis`` extra settings, :data:`LEGEND_ABOVE`, 10 px margins but ``top`` px above the plot (the
+    legend's room), a transparent plot area; ``layout``: anything else (e.g. ``barmode``)."""
+    fig.update_layout(
+        height=height,
+        xaxis=dict(title=dict(text=escape_label(x_title)), **(xaxis or {})),
+        yaxis=dict(title=dict(text=escape_label(y_title)), **(yaxis or {})),
+        margin=dict(l=10, r=10, t=top, b=10),
+        legend=LEGEND_ABOVE,
+        plot_bgcolor="rgba(0,0,0,0)",
+        **layout,
+    )
+    return fig
+
+
 @dataclass(frozen=True)
 class HoverText:
     """The words used in hover boxes; pages pass translated ones (default: English)."""

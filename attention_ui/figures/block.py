@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from .base import escape_label
+from .base import escape_label, legend_above_layout
 from .cost import loglog_figure
 
 STREAM_COLOR = "#1b9e77"
@@ -20,15 +20,7 @@ DASHES = ("solid", "dash", "dot")
 
 
 def _layout(fig: go.Figure, x_title: str, y_title: str, height: int) -> go.Figure:
-    fig.update_layout(
-        height=height,
-        xaxis=dict(title=dict(text=escape_label(x_title))),
-        yaxis=dict(title=dict(text=escape_label(y_title)), rangemode="tozero"),
-        margin=dict(l=10, r=10, t=30, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
-        plot_bgcolor="rgba(0,0,0,0)",
-    )
-    return fig
+    return legend_above_layout(fig, x_title, y_title, height=height, yaxis=dict(rangemode="tozero"))
 
 
 def stage_figure(

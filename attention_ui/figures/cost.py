@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from attention_core.labs.cost import format_bytes
 
-from .base import LOG_DECADES, escape_label
+from .base import LOG_DECADES, escape_label, legend_above_layout
 
 COMPUTED_COLOR = "#1b9e77"
 SKIPPED_COLOR = "#d9d9d9"
@@ -35,6 +35,28 @@ def block_grid_trace(z: list[list[float]], **kwargs) -> go.Heatmap:
         ygap=2,
         **kwargs,
     )
+
+
+def block_grid_layout(fig: go.Figure, x_title: str, y_title: str, side: int, **axis) -> go.Figure:
+    """The layout of a :func:`block_grid_trace` map: square cells, row 0 on top, no grid lines,
+    ``side`` px high, 10 px margins; ``axis``: tick settings both axes share."""
+    fig.update_layout(
+        xaxis=dict(
+            title=dict(text=escape_label(x_title)), showgrid=False, zeroline=False, constrain="domain", **axis
+        ),
+        yaxis=dict(
+            title=dict(text=escape_label(y_title)),
+            autorange="reversed",
+            showgrid=False,
+            zeroline=False,
+            scaleanchor="x",
+            **axis,
+        ),
+        height=side,
+        margin=dict(l=10, r=10, t=10, b=10),
+        plot_bgcolor="rgba(0,0,0,0)",
+    )
+    return fig
 
 
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
@@ -119,7 +141,7 @@ def loglog_figure(
                 ),
             )
         )
-    yaxis: dict = dict(title=dict(text=escape_label(y_title)), **LOG_DECADES)
+    yaxis: dict = dict(LOG_DECADES)
     for name, value in (reference or {}).items():
         fig.add_hline(y=value, line=dict(color="#555555", width=1, dash="dot"))
         # On a log axis Plotly places annotations in log10 units (shapes take data units).
@@ -140,18 +162,10 @@ def loglog_figure(
         yaxis.update(tickmode="array", tickvals=vals, ticktext=text)
     else:
         yaxis.update(exponentformat="power")
-    xaxis: dict = dict(title=dict(text=escape_label(x_title)), exponentformat="power", **LOG_DECADES)
+    xaxis: dict = dict(exponentformat="power", **LOG_DECADES)
     if x_ticks is not None:
         xaxis.update(tickmode="array", tickvals=list(x_ticks), ticktext=[f"{v:,}" for v in x_ticks])
-    fig.update_layout(
-        xaxis=xaxis,
-        yaxis=yaxis,
-        height=height,
-        margin=dict(l=10, r=10, t=30, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
-        plot_bgcolor="rgba(0,0,0,0)",
-    )
-    return fig
+    return legend_above_layout(fig, x_title, y_title, height=height, xaxis=xaxis, yaxis=yaxis)
 
 
 def tile_grid_figure(
@@ -182,23 +196,7 @@ def tile_grid_figure(
             name="tiles",
         )
     )
-    side = int(min(420, max(200, 60 + 26 * t)))
-    fig.update_layout(
-        xaxis=dict(
-            title=dict(text=escape_label(x_title)), showgrid=False, zeroline=False, constrain="domain"
-        ),
-        yaxis=dict(
-            title=dict(text=escape_label(y_title)),
-            autorange="reversed",
-            showgrid=False,
-            zeroline=False,
-            scaleanchor="x",
-        ),
-        height=side,
-        margin=dict(l=10, r=10, t=10, b=10),
-        plot_bgcolor="rgba(0,0,0,0)",
-    )
-    return fig
+    return block_grid_layout(fig, x_title, y_title, int(min(420, max(200, 60 + 26 * t))))
 
 
 def weight_rows_figure(
@@ -229,13 +227,12 @@ def weight_rows_figure(
                 hovertemplate=f"{label}<br>%{{x}}<br>%{{y:.3f}}<extra></extra>",
             )
         )
-    fig.update_layout(
-        barmode="group",
+    return legend_above_layout(
+        fig,
+        x_title,
+        y_title,
         height=height,
-        xaxis=dict(title=dict(text=escape_label(x_title)), type="category"),
-        yaxis=dict(title=dict(text=escape_label(y_title)), range=[0, 1]),
-        margin=dict(l=10, r=10, t=30, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
-        plot_bgcolor="rgba(0,0,0,0)",
+        xaxis=dict(type="category"),
+        yaxis=dict(range=[0, 1]),
+        barmode="group",
     )
-    return fig

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import escape_label
+from .base import LOG_DECADES, escape_label, legend_above_layout
 
 RNN_COLOR = "#d95f02"  # orange: the recurrent chain
 ATTENTION_COLOR = "#1b9e77"  # teal: the single attention hop (orange/teal stay apart for CVD)
@@ -219,12 +219,11 @@ def cost_figure(
         text=escape_label(text.crossing),
         font=dict(size=12),
     )
-    fig.update_layout(
-        xaxis=dict(type="log", dtick=1, title=dict(text=escape_label(text.n_axis))),
-        yaxis=dict(type="log", dtick=1, title=dict(text=escape_label(text.ops_axis)), exponentformat="power"),
+    return legend_above_layout(
+        fig,
+        text.n_axis,
+        text.ops_axis,
         height=340,
-        margin=dict(l=10, r=10, t=30, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
-        plot_bgcolor="rgba(0,0,0,0)",
+        xaxis=dict(LOG_DECADES),
+        yaxis=dict(exponentformat="power", **LOG_DECADES),
     )
-    return fig

@@ -18,7 +18,15 @@ from plotly.subplots import make_subplots
 
 from attention_core.labs.masks import ROUNDING_LEVEL
 
-from .base import WEIGHT_SCALE, HoverText, escape_label, fit_x_ticks, hover_labels, token_tick_labels
+from .base import (
+    LEGEND_ABOVE,
+    WEIGHT_SCALE,
+    HoverText,
+    escape_label,
+    fit_x_ticks,
+    hover_labels,
+    token_tick_labels,
+)
 from .heatmaps import CELL_FONT_PX, TEXT_MIN_CELL_PX, attention_heatmap, contrast_text, light_text_trace
 
 EXACT_ZERO_COLOR = "#009E73"  # bluish green (Okabe–Ito): the correct, exactly-zero result
@@ -212,7 +220,7 @@ def leakage_bars(
         ),
         height=height,
         margin=dict(l=10, r=10, t=90 if title else 50, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0.0),
+        legend=LEGEND_ABOVE,
         plot_bgcolor="rgba(0,0,0,0)",
     )
     fig.add_hline(y=ROUNDING_LEVEL, line=dict(color="#999999", dash="dot", width=1))

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from .base import LOG_DECADES, escape_label
+from .base import LOG_DECADES, escape_label, legend_above_layout
 
 CHOSEN_COLOR = "#d95f02"  # orange: the chosen h, distinct from the blue of the other bars
 OTHER_COLOR = "#7570b3"
@@ -124,12 +124,12 @@ def cost_vs_heads_figure(
                 hovertemplate=f"{name}<br>h = %{{x}}: %{{y:,}}<extra></extra>",
             )
         )
-    fig.update_layout(
-        xaxis=dict(title=dict(text=escape_label(x_title)), type="category"),
-        yaxis=dict(title=dict(text=escape_label(y_title)), exponentformat="power", **LOG_DECADES),
+    return legend_above_layout(
+        fig,
+        x_title,
+        y_title,
         height=380,
-        margin=dict(l=10, r=10, t=20, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
-        plot_bgcolor="rgba(0,0,0,0)",
+        xaxis=dict(type="category"),
+        yaxis=dict(exponentformat="power", **LOG_DECADES),
+        top=20,
     )
-    return fig

@@ -12,8 +12,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import escape_label
-from .cost import block_grid_trace
+from .base import escape_label, legend_above_layout
+from .cost import block_grid_layout, block_grid_trace
 
 ORDER_COLOURS = ("#1b9e77", "#7570b3", "#d95f02")
 CELL_TEXT_UP_TO = 12  # block numbers in the cells while they stay readable
@@ -54,14 +54,8 @@ def schedule_figure(
         )
     )
     side = int(min(460, max(220, 70 + 26 * P)))
-    axis = dict(showgrid=False, zeroline=False, tickmode="linear", dtick=1 if P <= 8 else 2)
-    fig.update_layout(
-        xaxis=dict(title=dict(text=escape_label(x_title)), constrain="domain", side="top", **axis),
-        yaxis=dict(title=dict(text=escape_label(y_title)), autorange="reversed", scaleanchor="x", **axis),
-        height=side,
-        margin=dict(l=10, r=10, t=10, b=10),
-        plot_bgcolor="rgba(0,0,0,0)",
-    )
+    block_grid_layout(fig, x_title, y_title, side, tickmode="linear", dtick=1 if P <= 8 else 2)
+    fig.update_xaxes(side="top")  # the devices' steps read from the top, like a timetable
     return fig
 
 
@@ -126,13 +120,12 @@ def load_figure(
                 hovertemplate=f"{label}<br>{escape_label(x_title)} %{{x}}: %{{y:,}}<extra></extra>",
             )
         )
-    fig.update_layout(
-        barmode="group",
+    return legend_above_layout(
+        fig,
+        x_title,
+        y_title,
         height=height,
-        xaxis=dict(title=dict(text=escape_label(x_title)), tickmode="linear", dtick=1),
-        yaxis=dict(title=dict(text=escape_label(y_title)), rangemode="tozero"),
-        margin=dict(l=10, r=10, t=30, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
-        plot_bgcolor="rgba(0,0,0,0)",
+        xaxis=dict(tickmode="linear", dtick=1),
+        yaxis=dict(rangemode="tozero"),
+        barmode="group",
     )
-    return fig

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import LOG_DECADES, escape_label
+from .base import LEGEND_ABOVE, LOG_DECADES, escape_label
 
 RAW_COLOR = "#D55E00"  # vermilion: unscaled q·k
 SCALED_COLOR = "#0072B2"  # blue: q·k / √d_k
@@ -37,7 +37,7 @@ def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
         title=dict(text=escape_label(title), y=0.98, yanchor="top", x=0.0, xanchor="left") if title else None,
         height=height,
         margin=dict(l=10, r=10, t=95 if title else 50, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0.0),
+        legend=LEGEND_ABOVE,
         plot_bgcolor="rgba(0,0,0,0)",
     )
     fig.update_xaxes(showgrid=True, gridcolor="#e5e5e5")

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from .base import escape_label
+from .base import escape_label, legend_above_layout
 
 MODEL_COLOURS = ("#0068c9", "#7570b3", "#d95f02", "#1b9e77")
 MODEL_DASHES = ("solid", "dash", "dot", "dashdot")
@@ -45,15 +45,7 @@ def past_weights_figure(
             )
         )
     fig.add_hline(y=0, line=dict(color="#555555", width=1))
-    fig.update_layout(
-        height=height,
-        xaxis=dict(title=dict(text=escape_label(x_title)), type="category"),
-        yaxis=dict(title=dict(text=escape_label(y_title))),
-        margin=dict(l=10, r=10, t=30, b=10),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
-        plot_bgcolor="rgba(0,0,0,0)",
-    )
-    return fig
+    return legend_above_layout(fig, x_title, y_title, height=height, xaxis=dict(type="category"))
 
 
 def steps_figure(

@@ -13,7 +13,6 @@ import dataclasses
 import streamlit as st
 
 from attention_ui import presenter as kit_presenter
-from attention_ui.classroom import presenter_hook
 from attention_ui.playground.steps_view import PER_HEAD, STEPS, View, render_step
 
 PRESENT_KEY, STEP_KEY = "pg_present", "pg_step"
@@ -71,6 +70,10 @@ def render(view: View, head_picker) -> None:
     """One step as a slide: a row of controls that stays put from step to step (the head picker is
     always in it, disabled on steps that do not depend on the head), the step's title as the H1, its
     text beside a chart as tall as the window. ``head_picker(where, disabled)`` draws the picker."""
+    # Imported here: the live class (its QR codes, its question bank) costs ~130 ms to import, which
+    # the normal page's first run, a cold start's critical path, does not need (bench/RESULTS.md).
+    from attention_ui.classroom import presenter_hook
+
     t = view.t
     st.html(_CSS)
     running = presenter_hook.strip(t)  # a live class: its join code, and the view students follow

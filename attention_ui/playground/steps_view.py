@@ -505,8 +505,13 @@ def render_all(
     make_view: Callable[[], View],
     head_selector: Callable[[], None],
     after_heads: Callable[[], None] | None = None,
+    rest: Callable[[int, int], None] | None = None,
 ) -> None:
     """Every step in computation order; the head selector sits before the first per-head step.
+
+    With ``rest`` only the steps before the per-head block are drawn (step 1, the first screen) and
+    ``rest(first, last)`` stands where steps ``first``–``last`` go (the playground's first view,
+    :mod:`attention_ui.playground.first_screen`).
 
     The per-head steps (from Q/K/V to the head's output, the mask included) are one fragment:
     choosing another head or clicking a cell reruns only them, not the X, all-heads, concat and
@@ -516,6 +521,9 @@ def render_all(
     view = make_view()
     for number, name in NUMBERED[: _HEADS.start]:
         render_step(view, name, number)
+    if rest is not None:
+        rest(NUMBERED[_HEADS.start][0], NUMBERED[-1][0])
+        return
     _per_head_steps(make_view, head_selector, after_heads)
     for number, name in NUMBERED[_HEADS.stop :]:
         render_step(view, name, number)
