@@ -40,6 +40,7 @@ def class_store(tmp_path, monkeypatch):
     monkeypatch.delenv("ATTENTION_LAB_JOIN_URL", raising=False)
     state.settings.clear()
     state.store.clear()
+    state.pulses.clear()
     yield state.store()
     state.store().close()
     state.store.clear()
