@@ -78,10 +78,24 @@ def _send(me: dict, poll_id: str, key: str) -> None:
 
 
 def poll_box(t, me: dict) -> tuple[int | None, str | None]:
-    """The latest poll of the class (if any) as this student sees it; returns its (number, state)."""
-    p = state.store().student_poll(me["sid"], me["token"])
-    if p is None:
-        return None, None
+    """The latest poll of the class (if any) as this student sees it; returns its (number, state).
+
+    A fragment: choosing an option and sending it rerun only this box, not the slide below (its
+    charts), so a class answering at once costs the server and the phones a box each."""
+    drawn: dict = {}
+
+    @st.fragment
+    def box() -> None:
+        p = state.store().student_poll(me["sid"], me["token"])
+        drawn["poll"] = (None, None) if p is None else (p.seq, p.state)
+        if p is not None:
+            _draw_poll(t, me, p)
+
+    box()
+    return drawn.get("poll", (None, None))
+
+
+def _draw_poll(t, me: dict, p) -> None:
     labels = questions.choice_labels(t, p.question)
     names = [f"{chr(65 + i)}. {kit.escape_markdown(lab)}" for i, lab in enumerate(labels)]
     with st.container(border=True, key="cls_poll_box"):
@@ -111,7 +125,6 @@ def poll_box(t, me: dict) -> tuple[int | None, str | None]:
                 st.success(t("class.revealed", answer=names[p.correct], share=share))
             else:
                 st.info(t("class.poll_closed_wait"))
-    return p.seq, p.state
 
 
 def _back() -> None:
