@@ -21,6 +21,7 @@ from classroom.pulse_cache import moved_on, progress
 
 FOLLOW_REFRESH_S = 1.0  # the teacher's change reaches the phone within about this plus one redraw
 SEEN_KEY, AWAY_KEY, OWN_STEP_KEY = "cls_seen", "cls_away", "cls_own_step"
+DRAWING_KEY = "cls_drawing"  # set while a full run draws the page (see watcher)
 CODE_PARAM_MAX = 64
 
 
@@ -59,15 +60,21 @@ def watcher(me: dict) -> None:
     """Once a second: has the class moved past what this page drew? Then redraw the whole page.
 
     Drawn in a slot made at the top of the page, so the fragment's position (and so its id) is
-    the same in every run and on every server process, whatever the page above it shows."""
+    the same in every run and on every server process, whatever the page above it shows; and
+    called before the page is drawn, so every full run gives the browser its timer at once, even
+    a run that is stopped half-way by the next one. That first, inline run checks nothing: the
+    run that calls it draws the class as it is."""
     cache = state.pulses()
     sid = me["sid"]
 
     @st.fragment(run_every=FOLLOW_REFRESH_S)
     def watch() -> None:
+        if st.session_state.pop(DRAWING_KEY, False):
+            return
         if moved_on(progress(cache.get(sid)), st.session_state.get(SEEN_KEY)):
             st.rerun(scope="app")
 
+    st.session_state[DRAWING_KEY] = True
     watch()
 
 
@@ -195,6 +202,8 @@ def page(t) -> None:
             state.set_cookie(state.STUDENT_COOKIE, None, 0)
             st.rerun()
         return
+    with slot:
+        watcher(me)
     st.caption(t("class.in_class", code=state.format_code(me["code"])))
     if me.get("nick"):
         st.text(t("class.you_are", nick=me["nick"]))  # as text: a nickname is never Markdown or HTML
@@ -202,5 +211,3 @@ def page(t) -> None:
     rev = slide(t, me)
     # What this page shows, read from the store in this run (the cached pulse may be older).
     st.session_state[SEEN_KEY] = progress(Pulse(rev, seq, poll_state, True))
-    with slot:
-        watcher(me)
