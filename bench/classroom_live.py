@@ -156,6 +156,29 @@ async def follow_times(pages, step, t0_ms, timeout_s=FOLLOW_TIMEOUT_S):
     return out
 
 
+WS_FRAMES: dict = {}  # page -> [frames sent, frames received, time of the last sent, of the last received]
+
+
+def watch_socket(page) -> None:
+    """Count the page's websocket frames: a page that stops following either stops sending its
+    1-s ticks (the browser lost its timer) or sends them and hears nothing back (the server)."""
+    counts = WS_FRAMES.setdefault(page, [0, 0, 0.0, 0.0])
+
+    def on_ws(ws) -> None:
+        def sent(_):
+            counts[0] += 1
+            counts[2] = time.monotonic()
+
+        def received(_):
+            counts[1] += 1
+            counts[3] = time.monotonic()
+
+        ws.on("framesent", sent)
+        ws.on("framereceived", received)
+
+    page.on("websocket", on_ws)
+
+
 async def describe(page, name: str, tag: str) -> str:
     """A page that did not follow: its screenshot (bench/out/) and the start of its text."""
     OUT.mkdir(parents=True, exist_ok=True)
@@ -170,7 +193,15 @@ async def describe(page, name: str, tag: str) -> str:
         )
     except Exception as exc:
         return f"{name}: (could not read the page: {type(exc).__name__})"
-    return f"{name}: script {state}, connection {conn}; text: {text}"
+    frames = ""
+    if page in WS_FRAMES:
+        sent0, got0 = WS_FRAMES[page][:2]
+        await asyncio.sleep(5)
+        c = WS_FRAMES[page]
+        now = time.monotonic()
+        frames = (f"websocket in 5 s: {c[0] - sent0} frames sent, {c[1] - got0} received; last sent"
+                  f" {now - c[2]:.1f} s ago, last received {now - c[3]:.1f} s ago; ")  # fmt: skip
+    return f"{name}: script {state}, connection {conn}; {frames}text: {text[-160:]}"
 
 
 async def answer(page, choice, acks, nick, seq):
@@ -229,6 +260,7 @@ async def run_class(cluster, db, *, store_kind: str, students: int, polls: int, 
                     ctx.set_default_timeout(TIMEOUT_MS)
                     await ctx.add_init_script(SEEN_JS)
                     p = await ctx.new_page()
+                    watch_socket(p)
                     for _attempt in range(2):  # a page that did not come up under load is opened once more
                         try:
                             await p.goto(f"{cluster.url}/class_join?code={code}&lang=en", timeout=JOIN_TRY_MS)
@@ -264,33 +296,34 @@ async def run_class(cluster, db, *, store_kind: str, students: int, polls: int, 
 
             # 1. Idle: every student follows, nothing changes: what the watchers alone cost.
             n = len(pages)
-            c0, b0, q0, t0 = (
-                server_cpu(),
-                tree_cpu_s(browser_pids()),
-                store_queries(stats) if stats else 0,
-                time.monotonic(),
-            )
-            await asyncio.sleep(idle_s)
-            c1, b1, q1, dt = (
-                server_cpu(),
-                tree_cpu_s(browser_pids()),
-                store_queries(stats) if stats else 0,
-                time.monotonic() - t0,
-            )
-            if n and dt > 0:
-                result["idle"] = {
-                    "seconds": round(dt, 1),
-                    "server_cpu_s_per_student_minute": round(
-                        sum(c1[k] - c0[k] for k in c0) / n / (dt / 60), 3
-                    ),
-                    "browser_cpu_s_per_student_minute": round((b1 - b0) / n / (dt / 60), 3),
-                    "queries_per_s": round((q1 - q0) / dt, 1) if stats else None,
-                }
+            if idle_s > 0:
+                c0, b0, q0, t0 = (
+                    server_cpu(),
+                    tree_cpu_s(browser_pids()),
+                    store_queries(stats) if stats else 0,
+                    time.monotonic(),
+                )
+                await asyncio.sleep(idle_s)
+                c1, b1, q1, dt = (
+                    server_cpu(),
+                    tree_cpu_s(browser_pids()),
+                    store_queries(stats) if stats else 0,
+                    time.monotonic() - t0,
+                )
+                if n and dt > 0:
+                    result["idle"] = {
+                        "seconds": round(dt, 1),
+                        "server_cpu_s_per_student_minute": round(
+                            sum(c1[k] - c0[k] for k in c0) / n / (dt / 60), 3
+                        ),
+                        "browser_cpu_s_per_student_minute": round((b1 - b0) / n / (dt / 60), 3),
+                        "queries_per_s": round((q1 - q0) / dt, 1) if stats else None,
+                    }
 
             # 2. The class: a step change, then a poll, P times.
             cpu0, bcpu0 = server_cpu(), tree_cpu_s(browser_pids())
             q0, t0 = store_queries(stats) if stats else 0, time.monotonic()
-            step, acks, follows, per_poll, killed = 1, [], [], [], None
+            step, acks, follows, per_poll, killed, victim_cpu = 1, [], [], [], None, 0.0
 
             async def move(tag):
                 nonlocal step
@@ -319,6 +352,7 @@ async def run_class(cluster, db, *, store_kind: str, students: int, polls: int, 
                     while sum(1 for a in acks if a[0] == seq) < n // 2 and time.monotonic() < deadline:
                         await asyncio.sleep(0.2)
                     victim = max(result["spread"], key=result["spread"].get)
+                    victim_cpu = tree_cpu_s([cluster.replica(victim).pid])  # its CPU up to the kill
                     kill_t = time.monotonic()
                     cluster.kill(victim)
                     killed = {
@@ -360,7 +394,10 @@ async def run_class(cluster, db, *, store_kind: str, students: int, polls: int, 
                 follow_95pct_per_step=[round(pct([x for x in f if x is not None], 0.95), 2) for f in follows],
                 follow_missing=sum(f.count(None) for f in follows),
                 minutes=round(elapsed / 60, 2),
-                cpu_s={k: round(cpu1[k] - cpu0[k], 1) for k in cpu0 if k != (killed or {}).get("replica")},
+                cpu_s={
+                    k: round((victim_cpu if k == (killed or {}).get("replica") else cpu1[k]) - cpu0[k], 1)
+                    for k in cpu0
+                },  # fmt: skip
                 browser_cpu_s=round(bcpu1 - bcpu0, 1),
                 killed=killed,
                 queries_per_s=None if queries is None else round(queries / elapsed, 1),
