@@ -333,10 +333,14 @@ async def run_class(cluster, db, *, store_kind: str, students: int, polls: int, 
                 times = await follow_times(student_pages, step, click_ms)
                 for (i, p), x in zip(pages, times, strict=True):
                     if x is None:
-                        result["not_following"].append(
-                            f"step {step} ({tag}): "
-                            + await describe(p, f"s{i:02d}", f"{store_kind}_step{step}")
-                        )
+                        what = await describe(p, f"s{i:02d}", f"{store_kind}_step{step}")
+                        try:  # does a reload bring it back? (the student's cookie restores them)
+                            await p.reload(timeout=JOIN_TRY_MS)
+                            await p.get_by_text(f"step {step} of 11").wait_for(timeout=JOIN_TRY_MS)
+                            what += "; after a reload it follows again"
+                        except Exception:
+                            what += "; a reload did not bring it back"
+                        result["not_following"].append(f"step {step} ({tag}): {what}")
                 return times
 
             for seq in range(1, polls + 1):
