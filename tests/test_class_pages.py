@@ -40,6 +40,7 @@ def class_store(tmp_path, monkeypatch):
     monkeypatch.delenv("ATTENTION_LAB_JOIN_URL", raising=False)
     state.settings.clear()
     state.store.clear()
+    state.pulses.clear()
     yield state.store()
     state.store().close()
     state.store.clear()
@@ -240,3 +241,35 @@ def test_malformed_join_links_are_named_not_fatal(class_store, query):
     no_exception(at)
     assert at.error or at.warning
     assert state.STUDENT_KEY not in at.session_state
+
+
+def test_the_watchers_fragment_id_is_the_same_whatever_the_page_shows(class_store, monkeypatch):
+    """A student page's 1-s watcher is a fragment whose id Streamlit derives from its position on
+    the page. The browser's timer keeps sending the id it was given; after a process is killed,
+    another process must know that same id. So it may not depend on what the page draws above it:
+    no poll, an open poll, an answer sent, a nickname or none, the student away on their own step."""
+    from streamlit.runtime import fragment as st_fragment
+
+    seen: list[str] = []
+    real = st_fragment._make_fragment_identity
+
+    def spy(func, **kwargs):
+        identity = real(func, **kwargs)
+        if func.__name__ == "watch":
+            seen.append(identity.fragment_id)
+        return identity
+
+    monkeypatch.setattr(st_fragment, "_make_fragment_identity", spy)
+    teacher, cls = start_class()
+    with_nick, no_nick = join(cls["code"], "Ann"), join(cls["code"])
+    teacher.button(key="cls_open").click().run()
+    no_exception(teacher)
+    for phone in (with_nick, no_nick):
+        phone.run()
+    poll = class_store.tallies(cls["sid"], cls["token"])[-1].poll
+    with_nick.radio(key=f"cls_choice_{poll.poll_id}").set_value(0).run()
+    with_nick.button(key=f"cls_send_{poll.poll_id}").click().run()
+    with_nick.button(key="cls_away").click().run()
+    with_nick.button(key="cls_own_next").click().run()
+    assert any("teacher is at step" in i.value for i in with_nick.info)  # really away
+    assert len(seen) >= 8 and len(set(seen)) == 1, seen

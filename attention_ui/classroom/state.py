@@ -18,6 +18,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import streamlit as st
 
 from classroom import ClassError, StoreSettings, open_store
+from classroom.pulse_cache import PulseCache
 
 TEACHER_KEY, STUDENT_KEY = "cls_teacher", "cls_student"
 TEACHER_COOKIE, STUDENT_COOKIE = "attnlab_class_teacher", "attnlab_class_student"
@@ -33,6 +34,12 @@ def settings() -> StoreSettings:
 def store():
     """The configured store, opened (and migrated) once per server process."""
     return open_store(settings())
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def pulses() -> PulseCache:
+    """The class pulses every student page of this process checks, shared (classroom/pulse_cache.py)."""
+    return PulseCache(lambda session_id: store().pulse(session_id))  # the store as configured now
 
 
 def store_or_error(t):

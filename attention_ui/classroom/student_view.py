@@ -1,7 +1,9 @@
 """A student's phone: join with the code, follow the teacher's step, answer the open poll.
 
-The page checks the store once a second (one small query, :meth:`ClassStore.pulse`) and redraws
-only when the teacher's view or the poll changed. A student can step away (their own step) and
+A 1-s fragment checks whether the teacher's view or the poll moved on and redraws the page only
+then. The check reads the class's pulse from a cache shared by every session of the server process
+(classroom/pulse_cache.py: one store query per class per quarter second, however many students),
+and compares it with what this page last drew. A student can step away (their own step) and
 come back to the teacher's with one button. They see their own answer, never anyone else's, and
 the right answer and the class's share only after the reveal.
 """
@@ -14,9 +16,12 @@ from attention_ui import kit
 from attention_ui.classroom import follow, questions, state
 from attention_ui.playground import steps_view
 from classroom import NICKNAME_MAX, ClassError
+from classroom.model import Pulse
+from classroom.pulse_cache import moved_on, progress
 
 FOLLOW_REFRESH_S = 1.0  # the teacher's change reaches the phone within about this plus one redraw
 SEEN_KEY, AWAY_KEY, OWN_STEP_KEY = "cls_seen", "cls_away", "cls_own_step"
+DRAWING_KEY = "cls_drawing"  # set while a full run draws the page (see watcher)
 CODE_PARAM_MAX = 64
 
 
@@ -51,21 +56,25 @@ def join_form(t) -> None:
     st.rerun()
 
 
-def _marker(pulse) -> tuple:
-    return (pulse.view_rev, pulse.poll_seq, pulse.poll_state, pulse.live)
-
-
 def watcher(me: dict) -> None:
-    """Once a second: has anything the page shows changed? Then redraw the whole page."""
-    db = state.store()
+    """Once a second: has the class moved past what this page drew? Then redraw the whole page.
+
+    Drawn in a slot made at the top of the page, so the fragment's position (and so its id) is
+    the same in every run and on every server process, whatever the page above it shows; and
+    called before the page is drawn, so every full run gives the browser its timer at once, even
+    a run that is stopped half-way by the next one. That first, inline run checks nothing: the
+    run that calls it draws the class as it is."""
+    cache = state.pulses()
+    sid = me["sid"]
 
     @st.fragment(run_every=FOLLOW_REFRESH_S)
     def watch() -> None:
-        pulse = db.pulse(me["sid"])
-        marker = None if pulse is None else _marker(pulse)
-        if marker != st.session_state.get(SEEN_KEY):
+        if st.session_state.pop(DRAWING_KEY, False):
+            return
+        if moved_on(progress(cache.get(sid)), st.session_state.get(SEEN_KEY)):
             st.rerun(scope="app")
 
+    st.session_state[DRAWING_KEY] = True
     watch()
 
 
@@ -75,10 +84,25 @@ def _send(me: dict, poll_id: str, key: str) -> None:
     st.session_state["cls_ack"] = (poll_id, int(choice)) if ok else (poll_id, None)
 
 
-def poll_box(t, me: dict) -> None:
-    p = state.store().student_poll(me["sid"], me["token"])
-    if p is None:
-        return
+def poll_box(t, me: dict) -> tuple[int | None, str | None]:
+    """The latest poll of the class (if any) as this student sees it; returns its (number, state).
+
+    A fragment: choosing an option and sending it rerun only this box, not the slide below (its
+    charts), so a class answering at once costs the server and the phones a box each."""
+    drawn: dict = {}
+
+    @st.fragment
+    def box() -> None:
+        p = state.store().student_poll(me["sid"], me["token"])
+        drawn["poll"] = (None, None) if p is None else (p.seq, p.state)
+        if p is not None:
+            _draw_poll(t, me, p)
+
+    box()
+    return drawn.get("poll", (None, None))
+
+
+def _draw_poll(t, me: dict, p) -> None:
     labels = questions.choice_labels(t, p.question)
     names = [f"{chr(65 + i)}. {kit.escape_markdown(lab)}" for i, lab in enumerate(labels)]
     with st.container(border=True, key="cls_poll_box"):
@@ -123,7 +147,8 @@ def _own(delta: int, teacher_step: int) -> None:
     s[OWN_STEP_KEY] = min(len(steps_view.STEPS), max(1, int(s.get(OWN_STEP_KEY, teacher_step)) + delta))
 
 
-def slide(t, me: dict) -> None:
+def slide(t, me: dict) -> int:
+    """The teacher's step (or the student's own while away); returns the view revision drawn."""
     rev, view = state.store().student_view(me["sid"], me["token"])
     trace, why = follow.trace_of(view)
     teacher_step = int(view.get("step", 1))
@@ -145,7 +170,7 @@ def slide(t, me: dict) -> None:
         st.button(t("class.explore"), key="cls_away", on_click=_away, icon=":material/explore:")
     if trace is None:
         st.info(t(why))
-        return
+        return rev
     head = max(0, min(int(view.get("head", 0)), trace.heads - 1))
     v = steps_view.View(
         t=t, trace=trace, example=view.get("preset") == "example", head=head, show_tables=False
@@ -153,9 +178,11 @@ def slide(t, me: dict) -> None:
     name = steps_view.STEPS[step - 1]
     with st.container(key="cls_slide"):
         steps_view.render_step(v, name, step, heading_level="subheader")
+    return rev
 
 
 def page(t) -> None:
+    slot = st.container()  # first, so the watcher's fragment id never depends on what follows
     if st.session_state.pop("cls_student_cookie", False):
         me = st.session_state.get(state.STUDENT_KEY)
         if me:
@@ -167,7 +194,7 @@ def page(t) -> None:
     if me is None:
         join_form(t)
         return
-    pulse = db.pulse(me["sid"])
+    pulse = db.pulse(me["sid"])  # a full run reads the store itself; only the watcher shares pulses
     if pulse is None or not pulse.live:
         st.info(t("class.over_student"))
         if st.button(t("class.join_another"), key="cls_leave"):
@@ -175,10 +202,12 @@ def page(t) -> None:
             state.set_cookie(state.STUDENT_COOKIE, None, 0)
             st.rerun()
         return
-    st.session_state[SEEN_KEY] = _marker(pulse)
+    with slot:
+        watcher(me)
     st.caption(t("class.in_class", code=state.format_code(me["code"])))
     if me.get("nick"):
         st.text(t("class.you_are", nick=me["nick"]))  # as text: a nickname is never Markdown or HTML
-    poll_box(t, me)
-    slide(t, me)
-    watcher(me)
+    seq, poll_state = poll_box(t, me)
+    rev = slide(t, me)
+    # What this page shows, read from the store in this run (the cached pulse may be older).
+    st.session_state[SEEN_KEY] = progress(Pulse(rev, seq, poll_state, True))

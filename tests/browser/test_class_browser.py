@@ -1,6 +1,9 @@
 """A live class in Chromium: one teacher and two students (one on a 390×844 phone, in Japanese)
 through HAProxy in front of two app processes that share one SQLite store (deploy/serve_class.py).
 
+The last test is the benchmark's smoke run (bench/classroom_live.py on this cluster): three
+students, two polls, one process killed during the second poll.
+
 Start from the class page, the projector's join code and QR code, join from the phones, follow the
 presenter's step (the time each phone took is printed), open a poll, answer, live count, reveal,
 reload the teacher's page (control resumes from the browser's cookie), export the CSV, end.
@@ -15,6 +18,7 @@ import re
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -29,8 +33,14 @@ CODE = re.compile(r"\b([A-Z0-9]{3})-([A-Z0-9]{3})\b")
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory) -> Iterator[Cluster]:
-    data = tmp_path_factory.mktemp("classdata")
+def class_data(tmp_path_factory) -> Path:
+    """The cluster's data folder (its one SQLite file)."""
+    return tmp_path_factory.mktemp("classdata")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, class_data) -> Iterator[Cluster]:
+    data = class_data
     c = Cluster(2, free_port(), run_dir=tmp_path_factory.mktemp("classrun"), quiet=True,
                 streamlit_args=["--browser.gatherUsageStats", "false"],
                 env={"ATTENTION_LAB_DATA_DIR": str(data), "ATTENTION_LAB_DATABASE_URL": ""})  # fmt: skip
@@ -155,3 +165,37 @@ def test_live_class_teacher_and_two_phones(browser, cluster: Cluster) -> None:
     finally:
         for ctx in (teacher_ctx, phone_ctx, laptop_ctx):
             ctx.close()
+
+
+def test_bench_smoke_three_students_and_a_killed_process(cluster: Cluster, class_data: Path) -> None:
+    """bench/classroom_live.py's class on this cluster: 3 phones, 2 polls, the process with more
+    students SIGKILLed when half the answers of poll 2 are in (started again afterwards). Every
+    acknowledged answer is counted, and every page follows the teacher's next step on the other
+    process. Its own Chromium runs in a thread (the bench is asyncio, this suite sync)."""
+    import asyncio
+    import threading
+
+    from bench import classroom_live
+    from classroom.sqlite_store import SqliteStore
+
+    db, out = SqliteStore(class_data / "classroom.sqlite3"), {}
+
+    def go() -> None:
+        try:
+            out["r"] = asyncio.run(classroom_live.run_class(cluster, db, store_kind="sqlite", students=3, polls=2,
+                                                            kill_poll=2, idle_s=0, restart_after_kill=True))  # fmt: skip
+        except Exception as exc:  # reported by the assertion below
+            out["error"] = repr(exc)
+
+    th = threading.Thread(target=go)
+    th.start()
+    th.join(240)
+    db.close()
+    assert not th.is_alive() and "error" not in out, out.get("error")
+    r = out["r"]
+    classroom_live.report(r)  # the figures, in the test's output
+    assert r["joined"] == 3 and not r["join_failed"]
+    assert r["per_poll"][0] == {"poll": 1, "acknowledged": 3, "counted": 3}
+    assert r["acked_all_counted"] and r["ack_total"] >= 3 + r["killed"]["at_acks"]
+    assert r["killed"]["follow_after_kill"]["missing"] == 0 and r["follow_missing"] == 0, r["not_following"]
+    assert all(rep.alive() for rep in cluster.replicas)  # started again for whatever runs next
