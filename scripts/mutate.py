@@ -60,14 +60,16 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/models/chunked_file.py": ["tests/test_chunked_file.py", "tests/test_models_fast_files.py"],
     "attention_core/models/gemma3.py": ["tests/test_gemma3_fast.py", "tests/test_gemma_family.py"],
     "attention_core/models/smollm2.py": ["tests/test_smollm2_fast.py"],
+    # MiniLM (22 M parameters) loads in a fraction of a second: its real-model tests are fast enough
+    "attention_core/models/minilm.py": [
+        "tests/test_pretrained.py", "tests/test_figures_pretrained.py", "tests/test_minilm_kills.py",
+    ],
 }  # fmt: skip
-# The pretrained-model modules: their tests run MiniLM forward passes, seconds per mutant, hours
-# per module on two cores. Only with --all. (smollm2, gemma3, gguf_file and the tokenizers are in
-# TARGETS with fast tests on tiny GGUF files the tests write; byte_bpe's list also holds
-# tests/test_token_labels.py, whose property tests read the real SmolLM2 tokenizer.)
-HEAVY = {
-    "attention_core/models/minilm.py": ["tests/test_pretrained.py"],
-}
+# Modules whose tests are too slow per mutant for a two-core machine: only with --all. (None left:
+# smollm2, gemma3, gguf_file and the tokenizers are in TARGETS with fast tests on tiny GGUF files
+# the tests write; byte_bpe's list also holds tests/test_token_labels.py, whose property tests read
+# the real SmolLM2 tokenizer.)
+HEAVY: dict[str, list[str]] = {}
 LAB_TESTS = ["tests/test_lab_checks_fail.py", "tests/test_lab_mutation_kills.py"]
 for _lab, _tests in {
     "block": ["tests/test_lab_block.py"],
