@@ -8,7 +8,7 @@ not here; a model module passes its model and its token limit.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -18,6 +18,12 @@ from .llama import DecodeLayerStep, LlamaConfig, decode_layers
 
 class DecoderInputError(ValueError):
     """Text the decoder cannot take (empty, too long, not valid Unicode), said for a learner."""
+
+
+def fields_of(instance) -> dict[str, object]:
+    """A dataclass instance's fields by name, the objects themselves (not copies, unlike
+    ``dataclasses.asdict``): how a loaded model takes over its tokenizer's fields."""
+    return {f.name: getattr(instance, f.name) for f in fields(instance)}
 
 
 def check_ids(ids: Sequence[int], config: LlamaConfig, max_tokens: int) -> np.ndarray:

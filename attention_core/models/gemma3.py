@@ -250,11 +250,10 @@ class TokenBytes(Sequence):
 
 
 @dataclass(frozen=True, eq=False)
-class Gemma3:
-    """The loaded model: weights, tokenizer and what each token id stands for."""
+class Gemma3Tokenizer:
+    """What reading text needs, without the weights (:func:`encode` and :func:`token_labels` read
+    only these fields, so they take a :class:`Gemma3` too)."""
 
-    config: LlamaConfig
-    weights: LlamaWeights = field(repr=False)
     tokenizer: spm_bpe.SentencePieceBPE = field(repr=False)  # no BOS added: encode adds it
     vocab: tuple[str, ...] = field(repr=False)  # the file's token strings ("▁cat", "<0xE7>", "<bos>")
     token_types: bytes = field(repr=False)  # llama.cpp's token types (spm_bpe.NORMAL ...), a byte each
@@ -262,6 +261,14 @@ class Gemma3:
     bos_id: int = BOS_ID
     eos_id: int = 1
     missing_bytes: frozenset[int] = frozenset()  # every byte has a <0xNN> token: empty
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Gemma3(Gemma3Tokenizer):
+    """The loaded model: its tokenizer and what each token id stands for, the config and the weights."""
+
+    config: LlamaConfig
+    weights: LlamaWeights = field(repr=False)
 
 
 def release_freed_heap() -> None:
@@ -280,20 +287,6 @@ def release_freed_heap() -> None:
         libc.malloc_trim(0)
     except (OSError, AttributeError):  # not glibc (musl ...): nothing to trim
         return
-
-
-@dataclass(frozen=True, eq=False)
-class Gemma3Tokenizer:
-    """What reading text needs, without the weights: the fields of :class:`Gemma3` of the same names
-    (:func:`encode` and :func:`token_labels` take either)."""
-
-    tokenizer: spm_bpe.SentencePieceBPE = field(repr=False)
-    vocab: tuple[str, ...] = field(repr=False)
-    token_types: bytes = field(repr=False)
-    token_bytes: Sequence[bytes | None] = field(repr=False)
-    bos_id: int = BOS_ID
-    eos_id: int = 1
-    missing_bytes: frozenset[int] = frozenset()
 
 
 def _open_checked():
@@ -356,17 +349,7 @@ def load_model() -> Gemma3:
     # NumPy widens float16 slowly here, and the logits read every scale once per token (measured
     # 83 ms with float32 scales against 263 ms with float16 for the 262,144 rows).
     release_freed_heap()
-    return Gemma3(
-        config=config,
-        weights=weights,
-        tokenizer=tok.tokenizer,
-        vocab=tok.vocab,
-        token_types=tok.token_types,
-        token_bytes=tok.token_bytes,
-        bos_id=tok.bos_id,
-        eos_id=tok.eos_id,
-        missing_bytes=tok.missing_bytes,
-    )
+    return Gemma3(config=config, weights=weights, **decoding.fields_of(tok))
 
 
 # --------------------------------------------------------------------------------------------
@@ -403,7 +386,7 @@ def encode(
     text: str,
     max_tokens: int | None = None,
     truncate: bool = False,
-    model: Gemma3 | Gemma3Tokenizer | None = None,
+    model: Gemma3Tokenizer | None = None,
 ) -> DecoderInput:
     """Tokenize ``text`` with Gemma's SentencePiece BPE, BOS first.
 
@@ -443,7 +426,7 @@ def encode(
     )  # fmt: skip
 
 
-def token_labels(ids: Sequence[int], model: Gemma3 | Gemma3Tokenizer | None = None) -> tuple[str, ...]:
+def token_labels(ids: Sequence[int], model: Gemma3Tokenizer | None = None) -> tuple[str, ...]:
     """Readable labels of a token sequence (see :func:`.smollm2.labels_for_ids`, which reads any
     model with ``vocab`` and ``token_bytes``)."""
     return labels_for_ids(list(ids), load_model() if model is None else model)[0]  # type: ignore[arg-type]

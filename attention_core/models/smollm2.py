@@ -132,11 +132,10 @@ def is_available() -> bool:
 
 
 @dataclass(frozen=True, eq=False)
-class SmolLM2:
-    """The loaded model: weights, tokenizer and what each token id stands for."""
+class SmolLM2Tokenizer:
+    """What reading text needs, without the weights (:func:`encode` and :func:`labels_for_ids` read
+    only these fields, so they take a :class:`SmolLM2` too)."""
 
-    config: LlamaConfig
-    weights: LlamaWeights = field(repr=False)
     tokenizer: object = field(repr=False)  # tokenizers.Tokenizer
     vocab: tuple[str, ...] = field(repr=False)  # the file's token strings, byte alphabet
     token_bytes: tuple[bytes | None, ...] = field(repr=False)  # None for special tokens
@@ -147,16 +146,12 @@ class SmolLM2:
     missing_bytes: frozenset[int] = frozenset()
 
 
-@dataclass(frozen=True, eq=False)
-class SmolLM2Tokenizer:
-    """What reading text needs, without the weights: the fields of :class:`SmolLM2` of the same names
-    (:func:`encode` and :func:`labels_for_ids` take either)."""
+@dataclass(frozen=True, eq=False, kw_only=True)
+class SmolLM2(SmolLM2Tokenizer):
+    """The loaded model: its tokenizer and what each token id stands for, the config and the weights."""
 
-    tokenizer: object = field(repr=False)  # tokenizers.Tokenizer
-    vocab: tuple[str, ...] = field(repr=False)
-    token_bytes: tuple[bytes | None, ...] = field(repr=False)
-    eos_id: int = 2
-    missing_bytes: frozenset[int] = frozenset()
+    config: LlamaConfig
+    weights: LlamaWeights = field(repr=False)
 
 
 def _open_checked():
@@ -210,15 +205,7 @@ def load_model() -> SmolLM2:
     tok = load_tokenizer()  # the same objects as a page that only tokenizes holds: not twice in memory
     weights = _weights_from_reader(reader, config)
     del reader  # the weights are copies: the file's memory map closes with the reader
-    return SmolLM2(
-        config=config,
-        weights=weights,
-        tokenizer=tok.tokenizer,
-        vocab=tok.vocab,
-        token_bytes=tok.token_bytes,
-        eos_id=tok.eos_id,
-        missing_bytes=tok.missing_bytes,
-    )
+    return SmolLM2(config=config, weights=weights, **decoding.fields_of(tok))
 
 
 # --------------------------------------------------------------------------------------------
@@ -276,12 +263,12 @@ def remove_unspellable(text: str, missing_bytes: frozenset[int]) -> tuple[str, i
     return "".join(kept), len(text) - len(kept)
 
 
-def _pieces(model: SmolLM2 | SmolLM2Tokenizer, ids: Sequence[int]) -> list[bytes | None]:
+def _pieces(model: SmolLM2Tokenizer, ids: Sequence[int]) -> list[bytes | None]:
     return [model.token_bytes[i] for i in ids]
 
 
 def labels_for_ids(
-    ids: Sequence[int], model: SmolLM2 | SmolLM2Tokenizer | None = None
+    ids: Sequence[int], model: SmolLM2Tokenizer | None = None
 ) -> tuple[tuple[str, ...], tuple]:
     """Readable labels (and parts) of a token sequence, each read in the context of its neighbours.
 
@@ -315,7 +302,7 @@ def encode(
     text: str,
     max_tokens: int = MAX_TOKENS,
     truncate: bool = False,
-    model: SmolLM2 | SmolLM2Tokenizer | None = None,
+    model: SmolLM2Tokenizer | None = None,
 ) -> DecoderInput:
     """Tokenize ``text`` with the model's byte-level BPE (no BOS token: the file says not to add one).
 
