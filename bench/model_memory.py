@@ -65,49 +65,39 @@ def memory_mb(pid: int) -> tuple[float, float]:
     return rss / 2**20, hwm / 2**20
 
 
-def run_sequence(browser, steps: list[str]) -> list[dict]:
-    proc, base = start_server("bench/model_probe_app.py", "model-probe", timeout_s=120)
-    rows = []
-    try:
-        context = browser.new_context()
-        page = context.new_page()
-        page.set_default_timeout(300_000)
-        for load in steps:
-            page.goto(f"{base}/?load={load}")
-            page.get_by_text("probe done:").wait_for()
-            if page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]').count():
-                raise RuntimeError(f"the probe failed for {load!r}: {page.inner_text('body')[:400]}")
-            text = page.get_by_text("probe done:").inner_text()
-            rss, peak = memory_mb(proc.pid)
-            rows.append({"load": load or "nothing (idle probe)", "rss_mb": round(rss, 1),
-                         "peak_mb": round(peak, 1), "page": text})  # fmt: skip
-        context.close()
-    finally:
-        stop_server(proc)
-    idle = rows[0]["rss_mb"]
-    for r in rows:
-        r["gain_mb"] = round(r["rss_mb"] - idle, 1)
-    return rows
+def visit_probe(page, base: str, load: str) -> tuple[str, str]:
+    """The probe page loading ``load``: ``-> (row label, what the page said)``."""
+    page.goto(f"{base}/?load={load}")
+    page.get_by_text("probe done:").wait_for()
+    if page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]').count():
+        raise RuntimeError(f"the probe failed for {load!r}: {page.inner_text('body')[:400]}")
+    return load or "nothing (idle probe)", page.get_by_text("probe done:").inner_text()
 
 
-def run_app_sequence(browser, paths: list[str]) -> list[dict]:
-    """The app's own pages, one after the other in one server process: RSS after each has settled."""
-    proc, base = start_server("app.py", "model-memory-app", timeout_s=120)
+def visit_app(page, base: str, path: str) -> tuple[str, str]:
+    """One of the app's own pages, until its script run has finished: ``-> (row label, note)``."""
+    page.goto(base + path)
+    page.wait_for_selector('[data-testid="stApp"]')
+    page.wait_for_timeout(500)  # the script run starts after the websocket opens
+    page.wait_for_function(SETTLED)
+    if page.locator('[data-testid="stException"]').count():
+        raise RuntimeError(f"{path} raised: {page.inner_text('body')[:400]}")
+    return path.split("&")[0], "app page settled"
+
+
+def run_sequence(browser, script: str, steps: list[str], visit) -> list[dict]:
+    """``steps`` visited in order in one fresh ``streamlit run script`` process: RSS after each, and
+    the gain over the first (the idle figure)."""
+    proc, base = start_server(script, "model-memory", timeout_s=120)
     rows = []
     try:
         context = browser.new_context(viewport={"width": 1366, "height": 768})
         page = context.new_page()
         page.set_default_timeout(300_000)
-        for path in paths:
-            page.goto(base + path)
-            page.wait_for_selector('[data-testid="stApp"]')
-            page.wait_for_timeout(500)  # the script run starts after the websocket opens
-            page.wait_for_function(SETTLED)
-            if page.locator('[data-testid="stException"]').count():
-                raise RuntimeError(f"{path} raised: {page.inner_text('body')[:400]}")
+        for step in steps:
+            label, said = visit(page, base, step)
             rss, peak = memory_mb(proc.pid)
-            rows.append({"load": path.split("&")[0], "rss_mb": round(rss, 1), "peak_mb": round(peak, 1),
-                         "page": "app page settled"})  # fmt: skip
+            rows.append({"load": label, "rss_mb": round(rss, 1), "peak_mb": round(peak, 1), "page": said})
         context.close()
     finally:
         stop_server(proc)
@@ -124,10 +114,10 @@ def main() -> int:
     out = {}
     with sync_playwright() as pw:
         browser = launch_browser(pw)
-        runs = [(n, run_sequence, steps) for n, steps in SEQUENCES.items()]
-        runs += [(n, run_app_sequence, paths) for n, paths in APP_SEQUENCES.items()]
-        for name, run, steps in runs:
-            out[name] = run(browser, steps)
+        runs = [(n, "bench/model_probe_app.py", steps, visit_probe) for n, steps in SEQUENCES.items()]
+        runs += [(n, "app.py", paths, visit_app) for n, paths in APP_SEQUENCES.items()]
+        for name, script, steps, visit in runs:
+            out[name] = run_sequence(browser, script, steps, visit)
             for r in out[name]:
                 print(f"{name:18s} {r['load']:22s} RSS {r['rss_mb']:7.1f} MB  (+{r['gain_mb']:6.1f} MB over idle)  "
                       f"peak {r['peak_mb']:7.1f} MB   [{r['page']}]", flush=True)  # fmt: skip
