@@ -99,3 +99,16 @@ def test_pair_norm_change_reads_the_models_pairing() -> None:
     assert decoder_view.max_pair_norm_change(x, turned, "half") < 1e-12
     # the broken case: reading a rotate-half vector as interleaved pairs sees lengths change
     assert decoder_view.max_pair_norm_change(x, turned, "interleaved") > 1e-3
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_comparison_tables_cells_are_plain_text(lang):
+    """A table cell shows its text as it is (no Markdown), so no cell of the two decoders' table
+    may carry Markdown marks: the Japanese head_dim row once showed its backticks."""
+    from attention_ui.decoder.gemma_view import compare_rows
+    from attention_ui.i18n import Translator
+
+    rows = compare_rows(Translator(lang), "The cat sat")
+    cells = [str(v) for r in rows for v in (*r.keys(), *r.values())]
+    assert len(rows) == 8 and cells
+    assert not [c for c in cells if any(mark in c for mark in ("`", "**", "$"))], cells
