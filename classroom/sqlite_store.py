@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import queue
 import sqlite3
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -11,6 +12,26 @@ from .store import SqlStore
 
 BUSY_TIMEOUT_MS = 10_000  # a writer waits this long for another process's write to finish
 POOL_SIZE = 8  # connections kept open per process (Streamlit runs each session in its own thread)
+
+
+def _switch_to_wal(conn: sqlite3.Connection, timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+    """Put the file in WAL mode (it stays there: later connections find it so and change nothing).
+
+    The first switch of a new file needs the file to itself, and SQLite answers "database is locked"
+    at once, without calling the busy handler, when another process is switching or migrating at that
+    moment. So retry, with a growing pause, for as long as a busy write would be waited for.
+    """
+    deadline = time.monotonic() + timeout_ms / 1000
+    pause = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
 
 class SqliteStore(SqlStore):
@@ -29,7 +50,7 @@ class SqliteStore(SqlStore):
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                check_same_thread=False)  # fmt: skip
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")  # readers never wait for the writer
+        _switch_to_wal(conn)  # readers never wait for the writer
         conn.execute(
             "PRAGMA synchronous = NORMAL"
         )  # WAL's safe setting: a power cut loses at most the last commits
