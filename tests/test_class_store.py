@@ -15,8 +15,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from classroom import codes
-from classroom import sqlite_store
+from classroom import codes, sqlite_store
 from classroom import store as store_module
 from classroom.model import NICKNAME_MAX, ClassError, Forbidden, StudentPoll
 from classroom.schema import LATEST
@@ -98,7 +97,7 @@ def test_many_new_sqlite_files_opened_by_eight_processes_at_once(tmp_path):
         stores = [sqlite_store.SqliteStore(path) for _ in range(8)]
         barrier = threading.Barrier(len(stores))
 
-        def go(s):
+        def go(s, barrier=barrier, trial=trial):
             try:
                 barrier.wait()
                 s.migrate()
