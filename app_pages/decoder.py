@@ -113,14 +113,14 @@ def section_tokens(t, trace, name: str) -> None:
         t(
             "decoder.g_explain_tokens" if name == "gemma3" else "decoder.explain_tokens",
             n=trace.n,
-            limit=limit,
+            limit=f"{limit:,}",
         )
     )
     kit.show_tokens(trace.labels)
     if enc.truncated:
         st.warning(
-            t("decoder.warn_truncated", total=enc.total_tokens, kept=enc.n, limit=limit,
-              cut=enc.chars_cut)
+            t("decoder.warn_truncated", total=f"{enc.total_tokens:,}", kept=f"{enc.n:,}", limit=f"{limit:,}",
+              cut=f"{enc.chars_cut:,}")
         )  # fmt: skip
     if enc.removed_chars:
         st.info(t("decoder.info_removed", removed=enc.removed_chars))
@@ -145,7 +145,8 @@ def section_overview(t, settings: DecoderSettings) -> None:
         fig = fdc.mark_layers(fig, globals_, t("decoder.global_mark"))
         st.markdown(t("decoder.g_overview_globals", layers=", ".join(map(str, globals_)), n=config.n_layers))
     PAGE.chart(
-        fig, "grid", t("decoder.alt_grid", stat=t(f"decoder.stat_{stat}")),
+        fig, "grid",
+        t("decoder.alt_grid", stat=t(f"decoder.stat_{stat}"), layers=config.n_layers, heads=config.n_heads),
         on_select=on_grid_pick, selection_mode="points",
     )  # fmt: skip
     st.caption(t(f"decoder.about_{stat}"))

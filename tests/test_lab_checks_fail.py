@@ -57,6 +57,12 @@ def test_spread_of_rows_that_differ_is_their_largest_difference():
     assert curve.spread == pytest.approx(0.5)
 
 
+def test_spread_compares_every_pair_of_rows_not_only_the_first():
+    """Rows 1.4 and 0.6 around a first row of 1.0: each is 0.4 from the first, 0.8 from each other."""
+    scores = np.array([[1.0, 2.0], [1.4, 2.0], [0.6, 2.0]])
+    assert dv.RopeOffsetCurve(np.arange(2), np.arange(3), scores, 1.0).spread == pytest.approx(0.8)
+
+
 def test_spread_of_an_absolute_position_code_is_large(monkeypatch):
     """Swap RoPE for a code that adds the position (not a rotation): the score then depends on where
     the pair sits, and the spread must show it."""

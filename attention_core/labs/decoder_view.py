@@ -72,8 +72,9 @@ class RopeOffsetCurve:
 
     @property
     def spread(self) -> float:
-        """The largest difference between the rows (0 in exact arithmetic)."""
-        return float(np.abs(self.scores - self.scores[:1]).max())
+        """The largest difference between any two rows at one offset (0 in exact arithmetic); not
+        only the differences from the first row, which can be half as large."""
+        return float((self.scores.max(axis=0) - self.scores.min(axis=0)).max())
 
 
 def max_pair_norm_change(before: np.ndarray, after: np.ndarray, layout: str = "interleaved") -> float:

@@ -202,5 +202,5 @@ def section_compare(t, settings: DecoderSettings) -> None:
         enc = core.encode(
             settings.text, max_tokens=core.MAX_TOKENS, truncate=True, model=cached.tokenizer(name)
         )
-        st.caption(t("decoder.cmp_count", n=enc.n, total=enc.total_tokens))
+        st.caption(t("decoder.cmp_count", n=f"{enc.n:,}", total=f"{enc.total_tokens:,}"))
         kit.show_tokens(enc.labels)

@@ -54,7 +54,7 @@ def section_next(t, trace, steps, ids: tuple[int, ...], settings: DecoderSetting
     core, config = models.module(settings.model), models.config(settings.model)
     model = cached.model(settings.model)
     st.header(t("decoder.h_next"), anchor="next-token")
-    st.markdown(t("decoder.explain_next", vocab=config.vocab_size))
+    st.markdown(t("decoder.explain_next", vocab=f"{config.vocab_size:,}"))
     st.latex(
         r"p_i = \frac{\exp(z_i / T)}{\sum_{j \in \mathcal{K}} \exp(z_j / T)}\quad (i \in \mathcal{K}),\qquad p_i = 0\ (i \notin \mathcal{K})"
     )
@@ -81,7 +81,7 @@ def section_next(t, trace, steps, ids: tuple[int, ...], settings: DecoderSetting
     if settings.top_k:
         st.markdown(t("decoder.about_top_k", k=settings.top_k))
     else:
-        st.markdown(t("decoder.about_all_tokens", vocab=config.vocab_size))
+        st.markdown(t("decoder.about_all_tokens", vocab=f"{config.vocab_size:,}"))
     # read_candidate reads only the model's token_bytes, so it serves both decoders
     reading = smollm2.read_candidate(context, upcoming, model)
     special = model.vocab[upcoming] if reading is None else None
@@ -107,7 +107,7 @@ def section_generate(t, trace, steps, ids: tuple[int, ...], settings: DecoderSet
     c2.button(t("decoder.reset_button"), key="dc_reset", on_click=on_reset, args=(settings.text,),
               disabled=not ids)  # fmt: skip
     if full:
-        st.info(t("decoder.info_full", limit=limit))
+        st.info(t("decoder.info_full", limit=f"{limit:,}"))
     if not ids:
         st.markdown(t("decoder.nothing_generated"))
         return
@@ -137,7 +137,7 @@ def section_generate(t, trace, steps, ids: tuple[int, ...], settings: DecoderSet
         sizes, stored, mha, gqa_name=t(series[0]), mha_name=t(series[1]),
         x_title=t("decoder.axis_tokens"), y_title=t("decoder.axis_bytes"),
     )  # fmt: skip
-    PAGE.chart(fig, "cache", t("decoder.alt_cache", tokens=total, bytes=cache_now))
+    PAGE.chart(fig, "cache", t("decoder.alt_cache", tokens=total, bytes=f"{cache_now:,}"))
     st.markdown(t("decoder.explain_rows", layer=settings.layer, head=settings.head))
     rows = [step.layers[settings.layer].weights[settings.head, 0] for step in steps]
     fig = fdc.generated_rows(

@@ -65,7 +65,7 @@ def section_rope(t, trace, settings: DecoderSettings, hover) -> None:
         st.info(t("decoder.g_rope_long", n=n, limit=gemma3.FULL_DETAIL_TOKENS))
         return
     base = float(getattr(layer, "rope_base", None) or config.rope_base)
-    st.markdown(t("decoder.explain_rope", base=f"{base:g}", pairs=config.head_dim // 2, d=config.head_dim))
+    st.markdown(t("decoder.explain_rope", base=f"{base:,.0f}", pairs=config.head_dim // 2, d=config.head_dim))
     st.latex(
         r"\begin{pmatrix} a' \\ b' \end{pmatrix} = \begin{pmatrix} \cos p\theta_i & -\sin p\theta_i \\"
         r" \sin p\theta_i & \cos p\theta_i \end{pmatrix} \begin{pmatrix} a \\ b \end{pmatrix},"
@@ -79,11 +79,11 @@ def section_rope(t, trace, settings: DecoderSettings, hover) -> None:
     with c1:
         st.markdown(t("decoder.q_before", h=head))
         PAGE.chart(heatmaps.feature_heatmap(q_in[head], trace.labels, **axes), "q_pre",
-                   t("decoder.alt_q", h=head, n=n))  # fmt: skip
+                   t("decoder.alt_q", h=head, n=n, d=config.head_dim))  # fmt: skip
     with c2:
         st.markdown(t("decoder.q_after", h=head))
         PAGE.chart(heatmaps.feature_heatmap(layer.Q[head], trace.labels, **axes), "q_post",
-                   t("decoder.alt_q", h=head, n=n))  # fmt: skip
+                   t("decoder.alt_q", h=head, n=n, d=config.head_dim))  # fmt: skip
     change = decoder_view.max_pair_norm_change(q_in[head], layer.Q[head], config.rope_layout)
     st.markdown(model_text(t, settings.model, "rope_norms", change=f"{change:.1e}"))
 
