@@ -311,13 +311,36 @@ def _offset_summary(v: View) -> dict:
                 spread=Near((curves.max(axis=0) - curves.min(axis=0)).max()), plain=Near(q @ k))  # fmt: skip
 
 
+def _begun_character(v: View, token: int) -> tuple[int, int, list[str]] | None:
+    """For a token that only begins a character after the (complete) prompt: its bytes, the
+    character's length from its lead byte, and the assigned characters it can still become."""
+    core = gemma3 if v.f.model == "gemma3" else smollm2
+    piece = core.load_model().token_bytes[token] or b""
+    if token_text(v.f.model, token) is not None or not piece or piece[0] < 0xC0:
+        return None
+    of = 2 if piece[0] < 0xE0 else 3 if piece[0] < 0xF0 else 4
+    return (len(piece), of, _assigned(piece)) if len(piece) < of else None
+
+
 def _upcoming(v: View) -> dict:
     token = drawn_token(v.trace.logits, 0, 0)
-    text = token_text(v.f.model, token)
+    text, begun = token_text(v.f.model, token), _begun_character(v, token)
     expected = {"seed": "0", "step": "0"}
     if text is not None:
         expected["token"] = text
+    elif begun is not None:
+        expected["token"] = v.t("tok_part_short", span=f"{begun[2][0]}…{begun[2][-1]}")
+    assert "token" in expected, "the drawn token is neither whole characters nor a begun character"
     return expected
+
+
+def _upcoming_reading(v: View) -> list[dict]:
+    begun = _begun_character(v, drawn_token(v.trace.logits, 0, 0))
+    if begun is None:
+        return []  # a whole token needs no reading
+    known, of, chars = begun
+    text = v.t("tok_part", known=known, of=of, count=f"{len(chars):,}", first=chars[0], last=chars[-1])
+    return [dict(reading=text)]
 
 
 def _lengths(v: View) -> dict:
@@ -431,6 +454,7 @@ MESSAGES: dict[str, tuple[tuple[str, ...], object]] = {
     "about_temperature": (B, lambda v: dict(temp="1")),
     "about_all_tokens": (B, lambda v: dict(vocab=f"{v.f.vocab:,}")),
     "upcoming": (B, _upcoming),
+    "upcoming_reading": (B, _upcoming_reading),
     "g_explain_qk_norm": (G, lambda v: dict(d="256")),
     "g_q_lengths": (G, lambda v: dict(h=str(v.head))),
     "g_k_lengths": (G, lambda v: dict(g=str(v.kv))),
@@ -683,7 +707,7 @@ LONG = "a\x04b " + "cat " * 5000  # 20,004 characters: 4 are cut before tokenizi
 
 @pytest.mark.skipif(not AVAILABLE["smollm2"], reason="SmolLM2 not installed")
 def test_long_text_and_ignored_link_numbers() -> None:
-    at = open_page(PAGE, dc_text=LONG, params={"top_k": "999", "layer": "99"})
+    at = open_page(PAGE, dc_text=LONG, dc_top_k=3, params={"top_k": "999", "layer": "99"})
     v = View(at, "en", SMOL, None, 0, 0, page_strings(at), chart_data(at))
     read = smollm2.MAX_INPUT_CHARS  # 20,000 characters are read
     assert read == 20_000
@@ -696,6 +720,7 @@ def test_long_text_and_ignored_link_numbers() -> None:
     (ignored,) = v.read("info_url_ignored")
     assert sorted(ignored["names"].split(", ")) == ["layer", "top_k"]
     assert at.button(key="dc_next").disabled
+    assert v.read("about_top_k") == [dict(k="3")] and v.read("about_all_tokens") == []
     counts = v.read("cmp_count")
     assert counts[0] == dict(n="128", total=f"{total:,}")
     if AVAILABLE["gemma3"]:  # BOS, then the same text (the \x04 is read as its byte token)

@@ -1,0 +1,367 @@
+"""The audit of the numbers a page shows, enforced (issue 28): a numeric message, chart or table that a
+page shows without a test that reads it fails here.
+
+What a page shows is derived from its code, not listed by hand: the page file and the
+``attention_ui`` modules it imports (the shared kit, figures and i18n excepted) are parsed, and every
+catalog key they name is collected, directly (``"decoder.gqa_memory"``), through an f-string
+(``f"decoder.layer_option_{kind}"`` stands for every key it can form), through ``model_text(t, name,
+"key")`` (``decoder.key`` and ``decoder.g_key``) and through the kit's ``Page`` methods the page calls
+(``PAGE.whole`` shows ``<namespace>.err_range``). A key whose text has a placeholder in either
+language is numeric here (the few text-only placeholders are audited too). Charts are the names
+given to ``PAGE.chart`` (an f-string part as ``*``), tables the names given to ``PAGE.table``, metrics
+the labels given to ``.metric``.
+
+:data:`AUDIT` maps each of them to the test that reads it: ``path::function`` or
+``path::function[row]``. The test must exist, the row must be a string in that file (a row of its
+table), and a test named without a row must name the key or chart in its own source.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from attention_ui.i18n import catalog, placeholders
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = {"decoder": "app_pages/decoder.py", "cost": "app_pages/cost.py", "inference": "app_pages/inference.py",
+         "block": "app_pages/block.py"}  # fmt: skip
+SHARED = ("attention_ui.kit", "attention_ui.i18n", "attention_ui.figures", "attention_ui.practice",
+          "attention_ui.playground", "attention_ui.page_url", "attention_ui.tables")  # fmt: skip
+NUMBERS = "tests/test_app_decoder_numbers.py"
+
+
+# --- what a page shows, from its code ----------------------------------------------------------------
+
+
+def _module_path(name: str) -> Path | None:
+    for p in (ROOT / (name.replace(".", "/") + ".py"), ROOT / name.replace(".", "/") / "__init__.py"):
+        if p.exists():
+            return p
+    return None
+
+
+def _shared(name: str) -> bool:
+    return name == "attention_ui" or any(name == s or name.startswith(s + ".") for s in SHARED)
+
+
+@cache
+def page_modules(page: str) -> tuple[Path, ...]:
+    """The page file and the page's own ``attention_ui`` modules it imports, transitively."""
+    todo, seen = [ROOT / page], []
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.append(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("attention_ui"):
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names if a.name.startswith("attention_ui")]
+            else:
+                continue
+            todo += [p for n in names if not _shared(n) and (p := _module_path(n)) and p not in seen]
+    return tuple(seen)
+
+
+@cache
+def kit_method_keys() -> dict[str, tuple[str, ...]]:
+    """``Page`` method -> the ``<namespace>.<suffix>`` suffixes it shows (``whole`` -> ``err_range``)."""
+    tree = ast.parse((ROOT / "attention_ui/kit.py").read_text(encoding="utf-8"))
+    page = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Page")
+    out = {}
+    for fn in (n for n in page.body if isinstance(n, ast.FunctionDef)):
+        suffixes = []
+        for node in ast.walk(fn):
+            if isinstance(node, ast.JoinedStr) and len(node.values) == 2:
+                head, tail = node.values
+                if (
+                    isinstance(head, ast.FormattedValue)
+                    and ast.unparse(head.value) == "self.namespace"
+                    and isinstance(tail, ast.Constant)
+                    and re.fullmatch(r"\.[a-z_0-9]+", tail.value)
+                ):
+                    suffixes.append(tail.value[1:])
+        out[fn.name] = tuple(suffixes)
+    return out
+
+
+def _namespace(page: str) -> str:
+    for path in page_modules(page):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and ast.unparse(node.func) in ("kit.Page", "Page")
+                and len(node.args) > 1
+            ):
+                return node.args[1].value
+    raise AssertionError(f"no kit.Page in {page}")
+
+
+def _pattern(node: ast.JoinedStr) -> str:
+    return "".join(re.escape(v.value) if isinstance(v, ast.Constant) else "[a-z0-9_]+" for v in node.values)
+
+
+def _name(node: ast.AST) -> str | None:
+    """A chart or table name: a string, or an f-string with ``*`` for its formatted parts."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "*" for v in node.values)
+    return None
+
+
+@cache
+def shown(page: str) -> dict[str, set[str]]:
+    """``{"messages": numeric keys, "charts": ..., "tables": ..., "metrics": label keys}`` of a page."""
+    en, ja, ns = catalog("en"), catalog("ja"), _namespace(page)
+    keys: set[str] = set()
+    charts: set[str] = set()
+    tables: set[str] = set()
+    metrics: set[str] = set()
+    for path in page_modules(page):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in en:
+                keys.add(node.value)
+            elif isinstance(node, ast.JoinedStr):
+                pat = _pattern(node)
+                if re.match(
+                    r"[a-z_]+\\\.[a-z_]", pat
+                ):  # a namespace and the start of a name, not f"ns.{key}"
+                    keys |= {k for k in en if re.fullmatch(pat, k)}
+            elif isinstance(node, ast.Call):
+                func = ast.unparse(node.func)
+                method = func.rsplit(".", 1)[-1]
+                if method == "model_text" and len(node.args) > 2 and isinstance(node.args[2], ast.Constant):
+                    keys |= {f"{ns}.{node.args[2].value}", f"{ns}.g_{node.args[2].value}"} & set(en)
+                elif func.startswith("PAGE.") and method in kit_method_keys():
+                    keys |= {f"{ns}.{s}" for s in kit_method_keys()[method]} & set(en)
+                if (
+                    func in ("PAGE.chart", "page.chart")
+                    and len(node.args) > 1
+                    and (name := _name(node.args[1]))
+                ):
+                    charts.add(name)
+                if (
+                    func in ("PAGE.table", "page.table")
+                    and len(node.args) > 1
+                    and (name := _name(node.args[1]))
+                ):
+                    tables.add(name)
+                if method == "metric" and node.args and isinstance(node.args[0], ast.Call):
+                    label = node.args[0]
+                    if label.args and isinstance(label.args[0], ast.Constant):
+                        metrics.add(label.args[0].value)
+    numeric = {k for k in keys if placeholders(en[k]) or placeholders(ja.get(k, ""))}
+    return {"messages": numeric, "charts": charts, "tables": tables, "metrics": metrics}
+
+
+# --- the audit: what a page shows -> the test that reads it ------------------------------------------
+
+
+def _decoder_audit() -> dict[str, str]:
+    from tests.test_app_decoder_numbers import CHARTS, MESSAGES
+
+    audit = {f"decoder.{key}": f"{NUMBERS}::test_message[{key}]" for key in MESSAGES}
+    audit |= {
+        "decoder.warn_truncated": f"{NUMBERS}::test_long_text_and_ignored_link_numbers",
+        "decoder.info_removed": f"{NUMBERS}::test_long_text_and_ignored_link_numbers",
+        "decoder.info_full": f"{NUMBERS}::test_long_text_and_ignored_link_numbers",
+        "decoder.info_url_ignored": f"{NUMBERS}::test_long_text_and_ignored_link_numbers",
+        "decoder.about_top_k": f"{NUMBERS}::test_long_text_and_ignored_link_numbers",
+        "decoder.cache_now": f"{NUMBERS}::test_generated_token_numbers",
+        "decoder.g_cache_now": f"{NUMBERS}::test_generated_token_numbers",
+        "decoder.alt_cache": f"{NUMBERS}::test_generated_token_numbers",
+        "decoder.explain_rows": f"{NUMBERS}::test_generated_token_numbers",
+        "decoder.alt_rows": f"{NUMBERS}::test_generated_token_numbers",
+        "decoder.g_band_broken": f"{NUMBERS}::test_broken_band_and_bound_show_as_errors",
+        "decoder.g_score_bound_broken": f"{NUMBERS}::test_broken_band_and_bound_show_as_errors",
+        "decoder.err_range": f"{NUMBERS}::test_seed_out_of_range_names_the_range",
+        **{
+            f"decoder.{k}": f"{NUMBERS}::test_token_word_numbers"
+            for k in (
+                "tok_part_short",
+                "tok_part",
+                "tok_completes_short",
+                "tok_completes",
+                "tok_stray",
+                "tok_special",
+            )
+        },  # fmt: skip
+        "decoder.g_rope_long": "tests/test_app_decoder_gemma.py::test_long_preset_shows_the_band_and_the_triangle",
+        "decoder.gemma_licence": "tests/test_app_decoder_gemma.py::test_japanese_defaults_to_gemma_with_whole_word_labels",
+    }
+    charts = {
+        re.sub(
+            r"_(\d+)$", "_*", re.sub(r"^g_map_(local|global)$", "g_map_*", name)
+        ): f"{NUMBERS}::test_chart[{name}]"
+        for name in CHARTS
+    }
+    charts |= {
+        "cache": f"{NUMBERS}::test_generated_token_numbers",
+        "rows": f"{NUMBERS}::test_generated_token_numbers",
+    }
+    audit |= {f"chart:{k}": v for k, v in charts.items()}
+    audit["table:compare"] = f"{NUMBERS}::test_compare_table"
+    return audit
+
+
+# The cost, inference and block pages were audited before this table existed (tests/test_app_page_numbers.py,
+# test_app_cost.py, test_app_block.py, test_app_positions_inference.py, test_app_ring_ssm.py read many of
+# their numbers by value). Their entries are not written yet: the keys below are the ones no test names.
+# They are listed so that the audit is honest about them and so that any NEW numeric key on these pages
+# fails until it has a test. Shrink this list; never add to it.
+PAGE_NUMBERS = "tests/test_app_page_numbers.py"
+OTHER_PAGES_AUDIT = {
+    # read back from the page and compared with the core or hand formulas (tests/test_app_page_numbers.py)
+    "inference.cache_equal": f"{PAGE_NUMBERS}::test_inference_page_numbers",
+    "inference.cache_differs": f"{PAGE_NUMBERS}::test_inference_page_reports_a_broken_cache_as_an_error",
+    "inference.size_metric": f"{PAGE_NUMBERS}::test_inference_page_numbers",
+    "inference.mha_metric": f"{PAGE_NUMBERS}::test_inference_page_numbers",
+    "metric:inference.cache_gap": f"{PAGE_NUMBERS}::test_inference_page_numbers",
+    "metric:inference.change_causal": f"{PAGE_NUMBERS}::test_inference_page_numbers",
+    "metric:inference.change_bidirectional": f"{PAGE_NUMBERS}::test_inference_page_numbers",
+    "table:steps": f"{PAGE_NUMBERS}::test_inference_page_numbers",
+    "table:causal": f"{PAGE_NUMBERS}::test_inference_page_numbers",
+    "block.residual_broken": f"{PAGE_NUMBERS}::test_block_page_reports_a_broken_residual_as_an_error",
+    "block.err_heads": "tests/test_app_block.py::test_flops_crossover_and_errors",
+    "table:stages": f"{PAGE_NUMBERS}::test_block_page_numbers",
+    "table:norms": f"{PAGE_NUMBERS}::test_block_page_numbers",
+    "table:depth": f"{PAGE_NUMBERS}::test_block_page_numbers",
+    "cost.win_counts": f"{PAGE_NUMBERS}::test_cost_page_window_and_linear_numbers",
+    "cost.lin_sharpness": f"{PAGE_NUMBERS}::test_cost_page_window_and_linear_numbers",
+    "cost.lin_crossover": f"{PAGE_NUMBERS}::test_cost_page_window_and_linear_numbers",
+    "metric:cost.win_diff": f"{PAGE_NUMBERS}::test_cost_page_window_and_linear_numbers",
+    "metric:cost.win_model_diff": f"{PAGE_NUMBERS}::test_cost_page_window_and_linear_numbers",
+    "metric:cost.check_tiles": f"{PAGE_NUMBERS}::test_cost_page_window_and_linear_numbers",
+    "metric:cost.win_scores": f"{PAGE_NUMBERS}::test_cost_page_window_and_linear_numbers",
+    "metric:cost.lin_diff": f"{PAGE_NUMBERS}::test_cost_page_window_and_linear_numbers",
+    "metric:cost.lin_state": f"{PAGE_NUMBERS}::test_cost_page_window_and_linear_numbers",
+    "metric:cost.lin_weight_diff": f"{PAGE_NUMBERS}::test_cost_page_window_and_linear_numbers",
+    "table:exact": f"{PAGE_NUMBERS}::test_cost_page_window_and_linear_numbers",
+    "cost.units_note": "tests/test_catalog_claims.py::test_the_notes_table_reading",
+    "ring.ok": "tests/test_app_ring_ssm.py::test_ring_section_in_english_matches_the_loops",
+    "ring.bad": "tests/test_app_ring_ssm.py::test_a_broken_merge_turns_the_ring_check_red",
+    "metric:ring.metric_diff": "tests/test_app_ring_ssm.py::test_ring_section_in_english_matches_the_loops",
+    "metric:ring.metric_blocks": "tests/test_app_ring_ssm.py::test_ring_section_in_english_matches_the_loops",
+}
+NOT_YET_AUDITED: dict[str, frozenset[str]] = {
+    "cost": frozenset({
+        "chart:flops", "chart:peak", "chart:tiles", "chart:time", "chart:memory", "chart:linear_flops",
+        "chart:linear_row", "chart:window_tiles", "chart:window_time", "chart:ring_load", "chart:ring_orders",
+        "chart:ring_row", "chart:ring_schedule", "chart:ring_times",
+        "cost.alt_flops", "cost.alt_linear_flops", "cost.alt_linear_row", "cost.alt_linear_weights",
+        "cost.alt_memory", "cost.alt_peak", "cost.alt_softmax_weights", "cost.alt_tiles", "cost.alt_time",
+        "cost.alt_window_tiles", "cost.alt_window_time", "cost.check_bad", "cost.check_ok", "cost.dtype_name",
+        "cost.explain_exact", "cost.explain_measure", "cost.explain_window_time", "cost.flops_ratio",
+        "cost.lin_ok", "cost.measure_done", "cost.measure_lesson", "cost.measure_meta", "cost.measure_progress",
+        "cost.method_linear", "cost.win_model", "cost.win_ok", "cost.win_same", "cost.win_time_lesson",
+        "cost.win_time_meta", "metric:cost.check_diff", "metric:cost.check_tile_share",
+        "metric:ring.metric_busiest", "metric:ring.metric_compute", "metric:ring.metric_send_step",
+        "metric:ring.metric_send_total", "metric:ring.metric_steps", "metric:ring.metric_transfer",
+        "ring.alt_load", "ring.alt_orders", "ring.alt_row", "ring.alt_schedule", "ring.alt_times",
+        "ring.cost_intro", "ring.err_n", "ring.exposed", "ring.hides", "ring.load_causal", "ring.load_full",
+        "ring.memory_note", "ring.orders_note", "ring.row_note", "ring.row_title", "ring.send_note",
+        "table:extended", "table:flops", "table:measure", "table:tiles", "table:memory", "table:notes",
+        "table:window_time", "table:ring_memory", "table:ring_row",
+    }),
+    "inference": frozenset({
+        "chart:flops", "chart:groups", "chart:causal", "chart:size", "inference.alt_causal", "inference.alt_flops",
+        "inference.alt_groups", "inference.alt_size", "inference.causal_note", "inference.err_config",
+        "inference.explain_cache", "inference.explain_flops", "inference.explain_groups", "inference.flops_note",
+        "inference.group_line", "inference.head_title", "inference.over_context", "inference.size_note",
+        "inference.source", "inference.source_context", "inference.source_window", "inference.window_note",
+        "table:flops",
+    }),
+    "block": frozenset({
+        "block.alt_depth", "block.alt_flops", "block.alt_stages", "block.crossover", "block.crossover_label",
+        "block.depth_lesson", "block.err_range", "block.formula_note", "block.residual_post", "block.residual_pre",
+        "block.shapes_note", "block.warn_truncated", "chart:depth", "chart:flops", "chart:stages",
+        "table:flops", "table:where",
+    }),
+}  # fmt: skip
+
+
+@cache
+def audit() -> dict[str, str]:
+    return _decoder_audit() | OTHER_PAGES_AUDIT
+
+
+def _entries(page: str) -> set[str]:
+    s = shown(page)
+    return (
+        s["messages"]
+        | {f"chart:{c}" for c in s["charts"]}
+        | {f"table:{t}" for t in s["tables"]}
+        | {f"metric:{m}" for m in s["metrics"]}
+    )
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_every_number_the_page_shows_has_a_test(page: str) -> None:
+    missing = sorted(_entries(PAGES[page]) - set(audit()) - NOT_YET_AUDITED.get(page, frozenset()))
+    assert not missing, f"numbers on the {page} page with no test in AUDIT: {missing}"
+
+
+@pytest.mark.parametrize("page", list(NOT_YET_AUDITED))
+def test_the_list_of_gaps_only_shrinks(page: str) -> None:
+    """A gap that got its AUDIT entry, or that the page no longer shows, leaves the list."""
+    gaps = NOT_YET_AUDITED[page]
+    assert not gaps & set(audit()), sorted(gaps & set(audit()))
+    assert gaps <= _entries(PAGES[page]), sorted(gaps - _entries(PAGES[page]))
+
+
+def test_the_audit_names_only_what_the_pages_show() -> None:
+    everything = set().union(*(_entries(p) for p in PAGES.values()))
+    stale = sorted(set(audit()) - everything)
+    assert not stale, f"AUDIT entries for keys or charts no page shows: {stale}"
+
+
+@cache
+def _tests_of(path: str) -> tuple[dict[str, str], set[str]]:
+    """A test file's test functions (name -> source) and its string constants."""
+    src = (ROOT / path).read_text(encoding="utf-8")
+    tree = ast.parse(src)
+    functions = {n.name: ast.get_source_segment(src, n) for n in tree.body if isinstance(n, ast.FunctionDef)}
+    strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return functions, strings
+
+
+def test_every_audit_entry_names_a_test_that_exists_and_reads_it() -> None:
+    wrong = []
+    for what, entry in sorted(audit().items()):
+        m = re.fullmatch(r"(?P<path>tests/[\w/]+\.py)::(?P<fn>test_\w+)(?:\[(?P<row>[\w*-]+)\])?", entry)
+        if not m or not (ROOT / m["path"]).exists():
+            wrong.append((what, entry, "no such file"))
+            continue
+        functions, strings = _tests_of(m["path"])
+        if m["fn"] not in functions:
+            wrong.append((what, entry, "no such test"))
+        elif m["row"] is not None and m["row"] not in strings:
+            wrong.append((what, entry, "no such row"))
+        elif m["row"] is None:
+            short = what.split(":", 1)[-1].split(".", 1)[-1].split("*")[0].rstrip("_")
+            if short not in functions[m["fn"]]:
+                wrong.append((what, entry, f"the test does not name {short!r}"))
+    assert not wrong, wrong
+
+
+def test_the_derivation_finds_what_it_should() -> None:
+    """The parser itself, on things known to be on the decoder page: a key named outright, one formed
+    by an f-string, one through model_text (the Gemma twin), one through a kit method, a chart named
+    by an f-string, the table; and a key the page does not use is not found."""
+    s = shown(PAGES["decoder"])
+    assert {
+        "decoder.gqa_memory",
+        "decoder.layer_option_local",
+        "decoder.g_rope_norms",
+        "decoder.err_range",
+    } <= s["messages"]
+    assert "decoder.title" not in s["messages"]  # no placeholder
+    assert {"weights_*", "g_map_*", "grid"} <= s["charts"] and s["tables"] == {"compare"}
+    assert "inference.cache_gap" in shown(PAGES["inference"])["metrics"]
