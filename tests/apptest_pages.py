@@ -14,11 +14,16 @@ query parameters are set before that first run.
 from __future__ import annotations
 
 import base64
+import html
 import json
+import re
+import string
 from pathlib import Path
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
+
+from attention_ui.i18n import catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -111,3 +116,93 @@ def messages(at: AppTest) -> dict[str, list[str]]:
         "warning": [w.value for w in at.warning],
         "info": [i.value for i in at.info],
     }
+
+
+# --- a page's messages read back by their templates (issue 28's page-number audit) ------------------
+
+# placeholders that hold words, not numbers (every other placeholder must show a number or a list of them)
+TEXT_FIELDS = {"stat", "what", "token", "path", "names", "reading", "char", "span", "name", "first", "last", "groups",
+               "source", "norm", "ffn", "detail", "size", "saved", "dtype", "method", "mem", "per", "nbytes"}  # fmt: skip
+_NUMBER = r"-?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?"
+NUMBERS = rf"{_NUMBER}(?:, {_NUMBER})*"  # one number or a list of them ("5, 11, 17")
+
+
+def pattern(template: str) -> re.Pattern:
+    """A message template as a regular expression: each ``{field}`` captures its text, a number (or
+    a list of numbers) unless it is one of :data:`TEXT_FIELDS`; a field used twice must show the same
+    text twice."""
+    parts, seen = [], set()
+    for literal, name, _, _ in string.Formatter().parse(template):
+        parts.append(re.escape(literal))
+        if name is None:
+            continue
+        body = ".+?" if name in TEXT_FIELDS else NUMBERS
+        parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>{body})")
+        seen.add(name)
+    return re.compile("".join(parts), re.S)
+
+
+def page_strings(at: AppTest) -> list[str]:
+    """Every string the page shows, in page order within each kind: texts, headings, widget options,
+    chart alt texts, trace names, hover texts and subplot titles, metric labels and values, table cells."""
+    out: list[str] = []
+    for kind in (
+        "title",
+        "header",
+        "subheader",
+        "markdown",
+        "caption",
+        "info",
+        "warning",
+        "error",
+        "success",
+    ):
+        out += [e.value for e in at.get(kind)]
+    for box in at.selectbox:
+        out += list(box.options)
+    for el in at.get("plotly_chart"):
+        out.append(el.proto.alt)
+        for tr in json.loads(el.proto.spec)["data"]:
+            out += [html.unescape(str(tr.get("name", "")))]
+            out += [html.unescape(h) for h in tr.get("hovertext") or [] if isinstance(h, str)]
+        layout = json.loads(el.proto.spec).get("layout", {})
+        out += [
+            html.unescape(str(a.get("text", ""))) for a in layout.get("annotations", [])
+        ]  # subplot titles
+    for m in at.metric:
+        out += [m.label, m.value]
+    for df in at.dataframe:
+        out += [str(c) for c in df.value.columns] + [str(v) for v in df.value.to_numpy().ravel()]
+    return out
+
+
+def message_values(strings: list[str], lang: str, key: str, whole: bool = True) -> list[dict[str, str]]:
+    """The placeholder values of every string in ``strings`` that is message ``key`` in ``lang``, in
+    order (``whole=False``: strings that contain it, for a caption built from several messages)."""
+    rx = pattern(catalog(lang)[key])
+    if whole:
+        return [m.groupdict() for s in strings if (m := rx.fullmatch(s))]
+    return [m.groupdict() for s in strings for m in rx.finditer(s)]
+
+
+class Near:
+    """A shown number: equal when the shown text, read as a float, lies within half a unit of its last
+    printed digit of ``value`` (float32 against float64 may round the last digit the other way)."""
+
+    def __init__(self, value: float) -> None:
+        self.value = float(value)
+
+    def __eq__(self, shown: object) -> bool:
+        text = str(shown).replace(",", "")
+        mantissa = text.split("e")[0]
+        decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+        unit = 10.0**-decimals * (10.0 ** int(text.split("e")[1]) if "e" in text else 1.0)
+        return abs(float(text) - self.value) <= 0.5 * unit * 1.01 + 1e-300
+
+    def __repr__(self) -> str:
+        return f"Near({self.value!r})"
+
+
+def differences(shown: dict, expected: dict) -> dict:
+    """The fields whose shown text is not the expected value: ``{field: (shown, expected)}``."""
+    return {k: (shown.get(k), e) for k, e in expected.items() if not e == shown.get(k)}

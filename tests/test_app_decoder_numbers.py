@@ -20,11 +20,8 @@ account: each numeric message and chart of the page must have a row here or a te
 
 from __future__ import annotations
 
-import html
 import json
 import math
-import re
-import string
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -33,8 +30,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention_core.models import gemma3, smollm2
-from attention_ui.i18n import catalog, translate
-from tests.apptest_pages import no_exception, open_page, z
+from attention_ui.i18n import translate
+from tests.apptest_pages import Near, differences, message_values, no_exception, open_page, page_strings, z
 
 PAGE = "app_pages/decoder.py"
 BYTES = 4  # float32 K and V, as the page says
@@ -81,54 +78,6 @@ AVAILABLE = {"smollm2": smollm2.is_available(), "gemma3": gemma3.is_available()}
 # --- reading the page -------------------------------------------------------------------------------
 
 
-TEXT_FIELDS = {"stat", "what", "token", "path", "names", "reading", "char", "span", "name", "first", "last"}
-_NUMBER = r"-?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?"
-NUMBERS = rf"{_NUMBER}(?:, {_NUMBER})*"  # one number or a list of them ("5, 11, 17")
-
-
-def pattern(template: str) -> re.Pattern:
-    """A message template as a regular expression: each ``{field}`` captures its text, a number (or
-    a list of numbers) unless it is one of :data:`TEXT_FIELDS`; a field used twice must show the same
-    text twice."""
-    parts, seen = [], set()
-    for literal, name, _, _ in string.Formatter().parse(template):
-        parts.append(re.escape(literal))
-        if name is None:
-            continue
-        body = ".+?" if name in TEXT_FIELDS else NUMBERS
-        parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>{body})")
-        seen.add(name)
-    return re.compile("".join(parts), re.S)
-
-
-def page_strings(at: AppTest) -> list[str]:
-    """Every string the page shows, in page order within each kind: texts, headings, widget options,
-    chart alt texts, trace names and hover texts, table cells."""
-    out: list[str] = []
-    for kind in (
-        "title",
-        "header",
-        "subheader",
-        "markdown",
-        "caption",
-        "info",
-        "warning",
-        "error",
-        "success",
-    ):
-        out += [e.value for e in at.get(kind)]
-    for box in at.selectbox:
-        out += list(box.options)
-    for el in at.get("plotly_chart"):
-        out.append(el.proto.alt)
-        for tr in json.loads(el.proto.spec)["data"]:
-            out += [html.unescape(str(tr.get("name", "")))]
-            out += [html.unescape(h) for h in tr.get("hovertext") or [] if isinstance(h, str)]
-    for df in at.dataframe:
-        out += [str(c) for c in df.value.columns] + [str(v) for v in df.value.to_numpy().ravel()]
-    return out
-
-
 @dataclass
 class View:
     """One page run, read once (texts and charts as they were after the first run)."""
@@ -160,8 +109,7 @@ class View:
 
     def read(self, key: str) -> list[dict[str, str]]:
         """The values of every shown message ``decoder.<key>``, in page order."""
-        rx = pattern(catalog(self.lang)[f"decoder.{key}"])
-        return [m.groupdict() for s in self.strings if (m := rx.fullmatch(s))]
+        return message_values(self.strings, self.lang, f"decoder.{key}")
 
 
 def chart_data(at: AppTest) -> dict[str, dict]:
@@ -194,24 +142,6 @@ def views():
 
 
 # --- values computed here ---------------------------------------------------------------------------
-
-
-class Near:
-    """A shown number: equal when the shown text, read as a float, lies within half a unit of its last
-    printed digit of ``value`` (float32 against float64 may round the last digit the other way)."""
-
-    def __init__(self, value: float) -> None:
-        self.value = float(value)
-
-    def __eq__(self, shown: object) -> bool:
-        text = str(shown).replace(",", "")
-        mantissa = text.split("e")[0]
-        decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
-        unit = 10.0**-decimals * (10.0 ** int(text.split("e")[1]) if "e" in text else 1.0)
-        return abs(float(text) - self.value) <= 0.5 * unit * 1.01 + 1e-300
-
-    def __repr__(self) -> str:
-        return f"Near({self.value!r})"
 
 
 def cache_bytes(f: Facts, tokens: int, kv_heads: int | None = None, layers: int | None = None) -> int:
@@ -489,11 +419,6 @@ def _cases():
         for key, (models, _) in MESSAGES.items()
         if run[0] in models
     ]
-
-
-def differences(shown: dict, expected: dict) -> dict:
-    """The fields whose shown text is not the expected value: ``{field: (shown, expected)}``."""
-    return {k: (shown.get(k), e) for k, e in expected.items() if not e == shown.get(k)}
 
 
 @pytest.mark.parametrize(("run", "key"), _cases())
