@@ -123,11 +123,13 @@ def messages(at: AppTest) -> dict[str, list[str]]:
 # placeholders that hold words, not numbers (every other placeholder must show a number or a list of them)
 TEXT_FIELDS = {"stat", "what", "token", "path", "names", "reading", "char", "span", "name", "first", "last", "groups",
                "source", "norm", "ffn", "detail", "size", "saved", "dtype", "method", "mem", "per", "nbytes"}  # fmt: skip
-_NUMBER = r"-?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?"
+_NUMBER = (
+    r"-?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?(?:%| (?:[kKMGTPE]i?)?B)?"  # 1,024 · 2.4e-07 · 38% · 16 MiB
+)
 NUMBERS = rf"{_NUMBER}(?:, {_NUMBER})*"  # one number or a list of them ("5, 11, 17")
 
 
-def pattern(template: str) -> re.Pattern:
+def pattern(template: str, text_fields=()) -> re.Pattern:
     """A message template as a regular expression: each ``{field}`` captures its text, a number (or
     a list of numbers) unless it is one of :data:`TEXT_FIELDS`; a field used twice must show the same
     text twice."""
@@ -136,7 +138,7 @@ def pattern(template: str) -> re.Pattern:
         parts.append(re.escape(literal))
         if name is None:
             continue
-        body = ".+?" if name in TEXT_FIELDS else NUMBERS
+        body = ".+?" if name in TEXT_FIELDS or name in text_fields else NUMBERS
         parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>{body})")
         seen.add(name)
     return re.compile("".join(parts), re.S)
@@ -176,10 +178,13 @@ def page_strings(at: AppTest) -> list[str]:
     return out
 
 
-def message_values(strings: list[str], lang: str, key: str, whole: bool = True) -> list[dict[str, str]]:
+def message_values(
+    strings: list[str], lang: str, key: str, whole: bool = True, text_fields=()
+) -> list[dict[str, str]]:
     """The placeholder values of every string in ``strings`` that is message ``key`` in ``lang``, in
-    order (``whole=False``: strings that contain it, for a caption built from several messages)."""
-    rx = pattern(catalog(lang)[key])
+    order (``whole=False``: strings that contain it, for a caption built from several messages;
+    ``text_fields``: more fields that hold words here)."""
+    rx = pattern(catalog(lang)[key], text_fields)
     if whole:
         return [m.groupdict() for s in strings if (m := rx.fullmatch(s))]
     return [m.groupdict() for s in strings for m in rx.finditer(s)]

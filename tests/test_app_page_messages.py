@@ -12,6 +12,8 @@ pages that no test names.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -243,3 +245,286 @@ def test_block_flops_input_out_of_range_names_the_range(monkeypatch) -> None:
     monkeypatch.setattr(kit.st, "error", shown.append)
     assert page.whole(Translator("en"), "bl_flops_d", "d_model", (16, 16384)) is None
     assert message_values(shown, "en", "block.err_range") == [dict(name="d_model", lo="16", hi="16384")]
+
+
+# --- cost: memory, FLOPs, the tiled check, the window, linear attention, ring attention ----------------
+
+COST = "app_pages/cost.py"
+CHART_NS = [2**k for k in range(7, 21)]  # the memory and FLOPs charts: 128 … 1,048,576
+NOTES_NS = [2_048, 8_192, 32_768, 131_072, 1_000_000]  # the reference notes' rows
+
+
+@pytest.fixture(scope="module")
+def cost_runs():
+    return {lang: open_page(COST, lang=lang, co_tables=True) for lang in ("en", "ja")}
+
+
+def table_with(at, column: str):
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_cost_memory_and_flops_numbers(cost_runs, lang) -> None:
+    """Memory n² · bytes · heads · batch · layers and FLOPs h(2n²d_k + 6n² + 2n²d_v), by hand, at the
+    page's defaults (FP16, 1 head, batch 1, 1 layer, d_k = 64)."""
+    at = cost_runs[lang]
+    strings = page_strings(at)
+    tr = lambda key, **v: translate(lang, key, **v)  # noqa: E731
+    notes = table_with(at, tr("cost.col_notes"))
+    assert list(notes["n"]) == NOTES_NS
+    assert list(notes[tr("cost.col_elements")]) == [n * n for n in NOTES_NS]
+    assert list(notes[tr("cost.col_bytes")]) == [2 * n * n for n in NOTES_NS]
+    assert list(notes[tr("cost.col_ratio")]) == [f"×{n * n / NOTES_NS[0] ** 2:,.0f}" for n in NOTES_NS]
+    extended = table_with(at, tr("cost.col_gpus"))
+    assert list(extended[tr("cost.col_gpus")]) == [f"{2 * n * n / 80e9:,.2g}" for n in NOTES_NS]
+    assert list(extended[tr("cost.col_binary")]) == [format_bytes(2 * n * n) for n in NOTES_NS]
+    formats = [dict(dtype="FP32", bytes="4"), dict(dtype="FP16", bytes="2"), dict(dtype="BF16", bytes="2"),
+               dict(dtype="FP8", bytes="1")]  # fmt: skip
+    lines = [
+        dict(dtype="FP32", bytes="4"),
+        dict(dtype="FP16 / BF16", bytes="2"),
+        dict(dtype="FP8", bytes="1"),
+    ]
+    # the two format boxes (extended table, ring costs), then the memory chart's lines and table columns
+    check(strings, lang, "cost.dtype_name", formats + formats + lines + lines)
+    check(strings, lang, "cost.alt_memory", dict(heads="1", batch="1", layers="1"))
+    memory = charts(at, "co_chart_")["memory"]["data"]
+    for line, size in zip(memory, (4, 2, 1), strict=False):
+        assert list(line["y"]) == [size * n * n for n in CHART_NS]
+    check(strings, lang, "cost.alt_flops", dict(d_k="64", heads="1"))
+    flops = {tr_["name"]: tr_["y"] for tr_ in charts(at, "co_chart_")["flops"]["data"]}
+    assert flops[tr("cost.flops_total")] == [2 * n * n * 64 + 6 * n * n + 2 * n * n * 64 for n in CHART_NS]
+    assert flops[tr("cost.flops_softmax")] == [6 * n * n for n in CHART_NS]
+    table = table_with(at, tr("cost.flops_total"))
+    assert list(table[tr("cost.flops_scores")]) == [2 * n * n * 64 for n in CHART_NS]
+    assert list(table_with(at, tr("cost.flops_total")).columns)[0] == "n"
+    mem_table = next(
+        df.value for df in at.dataframe if list(df.value.columns)[1:] == [ln["name"] for ln in memory[:3]]
+    )
+    assert list(mem_table.iloc[:, 1]) == [4 * n * n for n in CHART_NS]
+    check(strings, lang, "cost.flops_ratio", dict(ratio="4.00"))  # every part ∝ n²: ×2 in n is ×4
+    check(strings, lang, "cost.explain_measure", dict(d="64", limit="4,096"))
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_cost_tiled_window_linear_and_ring_numbers(cost_runs, lang) -> None:
+    at = cost_runs[lang]
+    strings = page_strings(at)
+    from attention_core.labs import efficient as lab_efficient
+    from attention_core.labs import ring as lab_ring
+    from attention_core.labs.cost import tiled_check
+
+    # the tiled check at n = 512, b = 64, no mask: 8 × 8 tiles, all computed
+    chk = tiled_check(512, 64, False)
+    check(strings, lang, "cost.check_ok", dict(diff=f"{chk.max_abs_diff:.2e}"))
+    assert [m.value for m in at.metric if m.label == translate(lang, "cost.check_tile_share")] == [
+        "4,096 / 262,144"
+    ]
+    assert [m.value for m in at.metric if m.label == translate(lang, "cost.check_diff")] == [
+        f"{chk.max_abs_diff:.2e}"
+    ]
+    check(strings, lang, "cost.alt_tiles", dict(tiles="8", block="64", n="512"))
+    tiles = table_with(at, "#")
+    assert list(tiles["#"]) == [str(i) for i in range(8)]
+    assert set(tiles.iloc[:, 1:].to_numpy().ravel()) == {translate(lang, "cost.tile_computed")}
+    assert np.array(z(charts(at, "co_chart_")["tiles"])).size == 64
+    # the sliding window at its defaults: n = 1,024, w = 64, b = 64
+    win = lab_efficient.window_check(1024, 64, 64)
+    check(strings, lang, "cost.win_ok", dict(diff=f"{win.max_abs_diff:.2e}"))
+    check(strings, lang, "cost.win_model", dict(diff=f"{win.diff_to_causal:.2e}", w="64"))
+    check(strings, lang, "cost.alt_window_tiles", dict(tiles="16", block="64", n="1024", w="64"))
+    grid = z(charts(at, "co_chart_")["window_tiles"])
+    needed = [[any(i - 64 < j <= i for i in (q * 64, q * 64 + 63) for j in (k * 64, k * 64 + 63)) or k == q - 1 or k == q
+               for k in range(16)] for q in range(16)]  # fmt: skip  # the diagonal tile and the one before it
+    assert (
+        grid.shape == (16, 16)
+        and (np.nan_to_num(grid) > 0).tolist()
+        == [[q - 1 <= k <= q for k in range(16)] for q in range(16)]
+        == needed
+    )
+    check(
+        strings,
+        lang,
+        "cost.explain_window_time",
+        dict(block="128", top=f"{lab_efficient.WINDOW_SWEEP_NS[-1]:,}"),
+    )
+    # linear attention on the page's sentence
+    lin = lab_efficient.linear_lab(at.session_state["co_text"])
+    n = len(lin.tokens)
+    check(
+        strings,
+        lang,
+        "cost.lin_ok",
+        dict(diff=f"{lin.recurrence_vs_quadratic:.2e}", n=str(n), d=str(lin.d_k)),
+    )
+    check(strings, lang, "cost.alt_softmax_weights", dict(n=str(n)))
+    check(strings, lang, "cost.alt_linear_weights", dict(n=str(n)))
+    check(strings, lang, "cost.alt_linear_row", dict(row=str(n - 1)))  # a new sentence shows its last query
+    row = {tr_["name"]: tr_["y"] for tr_ in charts(at, "co_chart_")["linear_row"]["data"]}
+    np.testing.assert_allclose(
+        row[translate(lang, "cost.softmax_weights")], lin.softmax_weights[n - 1], rtol=1e-9
+    )
+    np.testing.assert_allclose(
+        row[translate(lang, "cost.linear_weights")], lin.linear_weights[n - 1], rtol=1e-9
+    )
+    check(strings, lang, "cost.alt_linear_flops", dict(d="64"))
+    lines = {tr_["name"]: tr_["y"] for tr_ in charts(at, "co_chart_")["linear_flops"]["data"]}
+    ns = [2**k for k in range(7, 17)]
+    per_score = 2 * 64 + 6 + 2 * 64
+    assert lines[translate(lang, "cost.flops_linear_attention")] == [
+        m * (4 * 64 * 64 + 3 * 64 + 64) for m in ns
+    ]
+    assert lines[translate(lang, "cost.flops_softmax_attention")] == [m * m * per_score for m in ns]
+    assert lines[translate(lang, "cost.flops_causal_softmax")] == [m * (m + 1) // 2 * per_score for m in ns]
+    check(strings, lang, "cost.explain_exact", dict(n="256", w="32"))
+    # ring attention at its defaults: n = 64, P = 4, causal, row 40; costs at n = 131,072, d = 128, BF16
+    P, b_live = 4, 64 // 4
+    ring = lab_ring.ring_lab(64, 16, P, True, 40)
+    check(strings, lang, "ring.ok", dict(diff=f"{ring.max_abs_diff:.2e}", n="64", P="4", d="16"))
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics[translate(lang, "ring.metric_steps")] == "4"
+    assert metrics[translate(lang, "ring.metric_busiest")] == "4 / 1"  # contiguous blocks: p + 1 each
+    folded = P * (P + 1) // 2
+    check(strings, lang, "ring.alt_schedule", dict(P="4", folded=str(folded)))
+    device = 40 // b_live
+    check(strings, lang, "ring.row_title", dict(row="40"))
+    check(strings, lang, "ring.alt_row", dict(row="40", device=str(device), P="4"))
+    check(strings, lang, "ring.row_note", dict(row="40", device=str(device)))
+    check(strings, lang, "ring.load_causal", dict(removed=str(P * P - folded), total=str(P * P),
+                                                  share=f"{(P * P - folded) / (P * P):.0%}", P="4"))  # fmt: skip
+    check(strings, lang, "ring.alt_load", dict(P="4"))
+    assert list(charts(at, "co_chart_")["ring_load"]["data"][0]["y"]) == [1, 2, 3, 4]
+    check(strings, lang, "ring.alt_orders", dict(n="64", P="4"))
+    check(strings, lang, "ring.cost_intro", dict(P="4"))
+    b, d, beta, bw, rate = 131_072 // P, 128, 2, 50e9, 200e12
+    min_b = math.ceil(2 * d * beta * rate / (bw * (4 * d + 6)))
+    check(strings, lang, "ring.hides", dict(b=f"{b:,}", min_b=f"{min_b:,}", min_n=f"{min_b * P:,}"))
+    send = 2 * b * d * beta  # one K and one V block
+    assert metrics[translate(lang, "ring.metric_send_step")] == format_bytes(P * send)  # all P at once
+    assert metrics[translate(lang, "ring.metric_send_total")] == format_bytes(3 * P * send)  # P − 1 steps
+    assert metrics[translate(lang, "ring.metric_compute")] == f"{b * b * (4 * d + 6) / rate * 1e3:.3g} ms"
+    assert metrics[translate(lang, "ring.metric_transfer")] == f"{send / bw * 1e3:.3g} ms"
+    check(strings, lang, "ring.send_note", dict(per=format_bytes(send), P="4", steps="3"))
+    check(strings, lang, "ring.alt_times", dict(P="4", d="128"))
+    full = 131_072**2 * beta
+    (memory,) = message_values(strings, lang, "ring.memory_note")
+    assert memory["b"] == f"{b:,}" and memory["full"] == format_bytes(full)
+    ring_memory = table_with(at, translate(lang, "ring.col_part"))
+    assert list(ring_memory[translate(lang, "ring.col_elements")])[-1] == 131_072**2
+
+
+def test_cost_broken_tiled_check_is_an_error(monkeypatch) -> None:
+    from dataclasses import replace
+
+    from attention_core.labs import cost as lab_cost
+
+    real = lab_cost.tiled_check
+    monkeypatch.setattr(lab_cost, "tiled_check", lambda *a, **k: replace(real(*a, **k), max_abs_diff=0.5))
+    at = open_page(COST)
+    assert message_values([e.value for e in at.error], "en", "cost.check_bad") == [dict(diff="5.00e-01")]
+    assert message_values([s.value for s in at.success], "en", "cost.check_ok") == []
+
+
+def test_cost_measured_sweeps_show_what_was_measured(monkeypatch) -> None:
+    """The two timed sweeps (n = 128, 256): what the page prints is what it measured (the measurement
+    itself depends on the machine; tests/test_app_cost.py checks the n² law of the peak)."""
+    from attention_core.labs import efficient
+
+    monkeypatch.setattr(efficient, "WINDOW_SWEEP_NS", (128, 256))
+    at = open_page(COST, co_max_n=256, co_window=16)
+    at.button(key="co_run").click().run()
+    at.button(key="co_win_run").click().run()
+    strings = page_strings(at)
+    points = at.session_state["co_results"]
+    assert [p.n for p in points] == [128, 256]
+    peaks = [p.direct.peak_bytes for p in points]
+    check(strings, "en", "cost.measure_meta", dict(max_n="256", block="128"))
+    check(strings, "en", "cost.measure_lesson", dict(step=f"{peaks[1] / peaks[0]:.2f}", n="256",
+                                                     direct=format_bytes(peaks[1]),
+                                                     tiled=format_bytes(points[1].tiled.peak_bytes)))  # fmt: skip
+    check(strings, "en", "cost.alt_peak", dict(count="2"))
+    check(strings, "en", "cost.alt_time", dict(count="2"))
+    found = charts(at, "co_chart_")
+    peak = found["peak"]["data"]
+    assert peak[0]["y"] == peaks and peak[1]["y"] == [p.tiled.peak_bytes for p in points]
+    assert peak[2]["y"] == [8 * n * n for n in (128, 256)]  # one float64 n × n matrix
+    assert found["time"]["data"][0]["y"] == [p.direct.seconds for p in points]
+    table = table_with(at, translate("en", "cost.col_direct_peak"))
+    assert list(table[translate("en", "cost.col_step")]) == ["—", f"×{peaks[1] / peaks[0]:.2f}"]
+    assert list(table[translate("en", "cost.col_in_matrices")]) == [
+        f"{p.direct.peak_bytes / (8 * p.n * p.n):.1f}" for p in points
+    ]
+    assert list(table[translate("en", "cost.col_direct_time")]) == [
+        f"{p.direct.seconds * 1000:.1f}" for p in points
+    ]
+    statuses = [s.label for s in at.status]
+    assert statuses[0] == translate("en", "cost.measure_done", count=2), statuses
+    window = at.session_state["co_window_results"]
+    assert [p.n for p in window] == [128, 256]
+    check(strings, "en", "cost.win_time_meta", dict(w="16", block="128", d="64"))
+    last = window[-1]
+    check(
+        strings,
+        "en",
+        "cost.win_time_lesson",
+        dict(n="256", ratio=f"{last.full_tiled / last.window_tiled:.1f}"),
+    )
+    check(strings, "en", "cost.alt_window_time", dict(count="2"))
+    lines = found["window_time"]["data"]
+    assert [lines[k]["y"] for k in range(3)] == [[getattr(p, f) for p in window]
+                                                  for f in ("full_direct", "full_tiled", "window_tiled")]  # fmt: skip
+    wt = table_with(at, translate("en", "cost.col_window_tiled"))
+    assert list(wt[translate("en", "cost.col_window_tiled")]) == [
+        f"{p.window_tiled * 1000:.1f}" for p in window
+    ]
+    assert list(wt[translate("en", "cost.col_ratio_tiled")]) == [
+        f"×{p.full_tiled / p.window_tiled:.2f}" for p in window
+    ]
+
+
+def test_cost_ring_charts_and_other_settings() -> None:
+    """The ring's schedule, load, placements and times by hand; without a mask; over a slow link."""
+    from attention_core.labs import ring as lab_ring
+
+    at = open_page(COST, co_tables=True)
+    found = charts(at, "co_chart_")
+    P, n = 4, 64
+    cells = found["ring_schedule"]["data"][0]
+    blocks = [
+        [(p - t) % P for t in range(P)] for p in range(P)
+    ]  # device p holds block (p − t) mod P at step t
+    assert cells["text"] == blocks
+    assert z(found["ring_schedule"]).tolist() == [
+        [float(k <= p) for k in row] for p, row in enumerate(blocks)
+    ]
+    lab = lab_ring.ring_lab(n, 16, P, True, 40)
+    row = next(df.value for df in at.dataframe if list(df.value.columns)[-2:] == ["m", "ℓ"])
+    assert list(row["m"]) == [f"{v:.6g}" for v in lab.ring.row_max]
+    assert found["ring_row"]["data"][0]["y"] == pytest.approx(list(lab.ring.row_max))
+    # causal pairs per device, Σ (i + 1) over its queries: contiguous, striped (i mod P), zig-zag (chunks p, 2P−1−p)
+    tokens = {
+        "contiguous": [list(range(16 * p, 16 * p + 16)) for p in range(P)],
+        "striped": [list(range(p, n, P)) for p in range(P)],
+        "zigzag": [
+            list(range(8 * p, 8 * p + 8)) + list(range(8 * (7 - p), 8 * (7 - p) + 8)) for p in range(P)
+        ],
+    }
+    pairs = {o: [sum(i + 1 for i in tk) for tk in tokens[o]] for o in tokens}
+    orders = {tr["name"]: tr["y"] for tr in found["ring_orders"]["data"]}
+    assert orders == {translate("en", f"ring.order_{o}"): pairs[o] for o in pairs}
+    (note,) = message_values(page_strings(at), "en", "ring.orders_note", text_fields=("spread",))
+    spread = ", ".join(
+        f"{translate('en', f'ring.order_{o}')} ×{max(v) / min(v):.2f}" for o, v in pairs.items()
+    )
+    assert note == dict(n="64", P="4", spread=spread)
+    times = found["ring_times"]["data"]
+    ns = [2**k for k in range(10, 25)]
+    b = [math.ceil(m / P) for m in ns]
+    assert times[0]["x"] == ns
+    assert times[0]["y"] == pytest.approx([x * x * (4 * 128 + 6) / 200e12 for x in b], rel=1e-12)
+    assert times[1]["y"] == pytest.approx([2 * x * 128 * 2 / 50e9 for x in b], rel=1e-12)
+    slow = open_page(COST, co_ring_causal=False, co_ring_bw=0.1)
+    strings = page_strings(slow)
+    check(strings, "en", "ring.load_full", dict(total="16"))
+    min_b = math.ceil(2 * 128 * 2 * 200e12 / (0.1e9 * (4 * 128 + 6)))
+    check(strings, "en", "ring.exposed", dict(b="32,768", min_b=f"{min_b:,}", min_n=f"{4 * min_b:,}"))

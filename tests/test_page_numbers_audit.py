@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import ast
 import re
+import string
 from functools import cache
 from pathlib import Path
 
 import pytest
 
-from attention_ui.i18n import catalog, placeholders
+from attention_ui.i18n import catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = {"decoder": "app_pages/decoder.py", "cost": "app_pages/cost.py", "inference": "app_pages/inference.py",
@@ -103,6 +104,16 @@ def _namespace(page: str) -> str:
     raise AssertionError(f"no kit.Page in {page}")
 
 
+def fields(text: str) -> set[str]:
+    """The placeholders of a message, without LaTeX arguments: ``\\sqrt{d_k}`` in a message shown as
+    it is (no values given) is a LaTeX argument, not a field."""
+    return {
+        name
+        for literal, name, _, _ in string.Formatter().parse(text)
+        if name and not re.search(r"\\[A-Za-z]+$", literal)
+    }
+
+
 def _pattern(node: ast.JoinedStr) -> str:
     return "".join(re.escape(v.value) if isinstance(v, ast.Constant) else "[a-z0-9_]+" for v in node.values)
 
@@ -157,7 +168,7 @@ def shown(page: str) -> dict[str, set[str]]:
                     label = node.args[0]
                     if label.args and isinstance(label.args[0], ast.Constant):
                         metrics.add(label.args[0].value)
-    numeric = {k for k in keys if placeholders(en[k]) or placeholders(ja.get(k, ""))}
+    numeric = {k for k in keys if fields(en[k]) or fields(ja.get(k, ""))}
     return {"messages": numeric, "charts": charts, "tables": tables, "metrics": metrics}
 
 
@@ -250,7 +261,25 @@ BLOCK_AUDIT = {
     "table:where": _BLK,
     **{f"chart:{c}": _BLK for c in ("stages", "depth", "flops")},
 }  # fmt: skip
+_MEM = f"{MESSAGES_FILE}::test_cost_memory_and_flops_numbers"
+_CHK = f"{MESSAGES_FILE}::test_cost_tiled_window_linear_and_ring_numbers"
 COST_AUDIT = {
+    **{f"cost.{k}": _MEM for k in ("dtype_name", "alt_memory", "alt_flops", "flops_ratio", "explain_measure")},
+    **{f"table:{k}": _MEM for k in ("notes", "extended", "memory", "flops")},
+    **{f"chart:{k}": _MEM for k in ("memory", "flops")},
+    **{f"cost.{k}": _CHK for k in (
+        "check_ok", "alt_tiles", "win_ok", "win_model", "alt_window_tiles", "explain_window_time", "lin_ok",
+        "alt_softmax_weights", "alt_linear_weights", "alt_linear_row", "alt_linear_flops", "explain_exact")},
+    **{f"ring.{k}": _CHK for k in (
+        "ok", "alt_schedule", "row_title", "alt_row", "row_note", "load_causal", "alt_load", "alt_orders",
+        "cost_intro", "hides", "send_note", "alt_times", "memory_note")},
+    **{f"metric:{k}": _CHK for k in (
+        "cost.check_diff", "cost.check_tile_share", "ring.metric_steps", "ring.metric_busiest",
+        "ring.metric_send_step", "ring.metric_send_total", "ring.metric_compute", "ring.metric_transfer")},
+    **{f"chart:{k}": _CHK for k in ("tiles", "window_tiles", "linear_row", "linear_flops", "ring_load")},
+    "table:tiles": _CHK,
+    "table:ring_memory": _CHK,
+    "cost.check_bad": f"{MESSAGES_FILE}::test_cost_broken_tiled_check_is_an_error",
     # read back from the page and compared with the core or hand formulas (tests/test_app_page_numbers.py)
     "cost.win_counts": f"{PAGE_NUMBERS}::test_cost_page_window_and_linear_numbers",
     "cost.lin_sharpness": f"{PAGE_NUMBERS}::test_cost_page_window_and_linear_numbers",
@@ -264,36 +293,28 @@ COST_AUDIT = {
     "metric:cost.lin_weight_diff": f"{PAGE_NUMBERS}::test_cost_page_window_and_linear_numbers",
     "table:exact": f"{PAGE_NUMBERS}::test_cost_page_window_and_linear_numbers",
     "cost.units_note": "tests/test_catalog_claims.py::test_the_notes_table_reading",
-    "ring.ok": "tests/test_app_ring_ssm.py::test_ring_section_in_english_matches_the_loops",
     "ring.bad": "tests/test_app_ring_ssm.py::test_a_broken_merge_turns_the_ring_check_red",
     "metric:ring.metric_diff": "tests/test_app_ring_ssm.py::test_ring_section_in_english_matches_the_loops",
     "metric:ring.metric_blocks": "tests/test_app_ring_ssm.py::test_ring_section_in_english_matches_the_loops",
-}
-# The cost page was audited before this table existed (tests/test_app_page_numbers.py, test_app_cost.py and
-# test_app_ring_ssm.py read many of its numbers by value, without naming the message). These are the
-# entries that no test names yet: listed so that the audit says so, and so that any NEW numeric message
-# or chart of the page fails until it has a test. Shrink this list; never add to it.
-NOT_YET_AUDITED: dict[str, frozenset[str]] = {
-    "cost": frozenset({
-        "chart:flops", "chart:peak", "chart:tiles", "chart:time", "chart:memory", "chart:linear_flops",
-        "chart:linear_row", "chart:window_tiles", "chart:window_time", "chart:ring_load", "chart:ring_orders",
-        "chart:ring_row", "chart:ring_schedule", "chart:ring_times",
-        "cost.alt_flops", "cost.alt_linear_flops", "cost.alt_linear_row", "cost.alt_linear_weights",
-        "cost.alt_memory", "cost.alt_peak", "cost.alt_softmax_weights", "cost.alt_tiles", "cost.alt_time",
-        "cost.alt_window_tiles", "cost.alt_window_time", "cost.check_bad", "cost.check_ok", "cost.dtype_name",
-        "cost.explain_exact", "cost.explain_measure", "cost.explain_window_time", "cost.flops_ratio",
-        "cost.lin_ok", "cost.measure_done", "cost.measure_lesson", "cost.measure_meta", "cost.measure_progress",
-        "cost.method_linear", "cost.win_model", "cost.win_ok", "cost.win_same", "cost.win_time_lesson",
-        "cost.win_time_meta", "metric:cost.check_diff", "metric:cost.check_tile_share",
-        "metric:ring.metric_busiest", "metric:ring.metric_compute", "metric:ring.metric_send_step",
-        "metric:ring.metric_send_total", "metric:ring.metric_steps", "metric:ring.metric_transfer",
-        "ring.alt_load", "ring.alt_orders", "ring.alt_row", "ring.alt_schedule", "ring.alt_times",
-        "ring.cost_intro", "ring.err_n", "ring.exposed", "ring.hides", "ring.load_causal", "ring.load_full",
-        "ring.memory_note", "ring.orders_note", "ring.row_note", "ring.row_title", "ring.send_note",
-        "table:extended", "table:flops", "table:measure", "table:tiles", "table:memory", "table:notes",
-        "table:window_time", "table:ring_memory", "table:ring_row",
-    }),
 }  # fmt: skip
+_MEASURED = f"{MESSAGES_FILE}::test_cost_measured_sweeps_show_what_was_measured"
+_RING = f"{MESSAGES_FILE}::test_cost_ring_charts_and_other_settings"
+COST_AUDIT |= {
+    **{f"cost.{k}": _MEASURED for k in (
+        "measure_done", "measure_lesson", "measure_meta", "alt_peak", "alt_time", "win_time_lesson", "win_time_meta",
+        "alt_window_time")},
+    **{f"chart:{k}": _MEASURED for k in ("peak", "time", "window_time")},
+    **{f"table:{k}": _MEASURED for k in ("measure", "window_time")},
+    **{f"ring.{k}": _RING for k in ("load_full", "exposed", "orders_note")},
+    **{f"chart:{k}": _RING for k in ("ring_schedule", "ring_row", "ring_orders", "ring_times")},
+    "table:ring_row": _RING,
+    "cost.win_same": "tests/test_app_cost.py::test_sliding_window_section",
+}  # fmt: skip
+# What no test reads yet, listed so that the audit says so (any NEW numeric message or chart still fails
+# until it has a test). Shrink this list; never add to it. cost.measure_progress is shown only while the
+# sweep runs (AppTest sees the finished status); ring.err_n cannot be reached from the page's widgets
+# (the cost n starts at 16, P ends at 16).
+NOT_YET_AUDITED: dict[str, frozenset[str]] = {"cost": frozenset({"cost.measure_progress", "ring.err_n"})}
 
 
 @cache
