@@ -581,6 +581,18 @@ def test_compare_table(views, run) -> None:
     assert df.iloc[6, 0] == v.t("cmp_at_n", n="8,192") and df.iloc[7, 0] == v.t("cmp_at_n_window", n="8,192")
 
 
+@pytest.mark.parametrize("run", RUNS, ids=[run_id(r) for r in RUNS])
+def test_formulas(views, run) -> None:
+    """The RoPE formula's base and head_dim (the chosen layer's base), and QK-norm's 1/d for Gemma 3."""
+    v = views(run)
+    formulas = [m.value.strip("$\n") for m in v.at.latex]  # st.latex sends $$ … $$
+    rope = f"\\theta_i = {v.f.bases[v.layer]:.0f}^{{-2i/{v.f.d}}}"
+    assert sum(rope in f for f in formulas) == 1, (rope, formulas)
+    qk_norm = [f for f in formulas if "\\hat q" in f]
+    assert qk_norm == ([f"\\hat q = g \\odot \\frac{{q}}{{\\sqrt{{\\tfrac{{1}}{{{v.f.d}}}\\sum_k q_k^2 + \\varepsilon}}}}"]
+                       if v.f.model == "gemma3" else [])  # fmt: skip
+
+
 # --- one generated token: the cache, its chart and the new attention row ----------------------------
 
 

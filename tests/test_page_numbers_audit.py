@@ -129,14 +129,30 @@ def _name(node: ast.AST) -> str | None:
 
 @cache
 def shown(page: str) -> dict[str, set[str]]:
-    """``{"messages": numeric keys, "charts": ..., "tables": ..., "metrics": label keys}`` of a page."""
+    """``{"messages": numeric keys, "charts": ..., "tables": ..., "metrics": label keys, "formulas":
+    functions that write a computed number into a formula}`` of a page."""
     en, ja, ns = catalog("en"), catalog("ja"), _namespace(page)
     keys: set[str] = set()
     charts: set[str] = set()
     tables: set[str] = set()
     metrics: set[str] = set()
+    formulas: set[str] = set()
     for path in page_modules(page):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+            for node in ast.walk(fn):  # a formula with a computed number in it: latex:<function>
+                if (
+                    isinstance(node, ast.Call)
+                    and ast.unparse(node.func).endswith(".latex")
+                    and any(
+                        isinstance(v, ast.FormattedValue)
+                        and (v.format_spec is not None or isinstance(v.value, ast.Attribute))
+                        for arg in node.args
+                        for v in ast.walk(arg)
+                    )
+                ):
+                    formulas.add(fn.name)
+        for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in en:
                 keys.add(node.value)
             elif isinstance(node, ast.JoinedStr):
@@ -169,7 +185,7 @@ def shown(page: str) -> dict[str, set[str]]:
                     if label.args and isinstance(label.args[0], ast.Constant):
                         metrics.add(label.args[0].value)
     numeric = {k for k in keys if fields(en[k]) or fields(ja.get(k, ""))}
-    return {"messages": numeric, "charts": charts, "tables": tables, "metrics": metrics}
+    return {"messages": numeric, "charts": charts, "tables": tables, "metrics": metrics, "formulas": formulas}
 
 
 # --- the audit: what a page shows -> the test that reads it ------------------------------------------
@@ -219,6 +235,7 @@ def _decoder_audit() -> dict[str, str]:
     }
     audit |= {f"chart:{k}": v for k, v in charts.items()}
     audit["table:compare"] = f"{NUMBERS}::test_compare_table"
+    audit["latex:section_rope"] = f"{NUMBERS}::test_formulas"
     return audit
 
 
@@ -331,6 +348,7 @@ def _entries(page: str) -> set[str]:
         | {f"chart:{c}" for c in s["charts"]}
         | {f"table:{t}" for t in s["tables"]}
         | {f"metric:{m}" for m in s["metrics"]}
+        | {f"latex:{f}" for f in s["formulas"]}
     )
 
 
@@ -378,7 +396,9 @@ def test_every_audit_entry_names_a_test_that_exists_and_reads_it(page: str) -> N
         elif m["row"] is not None and m["row"] not in strings:
             wrong.append((what, entry, "no such row"))
         elif m["row"] is None:
-            short = what.split(":", 1)[-1].split(".", 1)[-1].split("*")[0].rstrip("_")
+            # the key's name, the chart's or table's name; for a formula, that the test reads the LaTeX
+            short = "latex" if what.startswith("latex:") else what.split(":", 1)[-1].split(".", 1)[-1]
+            short = short.split("*")[0].rstrip("_")
             if short not in functions[m["fn"]]:
                 wrong.append((what, entry, f"the test does not name {short!r}"))
     assert not wrong, wrong
