@@ -643,9 +643,13 @@ LONG = "a\x04b " + "cat " * 5000  # 20,004 characters: 4 are cut before tokenizi
 
 
 @pytest.mark.skipif(not AVAILABLE["smollm2"], reason="SmolLM2 not installed")
-def test_long_text_and_ignored_link_numbers() -> None:
-    at = open_page(PAGE, dc_text=LONG, dc_top_k=3, params={"top_k": "999", "layer": "99"})
-    v = View(at, "en", SMOL, None, 0, 0, page_strings(at), chart_data(at))
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_long_text_and_ignored_link_numbers(lang) -> None:
+    """SmolLM2 on the long text (the second language reuses the cached 128-token pass)."""
+    at = open_page(
+        PAGE, lang=lang, dc_model="smollm2", dc_text=LONG, dc_top_k=3, params={"top_k": "999", "layer": "99"}
+    )
+    v = View(at, lang, SMOL, None, 0, 0, page_strings(at), chart_data(at))
     read = smollm2.MAX_INPUT_CHARS  # 20,000 characters are read
     assert read == 20_000
     total = hf_count(LONG[:read].replace("\x04", ""))
