@@ -193,3 +193,30 @@ def test_new_sections_in_japanese() -> None:
     no_exception(at)
     headers = [h.value for h in at.header]
     assert translate("ja", "cost.sec_window") in headers and translate("ja", "cost.sec_linear") in headers
+
+
+def test_live_measurement_progress_counts_the_sizes(monkeypatch) -> None:
+    """cost.measure_progress: the bar's text after each size (AppTest sees only the finished status,
+    so the texts are recorded as kit.progress forms them)."""
+    from attention_ui import kit
+
+    texts: list[str] = []
+    original = kit.progress
+
+    def recording(steps, total, *, step, **kwargs):
+        def spy(done, point):
+            texts.append(step(done, point))
+            return texts[-1]
+
+        return original(steps, total, step=spy, **kwargs)
+
+    monkeypatch.setattr(kit, "progress", recording)
+    at = open_page(PAGE, co_max_n=256)
+    at.button(key="co_run").click().run()
+    no_exception(at)
+    # sizes 128 and 256: none done (the first size named), then each size as it finishes
+    assert texts == [
+        "0 of 2 sizes done (n = 128)",
+        "1 of 2 sizes done (n = 128)",
+        "2 of 2 sizes done (n = 256)",
+    ]
