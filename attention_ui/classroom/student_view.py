@@ -22,6 +22,8 @@ from classroom.pulse_cache import moved_on, progress
 FOLLOW_REFRESH_S = 1.0  # the teacher's change reaches the phone within about this plus one redraw
 SEEN_KEY, AWAY_KEY, OWN_STEP_KEY = "cls_seen", "cls_away", "cls_own_step"
 DRAWING_KEY = "cls_drawing"  # set while a full run draws the page (see watcher)
+RESYNC_KEY = "cls_resync"  # the watchdog's box and its hidden button (key RESYNC_KEY + "_now")
+WATCHDOG_QUIET_S = 8  # a following page that has seen no run for this long redraws itself
 CODE_PARAM_MAX = 64
 
 
@@ -76,6 +78,53 @@ def watcher(me: dict) -> None:
 
     st.session_state[DRAWING_KEY] = True
     watch()
+
+
+# The watchdog (constant; one per browser tab whatever the number of runs that draw it). The 1-s
+# timer of the watcher lives in Streamlit's browser code: every full run clears it and the run's
+# "auto-rerun" message sets it again. If that message never arrives (bench/RESULTS.md, issue 27:
+# about 1 page in 150 under load stopped following after its student answered), the page would
+# stay on its step for good. The script notes each change of the app's run state (every tick of
+# the watcher is a run); when the page is connected, not in a run, and has seen no run for
+# WATCHDOG_QUIET_S, it clicks the hidden button: a full run, which draws the class as it is and
+# gives the browser its timer again. At most one such click per 2 × WATCHDOG_QUIET_S.
+_WATCHDOG = """
+<style>.st-key-__BOX__ { display: none !important; }</style>
+<script>
+(() => {
+  if (window.__alClassWatchdog) return;
+  window.__alClassWatchdog = { resyncs: 0 };
+  const quietMs = __QUIET__ * 1000;
+  let lastRun = performance.now(), lastClick = -Infinity, observed = null;
+  const observer = new MutationObserver(() => { lastRun = performance.now(); });
+  setInterval(() => {
+    const now = performance.now();
+    const app = document.querySelector('[data-testid="stApp"]');
+    const button = document.querySelector(".st-key-__BOX___now button");
+    if (app && app !== observed) {
+      observed = app;
+      observer.observe(app, { attributes: true, attributeFilter: ["data-test-script-state"] });
+    }
+    if (!app || !button || app.getAttribute("data-test-connection-state") !== "CONNECTED"
+        || app.getAttribute("data-test-script-state") !== "notRunning") {
+      lastRun = now;  // not a following page, or not connected, or in a run: nothing to watch
+      return;
+    }
+    if (now - lastRun < quietMs || now - lastClick < 2 * quietMs) return;
+    lastClick = lastRun = now;
+    window.__alClassWatchdog.resyncs += 1;
+    button.click();
+  }, 1000);
+})();
+</script>
+""".replace("__BOX__", RESYNC_KEY).replace("__QUIET__", str(WATCHDOG_QUIET_S))
+
+
+def watchdog(t) -> None:
+    """The watchdog's script and its hidden button (a click: a full run of the page)."""
+    with st.container(key=RESYNC_KEY):
+        st.button(t("class.resync"), key=RESYNC_KEY + "_now")
+        st.html(_WATCHDOG, unsafe_allow_javascript=True)
 
 
 def _send(me: dict, poll_id: str, key: str) -> None:
@@ -204,6 +253,7 @@ def page(t) -> None:
         return
     with slot:
         watcher(me)
+        watchdog(t)
     st.caption(t("class.in_class", code=state.format_code(me["code"])))
     if me.get("nick"):
         st.text(t("class.you_are", nick=me["nick"]))  # as text: a nickname is never Markdown or HTML

@@ -167,6 +167,61 @@ def test_live_class_teacher_and_two_phones(browser, cluster: Cluster) -> None:
             ctx.close()
 
 
+# Before Streamlit's code runs: note the interval timers of run_every fragments (their callback asks
+# for a fragment rerun), so that the test can take them away as a lost "auto-rerun" message would.
+FRAGMENT_TIMERS_JS = """
+window.__alFragmentTimers = [];
+const realSetInterval = window.setInterval;
+window.setInterval = function (fn, ms, ...rest) {
+  const id = realSetInterval.call(window, fn, ms, ...rest);
+  if (typeof fn === "function" && String(fn).includes("sendUpdateWidgetsMessage")) window.__alFragmentTimers.push(id);
+  return id;
+};
+"""
+
+
+def test_a_page_that_lost_its_fragment_timer_follows_again(
+    browser, cluster: Cluster, class_data: Path
+) -> None:
+    """A student page whose 1-s watcher timer is gone in the browser (every full run clears it and
+    the run's auto-rerun message sets it again; issue 27 saw pages stop following under load) still
+    follows the teacher: the page's watchdog sees no run for a few seconds and redraws the page,
+    which sets the timer again. Without the watchdog this page stays on step 1."""
+    from attention_ui.classroom.student_view import WATCHDOG_QUIET_S
+    from classroom.sqlite_store import SqliteStore
+
+    db = SqliteStore(class_data / "classroom.sqlite3")
+    db.migrate()  # the app's processes migrate the file on their first class, maybe not yet
+    ctx = new_context(browser, width=390, height=844, timeout_ms=SLOW_MS)
+    try:
+        cls = db.start_session()
+        ctx.add_init_script(FRAGMENT_TIMERS_JS)
+        p = ctx.new_page()
+        p.goto(f"{cluster.url}/class_join?code={cls.code}&lang=en")
+        wait_for_app_run(p, SLOW_MS)
+        p.locator(".st-key-cls_join_nick input").fill("Kim")
+        p.locator('[data-testid="stFormSubmitButton"] button').click()
+        expect(p.get_by_text("step 1 of 11")).to_be_visible(timeout=SLOW_MS)
+        expect(p.locator(".st-key-cls_resync")).to_be_hidden()  # the watchdog's button is never shown
+        p.wait_for_function("() => window.__alFragmentTimers.length > 0", timeout=SLOW_MS)
+        p.evaluate("() => window.__alFragmentTimers.splice(0).forEach(clearInterval)")  # the timer is lost
+        t0 = time.monotonic()
+        db.set_view(cls.session_id, cls.teacher_token, {"step": 2})
+        p.wait_for_timeout(3_000)  # a page with its timer would have followed by now
+        expect(p.get_by_text("step 1 of 11")).to_be_visible()
+        expect(p.get_by_text("step 2 of 11")).to_be_visible(timeout=(3 * WATCHDOG_QUIET_S + 10) * 1000)
+        print(f"without its timer the page followed after {time.monotonic() - t0:.1f} s")
+        assert p.evaluate("() => window.__alClassWatchdog.resyncs") == 1
+        db.set_view(
+            cls.session_id, cls.teacher_token, {"step": 3}
+        )  # and its timer is back: it follows at once
+        expect(p.get_by_text("step 3 of 11")).to_be_visible(timeout=WATCHDOG_QUIET_S * 1000)
+        assert_no_exception(p)
+    finally:
+        ctx.close()
+        db.close()
+
+
 def test_bench_smoke_three_students_and_a_killed_process(cluster: Cluster, class_data: Path) -> None:
     """bench/classroom_live.py's class on this cluster: 3 phones, 2 polls, the process with more
     students SIGKILLed when half the answers of poll 2 are in (started again afterwards). Every
