@@ -16,6 +16,7 @@ Reported:
     step (a 100 ms timer in each page notes when its caption first says it);
   * answers acknowledged (the student's page said "received") vs. counted by the store, per poll;
     and that every acknowledged answer (nickname, choice) is among the counted ones;
+  * pages that the page's watchdog redrew (no run seen for WATCHDOG_QUIET_S: its 1-s timer was gone);
   * server CPU (both processes) per student per minute, store statements per second (each process
     counts its own, ATTENTION_LAB_STORE_STATS), the load average before and after;
   * with --kill-poll K: one process (the one with more students) is SIGKILLed when half the answers
@@ -47,6 +48,7 @@ from serve_class import Cluster, free_port  # noqa: E402
 from st_browser import CHROMIUM_ARGS, chromium_executable  # noqa: E402
 
 from attention_ui.classroom import questions  # noqa: E402
+from attention_ui.classroom.student_view import WATCHDOG_QUIET_S  # noqa: E402
 from classroom.postgres_store import PostgresStore  # noqa: E402
 from classroom.sqlite_store import SqliteStore  # noqa: E402
 from classroom.throwaway_postgres import ThrowawayPostgres  # noqa: E402
@@ -202,6 +204,20 @@ async def describe(page, name: str, tag: str) -> str:
         frames = (f"websocket in 5 s: {c[0] - sent0} frames sent, {c[1] - got0} received; last sent"
                   f" {now - c[2]:.1f} s ago, last received {now - c[3]:.1f} s ago; ")  # fmt: skip
     return f"{name}: script {state}, connection {conn}; {frames}text: {text[-160:]}"
+
+
+async def watchdog_redraws(pages) -> dict:
+    """Pages whose watchdog (student_view.py) redrew them because they had seen no run for a while:
+    {student: count}: pages whose 1-s timer was gone, or whose process was silent that long."""
+    out = {}
+    for i, p in pages:
+        try:
+            n = await p.evaluate("() => (window.__alClassWatchdog || {}).resyncs || 0")
+        except Exception:
+            continue
+        if n:
+            out[f"s{i:02d}"] = n
+    return out
 
 
 async def answer(page, choice, acks, nick, seq):
@@ -384,6 +400,7 @@ async def run_class(cluster, db, *, store_kind: str, students: int, polls: int, 
                     follows.append(times)
             elapsed = time.monotonic() - t0
             cpu1, bcpu1 = server_cpu(), tree_cpu_s(browser_pids())
+            result["watchdog_redraws"] = await watchdog_redraws(pages)
             queries = (store_queries(stats) - q0) if stats else None
             counted = set(db.export_answers(sid, token))
             shown = [x for f in follows for x in f if x is not None]
@@ -476,6 +493,9 @@ def report(r: dict) -> bool:
           f" per minute")  # fmt: skip
     print(f"store statements/s (both processes): {r['queries_per_s']}")
     print(f"server log 'fragment ... does not exist anymore': {r['fragment_gone_logged']} times")
+    print(
+        f"pages the watchdog redrew (no run seen for {WATCHDOG_QUIET_S} s): {r.get('watchdog_redraws') or 'none'}"
+    )
     if r["killed"]:
         print(f"killed {r['killed']}")
     ok = r["acked_all_counted"] and r["follow_missing"] == 0 and not r["join_failed"]
