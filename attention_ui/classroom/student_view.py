@@ -10,6 +10,8 @@ the right answer and the class's share only after the reveal.
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from attention_ui import kit
@@ -24,6 +26,11 @@ SEEN_KEY, AWAY_KEY, OWN_STEP_KEY = "cls_seen", "cls_away", "cls_own_step"
 DRAWING_KEY = "cls_drawing"  # set while a full run draws the page (see watcher)
 RESYNC_KEY = "cls_resync"  # the watchdog's box and its hidden button (key RESYNC_KEY + "_now")
 WATCHDOG_QUIET_S = 8  # a following page that has seen no run for this long redraws itself
+WATCHDOG_MISMATCH_S = 3  # ... and one that shows another state than it should for this long
+DRAWN_PREFIX, EXPECT_PREFIX = "cls_drawn_", "cls_expect_"  # markers: what the page shows / should show
+DRAWN_AT_KEY = "cls_drawn_at"  # when this session's last full run ended (time.monotonic)
+EXPECT_FOR_S = 15  # after a full run, the watcher's ticks say for this long what the page should show
+ASK_BYTES = 32  # a websocket message the page sends that is longer is a rerun request (a heartbeat: 2 B)
 CODE_PARAM_MAX = 64
 
 
@@ -73,58 +80,101 @@ def watcher(me: dict) -> None:
     def watch() -> None:
         if st.session_state.pop(DRAWING_KEY, False):
             return
-        if moved_on(progress(cache.get(sid)), st.session_state.get(SEEN_KEY)):
+        seen = st.session_state.get(SEEN_KEY)
+        if moved_on(progress(cache.get(sid)), seen):
             st.rerun(scope="app")
+        if seen is not None and time.monotonic() - st.session_state.get(DRAWN_AT_KEY, 0.0) < EXPECT_FOR_S:
+            draw_marker(EXPECT_PREFIX, seen)  # the watchdog compares it with the page's DRAWN marker
 
     st.session_state[DRAWING_KEY] = True
     watch()
 
 
-# The watchdog (constant; one per browser tab whatever the number of runs that draw it). The 1-s
-# timer of the watcher lives in Streamlit's browser code: every full run clears it and the run's
-# "auto-rerun" message sets it again. If that message never arrives (bench/RESULTS.md, issue 27:
-# about 1 page in 150 under load stopped following after its student answered), the page would
-# stay on its step for good. The script notes each change of the app's run state (every tick of
-# the watcher is a run); when the page is connected, not in a run, and has seen no run for
-# WATCHDOG_QUIET_S, it clicks the hidden button: a full run, which draws the class as it is and
-# gives the browser its timer again. At most one such click per 2 × WATCHDOG_QUIET_S.
+def marker(seen) -> str:
+    """A drawn state (:func:`classroom.pulse_cache.progress`) as part of an element key."""
+    return "-".join(str(int(x)) for x in seen)
+
+
+def draw_marker(prefix: str, seen) -> None:
+    """An invisible element whose key says a drawn state (a browser does not draw an empty box)."""
+    with st.container(key=prefix + marker(seen)):
+        st.html("<span></span>")
+
+
+# The watchdog (constant; one per browser tab whatever the number of runs that draw it).
+#
+# Why: Streamlit's server drops what a finished script runner still had queued for the browser when
+# a request from that browser (the watcher's tick, a click) starts a new runner first (AppSession
+# ignores events from a runner that is no longer the session's current one). Under load this hit
+# about 1 page in 150 in the 30-student runs (bench/RESULTS.md, issue 27): the page got the start
+# of a full run, which clears the watcher's 1-s timer in the browser, but not the run's auto-rerun
+# message that sets it again, so it stopped following; or it lost the run's drawing while the
+# server counted it as drawn.
+#
+# What it does: it notes when the page last asked the server for a rerun (every tick of the
+# watcher's timer does), and compares the state the page shows (the full run's hidden DRAWN marker,
+# drawn last) with the one it should show (the watcher's EXPECT marker, drawn by its ticks for
+# EXPECT_FOR_S after a full run). When the page is connected and not in a run, and has asked for
+# no rerun for WATCHDOG_QUIET_S, or has shown another state than it should for
+# WATCHDOG_MISMATCH_S, it clicks the hidden button: a full run, which draws the class as it is and
+# gives the browser its timer again. At most one such click per WATCHDOG_QUIET_S.
 _WATCHDOG = """
-<style>.st-key-__BOX__ { display: none !important; }</style>
+<style>.st-key-__BOX__, [class*="st-key-__EXPECT__"] { display: none !important; }</style>
 <script>
 (() => {
   if (window.__alClassWatchdog) return;
   window.__alClassWatchdog = { resyncs: 0 };
-  const quietMs = __QUIET__ * 1000;
-  let lastRun = performance.now(), lastClick = -Infinity, observed = null;
-  const observer = new MutationObserver(() => { lastRun = performance.now(); });
+  const quietMs = __QUIET__ * 1000, mismatchMs = __MISMATCH__ * 1000;
+  let lastAsk = performance.now(), lastClick = -Infinity, mismatchSince = null;
+  // Each tick of the watcher's timer sends the server a rerun request (a few hundred bytes; the
+  // connection's heartbeat is a few bytes): note when the page last asked.
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (data) {
+    if ((data.byteLength ?? data.size ?? data.length ?? 0) > __ASK_BYTES__) lastAsk = performance.now();
+    return send.call(this, data);
+  };
+  const marker = (prefix) => {
+    const el = document.querySelector('[class*="st-key-' + prefix + '"]');
+    const name = el && [...el.classList].find((c) => c.startsWith("st-key-" + prefix));
+    return name ? name.slice(("st-key-" + prefix).length) : null;
+  };
   setInterval(() => {
     const now = performance.now();
     const app = document.querySelector('[data-testid="stApp"]');
     const button = document.querySelector(".st-key-__BOX___now button");
-    if (app && app !== observed) {
-      observed = app;
-      observer.observe(app, { attributes: true, attributeFilter: ["data-test-script-state"] });
-    }
-    if (!app || !button || app.getAttribute("data-test-connection-state") !== "CONNECTED"
-        || app.getAttribute("data-test-script-state") !== "notRunning") {
-      lastRun = now;  // not a following page, or not connected, or in a run: nothing to watch
+    if (!app || !button || app.getAttribute("data-test-connection-state") !== "CONNECTED") {
+      lastAsk = now;  // not a following page, or not connected: nothing to watch
+      mismatchSince = null;
       return;
     }
-    if (now - lastRun < quietMs || now - lastClick < 2 * quietMs) return;
-    lastClick = lastRun = now;
+    if (app.getAttribute("data-test-script-state") !== "notRunning") return;  // in a run: wait
+    const expected = marker("__EXPECT__");
+    if (expected === null || expected === marker("__DRAWN__")) mismatchSince = null;
+    else if (mismatchSince === null) mismatchSince = now;
+    const lost = mismatchSince !== null && now - mismatchSince >= mismatchMs;
+    if ((now - lastAsk < quietMs && !lost) || now - lastClick < quietMs) return;
+    lastClick = lastAsk = now;
+    mismatchSince = null;
     window.__alClassWatchdog.resyncs += 1;
     button.click();
   }, 1000);
 })();
 </script>
-""".replace("__BOX__", RESYNC_KEY).replace("__QUIET__", str(WATCHDOG_QUIET_S))
+"""
+for _name, _value in (("__BOX__", RESYNC_KEY), ("__EXPECT__", EXPECT_PREFIX), ("__DRAWN__", DRAWN_PREFIX),
+                      ("__QUIET__", str(WATCHDOG_QUIET_S)), ("__MISMATCH__", str(WATCHDOG_MISMATCH_S)),
+                      ("__ASK_BYTES__", str(ASK_BYTES))):  # fmt: skip
+    _WATCHDOG = _WATCHDOG.replace(_name, _value)
 
 
-def watchdog(t) -> None:
-    """The watchdog's script and its hidden button (a click: a full run of the page)."""
-    with st.container(key=RESYNC_KEY):
+def watchdog(t):
+    """The watchdog's script and its hidden button (a click: a full run of the page), in a hidden
+    box that the page's DRAWN marker joins at the end of the run; returns that box."""
+    box = st.container(key=RESYNC_KEY)
+    with box:
         st.button(t("class.resync"), key=RESYNC_KEY + "_now")
         st.html(_WATCHDOG, unsafe_allow_javascript=True)
+    return box
 
 
 def _send(me: dict, poll_id: str, key: str) -> None:
@@ -253,11 +303,15 @@ def page(t) -> None:
         return
     with slot:
         watcher(me)
-        watchdog(t)
+        box = watchdog(t)
     st.caption(t("class.in_class", code=state.format_code(me["code"])))
     if me.get("nick"):
         st.text(t("class.you_are", nick=me["nick"]))  # as text: a nickname is never Markdown or HTML
     seq, poll_state = poll_box(t, me)
     rev = slide(t, me)
-    # What this page shows, read from the store in this run (the cached pulse may be older).
-    st.session_state[SEEN_KEY] = progress(Pulse(rev, seq, poll_state, True))
+    # What this page shows, read from the store in this run (the cached pulse may be older); its
+    # marker comes last, so a page that lost the end of this run does not have it.
+    seen = progress(Pulse(rev, seq, poll_state, True))
+    st.session_state[SEEN_KEY], st.session_state[DRAWN_AT_KEY] = seen, time.monotonic()
+    with box:
+        draw_marker(DRAWN_PREFIX, seen)
