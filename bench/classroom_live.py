@@ -16,7 +16,8 @@ Reported:
     step (a 100 ms timer in each page notes when its caption first says it);
   * answers acknowledged (the student's page said "received") vs. counted by the store, per poll;
     and that every acknowledged answer (nickname, choice) is among the counted ones;
-  * pages that the page's watchdog redrew (no run seen for WATCHDOG_QUIET_S: its 1-s timer was gone);
+  * pages that their watchdog redrew (attention_ui/classroom/student_view.py: the page had lost its
+    1-s timer, or a run on its way from the server);
   * server CPU (both processes) per student per minute, store statements per second (each process
     counts its own, ATTENTION_LAB_STORE_STATS), the load average before and after;
   * with --kill-poll K: one process (the one with more students) is SIGKILLed when half the answers
@@ -48,7 +49,6 @@ from serve_class import Cluster, free_port  # noqa: E402
 from st_browser import CHROMIUM_ARGS, chromium_executable  # noqa: E402
 
 from attention_ui.classroom import questions  # noqa: E402
-from attention_ui.classroom.student_view import WATCHDOG_QUIET_S  # noqa: E402
 from classroom.postgres_store import PostgresStore  # noqa: E402
 from classroom.sqlite_store import SqliteStore  # noqa: E402
 from classroom.throwaway_postgres import ThrowawayPostgres  # noqa: E402
@@ -208,15 +208,16 @@ async def describe(page, name: str, tag: str) -> str:
 
 async def watchdog_redraws(pages) -> dict:
     """Pages whose watchdog (student_view.py) redrew them because they had seen no run for a while:
-    {student: count}: pages whose 1-s timer was gone, or whose process was silent that long."""
+    {student: "N quiet, M showing another state"}: N times the page had asked for no rerun for
+    WATCHDOG_QUIET_S (its 1-s timer gone), M times it showed another state than its watcher said."""
     out = {}
     for i, p in pages:
         try:
-            n = await p.evaluate("() => (window.__alClassWatchdog || {}).resyncs || 0")
+            c = await p.evaluate("() => window.__alClassWatchdog || {}")
         except Exception:
             continue
-        if n:
-            out[f"s{i:02d}"] = n
+        if c.get("resyncs"):
+            out[f"s{i:02d}"] = f"{c.get('quiet', 0)} quiet, {c.get('mismatch', 0)} showing another state"
     return out
 
 
@@ -493,9 +494,7 @@ def report(r: dict) -> bool:
           f" per minute")  # fmt: skip
     print(f"store statements/s (both processes): {r['queries_per_s']}")
     print(f"server log 'fragment ... does not exist anymore': {r['fragment_gone_logged']} times")
-    print(
-        f"pages the watchdog redrew (no run seen for {WATCHDOG_QUIET_S} s): {r.get('watchdog_redraws') or 'none'}"
-    )
+    print(f"pages the watchdog redrew: {r.get('watchdog_redraws') or 'none'}")
     if r["killed"]:
         print(f"killed {r['killed']}")
     ok = r["acked_all_counted"] and r["follow_missing"] == 0 and not r["join_failed"]

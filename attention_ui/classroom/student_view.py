@@ -123,7 +123,7 @@ _WATCHDOG = """
 <script>
 (() => {
   if (window.__alClassWatchdog) return;
-  window.__alClassWatchdog = { resyncs: 0 };
+  const counts = (window.__alClassWatchdog = { resyncs: 0, quiet: 0, mismatch: 0 });
   const quietMs = __QUIET__ * 1000, mismatchMs = __MISMATCH__ * 1000;
   let lastAsk = performance.now(), lastClick = -Infinity, mismatchSince = null;
   // Each tick of the watcher's timer sends the server a rerun request (a few hundred bytes; the
@@ -155,7 +155,8 @@ _WATCHDOG = """
     if ((now - lastAsk < quietMs && !lost) || now - lastClick < quietMs) return;
     lastClick = lastAsk = now;
     mismatchSince = null;
-    window.__alClassWatchdog.resyncs += 1;
+    counts.resyncs += 1;
+    counts[lost ? "mismatch" : "quiet"] += 1;
     button.click();
   }, 1000);
 })();
