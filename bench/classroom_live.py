@@ -217,7 +217,10 @@ async def watchdog_redraws(pages) -> dict:
         except Exception:
             continue
         if c.get("resyncs"):
-            out[f"s{i:02d}"] = f"{c.get('quiet', 0)} quiet, {c.get('mismatch', 0)} showing another state"
+            states = "; ".join(f"should show {a}, showed {b}" for a, b in c.get("states", []))
+            out[f"s{i:02d}"] = (
+                f"{c.get('quiet', 0)} quiet, {c.get('mismatch', 0)} showing another state ({states})"
+            )
     return out
 
 

@@ -157,6 +157,7 @@ _WATCHDOG = """
     mismatchSince = null;
     counts.resyncs += 1;
     counts[lost ? "mismatch" : "quiet"] += 1;
+    if (lost) counts.states = [...(counts.states || []), [expected, marker("__DRAWN__")]].slice(-5);
     button.click();
   }, 1000);
 })();
