@@ -157,7 +157,11 @@ _WATCHDOG = """
     mismatchSince = null;
     counts.resyncs += 1;
     counts[lost ? "mismatch" : "quiet"] += 1;
-    if (lost) counts.states = [...(counts.states || []), [expected, marker("__DRAWN__")]].slice(-5);
+    if (lost) {  // what it should show, what it showed: markers, and the step caption as drawn
+      const caption = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+        .map((e) => e.innerText).join(" ").match(/\\d+ of \\d+|\\d+ \\/ \\d+/)?.[0] ?? null;
+      counts.states = [...(counts.states || []), [expected, marker("__DRAWN__"), caption]].slice(-5);
+    }
     button.click();
   }, 1000);
 })();
