@@ -218,7 +218,7 @@ async def watchdog_redraws(pages) -> dict:
             continue
         if c.get("resyncs"):
             states = "; ".join(
-                f"should show {x[0]}, showed {x[1]} (caption {x[2:3]})" for x in c.get("states", [])
+                f"should show {x[0]} (step {x[2]}), showed {x[1]} (step {x[3]})" for x in c.get("states", [])
             )
             out[f"s{i:02d}"] = (
                 f"{c.get('quiet', 0)} quiet, {c.get('mismatch', 0)} showing another state ({states})"

@@ -29,6 +29,7 @@ WATCHDOG_QUIET_S = 8  # a following page that has seen no run for this long redr
 WATCHDOG_MISMATCH_S = 3  # ... and one that shows another state than it should for this long
 DRAWN_PREFIX, EXPECT_PREFIX = "cls_drawn_", "cls_expect_"  # markers: what the page shows / should show
 DRAWN_AT_KEY = "cls_drawn_at"  # when this session's last full run ended (time.monotonic)
+DRAWN_STEP_KEY = "cls_drawn_step"  # the teacher's step that run drew (its caption says it)
 EXPECT_FOR_S = 15  # after a full run, the watcher's ticks say for this long what the page should show
 ASK_BYTES = 32  # a websocket message the page sends that is longer is a rerun request (a heartbeat: 2 B)
 CODE_PARAM_MAX = 64
@@ -84,7 +85,8 @@ def watcher(me: dict) -> None:
         if moved_on(progress(cache.get(sid)), seen):
             st.rerun(scope="app")
         if seen is not None and time.monotonic() - st.session_state.get(DRAWN_AT_KEY, 0.0) < EXPECT_FOR_S:
-            draw_marker(EXPECT_PREFIX, seen)  # the watchdog compares it with the page's DRAWN marker
+            step = st.session_state.get(DRAWN_STEP_KEY, 0)  # the watchdog compares both with the page's
+            draw_marker(EXPECT_PREFIX, seen, f"_step{step}")
 
     st.session_state[DRAWING_KEY] = True
     watch()
@@ -95,9 +97,9 @@ def marker(seen) -> str:
     return "-".join(str(int(x)) for x in seen)
 
 
-def draw_marker(prefix: str, seen) -> None:
+def draw_marker(prefix: str, seen, tail: str = "") -> None:
     """An invisible element whose key says a drawn state (a browser does not draw an empty box)."""
-    with st.container(key=prefix + marker(seen)):
+    with st.container(key=prefix + marker(seen) + tail):
         st.html("<span></span>")
 
 
@@ -138,6 +140,11 @@ _WATCHDOG = """
     const name = el && [...el.classList].find((c) => c.startsWith("st-key-" + prefix));
     return name ? name.slice(("st-key-" + prefix).length) : null;
   };
+  const stepShown = () => {  // "step 4 of 11" / "ステップ 4 / 11": the teacher's step, as drawn
+    const text = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')].map((e) => e.innerText);
+    const m = text.join(" ").match(/(\\d+) of \\d+|(\\d+) \\/ \\d+/);
+    return m ? m[1] || m[2] : null;
+  };
   setInterval(() => {
     const now = performance.now();
     const app = document.querySelector('[data-testid="stApp"]');
@@ -148,8 +155,12 @@ _WATCHDOG = """
       return;
     }
     if (app.getAttribute("data-test-script-state") !== "notRunning") return;  // in a run: wait
-    const expected = marker("__EXPECT__");
-    if (expected === null || expected === marker("__DRAWN__")) mismatchSince = null;
+    // The page's DRAWN marker against the watcher's EXPECT one; without a DRAWN marker (seen under
+    // load on pages that showed the right step, cause unknown), the step its caption shows.
+    const [expected, expectedStep] = (marker("__EXPECT__") || "").split("_step");
+    const drawn = marker("__DRAWN__"), shown = stepShown();
+    const wrong = expected && (drawn !== null ? drawn !== expected : shown !== null && shown !== expectedStep);
+    if (!wrong) mismatchSince = null;
     else if (mismatchSince === null) mismatchSince = now;
     const lost = mismatchSince !== null && now - mismatchSince >= mismatchMs;
     if ((now - lastAsk < quietMs && !lost) || now - lastClick < quietMs) return;
@@ -157,11 +168,7 @@ _WATCHDOG = """
     mismatchSince = null;
     counts.resyncs += 1;
     counts[lost ? "mismatch" : "quiet"] += 1;
-    if (lost) {  // what it should show, what it showed: markers, and the step caption as drawn
-      const caption = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
-        .map((e) => e.innerText).join(" ").match(/\\d+ of \\d+|\\d+ \\/ \\d+/)?.[0] ?? null;
-      counts.states = [...(counts.states || []), [expected, marker("__DRAWN__"), caption]].slice(-5);
-    }
+    if (lost) counts.states = [...(counts.states || []), [expected, drawn, expectedStep, shown]].slice(-5);
     button.click();
   }, 1000);
 })();
@@ -252,8 +259,9 @@ def _own(delta: int, teacher_step: int) -> None:
     s[OWN_STEP_KEY] = min(len(steps_view.STEPS), max(1, int(s.get(OWN_STEP_KEY, teacher_step)) + delta))
 
 
-def slide(t, me: dict) -> int:
-    """The teacher's step (or the student's own while away); returns the view revision drawn."""
+def slide(t, me: dict) -> tuple[int, int]:
+    """The teacher's step (or the student's own while away); returns the view revision drawn and
+    the teacher's step."""
     rev, view = state.store().student_view(me["sid"], me["token"])
     trace, why = follow.trace_of(view)
     teacher_step = int(view.get("step", 1))
@@ -275,7 +283,7 @@ def slide(t, me: dict) -> int:
         st.button(t("class.explore"), key="cls_away", on_click=_away, icon=":material/explore:")
     if trace is None:
         st.info(t(why))
-        return rev
+        return rev, teacher_step
     head = max(0, min(int(view.get("head", 0)), trace.heads - 1))
     v = steps_view.View(
         t=t, trace=trace, example=view.get("preset") == "example", head=head, show_tables=False
@@ -283,7 +291,7 @@ def slide(t, me: dict) -> int:
     name = steps_view.STEPS[step - 1]
     with st.container(key="cls_slide"):
         steps_view.render_step(v, name, step, heading_level="subheader")
-    return rev
+    return rev, teacher_step
 
 
 def page(t) -> None:
@@ -314,10 +322,11 @@ def page(t) -> None:
     if me.get("nick"):
         st.text(t("class.you_are", nick=me["nick"]))  # as text: a nickname is never Markdown or HTML
     seq, poll_state = poll_box(t, me)
-    rev = slide(t, me)
+    rev, teacher_step = slide(t, me)
     # What this page shows, read from the store in this run (the cached pulse may be older); its
     # marker comes last, so a page that lost the end of this run does not have it.
     seen = progress(Pulse(rev, seq, poll_state, True))
     st.session_state[SEEN_KEY], st.session_state[DRAWN_AT_KEY] = seen, time.monotonic()
+    st.session_state[DRAWN_STEP_KEY] = teacher_step
     with box:
         draw_marker(DRAWN_PREFIX, seen)
