@@ -121,7 +121,11 @@ def draw_marker(prefix: str, seen, tail: str = "") -> None:
 # WATCHDOG_MISMATCH_S, it clicks the hidden button: a full run, which draws the class as it is and
 # gives the browser its timer again. At most one such click per WATCHDOG_QUIET_S.
 _WATCHDOG = """
-<style>.st-key-__BOX__, [class*="st-key-__EXPECT__"] { display: none !important; }</style>
+<style>
+.st-key-__BOX__, [class*="st-key-__EXPECT__"],
+[data-testid="stLayoutWrapper"]:has(> .st-key-__BOX__),
+[data-testid="stLayoutWrapper"]:has(> [class*="st-key-__EXPECT__"]) { display: none !important; }
+</style>
 <script>
 (() => {
   if (window.__alClassWatchdog) return;
