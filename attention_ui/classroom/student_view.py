@@ -25,13 +25,13 @@ FOLLOW_REFRESH_S = 1.0  # the teacher's change reaches the phone within about th
 SEEN_KEY, AWAY_KEY, OWN_STEP_KEY = "cls_seen", "cls_away", "cls_own_step"
 DRAWING_KEY = "cls_drawing"  # set while a full run draws the page (see watcher)
 RESYNC_KEY = "cls_resync"  # the watchdog's box and its hidden button (key RESYNC_KEY + "_now")
-WATCHDOG_QUIET_S = 8  # a following page that has seen no run for this long redraws itself
+WATCHDOG_QUIET_S = 8  # a following page that has sent no rerun request for this long redraws itself
 WATCHDOG_MISMATCH_S = 3  # ... and one that shows another state than it should for this long
 DRAWN_PREFIX, EXPECT_PREFIX = "cls_drawn_", "cls_expect_"  # markers: what the page shows / should show
 DRAWN_AT_KEY = "cls_drawn_at"  # when this session's last full run ended (time.monotonic)
 DRAWN_STEP_KEY = "cls_drawn_step"  # the teacher's step that run drew (its caption says it)
 EXPECT_FOR_S = 15  # after a full run, the watcher's ticks say for this long what the page should show
-ASK_BYTES = 32  # a websocket message the page sends that is longer is a rerun request (a heartbeat: 2 B)
+ASK_BYTES = 32  # a longer message from the page is a rerun request (a tick's: ~200 B; a heartbeat: one flag)
 CODE_PARAM_MAX = 64
 
 
@@ -107,18 +107,19 @@ def draw_marker(prefix: str, seen, tail: str = "") -> None:
 #
 # Why: Streamlit's server drops what a finished script runner still had queued for the browser when
 # a request from that browser (the watcher's tick, a click) starts a new runner first (AppSession
-# ignores events from a runner that is no longer the session's current one). Under load this hit
-# about 1 page in 150 in the 30-student runs (bench/RESULTS.md, issue 27): the page got the start
-# of a full run, which clears the watcher's 1-s timer in the browser, but not the run's auto-rerun
-# message that sets it again, so it stopped following; or it lost the run's drawing while the
-# server counted it as drawn.
+# ignores events from a runner that is no longer the session's current one). In the 30-student
+# bench runs (bench/RESULTS.md "Live class, part 2") 0-7 full runs per class lost their end that
+# way, twice the run's auto-rerun message: that page had got the start of the run, which clears the
+# watcher's 1-s timer in the browser, but not the message that sets it again, so it stopped
+# following (1 page in 150 before this watchdog). A page can also lose a run's drawing while the
+# server counts it as drawn.
 #
 # What it does: it notes when the page last asked the server for a rerun (every tick of the
 # watcher's timer does), and compares the state the page shows (the full run's hidden DRAWN marker,
 # drawn last) with the one it should show (the watcher's EXPECT marker, drawn by its ticks for
-# EXPECT_FOR_S after a full run). When the page is connected and not in a run, and has asked for
-# no rerun for WATCHDOG_QUIET_S, or has shown another state than it should for
-# WATCHDOG_MISMATCH_S, it clicks the hidden button: a full run, which draws the class as it is and
+# EXPECT_FOR_S after a full run; without a DRAWN marker, the step its caption shows). When the page
+# is connected and not in a run, and has asked for no rerun for WATCHDOG_QUIET_S, or has shown
+# another state than it should for WATCHDOG_MISMATCH_S, it clicks the hidden button: a full run, which draws the class as it is and
 # gives the browser its timer again. At most one such click per WATCHDOG_QUIET_S.
 _WATCHDOG = """
 <style>
