@@ -1,7 +1,9 @@
 """A live class in Chromium: one teacher and two students (one on a 390×844 phone, in Japanese)
 through HAProxy in front of two app processes that share one SQLite store (deploy/serve_class.py).
 
-The last test is the benchmark's smoke run (bench/classroom_live.py on this cluster): three
+The second test makes a phone lose a whole redraw and then its 1-s timer on purpose (what
+Streamlit's server can do under load) and checks that its watchdog brings it back to the teacher's
+step. The last test is the benchmark's smoke run (bench/classroom_live.py on this cluster): three
 students, two polls, one process killed during the second poll.
 
 Start from the class page, the projector's join code and QR code, join from the phones, follow the
