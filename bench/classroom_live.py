@@ -16,6 +16,8 @@ Reported:
     step (a 100 ms timer in each page notes when its caption first says it);
   * answers acknowledged (the student's page said "received") vs. counted by the store, per poll;
     and that every acknowledged answer (nickname, choice) is among the counted ones;
+  * pages that their watchdog redrew (attention_ui/classroom/student_view.py: the page had lost its
+    1-s timer, or a run on its way from the server);
   * server CPU (both processes) per student per minute, store statements per second (each process
     counts its own, ATTENTION_LAB_STORE_STATS), the load average before and after;
   * with --kill-poll K: one process (the one with more students) is SIGKILLed when half the answers
@@ -204,6 +206,26 @@ async def describe(page, name: str, tag: str) -> str:
     return f"{name}: script {state}, connection {conn}; {frames}text: {text[-160:]}"
 
 
+async def watchdog_redraws(pages) -> dict:
+    """Pages whose watchdog (student_view.py) redrew them because they had seen no run for a while:
+    {student: "N quiet, M showing another state"}: N times the page had asked for no rerun for
+    WATCHDOG_QUIET_S (its 1-s timer gone), M times it showed another state than its watcher said."""
+    out = {}
+    for i, p in pages:
+        try:
+            c = await p.evaluate("() => window.__alClassWatchdog || {}")
+        except Exception:
+            continue
+        if c.get("resyncs"):
+            states = "; ".join(
+                f"should show {x[0]} (step {x[2]}), showed {x[1]} (step {x[3]})" for x in c.get("states", [])
+            )
+            out[f"s{i:02d}"] = (
+                f"{c.get('quiet', 0)} quiet, {c.get('mismatch', 0)} showing another state ({states})"
+            )
+    return out
+
+
 async def answer(page, choice, acks, nick, seq):
     for _ in range(ANSWER_TRIES):
         try:
@@ -384,6 +406,7 @@ async def run_class(cluster, db, *, store_kind: str, students: int, polls: int, 
                     follows.append(times)
             elapsed = time.monotonic() - t0
             cpu1, bcpu1 = server_cpu(), tree_cpu_s(browser_pids())
+            result["watchdog_redraws"] = await watchdog_redraws(pages)
             queries = (store_queries(stats) - q0) if stats else None
             counted = set(db.export_answers(sid, token))
             shown = [x for f in follows for x in f if x is not None]
@@ -476,6 +499,7 @@ def report(r: dict) -> bool:
           f" per minute")  # fmt: skip
     print(f"store statements/s (both processes): {r['queries_per_s']}")
     print(f"server log 'fragment ... does not exist anymore': {r['fragment_gone_logged']} times")
+    print(f"pages the watchdog redrew: {r.get('watchdog_redraws') or 'none'}")
     if r["killed"]:
         print(f"killed {r['killed']}")
     ok = r["acked_all_counted"] and r["follow_missing"] == 0 and not r["join_failed"]

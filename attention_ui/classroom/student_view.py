@@ -10,6 +10,8 @@ the right answer and the class's share only after the reveal.
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from attention_ui import kit
@@ -22,6 +24,14 @@ from classroom.pulse_cache import moved_on, progress
 FOLLOW_REFRESH_S = 1.0  # the teacher's change reaches the phone within about this plus one redraw
 SEEN_KEY, AWAY_KEY, OWN_STEP_KEY = "cls_seen", "cls_away", "cls_own_step"
 DRAWING_KEY = "cls_drawing"  # set while a full run draws the page (see watcher)
+RESYNC_KEY = "cls_resync"  # the watchdog's box and its hidden button (key RESYNC_KEY + "_now")
+WATCHDOG_QUIET_S = 8  # a following page that has sent no rerun request for this long redraws itself
+WATCHDOG_MISMATCH_S = 3  # ... and one that shows another state than it should for this long
+DRAWN_PREFIX, EXPECT_PREFIX = "cls_drawn_", "cls_expect_"  # markers: what the page shows / should show
+DRAWN_AT_KEY = "cls_drawn_at"  # when this session's last full run ended (time.monotonic)
+DRAWN_STEP_KEY = "cls_drawn_step"  # the teacher's step that run drew (its caption says it)
+EXPECT_FOR_S = 15  # after a full run, the watcher's ticks say for this long what the page should show
+ASK_BYTES = 32  # a longer message from the page is a rerun request (a tick's: ~200 B; a heartbeat: one flag)
 CODE_PARAM_MAX = 64
 
 
@@ -71,11 +81,118 @@ def watcher(me: dict) -> None:
     def watch() -> None:
         if st.session_state.pop(DRAWING_KEY, False):
             return
-        if moved_on(progress(cache.get(sid)), st.session_state.get(SEEN_KEY)):
+        seen = st.session_state.get(SEEN_KEY)
+        if moved_on(progress(cache.get(sid)), seen):
             st.rerun(scope="app")
+        if seen is not None and time.monotonic() - st.session_state.get(DRAWN_AT_KEY, 0.0) < EXPECT_FOR_S:
+            step = st.session_state.get(DRAWN_STEP_KEY, 0)  # the watchdog compares both with the page's
+            draw_marker(EXPECT_PREFIX, seen, f"_step{step}")
 
     st.session_state[DRAWING_KEY] = True
     watch()
+
+
+def marker(seen) -> str:
+    """A drawn state (:func:`classroom.pulse_cache.progress`) as part of an element key."""
+    return "-".join(str(int(x)) for x in seen)
+
+
+def draw_marker(prefix: str, seen, tail: str = "") -> None:
+    """An invisible element whose key says a drawn state (a browser does not draw an empty box)."""
+    with st.container(key=prefix + marker(seen) + tail):
+        st.html("<span></span>")
+
+
+# The watchdog (constant; one per browser tab whatever the number of runs that draw it).
+#
+# Why: Streamlit's server drops what a finished script runner still had queued for the browser when
+# a request from that browser (the watcher's tick, a click) starts a new runner first (AppSession
+# ignores events from a runner that is no longer the session's current one). In the 30-student
+# bench runs (bench/RESULTS.md "Live class, part 2") 0-7 full runs per class lost their end that
+# way, twice the run's auto-rerun message: that page had got the start of the run, which clears the
+# watcher's 1-s timer in the browser, but not the message that sets it again, so it stopped
+# following (1 page in 150 before this watchdog). A page can also lose a run's drawing while the
+# server counts it as drawn.
+#
+# What it does: it notes when the page last asked the server for a rerun (every tick of the
+# watcher's timer does), and compares the state the page shows (the full run's hidden DRAWN marker,
+# drawn last) with the one it should show (the watcher's EXPECT marker, drawn by its ticks for
+# EXPECT_FOR_S after a full run; without a DRAWN marker, the step its caption shows). When the page
+# is connected and not in a run, and has asked for no rerun for WATCHDOG_QUIET_S, or has shown
+# another state than it should for WATCHDOG_MISMATCH_S, it clicks the hidden button: a full run, which draws the class as it is and
+# gives the browser its timer again. At most one such click per WATCHDOG_QUIET_S.
+_WATCHDOG = """
+<style>
+.st-key-__BOX__, [class*="st-key-__EXPECT__"],
+[data-testid="stLayoutWrapper"]:has(> .st-key-__BOX__),
+[data-testid="stLayoutWrapper"]:has(> [class*="st-key-__EXPECT__"]) { display: none !important; }
+</style>
+<script>
+(() => {
+  if (window.__alClassWatchdog) return;
+  const counts = (window.__alClassWatchdog = { resyncs: 0, quiet: 0, mismatch: 0 });
+  const quietMs = __QUIET__ * 1000, mismatchMs = __MISMATCH__ * 1000;
+  let lastAsk = performance.now(), lastClick = -Infinity, mismatchSince = null;
+  // Each tick of the watcher's timer sends the server a rerun request (a few hundred bytes; the
+  // connection's heartbeat is a few bytes): note when the page last asked.
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (data) {
+    if ((data.byteLength ?? data.size ?? data.length ?? 0) > __ASK_BYTES__) lastAsk = performance.now();
+    return send.call(this, data);
+  };
+  const marker = (prefix) => {
+    const el = document.querySelector('[class*="st-key-' + prefix + '"]');
+    const name = el && [...el.classList].find((c) => c.startsWith("st-key-" + prefix));
+    return name ? name.slice(("st-key-" + prefix).length) : null;
+  };
+  const stepShown = () => {  // "step 4 of 11" / "ステップ 4 / 11": the teacher's step, as drawn
+    const text = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')].map((e) => e.innerText);
+    const m = text.join(" ").match(/(\\d+) of \\d+|(\\d+) \\/ \\d+/);
+    return m ? m[1] || m[2] : null;
+  };
+  setInterval(() => {
+    const now = performance.now();
+    const app = document.querySelector('[data-testid="stApp"]');
+    const button = document.querySelector(".st-key-__BOX___now button");
+    if (!app || !button || app.getAttribute("data-test-connection-state") !== "CONNECTED") {
+      lastAsk = now;  // not a following page, or not connected: nothing to watch
+      mismatchSince = null;
+      return;
+    }
+    if (app.getAttribute("data-test-script-state") !== "notRunning") return;  // in a run: wait
+    // The page's DRAWN marker against the watcher's EXPECT one; without a DRAWN marker (seen under
+    // load on pages that showed the right step, cause unknown), the step its caption shows.
+    const [expected, expectedStep] = (marker("__EXPECT__") || "").split("_step");
+    const drawn = marker("__DRAWN__"), shown = stepShown();
+    const wrong = expected && (drawn !== null ? drawn !== expected : shown !== null && shown !== expectedStep);
+    if (!wrong) mismatchSince = null;
+    else if (mismatchSince === null) mismatchSince = now;
+    const lost = mismatchSince !== null && now - mismatchSince >= mismatchMs;
+    if ((now - lastAsk < quietMs && !lost) || now - lastClick < quietMs) return;
+    lastClick = lastAsk = now;
+    mismatchSince = null;
+    counts.resyncs += 1;
+    counts[lost ? "mismatch" : "quiet"] += 1;
+    if (lost) counts.states = [...(counts.states || []), [expected, drawn, expectedStep, shown]].slice(-5);
+    button.click();
+  }, 1000);
+})();
+</script>
+"""
+for _name, _value in (("__BOX__", RESYNC_KEY), ("__EXPECT__", EXPECT_PREFIX), ("__DRAWN__", DRAWN_PREFIX),
+                      ("__QUIET__", str(WATCHDOG_QUIET_S)), ("__MISMATCH__", str(WATCHDOG_MISMATCH_S)),
+                      ("__ASK_BYTES__", str(ASK_BYTES))):  # fmt: skip
+    _WATCHDOG = _WATCHDOG.replace(_name, _value)
+
+
+def watchdog(t):
+    """The watchdog's script and its hidden button (a click: a full run of the page), in a hidden
+    box that the page's DRAWN marker joins at the end of the run; returns that box."""
+    box = st.container(key=RESYNC_KEY)
+    with box:
+        st.button(t("class.resync"), key=RESYNC_KEY + "_now")
+        st.html(_WATCHDOG, unsafe_allow_javascript=True)
+    return box
 
 
 def _send(me: dict, poll_id: str, key: str) -> None:
@@ -147,8 +264,9 @@ def _own(delta: int, teacher_step: int) -> None:
     s[OWN_STEP_KEY] = min(len(steps_view.STEPS), max(1, int(s.get(OWN_STEP_KEY, teacher_step)) + delta))
 
 
-def slide(t, me: dict) -> int:
-    """The teacher's step (or the student's own while away); returns the view revision drawn."""
+def slide(t, me: dict) -> tuple[int, int]:
+    """The teacher's step (or the student's own while away); returns the view revision drawn and
+    the teacher's step."""
     rev, view = state.store().student_view(me["sid"], me["token"])
     trace, why = follow.trace_of(view)
     teacher_step = int(view.get("step", 1))
@@ -170,7 +288,7 @@ def slide(t, me: dict) -> int:
         st.button(t("class.explore"), key="cls_away", on_click=_away, icon=":material/explore:")
     if trace is None:
         st.info(t(why))
-        return rev
+        return rev, teacher_step
     head = max(0, min(int(view.get("head", 0)), trace.heads - 1))
     v = steps_view.View(
         t=t, trace=trace, example=view.get("preset") == "example", head=head, show_tables=False
@@ -178,7 +296,7 @@ def slide(t, me: dict) -> int:
     name = steps_view.STEPS[step - 1]
     with st.container(key="cls_slide"):
         steps_view.render_step(v, name, step, heading_level="subheader")
-    return rev
+    return rev, teacher_step
 
 
 def page(t) -> None:
@@ -204,10 +322,16 @@ def page(t) -> None:
         return
     with slot:
         watcher(me)
+        box = watchdog(t)
     st.caption(t("class.in_class", code=state.format_code(me["code"])))
     if me.get("nick"):
         st.text(t("class.you_are", nick=me["nick"]))  # as text: a nickname is never Markdown or HTML
     seq, poll_state = poll_box(t, me)
-    rev = slide(t, me)
-    # What this page shows, read from the store in this run (the cached pulse may be older).
-    st.session_state[SEEN_KEY] = progress(Pulse(rev, seq, poll_state, True))
+    rev, teacher_step = slide(t, me)
+    # What this page shows, read from the store in this run (the cached pulse may be older); its
+    # marker comes last, so a page that lost the end of this run does not have it.
+    seen = progress(Pulse(rev, seq, poll_state, True))
+    st.session_state[SEEN_KEY], st.session_state[DRAWN_AT_KEY] = seen, time.monotonic()
+    st.session_state[DRAWN_STEP_KEY] = teacher_step
+    with box:
+        draw_marker(DRAWN_PREFIX, seen)

@@ -1,7 +1,9 @@
 """A live class in Chromium: one teacher and two students (one on a 390×844 phone, in Japanese)
 through HAProxy in front of two app processes that share one SQLite store (deploy/serve_class.py).
 
-The last test is the benchmark's smoke run (bench/classroom_live.py on this cluster): three
+The second test makes a phone lose a whole redraw and then its 1-s timer on purpose (what
+Streamlit's server can do under load) and checks that its watchdog brings it back to the teacher's
+step. The last test is the benchmark's smoke run (bench/classroom_live.py on this cluster): three
 students, two polls, one process killed during the second poll.
 
 Start from the class page, the projector's join code and QR code, join from the phones, follow the
@@ -165,6 +167,101 @@ def test_live_class_teacher_and_two_phones(browser, cluster: Cluster) -> None:
     finally:
         for ctx in (teacher_ctx, phone_ctx, laptop_ctx):
             ctx.close()
+
+
+# Before Streamlit's code runs: note the interval timers of run_every fragments (their callback asks
+# for a fragment rerun), so that the test can take them away as a lost "auto-rerun" message would.
+FRAGMENT_TIMERS_JS = """
+window.__alFragmentTimers = [];
+const realSetInterval = window.setInterval;
+window.setInterval = function (fn, ms, ...rest) {
+  const id = realSetInterval.call(window, fn, ms, ...rest);
+  if (typeof fn === "function" && String(fn).includes("sendUpdateWidgetsMessage")) window.__alFragmentTimers.push(id);
+  return id;
+};
+"""
+
+
+def test_a_page_that_lost_a_run_or_its_timer_follows_again(
+    browser, cluster: Cluster, class_data: Path
+) -> None:
+    """Streamlit's server may drop what a finished run still had queued for the browser (when the
+    browser's next request starts a new script runner first; issue 27 saw pages stop following
+    under load). Both losses are made here on purpose, and the student page still follows the
+    teacher, redrawn by its watchdog:
+
+    * the whole full run that drew the teacher's new step never reaches the browser (the test drops
+      the server's websocket messages until that run has gone by): the page keeps its 1-s timer
+      but shows the old step while the server counts the new one as drawn. The watcher's ticks
+      say which state the page should show; it shows another, so the watchdog redraws it. Without
+      that comparison the page stays on the old step.
+    * the watcher's 1-s timer is gone in the browser (a full run cleared it, its auto-rerun message
+      was lost): the page sees no run for a few seconds and redraws itself, which sets the timer
+      again. Without the watchdog the page stays on the old step."""
+    from attention_ui.classroom.student_view import WATCHDOG_MISMATCH_S, WATCHDOG_QUIET_S
+    from classroom.sqlite_store import SqliteStore
+
+    db = SqliteStore(class_data / "classroom.sqlite3")
+    db.migrate()  # the app's processes migrate the file on their first class, maybe not yet
+    ctx = new_context(browser, width=390, height=844, timeout_ms=SLOW_MS)
+    drop = {"until_after": None, "seen_at": None, "dropped": 0}
+
+    def route(ws) -> None:  # the page's websocket, through the test: the server's messages may be dropped
+        server = ws.connect_to_server()
+
+        def from_server(message) -> None:
+            wanted = drop["until_after"]
+            if wanted is not None:
+                if drop["seen_at"] is None and isinstance(message, bytes) and wanted in message:
+                    drop["seen_at"] = time.monotonic()  # the lost run's caption; drop the rest of it too
+                if drop["seen_at"] is None or time.monotonic() - drop["seen_at"] < 1.0:
+                    drop["dropped"] += 1
+                    return
+                drop["until_after"] = None
+            ws.send(message)
+
+        server.on_message(from_server)
+
+    try:
+        cls = db.start_session()
+        ctx.add_init_script(FRAGMENT_TIMERS_JS)
+        p = ctx.new_page()
+        p.route_web_socket(re.compile(r".*/_stcore/stream.*"), route)
+        p.goto(f"{cluster.url}/class_join?code={cls.code}&lang=en")
+        wait_for_app_run(p, SLOW_MS)
+        p.locator(".st-key-cls_join_nick input").fill("Kim")
+        p.locator('[data-testid="stFormSubmitButton"] button').click()
+        expect(p.get_by_text("step 1 of 11")).to_be_visible(timeout=SLOW_MS)
+        expect(p.locator(".st-key-cls_resync")).to_be_hidden()  # the watchdog's button is never shown
+
+        # 1. The run that draws step 2 is lost on its way.
+        drop["until_after"] = b"step 2 of 11"
+        t0 = time.monotonic()
+        db.set_view(cls.session_id, cls.teacher_token, {"step": 2})
+        while drop["until_after"] is not None and time.monotonic() - t0 < 30:
+            p.wait_for_timeout(100)
+        assert drop["until_after"] is None and drop["dropped"] > 0, drop
+        expect(p.get_by_text("step 1 of 11")).to_be_visible()  # really lost: the page is behind
+        expect(p.get_by_text("step 2 of 11")).to_be_visible(timeout=(WATCHDOG_MISMATCH_S + 10) * 1000)
+        print(f"after a lost run the page followed after {time.monotonic() - t0:.1f} s")
+        assert p.evaluate("() => window.__alClassWatchdog.resyncs") == 1
+
+        # 2. The watcher's timer is lost.
+        p.wait_for_function("() => window.__alFragmentTimers.length > 0", timeout=SLOW_MS)
+        p.evaluate("() => window.__alFragmentTimers.splice(0).forEach(clearInterval)")
+        t0 = time.monotonic()
+        db.set_view(cls.session_id, cls.teacher_token, {"step": 3})
+        p.wait_for_timeout(3_000)  # a page with its timer would have followed by now
+        expect(p.get_by_text("step 2 of 11")).to_be_visible()
+        expect(p.get_by_text("step 3 of 11")).to_be_visible(timeout=(2 * WATCHDOG_QUIET_S + 10) * 1000)
+        print(f"without its timer the page followed after {time.monotonic() - t0:.1f} s")
+        assert p.evaluate("() => window.__alClassWatchdog.resyncs") == 2
+        db.set_view(cls.session_id, cls.teacher_token, {"step": 4})  # its timer is back: it follows at once
+        expect(p.get_by_text("step 4 of 11")).to_be_visible(timeout=WATCHDOG_QUIET_S * 1000)
+        assert_no_exception(p)
+    finally:
+        ctx.close()
+        db.close()
 
 
 def test_bench_smoke_three_students_and_a_killed_process(cluster: Cluster, class_data: Path) -> None:
