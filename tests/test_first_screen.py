@@ -50,18 +50,19 @@ def test_first_view_draws_step_1_then_the_rest_after_one_run(deferred):
 
 
 def test_any_rerun_draws_the_rest(deferred):
-    """A learner who changes a control before the rest arrives (here the language, at the top of the
-    sidebar) gets every step and every setting (nothing waits on the button)."""
+    """Any rerun before the rest arrives (the weights radio, the only setting on the first view, or the
+    browser reconnecting) draws every step and every setting (nothing waits on the button)."""
     at = open_page()
     assert len(charts(at)) == 1
-    at.sidebar.selectbox(key=LANG_KEY).set_value("ja").run()
+    at.sidebar.radio(key="pg_weights").set_value("random").run()
     assert not at.exception
     assert len(charts(at)) == 11
-    # the settings are drawn, holding the sentence the first view was computed from (kept on a switch)
+    # the settings are drawn, holding the sentence the first view was computed from
     assert at.sidebar.text_area(key="pg_text").value == translate("en", "playground.default_text")
+    assert at.sidebar.selectbox(key=LANG_KEY).value == "en"
 
 
-SETTINGS = ("pg_text", "pg_max_tokens", "pg_d_model", "pg_heads", "pg_pad", "pg_seed", MODE_KEY)
+SETTINGS = ("pg_text", "pg_max_tokens", "pg_d_model", "pg_heads", "pg_pad", "pg_seed", MODE_KEY, LANG_KEY)
 
 
 def sidebar_keys(at) -> set[str]:
@@ -71,9 +72,9 @@ def sidebar_keys(at) -> set[str]:
 
 
 def test_the_first_view_sends_the_settings_with_the_rest(deferred):
-    """The settings and the practice switch (below the sidebar's first screen, its navigation fills it)
-    come one run later with steps 2–11, at the values the first view's step 1 was computed from (a
-    link's values included)."""
+    """The settings, the practice switch and the language switch (below the sidebar's first screen,
+    its navigation fills it) come one run later with steps 2–11, at the values the first view's step 1
+    was computed from (a link's values included)."""
     at = open_page(params={"text": "a b c a", "d_model": "12", "heads": "3", "seed": "5"})
     assert set(charts(at)) == {"pg_chart_x"}
     assert not set(SETTINGS) & sidebar_keys(at), "the settings were drawn on the first view"
@@ -89,8 +90,21 @@ def test_the_first_view_sends_the_settings_with_the_rest(deferred):
 
 def test_a_first_view_without_a_step_draws_its_settings_at_once(deferred):
     """A link whose settings draw no step (16 is not divisible by 3 heads): nothing would ask for a
-    second run, so the settings that fix it are on the first view."""
+    second run, so the settings that fix it (and the language switch) are on the first view."""
     at = open_page(params={"d_model": "16", "heads": "3"}, check=False)
     assert not charts(at)
     assert at.error, "the link was expected to show a settings error"
     assert set(SETTINGS) - {MODE_KEY} <= sidebar_keys(at)  # (the practice switch is step 1's)
+
+
+def test_the_language_switch_is_left_out_only_before_it_was_ever_drawn(deferred):
+    """A session that opened on a lab (its language switch drawn there) and then opens the playground:
+    the switch stays (a widget left out of a run after it was drawn would lose the learner's choice)."""
+    at = open_page("app_pages/masks.py", check=False)
+    at.sidebar.selectbox(key=LANG_KEY).set_value("ja").run()
+    at.switch_page("app_pages/playground.py").run()
+    assert not at.exception
+    assert set(charts(at)) == {"pg_chart_x"}  # the playground's first view, deferred
+    assert at.sidebar.selectbox(key=LANG_KEY).value == "ja"
+    at.run()
+    assert at.sidebar.selectbox(key=LANG_KEY).value == "ja"
