@@ -200,19 +200,22 @@ def main() -> None:
         ignored = url_sync.ignored_notice(st.session_state)
         if ignored:  # both views: a malformed ?layer= is as worth naming as a malformed ?seed=
             st.warning(t("playground.url_ignored", names=", ".join(kit.escape_markdown(n) for n in ignored)))
-        if not present and pretrained_view.weights_switch(t):  # all-MiniLM-L6-v2: own controls, same steps
-            pretrained_view.page(t, lambda tr, text, selector: render_steps(t, tr, False, text, selector))
-            return
-        # The session's first view sends its settings (and the practice switch) with steps 2–11,
-        # one run later: at 1366×768 they are below the sidebar's first screen (its navigation
-        # fills it), at 1920×1080 only their heading would show at its foot, on a phone the sidebar
-        # is closed; drawing them first made step 1's chart ~0.3 s later in the browser
-        # (bench/RESULTS.md). Their box stands where they go in every run, so the page is laid out
-        # the same. A first view that draws no step (an error) draws them at once.
+        # The session's first view sends the sidebar's weights radio, settings and practice switch
+        # (and app.py the language switch) with steps 2–11, one run later: at 1366×768 they are
+        # below the sidebar's first screen (its navigation fills it), at 1920×1080 its foot, on a
+        # phone the sidebar is closed; drawing them first made step 1's chart ~0.3 s later in the
+        # browser (bench/RESULTS.md). Their boxes stand where they go in every run, so the page is
+        # laid out the same. A first view that draws no step (an error) draws them at once, and so
+        # does the pretrained view (its own controls come at once).
         later = not present and first_screen.first_view(st.session_state, st.context.headers)
         if not present:
             with st.sidebar:
-                side = st.container()
+                weights_box, side = st.container(), st.container()
+            if pretrained_view.weights_switch(t, weights_box, draw=not later):  # all-MiniLM-L6-v2
+                if later:
+                    pretrained_view.weights_switch(t, weights_box)
+                pretrained_view.page(t, lambda tr, text, selector: render_steps(t, tr, False, text, selector))
+                return
             if not later:
                 sidebar(t, example, side)
             presenter.return_script()
@@ -222,6 +225,7 @@ def main() -> None:
         trace = load_trace(t, example)
         if trace is None:
             if later:
+                pretrained_view.weights_switch(t, weights_box)
                 sidebar(t, example, side)
             return
         if present:

@@ -50,11 +50,11 @@ def test_first_view_draws_step_1_then_the_rest_after_one_run(deferred):
 
 
 def test_any_rerun_draws_the_rest(deferred):
-    """Any rerun before the rest arrives (the weights radio, the only setting on the first view, or the
-    browser reconnecting) draws every step and every setting (nothing waits on the button)."""
+    """Any rerun before the rest arrives (the browser reconnecting, a page link clicked back) draws every
+    step and every setting (nothing waits on the button)."""
     at = open_page()
     assert len(charts(at)) == 1
-    at.sidebar.radio(key="pg_weights").set_value("random").run()
+    at.run()
     assert not at.exception
     assert len(charts(at)) == 11
     # the settings are drawn, holding the sentence the first view was computed from
@@ -62,18 +62,30 @@ def test_any_rerun_draws_the_rest(deferred):
     assert at.sidebar.selectbox(key=LANG_KEY).value == "en"
 
 
-SETTINGS = ("pg_text", "pg_max_tokens", "pg_d_model", "pg_heads", "pg_pad", "pg_seed", MODE_KEY, LANG_KEY)
+SETTINGS = (
+    "pg_text",
+    "pg_max_tokens",
+    "pg_d_model",
+    "pg_heads",
+    "pg_pad",
+    "pg_seed",
+    "pg_weights",
+    MODE_KEY,
+    LANG_KEY,
+)
 
 
 def sidebar_keys(at) -> set[str]:
     return {
-        w.key for kind in ("text_area", "number_input", "selectbox", "toggle") for w in at.sidebar.get(kind)
+        w.key
+        for kind in ("text_area", "number_input", "selectbox", "toggle", "radio")
+        for w in at.sidebar.get(kind)
     }
 
 
 def test_the_first_view_sends_the_settings_with_the_rest(deferred):
-    """The settings, the practice switch and the language switch (below the sidebar's first screen,
-    its navigation fills it) come one run later with steps 2–11, at the values the first view's step 1
+    """The settings, the weights radio, the practice switch and the language switch (below the
+    sidebar's first screen, its navigation fills it) come one run later with steps 2–11, at the values the first view's step 1
     was computed from (a link's values included)."""
     at = open_page(params={"text": "a b c a", "d_model": "12", "heads": "3", "seed": "5"})
     assert set(charts(at)) == {"pg_chart_x"}
