@@ -9,10 +9,11 @@ script starts once step 1's chart is drawn (it clicks the note's button; the lea
 Nothing is lost: every later run of the session draws every step, and so does any rerun the learner
 causes meanwhile (a widget change), since the deferral holds for one run only.
 
-The playground's sidebar settings and the practice switch come with that next run too (the page
-keeps their box in place, so nothing moves): drawing some twenty widgets in the browser before
-Plotly's chunk is evaluated was the largest part left of the first chart's delay (bench/RESULTS.md,
-"Issue 24, point 11, third pass"); at 1366×768 they are below the sidebar's first screen anyway.
+The sidebar's controls come with that next run too (the playground's weights radio, settings and
+practice switch, and app.py's language switch; the page keeps their boxes in place, so nothing
+moves): drawing some twenty widgets in the browser before Plotly's chunk is evaluated was the largest
+part left of the first chart's delay (bench/RESULTS.md, "Issue 24, point 11, third pass"); at
+1366×768 they are below the sidebar's first screen anyway.
 
 A link to an anchor of a later step (``/#step-softmax``): the script asks for the rest at once and
 scrolls to the anchor once it is drawn (see the comment on ``_SCRIPT``).
