@@ -50,9 +50,9 @@ def start_manual_dims() -> None:
         s["pg_d_k"] = s["pg_d_v"] = min(size, HEAD_DIM_RANGE[1])
 
 
-def settings_sidebar(t, example: bool) -> None:
-    """All AttentionConfig controls, compact, in the sidebar."""
-    with st.sidebar:
+def settings_sidebar(t, example: bool, where) -> None:
+    """All AttentionConfig controls, compact, in the sidebar's box ``where``."""
+    with where:
         st.header(t("playground.settings"))
         PAGE.widget(t, "selectbox", "preset", PRESETS, format_func=lambda p: t(f"playground.preset_{p}"))
         if example:
@@ -84,6 +84,13 @@ def settings_sidebar(t, example: bool) -> None:
             PAGE.widget(t, "number_input", "divisor", low, high, step=0.5, format="%.3f")
         PAGE.widget(t, "toggle", "positional", helped=True)
         PAGE.tables_toggle(t)
+
+
+def sidebar(t, example: bool, where) -> None:
+    """The settings and the presenter button, in the sidebar's box ``where``."""
+    settings_sidebar(t, example, where)
+    with where:
+        presenter.enter_button(t)
 
 
 def load_trace(t, example: bool):
@@ -140,7 +147,9 @@ def presenter_head_picker(t, heads: int):
     return draw
 
 
-def make_view(t, trace, example: bool, text: dict | None = None) -> steps_view.View:
+def make_view(t, trace, example: bool, text: dict | None = None, first: bool = False) -> steps_view.View:
+    """The steps' view of ``trace``; ``first``: the session's first view (the practice switch comes
+    one run later, with the sidebar's settings)."""
     if st.session_state.get("pg_head", 0) not in range(trace.heads):
         st.session_state["pg_head"] = 0
     explain_view.clamp_cell(st.session_state, trace.n)
@@ -156,6 +165,7 @@ def make_view(t, trace, example: bool, text: dict | None = None) -> steps_view.V
         all_heads_switch=lambda: PAGE.widget(t, "toggle", "all_heads", text="all_heads_draw"),
         cell=explain_view.chosen_cell(st.session_state),
         shared_scale_switch=lambda: PAGE.widget(t, "toggle", "shared_scale", helped=True),
+        practice_switch=not first,
     )
 
 
@@ -164,10 +174,11 @@ def render_steps(t, trace, example: bool, text: dict | None = None, selector=Non
     ``selector`` replaces the head radio (the pretrained view has its picker above the overview).
     The session's first view in a browser draws step 1 first (first_screen)."""
     rest = None
-    if first_screen.defer_rest(st.session_state, st.context.headers):
+    deferred = first_screen.defer_rest(st.session_state, st.context.headers)
+    if deferred:
         rest = lambda first, last: first_screen.pending(t, first, last)  # noqa: E731
     steps_view.render_all(
-        lambda: make_view(t, trace, example, text),
+        lambda: make_view(t, trace, example, text, first=deferred),
         selector or (lambda: head_selector(t, trace.heads)),
         write_url,
         rest=rest,
@@ -189,19 +200,33 @@ def main() -> None:
         ignored = url_sync.ignored_notice(st.session_state)
         if ignored:  # both views: a malformed ?layer= is as worth naming as a malformed ?seed=
             st.warning(t("playground.url_ignored", names=", ".join(kit.escape_markdown(n) for n in ignored)))
-        if not present and pretrained_view.weights_switch(t):  # all-MiniLM-L6-v2: own controls, same steps
-            pretrained_view.page(t, lambda tr, text, selector: render_steps(t, tr, False, text, selector))
-            return
+        # The session's first view sends the sidebar's weights radio, settings and practice switch
+        # (and app.py the language switch) with steps 2–11, one run later: at 1366×768 they are
+        # below the sidebar's first screen (its navigation fills it), at 1920×1080 its foot, on a
+        # phone the sidebar is closed; drawing them first made step 1's chart ~0.3 s later in the
+        # browser (bench/RESULTS.md). Their boxes stand where they go in every run, so the page is
+        # laid out the same. A first view that draws no step (an error) draws them at once, and so
+        # does the pretrained view (its own controls come at once).
+        later = not present and first_screen.first_view(st.session_state, st.context.headers)
         if not present:
-            settings_sidebar(t, example)
             with st.sidebar:
-                presenter.enter_button(t)
+                weights_box, side = st.container(), st.container()
+            if pretrained_view.weights_switch(t, weights_box, draw=not later):  # all-MiniLM-L6-v2
+                if later:
+                    pretrained_view.weights_switch(t, weights_box)
+                pretrained_view.page(t, lambda tr, text, selector: render_steps(t, tr, False, text, selector))
+                return
+            if not later:
+                sidebar(t, example, side)
             presenter.return_script()
             PAGE.title(t)
             if example:
                 st.info(t("playground.example_note"))
         trace = load_trace(t, example)
         if trace is None:
+            if later:
+                pretrained_view.weights_switch(t, weights_box)
+                sidebar(t, example, side)
             return
         if present:
             presenter.render(make_view(t, trace, example), presenter_head_picker(t, trace.heads))

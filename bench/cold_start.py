@@ -10,6 +10,8 @@ and one 6×6 heatmap: the least a Streamlit page with a Plotly chart can take he
 
     .venv/bin/python bench/cold_start.py            # 5 runs each, medians
     .venv/bin/python bench/cold_start.py --smoke    # 1 run of the app (CI)
+    .venv/bin/python bench/cold_start.py --compare /tmp/old   # also app.py of another tree, interleaved
+                                                    # (e.g. `git archive <commit> | tar -x -C /tmp/old`)
 
 Servers run with OPENBLAS_NUM_THREADS=1 (see bench/harness.py).
 """
@@ -27,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (  # noqa: E402
     ALL_CHARTS_DRAWN_JS,
     LOGS,
+    ROOT,
     free_port,
     healthy,
     launch_browser,
@@ -44,9 +47,12 @@ PAGE_DONE_JS = """
 PAGE_CHARTS = {"app.py": 11, "bench/floor_app.py": 11, "bench/one_chart_app.py": 1}
 
 
-def cold_start(browser, script: str, whole: list[float] | None = None) -> tuple[float, float]:
+def cold_start(
+    browser, script: str, whole: list[float] | None = None, cwd: Path | None = None
+) -> tuple[float, float]:
     """Seconds from Popen to (healthy, first chart drawn); with ``whole``, the seconds to the whole
-    first page drawn (PAGE_CHARTS charts, nothing pending) are appended to it."""
+    first page drawn (PAGE_CHARTS charts, nothing pending) are appended to it. ``cwd``: the tree the
+    script is run from (default: this one)."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     LOGS.mkdir(parents=True, exist_ok=True)
@@ -54,7 +60,7 @@ def cold_start(browser, script: str, whole: list[float] | None = None) -> tuple[
     context = browser.new_context(locale="en-US", viewport={"width": 1400, "height": 900})
     page = context.new_page()
     t0 = time.perf_counter()
-    proc = spawn_server(script, port, log)
+    proc = spawn_server(script, port, log, cwd or ROOT)
     try:
         while not healthy(base):
             if proc.poll() is not None or time.perf_counter() - t0 > 120:
@@ -79,16 +85,26 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--compare", type=Path, help="another tree whose app.py runs too, interleaved")
+    ap.add_argument("--no-floor", action="store_true", help="leave bench/floor_app.py out")
     args = ap.parse_args()
     runs = 1 if args.smoke else args.runs
     scripts = ["app.py"] if args.smoke else ["app.py", "bench/floor_app.py", "bench/one_chart_app.py"]
+    if args.no_floor and not args.smoke:
+        scripts.remove("bench/floor_app.py")
+    trees = {s: None for s in scripts}
+    if args.compare:
+        other = f"app.py ({args.compare})"
+        scripts.insert(1, other)
+        trees[other] = args.compare.resolve()
     res: dict[str, list[tuple[float, float]]] = {s: [] for s in scripts}
     whole: dict[str, list[float]] = {s: [] for s in scripts}
     with sync_playwright() as pw:
         browser = launch_browser(pw)
         for i in range(runs):
             for script in scripts[i % len(scripts) :] + scripts[: i % len(scripts)]:  # rotate the order
-                res[script].append(cold_start(browser, script, whole[script]))
+                run_script = "app.py" if trees[script] else script
+                res[script].append(cold_start(browser, run_script, whole[script], trees[script]))
         browser.close()
     for script, rows in res.items():
         healthy_s = statistics.median(h for h, _ in rows)
@@ -106,6 +122,12 @@ def main() -> int:
             print(
                 f"{script:24s} first chart drawn / one-chart page: {ratio:.2f}x (target <= 1.3x for app.py)"
             )
+    if "bench/one_chart_app.py" in res:  # per run: each app's time over the one-chart page's of that round
+        base_runs = [c for _, c in res["bench/one_chart_app.py"]]
+        for script, rows in res.items():
+            if script != "bench/one_chart_app.py":
+                per = [c / b for (_, c), b in zip(rows, base_runs, strict=True)]
+                print(f"{script:24s} per round / one-chart: " + ", ".join(f"{r:.2f}" for r in per))
     print(f"medians of {runs} runs; machine: {machine()}; servers with OPENBLAS_NUM_THREADS=1")
     return 0
 

@@ -9,8 +9,18 @@ script starts once step 1's chart is drawn (it clicks the note's button; the lea
 Nothing is lost: every later run of the session draws every step, and so does any rerun the learner
 causes meanwhile (a widget change), since the deferral holds for one run only.
 
+The sidebar's controls come with that next run too (the playground's weights radio, settings and
+practice switch, and app.py's language switch; the page keeps their boxes in place, so nothing
+moves): drawing some twenty widgets in the browser before Plotly's chunk is evaluated was the largest
+part left of the first chart's delay (bench/RESULTS.md, "Issue 24, point 11, third pass"); at
+1366×768 they are below the sidebar's first screen anyway.
+
+A link to an anchor of a later step (``/#step-softmax``): the script asks for the rest at once and
+scrolls to the anchor once it is drawn (see the comment on ``_SCRIPT``).
+
 Only a browser runs that script, so only a browser session (one whose request has a User-Agent) is
-deferred; AppTest, which has no browser, always gets every step. Nothing here reads user text.
+deferred; AppTest, which has no browser, always gets every step. No user text goes into HTML here
+(the script only looks the address's fragment up as an element id).
 """
 
 from __future__ import annotations
@@ -25,31 +35,75 @@ BUTTON_KEY = "pg_rest_now"
 
 # Clicks the note's button once step 1's chart is drawn (two frames later, so it is painted), or after
 # 8 s whatever happened; stops when the note has gone (another run drew the rest). Constant.
+#
+# A link to a later step (``/#step-softmax``, with or without a query) cannot be seen by the server:
+# browsers never send the fragment. Its element is not on the first view, so the browser's own jump
+# to the anchor finds nothing (and Streamlit then drops the fragment from the address); here the
+# script reads the address the page was opened at, asks for the rest at once, and once the anchor is on
+# the page and nothing is pending, scrolls to it (below Streamlit's header) and keeps it there while
+# the charts above it are drawn — until the learner scrolls, types or clicks, or after 3 s.
 _SCRIPT = """
 <script>
 (() => {
   const started = performance.now();
+  const PENDING = ".st-key-__PENDING__";
+  // Streamlit rewrites the address (its query) before this runs and drops the fragment; the page's
+  // navigation entry keeps the address it was opened at (used only while the path is still that one).
+  let wanted = "";
+  try {
+    const nav = performance.getEntriesByType("navigation")[0];
+    const opened = new URL(nav ? nav.name : window.location.href);
+    const hash = window.location.hash || (opened.pathname === window.location.pathname ? opened.hash : "");
+    wanted = decodeURIComponent(hash.slice(1));
+  } catch (e) { wanted = ""; }
+  const follow = (id) => {
+    let placed = 0, stopped = false;
+    const stop = () => { stopped = true; };
+    for (const kind of ["wheel", "touchstart", "keydown", "mousedown"])
+      window.addEventListener(kind, stop, { once: true, capture: true, passive: true });
+    const look = setInterval(() => {
+      const el = document.getElementById(id);
+      if (stopped || performance.now() - started > 20000 || (placed && performance.now() - placed > 3000)) {
+        clearInterval(look); return;
+      }
+      if (!el || document.querySelector(PENDING)) return;
+      const header = document.querySelector('[data-testid="stHeader"]');
+      const top = header ? header.getBoundingClientRect().bottom : 0;
+      const off = el.getBoundingClientRect().top - top;
+      if (!placed || Math.abs(off) > 4) {
+        el.style.scrollMarginTop = top + "px";
+        el.scrollIntoView({ block: "start" });
+      }
+      if (!placed) placed = performance.now();
+    }, 50);
+  };
   const tick = setInterval(() => {
-    const button = document.querySelector(".st-key-__PENDING__ button");
+    const button = document.querySelector(PENDING + " button");
     if (!button) { if (performance.now() - started > 15000) clearInterval(tick); return; }
     const drawn = document.querySelector('[data-testid="stMain"] .js-plotly-plot .mlayer > *');
-    if (!drawn && performance.now() - started < 8000) return;
+    if (!wanted && !drawn && performance.now() - started < 8000) return;
     clearInterval(tick);
     if (button.dataset.alClicked) return;
     button.dataset.alClicked = "1";
     requestAnimationFrame(() => requestAnimationFrame(() => button.click()));
+    if (wanted) follow(wanted);
   }, 50);
 })();
 </script>
 """.replace("__PENDING__", PENDING_KEY)
 
 
+def first_view(state: Mapping, headers: Mapping[str, str]) -> bool:
+    """Whether this run is the session's first view of the steps, in a browser (nothing is marked)."""
+    return not state.get(DONE_KEY, False) and bool(headers.get("User-Agent"))
+
+
 def defer_rest(state: MutableMapping, headers: Mapping[str, str]) -> bool:
     """Whether this run draws only the first screen: the session's first view of the steps, in a
     browser. Marks the first view as had, so the next run (whatever starts it) draws every step."""
-    first = not state.get(DONE_KEY, False)
+    first = first_view(state, headers)
     state[DONE_KEY] = True
-    return first and bool(headers.get("User-Agent"))
+    return first
 
 
 def pending(t, first: int, last: int) -> None:

@@ -123,14 +123,21 @@ def choose_panel(n_layers: int, n_heads: int) -> None:
     st.session_state["pg_pt_layer"], st.session_state["pg_head"] = panel
 
 
-def weights_switch(t) -> bool:
-    """The "weights: random / pretrained" radio at the top of the sidebar; True = pretrained."""
+def weights_switch(t, where=None, draw: bool = True) -> bool:
+    """The "weights: random / pretrained" radio at the top of the sidebar (in its box ``where``);
+    True = pretrained. ``draw=False`` only reads the choice (its value survives a run without it)."""
     kit.init_state(DEFAULTS)
     kit.refresh_translated_choices(st.session_state, CHOICE_KEYS, current_language(), "pg_pt_lang_shown")
-    with st.sidebar:
-        VIEW.widget(
-            t, "radio", "weights", WEIGHTS, format_func=lambda w: t(f"pretrained.weights_{w}"), helped=True
-        )
+    if draw:
+        with where if where is not None else st.sidebar:
+            VIEW.widget(
+                t,
+                "radio",
+                "weights",
+                WEIGHTS,
+                format_func=lambda w: t(f"pretrained.weights_{w}"),
+                helped=True,
+            )
     return st.session_state["pg_weights"] == "pretrained"
 
 

@@ -91,6 +91,9 @@ class View:
     shared_scale_switch: Callable[[], bool] | None = None
     # The cell the open cell explainer shows (query row, key column): framed on the score/weight maps.
     cell: tuple[int, int] | None = None
+    # Step 1 draws the practice-mode switch in the sidebar (off: it comes with the sidebar's settings,
+    # one run later, on the session's first view; first_screen.py).
+    practice_switch: bool = True
     hover: base.HoverText = field(init=False)
 
     def __post_init__(self) -> None:

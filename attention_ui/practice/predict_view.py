@@ -297,7 +297,7 @@ def before_step(view, name: str) -> bool:
     away); presenter mode draws one step at a time and holds nothing back.
     """
     present = bool(st.session_state.get(PRESENT_KEY))
-    if name == "x" and not present:
+    if name == "x" and not present and getattr(view, "practice_switch", True):
         with st.sidebar:
             mode_toggle(view.t)
     if name in ("x", "qkv"):  # the start of a full run and of a per-head fragment run

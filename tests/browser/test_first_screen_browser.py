@@ -47,3 +47,24 @@ def test_first_view_draws_step_1_then_the_rest_by_itself(browser: Browser, strea
         screenshot(page, "first_view_1366")
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("query", ["", "?seed=3&head=1"])
+def test_a_link_to_a_later_step_lands_on_it(browser: Browser, streamlit_server: str, query: str) -> None:
+    """A link to step 7's anchor (``#step-softmax``) opened as a session's first view: the step is not on
+    the first view (it comes one run later), and the browser never sends the fragment to the server,
+    so the page's script asks for the rest at once and scrolls to the anchor once it is there."""
+    context = new_context(browser, width=1366, height=768)
+    try:
+        page = context.new_page()
+        page.goto(f"{streamlit_server}/{query}#step-softmax")
+        wait_for_charts(page, minimum=11)
+        anchor = page.locator("#step-softmax")
+        expect(anchor).to_be_in_viewport(timeout=5000)
+        # and it stays there once the charts above it are drawn (nothing above it grew afterwards)
+        page.wait_for_timeout(700)
+        expect(anchor).to_be_in_viewport()
+        assert_no_exception(page)
+        screenshot(page, f"first_view_deep_link{'_query' if query else ''}_1366", full=False)
+    finally:
+        context.close()
