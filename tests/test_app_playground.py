@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -330,3 +331,51 @@ def test_all_heads_switch_comes_from_the_url():
     assert_healthy(at)
     assert at.toggle(key="pg_all_heads").value is True
     assert len(charts(at)["pg_chart_all_heads"]["data"][0]["y"]) == 140
+
+
+SHAPE = re.compile(r"\$\{(.+?) \\in \\mathbb\{R\}\^\{([0-9 \\times]+)\}\}\$")
+
+
+def test_every_shapes_line_states_the_arrays_of_the_settings_chosen(at):
+    """Each "Shapes:" line against the sizes worked out by hand from the settings (n = 5 tokens,
+    d_model = 32, 4 heads of d_k = 3 and d_v = 5, a causal mask, head 2 shown); each formula is one
+    braced group, so a phone breaks the line between formulas and never after an ∈."""
+    at.text_area(key="pg_text").input("a dog and a cat").run()
+    at.number_input(key="pg_d_model").set_value(32).run()
+    at.number_input(key="pg_heads").set_value(4).run()
+    at.toggle(key="pg_auto_dims").set_value(False).run()
+    at.number_input(key="pg_d_k").set_value(3).run()
+    at.number_input(key="pg_d_v").set_value(5).run()
+    at.selectbox(key="pg_mask").select("causal").run()
+    at.radio(key="pg_head").set_value(2).run()
+    assert_healthy(at)
+    prefix = translate("en", "playground.shapes").split("{")[0]
+    lines = [m.value for m in at.markdown if m.value.startswith(prefix)]
+    stated: dict[str, set[tuple[int, ...]]] = {}
+    for line in lines:
+        body = line[len(prefix) :]
+        found = SHAPE.findall(body)
+        assert found and "\u2003".join(f"${{{n} \\in \\mathbb{{R}}^{{{s}}}}}$" for n, s in found) == body, (
+            line
+        )
+        for name, sizes in found:
+            stated.setdefault(name, set()).add(tuple(int(x) for x in sizes.split(r" \times ")))
+    output = rf"\text{{{translate('en', 'playground.name_output')}}}"
+    assert stated == {
+        "X": {(5, 32)},
+        "W^Q, W^K": {(32, 3)},
+        "W^V": {(32, 5)},
+        "Q, K": {(5, 3)},
+        "V": {(5, 5)},
+        "Q": {(5, 3)},
+        r"K^\top": {(3, 5)},
+        r"QK^\top": {(5, 5)},
+        "S'": {(5, 5)},
+        "M": {(5, 5)},
+        "S''": {(5, 5)},
+        "A": {(5, 5), (4, 5, 5)},
+        r"\mathrm{head}_{2}": {(5, 5)},
+        r"\mathrm{Concat}": {(5, 20)},
+        "W^O": {(20, 32)},
+        output: {(5, 32)},
+    }

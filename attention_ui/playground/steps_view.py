@@ -145,10 +145,12 @@ def step_formula(view: View, name: str, default: str) -> str:
 def shape_line(t, *parts: tuple[str, tuple[int, ...]]) -> None:
     """``Shapes: $Q \\in \\mathbb{R}^{6 \\times 8}$ …``; names are LaTeX written here, never user text.
 
-    Set notation needs no colon, so the line reads the same in every language.
+    Set notation needs no colon, so the line reads the same in every language. Each formula is one
+    group (braces), so a narrow screen breaks the line between formulas (at the em space), never
+    inside one after its ∈.
     """
     spaces = (r"\mathbb{R}^{" + r" \times ".join(str(s) for s in shape) + "}" for _, shape in parts)
-    text = "\u2003".join(f"${name} \\in {space}$" for (name, _), space in zip(parts, spaces, strict=True))
+    text = "\u2003".join(f"${{{name} \\in {space}}}$" for (name, _), space in zip(parts, spaces, strict=True))
     st.markdown(t("playground.shapes", shapes=text))
 
 
