@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import math
-import struct
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ import pytest
 from attention_core.models import chunked_file
 from attention_core.models import gemma3 as G
 from attention_core.models import llama as L
+from tests.tiny_gguf import add_q8_0, finish
 
 gguf = pytest.importorskip("gguf", reason="optional: pip install -r requirements-model.txt")
 
@@ -92,19 +92,9 @@ def write_toy(path: Path, meta_changes=None, drop_keys=()) -> Path:
         }.items():  # fmt: skip
             w.add_tensor(f"blk.{i}.{name}.weight", array)
     w.add_tensor("output_norm.weight", gain(D))
-    blocks = bytearray()
-    for t in range(VOCAB):  # Q8_0: a float16 scale, then 32 int8 codes
-        blocks += struct.pack("<e", 0.01 * (1 + t % 7))
-        blocks += rng.integers(-100, 100, D, dtype=np.int8).tobytes()
-    w.add_tensor(
-        "token_embd.weight",
-        np.frombuffer(bytes(blocks), np.uint8).reshape(VOCAB, -1),
-        raw_dtype=gguf.GGMLQuantizationType.Q8_0,
-    )
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    codes = np.stack([rng.integers(-100, 100, D, dtype=np.int8) for _ in range(VOCAB)])  # one block per row
+    add_q8_0(w, "token_embd.weight", codes, np.array([[0.01 * (1 + t % 7)] for t in range(VOCAB)]))
+    finish(w)
     return path
 
 

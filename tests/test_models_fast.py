@@ -25,6 +25,7 @@ from attention_core.models import decoding as D
 from attention_core.models import gemma3 as G
 from attention_core.models import llama as L
 from tests.test_gemma_family import IDS, WINDOW, naive_gemma_logits, tiny_gemma
+from tests.tiny_gguf import add_q8_0, finish
 
 gguf = pytest.importorskip("gguf", reason="optional: pip install -r requirements-model.txt")
 from attention_core.models import gguf_file as F  # noqa: E402
@@ -35,17 +36,6 @@ D_MODEL, N_HEADS, HEAD_DIM, N_KV, D_FF, VOCAB, N_LAYERS = 64, 2, 32, 1, 8, 3, 2
 TOKENS = ["<s>", "猫", "▁cat"]
 SCORES = [0.0, -1.5, -2.25]
 TYPES = [3, 1, 1]
-
-
-def q8_0_bytes(codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """Q8_0 by its definition: per block of 32, a little-endian float16 scale then 32 int8 codes."""
-    rows, cols = codes.shape
-    out = bytearray()
-    for r in range(rows):
-        for b in range(cols // 32):
-            out += struct.pack("<e", float(scales[r, b]))
-            out += codes[r, 32 * b : 32 * (b + 1)].astype(np.int8).tobytes()
-    return np.frombuffer(bytes(out), dtype=np.uint8).reshape(rows, -1)
 
 
 # codes and scales chosen so every product is exact: row t, column c -> (c % 23) - 11 + t
@@ -107,15 +97,8 @@ def write_gguf(
         if embd_f32:
             w.add_tensor("token_embd.weight", np.ones((VOCAB, D_MODEL), np.float32))
         else:
-            w.add_tensor(
-                "token_embd.weight",
-                q8_0_bytes(EMBED_CODES, EMBED_SCALES),
-                raw_dtype=gguf.GGMLQuantizationType.Q8_0,
-            )
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+            add_q8_0(w, "token_embd.weight", EMBED_CODES, EMBED_SCALES)
+    finish(w)
     return path
 
 

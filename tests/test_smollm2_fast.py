@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import math
-import struct
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +22,7 @@ import pytest
 from attention_core.models import byte_bpe
 from attention_core.models import llama as L
 from attention_core.models import smollm2 as S
+from tests.tiny_gguf import add_q8_0, finish
 
 gguf = pytest.importorskip("gguf", reason="optional: pip install -r requirements-model.txt")
 pytest.importorskip("tokenizers", reason="optional: pip install -r requirements-model.txt")
@@ -82,19 +82,10 @@ def write_toy(path: Path, model="gpt2", pre="smollm", eos: int | None = 1) -> Pa
         }.items():  # fmt: skip
             w.add_tensor(f"blk.{i}.{name}.weight", array)
     w.add_tensor("output_norm.weight", gain(D))
-    blocks = bytearray()
-    for t in range(VOCAB):
-        blocks += struct.pack("<e", 0.0005 * (1 + t % 5))  # small logits: a spread distribution
-        blocks += rng.integers(-100, 100, D, dtype=np.int8).tobytes()
-    w.add_tensor(
-        "token_embd.weight",
-        np.frombuffer(bytes(blocks), np.uint8).reshape(VOCAB, -1),
-        raw_dtype=gguf.GGMLQuantizationType.Q8_0,
-    )
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    codes = np.stack([rng.integers(-100, 100, D, dtype=np.int8) for _ in range(VOCAB)])  # one block per row
+    scales = np.array([[0.0005 * (1 + t % 5)] for t in range(VOCAB)])  # small logits: a spread distribution
+    add_q8_0(w, "token_embd.weight", codes, scales)
+    finish(w)
     return path
 
 
