@@ -52,6 +52,13 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def key_hash(key: str) -> str:
+    """What the store keeps of a client address (or a device): a SHA-256 in hex, salted by the
+    caller with the class id where it is kept per class. An IPv4 address can still be found again by
+    trying all 2**32, so these rows are deleted with their class or after the throttle's window."""
+    return hashlib.sha256(("attnlab-client\n" + key).encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def well_formed(token: object) -> bool:
     return (
         isinstance(token, str) and 16 <= len(token) <= TOKEN_MAX and token.isascii() and token.isprintable()

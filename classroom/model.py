@@ -32,23 +32,51 @@ class Forbidden(ClassError):
         super().__init__("class.err_forbidden")
 
 
+# Characters that draw nothing though they are letters or symbols: the Hangul fillers and the
+# blank Braille pattern (a name of only these, or of format characters, looks empty).
+_BLANK_LETTERS = set("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def _is_tag(ch: str) -> bool:
+    """The tag characters U+E0000-U+E007F: invisible, and able to hide a text inside a name."""
+    return 0xE0000 <= ord(ch) <= 0xE007F
+
+
+def _draws_nothing(ch: str) -> bool:
+    return ch in _BLANK_LETTERS or unicodedata.category(ch) in ("Cf", "Zs", "Mn", "Me", "Zl", "Zp")
+
+
 def clean_nickname(raw: object) -> str | None:
-    """The nickname to store (None when none was given), or ClassError saying what is wrong."""
+    """The nickname to store (None when none was given), or ClassError saying what is wrong.
+
+    Normalised (NFC) before its length is checked, so the stored name is never longer than the
+    limit (one U+FB2C becomes three code points)."""
     if raw is None:
         return None
     if not isinstance(raw, str):
         raise ClassError("class.err_nickname_type")
     if len(raw) > 4 * NICKNAME_MAX:  # before any other work on a 100 KB paste
         raise ClassError("class.err_nickname_long", limit=NICKNAME_MAX)
-    name = raw.strip()
+    for ch in raw:  # (NFC needs well-formed text: check the code points first)
+        if ch in _BIDI_CONTROLS or _is_tag(ch) or unicodedata.category(ch) in ("Cc", "Cs", "Co", "Cn"):
+            raise ClassError("class.err_nickname_chars")
+    name = unicodedata.normalize("NFC", raw).strip()
     if not name:
         return None
     if len(name) > NICKNAME_MAX:
         raise ClassError("class.err_nickname_long", limit=NICKNAME_MAX)
-    for ch in name:
-        if ch in _BIDI_CONTROLS or unicodedata.category(ch) in ("Cc", "Cs", "Co", "Cn"):
-            raise ClassError("class.err_nickname_chars")
-    return unicodedata.normalize("NFC", name)
+    if all(_draws_nothing(ch) for ch in name):
+        raise ClassError("class.err_nickname_blank")
+    return name
+
+
+def nickname_marks(name: str) -> str:
+    """The nickname with every character outside printable ASCII written as <U+XXXX>, so that
+    look-alikes ("Alice", "Alice" + U+200B, Cyrillic "Аlice") differ in the results file;
+    "" for a plain ASCII name (nothing to tell apart)."""
+    if name.isascii() and name.isprintable():
+        return ""
+    return "".join(ch if ch.isascii() and ch.isprintable() else f"<U+{ord(ch):04X}>" for ch in name)
 
 
 @dataclass(frozen=True)
@@ -72,6 +100,9 @@ class SessionInfo:
     view: dict
     view_rev: int
     students: int
+    shared_address: int = 0  # identities made from an address that made more than one
+    most_per_address: int = 0  # the most identities one address made (0: none shared)
+    one_per_device: bool = False  # the teacher's "one vote per device"
 
     def live(self, now: float) -> bool:
         return self.ended_at is None and now < self.expires_at

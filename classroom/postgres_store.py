@@ -9,6 +9,9 @@ from .store import SqlStore
 # Any constant: the key of the advisory lock that serialises migrations across processes.
 MIGRATION_LOCK = 0x61747465  # "atte"
 POOL_MIN, POOL_MAX = 1, 8  # connections per process; PostgreSQL's default max_connections is 100
+CONNECT_TIMEOUT_S = 3  # one connection attempt (a server that does not answer)
+OPEN_WAIT_S = 5.0  # opening the store waits this long for a first connection, then fails
+GET_WAIT_S = 10.0  # a request waits this long for a free connection of the pool
 
 
 class PostgresStore(SqlStore):
@@ -22,9 +25,14 @@ class PostgresStore(SqlStore):
 
         self.url = url
         self._pool = ConnectionPool(
-            url, min_size=min_size, max_size=max_size, open=True, timeout=30,
-            kwargs={"connect_timeout": 10, "application_name": "attention-lab"},
+            url, min_size=min_size, max_size=max_size, open=True, timeout=GET_WAIT_S,
+            kwargs={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "attention-lab"},
         )  # fmt: skip
+        try:  # a database that is down fails here within seconds, and the pool's threads end
+            self._pool.wait(timeout=OPEN_WAIT_S)
+        except BaseException:
+            self._pool.close()
+            raise
 
     @contextmanager
     def _transaction(self, write: bool):

@@ -64,5 +64,20 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE INDEX answers_session ON answers (session_id)",
         ),
     ),
+    (
+        3,
+        (
+            # Issue 34: who a join or a start came from, as salted hashes (never the address itself),
+            # so joins per address and starts per address can be limited and the panel can say how
+            # many identities share an address; and the teacher's "one vote per device".
+            "ALTER TABLE students ADD COLUMN client_hash TEXT",
+            "ALTER TABLE students ADD COLUMN device_hash TEXT",
+            "ALTER TABLE sessions ADD COLUMN creator_hash TEXT",
+            "ALTER TABLE sessions ADD COLUMN one_per_device INTEGER NOT NULL DEFAULT 0",
+            "CREATE INDEX students_client ON students (session_id, client_hash)",
+            "CREATE INDEX sessions_creator ON sessions (creator_hash, created_at)",
+            "CREATE INDEX join_failures_at ON join_failures (at)",
+        ),
+    ),
 )
 LATEST = MIGRATIONS[-1][0]

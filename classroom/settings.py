@@ -6,6 +6,9 @@
 - ``ATTENTION_LAB_CLASS_RETENTION_DAYS`` (default 7): its data are removed this long after it ended.
 - ``ATTENTION_LAB_JOIN_URL``: the address students open, fixed for the whole server (else the
   teacher may type one; else the address the teacher's browser used).
+- ``ATTENTION_LAB_TRUSTED_PROXIES``: the addresses of the reverse proxies whose X-Forwarded-For
+  is believed (comma-separated; unset: none). ``make serve-class`` sets 127.0.0.1 (its HAProxy).
+- ``ATTENTION_LAB_JOINS_PER_ADDRESS`` (default 100): identities one client address may make in a class.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .model import CLASS_HOURS_DEFAULT, RETENTION_DAYS_DEFAULT
+from .store import JOINS_PER_ADDRESS
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_FILE = "classroom.sqlite3"
@@ -40,6 +44,8 @@ class StoreSettings:
     class_hours: float
     retention_days: float
     join_url: str | None
+    trusted_proxies: frozenset[str] = frozenset()
+    joins_per_address: int = JOINS_PER_ADDRESS
 
     @classmethod
     def from_env(cls, env=None) -> StoreSettings:
@@ -55,6 +61,12 @@ class StoreSettings:
                 env, "ATTENTION_LAB_CLASS_RETENTION_DAYS", RETENTION_DAYS_DEFAULT, 0, 3650
             ),
             join_url=env.get("ATTENTION_LAB_JOIN_URL") or None,
+            trusted_proxies=frozenset(
+                a.strip() for a in (env.get("ATTENTION_LAB_TRUSTED_PROXIES") or "").split(",") if a.strip()
+            ),
+            joins_per_address=int(
+                _number(env, "ATTENTION_LAB_JOINS_PER_ADDRESS", JOINS_PER_ADDRESS, 0, 100_000)
+            ),
         )
 
     @property
@@ -73,8 +85,14 @@ def open_store(settings: StoreSettings | None = None):
         from .sqlite_store import SqliteStore
 
         store = SqliteStore(settings.data_dir / DB_FILE)
-    store.migrate()
-    store.purge(settings.retention_days)
+    try:
+        store.migrate()
+        store.purge(settings.retention_days)
+    except BaseException:
+        store.close()  # no pool (and no pool threads) left behind by a failed open
+        raise
+    store.retention_days = settings.retention_days
+    store.joins_per_address = settings.joins_per_address
     stats_dir = os.environ.get("ATTENTION_LAB_STORE_STATS")
     if stats_dir:  # bench/classroom_live.py: each process's statement count, written every second
         _write_stats(store, Path(stats_dir))

@@ -66,10 +66,20 @@ class SqliteStore(SqlStore):
         try:
             yield conn
         finally:
-            if self._closed or self._pool.qsize() >= POOL_SIZE:
-                conn.close()
-            else:
-                self._pool.put(conn)
+            self._give_back(conn)
+
+    def _give_back(self, conn: sqlite3.Connection) -> None:
+        """Back to the pool only outside a transaction: a connection whose COMMIT (or ROLLBACK)
+        failed is still in its transaction, and every later BEGIN on it would fail."""
+        if conn.in_transaction:
+            try:
+                conn.rollback()
+            except sqlite3.Error:
+                pass
+        if self._closed or conn.in_transaction or self._pool.qsize() >= POOL_SIZE:
+            conn.close()
+        else:
+            self._pool.put(conn)
 
     @contextmanager
     def _transaction(self, write: bool):
@@ -82,7 +92,7 @@ class SqliteStore(SqlStore):
                 conn.rollback()
                 raise
             else:
-                conn.commit()
+                conn.commit()  # if this fails, _give_back rolls back or drops the connection
             finally:
                 cur.close()
 

@@ -10,6 +10,8 @@ as a parameter; the SQL text is constant. A backend supplies :meth:`SqlStore._tr
 from __future__ import annotations
 
 import json
+import math
+import re
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -36,17 +38,51 @@ from .model import (
 )
 from .schema import LATEST, MIGRATIONS
 
-# A burst of wrong codes (or teacher keys) from one browser: the first FREE_TRIES within
+# A burst of wrong codes (or teacher keys) from one client address: the first FREE_TRIES within
 # FAILURE_WINDOW_S are free, then each further try must wait 2, 4, 8 ... up to MAX_WAIT_S seconds
-# after the last failure, even with the right code.
-FREE_TRIES = 5
+# after the last failure, even with the right code. The key is the client's address (see
+# classroom/client.py), which a client cannot rotate the way it can a cookie; a whole school behind
+# one NAT address shares it, hence more free tries than one typist needs.
+FREE_TRIES = 10
 FAILURE_WINDOW_S = 600.0
 MAX_WAIT_S = 60.0
+# Across all addresses: once ALL_FREE_TRIES wrong codes arrived in the window (a guesser with many
+# addresses), every address that has itself failed in the window waits as if past its free tries.
+ALL_FREE_TRIES = 200
+# Wrong teacher keys for one class (its code was right), from all addresses together.
+CLASS_FREE_TRIES = 10
+JOIN_FAILURES_MAX = 20_000  # rows kept at most; the oldest go first (a flood cannot fill the disk)
+# Identities one client address may make in one class (a school's NAT address: a whole class).
+JOINS_PER_ADDRESS = 100
+# Classes one client address may start within STARTS_WINDOW_S.
+STARTS_PER_ADDRESS = 20
+STARTS_WINDOW_S = 3600.0
+PURGE_EVERY_S = 600.0  # old classes and join failures are also removed this often (see _maybe_purge)
 JOIN_URL_MAX = 500
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _finite(value: object) -> object:
+    """``value`` with NaN and infinities as None (JSON has no such numbers)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def _dumps(value: dict, limit: int, what: str) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    """JSON for the store. A lone surrogate (from a pasted broken emoji) becomes U+FFFD and a NaN or
+    infinity becomes null: neither may stop a teacher's view from reaching the class."""
+    try:
+        text = json.dumps(_finite(value), ensure_ascii=False, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        raise ClassError("class.err_too_big", what=what) from None
+    text = _SURROGATE.sub("\ufffd", text)
     if len(text.encode()) > limit:
         raise ClassError("class.err_too_big", what=what)
     return text
@@ -59,7 +95,7 @@ class ClassStore(ABC):
     def migrate(self) -> int: ...
     @abstractmethod
     def start_session(self, *, hours: float = CLASS_HOURS_DEFAULT, join_url: str | None = None,
-                      now: float | None = None) -> Started: ...  # fmt: skip
+                      now: float | None = None, client_key: str | None = None) -> Started: ...  # fmt: skip
     @abstractmethod
     def teacher_session(self, session_id: str, token: str, now: float | None = None) -> SessionInfo: ...
     @abstractmethod
@@ -83,7 +119,10 @@ class ClassStore(ABC):
     @abstractmethod
     def export_answers(self, session_id: str, token: str) -> list[tuple[int, str, int]]: ...
     @abstractmethod
-    def join(self, code: str, nickname: object, client_key: str, now: float | None = None) -> Joined: ...
+    def join(self, code: str, nickname: object, client_key: str, now: float | None = None, *,
+             device: str | None = None) -> Joined: ...  # fmt: skip
+    @abstractmethod
+    def set_one_per_device(self, session_id: str, token: str, on: bool) -> None: ...
     @abstractmethod
     def resume_student(
         self, session_id: str, student_token: str, now: float | None = None
@@ -114,6 +153,10 @@ class SqlStore(ClassStore):
     def __init__(self) -> None:
         self._count_lock = threading.Lock()
         self.queries = 0  # statements run by this process (bench/classroom_live.py reads it)
+        self.retention_days = RETENTION_DAYS_DEFAULT  # open_store sets these from the settings
+        self.joins_per_address = JOINS_PER_ADDRESS
+        self.starts_per_address = STARTS_PER_ADDRESS
+        self._next_purge = 0.0
 
     # ------------------------------------------------------------------ plumbing
     @abstractmethod
@@ -187,25 +230,55 @@ class SqlStore(ClassStore):
         if not self._live(row, now):
             raise ClassError("class.err_session_over")
 
-    def _wait_left(self, cur, client_key: str, now: float) -> float:
-        rows = self._all(
-            cur,
-            "SELECT at FROM join_failures WHERE client_key = ? AND at > ? ORDER BY at DESC",
-            (client_key, now - FAILURE_WINDOW_S),
-        )
-        if len(rows) < FREE_TRIES:
+    @staticmethod
+    def _backoff(rows: list, free: int, now: float) -> float:
+        """Seconds left to wait after ``rows`` (failure times, newest first) with ``free`` free tries."""
+        if len(rows) < free:
             return 0.0
-        wait = min(MAX_WAIT_S, 2.0 ** (len(rows) - FREE_TRIES + 1))
+        wait = min(MAX_WAIT_S, 2.0 ** (len(rows) - free + 1))
         return max(0.0, rows[0][0] + wait - now)
 
-    def _fail(self, client_key: str, now: float, key: str) -> ClassError:
+    def _failures(self, cur, key: str, now: float) -> list:
+        return self._all(
+            cur,
+            "SELECT at FROM join_failures WHERE client_key = ? AND at > ? ORDER BY at DESC",
+            (codes.key_hash(key), now - FAILURE_WINDOW_S),
+        )
+
+    def _wait_left(self, cur, client_key: str, now: float) -> float:
+        own = self._failures(cur, client_key, now)
+        wait = self._backoff(own, FREE_TRIES, now)
+        if own and not wait:  # under attack from many addresses: no free tries left for anyone
+            everyone = self._one(
+                cur, "SELECT COUNT(*) FROM join_failures WHERE at > ?", (now - FAILURE_WINDOW_S,)
+            )[0]
+            if everyone >= ALL_FREE_TRIES:
+                wait = self._backoff(own, 0, now)
+        return wait
+
+    def _fail(self, client_key: str, now: float, key: str, *, also: str | None = None) -> ClassError:
+        """Record a wrong code (or key) from ``client_key`` (and, for a wrong teacher key, for the
+        class ``also``); old rows go, and at most JOIN_FAILURES_MAX stay."""
         with self._transaction(write=True) as cur:
-            self._run(cur, "INSERT INTO join_failures (client_key, at) VALUES (?, ?)", (client_key, now))
+            for who in (client_key, also) if also else (client_key,):
+                self._run(
+                    cur,
+                    "INSERT INTO join_failures (client_key, at) VALUES (?, ?)",
+                    (codes.key_hash(who), now),
+                )
+            self._run(cur, "DELETE FROM join_failures WHERE at <= ?", (now - FAILURE_WINDOW_S,))
+            self._run(
+                cur,
+                "DELETE FROM join_failures WHERE at < (SELECT at FROM join_failures"
+                " ORDER BY at DESC LIMIT 1 OFFSET ?)",
+                (JOIN_FAILURES_MAX - 1,),
+            )
         return ClassError(key)
 
     def _throttle(self, client_key: object, now: float) -> str:
         if not isinstance(client_key, str) or not client_key or len(client_key) > 200:
             raise ClassError("class.err_no_client")
+        self._maybe_purge()
         with self._transaction(write=False) as cur:
             wait = self._wait_left(cur, client_key, now)
         if wait > 0:
@@ -213,49 +286,89 @@ class SqlStore(ClassStore):
         return client_key
 
     # ------------------------------------------------------------------ teacher
-    def start_session(self, *, hours=CLASS_HOURS_DEFAULT, join_url=None, now=None) -> Started:
+    def start_session(
+        self, *, hours=CLASS_HOURS_DEFAULT, join_url=None, now=None, client_key=None
+    ) -> Started:
+        """A new class. ``client_key`` (the starting browser's address, classroom/client.py): at
+        most STARTS_PER_ADDRESS classes per STARTS_WINDOW_S from one address; None only for the
+        server's own callers (tests, benches)."""
         now = self._now(now)
         if not (isinstance(hours, int | float) and 0 < hours <= 48):
             raise ClassError("class.err_hours")
         join_url = _clean_url(join_url)
+        creator = None
+        if client_key is not None:
+            if not isinstance(client_key, str) or not client_key or len(client_key) > 200:
+                raise ClassError("class.err_no_client")
+            creator = codes.key_hash(client_key)
+        self._maybe_purge()
         token = codes.new_teacher_token()
         for _ in range(20):  # a code still held by a live or retained session: draw another
             session_id, code = codes.new_id(), codes.new_code()
             with self._transaction(write=True) as cur:
+                if creator is not None:
+                    recent = self._one(
+                        cur,
+                        "SELECT COUNT(*) FROM sessions WHERE creator_hash = ? AND created_at > ?",
+                        (creator, now - STARTS_WINDOW_S),
+                    )[0]
+                    if recent >= self.starts_per_address:
+                        raise ClassError("class.err_too_many_classes", n=self.starts_per_address)
                 if self._one(cur, "SELECT 1 FROM sessions WHERE code = ?", (code,)):
                     continue
                 self._run(
                     cur,
-                    "INSERT INTO sessions (id, code, teacher_hash, created_at, expires_at, join_url)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (session_id, code, codes.token_hash(token), now, now + hours * 3600, join_url),
+                    "INSERT INTO sessions (id, code, teacher_hash, created_at, expires_at, join_url, creator_hash)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (session_id, code, codes.token_hash(token), now, now + hours * 3600, join_url, creator),
                 )
             return Started(session_id, code, token, now + hours * 3600)
         raise RuntimeError("no free join code after 20 draws")
 
     def _info(self, cur, row) -> SessionInfo:
         students = self._one(cur, "SELECT COUNT(*) FROM students WHERE session_id = ?", (row[0],))[0]
-        return SessionInfo(
-            row[0], row[1], row[2], row[3], row[4], row[5], json.loads(row[6]), row[7], students
+        # Identities whose address made more than one, and the most any one address made.
+        shared = self._one(
+            cur,
+            "SELECT COALESCE(SUM(n), 0), COALESCE(MAX(n), 0) FROM (SELECT COUNT(*) AS n FROM students"
+            " WHERE session_id = ? AND client_hash IS NOT NULL GROUP BY client_hash) AS per_address"
+            " WHERE n > 1",
+            (row[0],),
         )
+        one = self._one(cur, "SELECT one_per_device FROM sessions WHERE id = ?", (row[0],))[0]
+        return SessionInfo(
+            row[0], row[1], row[2], row[3], row[4], row[5], json.loads(row[6]), row[7], students,
+            int(shared[0]), int(shared[1]), bool(one),
+        )  # fmt: skip
 
     def teacher_session(self, session_id, token, now=None) -> SessionInfo:
         with self._transaction(write=False) as cur:
             return self._info(cur, self._teacher(cur, session_id, token))
 
     def resume_teacher(self, code, token, client_key, now=None) -> SessionInfo:
-        """Control from another device or after a reload: the join code plus the saved teacher key."""
+        """Control from another device or after a reload: the join code plus the saved teacher key.
+        Wrong keys are counted per address and, once the code named a class, per class too."""
         now = self._now(now)
         client_key = self._throttle(client_key, now)
         normal = codes.normalise_code(code)
         with self._transaction(write=False) as cur:
             row = normal and self._one(cur, "SELECT id FROM sessions WHERE code = ?", (normal,))
             if row:
+                wait = self._backoff(self._failures(cur, "class:" + row[0], now), CLASS_FREE_TRIES, now)
+                if wait > 0:
+                    raise ClassError("class.err_slow_down", seconds=int(wait) + 1)
                 try:
                     return self._info(cur, self._teacher(cur, row[0], token))
                 except Forbidden:
                     pass
-        raise self._fail(client_key, now, "class.err_resume")
+        raise self._fail(client_key, now, "class.err_resume", also=("class:" + row[0]) if row else None)
+
+    def set_one_per_device(self, session_id, token, on: bool) -> None:
+        """The teacher's "one vote per device": from now on a device (a browser cookie plus its
+        address) joins this class once, and answers count once per device."""
+        with self._transaction(write=True) as cur:
+            self._teacher(cur, session_id, token, lock=True)
+            self._run(cur, "UPDATE sessions SET one_per_device = ? WHERE id = ?", (int(bool(on)), session_id))
 
     def set_view(self, session_id, token, view) -> int:
         if not isinstance(view, dict):
@@ -368,22 +481,51 @@ class SqlStore(ClassStore):
         return [(int(a), str(b), int(c)) for a, b, c in rows]
 
     # ------------------------------------------------------------------ students
-    def join(self, code, nickname, client_key, now=None) -> Joined:
+    def join(self, code, nickname, client_key, now=None, *, device=None) -> Joined:
+        """A new identity in the class of ``code``. ``client_key`` is the client's address
+        (classroom/client.py): wrong codes from it are throttled and it makes at most
+        ``joins_per_address`` identities per class. ``device``: this browser's cookie value; with the
+        teacher's "one vote per device" on, one identity per (device, address) and a device is needed."""
         now = self._now(now)
         nickname = clean_nickname(nickname)  # before the throttle: a bad nickname is not a guess
         client_key = self._throttle(client_key, now)
         normal = codes.normalise_code(code)
         if normal is None:
             raise self._fail(client_key, now, "class.err_code")
+        if device is not None and (not isinstance(device, str) or not 0 < len(device) <= 300):
+            device = None
         token = codes.new_student_token()
         with self._transaction(write=True) as cur:
-            row = self._one(cur, "SELECT id, ended_at, expires_at FROM sessions WHERE code = ?", (normal,))
+            row = self._one(
+                cur,
+                "SELECT id, ended_at, expires_at, one_per_device FROM sessions WHERE code = ?"
+                + self.for_update,
+                (normal,),
+            )
             live = row is not None and row[1] is None and now < row[2]
             if live:
+                sid = row[0]
+                client = codes.key_hash(sid + "\n" + client_key)
+                dev = None if device is None else codes.key_hash(sid + "\n" + client_key + "\n" + device)
+                made = self._one(
+                    cur,
+                    "SELECT COUNT(*) FROM students WHERE session_id = ? AND client_hash = ?",
+                    (sid, client),
+                )[0]
+                if made >= self.joins_per_address:
+                    raise ClassError("class.err_joins_per_address", n=self.joins_per_address)
+                if row[3]:
+                    if dev is None:
+                        raise ClassError("class.err_device_needed")
+                    if self._one(
+                        cur, "SELECT 1 FROM students WHERE session_id = ? AND device_hash = ?", (sid, dev)
+                    ):
+                        raise ClassError("class.err_device_joined")
                 self._run(
                     cur,
-                    "INSERT INTO students (session_id, student_hash, nickname, joined_at) VALUES (?, ?, ?, ?)",
-                    (row[0], codes.token_hash(token), nickname, now),
+                    "INSERT INTO students (session_id, student_hash, nickname, joined_at, client_hash, device_hash)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (sid, codes.token_hash(token), nickname, now, client, dev),
                 )
         if not live:
             raise self._fail(client_key, now, "class.err_code")
@@ -405,6 +547,7 @@ class SqlStore(ClassStore):
 
     def pulse(self, session_id, now=None) -> Pulse | None:
         now = self._now(now)
+        self._maybe_purge()
         if not isinstance(session_id, str) or len(session_id) > 64:
             return None
         with self._transaction(write=False) as cur:
@@ -478,6 +621,10 @@ class SqlStore(ClassStore):
                 " JOIN students st ON st.session_id = p.session_id AND st.student_hash = ?"
                 " WHERE p.id = ? AND p.session_id = ? AND p.state = 'open' AND ? >= 0 AND ? < p.n_choices"
                 " AND s.ended_at IS NULL AND s.expires_at > ?"
+                # one vote per device: not when another identity of this device answered this poll
+                " AND (s.one_per_device = 0 OR st.device_hash IS NULL OR NOT EXISTS (SELECT 1 FROM answers a"
+                " JOIN students o ON o.session_id = a.session_id AND o.student_hash = a.student_hash"
+                " WHERE a.poll_id = p.id AND o.device_hash = st.device_hash AND o.student_hash <> st.student_hash))"
                 " ON CONFLICT (poll_id, student_hash) DO UPDATE SET choice = excluded.choice,"
                 " answered_at = excluded.answered_at",
                 (choice, now, hashed, poll_id, session_id, choice, choice, now),
@@ -485,6 +632,19 @@ class SqlStore(ClassStore):
             return cur.rowcount == 1
 
     # ------------------------------------------------------------------ housekeeping
+    def _maybe_purge(self) -> None:
+        """The purge on a timer: at most every PURGE_EVERY_S of the wall clock (not a caller's
+        ``now``), run by whichever join, start or pulse comes first (a pulse arrives every second
+        while a class is followed)."""
+        now = time.time()
+        if now < self._next_purge:
+            return
+        self._next_purge = now + PURGE_EVERY_S
+        try:
+            self.purge(self.retention_days, now)
+        except Exception:  # housekeeping never fails a student's request; the next tick retries
+            self._next_purge = now + 5.0
+
     def purge(self, retention_days=RETENTION_DAYS_DEFAULT, now=None) -> int:
         """Remove sessions that ended or expired more than ``retention_days`` ago (with their
         students, polls and answers), and join failures older than the throttle's window."""

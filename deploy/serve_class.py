@@ -209,6 +209,10 @@ class Cluster:
         env.setdefault("OPENBLAS_NUM_THREADS", "1")  # one BLAS thread per process (see the Makefile)
         env.setdefault("OMP_NUM_THREADS", "1")
         env.update(self.env)
+        # The replicas listen on loopback behind this HAProxy only: believe its X-Forwarded-For
+        # (the client's address, for the live class's throttle and join limits; classroom/client.py).
+        env.setdefault("ATTENTION_LAB_TRUSTED_PROXIES", "127.0.0.1")
+        env["FORWARDED_ALLOW_IPS"] = "127.0.0.1"  # uvicorn's own setting, the same proxy
         env[SECRET_ENV] = self.secret  # in the environment, not on the command line (`ps` shows that)
         return env
 

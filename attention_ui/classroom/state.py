@@ -13,11 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+import time
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import streamlit as st
 
 from classroom import ClassError, StoreSettings, open_store
+from classroom.client import client_address
 from classroom.pulse_cache import PulseCache
 
 TEACHER_KEY, STUDENT_KEY = "cls_teacher", "cls_student"
@@ -30,10 +32,29 @@ def settings() -> StoreSettings:
     return StoreSettings.from_env()
 
 
+STORE_RETRY_S = 10.0  # after a failed open (database down), page runs within this say so at once
+_FAILED: dict = {}
+
+
 @st.cache_resource(max_entries=1, show_spinner=False)
-def store():
-    """The configured store, opened (and migrated) once per server process."""
+def _opened():
     return open_store(settings())
+
+
+def store():
+    """The configured store, opened (and migrated) once per server process. A failed open is not
+    cached by Streamlit: it is remembered here for STORE_RETRY_S, so a database that is down costs
+    one attempt (a few seconds, classroom/postgres_store.py) per 10 s, not one per page run."""
+    failed = _FAILED.get("at")
+    if failed is not None and time.monotonic() - failed < STORE_RETRY_S:
+        raise _FAILED["error"]
+    try:
+        db = _opened()
+    except Exception as exc:
+        _FAILED.update(at=time.monotonic(), error=exc)
+        raise
+    _FAILED.clear()
+    return db
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -51,18 +72,33 @@ def store_or_error(t):
 
 
 def client_key() -> str:
-    """Who a wrong-code burst comes from: this browser's XSRF cookie (hashed), else its address,
-    else this session."""
+    """Who a wrong-code burst or a join comes from: this connection's address, with X-Forwarded-For
+    believed only from a configured proxy (classroom/client.py). Not a cookie: a client rotates
+    those at will."""
     try:
-        cookie = st.context.cookies.get("_streamlit_xsrf")
-        ip = st.context.ip_address
+        remote = st.context.ip_address  # uvicorn's peer (None on loopback)
+        forwarded = st.context.headers.get_all("X-Forwarded-For")
     except Exception:  # outside a browser session (tests)
-        cookie = ip = None
-    if isinstance(cookie, str) and cookie:
-        return "b:" + hashlib.sha256(cookie.encode()).hexdigest()[:32]
-    if isinstance(ip, str) and ip:
-        return "ip:" + ip
-    return "s:" + st.session_state.setdefault("cls_client", secrets.token_hex(8))
+        return "s:" + st.session_state.setdefault("cls_client", secrets.token_hex(8))
+    return client_address(remote, forwarded, settings().trusted_proxies)
+
+
+def device_key() -> str | None:
+    """This browser, for "one vote per device": the token inside Streamlit's XSRF cookie (set on
+    the first page load, kept by the browser; its printed form changes on every load, the token
+    does not), else None."""
+    raw = _cookie("_streamlit_xsrf")
+    if raw is None:
+        return None
+    try:
+        from streamlit.web.server.starlette import starlette_app_utils
+
+        token, _ = starlette_app_utils.decode_xsrf_token_string(raw)
+    except Exception:  # another Streamlit version: the cookie's text itself
+        token = None
+    if token:
+        return "x:" + hashlib.sha256(token).hexdigest()[:32]
+    return "c:" + hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
 def _cookie(name: str) -> str | None:
