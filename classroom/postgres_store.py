@@ -21,9 +21,13 @@ class PostgresStore(SqlStore):
 
     def __init__(self, url: str, *, min_size: int = POOL_MIN, max_size: int = POOL_MAX) -> None:
         super().__init__()
-        from psycopg_pool import ConnectionPool  # imported here: SQLite users need no psycopg
+        import psycopg  # imported here: SQLite users need no psycopg
+        from psycopg_pool import ConnectionPool
 
         self.url = url
+        # One plain connection first: a server that is down or refuses says so now (within
+        # CONNECT_TIMEOUT_S), before any pool (and its threads) exists.
+        psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, application_name="attention-lab").close()
         self._pool = ConnectionPool(
             url, min_size=min_size, max_size=max_size, open=True, timeout=GET_WAIT_S,
             kwargs={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "attention-lab"},

@@ -14,12 +14,27 @@ from classroom import ClassError
 CLASS_PAGE = "app_pages/class_teach.py"
 
 
+_OVER = ("class.err_session_over", "class.err_forbidden")
+
+
+def _warn(key: str, values: dict) -> None:
+    from attention_ui.language import translator
+
+    st.warning(translator()(key, **values))
+
+
 def publish(cls: dict) -> bool:
-    """Store the teacher's current view (a no-op when it has not changed); False if the class is over."""
+    """Store the teacher's current view (a no-op when it has not changed); False only if the class is
+    over. A view the store cannot take (too big) or a store fault is said, and the class goes on:
+    nothing here raises into the presenter's page."""
     try:
         state.store().set_view(cls["sid"], cls["token"], follow.view_of(st.session_state))
-    except ClassError:
-        return False
+    except ClassError as err:
+        if err.key in _OVER:
+            return False
+        _warn(err.key, err.values)
+    except Exception as exc:  # the database failed this once: the next run publishes again
+        _warn("class.err_store", {"error": type(exc).__name__})
     return True
 
 
