@@ -62,6 +62,7 @@ def main() -> None:
             present()
         teacher_view.export_button(t, cls)
         teacher_view.key_file(t, cls)
+        teacher_view.one_per_device(t, cls, info)
         teacher_view.end_button(t, cls)
     with right:
         teacher_view.poll_panel(t, cls)

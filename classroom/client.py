@@ -33,8 +33,8 @@ def _entries(forwarded_for: Iterable[str]) -> list[str]:
 
 def client_address(remote: str | None, forwarded_for: Iterable[str], trusted: frozenset[str]) -> str:
     """The throttle's key for a request (see the module docstring): ``addr:<address>``."""
-    entries = _entries(forwarded_for)
-    peer = remote or "127.0.0.1"  # Streamlit reports a loopback peer as None
+    entries = _entries(v for v in forwarded_for if isinstance(v, str))
+    peer = remote if isinstance(remote, str) and remote else "127.0.0.1"  # loopback: None
     if not entries:
         return "addr:" + peer
     if peer in trusted:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from attention_ui.classroom import state
+from classroom.store import FREE_TRIES
 from tests.apptest_pages import no_exception, open_page
 
 TEACH, JOIN, PLAYGROUND = "app_pages/class_teach.py", "app_pages/class_join.py", "app_pages/playground.py"
@@ -216,7 +217,7 @@ def test_hostile_nicknames_get_a_clear_message_and_change_nothing(class_store, n
 def test_wrong_codes_then_slowed_down(class_store):
     _, cls = start_class()
     phone = open_page(JOIN)
-    for _ in range(5):
+    for _ in range(FREE_TRIES):
         phone.text_input(key="cls_join_code").set_value("QQQQQQ")
         phone.button[0].click().run()
         assert any("does not belong" in e.value for e in phone.error)

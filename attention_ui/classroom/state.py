@@ -57,6 +57,14 @@ def store():
     return db
 
 
+def _forget_store() -> None:
+    _opened.clear()
+    _FAILED.clear()
+
+
+store.clear = _forget_store  # as for a cached function: the next call opens the store again
+
+
 @st.cache_resource(max_entries=1, show_spinner=False)
 def pulses() -> PulseCache:
     """The class pulses every student page of this process checks, shared (classroom/pulse_cache.py)."""
@@ -118,11 +126,14 @@ def _split(value: str | None) -> tuple[str, str] | None:
 
 def set_cookie(name: str, value: str | None, max_age_s: int) -> None:
     """Set (or with None, clear) a cookie of this browser. The value goes in as a JSON string
-    literal inside a constant script; it is not drawn anywhere on the page."""
+    literal inside a constant script; it is not drawn anywhere on the page. On a page served over
+    HTTPS (as the browser sees it, so also behind a TLS-terminating proxy) the cookie is Secure:
+    never sent over plain HTTP."""
     if value is None:
-        script = f"document.cookie = {json.dumps(name + '=; path=/; max-age=0; SameSite=Strict')};"
+        text = name + "=; path=/; max-age=0; SameSite=Strict"
     else:
-        script = f"document.cookie = {json.dumps(f'{name}={value}; path=/; max-age={int(max_age_s)}; SameSite=Strict')};"
+        text = f"{name}={value}; path=/; max-age={int(max_age_s)}; SameSite=Strict"
+    script = f"document.cookie = {json.dumps(text)} + (location.protocol === 'https:' ? '; Secure' : '');"
     st.html(f"<script>{script}</script>", unsafe_allow_javascript=True)
 
 

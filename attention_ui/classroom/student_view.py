@@ -50,13 +50,14 @@ def join_form(t) -> None:
         nick = st.text_input(t("class.nick_label", n=NICKNAME_MAX), max_chars=NICKNAME_MAX, key="cls_join_nick",
                              help=t("class.nick_help"))  # fmt: skip
         go = st.form_submit_button(t("class.join"), type="primary", width="stretch")
+    st.caption(t("class.join_stored", days=f"{state.settings().retention_days:g}"))
     if not go:
         return
     db = state.store_or_error(t)
     if db is None:
         return
     try:
-        joined = db.join(code, nick or None, state.client_key())
+        joined = db.join(code, nick or None, state.client_key(), device=state.device_key())
     except ClassError as err:
         st.error(t(err.key, **err.values))
         return

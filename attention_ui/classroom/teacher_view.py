@@ -4,6 +4,8 @@ presenter's strip (presenter_hook.py). Nothing here shows the teacher's key as t
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 
 import segno
@@ -36,7 +38,8 @@ def start(t, join_url: str | None = None) -> bool:
         return False
     try:
         db.purge(state.settings().retention_days)  # long-running servers drop old classes here too
-        started = db.start_session(hours=state.settings().class_hours, join_url=join_url or None)
+        started = db.start_session(hours=state.settings().class_hours, join_url=join_url or None,
+                                   client_key=state.client_key())  # fmt: skip
     except ClassError as err:
         st.error(t(err.key, **err.values))
         return False
@@ -55,10 +58,46 @@ def cookie_script() -> None:
         state.set_cookie(state.TEACHER_COOKIE, f"{cls['sid']}.{cls['token']}", age)
 
 
+KEY_FILE_TTL_S = 30.0  # the key file's download address answers this long after the click
+
+
+def _expire_downloads() -> None:
+    """Delete the files no session refers to (a deferred download's file is one from the moment it
+    is made): Streamlit marks such a file on one sweep and deletes it on the next."""
+    from streamlit import runtime
+
+    if runtime.exists():
+        manager = runtime.get_instance().media_file_mgr
+        manager.remove_orphaned_files()
+        manager.remove_orphaned_files()
+
+
+def _key_file_data(text: str):
+    """The key file's content, made only when the button is clicked (through this session's own
+    connection), at an address that is gone KEY_FILE_TTL_S later, tab open or not."""
+
+    def make() -> str:
+        timer = threading.Timer(_key_ttl(), _expire_downloads)
+        timer.daemon = True
+        timer.start()
+        return text
+
+    return make
+
+
+def _key_ttl() -> float:
+    try:
+        return max(
+            1.0, min(KEY_FILE_TTL_S, float(os.environ.get("ATTENTION_LAB_KEY_FILE_TTL_S", KEY_FILE_TTL_S)))
+        )
+    except ValueError:
+        return KEY_FILE_TTL_S
+
+
 def key_file(t, cls: dict) -> None:
     """The key as a downloaded file (for another device): the file holds it, the page does not."""
     text = t("class.key_file_text", code=state.format_code(cls["code"]), key=cls["token"])
-    st.download_button(t("class.key_download"), text, file_name=f"attention-lab-class-{cls['code']}.txt",
+    st.download_button(t("class.key_download"), _key_file_data(text), file_name=f"attention-lab-class-{cls['code']}.txt",
                        mime="text/plain", key="cls_key_download", icon=":material/key:",
                        help=t("class.key_help"))  # fmt: skip
 
@@ -213,8 +252,27 @@ def student_count(t, cls: dict) -> None:
             return
         with st.container(key="cls_live_count"):
             st.markdown(t("class.students", n=info.students))
+            if info.shared_address:
+                st.caption(t("class.shared_address", n=info.shared_address, most=info.most_per_address))
 
     count()
+
+
+def one_per_device(t, cls: dict, info) -> None:
+    """The teacher's "one vote per device" switch (classroom/store.py: a cookie plus the address)."""
+
+    def change() -> None:
+        _act(
+            t,
+            lambda: state.store().set_one_per_device(
+                cls["sid"], cls["token"], st.session_state["cls_one_device"]
+            ),
+        )
+
+    st.session_state["cls_one_device"] = info.one_per_device
+    st.toggle(
+        t("class.one_per_device"), key="cls_one_device", on_change=change, help=t("class.one_per_device_help")
+    )
 
 
 def export_button(t, cls: dict) -> None:
