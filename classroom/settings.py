@@ -9,6 +9,10 @@
 - ``ATTENTION_LAB_TRUSTED_PROXIES``: the addresses of the reverse proxies whose X-Forwarded-For
   is believed (comma-separated; unset: none). ``make serve-class`` sets 127.0.0.1 (its HAProxy).
 - ``ATTENTION_LAB_JOINS_PER_ADDRESS`` (default 100): identities one client address may make in a class.
+- ``ATTENTION_LAB_SQLITE_SYNCHRONOUS`` (NORMAL, or FULL: every commit survives a power cut too, at
+  the cost measured by bench/sqlite_synchronous.py).
+- ``ATTENTION_LAB_WRONG_CODE_FREE_TRIES`` (default 10): wrong codes one address may type in 10 minutes
+  before each further try waits 2, 4, 8 ... 60 s.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .model import CLASS_HOURS_DEFAULT, RETENTION_DAYS_DEFAULT
-from .store import JOINS_PER_ADDRESS
+from .store import FREE_TRIES, JOINS_PER_ADDRESS
 
 ROOT = Path(__file__).resolve().parent.parent
 DB_FILE = "classroom.sqlite3"
@@ -37,6 +41,13 @@ def _number(env, name: str, default: float, low: float, high: float) -> float:
     return value
 
 
+def _synchronous(raw: str | None) -> str:
+    value = (raw or "NORMAL").strip().upper()
+    if value not in ("NORMAL", "FULL"):
+        raise SystemExit(f"ATTENTION_LAB_SQLITE_SYNCHRONOUS={raw!r} must be NORMAL or FULL")
+    return value
+
+
 @dataclass(frozen=True)
 class StoreSettings:
     database_url: str | None
@@ -46,6 +57,8 @@ class StoreSettings:
     join_url: str | None
     trusted_proxies: frozenset[str] = frozenset()
     joins_per_address: int = JOINS_PER_ADDRESS
+    free_tries: int = FREE_TRIES
+    sqlite_synchronous: str = "NORMAL"
 
     @classmethod
     def from_env(cls, env=None) -> StoreSettings:
@@ -67,6 +80,8 @@ class StoreSettings:
             joins_per_address=int(
                 _number(env, "ATTENTION_LAB_JOINS_PER_ADDRESS", JOINS_PER_ADDRESS, 0, 100_000)
             ),
+            sqlite_synchronous=_synchronous(env.get("ATTENTION_LAB_SQLITE_SYNCHRONOUS")),
+            free_tries=int(_number(env, "ATTENTION_LAB_WRONG_CODE_FREE_TRIES", FREE_TRIES, 0, 1000)),
         )
 
     @property
@@ -84,7 +99,7 @@ def open_store(settings: StoreSettings | None = None):
     else:
         from .sqlite_store import SqliteStore
 
-        store = SqliteStore(settings.data_dir / DB_FILE)
+        store = SqliteStore(settings.data_dir / DB_FILE, synchronous=settings.sqlite_synchronous)
     try:
         store.migrate()
         store.purge(settings.retention_days)
@@ -93,6 +108,7 @@ def open_store(settings: StoreSettings | None = None):
         raise
     store.retention_days = settings.retention_days
     store.joins_per_address = settings.joins_per_address
+    store.free_tries = settings.free_tries
     stats_dir = os.environ.get("ATTENTION_LAB_STORE_STATS")
     if stats_dir:  # bench/classroom_live.py: each process's statement count, written every second
         _write_stats(store, Path(stats_dir))

@@ -36,9 +36,17 @@ def _switch_to_wal(conn: sqlite3.Connection, timeout_ms: int = BUSY_TIMEOUT_MS) 
 
 class SqliteStore(SqlStore):
     dialect = "sqlite"
+    # NORMAL in WAL mode: a crash of the process loses nothing, but a power cut (or an OS crash)
+    # can lose the last commits before a checkpoint; FULL syncs the WAL at every commit
+    # (bench/sqlite_synchronous.py measures the cost; docs/deployment.md says which is used).
+    synchronous = "NORMAL"
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, synchronous: str | None = None) -> None:
         super().__init__()
+        if synchronous is not None:
+            if synchronous.upper() not in ("NORMAL", "FULL"):
+                raise ValueError("synchronous must be NORMAL or FULL")
+            self.synchronous = synchronous.upper()
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._pool: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
@@ -51,9 +59,7 @@ class SqliteStore(SqlStore):
                                check_same_thread=False)  # fmt: skip
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         _switch_to_wal(conn)  # readers never wait for the writer
-        conn.execute(
-            "PRAGMA synchronous = NORMAL"
-        )  # WAL's safe setting: a power cut loses at most the last commits
+        conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         conn.execute("PRAGMA foreign_keys = ON")
         return conn
 

@@ -155,6 +155,7 @@ class SqlStore(ClassStore):
         self.queries = 0  # statements run by this process (bench/classroom_live.py reads it)
         self.retention_days = RETENTION_DAYS_DEFAULT  # open_store sets these from the settings
         self.joins_per_address = JOINS_PER_ADDRESS
+        self.free_tries = FREE_TRIES
         self.starts_per_address = STARTS_PER_ADDRESS
         self._next_purge = 0.0
 
@@ -247,7 +248,7 @@ class SqlStore(ClassStore):
 
     def _wait_left(self, cur, client_key: str, now: float) -> float:
         own = self._failures(cur, client_key, now)
-        wait = self._backoff(own, FREE_TRIES, now)
+        wait = self._backoff(own, self.free_tries, now)
         if own and not wait:  # under attack from many addresses: no free tries left for anyone
             everyone = self._one(
                 cur, "SELECT COUNT(*) FROM join_failures WHERE at > ?", (now - FAILURE_WINDOW_S,)

@@ -131,6 +131,35 @@ def test_one_vote_per_device_binds_a_cookie_and_an_address(store):
     assert store.tallies(s.session_id, s.teacher_token)[-1].counts == (1, 0, 0, 1)
 
 
+def test_the_panel_says_how_many_identities_share_an_address_and_offers_one_vote_per_device(
+    tmp_path, monkeypatch
+):
+    from attention_ui.classroom import state
+    from tests.apptest_pages import no_exception, open_page
+
+    monkeypatch.setenv("ATTENTION_LAB_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("ATTENTION_LAB_DATABASE_URL", raising=False)
+    state.settings.clear()
+    state.store.clear()
+    try:
+        at = open_page("app_pages/class_teach.py")
+        at.button(key="cls_start").click().run()
+        cls = at.session_state[state.TEACHER_KEY]
+        for i in range(3):
+            state.store().join(cls["code"], None, "addr:192.0.2.50" if i < 2 else "addr:192.0.2.51")
+        at.run()
+        no_exception(at)
+        assert any(
+            "2 of them joined from an address" in c.value and "at most 2" in c.value for c in at.caption
+        )
+        at.toggle(key="cls_one_device").set_value(True).run()
+        assert state.store().teacher_session(cls["sid"], cls["token"]).one_per_device
+    finally:
+        state.store().close()
+        state.store.clear()
+        state.settings.clear()
+
+
 # ---------------------------------------------------------------------- 14: input and data
 
 
@@ -218,9 +247,11 @@ TRUST_HAPROXY = frozenset({"127.0.0.1"})
         ("192.0.2.7", [], frozenset(), "addr:192.0.2.7"),  # a direct client
         (None, [], frozenset(), "addr:127.0.0.1"),  # on this machine (Streamlit says None)
         ("192.0.2.7", ["6.6.6.6"], frozenset(), "addr:192.0.2.7"),  # a LAN client forging the header
+        ("192.0.2.7", ["192.0.2.7, 6.6.6.6"], TRUST_HAPROXY, "addr:192.0.2.7"),  # ... cleverly
         ("6.6.6.6", ["6.6.6.6"], frozenset(), UNTRUSTED_FORWARD),  # uvicorn believed a local forger
         ("6.6.6.7", ["6.6.6.7"], frozenset(), UNTRUSTED_FORWARD),  # ... rotating gives the same key
-        ("192.0.2.7", ["6.6.6.6, 192.0.2.7"], TRUST_HAPROXY, "addr:192.0.2.7"),  # behind our HAProxy
+        ("192.0.2.7", ["6.6.6.6", "192.0.2.7"], TRUST_HAPROXY, "addr:192.0.2.7"),  # behind our HAProxy
+        ("6.6.6.6", ["6.6.6.6", "127.0.0.1"], TRUST_HAPROXY, "addr:127.0.0.1"),  # a local client via it
         ("10.0.0.5", ["6.6.6.6, 192.0.2.7"], frozenset({"10.0.0.5"}), "addr:192.0.2.7"),  # a remote proxy
         (
             "10.0.0.5",
@@ -233,4 +264,39 @@ TRUST_HAPROXY = frozenset({"127.0.0.1"})
 def test_the_client_address_believes_forwarded_for_only_from_a_configured_proxy(
     remote, xff, trusted, expected
 ):
-    assert client_address(remote, xff, trusted) == expected
+    assert client_address(remote, xff, trusted, frozenset({"127.0.0.1", "::1"})) == expected
+
+
+def test_sqlite_synchronous_is_normal_unless_full_is_asked_for(tmp_path):
+    from classroom import StoreSettings, open_store
+
+    seen = {}
+    for value in (None, "full"):
+        env = {"ATTENTION_LAB_DATA_DIR": str(tmp_path / str(value))}
+        if value:
+            env["ATTENTION_LAB_SQLITE_SYNCHRONOUS"] = value
+        store = open_store(StoreSettings.from_env(env))
+        with store._transaction(write=False) as cur:
+            seen[value] = store._one(cur, "PRAGMA synchronous")[0]
+        store.close()
+    assert seen == {None: 1, "full": 2}  # SQLite's numbers: 1 NORMAL, 2 FULL
+    with pytest.raises(SystemExit):
+        StoreSettings.from_env({"ATTENTION_LAB_SQLITE_SYNCHRONOUS": "OFF"})
+
+
+def test_the_proxy_and_limit_settings_are_read_from_the_environment():
+    from classroom import StoreSettings
+
+    s = StoreSettings.from_env(
+        {
+            "ATTENTION_LAB_TRUSTED_PROXIES": " 127.0.0.1, 10.0.0.5 ,",
+            "ATTENTION_LAB_JOINS_PER_ADDRESS": "40",
+            "ATTENTION_LAB_WRONG_CODE_FREE_TRIES": "4",
+        }  # fmt: skip
+    )
+    assert (s.trusted_proxies, s.joins_per_address, s.free_tries) == (
+        frozenset({"127.0.0.1", "10.0.0.5"}),
+        40,
+        4,
+    )
+    assert StoreSettings.from_env({}).trusted_proxies == frozenset()  # no proxy is believed by default

@@ -1,0 +1,154 @@
+"""Issue 34, points 10-12, against the real app behind HAProxy (deploy/serve_class.py, one process):
+the security review's attacks, each tried from Chromium and asserted blocked.
+
+- wrong join codes, each from a fresh browser context (new cookies, so a new XSRF cookie) and with a
+  rotated, forged X-Forwarded-For: slowed after the free tries all the same (the throttle keys on the
+  address HAProxy saw, classroom/client.py);
+- joins from one address with fresh cookies: capped per class;
+- the teacher key file: its download address no longer answers a client without a session once
+  its short life is over (it answered 200 130 s after the tab closed);
+- the teacher-key cookie is Secure on a page served over HTTPS.
+
+The limits are lowered through the environment so that a few page loads show them
+(ATTENTION_LAB_WRONG_CODE_FREE_TRIES=2, ATTENTION_LAB_JOINS_PER_ADDRESS=1, key file 2 s).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import expect
+from st_browser import ROOT, new_context, wait_for_app_run
+
+sys.path.insert(0, str(ROOT / "deploy"))
+from serve_class import Cluster, free_port  # noqa: E402
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+SLOW_MS = 60_000
+CODE = re.compile(r"\b([A-Z0-9]{3})-([A-Z0-9]{3})\b")
+FREE, JOINS, KEY_TTL_S = 2, 1, 2
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory) -> Iterator[Cluster]:
+    env = {
+        "ATTENTION_LAB_DATA_DIR": str(tmp_path_factory.mktemp("attackdata")), "ATTENTION_LAB_DATABASE_URL": "",
+        "ATTENTION_LAB_WRONG_CODE_FREE_TRIES": str(FREE), "ATTENTION_LAB_JOINS_PER_ADDRESS": str(JOINS),
+        "ATTENTION_LAB_KEY_FILE_TTL_S": str(KEY_TTL_S),
+    }  # fmt: skip
+    c = Cluster(1, free_port(), run_dir=tmp_path_factory.mktemp("attackrun"), quiet=True,
+                streamlit_args=["--browser.gatherUsageStats", "false"], env=env)  # fmt: skip
+    try:
+        c.start()
+    except SystemExit as exc:
+        pytest.fail(f"{exc}\n(`make test` installs HAProxy through scripts/ensure_haproxy.sh)", pytrace=False)
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+OUTCOMES = ("does not belong", "Too many wrong", "already joined", "step 1 of 11")
+
+
+def _outcome(p, before: int) -> str:
+    """The page's text once it shows the answer to the latest submit (the count of answers grew)."""
+    deadline = time.monotonic() + 30
+    text = ""
+    while time.monotonic() < deadline:
+        text = p.locator("body").inner_text()
+        if sum(text.count(s) for s in OUTCOMES) > before or (before and "Too many wrong" in text):
+            break
+        time.sleep(0.1)
+    return text
+
+
+def _join(browser, base: str, code: str, forged: str, tries: int = 1) -> list[str]:
+    """Join attempts from a brand-new browser (no cookies, so a new XSRF cookie) with a forged
+    X-Forwarded-For, ``tries`` submits in a row; the page's text after each."""
+    ctx = new_context(browser, width=1000, height=800, timeout_ms=SLOW_MS)
+    ctx.set_extra_http_headers({"X-Forwarded-For": forged})
+    try:
+        p = ctx.new_page()
+        p.goto(f"{base}/class_join?code={code}&lang=en")
+        wait_for_app_run(p, SLOW_MS)
+        out = []
+        for _ in range(tries):
+            p.locator('[data-testid="stFormSubmitButton"] button').click()
+            out.append(_outcome(p, len(out)))
+        return out
+    finally:
+        ctx.close()
+
+
+def test_rotating_cookies_and_forged_addresses_do_not_escape_the_limits(browser, cluster: Cluster) -> None:
+    base = cluster.url
+    teacher_ctx = new_context(browser, width=1366, height=768, timeout_ms=SLOW_MS)
+    try:
+        teacher = teacher_ctx.new_page()
+        teacher.goto(f"{base}/class_teach?lang=en")
+        wait_for_app_run(teacher, SLOW_MS)
+        teacher.locator(".st-key-cls_start button").click()
+        expect(teacher.get_by_text("Join code:")).to_be_visible(timeout=SLOW_MS)
+        code = "".join(CODE.search(teacher.locator("body").inner_text()).groups())
+
+        # point 11: joins with fresh cookies from one address stop at the cap
+        results = [_join(browser, base, code, f"198.51.100.{i}")[0] for i in range(JOINS + 1)]
+        assert all("step 1 of 11" in r for r in results[:JOINS]), results
+        assert f"already joined this class {JOINS} times" in results[JOINS], results[JOINS]
+
+        # point 10: wrong codes, each browser with new cookies and another forged address; the last
+        # one guesses twice in a row, and its second guess (the FREE + 2nd from this machine) waits
+        wrong = [_join(browser, base, "QQQQQQ", f"203.0.113.{i}")[0] for i in range(FREE)]
+        wrong += _join(browser, base, "QQQQQQ", "203.0.113.99", tries=2)
+        assert all("does not belong" in r for r in wrong[:FREE]), wrong
+        assert "Too many wrong codes" in wrong[-1], wrong[-1]
+
+        # point 12: the key file is made on the click and its address dies soon after
+        with teacher.expect_download() as info:
+            teacher.get_by_role("button", name="Save the teacher key (file)").click()
+        download = info.value
+        token = next(c["value"] for c in teacher_ctx.cookies() if c["name"] == "attnlab_class_teacher").split(
+            ".", 1
+        )[1]
+        assert token in open(download.path(), encoding="utf-8").read()
+        url = download.url
+        assert "/media/" in url
+    finally:
+        teacher_ctx.close()
+    time.sleep(KEY_TTL_S + 1.5)
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(url, timeout=10)  # a client with no session, no cookie
+    assert err.value.code == 404
+
+
+def test_the_teacher_key_cookie_is_secure_over_https(browser, monkeypatch) -> None:
+    from attention_ui.classroom import state
+
+    scripts: list[str] = []
+    monkeypatch.setattr(state.st, "html", lambda body, **k: scripts.append(body))
+    state.set_cookie(state.TEACHER_COOKIE, "sid.key", 3600)
+    page_html = "<!doctype html><html><body>" + scripts[0] + "</body></html>"
+    ctx = new_context(browser, width=800, height=600)
+    try:
+        for scheme in ("https", "http"):
+            ctx.route(
+                f"{scheme}://class.test/",
+                lambda route: route.fulfill(body=page_html, content_type="text/html"),
+            )
+            page = ctx.new_page()
+            page.goto(f"{scheme}://class.test/")
+            cookie = next(
+                c for c in ctx.cookies(f"{scheme}://class.test/") if c["name"] == state.TEACHER_COOKIE
+            )
+            assert cookie["secure"] is (scheme == "https"), (scheme, cookie)
+            ctx.clear_cookies()
+            page.close()
+    finally:
+        ctx.close()
