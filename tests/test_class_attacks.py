@@ -300,3 +300,21 @@ def test_the_proxy_and_limit_settings_are_read_from_the_environment():
         4,
     )
     assert StoreSettings.from_env({}).trusted_proxies == frozenset()  # no proxy is believed by default
+
+
+def test_the_results_file_tells_look_alike_nicknames_apart():
+    import csv
+    import io
+
+    from attention_ui.classroom.export import results_csv
+
+    rows = list(
+        csv.DictReader(
+            io.StringIO(
+                results_csv(
+                    lambda k, **v: k, [], [(1, "Alice", 0), (1, "Alice\u200b", 1), (1, "\u0410lice", 2)]
+                )
+            )
+        )
+    )
+    assert [r["nickname_code_points"] for r in rows] == ["", "Alice<U+200B>", "<U+0410>lice"]

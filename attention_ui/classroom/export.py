@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import io
 
+from classroom.model import nickname_marks
+
 from .questions import choice_labels, question_text
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -23,6 +25,7 @@ def results_csv(t, tallies, answers) -> str:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(
         ["record", "poll", "step", "question", "option", "label", "count", "right", "share_right", "nickname"]
+        + ["nickname_code_points"]  # look-alike nicknames differ here (classroom.model.nickname_marks)
     )
     by_seq = {}
     for tally in tallies:
@@ -34,7 +37,7 @@ def results_csv(t, tallies, answers) -> str:
         for i, count in enumerate(tally.counts):
             label = labels[i] if i < len(labels) else str(i)
             w.writerow(["option", p.seq, p.step, cell(text), chr(65 + i), cell(label), count,
-                        int(i == p.correct), share, ""])  # fmt: skip
+                        int(i == p.correct), share, "", ""])  # fmt: skip
     for seq, nickname, choice in answers:
         p = by_seq.get(seq)
         right = "" if p is None else int(choice == p.correct)
@@ -50,6 +53,7 @@ def results_csv(t, tallies, answers) -> str:
                 right,
                 "",
                 cell(nickname),
+                nickname_marks(nickname),  # look-alikes ("Alice" / "Alice" + U+200B) differ here
             ]
         )
     return out.getvalue()
