@@ -49,7 +49,7 @@ def main() -> None:
         teacher_view.forget(t)
         return
     teacher_view.join_box(t, cls, info)
-    teacher_view.student_count(t, cls)
+    teacher_view.student_count(t, cls, shared=True)
     if st.session_state.pop("cls_new_key", False):
         st.info(t("class.key_saved_note"))
     left, right = st.columns([1, 2])

@@ -239,7 +239,9 @@ def poll_panel(t, cls: dict, *, height: int = 320) -> None:
     live()
 
 
-def student_count(t, cls: dict) -> None:
+def student_count(t, cls: dict, *, shared: bool = False) -> None:
+    """The count of students (every COUNT_REFRESH_S); with ``shared`` (the class panel, not the
+    projector's strip) also how many identities share an address."""
     db = state.store()
 
     st.html(_STEADY_CSS)
@@ -252,7 +254,7 @@ def student_count(t, cls: dict) -> None:
             return
         with st.container(key="cls_live_count"):
             st.markdown(t("class.students", n=info.students))
-            if info.shared_address:
+            if shared and info.shared_address:
                 st.caption(t("class.shared_address", n=info.shared_address, most=info.most_per_address))
 
     count()
