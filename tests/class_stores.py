@@ -7,6 +7,7 @@ CI=true, so a CI without PostgreSQL cannot pass by skipping.
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 
@@ -28,14 +29,29 @@ def postgres_unavailable(why: str) -> None:
     pytest.skip(f"PostgreSQL unavailable: {why}")
 
 
+_SHARED: dict = {}  # one server and one contract database per test process, whichever module asks first
+
+
+def _stop_shared() -> None:
+    store = _SHARED.pop("store", None)
+    if store is not None:
+        store.close()
+    server = _SHARED.pop("server", None)
+    if server is not None:
+        server.stop()
+
+
 @pytest.fixture(scope="session", name="postgres_server")
 def fixture_postgres_server():
-    try:
-        server = ThrowawayPostgres().start()
-    except (PostgresMissing, RuntimeError) as exc:
-        postgres_unavailable(str(exc))
-    yield server
-    server.stop()
+    """The throwaway server, started once per test process: each module that imports this fixture
+    gets its own fixture instance, and without the sharing each started a server (3-10 s)."""
+    if "server" not in _SHARED:
+        try:
+            _SHARED["server"] = ThrowawayPostgres().start()
+        except (PostgresMissing, RuntimeError) as exc:
+            postgres_unavailable(str(exc))
+        atexit.register(_stop_shared)
+    yield _SHARED["server"]
 
 
 def fresh_store(backend: str, request, tmp_path):
@@ -50,10 +66,11 @@ def fresh_store(backend: str, request, tmp_path):
 def fixture_postgres_store(postgres_server):
     """One migrated PostgreSQL database per test process, emptied before each test (a new database
     per test cost about 0.6 s each here)."""
-    s = PostgresStore(postgres_server.create_database(f"contract{os.getpid()}"), max_size=12)
-    s.migrate()
-    yield s
-    s.close()
+    if "store" not in _SHARED:
+        s = PostgresStore(postgres_server.create_database(f"contract{os.getpid()}"), max_size=12)
+        s.migrate()
+        _SHARED["store"] = s
+    yield _SHARED["store"]
 
 
 def _empty(s) -> None:

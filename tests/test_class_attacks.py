@@ -1,4 +1,4 @@
-"""Issue 34, points 10, 11 and 14: the security review's attacks on the live-class store, each tried
+"""Issue 34, points 10, 11 and 14 (and 13's lone surrogate or NaN in the view): the security review's attacks on the live-class store, each tried
 and each asserted blocked, on SQLite and on a real PostgreSQL (tests/class_stores.py).
 
 The address a request comes from is worked out by classroom/client.py (tested at the end); the
@@ -158,6 +158,26 @@ def test_the_panel_says_how_many_identities_share_an_address_and_offers_one_vote
         state.store().close()
         state.store.clear()
         state.settings.clear()
+
+
+# ---------------------------------------------------------------------- 13: a fault in the view
+
+
+@pytest.mark.parametrize(
+    ("view", "stored"),
+    [
+        ({"sentence": "a\ud83dcat", "step": 3}, {"sentence": "a\ufffdcat", "step": 3}),
+        (
+            {"sentence": "x", "temperature": float("nan"), "w": [1.0, float("inf")]},
+            {"sentence": "x", "temperature": None, "w": [1.0, None]},
+        ),  # fmt: skip
+    ],
+)
+def test_a_lone_surrogate_or_nan_in_the_view_still_reaches_the_class(store, view, stored):
+    s = store.start_session(now=time.time())
+    j = store.join(s.code, None, "addr:192.0.2.1")
+    assert store.set_view(s.session_id, s.teacher_token, view) == 1
+    assert store.student_view(s.session_id, j.student_token) == (1, stored)
 
 
 # ---------------------------------------------------------------------- 14: input and data
