@@ -160,6 +160,28 @@ def test_the_panel_says_how_many_identities_share_an_address_and_offers_one_vote
         state.settings.clear()
 
 
+def test_the_join_page_says_what_is_stored_and_for_how_long(tmp_path, monkeypatch):
+    from attention_ui.classroom import state
+    from tests.apptest_pages import no_exception, open_page
+
+    monkeypatch.setenv("ATTENTION_LAB_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("ATTENTION_LAB_CLASS_RETENTION_DAYS", "3")
+    state.settings.clear()
+    state.store.clear()
+    try:
+        for lang, words in (
+            ("en", ("What is kept", "deleted 3 days after")),
+            ("ja", ("保存される", "3 日後に削除")),
+        ):
+            at = open_page("app_pages/class_join.py", lang=lang)
+            no_exception(at)
+            assert any(all(w in c.value for w in words) for c in at.caption), [c.value for c in at.caption]
+    finally:
+        state.store().close()
+        state.store.clear()
+        state.settings.clear()
+
+
 # ---------------------------------------------------------------------- 13: a fault in the view
 
 
