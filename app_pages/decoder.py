@@ -82,8 +82,9 @@ def read_settings(t) -> DecoderSettings | None:
     top_k = top_k if isinstance(top_k, int) and url.TOP_K_RANGE[0] <= top_k <= url.TOP_K_RANGE[1] else 0
     temperature = float(s.get("dc_temperature", 1.0))
     return DecoderSettings(
-        text, int(s["dc_layer"]), int(s["dc_head"]), temperature, top_k, seed, chosen_model()
-    )
+        text, int(s["dc_layer"]), int(s["dc_head"]), temperature, top_k, seed, chosen_model(),
+        no_special=s.get("dc_no_special") is True,
+    )  # fmt: skip
 
 
 # --- generation state -------------------------------------------------------------------------------
@@ -161,8 +162,8 @@ def main() -> None:
     clamp_choices(name)
     controls(t, name)
     PAGE.title(t)
-    if name == "gemma3" and not PAGE.presenting:
-        st.markdown(t("decoder.g_intro"))
+    if not PAGE.presenting:  # the page's intro says nothing of either model; this is the one shown
+        st.markdown(t("decoder.g_intro" if name == "gemma3" else "decoder.intro_smollm2"))
     if ignored:
         st.info(t("decoder.info_url_ignored", names=", ".join(ignored)))
     core = models.module(name)

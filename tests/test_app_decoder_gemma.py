@@ -12,13 +12,14 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention_core.models import gemma3
+from attention_core.models import decoding, gemma3
 from attention_ui.i18n import translate
 from tests.apptest_pages import chart_spec, charts, messages, no_exception, open_page, z
 
 PAGE = "app_pages/decoder.py"
 needs_model = pytest.mark.skipif(not gemma3.is_available(), reason="Gemma 3 270M not installed")
 JA_TEXT = translate("ja", "decoder.default_text")
+CAT_TIRED = "the cat sat on the mat because it was tired"  # lowercase, no full stop (issue 33)
 PER_TOKEN = 2 * 18 * 1 * 256 * 4  # bytes of K and V per token, every layer: 36,864
 
 
@@ -187,3 +188,38 @@ def test_the_comparison_reads_the_other_model_with_its_tokenizer_only(monkeypatc
     )
     shown = translate("en", "decoder.cmp_count", n=n, total=n)
     assert shown in md(at), md(at)[-600:]
+
+
+@needs_model
+def test_the_intro_and_the_byte_note_fit_the_model_shown(ja_page: AppTest) -> None:
+    """Gemma's view opens on Gemma's description, with nothing of SmolLM2's numbers (30 layers, 49,152
+    tokens, weak Japanese), and its byte note says 猫 is one token (SmolLM2's says three)."""
+    opening = "\n".join(m.value for m in ja_page.main.markdown[:2])
+    assert translate("ja", "decoder.g_intro") in opening
+    for smollm2_only in ("SmolLM2", "49,152", "30 層", "日本語の予測は苦手"):
+        assert smollm2_only not in opening
+    for lang, one in (("en", "猫 is one token"), ("ja", "「猫」は 1 トークン")):
+        assert "SmolLM2" not in translate(lang, "decoder.intro") and "Gemma" not in translate(
+            lang, "decoder.intro"
+        )
+        assert one in translate(lang, "decoder.g_about_bytes")
+
+
+@needs_model
+def test_special_tokens_are_explained_and_can_be_left_out() -> None:
+    """The issue's sentence: Gemma's top candidate is <start_of_image> (p = 0.948). The page says
+    what a special token is; the switch drops them from the bars and from generation, renormalised."""
+    at = open_page(PAGE, lang="en", dc_model="gemma3", dc_text=CAT_TIRED)
+    bars = chart_spec(at, "dc_chart_next")["data"][0]
+    assert bars["customdata"][0] == translate("en", "decoder.tok_special", name="&lt;start_of_image&gt;")
+    assert bars["x"][0] == pytest.approx(0.948, abs=0.001)
+    assert translate("en", "decoder.about_special", names="«\\<start\\_of\\_image\\>»") in md(at)
+    at.toggle(key="dc_no_special").set_value(True).run()
+    no_exception(at)
+    bars = chart_spec(at, "dc_chart_next")["data"][0]
+    assert bars["customdata"][0] == "«.»" and "the special token" not in " ".join(bars["customdata"])
+    assert bars["x"][0] == pytest.approx(0.0184 / (1 - 0.9479), abs=0.003)  # 0.353: renormalised
+    assert translate("en", "decoder.no_special_on", p="0.948", rest="0.052") in md(at)
+    at.button(key="dc_next").click().run()
+    (token,) = at.session_state["dc_generated"]
+    assert token not in decoding.special_ids(gemma3.load_model())
