@@ -84,8 +84,16 @@ def test_qk_norm_lengths_and_the_score_bound_come_from_the_trace(ja_page: AppTes
     np.testing.assert_allclose(q[1]["y"], np.linalg.norm(layer.Q[0].astype(np.float64), axis=-1), rtol=1e-4)
     bound = np.linalg.norm(layer.Q[0], axis=-1).max() * np.linalg.norm(layer.K[0], axis=-1).max() / 16
     lo, hi = layer.score_range[0]
+    w = gemma3.load_model().weights.layers[0]
+    qcap, kcap = 16 * np.abs(w.q_norm).max(), 16 * np.abs(w.k_norm).max()  # √256 · max|g|: any input
     assert translate("ja", "decoder.g_score_bound_holds", lo=f"{lo:.2f}", hi=f"{hi:.2f}", bound=f"{bound:.2f}",
-                     divisor="16") in md(ja_page)  # fmt: skip
+                     divisor="16", d=256, qcap=f"{qcap:.1f}", kcap=f"{kcap:.1f}",
+                     cap=f"{qcap * kcap / 16:.0f}") in md(ja_page)  # fmt: skip
+    assert f"{qcap * kcap / 16:.0f}" == "508"  # the figure for layer 0
+    assert "長さをそろえる" not in translate("ja", "decoder.g_h_qk_norm")
+    assert "fixed" not in translate("en", "decoder.g_h_qk_norm") + translate(
+        "en", "decoder.g_score_bound_holds"
+    )
     assert translate("ja", "decoder.g_h_rope_bases") in headers(ja_page)
     assert "10,000" in md(ja_page) and "1,000,000" in md(ja_page)
 
@@ -133,7 +141,15 @@ def test_long_preset_shows_the_band_and_the_triangle() -> None:
     assert f"{local_bytes:,}" in md(at) and f"{3 * n * 2 * 256 * 4:,}" in md(at)
     assert translate("ja", "decoder.g_band_holds", window=512, w=f"{0.0:.2e}") in md(at)
     assert (
-        translate("ja", "decoder.g_rope_long", n=n, limit=gemma3.FULL_DETAIL_TOKENS) in messages(at)["info"]
+        translate(
+            "ja",
+            "decoder.g_rope_long",
+            n=n,
+            limit=gemma3.FULL_DETAIL_TOKENS,
+            scores_mb=f"{2 * 18 * 4 * n * n * 4 / 1e6:,.0f}",
+            q_mb=f"{18 * 4 * n * 256 * 4 / 1e6:,.0f}",
+        )
+        in messages(at)["info"]
     )
 
 

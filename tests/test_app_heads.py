@@ -155,6 +155,10 @@ def test_gemma_page(lang, gemma_core) -> None:
     body = texts(at)
     assert translate(lang, "heads.dla_gemma", d=640) in body
     assert translate(lang, "heads.induction_bos") in body
+    assert translate(lang, "heads.ablation_gemma") in body  # the post-attention norm rescales the others
+    # a uniform head over the keys it sees, <bos> among them: at most 1/(m+2) on one key (m = 4)
+    assert "1/(m+2)" in translate(lang, "heads.induction_summary_bos") and f"{1 / 6:.3f}" in body
+    assert "1/(m+1)" not in "".join(s for s in body.split("\n") if "m = 4" in s)
     dla = z(chart_spec(at, "hd_chart_dla"))
     assert np.shape(dla) == (18, 4)
     np.testing.assert_allclose(dla, att.heads, atol=1e-9)

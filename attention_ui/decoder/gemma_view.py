@@ -95,10 +95,13 @@ def section_qk_norm(t, trace, settings: DecoderSettings) -> None:
         layer.q_lengths[head : head + 1], layer.k_lengths[kv : kv + 1], layer.score_range[head], layer.divisor
     )
     lo, hi = (float(v) for v in layer.score_range[head])
+    weights = cached.model(settings.model).weights.layers[settings.layer]
+    qcap, kcap = decoder_view.norm_length_cap(weights.q_norm), decoder_view.norm_length_cap(weights.k_norm)
     key = "decoder.g_score_bound_holds" if bound.holds else "decoder.g_score_bound_broken"
     (st.markdown if bound.holds else st.error)(
-        t(key, lo=f"{lo:.2f}", hi=f"{hi:.2f}", bound=f"{bound.bound:.2f}", divisor=f"{layer.divisor:g}")
-    )
+        t(key, lo=f"{lo:.2f}", hi=f"{hi:.2f}", bound=f"{bound.bound:.2f}", divisor=f"{layer.divisor:g}",
+          d=trace.config.head_dim, qcap=f"{qcap:.1f}", kcap=f"{kcap:.1f}", cap=f"{qcap * kcap / layer.divisor:.0f}")
+    )  # fmt: skip
 
 
 def section_rope_bases(t) -> None:
