@@ -158,7 +158,9 @@ def test_no_term_in_backticks(path):
 def test_mqa_is_expanded_in_every_catalog_that_uses_it(path):
     texts = messages(path).values()
     if any("MQA" in text for text in texts):
-        assert any("Multi-Query Attention（MQA）" in text for text in texts)  # the glossary's order (issue 33)
+        assert any(
+            "Multi-Query Attention（MQA）" in text for text in texts
+        )  # the glossary's order (issue 33)
 
 
 @pytest.mark.parametrize(
