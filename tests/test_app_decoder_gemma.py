@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention_core.models import decoding, gemma3
+from attention_ui.decoder import gemma_view
 from attention_ui.i18n import translate
 from tests.apptest_pages import chart_spec, charts, messages, no_exception, open_page, z
 
@@ -47,8 +48,8 @@ def test_japanese_defaults_to_gemma_with_whole_word_labels(ja_page: AppTest, tra
     assert at.session_state["dc_model"] == "gemma3"
     assert dict(at.query_params)["model"] in ("gemma3", ["gemma3"])
     ticks = chart_spec(at, "dc_chart_weights_0")["layout"]["yaxis"]["ticktext"]
-    # whole tokens, not byte pieces: 猫 and である are one label each, and no "1/3" byte labels
-    assert "猫" in ticks and "である" in ticks and not any("/3" in t for t in ticks), ticks
+    # whole tokens, not byte pieces: 猫 and マット are one label each, and no "1/3" byte labels
+    assert "猫" in ticks and "マット" in ticks and not any("/3" in t for t in ticks), ticks
     assert ticks[0] == "&lt;bos&gt;"
     # MQA: four weight maps of the one KV head, each the core's causal weights
     upper = ~np.tril(np.ones((trace.n, trace.n), bool))
@@ -60,8 +61,11 @@ def test_japanese_defaults_to_gemma_with_whole_word_labels(ja_page: AppTest, tra
     assert translate("ja", "decoder.h_mqa") in headers(at)
     # the licence: base model, Gemma Terms of Use, the shipped terms file
     text = md(at)
-    assert "google/gemma-3-270m" in text and str(gemma3.terms_path()) in text
-    assert translate("ja", "decoder.gemma_licence", path=str(gemma3.terms_path())) in text
+    assert "google/gemma-3-270m" in text and "(https://ai.google.dev/gemma/terms)" in text
+    assert (
+        translate("ja", "decoder.gemma_licence", terms_url=gemma3.TERMS_URL) in text
+        and "site-packages" not in text
+    )  # a link, no path
 
 
 @needs_model
@@ -126,9 +130,11 @@ def test_english_url_picks_gemma_and_clamps_layer_and_head() -> None:
 @needs_model
 def test_long_preset_shows_the_band_and_the_triangle() -> None:
     at = open_page(PAGE, lang="ja")
+    mine = at.session_state["dc_text"]
     at.button(key="dc_long").click().run()
     no_exception(at)
-    n = len(gemma3.encode(at.session_state["dc_text"], max_tokens=gemma3.MAX_TOKENS, truncate=True).ids)
+    long_text = gemma_view.long_preset("ja")
+    n = len(gemma3.encode(long_text, max_tokens=gemma3.MAX_TOKENS, truncate=True).ids)
     assert 512 < n <= gemma3.MAX_TOKENS
     local, glob = z(chart_spec(at, "dc_chart_g_map_local")), z(chart_spec(at, "dc_chart_g_map_global"))
     i, j = np.indices((n, n))
@@ -151,6 +157,14 @@ def test_long_preset_shows_the_band_and_the_triangle() -> None:
         )
         in messages(at)["info"]
     )
+    # the long text is this page's only: the learner's sentence stays in the box and the shared context
+    assert at.session_state["dc_text"] == mine and at.session_state.get("learner_text") != long_text
+    assert translate("ja", "decoder.g_long_on", chars=f"{len(long_text):,}") in messages(at)["info"]
+    at.button(key="dc_back").click().run()
+    short = len(gemma3.encode(mine).ids)
+    assert translate("ja", "decoder.g_short_text", n=short, window=512) in messages(at)["info"]
+    assert translate("ja", "decoder.g_long_on", chars=f"{len(long_text):,}") not in messages(at)["info"]
+    assert "dc_chart_g_map_local" in charts(at) and at.session_state["dc_long_on"] is False
 
 
 def test_without_gemma_the_choice_says_how_to_install_it(monkeypatch) -> None:

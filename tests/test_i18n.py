@@ -114,3 +114,17 @@ def test_step_numbers_named_in_help_texts_match_the_steps(lang):
     assert pointer == [first, last], pointer
     shared = [int(x) for x in re.findall(r"\d+", translate(lang, "playground.shared_scale"))]
     assert shared == [number["raw"], number["scaled"]]
+
+
+def test_one_default_sentence_per_language_and_pages_with_their_own_say_why() -> None:
+    """Issue 33: the pages share the playground's sentence until the learner sets one; the decoder and
+    heads pages start from their own (an unfinished sentence, a repetition) and say why."""
+
+    for lang in ("en", "ja"):
+        messages = catalog(lang)
+        shared = messages["playground.default_text"]
+        for key in ("masks.default_text", "multihead.default_text", "inference.default_text",
+                    "lookalikes.default_text_a"):  # fmt: skip
+            assert messages[key] == shared, (lang, key)
+        for page in ("decoder", "heads"):
+            assert messages[f"{page}.default_text"] != shared and messages[f"{page}.own_example"]

