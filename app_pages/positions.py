@@ -95,7 +95,8 @@ def section_schemes(t, lab, names) -> None:
     count = len(lab.placements)
     cols = st.columns(len(SCHEMES))
     for col, scheme in zip(cols, SCHEMES, strict=True):
-        col.metric(t("positions.spread_metric", name=names[scheme]), fmt(lab.spread[scheme]))
+        col.metric(t("positions.spread_metric", name=names[scheme]), fmt(lab.spread[scheme]),
+                   help=t("positions.spread_help"))  # fmt: skip
     if count < 2:
         st.info(t("positions.one_placement", seen=s.seen, offset=s.offset))
     else:

@@ -156,3 +156,20 @@ def test_a_class_has_no_minimum_length(tmp_path) -> None:
     store.start_session(hours=0.001)  # 3.6 seconds: accepted, so "a few minutes" was no minimum
     en, ja = both("class.err_hours")
     assert "few minutes" not in en and "more than 0 and at most 48 hours" in en and "数分" not in ja
+
+
+def test_the_ring_grid_says_what_grey_and_green_mean() -> None:
+    """Green cells are the blocks a device folds in, grey the wholly future ones the causal mask hides."""
+    from attention_ui.figures import cost as fcost
+
+    lab = lab_ring.ring_lab(16, 4, 4, causal=True, row=0)
+    bounds = lab_ring.block_bounds(16, 4)
+    for p in range(4):
+        for t in range(4):
+            k0 = bounds[int(lab.ring.schedule[p, t])][0]
+            assert lab.ring.computed[p, t] == (k0 < bounds[p][1])  # some key not after every query
+    scale = fcost.block_grid_trace([[0.0, 1.0]]).colorscale  # 0 = skipped, 1 = folded in
+    assert (scale[0][1], scale[-1][1]) == (fcost.SKIPPED_COLOR, fcost.COMPUTED_COLOR)
+    en, ja = both("ring.schedule_note")
+    assert "Green: the device folds" in en and "Grey: it skips" in en and "causal mask" in en
+    assert "緑のマス" in ja and "灰色のマス" in ja
