@@ -31,6 +31,8 @@ def fmt(x: float) -> str:
 
 def controls(t) -> None:
     PAGE.widget(t, "text_area", "text", height=80, helped=True)
+    if not PAGE.sentence_origin(t, "ps_text"):
+        st.caption(t("positions.own_example"))
     PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=2, helped=True)
     PAGE.widget(t, "number_input", "seen", *SEEN_RANGE, step=1, helped=True)
     PAGE.seed_input(t)

@@ -124,9 +124,9 @@ def test_one_default_sentence_per_language_and_pages_with_their_own_say_why() ->
         messages = catalog(lang)
         shared = messages["playground.default_text"]
         for key in ("masks.default_text", "multihead.default_text", "inference.default_text",
-                    "lookalikes.default_text_a"):  # fmt: skip
+                    "lookalikes.default_text_a", "block.default_text", "cost.default_text"):  # fmt: skip
             assert messages[key] == shared, (lang, key)
-        for page in ("decoder", "heads"):
+        for page in ("decoder", "heads", "positions"):
             assert messages[f"{page}.default_text"] != shared and messages[f"{page}.own_example"]
 
 
