@@ -89,8 +89,10 @@ def main() -> None:
     ignored = url.read_url(st.session_state)
     with st.sidebar:
         PAGE.widget(t, "selectbox", "model", list(H.MODELS), format_func=H.MODEL_TITLES.get)
-        if st.session_state["hd_model"] == "gemma3":
-            st.caption(t("heads.model_gemma3"))
+        # what is true of the model shown only (the page's intro names both)
+        st.caption(
+            t("heads.model_gemma3" if st.session_state["hd_model"] == "gemma3" else "heads.model_smollm2")
+        )
     PAGE.title(t)
     if ignored:
         st.info(t("heads.info_url_ignored", names=", ".join(ignored)))

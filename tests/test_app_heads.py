@@ -280,6 +280,7 @@ def test_japanese_opens_on_gemma_with_its_own_repeated_sentence_and_says_why() -
     assert at.session_state["hd_model"] == "gemma3"
     assert at.session_state["hd_text"] == translate("ja", "heads.default_text")
     assert translate("ja", "heads.own_example") in [c.value for c in at.sidebar.caption]
+    assert "SmolLM2-135M は主に英語" not in texts(at)  # the intro says nothing true of SmolLM2 only
     assert not any(ch.isascii() and ch.isalpha() for ch in translate("ja", "heads.default_text"))
 
 
