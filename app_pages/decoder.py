@@ -44,11 +44,10 @@ def controls(t, name: str) -> None:
         fmt_model = lambda m: t(f"decoder.model_{m}")  # noqa: E731
         PAGE.widget(t, "radio", "model", list(models.MODELS), format_func=fmt_model, helped=True)
         if name == "gemma3":
-            st.caption(
-                t("decoder.gemma_licence", path=str(gemma3.terms_path()) if gemma3.is_available() else "—")
-            )
-        PAGE.widget(t, "text_area", "text", height=90, helped=True)
-        PAGE.sentence_origin(t, "dc_text")
+            st.caption(t("decoder.gemma_licence", terms_url=gemma3.TERMS_URL))
+        PAGE.widget(t, "text_area", "text", height=90, helped=True, on_change=gemma_view.on_back)
+        if not PAGE.sentence_origin(t, "dc_text"):
+            st.caption(t("decoder.own_example"))
         layers = list(range(config.n_layers))
         fmt_layer = partial(_layer_option, t, config)
         PAGE.widget(t, "selectbox", "layer", layers, format_func=fmt_layer)
@@ -71,7 +70,7 @@ def _head_option(t, group: int, h: int) -> str:
 
 def read_settings(t) -> DecoderSettings | None:
     s = st.session_state
-    text = s.get("dc_text") or ""
+    text = gemma_view.long_preset(t.lang) if gemma_view.long_on(chosen_model()) else s.get("dc_text") or ""
     if not text.strip():
         st.error(t("decoder.err_empty"))
         return None
@@ -82,8 +81,9 @@ def read_settings(t) -> DecoderSettings | None:
     top_k = top_k if isinstance(top_k, int) and url.TOP_K_RANGE[0] <= top_k <= url.TOP_K_RANGE[1] else 0
     temperature = float(s.get("dc_temperature", 1.0))
     return DecoderSettings(
-        text, int(s["dc_layer"]), int(s["dc_head"]), temperature, top_k, seed, chosen_model()
-    )
+        text, int(s["dc_layer"]), int(s["dc_head"]), temperature, top_k, seed, chosen_model(),
+        no_special=s.get("dc_no_special") is True,
+    )  # fmt: skip
 
 
 # --- generation state -------------------------------------------------------------------------------
@@ -161,8 +161,8 @@ def main() -> None:
     clamp_choices(name)
     controls(t, name)
     PAGE.title(t)
-    if name == "gemma3" and not PAGE.presenting:
-        st.markdown(t("decoder.g_intro"))
+    if not PAGE.presenting:  # the page's intro says nothing of either model; this is the one shown
+        st.markdown(t("decoder.g_intro" if name == "gemma3" else "decoder.intro_smollm2"))
     if ignored:
         st.info(t("decoder.info_url_ignored", names=", ".join(ignored)))
     core = models.module(name)
@@ -181,9 +181,12 @@ def main() -> None:
     if settings is None:
         url.write_url(st.session_state)
         return
+    if gemma_view.long_on(name):
+        gemma_view.long_notice(t, t.lang)
     with PAGE.guard(t, "decoder page", known=((smollm2.DecoderInputError, "decoder.err_text"),)):
         core.check_text(settings.text)
-        with st.spinner(t("decoder.running")):
+        running = t("decoder.g_long_running") if gemma_view.long_on(name) else t("decoder.running")
+        with st.spinner(running, show_time=True):
             trace = cached.trace(settings.text, name)
         hover = PAGE.hover(t)
         ids = generation_view.generated_ids(settings.text)

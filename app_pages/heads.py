@@ -17,10 +17,8 @@ from attention_core.labs import heads as H
 from attention_ui import kit
 from attention_ui.heads import cached, questions, url, views
 
-DEFAULT_TEXT = "The cat sat on the mat. The dog sat on the rug. The cat sat on the"
+DEFAULT_MODEL = {"ja": "gemma3"}  # by language, as on the decoder page; any other: "smollm2" (a URL's wins)
 DEFAULTS = {
-    "hd_model": "smollm2",
-    "hd_text": DEFAULT_TEXT,
     "hd_layer": 0,
     "hd_head": 0,
     "hd_kind": "zero",
@@ -36,6 +34,7 @@ PAGE = kit.Page(
     "hd", "heads", DEFAULTS,
     choice_keys=("hd_model", "hd_layer", "hd_head", "hd_kind", "hd_token", "hd_qk_source"),
     shared=kit.learner_context(text="hd_text"), url_context=False,
+    translated_defaults={"hd_text": "heads.default_text"},  # only while the learner has no sentence
     link=True,  # model, sentence, head and token live in its URL (attention_ui.heads.url)
 )  # fmt: skip
 
@@ -54,6 +53,8 @@ def controls(t, config, p, m) -> None:
     with st.sidebar:
         st.header(t("heads.settings"))
         PAGE.widget(t, "text_area", "text", height=90, helped=True)
+        if not PAGE.sentence_origin(t, "hd_text"):
+            st.caption(t("heads.own_example"))
         fmt_layer = lambda x: t("heads.layer_option", layer=x)  # noqa: E731
         PAGE.widget(t, "selectbox", "layer", list(range(config.n_layers)), format_func=fmt_layer)
         fmt_head = lambda h: t("heads.head_option", h=h, g=int(config.kv_head_of[h]))  # noqa: E731
@@ -84,11 +85,14 @@ def not_installed(t, key: str) -> None:
 @PAGE.slides
 def main() -> None:
     t = PAGE.start()
+    st.session_state.setdefault("hd_model", DEFAULT_MODEL.get(t.lang, "smollm2"))
     ignored = url.read_url(st.session_state)
     with st.sidebar:
         PAGE.widget(t, "selectbox", "model", list(H.MODELS), format_func=H.MODEL_TITLES.get)
-        if st.session_state["hd_model"] == "gemma3":
-            st.caption(t("heads.model_gemma3"))
+        # what is true of the model shown only (the page's intro names both)
+        st.caption(
+            t("heads.model_gemma3" if st.session_state["hd_model"] == "gemma3" else "heads.model_smollm2")
+        )
     PAGE.title(t)
     if ignored:
         st.info(t("heads.info_url_ignored", names=", ".join(ignored)))

@@ -31,6 +31,8 @@ def fmt(x: float) -> str:
 
 def controls(t) -> None:
     PAGE.widget(t, "text_area", "text", height=80, helped=True)
+    if not PAGE.sentence_origin(t, "ps_text"):
+        st.caption(t("positions.own_example"))
     PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=2, helped=True)
     PAGE.widget(t, "number_input", "seen", *SEEN_RANGE, step=1, helped=True)
     PAGE.seed_input(t)
@@ -95,7 +97,8 @@ def section_schemes(t, lab, names) -> None:
     count = len(lab.placements)
     cols = st.columns(len(SCHEMES))
     for col, scheme in zip(cols, SCHEMES, strict=True):
-        col.metric(t("positions.spread_metric", name=names[scheme]), fmt(lab.spread[scheme]))
+        col.metric(t("positions.spread_metric", name=names[scheme]), fmt(lab.spread[scheme]),
+                   help=t("positions.spread_help"))  # fmt: skip
     if count < 2:
         st.info(t("positions.one_placement", seen=s.seen, offset=s.offset))
     else:

@@ -78,10 +78,16 @@ def softmax(scores: np.ndarray) -> np.ndarray:
     # over="ignore": a finite score far below the max (e.g. -1e308 - 1e308) overflows to -inf, whose
     # exp is the correct 0; NumPy would otherwise print a RuntimeWarning to the learner's console.
     with np.errstate(invalid="ignore", over="ignore"):
-        shifted = np.where(has_posinf, np.where(np.isposinf(scores), 0.0, -np.inf), scores - safe_max)
-    exp = np.exp(shifted)
+        shifted = scores - safe_max  # a new array: exp and the division below reuse it in place
+        if has_posinf.any():  # rare: only then the +∞ entries' equal shares (a full-size where each)
+            shifted = np.where(has_posinf, np.where(np.isposinf(scores), 0.0, -np.inf), shifted)
+    if not np.issubdtype(shifted.dtype, np.floating):  # integer scores: exp needs a float array
+        shifted = shifted.astype(np.float64)
+    exp = np.exp(shifted, out=shifted)
     total = np.sum(exp, axis=-1, keepdims=True)
-    return np.where(empty, 0.0, exp / np.where(empty, 1.0, total))
+    if empty.any():
+        return np.where(empty, 0.0, exp / np.where(empty, 1.0, total))
+    return np.divide(exp, total, out=exp)  # same numbers as above, without two more n × n arrays
 
 
 def weighted_sum(weights: np.ndarray, V: np.ndarray) -> np.ndarray:

@@ -92,6 +92,44 @@ def chart_spec(at: AppTest, key: str) -> dict:
     return found[key]
 
 
+def _strings(value) -> list[str]:
+    """Every string inside a JSON value (lists nested any depth; numbers and None are not text)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _unreadable(s: str) -> bool:
+    """A label a reader cannot use: empty, blank, or with space at either end (the trace of a
+    placeholder filled with nothing, such as ``"1 "`` or ``"the special token "``)."""
+    plain = re.sub(r"<[^>]+>", "", s)  # Plotly's own markup (<br>, <b>) is not text
+    return not plain.strip() or plain != plain.strip()
+
+
+def chart_label_problems(fig: dict) -> list[str]:
+    """What makes a chart's words unreadable: every tick label an axis sets (``ticktext``) and every
+    string of hover text (``customdata``, ``hovertext``, ``text`` of a trace whose hover shows it)
+    must be non-empty and have no space at either end. ``-> ["yaxis tick 3: '4 '", ...]``."""
+    problems = []
+    for name, axis in fig.get("layout", {}).items():
+        if isinstance(axis, dict) and re.fullmatch(r"[xy]axis\d*", name):
+            for k, s in enumerate(_strings(axis.get("ticktext"))):
+                if _unreadable(s):
+                    problems.append(f"{name} tick {k}: {s!r}")
+    for n, tr in enumerate(fig.get("data", [])):
+        if tr.get("hoverinfo") in ("skip", "none"):
+            continue
+        template = tr.get("hovertemplate") or ""
+        shown = [f for f in ("customdata", "hovertext", "text") if f in template or f == "hovertext"]
+        for field in shown:
+            for k, s in enumerate(_strings(tr.get(field))):
+                if _unreadable(s):
+                    problems.append(f"trace {n} {field} {k}: {s!r}")
+    return problems
+
+
 def z(fig: dict, trace: int = 0) -> np.ndarray:
     """A heatmap trace's z as floats (None -> NaN), from a JSON list or Plotly's binary form."""
     data = fig["data"][trace]["z"]

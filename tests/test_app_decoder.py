@@ -181,3 +181,11 @@ def test_rope_numbers_in_the_text_are_the_models(page: AppTest, trace) -> None:
     assert f"would be {plain:.4f} at every offset" in summary
     spread = float(re.search(r"largest difference ([0-9.e+-]+)", summary).group(1))
     assert spread < 1e-9  # the float64 rotation: the rows agree up to rounding
+
+
+@needs_model
+def test_the_intro_describes_smollm2_only(page: AppTest) -> None:
+    """SmolLM2's view opens on SmolLM2's description and says nothing of Gemma."""
+    opening = "\n".join(m.value for m in page.main.markdown[:2])
+    assert translate("en", "decoder.intro_smollm2") in opening
+    assert "Gemma" not in opening and "262,144" not in opening

@@ -12,13 +12,15 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention_core.models import gemma3
+from attention_core.models import decoding, gemma3
+from attention_ui.decoder import gemma_view
 from attention_ui.i18n import translate
 from tests.apptest_pages import chart_spec, charts, messages, no_exception, open_page, z
 
 PAGE = "app_pages/decoder.py"
 needs_model = pytest.mark.skipif(not gemma3.is_available(), reason="Gemma 3 270M not installed")
 JA_TEXT = translate("ja", "decoder.default_text")
+CAT_TIRED = "the cat sat on the mat because it was tired"  # lowercase, no full stop (issue 33)
 PER_TOKEN = 2 * 18 * 1 * 256 * 4  # bytes of K and V per token, every layer: 36,864
 
 
@@ -46,8 +48,8 @@ def test_japanese_defaults_to_gemma_with_whole_word_labels(ja_page: AppTest, tra
     assert at.session_state["dc_model"] == "gemma3"
     assert dict(at.query_params)["model"] in ("gemma3", ["gemma3"])
     ticks = chart_spec(at, "dc_chart_weights_0")["layout"]["yaxis"]["ticktext"]
-    # whole tokens, not byte pieces: 猫 and である are one label each, and no "1/3" byte labels
-    assert "猫" in ticks and "である" in ticks and not any("/3" in t for t in ticks), ticks
+    # whole tokens, not byte pieces: 猫 and マット are one label each, and no "1/3" byte labels
+    assert "猫" in ticks and "マット" in ticks and not any("/3" in t for t in ticks), ticks
     assert ticks[0] == "&lt;bos&gt;"
     # MQA: four weight maps of the one KV head, each the core's causal weights
     upper = ~np.tril(np.ones((trace.n, trace.n), bool))
@@ -59,8 +61,11 @@ def test_japanese_defaults_to_gemma_with_whole_word_labels(ja_page: AppTest, tra
     assert translate("ja", "decoder.h_mqa") in headers(at)
     # the licence: base model, Gemma Terms of Use, the shipped terms file
     text = md(at)
-    assert "google/gemma-3-270m" in text and str(gemma3.terms_path()) in text
-    assert translate("ja", "decoder.gemma_licence", path=str(gemma3.terms_path())) in text
+    assert "google/gemma-3-270m" in text and "(https://ai.google.dev/gemma/terms)" in text
+    assert (
+        translate("ja", "decoder.gemma_licence", terms_url=gemma3.TERMS_URL) in text
+        and "site-packages" not in text
+    )  # a link, no path
 
 
 @needs_model
@@ -83,8 +88,16 @@ def test_qk_norm_lengths_and_the_score_bound_come_from_the_trace(ja_page: AppTes
     np.testing.assert_allclose(q[1]["y"], np.linalg.norm(layer.Q[0].astype(np.float64), axis=-1), rtol=1e-4)
     bound = np.linalg.norm(layer.Q[0], axis=-1).max() * np.linalg.norm(layer.K[0], axis=-1).max() / 16
     lo, hi = layer.score_range[0]
+    w = gemma3.load_model().weights.layers[0]
+    qcap, kcap = 16 * np.abs(w.q_norm).max(), 16 * np.abs(w.k_norm).max()  # √256 · max|g|: any input
     assert translate("ja", "decoder.g_score_bound_holds", lo=f"{lo:.2f}", hi=f"{hi:.2f}", bound=f"{bound:.2f}",
-                     divisor="16") in md(ja_page)  # fmt: skip
+                     divisor="16", d=256, qcap=f"{qcap:.1f}", kcap=f"{kcap:.1f}",
+                     cap=f"{qcap * kcap / 16:.0f}") in md(ja_page)  # fmt: skip
+    assert f"{qcap * kcap / 16:.0f}" == "508"  # the issue's figure for layer 0
+    assert "長さをそろえる" not in translate("ja", "decoder.g_h_qk_norm")
+    assert "fixed" not in translate("en", "decoder.g_h_qk_norm") + translate(
+        "en", "decoder.g_score_bound_holds"
+    )
     assert translate("ja", "decoder.g_h_rope_bases") in headers(ja_page)
     assert "10,000" in md(ja_page) and "1,000,000" in md(ja_page)
 
@@ -117,9 +130,11 @@ def test_english_url_picks_gemma_and_clamps_layer_and_head() -> None:
 @needs_model
 def test_long_preset_shows_the_band_and_the_triangle() -> None:
     at = open_page(PAGE, lang="ja")
+    mine = at.session_state["dc_text"]
     at.button(key="dc_long").click().run()
     no_exception(at)
-    n = len(gemma3.encode(at.session_state["dc_text"], max_tokens=gemma3.MAX_TOKENS, truncate=True).ids)
+    long_text = gemma_view.long_preset("ja")
+    n = len(gemma3.encode(long_text, max_tokens=gemma3.MAX_TOKENS, truncate=True).ids)
     assert 512 < n <= gemma3.MAX_TOKENS
     local, glob = z(chart_spec(at, "dc_chart_g_map_local")), z(chart_spec(at, "dc_chart_g_map_global"))
     i, j = np.indices((n, n))
@@ -132,8 +147,24 @@ def test_long_preset_shows_the_band_and_the_triangle() -> None:
     assert f"{local_bytes:,}" in md(at) and f"{3 * n * 2 * 256 * 4:,}" in md(at)
     assert translate("ja", "decoder.g_band_holds", window=512, w=f"{0.0:.2e}") in md(at)
     assert (
-        translate("ja", "decoder.g_rope_long", n=n, limit=gemma3.FULL_DETAIL_TOKENS) in messages(at)["info"]
+        translate(
+            "ja",
+            "decoder.g_rope_long",
+            n=n,
+            limit=gemma3.FULL_DETAIL_TOKENS,
+            scores_mb=f"{2 * 18 * 4 * n * n * 4 / 1e6:,.0f}",
+            q_mb=f"{18 * 4 * n * 256 * 4 / 1e6:,.0f}",
+        )
+        in messages(at)["info"]
     )
+    # the long text is this page's only: the learner's sentence stays in the box and the shared context
+    assert at.session_state["dc_text"] == mine and at.session_state.get("learner_text") != long_text
+    assert translate("ja", "decoder.g_long_on", chars=f"{len(long_text):,}") in messages(at)["info"]
+    at.button(key="dc_back").click().run()
+    short = len(gemma3.encode(mine).ids)
+    assert translate("ja", "decoder.g_short_text", n=short, window=512) in messages(at)["info"]
+    assert translate("ja", "decoder.g_long_on", chars=f"{len(long_text):,}") not in messages(at)["info"]
+    assert "dc_chart_g_map_local" in charts(at) and at.session_state["dc_long_on"] is False
 
 
 def test_without_gemma_the_choice_says_how_to_install_it(monkeypatch) -> None:
@@ -187,3 +218,38 @@ def test_the_comparison_reads_the_other_model_with_its_tokenizer_only(monkeypatc
     )
     shown = translate("en", "decoder.cmp_count", n=n, total=n)
     assert shown in md(at), md(at)[-600:]
+
+
+@needs_model
+def test_the_intro_and_the_byte_note_fit_the_model_shown(ja_page: AppTest) -> None:
+    """Gemma's view opens on Gemma's description, with nothing of SmolLM2's numbers (30 layers, 49,152
+    tokens, weak Japanese), and its byte note says 猫 is one token (SmolLM2's says three)."""
+    opening = "\n".join(m.value for m in ja_page.main.markdown[:2])
+    assert translate("ja", "decoder.g_intro") in opening
+    for smollm2_only in ("SmolLM2", "49,152", "30 層", "日本語の予測は苦手"):
+        assert smollm2_only not in opening
+    for lang, one in (("en", "猫 is one token"), ("ja", "「猫」は 1 トークン")):
+        assert "SmolLM2" not in translate(lang, "decoder.intro") and "Gemma" not in translate(
+            lang, "decoder.intro"
+        )
+        assert one in translate(lang, "decoder.g_about_bytes")
+
+
+@needs_model
+def test_special_tokens_are_explained_and_can_be_left_out() -> None:
+    """The issue's sentence: Gemma's top candidate is <start_of_image> (p = 0.948). The page says
+    what a special token is; the switch drops them from the bars and from generation, renormalised."""
+    at = open_page(PAGE, lang="en", dc_model="gemma3", dc_text=CAT_TIRED)
+    bars = chart_spec(at, "dc_chart_next")["data"][0]
+    assert bars["customdata"][0] == translate("en", "decoder.tok_special", name="&lt;start_of_image&gt;")
+    assert bars["x"][0] == pytest.approx(0.948, abs=0.001)
+    assert translate("en", "decoder.about_special", names="«\\<start\\_of\\_image\\>»") in md(at)
+    at.toggle(key="dc_no_special").set_value(True).run()
+    no_exception(at)
+    bars = chart_spec(at, "dc_chart_next")["data"][0]
+    assert bars["customdata"][0] == "«.»" and "the special token" not in " ".join(bars["customdata"])
+    assert bars["x"][0] == pytest.approx(0.0184 / (1 - 0.9479), abs=0.003)  # 0.353: renormalised
+    assert translate("en", "decoder.no_special_on", p="0.948", rest="0.052") in md(at)
+    at.button(key="dc_next").click().run()
+    (token,) = at.session_state["dc_generated"]
+    assert token not in decoding.special_ids(gemma3.load_model())

@@ -155,6 +155,10 @@ def test_gemma_page(lang, gemma_core) -> None:
     body = texts(at)
     assert translate(lang, "heads.dla_gemma", d=640) in body
     assert translate(lang, "heads.induction_bos") in body
+    assert translate(lang, "heads.ablation_gemma") in body  # the post-attention norm rescales the others
+    # a uniform head over the keys it sees, <bos> among them: at most 1/(m+2) on one key (m = 4)
+    assert "1/(m+2)" in translate(lang, "heads.induction_summary_bos") and f"{1 / 6:.3f}" in body
+    assert "1/(m+1)" not in "".join(s for s in body.split("\n") if "m = 4" in s)
     dla = z(chart_spec(at, "hd_chart_dla"))
     assert np.shape(dla) == (18, 4)
     np.testing.assert_allclose(dla, att.heads, atol=1e-9)
@@ -266,3 +270,29 @@ def test_a_token_id_only_gemma_has_is_read_from_a_link_and_dropped_for_smollm2()
     at = open_page(PAGE, params={"model": "smollm2", "text": TEXT, "token": "200000"}, **SMALL)
     no_exception(at)
     assert at.session_state["hd_token"] == -1
+
+
+@needs_gemma
+def test_japanese_opens_on_gemma_with_its_own_repeated_sentence_and_says_why() -> None:
+    """Like the decoder page, the Japanese heads page opens on Gemma; until the learner sets a
+    sentence it uses the page's own Japanese example (a repetition, which its lesson needs) and says so."""
+    at = open_page(PAGE, lang="ja", **SMALL)
+    assert at.session_state["hd_model"] == "gemma3"
+    assert at.session_state["hd_text"] == translate("ja", "heads.default_text")
+    assert translate("ja", "heads.own_example") in [c.value for c in at.sidebar.caption]
+    assert "SmolLM2-135M は主に英語" not in texts(at)  # the intro says nothing true of SmolLM2 only
+    assert not any(ch.isascii() and ch.isalpha() for ch in translate("ja", "heads.default_text"))
+
+
+@needs_model
+def test_the_qk_counts_leave_query_0_apart(page: AppTest, model, core) -> None:
+    """Query 0 reads only the first token (its own key): counted in neither number, so the two
+    counts can never add up to more than the other queries (the issue's 13 of 12)."""
+    layer, head = page.session_state["hd_layer"], page.session_state["hd_head"]
+    pic = H.decoder_qk_picture(core, layer, head, model.config)
+    later = [(i, int(j)) for i, j in enumerate(pic.strongest) if i > 0]
+    own, first = sum(j == i for i, j in later), sum(j == 0 for _, j in later)
+    assert own + first <= len(later) == core.n - 1
+    expected = translate("en", "heads.qk_summary", e1=f"{pic.explained[0] * 100:.0f}",
+                         e2=f"{pic.explained[1] * 100:.0f}", own=own, rest=len(later), first=first)  # fmt: skip
+    assert expected in texts(page)

@@ -13,7 +13,7 @@ import ja_text_rules
 import pytest
 
 from tests.apptest_pages import APP as APP_FILE
-from tests.apptest_pages import ROOT, open_page
+from tests.apptest_pages import ROOT, chart_label_problems, charts, open_page
 
 APP = Path(APP_FILE)
 
@@ -43,13 +43,36 @@ def test_every_page_file_is_listed_in_app_py():
     assert set(PAGES) <= named
 
 
+# The pages with a model choice, and the session key that holds it: each loads with every model below
+# (its default model in each language is already among test_page_loads's runs).
+MODEL_CHOICES = {"app_pages/decoder.py": "dc_model", "app_pages/heads.py": "hd_model"}
+OTHER_MODEL = {"en": "gemma3", "ja": "smollm2"}  # both pages open on SmolLM2 in English, Gemma in Japanese
+
+
+def assert_charts_readable(at, where: str) -> None:
+    """Every chart's tick labels and hover text are words, not blanks (see chart_label_problems)."""
+    bad = {key: found for key, fig in charts(at).items() if (found := chart_label_problems(fig))}
+    assert not bad, f"{where}: unreadable chart labels {bad}"
+
+
 @pytest.mark.parametrize("lang", ["en", "ja"])
 @pytest.mark.parametrize("page", PAGES)
 def test_page_loads(page: str, lang: str):
     at = open_page(page, lang=lang, check=False)
     assert not at.exception, f"{page} ({lang}): {at.exception}"
     assert at.title or at.header, f"{page} ({lang}) shows no title"
+    assert_charts_readable(at, f"{page} ({lang})")
     if lang == "ja":  # no English inside the LaTeX a Japanese page renders (\text{...}, \mathrm{...})
         bodies = [el.value for kind in ("latex", "markdown", "caption") for el in getattr(at, kind)]
         english = [p for body in bodies for p in ja_text_rules.latin_problems(body) if "LaTeX" in p]
         assert not english, f"{page}: {english}"
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("page", sorted(MODEL_CHOICES))
+def test_model_pages_have_readable_charts_with_the_other_model(page: str, lang: str):
+    """The model a page does not open on in this language, chosen by the learner: its charts too."""
+    other = OTHER_MODEL[lang]
+    at = open_page(page, lang=lang, **{MODEL_CHOICES[page]: other})
+    assert at.session_state[MODEL_CHOICES[page]] == other
+    assert_charts_readable(at, f"{page} ({lang}, {other})")

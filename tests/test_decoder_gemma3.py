@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from attention_core import kv_cache
+from attention_core.models import decoding as D
 from attention_core.models import gemma3 as G
 from attention_core.models import llama as L
 
@@ -217,3 +218,23 @@ def test_the_tokenizer_alone_reads_as_the_model_does_and_is_shared(gemma):
     assert (
         gemma.tokenizer is tok.tokenizer and gemma.vocab is tok.vocab and gemma.token_types is tok.token_types
     )
+
+
+def test_candidates_say_what_they_add_or_which_special_token_they_are(gemma):
+    """Gemma's candidates carry readings and special names, as SmolLM2's do (one implementation:
+    the chart, its hover text and the next-step note are built from them). The issue's sentence:
+    the top candidate is the image marker <start_of_image>, a special token, at p ≈ 0.948."""
+    trace = G.run_text("the cat sat on the mat because it was tired")
+    cands = G.top_candidates(trace.logits, 12, trace.ids, model=gemma)
+    top = cands[0]
+    assert (top.label, top.special, top.reading) == ("<start_of_image>", "<start_of_image>", None)
+    assert top.p == pytest.approx(0.948, abs=0.001)
+    ordinary = cands[1:]
+    assert all(c.special is None and c.reading is not None and c.reading.text for c in ordinary)
+    assert [c.reading.text for c in ordinary[:3]] == [".", "␣of", "␣and"]
+    # without the special tokens: the same ordinary tokens, each divided by their total probability
+    plain = G.top_candidates(D.without_special(trace.logits, gemma), 11, trace.ids, model=gemma)
+    assert [c.id for c in plain] == [c.id for c in ordinary]
+    probs = L.next_token_probs(trace.logits)
+    rest = 1.0 - float(probs[D.special_ids(gemma)].sum())
+    assert [c.p for c in plain] == pytest.approx([c.p / rest for c in ordinary], rel=1e-4)

@@ -43,6 +43,15 @@ def test_loss_lines_with_a_marker():
     assert fig.layout.shapes[0].x0 == 1 and fig.layout.annotations[0].text == "m"
 
 
+def test_the_three_mask_runs_differ_in_dash_as_well_as_colour():
+    """Issue 33: the sink experiment's curves coincide up to the window and run close after it."""
+    runs = ("full", "window", "sinks")
+    fig = fh.loss_lines({r: [1.0, 2.0] for r in runs}, {r: r for r in runs}, x_title="x", y_title="y")
+    dashes = [tr.line.dash for tr in fig.data]
+    colours = [tr.line.color for tr in fig.data]
+    assert len(set(dashes)) == 3 and len(set(colours)) == 3
+
+
 def test_qk_scatter_joins_each_query_to_its_key_and_escapes_labels():
     q = np.array([[0.0, 0.0], [1.0, 1.0]])
     k = np.array([[2.0, 0.0], [3.0, 3.0]])

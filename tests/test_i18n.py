@@ -114,3 +114,35 @@ def test_step_numbers_named_in_help_texts_match_the_steps(lang):
     assert pointer == [first, last], pointer
     shared = [int(x) for x in re.findall(r"\d+", translate(lang, "playground.shared_scale"))]
     assert shared == [number["raw"], number["scaled"]]
+
+
+def test_one_default_sentence_per_language_and_pages_with_their_own_say_why() -> None:
+    """Issue 33: the pages share the playground's sentence until the learner sets one; the decoder and
+    heads pages start from their own (an unfinished sentence, a repetition) and say why."""
+
+    for lang in ("en", "ja"):
+        messages = catalog(lang)
+        shared = messages["playground.default_text"]
+        for key in ("masks.default_text", "multihead.default_text", "inference.default_text",
+                    "lookalikes.default_text_a", "block.default_text", "cost.default_text"):  # fmt: skip
+            assert messages[key] == shared, (lang, key)
+        for page in ("decoder", "heads", "positions"):
+            assert messages[f"{page}.default_text"] != shared and messages[f"{page}.own_example"]
+
+
+# Japanese labels in boxes that were cut at 1366 px (issue 33): characters that fit, measured there
+# (a metric in a row of 4 holds about 13, one in a row of 3 about 20, the sidebar's select
+# placeholder about 12; the issue saw 16, 25 and 14 cut there).
+NARROW_JA = {
+    "ring.metric_send_step": 13,
+    "ring.metric_send_total": 13,
+    "playground.examples_placeholder": 12,
+}
+
+
+def test_japanese_labels_in_narrow_boxes_fit() -> None:
+    ja = catalog("ja")
+    for key, most in NARROW_JA.items():
+        assert len(ja[key].replace(" ", "")) <= most, (key, ja[key])
+    longest = max(len(ja[f"positions.scheme_{s}"]) for s in ("sinusoidal", "learned", "rope"))
+    assert len(translate("ja", "positions.spread_metric", name="").replace(" ", "")) + longest <= 20

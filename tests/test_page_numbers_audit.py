@@ -221,6 +221,11 @@ def _decoder_audit() -> dict[str, str]:
             )
         },  # fmt: skip
         "decoder.g_rope_long": "tests/test_app_decoder_gemma.py::test_long_preset_shows_the_band_and_the_triangle",
+        **{
+            f"decoder.{k}": "tests/test_app_decoder_gemma.py::test_special_tokens_are_explained_and_can_be_left_out"
+            for k in ("about_special", "no_special_on")
+        },
+        "decoder.g_long_on": "tests/test_app_decoder_gemma.py::test_long_preset_shows_the_band_and_the_triangle",
         "decoder.gemma_licence": "tests/test_app_decoder_gemma.py::test_japanese_defaults_to_gemma_with_whole_word_labels",
     }
     charts = {

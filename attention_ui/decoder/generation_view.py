@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_core.labs import decoder_view
-from attention_core.models import smollm2
+from attention_core.models import decoding
 from attention_ui import kit
 from attention_ui.decoder import cached, models, sequence_text, token_words, url
 from attention_ui.decoder.settings import (
@@ -33,6 +33,15 @@ def generated_ids(text: str) -> tuple[int, ...]:
     return tuple(st.session_state.get(GENERATED, []))
 
 
+def next_logits(trace, steps, settings: DecoderSettings):
+    """The logits the next token is drawn from: after the last generated token (or the prompt), with
+    the special tokens at −∞ when the learner leaves them out (the softmax then renormalises)."""
+    logits = steps[-1].logits if steps else trace.logits
+    if settings.no_special:
+        return decoding.without_special(logits, cached.model(settings.model))
+    return logits
+
+
 def on_next(settings: DecoderSettings) -> None:
     """The "next token" button: append the token :func:`decoder_view.choose_next` picks."""
     ids = generated_ids(settings.text)
@@ -40,7 +49,7 @@ def on_next(settings: DecoderSettings) -> None:
     if trace.n + len(ids) >= models.max_tokens(settings.model):
         return
     steps = cached.chain(settings.text, ids, settings.model)
-    logits = steps[-1].logits if steps else trace.logits
+    logits = next_logits(trace, steps, settings)
     token = decoder_view.choose_next(logits, settings.temperature, settings.top_k, settings.seed, len(ids))
     st.session_state[GENERATED] = [*ids, token]
 
@@ -61,7 +70,9 @@ def section_next(t, trace, steps, ids: tuple[int, ...], settings: DecoderSetting
     c1, c2 = st.columns(2)
     PAGE.widget(t, "slider", "temperature", *url.TEMPERATURE_RANGE, step=0.05, helped=True, where=c1)
     PAGE.widget(t, "number_input", "top_k", *url.TOP_K_RANGE, step=1, helped=True, where=c2)
-    logits = steps[-1].logits if steps else trace.logits
+    PAGE.widget(t, "toggle", "no_special", helped=True)
+    raw = steps[-1].logits if steps else trace.logits
+    logits = next_logits(trace, steps, settings)
     context = (*trace.ids, *ids)
     cands = core.top_candidates(logits, N_CANDIDATES, context, settings.temperature, settings.top_k, model)
     upcoming = decoder_view.choose_next(logits, settings.temperature, settings.top_k, settings.seed, len(ids))
@@ -72,8 +83,18 @@ def section_next(t, trace, steps, ids: tuple[int, ...], settings: DecoderSetting
         hovers=[token_words.long_label(t, c.reading, c.special) for c in cands],
     )  # fmt: skip
     PAGE.chart(fig, "next", t("decoder.alt_next", n=len(cands)))
+    if settings.no_special:
+        gone = decoding.special_probability(raw, model, settings.temperature, settings.top_k)
+        st.markdown(t("decoder.no_special_on", p=f"{gone:.3f}", rest=f"{1 - gone:.3f}"))
+    elif any(c.special for c in cands):
+        st.markdown(
+            t(
+                "decoder.about_special",
+                names=", ".join(f"«{kit.escape_markdown(c.special)}»" for c in cands if c.special),
+            )
+        )
     if any(token_words.in_parts(c.reading) for c in cands):
-        st.caption(t("decoder.about_bytes"))
+        st.caption(model_text(t, settings.model, "about_bytes"))
     if settings.temperature == 0:
         st.markdown(t("decoder.about_greedy"))
     else:
@@ -82,8 +103,7 @@ def section_next(t, trace, steps, ids: tuple[int, ...], settings: DecoderSetting
         st.markdown(t("decoder.about_top_k", k=settings.top_k))
     else:
         st.markdown(t("decoder.about_all_tokens", vocab=f"{config.vocab_size:,}"))
-    # read_candidate reads only the model's token_bytes, so it serves both decoders
-    reading = smollm2.read_candidate(context, upcoming, model)
+    reading = core.read_candidate(context, upcoming, model)
     special = model.vocab[upcoming] if reading is None else None
     label = token_words.short_label(t, reading, special)
     st.markdown(t("decoder.upcoming", token=kit.escape_markdown(label), seed=settings.seed, step=len(ids)))
@@ -111,7 +131,7 @@ def section_generate(t, trace, steps, ids: tuple[int, ...], settings: DecoderSet
     if not ids:
         st.markdown(t("decoder.nothing_generated"))
         return
-    labels, _ = smollm2.labels_for_ids(list(trace.ids) + list(ids), model)
+    labels, _ = core.labels_for_ids(list(trace.ids) + list(ids), model)
     kit.show_tokens(labels)
     text, unfinished = sequence_text(model, (*trace.ids, *ids))
     st.markdown(t("decoder.continuation"))

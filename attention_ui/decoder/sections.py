@@ -62,7 +62,9 @@ def section_rope(t, trace, settings: DecoderSettings, hover) -> None:
     kv = int(layer.kv_head_of[head])
     st.header(t("decoder.h_rope"), anchor="rope")
     if layer.Q_pre is None:  # a long Gemma prompt keeps only the weights (gemma3.FULL_DETAIL_TOKENS)
-        st.info(t("decoder.g_rope_long", n=n, limit=gemma3.FULL_DETAIL_TOKENS))
+        dropped = decoder_view.dropped_detail_bytes(config, n)
+        st.info(t("decoder.g_rope_long", n=n, limit=gemma3.FULL_DETAIL_TOKENS,
+                  scores_mb=f"{dropped['scores'] / 1e6:,.0f}", q_mb=f"{dropped['q'] / 1e6:,.0f}"))  # fmt: skip
         return
     base = float(getattr(layer, "rope_base", None) or config.rope_base)
     st.markdown(t("decoder.explain_rope", base=f"{base:,.0f}", pairs=config.head_dim // 2, d=config.head_dim))

@@ -19,6 +19,7 @@ DEFAULTS = {
     "dc_temperature": 1.0,
     "dc_top_k": 0,
     "dc_key": 0,
+    "dc_no_special": False,  # leave the special tokens out of the candidates and of generation
 }
 PAGE = kit.Page(
     "dc",
@@ -44,6 +45,7 @@ class DecoderSettings:
     top_k: int
     seed: int
     model: str = "smollm2"  # attention_ui.decoder.models.MODELS
+    no_special: bool = False  # special tokens left out, the other tokens' probabilities renormalised
 
 
 def model_text(t, name: str, key: str, **values) -> str:

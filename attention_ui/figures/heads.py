@@ -16,6 +16,9 @@ from .decoder import OTHER_COLOR, SELECTED_COLOR, head_grid
 
 QUERY_COLOR = "#1f77b4"
 KEY_COLOR = "#d95f02"
+# The three mask runs share their losses up to the window, then run close: a dash pattern of its own
+# (with the colour) keeps each line visible where another lies on it, in print and for colour-blind eyes.
+RUN_DASHES = {"full": "solid", "window": "dash", "sinks": "dot"}
 RUN_COLORS = {
     "full": "#333333",
     "window": "#d62728",
@@ -84,7 +87,8 @@ def loss_lines(series: dict[str, Sequence[float]], names: dict[str, str], *, x_t
         v = [float(x) for x in values]
         fig.add_trace(go.Scatter(
             x=list(range(x_start, x_start + len(v))), y=v, mode="lines", name=escape_label(names[key]),
-            line=dict(color=RUN_COLORS.get(key, OTHER_COLOR), width=1.6),
+            line=dict(color=RUN_COLORS.get(key, OTHER_COLOR), width=2.2 if key in RUN_DASHES else 1.6,
+                      dash=RUN_DASHES.get(key, "solid")),
             hovertemplate="%{x}: %{y:.3f}<extra>" + escape_label(names[key]) + "</extra>",
         ))  # fmt: skip
     shapes = []

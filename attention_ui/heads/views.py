@@ -106,6 +106,8 @@ def section_attribution(t, m, p, att: H.Attribution) -> None:
 def section_ablation(t, m, p, ab: H.Ablation) -> None:
     st.header(t("heads.h_ablation", layer=ab.layer, head=ab.head))
     st.markdown(t(f"heads.explain_ablation_{ab.kind}"))
+    if m.config.post_norms:  # Gemma: knocking a head out also rescales the others (post-attention norm)
+        st.markdown(t("heads.ablation_gemma"))
     before = H.top_tokens(p.logits, p.ids, m)
     after = H.top_tokens(ab.logits, p.ids, m)
     ids = list(dict.fromkeys([c.id for c in before] + [c.id for c in after]))
@@ -175,9 +177,11 @@ def section_induction(t, m, model_key: str) -> H.Induction:
         clickable_map(t, res.previous, "previous", t("heads.value_previous"), m.config)
     li, hi_ = H.top_head(res.induction)
     pl, ph = H.top_head(res.previous)
-    st.markdown(t("heads.induction_summary", layer=int(li), head=int(hi_), score=f"{res.induction.max():.3f}",
-                  player=int(pl), phead=int(ph), pscore=f"{res.previous.max():.3f}", m=length,
-                  uniform=f"{1 / (length + 1):.3f}"))  # fmt: skip
+    # a uniform head's weight on one key of the second copy: 1/(keys it sees), <bos> among them if read
+    bos = m.bos_id is not None
+    st.markdown(t("heads.induction_summary_bos" if bos else "heads.induction_summary", layer=int(li),
+                  head=int(hi_), score=f"{res.induction.max():.3f}", player=int(pl), phead=int(ph),
+                  pscore=f"{res.previous.max():.3f}", m=length, uniform=f"{1 / (length + 1 + bos):.3f}"))  # fmt: skip
     causal = H.window_allowed(2 * length, 2 * length)
     fig = fdc.group_weight_maps(res.weights[li], [int(hi_)], m.labels(res.ids), causal, title="",
                                 query_title=t("heads.axis_query"), key_title=t("heads.axis_key"))[0]  # fmt: skip
@@ -253,9 +257,11 @@ def section_qk(t, m, p, model_key: str, text: str, learner: dict) -> None:
     fig = fh.qk_scatter(pic.queries, pic.keys, pic.strongest, labels, query_name=t("heads.query_name"),
                         key_name=t("heads.key_name"), x_title=t("heads.axis_pc1"), y_title=t("heads.axis_pc2"))  # fmt: skip
     PAGE.chart(fig, "qk", t("heads.alt_qk"))
-    own = int(sum(int(j) == i for i, j in enumerate(pic.strongest)))
+    # query 0's own key is the first token's: it is counted apart, so no query is counted twice
+    later = [(i, int(j)) for i, j in enumerate(pic.strongest) if i > 0]
+    own, first = sum(j == i for i, j in later), sum(j == 0 for _, j in later)
     st.markdown(t("heads.qk_summary", e1=f"{pic.explained[0] * 100:.0f}", e2=f"{pic.explained[1] * 100:.0f}",
-                  own=own, n=len(labels), first=int(sum(int(j) == 0 for j in pic.strongest))))  # fmt: skip
+                  own=own, rest=len(later), first=first))  # fmt: skip
 
 
 # --- 7. questions -----------------------------------------------------------------------------------
