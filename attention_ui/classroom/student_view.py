@@ -285,7 +285,9 @@ def slide(t, me: dict) -> tuple[int, int]:
                   disabled=step >= len(steps_view.STEPS))  # fmt: skip
     else:
         st.caption(t("class.following", step=teacher_step, total=len(steps_view.STEPS)))
-        st.button(t("class.explore"), key="cls_away", on_click=_away, icon=":material/explore:")
+        # Its key is not AWAY_KEY: a button's own session value is reset to False on the next run,
+        # which took the student back to following at their first Previous/Next or teacher step.
+        st.button(t("class.explore"), key="cls_explore", on_click=_away, icon=":material/explore:")
     if trace is None:
         st.info(t(why))
         return rev, teacher_step
