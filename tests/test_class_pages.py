@@ -126,8 +126,16 @@ def test_a_class_in_both_languages_from_start_to_export(class_store):
     assert any("正解" in s.value and "50%" in s.value for s in bob.success)
     csv = class_store.tallies(cls["sid"], cls["token"])
     assert csv[0].counts[poll.correct] == 1 and csv[0].total == 2
+    teacher.button(key="cls_end").click().run()  # asks first: the class goes on
+    alice.run()
+    assert not any("ended" in i.value for i in alice.info)
+    teacher.button(key="cls_end_no").click().run()
+    assert "cls_end_yes" not in {b.key for b in teacher.button}
     teacher.button(key="cls_end").click().run()
+    teacher.button(key="cls_end_yes").click().run()
     no_exception(teacher)
+    assert any("日間" in i.value for i in teacher.info), [i.value for i in teacher.info]
+    assert teacher.get("download_button")  # the results, still there
     alice.run()
     assert any("ended" in i.value for i in alice.info)
 
@@ -159,7 +167,7 @@ def test_the_presenter_starts_a_class_and_publishes_its_step(class_store):
     phone.run()
     assert any("step 5 of" in c.value for c in phone.caption)
     # away and back with one button
-    phone.button(key="cls_away").click().run()
+    phone.button(key="cls_explore").click().run()
     phone.button(key="cls_own_prev").click().run()
     assert any("teacher is at step 5" in i.value for i in phone.info)
     phone.button(key="cls_back").click().run()
@@ -269,7 +277,7 @@ def test_the_watchers_fragment_id_is_the_same_whatever_the_page_shows(class_stor
     poll = class_store.tallies(cls["sid"], cls["token"])[-1].poll
     with_nick.radio(key=f"cls_choice_{poll.poll_id}").set_value(0).run()
     with_nick.button(key=f"cls_send_{poll.poll_id}").click().run()
-    with_nick.button(key="cls_away").click().run()
+    with_nick.button(key="cls_explore").click().run()
     with_nick.button(key="cls_own_next").click().run()
     assert any("teacher is at step" in i.value for i in with_nick.info)  # really away
     assert len(seen) >= 8 and len(set(seen)) == 1, seen

@@ -20,6 +20,7 @@ def publish(cls: dict) -> bool:
         state.store().set_view(cls["sid"], cls["token"], follow.view_of(st.session_state))
     except ClassError:
         return False
+    st.session_state[follow.OWNER_KEY] = cls["sid"]
     return True
 
 

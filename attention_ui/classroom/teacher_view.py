@@ -44,6 +44,8 @@ def start(t, join_url: str | None = None) -> bool:
                                            "code": started.code}  # fmt: skip
     st.session_state["cls_new_key"] = True
     st.session_state["cls_set_cookie"] = int(state.settings().class_hours * 3600)
+    st.session_state.pop(state.ENDED_KEY, None)  # "until you start another class", as the page says
+    st.session_state["cls_ended_cookie_tried"] = True
     return True
 
 
@@ -53,6 +55,7 @@ def cookie_script() -> None:
     age = st.session_state.pop("cls_set_cookie", None)
     if cls and age:
         state.set_cookie(state.TEACHER_COOKIE, f"{cls['sid']}.{cls['token']}", age)
+        state.set_cookie(state.ENDED_COOKIE, None, 0)  # a new class: the ended one's results go
 
 
 def key_file(t, cls: dict) -> None:
@@ -129,9 +132,10 @@ def _act(t, action) -> None:
         st.session_state["cls_error"] = (err.key, err.values)
 
 
-def poll_picker(t, cls: dict, *, where=st) -> None:
-    """Choose a question (from the teacher's sentence or the computed quiz) and open it."""
-    view = follow.view_of(st.session_state)
+def poll_picker(t, cls: dict, view: dict, *, where=st) -> None:
+    """Choose a question (from the projected sentence, ``view`` as the store keeps it, or the computed
+    quiz) and open it. The stored view, not this session's playground state: after a reload of
+    this page that state was the default sentence, and the poll asked about a sentence no one saw."""
     trace, _ = follow.trace_of(view)
     live = [k for k in questions.LIVE_KINDS] if trace is not None else []
     options = [("live", k) for k in live] + [("quiz", k) for k in questions.QUIZ_KINDS]
@@ -139,7 +143,7 @@ def poll_picker(t, cls: dict, *, where=st) -> None:
     choice = where.selectbox(t("class.pick"), options, format_func=labels.get, key="cls_pick")
     if where.button(t("class.open_poll"), key="cls_open", icon=":material/how_to_vote:"):
         if choice[0] == "live":
-            q = questions.live_question(choice[1], trace, view["head"])
+            q = questions.live_question(choice[1], trace, int(view.get("head") or 0))
         else:
             q = questions.quiz_question(choice[1], seed=int(time.time()) % 100_000)
         if q is None:
@@ -149,7 +153,7 @@ def poll_picker(t, cls: dict, *, where=st) -> None:
             _act(
                 t,
                 lambda: db.open_poll(
-                    cls["sid"], cls["token"], q.question, q.n_choices, q.correct, view["step"]
+                    cls["sid"], cls["token"], q.question, q.n_choices, q.correct, int(view.get("step") or 1)
                 ),
             )
 
@@ -217,29 +221,58 @@ def student_count(t, cls: dict) -> None:
     count()
 
 
+BOM = "\ufeff"  # so that Excel reads the file as UTF-8 (Japanese, emoji, "QKᵀ", "×")
+
+
+def results_file(t, db, cls: dict) -> bytes:
+    """The results CSV as the store has them now, UTF-8 with a byte-order mark."""
+    text = results_csv(t, db.tallies(cls["sid"], cls["token"]), db.export_answers(cls["sid"], cls["token"]))
+    return (BOM + text).encode("utf-8")
+
+
 def export_button(t, cls: dict) -> None:
+    """The results CSV, made when the button is pressed (deferred data): the poll panel's reveal and
+    answers are fragment runs, which left a CSV made by the last full run without them."""
     db = state.store()
     try:
-        data = results_csv(
-            t, db.tallies(cls["sid"], cls["token"]), db.export_answers(cls["sid"], cls["token"])
-        )
+        db.teacher_session(cls["sid"], cls["token"])
     except ClassError:
         return
-    st.download_button(t("class.export"), data, file_name=f"attention-lab-class-{cls['code']}.csv",
-                       mime="text/csv", key="cls_export", icon=":material/download:")  # fmt: skip
+    st.download_button(t("class.export"), lambda: results_file(t, db, cls),
+                       file_name=f"attention-lab-class-{cls['code']}.csv", mime="text/csv", key="cls_export",
+                       icon=":material/download:")  # fmt: skip
+
+
+def _confirm_end(on: bool) -> None:
+    st.session_state["cls_end_confirm"] = on
 
 
 def end_button(t, cls: dict) -> None:
+    """ "End the class", then a second button that does it: a class ended by mistake cannot be
+    started again (its students would need a new code)."""
+
     def end() -> None:
         try:
             state.store().end_session(cls["sid"], cls["token"])
         except ClassError:
             pass
-        st.session_state["cls_ended"] = dict(cls)
+        st.session_state[state.ENDED_KEY] = dict(cls)
         st.session_state.pop(state.TEACHER_KEY, None)
+        st.session_state.pop("cls_end_confirm", None)
         st.session_state["cls_clear_cookie"] = True
 
-    st.button(t("class.end"), key="cls_end", on_click=end, icon=":material/stop_circle:")
+    if not st.session_state.get("cls_end_confirm"):
+        st.button(
+            t("class.end"), key="cls_end", on_click=_confirm_end, args=(True,), icon=":material/stop_circle:"
+        )
+        return
+    with st.container(border=True, key="cls_end_box"):
+        st.warning(t("class.end_confirm"))
+        yes, no = st.columns(2)
+        yes.button(
+            t("class.end_yes"), key="cls_end_yes", on_click=end, type="primary", icon=":material/stop_circle:"
+        )
+        no.button(t("class.end_no"), key="cls_end_no", on_click=_confirm_end, args=(False,))
 
 
 def show_error(t) -> None:
