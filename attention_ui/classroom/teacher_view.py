@@ -17,6 +17,7 @@ from classroom import ClassError
 
 POLL_REFRESH_S = 1.0  # the projector's histogram and answer count
 COUNT_REFRESH_S = 2.0
+SEEN_WITHIN_S = 60.0  # the count of students: those whose page was open in the last minute
 # Streamlit fades an element while its fragment reruns; a count refreshed every second would
 # flicker on the projector. Constant CSS: the live parts stay at full opacity.
 _STEADY_CSS = (
@@ -110,14 +111,24 @@ def join_box(t, cls: dict, info) -> None:
     qr.image(qr_svg(address), width=220)
     text.markdown(t("class.join_code", code=state.format_code(cls["code"])))
     text.markdown(t("class.join_at", url=kit.escape_markdown(address)))
+    with text:
+        local_address_warning(t, address)
 
 
-def join_line(t, cls: dict, info, where) -> None:
-    """Presenter mode's one-line version: a small QR code, the code and the address."""
-    address = state.join_address(info.join_url, cls["code"])
-    qr, text = where.columns([1, 6], vertical_alignment="center")
-    qr.image(qr_svg(address), width=88)
-    text.markdown(t("class.join_line", code=state.format_code(cls["code"]), url=kit.escape_markdown(address)))
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
+
+
+def local_address(address: str) -> bool:
+    """Is the join address this computer's own? A phone that opens it reaches itself, not the class."""
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(address).hostname or "").lower()
+    return host in LOCAL_HOSTS or host.endswith(".localhost") or host.startswith("127.")
+
+
+def local_address_warning(t, address: str) -> None:
+    if local_address(address):
+        st.warning(t("class.warn_localhost"))
 
 
 def forget(t) -> None:
@@ -159,8 +170,11 @@ def poll_picker(t, cls: dict, view: dict, *, where=st) -> None:
 
 
 def poll_panel(t, cls: dict, *, height: int = 320) -> None:
-    """The latest poll: live count and histogram; close and reveal (refreshed every second)."""
+    """The latest poll: live count and histogram; close and reveal (refreshed every second). With
+    "hide until closed" (for a projected panel) an open poll shows only its number of answers, so
+    the class's answers do not steer those still thinking."""
     db = state.store()
+    hide = st.toggle(t("class.hide_open"), key="cls_hide_open", help=t("class.hide_open_help"))
 
     st.html(_STEADY_CSS)
 
@@ -182,6 +196,13 @@ def poll_panel(t, cls: dict, *, height: int = 320) -> None:
         st.markdown(t("class.poll_heading", seq=p.seq, state=t(f"class.state_{p.state}")))
         st.markdown(kit.escape_markdown(questions.question_text(t, p.question)))
         revealed = p.state == "revealed"
+        if hide and p.state == "open":
+            st.info(t("class.hidden_open", n=tally.total))
+        else:
+            histogram(p, tally, revealed)
+        buttons(p, revealed)
+
+    def histogram(p, tally, revealed: bool) -> None:
         fig = answers_histogram(
             questions.choice_labels(t, p.question), tally.counts, p.correct if revealed else None,
             title=t("class.answers_count", n=tally.total), count_title=t("class.count_axis"),
@@ -193,6 +214,8 @@ def poll_panel(t, cls: dict, *, height: int = 320) -> None:
             st.success(t("class.revealed", answer=kit.escape_markdown(
                 f"{chr(65 + p.correct)}. {questions.choice_labels(t, p.question)[p.correct]}"),
                 share="—" if share is None else f"{share:.0%}"))  # fmt: skip
+
+    def buttons(p, revealed: bool) -> None:
         c1, c2 = st.columns(2)
         if p.state == "open":
             c1.button(t("class.close_poll"), key=f"cls_close_{p.seq}", icon=":material/lock:",
@@ -215,8 +238,12 @@ def student_count(t, cls: dict) -> None:
             info = db.teacher_session(cls["sid"], cls["token"])
         except ClassError:
             return
+        try:  # students whose page was open in the last minute: every identity made counts 5 for 3 people
+            seen = db.students_seen(cls["sid"], cls["token"], within_s=SEEN_WITHIN_S)
+        except ClassError:
+            seen = info.students
         with st.container(key="cls_live_count"):
-            st.markdown(t("class.students", n=info.students))
+            st.markdown(t("class.students_seen", n=seen), help=t("class.students_seen_help"))
 
     count()
 
