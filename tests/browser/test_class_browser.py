@@ -160,6 +160,7 @@ def test_live_class_teacher_and_two_phones(browser, cluster: Cluster) -> None:
         teacher.locator(".st-key-cls_present_panel button").click()
         expect(teacher.locator(".st-key-cls_end button")).to_be_visible(timeout=SLOW_MS)
         teacher.locator(".st-key-cls_end button").click()
+        teacher.locator(".st-key-cls_end_yes button").click()  # it asks first
         for p in phones.values():
             expect(p.get_by_text(re.compile("has ended|終わりました"))).to_be_visible(timeout=SLOW_MS)
         for p in (teacher, *phones.values()):
@@ -402,6 +403,14 @@ def test_a_lecture_reloads_fast_clicks_explore_and_the_back_row(browser, cluster
             expect(p.get_by_text(re.compile(r"(step 4 of 11|ステップ 4 / 11)"))).to_be_visible(
                 timeout=SLOW_MS
             )
+
+        # 9. a phone's first screen has the step's chart (it used to start below it on every step)
+        phone.wait_for_function(
+            "() => document.querySelector('.st-key-cls_slide .js-plotly-plot')", timeout=SLOW_MS
+        )
+        top = phone.locator(".st-key-cls_slide .js-plotly-plot").first.bounding_box()["y"]
+        screenshot(phone, "class_lecture_phone_ja_step4", full=False)
+        assert top < 844 - 200, top  # at least 200 px of it on the first screen
 
         # 5. the slide fits the projector with the class strip
         chart_fits(teacher, 1080)
