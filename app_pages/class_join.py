@@ -9,4 +9,4 @@ from attention_ui.classroom import student_view
 from attention_ui.language import translator
 
 t = translator()
-student_view.page(t)  # its title only before joining: a joined phone's first screen is the step's chart
+student_view.page(t)  # with its title (small on a joined phone: its first screen is the step's chart)

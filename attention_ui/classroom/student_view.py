@@ -343,13 +343,21 @@ def slide(t, me: dict) -> tuple[int, int]:
     return rev, teacher_step
 
 
+# Constant CSS: a joined phone's title as small as its text, so the step's chart starts on the first
+# screen (the 2.75 rem title and its padding pushed it below on every step).
+_JOINED_HEAD_CSS = (
+    "<style>.st-key-cls_joined_head h1 { font-size: 1.15rem !important; padding: 0 !important; }"
+    " .st-key-cls_joined_head { gap: 0 !important; }</style>"
+)
+
+
 def page(t) -> None:
     slot = st.container()  # first, so the watcher's fragment id never depends on what follows
     if st.session_state.pop("cls_student_cookie", False):
         me = st.session_state.get(state.STUDENT_KEY)
         if me:
             state.set_cookie(state.STUDENT_COOKIE, f"{me['sid']}.{me['token']}", 48 * 3600)
-    head = st.container()  # the page's title, except on a joined phone (its first screen: the step)
+    head = st.container()  # the page's title (small once joined: the first screen is for the step)
     db = state.store_or_error(t)
     if db is None:
         head.title(t("class.join_title"))
@@ -368,6 +376,9 @@ def page(t) -> None:
             state.set_cookie(state.STUDENT_COOKIE, None, 0)
             st.rerun()
         return
+    with head.container(key="cls_joined_head"):  # the page's H1 kept (screen readers), one line high
+        st.html(_JOINED_HEAD_CSS)
+        st.title(t("class.join_title"))
     with slot:
         watcher(me)
         box = watchdog(t)
