@@ -108,12 +108,12 @@ def watcher(me: dict) -> None:
 
     @st.fragment(run_every=FOLLOW_REFRESH_S)
     def watch() -> None:
-        present(me)
         if st.session_state.pop(DRAWING_KEY, False):
             return
         seen = st.session_state.get(SEEN_KEY)
         if moved_on(progress(cache.get(sid)), seen):
             st.rerun(scope="app")
+        present(me)  # after the check: a store write never delays a follow
         if seen is not None and time.monotonic() - st.session_state.get(DRAWN_AT_KEY, 0.0) < EXPECT_FOR_S:
             step = st.session_state.get(DRAWN_STEP_KEY, 0)  # the watchdog compares both with the page's
             draw_marker(EXPECT_PREFIX, seen, f"_step{step}")
