@@ -5,11 +5,8 @@ Everything is in attention_ui/classroom/student_view.py; words in the ``class`` 
 
 from __future__ import annotations
 
-import streamlit as st
-
 from attention_ui.classroom import student_view
 from attention_ui.language import translator
 
 t = translator()
-st.title(t("class.join_title"))
-student_view.page(t)
+student_view.page(t)  # with its title (small on a joined phone: its first screen is the step's chart)

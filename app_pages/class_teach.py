@@ -11,13 +11,15 @@ import time
 
 import streamlit as st
 
-from attention_ui.classroom import presenter_hook, state, teacher_view
+from attention_ui.classroom import follow, presenter_hook, state, teacher_view
 from attention_ui.language import translator
 
 PLAYGROUND = "app_pages/playground.py"
 
 
 def present() -> None:
+    """Presenter mode on the class's step: this session's playground state is the class's view
+    (main() adopted it when this session had not published it)."""
     st.session_state["pg_present"] = True
     st.switch_page(PLAYGROUND, query_params={"present": "1", "step": str(st.session_state.get("pg_step", 1))})
 
@@ -28,14 +30,19 @@ def main() -> None:
     teacher_view.cookie_script()
     if st.session_state.pop("cls_clear_cookie", False):
         state.set_cookie(state.TEACHER_COOKIE, None, 0)
+        ended = st.session_state.get(state.ENDED_KEY)
+        if ended:  # its results stay downloadable from this browser after a reload too
+            days = state.settings().retention_days
+            state.set_cookie(state.ENDED_COOKIE, f"{ended['sid']}.{ended['token']}", int(days * 86400))
     if state.store_or_error(t) is None:
         return
     teacher_view.show_error(t)
-    ended = st.session_state.get("cls_ended")
     cls = state.teacher()
     if cls is None:
+        ended = state.ended()
         if ended:
-            st.info(t("class.ended", code=state.format_code(ended["code"])))
+            days = state.settings().retention_days
+            st.info(t("class.ended", code=state.format_code(ended["code"]), days=f"{days:g}"))
             teacher_view.export_button(t, ended)
         st.markdown(t("class.teach_intro"))
         teacher_view.start_panel(t)
@@ -48,6 +55,13 @@ def main() -> None:
         teacher_view.export_button(t, cls)
         teacher_view.forget(t)
         return
+    if info.view_rev == 0:
+        info = state.store().teacher_session(cls["sid"], cls["token"])  # with the view just published
+    if st.session_state.get(follow.OWNER_KEY) != cls["sid"]:
+        # a reload, or control resumed on another device: this session's playground state is the
+        # default one; the class's view (the projected sentence and step) becomes this session's
+        follow.adopt_view(st.session_state, info.view)
+        st.session_state[follow.OWNER_KEY] = cls["sid"]
     teacher_view.join_box(t, cls, info)
     teacher_view.student_count(t, cls, shared=True)
     if st.session_state.pop("cls_new_key", False):
@@ -56,7 +70,7 @@ def main() -> None:
     with left:
         st.header(t("class.poll_section"))
         st.caption(t("class.poll_from_step", step=info.view.get("step", 1)))
-        teacher_view.poll_picker(t, cls)
+        teacher_view.poll_picker(t, cls, info.view)
         st.divider()
         if st.button(t("class.to_presenter"), key="cls_to_presenter", icon=":material/slideshow:"):
             present()

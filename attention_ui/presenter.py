@@ -48,7 +48,8 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stMain"] .katex { font-size: 1.3em; }
 [data-testid="stMain"] [data-testid="stMarkdownBadge"] { font-size: 1.1rem; }
 [data-testid="stMain"] .katex-display { overflow-x: auto; overflow-y: hidden; padding-bottom: 0.2rem; }
-.st-key-__PREFIX___present_first, .st-key-__PREFIX___present_last { display: none !important; }
+.st-key-__PREFIX___present_first, .st-key-__PREFIX___present_last,
+[class*="st-key-__PREFIX___present_go_"] { display: none !important; }
 @media (max-height: 900px) {  /* a 1366×768 projector: more of the slide above the fold */
   [data-testid="stMain"] .stMarkdown p, [data-testid="stMain"] .stMarkdown li { font-size: 1.12rem; line-height: 1.5; }
   [data-testid="stMain"] h1 { font-size: 2.1rem; padding-top: 0; padding-bottom: 0.5rem; }
@@ -63,6 +64,11 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 # hidden first/last buttons, Escape exits; focus is kept on the controls (Next, or Previous at the
 # last slide) instead of falling to <body>. One listener per tab serves every page: it acts on the
 # controls of whichever page is presenting (its buttons are the ones on the page).
+#
+# Presses are queued and the buttons clicked one at a time, each once the run of the one before has
+# drawn its slide: a clicker pressed three times 150 ms apart sent three clicks into one run, which
+# Streamlit took as one (a button is one trigger per run) and which could start from the address of
+# a slide already left (the projector showed 2 -> 1 -> 2 and ended on step 2 instead of 4).
 _KEYS_JS = """
 <script>
 (() => {
@@ -71,6 +77,48 @@ _KEYS_JS = """
   const press = (name) => document.querySelector(".st-key-" + window.__alPresenterPrefix + "_present_" + name + " button");
   if (!window.__alPresenterKeys) {
     window.__alPresenterKeys = true;
+    const queue = (window.__alPresenterQueue = { moves: [], waiting: null, target: null, closing: false, clicks: 0 });
+    const running = () => {  // a run going on, or asked for ("rerunRequested") and not started yet
+      const app = document.querySelector('[data-testid="stApp"]');
+      return !!app && app.getAttribute("data-test-script-state") !== "notRunning";
+    };
+    const shown = () => {  // "prefix:slide" drawn last: the end-of-slide script, else the key script
+      const p = window.__alPresenterPrefix + ":", d = window.__alPresenterDrawn;
+      return d && d.startsWith(p) ? d : window.__alPresenterShown;
+    };
+    const pump = () => {  // one loop at a time (queue.pumping), every 30 ms while there is work
+      const w = queue.waiting;
+      if (w) {  // the last click's run: wait until it has drawn its change and ended (at most 15 s)
+        if ((!w.drawn() || running()) && performance.now() - w.at < 15000) {
+          setTimeout(pump, 30);
+          return;
+        }
+        queue.waiting = null;
+        queue.closing = false;
+      }
+      if (!queue.moves.length) { queue.pumping = false; queue.target = null; return; }
+      queue.since = queue.since || performance.now();
+      if (!running() || performance.now() - queue.since > 15000) {
+        queue.since = 0;
+        const move = queue.moves.shift();
+        const b = press(typeof move === "number" ? "go_" + move : move);
+        if (b && !b.disabled) {
+          const t0 = performance.now(), search = location.search, want = window.__alPresenterPrefix + ":" + move;
+          let seen = null;
+          // Drawn: the wanted slide, and the address the run wrote (or 0.4 s): a click sent with
+          // the address of a slide already left would take the page back there.
+          const drawn = move === "close" ? () => !press("close") : move === "exit" ? () => !press("next") : () => {
+            if (shown() !== want) return false;
+            seen = seen || performance.now();
+            return location.search !== search || performance.now() - seen > 400;
+          };
+          queue.waiting = { drawn, at: t0 };
+          queue.clicks += 1;
+          b.click();
+        }
+      }
+      setTimeout(pump, 30);
+    };
     const wanted = (e) => {
       if (!press("next") || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return null;
       const el = e.target;
@@ -82,18 +130,38 @@ _KEYS_JS = """
       if (e.key === "Escape") return "exit";
       return null;
     };
+    // Each press becomes the slide it asks for, counted from the last one asked for (not from the
+    // one on the screen, which may be a run behind): the button for that slide is clicked, so a
+    // run Streamlit repeats with the same click lands on the same slide.
+    const queued = (name) => {
+      if (name === "exit") return "exit";
+      if (press("close") && !queue.closing && queue.target === null && (name === "next" || name === "prev")) {
+        queue.closing = true;  // a slide drawn over this one (the live class's join code): closed first
+        return "close";
+      }
+      const base = queue.target ?? window.__alPresenterStep, last = window.__alPresenterLast;
+      const to = Math.max(1, Math.min(last, { next: base + 1, prev: base - 1, first: 1, last }[name]));
+      if (to === base) return null;
+      queue.target = to;
+      return to;
+    };
     document.addEventListener("keydown", (e) => {
       const name = wanted(e);
       if (!name) return;
       e.preventDefault();  // no page scroll, no second click of a focused button
       e.stopPropagation();
       if (e.repeat) return;
-      const b = press(name);
-      if (b && !b.disabled) b.click();
+      const move = queued(name);
+      if (move === null) return;
+      queue.moves.push(move);
+      if (!queue.pumping) { queue.pumping = true; pump(); }
     }, true);
     document.addEventListener("keyup", (e) => { if (wanted(e)) { e.preventDefault(); e.stopPropagation(); } }, true);
   }
   const STEP = __STEP__, LAST = __LAST__;
+  window.__alPresenterShown = "__PREFIX__:" + STEP;  // the slide this run drew (the queue's pump waits for it)
+  window.__alPresenterStep = STEP;
+  window.__alPresenterLast = LAST;
   let tries = 0;
   const settle = () => {
     const next = press("next"), prev = press("prev");
@@ -196,6 +264,15 @@ def keys_script(prefix: str, step: int, last: int, controls: Sequence[str] = ())
     return script.replace("__CONTROLS__", selector).replace("__PREFIX__", prefix)
 
 
+_DRAWN_JS = '<script>window.__alPresenterDrawn = "__PREFIX__:" + __STEP__;</script>'
+
+
+def drawn_script(prefix: str, step: int) -> str:
+    """For a page that draws its key script before the slide: drawn after the slide, it tells the
+    key queue that this run has drawn slide ``step`` (the next queued press waits for it)."""
+    return _DRAWN_JS.replace("__PREFIX__", _checked(prefix)).replace("__STEP__", str(int(step)))
+
+
 def return_script(prefix: str) -> None:
     """On the normal page: bring the learner back to where they were after presenter mode."""
     st.html(_RETURN_JS.replace("__PREFIX__", _checked(prefix)), unsafe_allow_javascript=True)
@@ -292,6 +369,11 @@ def controls(
             on_click=_go_to,
             args=(slide, last, target),
             disabled=step == target,
+        )
+    # One hidden button per slide: the key script's queue clicks the slide a press asks for.
+    for target in range(1, last + 1):
+        c_pos.button(
+            str(target), key=f"{prefix}_present_go_{target}", on_click=_go_to, args=(slide, last, target)
         )
     c_next.button(
         t(words["next"]),

@@ -79,5 +79,11 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE INDEX join_failures_at ON join_failures (at)",
         ),
     ),
+    (
+        4,
+        # when each student's page last said it was open (the teacher's count of students seen in
+        # the last minute; a count of every identity ever made said 5 for 3 people)
+        ("ALTER TABLE students ADD COLUMN seen_at DOUBLE PRECISION",),
+    ),
 )
 LATEST = MIGRATIONS[-1][0]

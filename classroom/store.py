@@ -646,6 +646,30 @@ class SqlStore(ClassStore):
         except Exception:  # housekeeping never fails a student's request; the next tick retries
             self._next_purge = now + 5.0
 
+    # ------------------------------------------------------------------ presence
+    def seen(self, session_id, student_token, now=None) -> None:
+        """A student's page is open now (it says so every few seconds: see students_seen)."""
+        now = self._now(now)
+        if not codes.well_formed(student_token) or not isinstance(session_id, str) or len(session_id) > 64:
+            return
+        with self._transaction(write=True) as cur:
+            self._run(
+                cur,
+                "UPDATE students SET seen_at = ? WHERE session_id = ? AND student_hash = ?",
+                (now, session_id, codes.token_hash(student_token)),
+            )
+
+    def students_seen(self, session_id, token, within_s: float = 60.0, now=None) -> int:
+        """Students whose page was open in the last ``within_s`` seconds (or who joined then)."""
+        now = self._now(now)
+        with self._transaction(write=False) as cur:
+            self._teacher(cur, session_id, token)
+            return self._one(
+                cur,
+                "SELECT COUNT(*) FROM students WHERE session_id = ? AND COALESCE(seen_at, joined_at) >= ?",
+                (session_id, now - within_s),
+            )[0]
+
     def purge(self, retention_days=RETENTION_DAYS_DEFAULT, now=None) -> int:
         """Remove sessions that ended or expired more than ``retention_days`` ago (with their
         students, polls and answers), and join failures older than the throttle's window."""

@@ -127,8 +127,16 @@ def test_a_class_in_both_languages_from_start_to_export(class_store):
     assert any("正解" in s.value and "50%" in s.value for s in bob.success)
     csv = class_store.tallies(cls["sid"], cls["token"])
     assert csv[0].counts[poll.correct] == 1 and csv[0].total == 2
+    teacher.button(key="cls_end").click().run()  # asks first: the class goes on
+    alice.run()
+    assert not any("ended" in i.value for i in alice.info)
+    teacher.button(key="cls_end_no").click().run()
+    assert "cls_end_yes" not in {b.key for b in teacher.button}
     teacher.button(key="cls_end").click().run()
+    teacher.button(key="cls_end_yes").click().run()
     no_exception(teacher)
+    assert any("日間" in i.value for i in teacher.info), [i.value for i in teacher.info]
+    assert teacher.get("download_button")  # the results, still there
     alice.run()
     assert any("ended" in i.value for i in alice.info)
 
@@ -160,7 +168,7 @@ def test_the_presenter_starts_a_class_and_publishes_its_step(class_store):
     phone.run()
     assert any("step 5 of" in c.value for c in phone.caption)
     # away and back with one button
-    phone.button(key="cls_away").click().run()
+    phone.button(key="cls_explore").click().run()
     phone.button(key="cls_own_prev").click().run()
     assert any("teacher is at step 5" in i.value for i in phone.info)
     phone.button(key="cls_back").click().run()
@@ -168,13 +176,23 @@ def test_the_presenter_starts_a_class_and_publishes_its_step(class_store):
 
 
 def test_reloading_the_class_page_does_not_move_the_class(class_store):
-    at = open_page(PLAYGROUND, pg_present=True, pg_step=6)
+    text = "one two three four five six seven eight nine"  # 9 tokens; the default sentence has 6
+    at = open_page(PLAYGROUND, pg_present=True, pg_step=6, pg_text=text)
     at.button(key="cls_present_start").click().run()
     cls = at.session_state[state.TEACHER_KEY]
     reloaded = open_page(TEACH, **{state.TEACHER_KEY: dict(cls)})  # a new session of the same browser
     no_exception(reloaded)
     phone = join(cls["code"])
     assert class_store.student_view(*_me(phone))[1]["step"] == 6
+    # a poll on this sentence is on the projected one (issue 34 point 2)
+    reloaded.button(key="cls_open").click().run()
+    poll = class_store.tallies(cls["sid"], cls["token"])[-1].poll
+    assert poll.question["kind"] == "scores_shape" and poll.question["n"] == 9 and poll.step == 6
+    # back to presenter mode: the class stays where it was (point 1)
+    reloaded.button(key="cls_to_presenter").click().run()
+    assert reloaded.session_state["pg_step"] == 6 and reloaded.session_state["pg_text"] == text
+    view = class_store.student_view(*_me(phone))[1]
+    assert view["step"] == 6 and view["text"] == text
 
 
 def _me(phone):
@@ -199,19 +217,27 @@ def test_resume_control_on_another_device_with_code_and_key(class_store):
 
 @pytest.mark.parametrize(
     "nick, message",
-    [("N" * 100_000, "at most 24"), ("a\x00b", "control characters"), ("\u202eevil", "control characters")],
-    ids=["100KB", "nul", "bidi"],
+    [
+        ("N" * 100_000, "has 1000 characters; at most 24"),  # the box keeps 1000, as a browser's does
+        ("N" * 500, "has 500 characters; at most 24"),  # a paste: it used to leave the box empty
+        ("Nicknames-are-25-letters", None),  # 24: fits
+        ("Nicknames-are-25-letters!", "has 25 characters; at most 24"),  # used to be cut silently
+        ("\u200b\u200b", "no visible character"),  # zero-width only: it would be stored empty
+        ("\u3164", "no visible character"),  # a Hangul filler
+        ("a\x00b", "control characters"),
+        ("\u202eevil", "control characters"),
+    ],
+    ids=["100KB", "500", "24", "25", "zero-width", "filler", "nul", "bidi"],
 )
 def test_hostile_nicknames_get_a_clear_message_and_change_nothing(class_store, nick, message):
     _, cls = start_class()
     phone = join(cls["code"], nick)
-    if len(nick) > 24:
-        # the box keeps 24 characters (as a browser's does); a 100 KB value forced past the box
-        # is refused by the store (tests/test_class_store.py::test_a_100_kb_nickname_...)
-        assert phone.session_state[state.STUDENT_KEY]["nick"] == "N" * 24
-    else:
-        assert any(message in e.value for e in phone.error)
-        assert class_store.teacher_session(cls["sid"], cls["token"]).students == 0
+    if message is None:
+        assert phone.session_state[state.STUDENT_KEY]["nick"] == nick
+        return
+    assert any(message in e.value for e in phone.error), [e.value for e in phone.error]
+    assert class_store.teacher_session(cls["sid"], cls["token"]).students == 0
+    assert phone.text_input(key="cls_join_nick").value == nick[:1000]  # kept, to be corrected
 
 
 def test_wrong_codes_then_slowed_down(class_store):
@@ -270,7 +296,50 @@ def test_the_watchers_fragment_id_is_the_same_whatever_the_page_shows(class_stor
     poll = class_store.tallies(cls["sid"], cls["token"])[-1].poll
     with_nick.radio(key=f"cls_choice_{poll.poll_id}").set_value(0).run()
     with_nick.button(key=f"cls_send_{poll.poll_id}").click().run()
-    with_nick.button(key="cls_away").click().run()
+    with_nick.button(key="cls_explore").click().run()
     with_nick.button(key="cls_own_next").click().run()
     assert any("teacher is at step" in i.value for i in with_nick.info)  # really away
     assert len(seen) >= 8 and len(set(seen)) == 1, seen
+
+
+def test_hide_the_answers_until_the_poll_is_closed(class_store):
+    """A projected panel can keep an open poll's histogram to itself: only the count shows."""
+    teacher, cls = start_class()
+    phone = join(cls["code"])
+    teacher.button(key="cls_open").click().run()
+    poll = class_store.tallies(cls["sid"], cls["token"])[-1].poll
+    phone.run()
+    phone.radio(key=f"cls_choice_{poll.poll_id}").set_value(0).run()
+    phone.button(key=f"cls_send_{poll.poll_id}").click().run()
+    teacher.run()
+    assert teacher.get("plotly_chart")  # public by default
+    teacher.toggle(key="cls_hide_open").set_value(True).run()
+    assert not teacher.get("plotly_chart") and any("so far: 1" in i.value for i in teacher.info)
+    teacher.button(key=f"cls_close_{poll.seq}").click().run()
+    teacher.run()
+    assert teacher.get("plotly_chart")  # closed: shown
+
+
+def test_the_count_is_of_students_seen_in_the_last_minute(class_store):
+    teacher, cls = start_class()
+    for _ in range(2):
+        join(cls["code"])
+    teacher.run()
+    assert any("Students here:** 2" in m.value for m in teacher.markdown)
+
+
+def test_the_normal_playground_shows_the_class_and_goes_back_at_its_step(class_store):
+    """A new tab (or a reload) of the normal playground while a class runs: it says so, shows the
+    class's sentence, and goes back to presenter mode at the class's step, not at step 1."""
+    text = "one two three four five six seven eight nine"
+    at = open_page(PLAYGROUND, pg_present=True, pg_step=7, pg_text=text)
+    at.button(key="cls_present_start").click().run()
+    cls = at.session_state[state.TEACHER_KEY]
+    tab = open_page(PLAYGROUND, **{state.TEACHER_KEY: dict(cls)})  # a new session of the same browser
+    no_exception(tab)
+    assert any("Students see step 7" in m.value for m in tab.markdown)
+    assert tab.session_state["pg_text"] == text
+    tab.button(key="cls_pg_back").click().run()
+    no_exception(tab)
+    view = class_store.teacher_session(cls["sid"], cls["token"]).view
+    assert view["step"] == 7 and view["text"] == text

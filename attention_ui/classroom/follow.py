@@ -36,6 +36,36 @@ def view_of(state) -> dict:
     }
 
 
+OWNER_KEY = "cls_view_owner"  # the class whose view this session's playground state is (it published it)
+
+
+def adopt_view(state, view: dict) -> None:
+    """The class's stored view into this session's playground state, each value checked as a URL's
+    would be (attention_ui/playground/url_state.py). For a session that has not published the view
+    itself: a reload of the class panel, or control resumed on another device, starts a session
+    whose playground state is the default sentence at step 1, and going back to presenter mode
+    would have published that to the class."""
+    from attention_ui import kit
+    from attention_ui.playground import url_state
+    from attention_ui.playground.settings import PAGE
+
+    flat = {"pg_text": view.get("text"), "pg_preset": view.get("preset"), "pg_max_tokens": view.get("max_tokens"),
+            "pg_head": view.get("head"), "pg_step": view.get("step"),
+            **{f"pg_{key}": value for key, value in dict(view.get("config") or {}).items()}}  # fmt: skip
+    params = {}
+    for p in url_state.PARAMS:
+        value = flat.get(p.state)
+        if value is not None and p.state != "lang":
+            try:
+                params[p.url] = p.dump(value)
+            except (TypeError, ValueError):  # a view from another version of the app: that value stays
+                continue
+    values = dict(url_state.parse(params).values)
+    for key, value in values.items():
+        state[key] = value
+    kit.adopt_context(state, PAGE.shared, values)
+
+
 def trace_of(view: dict):
     """(trace, None) or (None, catalog key of why there is none) for a stored view."""
     try:

@@ -6,8 +6,11 @@ stays one line."""
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
+from attention_ui import kit
 from attention_ui.classroom import follow, state, teacher_view
 from classroom import ClassError
 
@@ -33,8 +36,11 @@ def publish(cls: dict) -> bool:
         if err.key in _OVER:
             return False
         _warn(err.key, err.values)
+        return True
     except Exception as exc:  # the database failed this once: the next run publishes again
         _warn("class.err_store", {"error": type(exc).__name__})
+        return True
+    st.session_state[follow.OWNER_KEY] = cls["sid"]
     return True
 
 
@@ -48,9 +54,68 @@ def start_button(t, where) -> None:
             st.rerun()
 
 
+CODE_SLIDE_KEY = "cls_code_slide"  # the step at which "Show the join code" was pressed
+# Static CSS: the running class's strip is one line; the slide's chart box leaves room for it (the
+# class strip used to push the chart's x axis below a 1920×1080 or 1366×768 window). The join-code
+# slide: the code at 15 % of the window's height, the QR code at 48 %.
+STRIP_CSS = """
+<style>
+.st-key-cls_present_strip p { margin-bottom: 0; }
+.st-key-cls_present_strip [data-testid="stMarkdownContainer"] p { font-size: 1.1rem !important; line-height: 1.3 !important; }
+[data-testid="stMain"]:has(.st-key-cls_present_strip) .st-key-pg_slide_chart { height: calc(100vh - 13.5rem) !important; }
+[data-testid="stMain"]:has(.st-key-cls_present_strip) [class*="st-key-pg_slide_wide_"] { height: calc(100vh - 28rem) !important; }
+.st-key-cls_code_qr img, .st-key-cls_code_qr svg { height: 48vh !important; width: 48vh !important; max-width: none !important; }
+[data-testid="stMain"] .st-key-cls_code_big [data-testid="stMarkdownContainer"] p {
+  font-size: 15vh !important; line-height: 1.15 !important; font-weight: 700; letter-spacing: 0.06em;
+  font-family: "Source Code Pro", monospace; margin: 0; white-space: nowrap; }
+[data-testid="stMain"] .st-key-cls_code_url [data-testid="stMarkdownContainer"] p { font-size: 3.2vh !important; overflow-wrap: anywhere; }
+</style>
+"""
+
+
+def _show_code(step: int) -> None:
+    st.session_state[CODE_SLIDE_KEY] = step
+
+
+def _hide_code() -> None:
+    st.session_state.pop(CODE_SLIDE_KEY, None)
+
+
+def code_slide_on(step: int) -> bool:
+    """Is the join-code slide up? (It was opened at this step; a step change closes it.)"""
+    return st.session_state.get(CODE_SLIDE_KEY) == step
+
+
+def code_slide(t, step: int) -> None:
+    """The join code for the back of the room: the code in letters 15 % of the window high, the QR
+    code 48 %, the address, and a warning when the address is this computer's own (a phone cannot
+    open localhost). A clicker's Next or Previous closes it (the presenter's close button)."""
+    cls = state.teacher()
+    if cls is None:
+        return
+    try:
+        info = state.store().teacher_session(cls["sid"], cls["token"])
+    except ClassError:
+        return
+    address = state.join_address(info.join_url, cls["code"])
+    qr, text = st.columns([1, 1.25], vertical_alignment="center")
+    with qr.container(key="cls_code_qr"):
+        st.image(teacher_view.qr_svg(address))
+    with text:
+        st.markdown(t("class.code_slide_title"))
+        with st.container(key="cls_code_big"):
+            st.markdown(kit.escape_markdown(state.format_code(cls["code"])))
+        with st.container(key="cls_code_url"):
+            st.markdown(t("class.code_slide_url", url=kit.escape_markdown(address)))
+        teacher_view.local_address_warning(t, address)
+        st.button(t("class.code_slide_close", step=step), key="pg_present_close", on_click=_hide_code,
+                  icon=":material/close:")  # fmt: skip
+
+
 def strip(t) -> bool:
-    """The running class's strip above the slide; False when no class runs (the caller then puts
-    :func:`start_button` in its row of controls)."""
+    """The running class's strip above the slide, one line: the join code and address, the count of
+    students, "Show the join code" and the class panel's button; False when no class runs (the
+    caller then puts :func:`start_button` in its row of controls)."""
     teacher_view.cookie_script()
     cls = state.teacher()
     if cls is None:
@@ -60,11 +125,49 @@ def strip(t) -> bool:
         teacher_view.forget(t)
         return False
     info = state.store().teacher_session(cls["sid"], cls["token"])
+    st.html(STRIP_CSS)
+    step = st.session_state.get("pg_step", 1)
     with st.container(key="cls_present_strip"):
-        line, count, panel = st.columns([6, 1.4, 1.2], vertical_alignment="center")
-        teacher_view.join_line(t, cls, info, line)
+        line, count, show, panel = st.columns([4.6, 1.5, 1.3, 1.5], vertical_alignment="center")
+        address = state.join_address(info.join_url, cls["code"])
+        line.markdown(
+            t("class.join_line", code=state.format_code(cls["code"]), url=kit.escape_markdown(address))
+        )
         with count:
             teacher_view.student_count(t, cls)
-        if panel.button(t("class.panel"), key="cls_present_panel", icon=":material/how_to_vote:"):
+        show.button(t("class.code_slide"), key="cls_present_code", icon=":material/qr_code_2:", on_click=_show_code,
+                    args=(step,), width="stretch")  # fmt: skip
+        if panel.button(
+            t("class.panel"), key="cls_present_panel", icon=":material/how_to_vote:", width="stretch"
+        ):
             st.switch_page(CLASS_PAGE)
     return True
+
+
+def _back_to_class(step: int) -> None:
+    st.session_state["pg_present"] = True
+    st.session_state["pg_step"] = step
+
+
+def playground_banner(t) -> None:
+    """The normal playground while this browser runs a class: say so, with the step students see and
+    a button back to presenter mode at that step (the sidebar's presenter button starts at step 1).
+    Called before the playground's widgets: a new tab without a sentence in its address takes the
+    class's view, so that going back to presenter mode does not publish the default sentence."""
+    cls = state.teacher()
+    if cls is None:
+        return
+    try:
+        info = state.store().teacher_session(cls["sid"], cls["token"])
+    except ClassError:
+        return
+    if not info.live(time.time()):
+        return
+    if st.session_state.get(follow.OWNER_KEY) != cls["sid"] and "text" not in st.query_params:
+        follow.adopt_view(st.session_state, info.view)
+        st.session_state[follow.OWNER_KEY] = cls["sid"]
+    step = int(info.view.get("step") or 1)
+    with st.container(border=True, key="cls_pg_banner"):
+        st.markdown(t("class.pg_banner", code=state.format_code(cls["code"]), step=step))
+        st.button(t("class.pg_back", step=step), key="cls_pg_back", on_click=_back_to_class, args=(step,),
+                  type="primary", icon=":material/slideshow:")  # fmt: skip

@@ -24,6 +24,9 @@ from classroom.pulse_cache import PulseCache
 
 TEACHER_KEY, STUDENT_KEY = "cls_teacher", "cls_student"
 TEACHER_COOKIE, STUDENT_COOKIE = "attnlab_class_teacher", "attnlab_class_student"
+# After "End the class": the ended class's key, so that its results stay downloadable from this
+# browser after a reload (for the store's retention time, or until another class starts).
+ENDED_KEY, ENDED_COOKIE = "cls_ended", "attnlab_class_ended"
 JOIN_PATH = "class_join"  # app.py's url_path of the student page
 
 
@@ -152,6 +155,24 @@ def teacher() -> dict | None:
         if info.ended_at is None:
             s[TEACHER_KEY] = {"sid": pair[0], "token": pair[1], "code": info.code}
     return s.get(TEACHER_KEY)
+
+
+def ended() -> dict | None:
+    """The class this browser ended last (its results stay downloadable): from the session, else
+    from its cookie (after a reload); None when the store no longer has it."""
+    s = st.session_state
+    if s.get(ENDED_KEY):
+        return s[ENDED_KEY]
+    pair = _split(_cookie(ENDED_COOKIE))
+    if pair and not s.get("cls_ended_cookie_tried"):
+        s["cls_ended_cookie_tried"] = True
+        try:
+            info = store().teacher_session(pair[0], pair[1])
+        except ClassError:
+            return None
+        if info.ended_at is not None:
+            s[ENDED_KEY] = {"sid": pair[0], "token": pair[1], "code": info.code}
+    return s.get(ENDED_KEY)
 
 
 def student() -> dict | None:

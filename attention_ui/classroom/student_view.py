@@ -33,11 +33,34 @@ DRAWN_STEP_KEY = "cls_drawn_step"  # the teacher's step that run drew (its capti
 EXPECT_FOR_S = 15  # after a full run, the watcher's ticks say for this long what the page should show
 ASK_BYTES = 32  # a longer message from the page is a rerun request (a tick's: ~200 B; a heartbeat: one flag)
 CODE_PARAM_MAX = 64
+PRESENCE_KEY, PRESENCE_EVERY_S = "cls_presence_at", 20.0  # see present()
 
 
 def code_from_url() -> str:
     raw = st.query_params.get("code", "")
     return raw if isinstance(raw, str) and len(raw) <= CODE_PARAM_MAX and raw.isprintable() else ""
+
+
+NICK_BOX_MAX = 1000  # characters the nickname box takes (the store's limit is NICKNAME_MAX)
+# Characters that draw nothing: a nickname made only of these (and spaces) would be stored empty.
+_INVISIBLE = {"\u115f", "\u1160", "\u3164", "\uffa0", "\u2800"}  # Hangul fillers, blank Braille
+
+
+def nickname_problem(nick: str | None) -> tuple[str, dict] | None:
+    """What the student should hear about their nickname before joining (catalog key, values), or None.
+    The store checks it again (classroom.model.clean_nickname); this names the length and says when
+    nothing visible is left."""
+    import unicodedata
+
+    if not nick:
+        return None
+    name = nick.strip()
+    if len(name) > NICKNAME_MAX:
+        return "class.err_nick_length", {"n": len(name), "limit": NICKNAME_MAX}
+    visible = [ch for ch in name if ch not in _INVISIBLE and unicodedata.category(ch)[0] not in ("Z", "C")]
+    if name and not visible:
+        return "class.err_nick_invisible", {}
+    return None
 
 
 def join_form(t) -> None:
@@ -47,11 +70,17 @@ def join_form(t) -> None:
         st.warning(t("class.err_code_param"))
     with st.form("cls_join_form"):
         code = st.text_input(t("class.code_label"), value=code_from_url(), max_chars=16, key="cls_join_code")
-        nick = st.text_input(t("class.nick_label", n=NICKNAME_MAX), max_chars=NICKNAME_MAX, key="cls_join_nick",
+        # max_chars well above the limit: the box cut a longer nickname silently at the limit (and a
+        # 500-character paste left it empty); the check below says what is wrong instead
+        nick = st.text_input(t("class.nick_label", n=NICKNAME_MAX), max_chars=NICK_BOX_MAX, key="cls_join_nick",
                              help=t("class.nick_help"))  # fmt: skip
         go = st.form_submit_button(t("class.join"), type="primary", width="stretch")
     st.caption(t("class.join_stored", days=f"{state.settings().retention_days:g}"))
     if not go:
+        return
+    problem = nickname_problem(nick)
+    if problem is not None:
+        st.error(t(problem[0], **problem[1]))
         return
     db = state.store_or_error(t)
     if db is None:
@@ -85,12 +114,26 @@ def watcher(me: dict) -> None:
         seen = st.session_state.get(SEEN_KEY)
         if moved_on(progress(cache.get(sid)), seen):
             st.rerun(scope="app")
+        present(me)  # after the check: a store write never delays a follow
         if seen is not None and time.monotonic() - st.session_state.get(DRAWN_AT_KEY, 0.0) < EXPECT_FOR_S:
             step = st.session_state.get(DRAWN_STEP_KEY, 0)  # the watchdog compares both with the page's
             draw_marker(EXPECT_PREFIX, seen, f"_step{step}")
 
     st.session_state[DRAWING_KEY] = True
     watch()
+
+
+def present(me: dict) -> None:
+    """Tell the store this page is open, at most every PRESENCE_EVERY_S (the teacher's count of
+    students seen in the last minute; 30 phones: 1.5 small writes a second)."""
+    now = time.monotonic()
+    if now - st.session_state.get(PRESENCE_KEY, -PRESENCE_EVERY_S) < PRESENCE_EVERY_S:
+        return
+    st.session_state[PRESENCE_KEY] = now
+    try:
+        state.store().seen(me["sid"], me["token"])
+    except Exception:  # noqa: BLE001 - a lost presence note costs a count, never the page
+        pass
 
 
 def marker(seen) -> str:
@@ -286,18 +329,27 @@ def slide(t, me: dict) -> tuple[int, int]:
                   disabled=step >= len(steps_view.STEPS))  # fmt: skip
     else:
         st.caption(t("class.following", step=teacher_step, total=len(steps_view.STEPS)))
-        st.button(t("class.explore"), key="cls_away", on_click=_away, icon=":material/explore:")
+        # Its key is not AWAY_KEY: a button's own session value is reset to False on the next run,
+        # which took the student back to following at their first Previous/Next or teacher step.
+        st.button(t("class.explore"), key="cls_explore", on_click=_away, icon=":material/explore:")
     if trace is None:
         st.info(t(why))
         return rev, teacher_step
     head = max(0, min(int(view.get("head", 0)), trace.heads - 1))
-    v = steps_view.View(
-        t=t, trace=trace, example=view.get("preset") == "example", head=head, show_tables=False
-    )
+    v = steps_view.View(t=t, trace=trace, example=view.get("preset") == "example", head=head, show_tables=False,
+                        text_after=t("class.step_text"))  # fmt: skip
     name = steps_view.STEPS[step - 1]
     with st.container(key="cls_slide"):
         steps_view.render_step(v, name, step, heading_level="subheader")
     return rev, teacher_step
+
+
+# Constant CSS: a joined phone's title as small as its text, so the step's chart starts on the first
+# screen (the 2.75 rem title and its padding pushed it below on every step).
+_JOINED_HEAD_CSS = (
+    "<style>.st-key-cls_joined_head h1 { font-size: 1.15rem !important; padding: 0 !important; }"
+    " .st-key-cls_joined_head { gap: 0 !important; }</style>"
+)
 
 
 def page(t) -> None:
@@ -306,21 +358,28 @@ def page(t) -> None:
         me = st.session_state.get(state.STUDENT_KEY)
         if me:
             state.set_cookie(state.STUDENT_COOKIE, f"{me['sid']}.{me['token']}", 48 * 3600)
+    head = st.container()  # the page's title (small once joined: the first screen is for the step)
     db = state.store_or_error(t)
     if db is None:
+        head.title(t("class.join_title"))
         return
     me = state.student()
     if me is None:
+        head.title(t("class.join_title"))
         join_form(t)
         return
     pulse = db.pulse(me["sid"])  # a full run reads the store itself; only the watcher shares pulses
     if pulse is None or not pulse.live:
+        head.title(t("class.join_title"))
         st.info(t("class.over_student"))
         if st.button(t("class.join_another"), key="cls_leave"):
             st.session_state.pop(state.STUDENT_KEY, None)
             state.set_cookie(state.STUDENT_COOKIE, None, 0)
             st.rerun()
         return
+    with head.container(key="cls_joined_head"):  # the page's H1 kept (screen readers), one line high
+        st.html(_JOINED_HEAD_CSS)
+        st.title(t("class.join_title"))
     with slot:
         watcher(me)
         box = watchdog(t)

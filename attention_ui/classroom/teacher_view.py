@@ -19,6 +19,7 @@ from classroom import ClassError
 
 POLL_REFRESH_S = 1.0  # the projector's histogram and answer count
 COUNT_REFRESH_S = 2.0
+SEEN_WITHIN_S = 60.0  # the count of students: those whose page was open in the last minute
 # Streamlit fades an element while its fragment reruns; a count refreshed every second would
 # flicker on the projector. Constant CSS: the live parts stay at full opacity.
 _STEADY_CSS = (
@@ -47,6 +48,8 @@ def start(t, join_url: str | None = None) -> bool:
                                            "code": started.code}  # fmt: skip
     st.session_state["cls_new_key"] = True
     st.session_state["cls_set_cookie"] = int(state.settings().class_hours * 3600)
+    st.session_state.pop(state.ENDED_KEY, None)  # "until you start another class", as the page says
+    st.session_state["cls_ended_cookie_tried"] = True
     return True
 
 
@@ -56,6 +59,7 @@ def cookie_script() -> None:
     age = st.session_state.pop("cls_set_cookie", None)
     if cls and age:
         state.set_cookie(state.TEACHER_COOKIE, f"{cls['sid']}.{cls['token']}", age)
+        state.set_cookie(state.ENDED_COOKIE, None, 0)  # a new class: the ended one's results go
 
 
 KEY_FILE_TTL_S = 30.0  # the key file's download address answers this long after the click
@@ -146,14 +150,24 @@ def join_box(t, cls: dict, info) -> None:
     qr.image(qr_svg(address), width=220)
     text.markdown(t("class.join_code", code=state.format_code(cls["code"])))
     text.markdown(t("class.join_at", url=kit.escape_markdown(address)))
+    with text:
+        local_address_warning(t, address)
 
 
-def join_line(t, cls: dict, info, where) -> None:
-    """Presenter mode's one-line version: a small QR code, the code and the address."""
-    address = state.join_address(info.join_url, cls["code"])
-    qr, text = where.columns([1, 6], vertical_alignment="center")
-    qr.image(qr_svg(address), width=88)
-    text.markdown(t("class.join_line", code=state.format_code(cls["code"]), url=kit.escape_markdown(address)))
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
+
+
+def local_address(address: str) -> bool:
+    """Is the join address this computer's own? A phone that opens it reaches itself, not the class."""
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(address).hostname or "").lower()
+    return host in LOCAL_HOSTS or host.endswith(".localhost") or host.startswith("127.")
+
+
+def local_address_warning(t, address: str) -> None:
+    if local_address(address):
+        st.warning(t("class.warn_localhost"))
 
 
 def forget(t) -> None:
@@ -168,9 +182,10 @@ def _act(t, action) -> None:
         st.session_state["cls_error"] = (err.key, err.values)
 
 
-def poll_picker(t, cls: dict, *, where=st) -> None:
-    """Choose a question (from the teacher's sentence or the computed quiz) and open it."""
-    view = follow.view_of(st.session_state)
+def poll_picker(t, cls: dict, view: dict, *, where=st) -> None:
+    """Choose a question (from the projected sentence, ``view`` as the store keeps it, or the computed
+    quiz) and open it. The stored view, not this session's playground state: after a reload of
+    this page that state was the default sentence, and the poll asked about a sentence no one saw."""
     trace, _ = follow.trace_of(view)
     live = [k for k in questions.LIVE_KINDS] if trace is not None else []
     options = [("live", k) for k in live] + [("quiz", k) for k in questions.QUIZ_KINDS]
@@ -178,7 +193,7 @@ def poll_picker(t, cls: dict, *, where=st) -> None:
     choice = where.selectbox(t("class.pick"), options, format_func=labels.get, key="cls_pick")
     if where.button(t("class.open_poll"), key="cls_open", icon=":material/how_to_vote:"):
         if choice[0] == "live":
-            q = questions.live_question(choice[1], trace, view["head"])
+            q = questions.live_question(choice[1], trace, int(view.get("head") or 0))
         else:
             q = questions.quiz_question(choice[1], seed=int(time.time()) % 100_000)
         if q is None:
@@ -188,14 +203,17 @@ def poll_picker(t, cls: dict, *, where=st) -> None:
             _act(
                 t,
                 lambda: db.open_poll(
-                    cls["sid"], cls["token"], q.question, q.n_choices, q.correct, view["step"]
+                    cls["sid"], cls["token"], q.question, q.n_choices, q.correct, int(view.get("step") or 1)
                 ),
             )
 
 
 def poll_panel(t, cls: dict, *, height: int = 320) -> None:
-    """The latest poll: live count and histogram; close and reveal (refreshed every second)."""
+    """The latest poll: live count and histogram; close and reveal (refreshed every second). With
+    "hide until closed" (for a projected panel) an open poll shows only its number of answers, so
+    the class's answers do not steer those still thinking."""
     db = state.store()
+    hide = st.toggle(t("class.hide_open"), key="cls_hide_open", help=t("class.hide_open_help"))
 
     st.html(_STEADY_CSS)
 
@@ -217,6 +235,13 @@ def poll_panel(t, cls: dict, *, height: int = 320) -> None:
         st.markdown(t("class.poll_heading", seq=p.seq, state=t(f"class.state_{p.state}")))
         st.markdown(kit.escape_markdown(questions.question_text(t, p.question)))
         revealed = p.state == "revealed"
+        if hide and p.state == "open":
+            st.info(t("class.hidden_open", n=tally.total))
+        else:
+            histogram(p, tally, revealed)
+        buttons(p, revealed)
+
+    def histogram(p, tally, revealed: bool) -> None:
         fig = answers_histogram(
             questions.choice_labels(t, p.question), tally.counts, p.correct if revealed else None,
             title=t("class.answers_count", n=tally.total), count_title=t("class.count_axis"),
@@ -228,6 +253,8 @@ def poll_panel(t, cls: dict, *, height: int = 320) -> None:
             st.success(t("class.revealed", answer=kit.escape_markdown(
                 f"{chr(65 + p.correct)}. {questions.choice_labels(t, p.question)[p.correct]}"),
                 share="—" if share is None else f"{share:.0%}"))  # fmt: skip
+
+    def buttons(p, revealed: bool) -> None:
         c1, c2 = st.columns(2)
         if p.state == "open":
             c1.button(t("class.close_poll"), key=f"cls_close_{p.seq}", icon=":material/lock:",
@@ -252,8 +279,12 @@ def student_count(t, cls: dict, *, shared: bool = False) -> None:
             info = db.teacher_session(cls["sid"], cls["token"])
         except ClassError:
             return
+        try:  # students whose page was open in the last minute: every identity made counts 5 for 3 people
+            seen = db.students_seen(cls["sid"], cls["token"], within_s=SEEN_WITHIN_S)
+        except ClassError:
+            seen = info.students
         with st.container(key="cls_live_count"):
-            st.markdown(t("class.students", n=info.students))
+            st.markdown(t("class.students_seen", n=seen), help=t("class.students_seen_help"))
             if shared and info.shared_address:
                 st.caption(t("class.shared_address", n=info.shared_address, most=info.most_per_address))
 
@@ -277,29 +308,58 @@ def one_per_device(t, cls: dict, info) -> None:
     )
 
 
+BOM = "\ufeff"  # so that Excel reads the file as UTF-8 (Japanese, emoji, "QKᵀ", "×")
+
+
+def results_file(t, db, cls: dict) -> bytes:
+    """The results CSV as the store has them now, UTF-8 with a byte-order mark."""
+    text = results_csv(t, db.tallies(cls["sid"], cls["token"]), db.export_answers(cls["sid"], cls["token"]))
+    return (BOM + text).encode("utf-8")
+
+
 def export_button(t, cls: dict) -> None:
+    """The results CSV, made when the button is pressed (deferred data): the poll panel's reveal and
+    answers are fragment runs, which left a CSV made by the last full run without them."""
     db = state.store()
     try:
-        data = results_csv(
-            t, db.tallies(cls["sid"], cls["token"]), db.export_answers(cls["sid"], cls["token"])
-        )
+        db.teacher_session(cls["sid"], cls["token"])
     except ClassError:
         return
-    st.download_button(t("class.export"), data, file_name=f"attention-lab-class-{cls['code']}.csv",
-                       mime="text/csv", key="cls_export", icon=":material/download:")  # fmt: skip
+    st.download_button(t("class.export"), lambda: results_file(t, db, cls),
+                       file_name=f"attention-lab-class-{cls['code']}.csv", mime="text/csv", key="cls_export",
+                       icon=":material/download:")  # fmt: skip
+
+
+def _confirm_end(on: bool) -> None:
+    st.session_state["cls_end_confirm"] = on
 
 
 def end_button(t, cls: dict) -> None:
+    """ "End the class", then a second button that does it: a class ended by mistake cannot be
+    started again (its students would need a new code)."""
+
     def end() -> None:
         try:
             state.store().end_session(cls["sid"], cls["token"])
         except ClassError:
             pass
-        st.session_state["cls_ended"] = dict(cls)
+        st.session_state[state.ENDED_KEY] = dict(cls)
         st.session_state.pop(state.TEACHER_KEY, None)
+        st.session_state.pop("cls_end_confirm", None)
         st.session_state["cls_clear_cookie"] = True
 
-    st.button(t("class.end"), key="cls_end", on_click=end, icon=":material/stop_circle:")
+    if not st.session_state.get("cls_end_confirm"):
+        st.button(
+            t("class.end"), key="cls_end", on_click=_confirm_end, args=(True,), icon=":material/stop_circle:"
+        )
+        return
+    with st.container(border=True, key="cls_end_box"):
+        st.warning(t("class.end_confirm"))
+        yes, no = st.columns(2)
+        yes.button(
+            t("class.end_yes"), key="cls_end_yes", on_click=end, type="primary", icon=":material/stop_circle:"
+        )
+        no.button(t("class.end_no"), key="cls_end_no", on_click=_confirm_end, args=(False,))
 
 
 def show_error(t) -> None:

@@ -92,5 +92,10 @@ def render(view: View, head_picker) -> None:
             *([] if running else [lambda where: presenter_hook.start_button(t, where)]),  # in the row
         ],
     )
-    slide = dataclasses.replace(view, present=True, show_tables=False, on_cell=None, after={}, cell=None)
-    render_step(slide, name, step, heading_level="title")
+    if running and presenter_hook.code_slide_on(step):  # "Show the join code": in place of the step
+        presenter_hook.code_slide(t, step)
+    else:
+        slide = dataclasses.replace(view, present=True, show_tables=False, on_cell=None, after={}, cell=None)
+        render_step(slide, name, step, heading_level="title")
+    # last: a clicker's next press waits until this slide is drawn (attention_ui/presenter.py)
+    st.html(kit_presenter.drawn_script("pg", step), unsafe_allow_javascript=True)

@@ -86,6 +86,7 @@ class View:
     # Presenter mode: figures restyled for a projector (projector.projector_figure), drawn into
     # ``chart_slot`` (the slide's chart column) when one is set.
     present: bool = False
+    text_after: str | None = None  # the explanation in an expander of this label, after the chart
     chart_slot: object | None = None
     # Draws the "one colour scale for raw and scaled scores" switch and returns it; None: shared.
     shared_scale_switch: Callable[[], bool] | None = None
@@ -495,12 +496,17 @@ def render_step(view: View, name: str, number: int, heading_level: str = "header
         text_col = contextlib.nullcontext()
     with text_col:
         if name == "x" and name not in view.text and not view.example:
-            st.markdown(x_explanation(view.t, view.trace.tokens, view.trace.n_pad))
+            explanation = x_explanation(view.t, view.trace.tokens, view.trace.n_pad)
         else:
-            st.markdown(step_explain(view.t, name, view.text.get(name)))
+            explanation = step_explain(view.t, name, view.text.get(name))
+        if view.text_after is None:
+            st.markdown(explanation)
         if not predict_view.before_step(view, name):  # practice mode: the learner predicts first
             return
         BODIES[name](view)
+        if view.text_after is not None:  # a phone: the chart on the first screen, the text a tap away
+            with st.expander(view.text_after, expanded=False):
+                st.markdown(explanation)
         extra = view.after.get(name)
         if extra is not None:
             extra(view)
