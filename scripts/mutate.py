@@ -46,6 +46,8 @@ EQUIVALENT = ROOT / "bench" / "mutation_equivalent.json"
 TARGETS: dict[str, list[str]] = {
     "attention_core/steps.py": ["tests/test_core_reference.py", "tests/test_core_numerics.py", "tests/test_mutation_kills.py"],
     "attention_core/trace.py": ["tests/test_core_reference.py", "tests/test_core_numerics.py", "tests/test_mutation_kills.py"],
+    "attention_core/backward.py": ["tests/test_backward.py"],
+    "attention_core/grad_cli.py": ["tests/test_backward.py"],
     "attention_core/rope.py": ["tests/test_rope.py", "tests/test_lab_positions.py", "tests/test_mutation_kills.py"],
     "attention_core/norms.py": ["tests/test_norms_ffn.py", "tests/test_lab_block.py", "tests/test_mutation_kills.py"],
     "attention_core/ffn.py": ["tests/test_norms_ffn.py", "tests/test_lab_block.py", "tests/test_mutation_kills.py"],
