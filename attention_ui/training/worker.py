@@ -1,0 +1,74 @@
+"""The worker process of a training job: ``python -m attention_ui.training.worker``.
+
+It reads one pickled ``(kind, payload)`` from stdin and writes pickled messages to stdout:
+``("progress", rows, maps)`` each time the core reports, then ``("done", result)`` or
+``("failed", reason)``. Any further byte on stdin, or stdin closing (the server went away), asks the
+run to stop; the core then ends the run at the next step and keeps what was trained. The process
+runs at a lower priority (``nice``), so the server answers other students first.
+
+A fresh interpreter, started by :mod:`.jobs` with :mod:`subprocess`: ``multiprocessing``'s spawn
+would import the server's main module again, and Streamlit's main module is the page script.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import threading
+
+import numpy as np
+
+NICE = 10  # the worker's priority below the server's
+
+
+def run(kind: str, payload, send, should_stop):
+    """The job itself, ``send`` receiving each message; returns nothing (the result is sent)."""
+    sent = [0]
+
+    def on_progress(p) -> None:
+        rows = [(k + 1, float(p.losses[k]), float(p.accuracy[k])) for k in range(sent[0], p.step)]
+        sent[0] = p.step
+        send(("progress", rows, np.array(p.attention)))
+
+    try:
+        if kind == "train":
+            from attention_core.training.train import train
+
+            result = train(payload, on_progress=on_progress, should_stop=should_stop)
+        else:
+            from attention_core.training import experiments
+
+            result = getattr(experiments, kind)(payload)
+        send(("done", result))
+    except Exception as err:  # the page says the run failed; the server log gets the reason
+        send(("failed", f"{type(err).__name__}: {err}"))
+
+
+def main() -> None:
+    try:
+        os.nice(NICE)
+    except OSError:
+        pass
+    out = sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing but messages on the pipe
+    kind, payload = pickle.load(sys.stdin.buffer)
+    stop = threading.Event()
+
+    def watch() -> None:
+        sys.stdin.buffer.read(1)  # a byte, or the end of the pipe
+        stop.set()
+
+    threading.Thread(target=watch, daemon=True).start()
+
+    def send(msg) -> None:
+        pickle.dump(msg, out, protocol=pickle.HIGHEST_PROTOCOL)
+        out.flush()
+
+    run(kind, payload, send, stop.is_set)
+    out.flush()
+    os._exit(0)  # at once: the stdin watcher may still be blocked in a read (no clean-up is left)
+
+
+if __name__ == "__main__":
+    main()
