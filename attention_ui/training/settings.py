@@ -38,7 +38,7 @@ DEFAULTS = {
     "tr_lr": 0.003,
     "tr_steps": core.DEFAULT_STEPS["previous"],
     "tr_seed": 0,
-    "tr_snapshot": 0,
+    "tr_snapshot": -1,  # not a step: the maps open on the last snapshot
     "tr_guess": None,
 }
 CHOICE_KEYS = ("tr_task", "tr_scale", "tr_mask", "tr_guess")

@@ -20,6 +20,7 @@ import threading
 import numpy as np
 
 NICE = 10  # the worker's priority below the server's
+EXPERIMENTS = ("sqrt_dk", "leaky_mask", "heads_specialise", "induction_layers", "positions")  # experiments.py
 
 
 def run(kind: str, payload, send, should_stop):
@@ -31,6 +32,9 @@ def run(kind: str, payload, send, should_stop):
         sent[0] = p.step
         send(("progress", rows, np.array(p.attention)))
 
+    if kind != "train" and kind not in EXPERIMENTS:
+        send(("failed", f"unknown job kind {kind!r}"))
+        return
     try:
         if kind == "train":
             from attention_core.training.train import train
