@@ -10,7 +10,9 @@ from .jobs import TRAIN, Job, Runner
 
 @st.cache_resource(show_spinner=False)
 def runner() -> Runner:
-    return Runner()
+    r = Runner()
+    r.prestart()  # a worker with its imports done waits for the first run
+    return r
 
 
 def job_key(name: str) -> str:

@@ -30,10 +30,13 @@ def curves(
     x_title: str,
     loss_title: str,
     accuracy_title: str,
+    loss_axis: str | None = None,
+    accuracy_axis: str | None = None,
 ) -> go.Figure:
     """The training loss (left axis) and the held-out accuracy (right axis, 0–100 %) against the
     step. The x axis runs to ``total`` from the start, so a live curve grows into a fixed frame.
-    Trace order: loss, accuracy."""
+    ``*_title`` name the lines (legend, hover); ``*_axis`` are the axes' shorter titles (default: the
+    same), which must fit beside a phone's plot. Trace order: loss, accuracy."""
     x = [int(s) for s in steps]
     if not (len(x) == len(losses) == len(accuracy)):
         raise ValueError("one loss and one accuracy per step are needed")
@@ -59,10 +62,10 @@ def curves(
         margin=dict(l=60, r=60, t=30, b=50),
         legend=LEGEND_ABOVE,
         xaxis=dict(title=dict(text=escape_label(x_title)), range=[0, max(1, int(total))]),
-        yaxis=dict(title=dict(text=escape_label(loss_title)), range=[0, top], rangemode="tozero"),
+        yaxis=dict(title=dict(text=escape_label(loss_axis or loss_title)), range=[0, top]),
         yaxis2=dict(
-            title=dict(text=escape_label(accuracy_title)), overlaying="y", side="right", range=[0, 100],
-            ticksuffix=" %", showgrid=False,
+            title=dict(text=escape_label(accuracy_axis or accuracy_title)), overlaying="y", side="right", range=[0, 100],
+            tickmode="array", tickvals=[0, 25, 50, 75, 100], ticksuffix=" %", showgrid=False,
         ),
     )  # fmt: skip
     return fig

@@ -87,6 +87,8 @@ class Runner:
         self.jobs: OrderedDict[int, Job] = OrderedDict()
         self.finished: OrderedDict[Hashable, object] = OrderedDict()
         self.max_finished = max_finished
+        self._spare = None  # a worker started in advance, its imports done, waiting for a job
+        self._spare_lock = threading.Lock()
 
     def result(self, key: Hashable):
         """A finished (not stopped) result for ``key``, or None."""
@@ -129,10 +131,7 @@ class Runner:
             job.started = time.monotonic()
             job.state = "running"
             try:
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "attention_ui.training.worker"], stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE, cwd=ROOT, env=worker_env(),
-                )  # fmt: skip
+                proc = self._take_worker()
             except OSError as err:
                 job.error, job.state, job.ended = str(err), "failed", time.monotonic()
                 log.error("job %s (%s): the worker did not start: %s", job.id, job.kind, err)
@@ -158,6 +157,24 @@ class Runner:
                     proc.kill()
                     proc.wait()
                 job.ended = time.monotonic()
+
+    def _take_worker(self) -> subprocess.Popen:
+        """The spare worker if it is alive (else a new one); a new spare is started for the next job."""
+        with self._spare_lock:
+            proc, self._spare = self._spare, None
+            if proc is None or proc.poll() is not None:
+                proc = start_worker()
+            try:
+                self._spare = start_worker()
+            except OSError:
+                self._spare = None
+        return proc
+
+    def prestart(self) -> None:
+        """Start the spare worker now (the page calls it when it is opened), so the first job starts fast."""
+        with self._spare_lock:
+            if self._spare is None or self._spare.poll() is not None:
+                self._spare = start_worker()
 
     def _read(self, job: Job, stream) -> None:
         while True:
@@ -190,6 +207,13 @@ class Runner:
             self.finished.move_to_end(key)
             while len(self.finished) > self.max_finished:
                 self.finished.popitem(last=False)
+
+
+def start_worker() -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "attention_ui.training.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        cwd=ROOT, env=worker_env(),
+    )  # fmt: skip
 
 
 def worker_env() -> dict:

@@ -16,6 +16,12 @@ from attention_ui.training.jobs import TRAIN
 
 PAGE = kit.Page("tr", "training")  # widget keys and charts only; the page binds its defaults
 POLL_S = 0.4  # the live box's refresh: at least twice a second, as the issue asks
+# Streamlit fades a fragment's elements while it reruns; the live box reruns every POLL_S, so it
+# would stay faded the whole run. Constant CSS: its elements keep full opacity.
+LIVE_CSS = (
+    "<style>.st-key-tr_live [data-stale], [data-testid='stElementContainer']:has(> div > .st-key-tr_live)"
+    " { opacity: 1 !important; transition: none !important; }</style>"
+)
 GUESS_KEY = "tr_guess"
 
 
@@ -30,7 +36,8 @@ def num(x: float) -> str:
 def curve_titles(t, task: str) -> dict:
     """The curves' titles; the text task's accuracy is measured on the text itself, not held out."""
     acc = "training.axis_accuracy_text" if task == "text" else "training.axis_accuracy"
-    return dict(x_title=t("training.axis_step"), loss_title=t("training.axis_loss"), accuracy_title=t(acc))
+    return dict(x_title=t("training.axis_step"), loss_title=t("training.axis_loss"), accuracy_title=t(acc),
+                loss_axis=t("training.axis_loss_short"), accuracy_axis=t("training.axis_accuracy_short"))  # fmt: skip
 
 
 def sample_labels(run) -> list[str]:
@@ -69,6 +76,7 @@ def section_train(t, settings, key):
     st.button(t(label), key="tr_train", type="primary", on_click=start_training, args=(settings, key),
               disabled=job is not None)  # fmt: skip
     if job is not None:
+        st.html(LIVE_CSS)
         st.fragment(run_every=POLL_S)(live_box)(t, job.id, settings.task)
         return None
     last = cached.session_job(TRAIN)
@@ -81,7 +89,8 @@ def section_train(t, settings, key):
         st.info(t("training.stopped_at_once"))
         return None
     fig = ftr.curves(list(range(1, run.steps_done + 1)), run.losses, run.accuracy,
-                     total=run.settings.total_steps, **curve_titles(t, run.settings.task))  # fmt: skip
+                     total=run.steps_done if run.stopped else run.settings.total_steps,
+                     **curve_titles(t, run.settings.task))  # fmt: skip
     PAGE.chart(fig, "curves", t("training.alt_curves", steps=run.steps_done))
     summary = "training.summary_stopped" if run.stopped else "training.summary"
     st.markdown(t(summary, steps=run.steps_done, total=run.settings.total_steps, loss0=num(run.losses[0]),

@@ -49,6 +49,17 @@ def run(kind: str, payload, send, should_stop):
         send(("failed", f"{type(err).__name__}: {err}"))
 
 
+def preload() -> None:
+    """Import the core before the job arrives: a spare worker (:mod:`.jobs` keeps one ready) then
+    starts training at once, and the page's first curve update comes sooner."""
+    import attention_core.training.train  # noqa: F401
+
+    try:
+        import attention_core.training.experiments  # noqa: F401
+    except ImportError:
+        pass
+
+
 def main() -> None:
     try:
         os.nice(NICE)
@@ -56,7 +67,11 @@ def main() -> None:
         pass
     out = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but messages on the pipe
-    kind, payload = pickle.load(sys.stdin.buffer)
+    preload()
+    try:
+        kind, payload = pickle.load(sys.stdin.buffer)
+    except EOFError:  # a spare worker the server never used (it shut down)
+        os._exit(0)
     stop = threading.Event()
 
     def watch() -> None:
