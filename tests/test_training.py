@@ -42,7 +42,7 @@ def model_fd_errors(shape: M.ModelShape, mask: str, divisor: float = 1.7) -> dic
 
     fwd = M.forward(params, tokens, allowed, divisor)
     _, dlogits = M.cross_entropy(fwd.logits, targets, scored)
-    grads = M.backward(params, fwd, dlogits, allowed, params.zeros_like())
+    grads = M.backward(params, fwd, dlogits, params.zeros_like())
     fd = params.zeros_like()
     for i in range(params.flat.size):
         old = params.flat[i]
@@ -295,3 +295,89 @@ def test_stop_keeps_what_was_trained_and_progress_is_reported():
     whole = []
     TR.train(TR.TrainSettings(task="previous", steps=5, **TINY), on_progress=whole.append)
     assert whole[-1].step == 5 and whole[-1].attention.shape == (1, 2, 12, 12)
+
+
+# ------------------------------------------------------------------------------------------
+# The experiments (tiny step counts: structure and the computed facts, not the learning)
+# ------------------------------------------------------------------------------------------
+
+from attention_core.training import experiments as X  # noqa: E402
+
+
+def test_phase_change_finds_the_steepest_fall_after_the_first_tenth():
+    curve = np.concatenate(
+        [np.linspace(5, 3, 20), np.full(100, 3.0), np.linspace(3, 0.5, 10), np.full(70, 0.5)]
+    )
+    p = X.phase_change(curve)
+    assert 110 <= p.drop_step <= 150 and p.loss_before == pytest.approx(3.0, abs=0.2) and p.loss_after < 1.0
+
+
+def test_follow_share_counts_continuations_the_text_allows():
+    text = [0, 1, 2, 0, 1, 3]  # cyclic: 0 1 2 0 1 3 0 1 2 ...
+    assert X.follow_share(text, [0, 1, 2, 0, 1, 3], 2, context=2) == 1.0
+    assert X.follow_share(text, [0, 1, 2, 2, 2], 2, context=2) == pytest.approx(
+        1 / 3
+    )  # "0 1 2" yes; "1 2 2", "2 2 2" no
+
+
+def test_ablating_a_head_is_zeroing_its_rows_of_w_o():
+    run = TR.train(TR.TrainSettings(task="previous", steps=3, **TINY))
+    tokens = run.task.batch(np.random.default_rng(0), 2).tokens
+    W_O = run.params["0.W_O"]
+    ablated = M.forward(run.params, tokens, run.allowed, run.settings.divisor, ablate=(0, 1))
+    edited = run.params.frozen_copy()
+    flat = edited.flat.copy()
+    p = M.Params(edited.shape, flat)
+    p["0.W_O"][8:16] = 0.0  # head 1's d_v = 8 rows
+    np.testing.assert_array_equal(
+        ablated.logits, M.forward(p, tokens, run.allowed, run.settings.divisor).logits
+    )
+    assert W_O[8:16].any()  # the run's own weights are untouched
+
+
+def test_heads_experiment_reports_each_head_and_what_ablating_costs():
+    r = X.heads_specialise(X.HeadsSettings(steps=4, d_model=16))
+    assert r.previous_score.shape == r.first_score.shape == (2,) and r.ablated.shape == (2, 3)
+    np.testing.assert_allclose(
+        r.accuracy_lost, np.array([r.accuracy, r.previous_accuracy, r.first_accuracy]) - r.ablated
+    )
+    assert 0 <= r.accuracy <= min(r.previous_accuracy, r.first_accuracy) <= 1
+
+
+def test_positions_off_makes_the_layer_permutation_equivariant():
+    r = X.positions(X.PositionsSettings(steps=3))
+    assert [(p.task, p.positions) for p in r.runs] == [
+        ("reverse", True),
+        ("reverse", False),
+        ("sort", True),
+        ("sort", False),
+    ]
+    off = [p.equivariance_error for p in r.runs if not p.positions]
+    on = [p.equivariance_error for p in r.runs if p.positions]
+    assert max(off) < 1e-10 < min(on)
+    assert r.uniform_guess == 1 / 16
+
+
+def test_sqrt_dk_measures_both_divisors_on_the_same_weights():
+    r = X.sqrt_dk(X.SqrtDkSettings(d_k=32, steps=3, seeds=(0,)))
+    (s,) = r.seeds
+    assert s.run_scaled.settings.divisor == math.sqrt(32) and s.run_unscaled.settings.divisor == 1.0
+    assert s.grad_scaled > s.grad_unscaled and s.max_weight_unscaled > s.max_weight_scaled  # the saturation
+    assert s.run_scaled.losses[0] != s.run_unscaled.losses[0]
+    assert r.grad_ratio.tolist() == [s.grad_scaled / s.grad_unscaled]
+
+
+def test_leaky_mask_runs_both_masks_and_generates_from_its_own_output():
+    r = X.leaky_mask(X.LeakySettings(text="abcabd", steps=3))
+    assert (r.causal.run.settings.mask_kind, r.leaky.run.settings.mask_kind) == ("causal", "none")
+    g = r.causal.generation
+    assert g.prompt == "abca" and len(g.generated) == len(g.expected) == 6 and g.expected == "bdabca"
+    ids = X.generate(r.causal.run, [0, 1, 2, 0], 6)
+    assert "".join(r.causal.run.task.labels_in[i] for i in ids) == g.generated
+
+
+def test_induction_experiment_compares_one_and_two_layers():
+    r = X.induction_layers(X.InductionSettings(steps=3, d_model=16, heads=2))
+    assert r.one.induction.shape == (1, 2) and r.two.induction.shape == (2, 2)
+    assert r.previous_head[0] == 0 and r.induction_head[0] == 1
+    assert r.previous_head[1] == int(np.argmax(r.two.previous_token[0]))

@@ -263,8 +263,14 @@ def accuracy(logits: np.ndarray, targets: np.ndarray, scored: np.ndarray) -> flo
     return float(hits.sum() / max(int(scored.sum()), 1))
 
 
-def backward(params: Params, fwd: Forward, dlogits: np.ndarray, allowed: np.ndarray, grads: Params) -> Params:
-    """Every parameter's gradient, written into ``grads`` (a :class:`Params` of the same shape)."""
+def backward(
+    params: Params, fwd: Forward, dlogits: np.ndarray, grads: Params, layer_grads: list | None = None
+) -> Params:
+    """Every parameter's gradient, written into ``grads`` (a :class:`Params` of the same shape).
+
+    ``layer_grads``: a list that receives each attention layer's :class:`~attention_core.backward.LayerGrads`
+    (last layer first), for an experiment that reads the gradient at the scores.
+    """
     s = params.shape
     d = s.d_model
     grads.flat[...] = 0.0
@@ -289,6 +295,8 @@ def backward(params: Params, fwd: Forward, dlogits: np.ndarray, allowed: np.ndar
             )
             dx = dx + dh  # the residual adds both paths
         g = layer_backward(c.attention, dx)  # the attention layer's own backward pass
+        if layer_grads is not None:
+            layer_grads.append(g)
         for name in ("W_Q", "W_K", "W_V", "W_O"):
             grads[p + name][...] = getattr(g, "d" + name)
         if s.ffn:

@@ -294,7 +294,7 @@ def train(
         batch = task.batch(data_rng, settings.batch)
         fwd = forward(params, batch.tokens, allowed, divisor)
         losses[step], dlogits = cross_entropy(fwd.logits, batch.targets, batch.scored)
-        backward(params, fwd, dlogits, allowed, grads)
+        backward(params, fwd, dlogits, grads)
         adam.step(params.flat, grads.flat)
         accs[step] = accuracy(
             forward(params, held.tokens, allowed, divisor).logits, held.targets, held.scored
