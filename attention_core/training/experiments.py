@@ -20,7 +20,7 @@ from ..arrays import read_only
 from ..labs.decoder_view import head_summary
 from ..labs.heads import previous_token_scores
 from ..steps import build_mask
-from .model import accuracy, backward, cross_entropy, forward
+from .model import accuracy, backward, cross_entropy, forward, logits_of
 from .tasks import PAIR_VOCAB
 from .train import TrainProgress, TrainRun, TrainSettings, train
 
@@ -278,14 +278,12 @@ def heads_specialise(
     run = _train(settings, "heads", on_progress, should_stop)
     task, allowed, divisor = run.task, run.allowed, settings.divisor
     test = task.held_out(np.random.default_rng((s.seed, 4)), 512)
-    full = _pair_accuracies(
-        forward(run.params, test.tokens, allowed, divisor).logits, test.targets, test.scored
-    )
+    full = _pair_accuracies(logits_of(run.params, test.tokens, allowed, divisor), test.targets, test.scored)
     ablated = np.array([
-        _pair_accuracies(forward(run.params, test.tokens, allowed, divisor, ablate=(0, h)).logits, test.targets, test.scored)
+        _pair_accuracies(logits_of(run.params, test.tokens, allowed, divisor, (0, h)), test.targets, test.scored)
         for h in range(2)
     ])  # fmt: skip
-    weights = forward(run.params, test.tokens, allowed, divisor).weights()[:, 0]  # [B, 2, n, n]
+    weights = forward(run.params, test.tokens[:64], allowed, divisor).weights()[:, 0]  # [64, 2, n, n]
     return HeadsResult(
         settings=s, run=run,
         previous_score=read_only(previous_token_scores(weights).mean(axis=0)),
@@ -377,7 +375,7 @@ def induction_layers(
     run = two.run
     task, allowed, divisor = run.task, run.allowed, run.settings.divisor
     test = task.held_out(np.random.default_rng((s.seed, 4)), 512)
-    ablated = forward(run.params, test.tokens, allowed, divisor, ablate=prev_head)
+    ablated = logits_of(run.params, test.tokens, allowed, divisor, prev_head)
     m = len(run.repeated) // 2
     rep = forward(
         run.params, run.repeated[None], allowed[: 2 * m, : 2 * m], divisor, ablate=prev_head
@@ -386,7 +384,7 @@ def induction_layers(
 
     return InductionResult(
         settings=s, one=one, two=two, previous_head=prev_head, induction_head=ind_head,
-        accuracy_without_previous_head=accuracy(ablated.logits, test.targets, test.scored),
+        accuracy_without_previous_head=accuracy(ablated, test.targets, test.scored),
         induction_without_previous_head=float(induction_scores(rep, m)[ind_head]),
         stopped=one.run.stopped or two.run.stopped,
     )  # fmt: skip

@@ -234,6 +234,25 @@ def forward(
     return Forward(tokens, tuple(caches), final, lnf, logits)
 
 
+EVAL_CHUNK = 64  # sequences per forward pass when only the logits are wanted: bounds the peak memory
+
+
+def logits_of(
+    params: Params,
+    tokens: np.ndarray,
+    allowed: np.ndarray,
+    divisor: float,
+    ablate: tuple[int, int] | None = None,
+) -> np.ndarray:
+    """``[B, n, vocab_out]`` for any number of sequences, :data:`EVAL_CHUNK` at a time (the same
+    numbers as one pass: every sequence is computed on its own)."""
+    parts = [
+        forward(params, tokens[i : i + EVAL_CHUNK], allowed, divisor, ablate).logits
+        for i in range(0, len(tokens), EVAL_CHUNK)
+    ]
+    return np.concatenate(parts, axis=0)
+
+
 def log_softmax(logits: np.ndarray) -> np.ndarray:
     """Row-wise ``log softmax`` over the last axis (the row max subtracted first, so no overflow)."""
     shifted = logits - logits.max(axis=-1, keepdims=True)
