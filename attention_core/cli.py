@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from . import cli_exercise, decoder_cli, grad_cli, heads_cli
+from . import cli_exercise, decoder_cli, grad_cli, heads_cli, train_cli
 from .config import MASK_KINDS, AttentionConfig, AttentionConfigError
 from .example import worked_example_trace
 from .export import print_result, trace_to_json
@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr = sub.add_parser("trace", help="trace self-attention over your own sentence")
     add_trace_options(tr)
     grad_cli.add_parser(sub)
+    train_cli.add_parser(sub)
     cli_exercise.add_parser(sub)
     decoder_cli.add_parser(sub)
     heads_cli.add_parser(sub)
@@ -160,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         return heads_cli.run(args)
     if args.command == "grad":
         return grad_cli.run(args)
+    if args.command == "train":
+        return train_cli.run(args)
     try:
         trace = trace_from_args(args)
     except AttentionConfigError as err:

@@ -17,7 +17,10 @@ def project(X: np.ndarray, W: np.ndarray, b: np.ndarray | None = None) -> np.nda
 
     ``[..., n, d_model] @ [h, d_model, d] (+ [h, d]) -> [..., h, n, d]`` (leading batch axes allowed)
     """
-    out = np.expand_dims(X, -3) @ W  # broadcasts X over the head axis
+    h, d_model, d = W.shape
+    # One product for all heads ([..., n, d_model] @ [d_model, h*d]), then cut into head slices:
+    # the same sums as X @ W[h] head by head, in a fraction of the time on a batch.
+    out = split_heads(X @ np.swapaxes(W, 0, 1).reshape(d_model, h * d), h)
     if b is not None:
         out = out + b[:, None, :]
     return out
@@ -73,6 +76,12 @@ def softmax(scores: np.ndarray) -> np.ndarray:
     overflow) shares its weight equally between those entries, which is the limit softmax tends to.
     """
     row_max = np.max(scores, axis=-1, keepdims=True)
+    if np.isfinite(row_max).all():
+        # The usual case, on the fewest passes over the array (the training lab's hot loop): every
+        # row has a finite largest entry. The same numbers as the general case below.
+        with np.errstate(over="ignore"):  # -1e308 - 1e308 -> -inf, whose exp is the correct 0
+            exp = np.exp(scores - row_max)
+        return exp / np.sum(exp, axis=-1, keepdims=True)
     empty = np.isneginf(row_max)  # every key masked
     has_posinf = np.isposinf(row_max)
     # Subtract the row max so the largest exponent is exp(0) = 1: no overflow, same result.
