@@ -50,6 +50,8 @@ class Job:
     state: str = "waiting"
     progress: list = field(default_factory=list)
     maps: object = None  # the sample's latest maps [L, H, n, n] while training runs
+    label: str | None = None  # an experiment's current run ("scaled, seed 0", ...)
+    runs_begun: int = 0  # runs of the job that have reported so far
     result: object = None
     error: str = ""
     created: float = field(default_factory=time.monotonic)
@@ -185,13 +187,16 @@ class Runner:
                 log.error("job %s (%s): worker ended without a result", job.id, job.kind)
                 return
             if msg[0] == "progress":
+                _, rows, maps, label, fresh, steps = msg
                 if job.first_update is None:
                     job.first_update = time.monotonic() - job.started
-                job.progress.extend(msg[1])
-                job.maps = msg[2]
+                if fresh:  # an experiment's next run: its own rows
+                    job.progress, job.runs_begun = [], job.runs_begun + 1
+                job.progress.extend(rows)
+                job.maps, job.label, job.total = maps, label, steps
             elif msg[0] == "done":
                 job.result = msg[1]
-                stopped = bool(getattr(msg[1], "stopped", False))
+                stopped = was_stopped(msg[1])
                 if not stopped:
                     self._remember(job.key, msg[1])
                 job.state = "stopped" if stopped else "done"
@@ -207,6 +212,12 @@ class Runner:
             self.finished.move_to_end(key)
             while len(self.finished) > self.max_finished:
                 self.finished.popitem(last=False)
+
+
+def was_stopped(result) -> bool:
+    """Whether a run or an experiment was stopped before its end (a stopped one is never cached);
+    an experiment of a single run says so on that run."""
+    return bool(getattr(result, "stopped", False) or getattr(getattr(result, "run", None), "stopped", False))
 
 
 def start_worker() -> subprocess.Popen:

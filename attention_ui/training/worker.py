@@ -1,7 +1,7 @@
 """The worker process of a training job: ``python -m attention_ui.training.worker``.
 
 It reads one pickled ``(kind, payload)`` from stdin and writes pickled messages to stdout:
-``("progress", rows, maps)`` each time the core reports, then ``("done", result)`` or
+``("progress", rows, maps, label, fresh, steps)`` each time the core reports, then ``("done", result)`` or
 ``("failed", reason)``. Any further byte on stdin, or stdin closing (the server went away), asks the
 run to stop; the core then ends the run at the next step and keeps what was trained. The process
 runs at a lower priority (``nice``), so the server answers other students first.
@@ -24,13 +24,17 @@ EXPERIMENTS = ("sqrt_dk", "leaky_mask", "heads_specialise", "induction_layers", 
 
 
 def run(kind: str, payload, send, should_stop):
-    """The job itself, ``send`` receiving each message; returns nothing (the result is sent)."""
-    sent = [0]
+    """The job itself, ``send`` receiving each message; returns nothing (the result is sent).
+    An experiment trains several runs in turn: each new run's rows start again (``label`` names it)."""
+    sent = {"label": None, "step": 0}
 
-    def on_progress(p) -> None:
-        rows = [(k + 1, float(p.losses[k]), float(p.accuracy[k])) for k in range(sent[0], p.step)]
-        sent[0] = p.step
-        send(("progress", rows, np.array(p.attention)))
+    def report(label, p) -> None:
+        fresh = label != sent["label"]
+        if fresh:
+            sent["label"], sent["step"] = label, 0
+        rows = [(k + 1, float(p.losses[k]), float(p.accuracy[k])) for k in range(sent["step"], p.step)]
+        sent["step"] = p.step
+        send(("progress", rows, np.array(p.attention), label, fresh, p.steps))
 
     if kind != "train" and kind not in EXPERIMENTS:
         send(("failed", f"unknown job kind {kind!r}"))
@@ -39,11 +43,11 @@ def run(kind: str, payload, send, should_stop):
         if kind == "train":
             from attention_core.training.train import train
 
-            result = train(payload, on_progress=on_progress, should_stop=should_stop)
+            result = train(payload, on_progress=lambda p: report(None, p), should_stop=should_stop)
         else:
             from attention_core.training import experiments
 
-            result = getattr(experiments, kind)(payload)
+            result = getattr(experiments, kind)(payload, on_progress=report, should_stop=should_stop)
         send(("done", result))
     except Exception as err:  # the page says the run failed; the server log gets the reason
         send(("failed", f"{type(err).__name__}: {err}"))
