@@ -69,7 +69,9 @@ def section(view: View) -> None:
     PAGE.widget(t, "toggle", "grads", text="grads_on", helped=True)
     if not is_on():
         return
-    PAGE.widget(t, "number_input", "target_seed", *SEED_RANGE, step=1, helped=True)
+    PAGE.widget(
+        t, "number_input", "target_seed", *SEED_RANGE, step=1, helped=True, where=st.columns([1, 2])[0]
+    )
     with PAGE.guard(t, "gradients") as g:
         grads, facts = grads_for(tr, target_seed())
     if g.failed:
