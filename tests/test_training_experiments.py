@@ -48,15 +48,20 @@ def test_sqrt_conclusions(results):
 def test_leaky_conclusions(results):
     r = results["leaky_mask"]
     good = dataclasses.replace(
-        r.causal, final_loss=1.0, generation=dataclasses.replace(r.causal.generation, accuracy=0.9)
+        r.causal,
+        final_loss=1.0,
+        generation=dataclasses.replace(r.causal.generation, accuracy=0.1, follows=0.9),
     )
     leak = dataclasses.replace(
-        r.leaky, final_loss=0.01, generation=dataclasses.replace(r.leaky.generation, accuracy=0.2)
+        r.leaky,
+        final_loss=0.01,
+        generation=dataclasses.replace(r.leaky.generation, accuracy=0.2, follows=0.2),
     )
     assert (
         keys(V.leaky_conclusions(dataclasses.replace(r, causal=good, leaky=leak)))[1]
         == "training.x_leaky_expected"
     )
+    # judged by reading like the text, not by the same-place share (the leaky one's 0.2 > 0.1 above)
     worse = dataclasses.replace(leak, final_loss=2.0)  # the leaky model did not reach the lower loss
     assert (
         keys(V.leaky_conclusions(dataclasses.replace(r, causal=good, leaky=worse)))[1]
