@@ -75,3 +75,17 @@ def test_broken_input_gets_a_message():
     linked = open_page(PAGE, params={"layers": "9", "heads": "2"}, **TINY)
     assert any("layers" in i for i in messages(linked)["info"])
     assert linked.number_input(key="tr_heads").value == 2
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_presenter_mode_and_the_link(lang):
+    msgs = catalog(lang)
+    at = open_page(PAGE, lang=lang, **TINY)
+    assert msgs["presenter.start"] in [b.label for b in at.sidebar.button]
+    assert any(
+        msgs["playground.share_copy"] in el.proto.body for el in at.get("html")
+    )  # the copy-link button
+    assert at.query_params["steps"] == "60" and at.query_params["d_model"] == "8"  # what the link holds
+    slide = open_page(PAGE, lang=lang, tr_present=True, **TINY)
+    assert [h.value for h in slide.header][0] == msgs["training.h_predict"]  # one section per slide
+    assert msgs["training.h_train"] not in [h.value for h in slide.header]
