@@ -17,6 +17,7 @@ def test_curves_put_loss_left_and_accuracy_right_in_percent():
     assert list(acc.y) == pytest.approx([10.0, 50.0, 99.0]) and acc.yaxis == "y2"
     assert list(fig.layout.xaxis.range) == [0, 10]  # a live curve grows into a fixed frame
     assert list(fig.layout.yaxis2.range) == [0, 100] and fig.layout.yaxis2.overlaying == "y"
+    assert list(fig.layout.yaxis2.ticktext) == ["0 %", "25 %", "50 %", "75 %", "100 %"]
     assert fig.layout.yaxis.range[0] == 0 and fig.layout.yaxis.range[1] == pytest.approx(2.1)
 
 

@@ -18,6 +18,7 @@ LOSS_COLOR, ACCURACY_COLOR = "#0068c9", "#d95f02"
 # The runs of an experiment, in order (first run dark blue, second orange, ... distinct in CVD sims).
 RUN_COLORS = ("#0068c9", "#d95f02", "#1b9e77", "#7570b3", "#666666", "#e7298a")
 CURVE_HEIGHT_PX = 320
+PERCENT_TICKS = (0, 25, 50, 75, 100)
 BARS_HEIGHT_PX = 300
 
 
@@ -65,7 +66,7 @@ def curves(
         yaxis=dict(title=dict(text=escape_label(loss_axis or loss_title)), range=[0, top]),
         yaxis2=dict(
             title=dict(text=escape_label(accuracy_axis or accuracy_title)), overlaying="y", side="right", range=[0, 100],
-            tickmode="array", tickvals=[0, 25, 50, 75, 100], ticksuffix=" %", showgrid=False,
+            tickmode="array", tickvals=PERCENT_TICKS, ticktext=[f"{v} %" for v in PERCENT_TICKS], showgrid=False,
         ),
     )  # fmt: skip
     return fig
