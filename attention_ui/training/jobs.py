@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 MAX_RUNNING = 2  # worker processes at once (one per core)
 MAX_FINISHED = 24  # finished results kept (a run with its snapshots is well under 1 MB)
-MAX_JOBS = 64  # jobs remembered (finished ones are dropped first)
+MAX_JOBS = 32  # jobs remembered (finished ones are dropped first; a stopped run lives only here)
 ROOT = Path(__file__).resolve().parents[2]  # the project: the worker imports attention_core from here
 TRAIN = "train"
 STATES = ("waiting", "running", "done", "stopped", "failed")
