@@ -160,15 +160,22 @@ def memory(config: dict, steps) -> bool:
 
 
 def progress(config: dict, steps) -> bool:
+    """Wall-clock gaps between reports, and the same gaps in this process's CPU time: on a loaded
+    machine the wall-clock gap also holds the time the process waited for a core."""
     reports = []
-    start = time.perf_counter()
-    train(TrainSettings(**config, steps=steps), on_progress=lambda p: reports.append(time.perf_counter()))
-    gaps = np.diff([start, *reports])
-    first, worst = gaps[0], float(gaps[1:].max()) if len(gaps) > 1 else 0.0
-    ok = first <= 1.0 and worst <= 0.5
+    start = (time.perf_counter(), time.process_time())
+    train(
+        TrainSettings(**config, steps=steps),
+        on_progress=lambda p: reports.append((time.perf_counter(), time.process_time())),
+    )
+    wall = np.diff([start[0], *(r[0] for r in reports)])
+    cpu = np.diff([start[1], *(r[1] for r in reports)])
+    worst = float(wall[1:].max()) if len(wall) > 1 else 0.0
+    worst_cpu = float(cpu[1:].max()) if len(cpu) > 1 else 0.0
+    ok = wall[0] <= 1.0 and worst <= 0.5
     print(
-        f"  {config['task']}: first report {first * 1000:.0f} ms after the call, {len(reports)} reports, "
-        f"longest gap {worst * 1000:.0f} ms  {verdict(ok)}"
+        f"  {config['task']}: first report {wall[0] * 1000:.0f} ms after the call ({cpu[0] * 1000:.0f} ms CPU), "
+        f"{len(reports)} reports, longest gap {worst * 1000:.0f} ms ({worst_cpu * 1000:.0f} ms CPU)  {verdict(ok)}"
     )
     return ok
 

@@ -38,7 +38,11 @@ SYNTHETIC_VOCAB = 16  # previous, reverse, sort
 SYNTHETIC_LENGTH = {"previous": 12, "reverse": 8, "sort": 8}
 INDUCTION_VOCAB = 24
 INDUCTION_LENGTH = 20
-INDUCTION_SEGMENT = (4, 10)  # m, inclusive; at 10 the sequence is the segment twice, no filler
+# m, inclusive. The longest, n/2, is the heads page's repeated sample (a segment and its repeat), where
+# the induction scores are measured; a range without it left no head of the two-layer model above 0.5
+# there. At that one m a head can also find key i − m + 1 by position alone, so a one-layer model scores
+# there too without doing induction: its accuracy, not its score, tells it apart (bench/RESULTS.md).
+INDUCTION_SEGMENT = (4, 10)
 PAIR_VOCAB = 6  # previous_first: 36 classes
 PAIR_LENGTH = 10
 TEXT_CONTEXT = 16

@@ -305,7 +305,8 @@ def train(
             snap_steps.append(done)
             snaps.append(_sample_maps(params, sample.tokens, allowed, divisor))
         now = time.perf_counter()
-        if on_progress is not None and (now - last_report >= PROGRESS_SECONDS or done in (1, steps)):
+        # after step 1 (last_report is still -inf), every PROGRESS_SECONDS, and after the last step
+        if on_progress is not None and (now - last_report >= PROGRESS_SECONDS or done == steps):
             last_report = now
             on_progress(
                 TrainProgress(
