@@ -27,6 +27,7 @@ from attention_ui.training.settings import (
     MAX_TEXT_CHARS,
     SCALES,
     STEPS_RANGE,
+    TASK_VALUES,
     TASKS,
     read_settings,
     uses_mask_choice,
@@ -52,9 +53,10 @@ def controls(t) -> None:
         st.header(t("training.settings"))
         PAGE.widget(t, "selectbox", "task", list(TASKS), format_func=lambda k: t(f"training.task_{k}"),
                     on_change=task_changed, helped=True)  # fmt: skip
-        st.caption(t(f"training.task_{s['tr_task']}_about"))
+        st.caption(t(f"training.task_{s['tr_task']}_about", **TASK_VALUES[s["tr_task"]]))
         if s["tr_task"] == "text":
-            PAGE.widget(t, "text_area", "text", height=80, max_chars=MAX_TEXT_CHARS, helped=True)
+            PAGE.widget(t, "text_area", "text", height=80, max_chars=MAX_TEXT_CHARS,
+                        help=t("training.text_help", limit=MAX_TEXT_CHARS))  # fmt: skip
             PAGE.sentence_origin(t, "tr_text")
         c1, c2 = st.columns(2)
         PAGE.widget(t, "number_input", "layers", *LAYERS_RANGE, step=1, where=c1)

@@ -9,6 +9,8 @@ import time
 import pytest
 from apptest_pages import chart_spec, messages, no_exception, open_page, texts
 
+from attention_core.training import tasks
+from attention_core.training.train import HELD_OUT, TrainSettings
 from attention_ui.i18n import catalog
 from attention_ui.training import cached, patterns
 from attention_ui.training.settings import DEFAULTS, read_settings
@@ -41,6 +43,17 @@ def test_opens_on_its_settings_with_every_label(lang):
         for w in at.get(kind):
             assert w.label.strip(), f"a {kind} without a label: {w.key}"
     assert msgs["training.h_experiments"] in [h.value for h in at.header]
+
+
+def test_the_numbers_the_page_states_are_the_cores():
+    at = open_page(PAGE, tr_task="induction", **TINY)
+    lo, hi = tasks.INDUCTION_SEGMENT
+    assert f"{tasks.INDUCTION_LENGTH} letters from A–X" in "\n".join(c.value for c in at.sidebar.caption)
+    assert f"segment of {lo} to {hi} random letters" in "\n".join(c.value for c in at.sidebar.caption)
+    page = texts(at)
+    assert (
+        f"a batch of {TrainSettings().batch} examples" in page and f"measured on {HELD_OUT} examples" in page
+    )
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

@@ -12,6 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_core.training import experiments as X
+from attention_core.training import tasks
+from attention_core.training.train import DEFAULT_STEPS
 from attention_ui import kit
 from attention_ui.training import cached
 from attention_ui.training import figures as ftr
@@ -66,7 +68,7 @@ def leaky_conclusions(r) -> list[tuple[str, dict]]:
     c, k = r.causal, r.leaky
     values = dict(lc=num(c.final_loss), ll=num(k.final_loss), ac=pct(c.text_accuracy), al=pct(k.text_accuracy),
                   gc=pct(c.generation.accuracy), gl=pct(k.generation.accuracy), fc=pct(c.generation.follows),
-                  fl=pct(k.generation.follows), steps=c.run.steps_done)  # fmt: skip
+                  fl=pct(k.generation.follows), steps=c.run.steps_done, k=X.FOLLOW_CONTEXT)  # fmt: skip
     # the telling number of a generation is whether it reads like the text (the same place is a strict test
     # that a correct continuation fails after one branch of a repeated word)
     expected = k.final_loss < c.final_loss and k.generation.follows < c.generation.follows
@@ -96,7 +98,8 @@ def induction_conclusions(r) -> list[tuple[str, dict]]:
                   i2=f"{float(two.induction[li, hi]):.2f}", li=li, hi=hi, lp=lp, hp=hp,
                   ps=f"{float(two.previous_token[lp, hp]):.2f}", awo=pct(r.accuracy_without_previous_head),
                   iwo=f"{r.induction_without_previous_head:.2f}", step=ph.drop_step, before=num(ph.loss_before),
-                  after=num(ph.loss_after), target=pct(TARGET_ACCURACY), ti=TARGET_INDUCTION)  # fmt: skip
+                  after=num(ph.loss_after), target=pct(TARGET_ACCURACY), ti=TARGET_INDUCTION,
+                  window=X.PHASE_WINDOW)  # fmt: skip
     out = [("training.x_induction_numbers", values)]
     reached = two.accuracy >= TARGET_ACCURACY and float(two.induction[li, hi]) >= TARGET_INDUCTION
     out.append(("training.x_induction_reached" if reached else "training.x_induction_not_reached", values))
@@ -218,10 +221,33 @@ def start(name: str, key) -> None:
     cached.start(name, key, key[1])
 
 
+def explain_values(name: str, s) -> dict:
+    """The numbers an experiment's description states, from its settings and the core's task sizes."""
+    if name == "sqrt_dk":
+        return {"d_k": s.d_k, "seeds": len(s.seeds), "steps": s.steps}
+    if name == "leaky_mask":
+        return {"steps": s.steps, "prompt": s.prompt}
+    if name == "heads_specialise":
+        return {"n": tasks.PAIR_LENGTH, "last": tasks.LETTERS[tasks.PAIR_VOCAB - 1], "steps": s.steps}
+    if name == "induction_layers":
+        steps = s.steps if s.steps is not None else DEFAULT_STEPS["induction"]
+        lo, hi = tasks.INDUCTION_SEGMENT
+        return {
+            "n": tasks.INDUCTION_LENGTH,
+            "lo": lo,
+            "hi": hi,
+            "heads": s.heads,
+            "d_model": s.d_model,
+            "steps": steps,
+        }
+    return {}
+
+
 def experiment(t, name: str, text: str) -> None:
     st.subheader(t(f"training.x_h_{name}"))
-    st.markdown(t(f"training.x_explain_{name}"))
-    key = (name, settings_for(name, text))
+    settings = settings_for(name, text)
+    st.markdown(t(f"training.x_explain_{name}", **explain_values(name, settings)))
+    key = (name, settings)
     job = cached.active(name, key)
     result = cached.result(name, key)
     if job is not None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from attention_core.config import MAX_DIVISOR, MIN_DIVISOR
+from attention_core.training import tasks as core_tasks
 from attention_core.training import train as core
 from attention_core.training.tasks import MAX_TEXT_CHARS as MAX_TASK_TEXT
 from attention_core.training.tasks import NEXT_TOKEN_TASKS
@@ -42,6 +43,28 @@ DEFAULTS = {
     "tr_guess": None,
 }
 CHOICE_KEYS = ("tr_task", "tr_scale", "tr_mask", "tr_guess")
+
+
+def _letters(vocab: int) -> str:
+    return core_tasks.LETTERS[vocab - 1]
+
+
+# The numbers the task descriptions state, read from the core (never written into the catalogs).
+N = core_tasks.SYNTHETIC_LENGTH
+TASK_VALUES = {
+    "previous": {"n": N["previous"], "last": _letters(core_tasks.SYNTHETIC_VOCAB)},
+    "reverse": {"n": N["reverse"], "last": _letters(core_tasks.SYNTHETIC_VOCAB), "n1": N["reverse"] - 1},
+    "sort": {"n": N["sort"], "last": _letters(core_tasks.SYNTHETIC_VOCAB)},
+    "induction": {
+        "n": core_tasks.INDUCTION_LENGTH,
+        "last": _letters(core_tasks.INDUCTION_VOCAB),
+        "lo": core_tasks.INDUCTION_SEGMENT[0],
+        "hi": core_tasks.INDUCTION_SEGMENT[1],
+    },  # fmt: skip
+    "text": {"n": core_tasks.TEXT_CONTEXT},
+}
+TRAIN_VALUES = {"batch": core.TrainSettings().batch, "held": core.HELD_OUT, "limit": MAX_TASK_TEXT}
+
 # the core's reasons (TrainSettingsError.key) that are a whole number out of its range
 RANGE_REASONS = ("layers", "heads", "d_model", "d_k", "steps", "seed", "batch")
 

@@ -13,6 +13,7 @@ from attention_ui import kit
 from attention_ui.training import cached, patterns, questions
 from attention_ui.training import figures as ftr
 from attention_ui.training.jobs import TRAIN
+from attention_ui.training.settings import TRAIN_VALUES
 
 PAGE = kit.Page("tr", "training")  # widget keys and charts only; the page binds its defaults
 POLL_S = 0.4  # the live box's refresh: at least twice a second, as the issue asks
@@ -69,7 +70,7 @@ def section_train(t, settings, key):
     """The Train button, the live box while a run goes on, and the finished (or stopped) run's curves.
     Returns the run to show, or None."""
     st.header(t("training.h_train"))
-    st.markdown(t("training.explain_train"))
+    st.markdown(t("training.explain_train", **TRAIN_VALUES))
     job = cached.active(TRAIN, key)
     run = cached.result(TRAIN, key)
     label = "training.train_again" if run is not None else "training.train"
