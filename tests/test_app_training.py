@@ -77,7 +77,7 @@ def test_train_shows_curves_maps_reveal_and_questions(lang):
     run = cached.runner().result(settings)
     learned = patterns.head_patterns(run).pattern[0][0]
     verdict = "training.reveal_right" if learned == "previous" else "training.reveal_wrong"
-    assert msgs[verdict].split("{guess}")[0] in texts(at)
+    assert msgs[verdict].format(guess=msgs["training.pattern_previous"]) in texts(at)
     assert at.radio(key="tr_q_accuracy") is not None
     assert at.radio(key="tr_guess").disabled  # locked once the run exists
 
