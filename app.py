@@ -62,6 +62,7 @@ LABS = [
     ("app_pages/quiz.py", "app.nav_quiz", "✅", "quiz"),
     ("app_pages/decoder.py", "app.nav_decoder", "🤖", "decoder"),
     ("app_pages/heads.py", "app.nav_heads", "🔬", "heads"),
+    ("app_pages/training.py", "app.nav_training", "🏋️", "training"),
 ]
 # That legacy file list linked pages by file name; such links still reach their page. (The
 # playground, as the default page, lives at "/"; its url_path below is only an internal name.)

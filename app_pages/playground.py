@@ -16,6 +16,7 @@ from attention_ui.playground import (
     examples,
     explain_view,
     first_screen,
+    grads_view,
     presenter,
     pretrained_view,
     share,
@@ -182,6 +183,7 @@ def render_steps(t, trace, example: bool, text: dict | None = None, selector=Non
         selector or (lambda: head_selector(t, trace.heads)),
         write_url,
         rest=rest,
+        tail=grads_view.section,
     )
 
 

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from . import cli_exercise, decoder_cli, heads_cli
+from . import cli_exercise, decoder_cli, grad_cli, heads_cli, train_cli
 from .config import MASK_KINDS, AttentionConfig, AttentionConfigError
 from .example import worked_example_trace
 from .export import print_result, trace_to_json
@@ -35,11 +35,8 @@ def _scale_arg(value: str) -> str | float:
     return number
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m attention_core", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    sub.add_parser("example", help="print the reference notes' worked example (n=4, causal)")
-    tr = sub.add_parser("trace", help="trace self-attention over your own sentence")
+def add_trace_options(tr: argparse.ArgumentParser) -> None:
+    """The sentence and the layer's settings (``trace`` and ``grad`` share them)."""
     tr.add_argument("--text", required=True, help="the sentence")
     tr.add_argument("--d-model", type=int, default=AttentionConfig.d_model)
     tr.add_argument("--heads", type=int, default=AttentionConfig.heads)
@@ -51,6 +48,32 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--no-pe", action="store_true", help="no positional encoding")
     tr.add_argument("--json", action="store_true", help="one JSON object instead of text")
+
+
+def trace_from_args(args: argparse.Namespace) -> AttentionTrace:
+    """The trace the options of :func:`add_trace_options` ask for (AttentionConfigError if refused)."""
+    config = AttentionConfig(
+        d_model=args.d_model,
+        heads=args.heads,
+        d_k=args.d_k,
+        d_v=args.d_v,
+        mask=args.mask,
+        pad=args.pad,
+        scale=args.scale,
+        seed=args.seed,
+        positional=not args.no_pe,
+    )
+    return trace_text(args.text, config)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m attention_core", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("example", help="print the reference notes' worked example (n=4, causal)")
+    tr = sub.add_parser("trace", help="trace self-attention over your own sentence")
+    add_trace_options(tr)
+    grad_cli.add_parser(sub)
+    train_cli.add_parser(sub)
     cli_exercise.add_parser(sub)
     decoder_cli.add_parser(sub)
     heads_cli.add_parser(sub)
@@ -136,19 +159,12 @@ def main(argv: list[str] | None = None) -> int:
         return decoder_cli.run(args)
     if args.command == "heads":
         return heads_cli.run(args)
+    if args.command == "grad":
+        return grad_cli.run(args)
+    if args.command == "train":
+        return train_cli.run(args)
     try:
-        config = AttentionConfig(
-            d_model=args.d_model,
-            heads=args.heads,
-            d_k=args.d_k,
-            d_v=args.d_v,
-            mask=args.mask,
-            pad=args.pad,
-            scale=args.scale,
-            seed=args.seed,
-            positional=not args.no_pe,
-        )
-        trace = trace_text(args.text, config)
+        trace = trace_from_args(args)
     except AttentionConfigError as err:
         sys.stderr.write(f"error: {err}\n")
         return 2

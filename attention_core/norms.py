@@ -26,10 +26,20 @@ def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 
 
     ``(x - mean) / sqrt(var + eps) · gamma + beta``: ``[..., d], [d], [d] -> [..., d]``.
     """
+    x_hat, _ = standardise(x, eps)
+    return x_hat * gamma + beta
+
+
+def standardise(x: np.ndarray, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray]:
+    """LayerNorm's first half: ``x̂ = (x - mean) / std`` with ``std = sqrt(var + eps)`` (biased variance).
+
+    ``[..., d] -> ([..., d], [..., 1])``; the training lab's backward pass needs both.
+    """
     x = np.asarray(x)
     if not np.issubdtype(x.dtype, np.floating):
         x = x.astype(np.float64)
     mean = np.mean(x, axis=-1, keepdims=True)  # [..., 1]
     centred = x - mean
     var = np.mean(centred * centred, axis=-1, keepdims=True)  # [..., 1]
-    return centred / np.sqrt(var + x.dtype.type(eps)) * gamma + beta
+    std = np.sqrt(var + x.dtype.type(eps))
+    return centred / std, std

@@ -101,7 +101,7 @@ class AttentionTrace:
 
     @property
     def heads(self) -> int:
-        return self.Q.shape[0]
+        return self.Q.shape[-3]
 
     @property
     def W_Q(self) -> np.ndarray:
@@ -132,10 +132,12 @@ def attend(
 ) -> AttentionTrace:
     """Multi-head self-attention on X, keeping every step.
 
-    ``X [n, d_model]``, ``allowed [n, n]`` (True = may attend) and a positive ``divisor``.
+    ``X [n, d_model]``, ``allowed [n, n]`` (True = may attend) and a positive ``divisor``. X may
+    carry leading batch axes ``[..., n, d_model]`` (the training lab's batches); every per-token
+    array of the trace then carries them too, and the mask is shared by the batch.
     """
     X = np.asarray(X, dtype=float)
-    n = X.shape[0]
+    n = X.shape[-2]
     allowed = np.asarray(allowed, dtype=bool)
     if allowed.shape != (n, n):
         raise ValueError(f"the mask must be {n}x{n}")

@@ -201,3 +201,25 @@ def first_divergence(trace, ref: dict, atol: float, rtol: float) -> str | None:
                 f"e.g. got {g[k]!r} vs reference {w[k]!r} (atol={atol}, rtol={rtol})"
             )
     return None
+
+
+def naive_softmax_jacobian_row(p: list[float]) -> list[list[float]]:
+    """J[j][k] = d p_j / d s_k = p_j * (1 if j == k else 0) - p_j * p_k, entry by entry.
+
+    Derived from p_j = exp(s_j) / sum_m exp(s_m); a masked entry (p = 0) has a zero row and column.
+    """
+    n = len(p)
+    return [[p[j] * ((1.0 if j == k else 0.0) - p[k]) for k in range(n)] for j in range(n)]
+
+
+def naive_softmax_backward_row(p: list[float], g: list[float]) -> list[float]:
+    """dL/ds_k = sum_j g_j * J[j][k] (the chain rule through one softmax row), by loops."""
+    J = naive_softmax_jacobian_row(p)
+    n = len(p)
+    out = []
+    for k in range(n):
+        total = 0.0
+        for j in range(n):
+            total += g[j] * J[j][k]
+        out.append(total)
+    return out

@@ -476,8 +476,14 @@ def heads_small_multiples(
     max_cols: int = 4,
     show_text: bool | None = None,
     token_hover_max: int = 24,
+    titles: Sequence[str] | None = None,
+    signed: bool = False,
 ) -> go.Figure:
     """Every head's weights ``[h, n, n]`` side by side on one shared 0..1 colour scale.
+
+    ``titles``: one panel title each (default ``head_title`` with the head's number; already
+    translated, escaped here). ``signed``: values of either sign (gradients) on one diverging scale
+    centred on 0, from −m to m, m the largest |value| of all panels.
 
     Trace order: for each head its weights trace, then (if anything is masked) its grey overlay.
     Up to ``token_hover_max`` tokens the hover names the tokens; beyond that it gives the query
@@ -490,7 +496,10 @@ def heads_small_multiples(
     masked = np.zeros((n, n), dtype=bool) if allowed is None else ~np.asarray(allowed, dtype=bool)
     cols = min(h, max_cols)
     rows = math.ceil(h / cols)
-    layout = _grid_layout(rows, cols, tuple(head_title.format(h=k) for k in range(h)))
+    names = [head_title.format(h=k) for k in range(h)] if titles is None else [str(x) for x in titles]
+    if len(names) != h:
+        raise ValueError("one title per panel is needed")
+    layout = _grid_layout(rows, cols, tuple(escape_label(x) for x in names))
     if show_text is None:
         show_text = False  # head k's numbers are printed in its own weights map above; panels stay light
 
@@ -508,6 +517,7 @@ def heads_small_multiples(
     )
     cells = _compact if n * n > LARGE_MAP_CELLS else _clean
     overlay_z = cells(np.where(masked, 1.0, np.nan)) if masked.any() else None
+    value_format = ".3g" if signed else ".4f"
 
     traces, trace_rows, trace_cols = [], [], []
     for head in range(h):
@@ -518,7 +528,7 @@ def heads_small_multiples(
                 z=cells(shown),
                 coloraxis="coloraxis",
                 name="values",
-                hovertemplate=f"{where}<br>{escape_label(hover.value)}: %{{z:.4f}}<extra>{head_title.format(h=head)}</extra>",
+                hovertemplate=f"{where}<br>{escape_label(hover.value)}: %{{z:{value_format}}}<extra>{escape_label(names[head])}</extra>",
                 texttemplate="%{z:.2f}" if show_text else None,
                 **common,
             )
@@ -534,7 +544,7 @@ def heads_small_multiples(
                     zmax=1.0,
                     showscale=False,
                     name="masked",
-                    hovertemplate=f"{where}<br>{escape_label(hover.masked)}<extra>{head_title.format(h=head)}</extra>",
+                    hovertemplate=f"{where}<br>{escape_label(hover.masked)}<extra>{escape_label(names[head])}</extra>",
                     **common,
                 )
             )
@@ -560,8 +570,14 @@ def heads_small_multiples(
             axis.update(
                 showgrid=False, zeroline=False, autorange="reversed", showticklabels=first_col, **ticks
             )
+    if signed:
+        finite = np.abs(weights[np.isfinite(weights) & ~masked[None]])
+        bound = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+        scale = dict(colorscale=DIVERGING_SCALE, cmin=-bound, cmax=bound)
+    else:
+        scale = dict(colorscale=WEIGHT_SCALE, cmin=0.0, cmax=1.0)
     layout.update(
-        coloraxis=dict(colorscale=WEIGHT_SCALE, cmin=0.0, cmax=1.0, colorbar=dict(thickness=12)),
+        coloraxis=dict(**scale, colorbar=dict(thickness=12)),
         height=int(min(1600, rows * max(220, min(360, 60 + 22 * n)) + 40)),
         margin=dict(margin, r=10, t=40),
         plot_bgcolor="rgba(0,0,0,0)",

@@ -18,6 +18,7 @@ import streamlit as st
 from attention_core.explain import explain_cell, explain_row
 from attention_ui import kit
 from attention_ui.figures import playground as playground_figures
+from attention_ui.playground import grads_view
 from attention_ui.playground.steps_view import CELL_CHARTS, CHART_PREFIX, PLOTLY_CONFIG, View
 
 Q_KEY, K_KEY, R_KEY = "pg_cell_q", "pg_cell_k", "pg_row_q"
@@ -199,6 +200,7 @@ def _cell_panel(view: View) -> None:
         for label, formula in lines:
             st.markdown(f"- {label}: ${formula}$")
         st.caption(t("playground.cell_check", value=f"{float(tr.weights[view.head, i, j]):.6g}"))
+        grads_view.cell_panel(view, i, j)  # the gradient past the softmax, while step 12 is on
 
 
 def _row_panel(view: View) -> None:

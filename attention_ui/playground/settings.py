@@ -51,6 +51,8 @@ DEFAULTS = {
     "pg_head": 0,
     "pg_all_heads": False,  # draw a large all-heads figure (steps_view.all_heads_on_request)
     "pg_shared_scale": True,  # raw and scaled scores on one colour scale (steps 3 and 4)
+    "pg_grads": False,  # the gradients step (grads_view): off, so a rerun computes no backward pass
+    "pg_target_seed": 0,  # the seed of the invented target Y of that step
 }
 CHOICE_KEYS = ("pg_preset", "pg_mask", "pg_scale", "pg_head")  # widgets whose labels are translated
 # the sentence a learner starts with is in the page's language

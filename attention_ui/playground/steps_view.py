@@ -517,6 +517,7 @@ def render_all(
     head_selector: Callable[[], None],
     after_heads: Callable[[], None] | None = None,
     rest: Callable[[int, int], None] | None = None,
+    tail: Callable[[View], None] | None = None,
 ) -> None:
     """Every step in computation order; the head selector sits before the first per-head step.
 
@@ -538,6 +539,8 @@ def render_all(
     _per_head_steps(make_view, head_selector, after_heads)
     for number, name in NUMBERED[_HEADS.stop :]:
         render_step(view, name, number)
+    if tail is not None:
+        tail(view)
 
 
 @st.fragment
