@@ -146,3 +146,28 @@ def test_japanese_labels_in_narrow_boxes_fit() -> None:
         assert len(ja[key].replace(" ", "")) <= most, (key, ja[key])
     longest = max(len(ja[f"positions.scheme_{s}"]) for s in ("sinusoidal", "learned", "rope"))
     assert len(translate("ja", "positions.spread_metric", name="").replace(" ", "")) + longest <= 20
+
+
+def _doubled_keys(text: str) -> list[str]:
+    """The keys that one JSON object of the text names twice (json.loads keeps only the last)."""
+    doubled: list[str] = []
+
+    def pairs_hook(pairs):
+        names = [k for k, _ in pairs]
+        doubled.extend(sorted({k for k in names if names.count(k) > 1}))
+        return dict(pairs)
+
+    json.loads(text, object_pairs_hook=pairs_hook)
+    return doubled
+
+
+def test_no_catalog_names_a_key_twice() -> None:
+    """A merge of two branches that both touched a catalog can leave a key twice; JSON keeps the last
+    one silently, which brought back a sentence the glossary had corrected (issue 33, 'あなたの文')."""
+    files = sorted(LOCALES.rglob("*.json"))
+    assert files
+    doubled = {
+        str(p.relative_to(LOCALES)): d for p in files if (d := _doubled_keys(p.read_text(encoding="utf-8")))
+    }
+    assert not doubled, doubled
+    assert _doubled_keys('{"a": 1, "b": {"a": 2}, "a": 3}') == ["a"]  # a double in one object, not across
