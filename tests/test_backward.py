@@ -211,7 +211,7 @@ def test_loss_and_target_are_the_ones_the_page_states():
     assert grads.loss == pytest.approx(0.5 * np.sum((np.asarray(trace.output) - Y) ** 2), rel=1e-14)
     np.testing.assert_array_equal(grads.dO, np.asarray(trace.output) - Y)
     assert not grads.dW_Q.flags.writeable and not grads.Y.flags.writeable
-    assert grads.db_Q is None
+    assert grads.db_Q is None and grads.db_K is None and grads.db_V is None and grads.db_O is None
 
 
 def test_facts_masked_cells_get_exactly_zero():
@@ -259,6 +259,7 @@ def test_facts_decompose_dq_over_the_keys():
     np.testing.assert_allclose(d.terms, np.asarray(want)[:, None] * K, rtol=1e-12, atol=1e-15)
     assert B.gradient_facts(trace, grads).query.query == 4  # the default: the last row
     assert np.array_equal(d.p, p) and np.array_equal(d.g, g) and np.array_equal(d.dQ_row, grads.dQ[1, 2])
+    assert d.mean_g == pytest.approx(mean_g, rel=1e-12)
     assert not (d.p.flags.writeable or d.g.flags.writeable or d.dQ_row.flags.writeable)
     one = trace_tokens(("a",), AttentionConfig(d_model=4, heads=1))
     assert B.query_decomposition(one, B.attention_grads(one), 0, 0).coefficients.tolist() == [0.0]  # p = 1
