@@ -263,7 +263,7 @@ def test_facts_decompose_dq_over_the_keys():
     assert not (d.p.flags.writeable or d.g.flags.writeable or d.dQ_row.flags.writeable)
     one = trace_tokens(("a",), AttentionConfig(d_model=4, heads=1))
     assert B.query_decomposition(one, B.attention_grads(one), 0, 0).coefficients.tolist() == [0.0]  # p = 1
-    with pytest.raises(ValueError, match="query"):
+    with pytest.raises(ValueError, match="^query must be between 0 and 4"):
         B.query_decomposition(trace, grads, 0, 5)
 
 
@@ -282,7 +282,7 @@ def test_one_cells_arithmetic():
     assert np.array_equal(c.p, trace.weights[0, 3]) and np.array_equal(c.g, grads.dweights[0, 3])
     assert not (c.p.flags.writeable or c.g.flags.writeable)
     for bad, name in (((2, 0, 0), "head"), ((0, 5, 0), "query"), ((0, 0, -1), "key"), ((0, 0, 5), "key")):
-        with pytest.raises(ValueError, match=name):
+        with pytest.raises(ValueError, match=f"^{name} must be between 0 and"):
             B.explain_grad_cell(trace, grads, *bad)
 
 
