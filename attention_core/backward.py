@@ -278,8 +278,11 @@ def _compare_scale(trace: AttentionTrace, divisor: float, Y: np.ndarray) -> Scal
 def query_decomposition(
     trace: AttentionTrace, grads: LayerGrads, head: int, query: int
 ) -> QueryDecomposition:
-    """dQ for one query row as a sum over the keys it attends to (see :class:`QueryDecomposition`)."""
-    _check_cell(trace, head, query, 0)
+    """dQ for one query row as a sum over the keys it attends to (see :class:`QueryDecomposition`).
+
+    ``p``, ``g`` and ``dQ_row`` are views of the (read-only) trace and gradients, not copies.
+    """
+    _check_row(trace, head, query)
     p = trace.weights[head, query]
     g = grads.dweights[head, query]
     mean_g = float(np.dot(p, g))
@@ -287,8 +290,8 @@ def query_decomposition(
     terms = coefficients[:, None] * trace.K[head]
     dQ_row = grads.dQ[head, query]
     return QueryDecomposition(
-        head=head, query=query, p=read_only(p, copy=True), g=read_only(g, copy=True), mean_g=mean_g,
-        coefficients=read_only(coefficients), terms=read_only(terms), dQ_row=read_only(dQ_row, copy=True),
+        head=head, query=query, p=p, g=g, mean_g=mean_g, coefficients=read_only(coefficients),
+        terms=read_only(terms), dQ_row=dQ_row,
         residual=float(np.max(np.abs(terms.sum(axis=0) - dQ_row))),
     )  # fmt: skip
 
@@ -334,22 +337,27 @@ class GradCell:
     masked: bool
 
 
-def _check_cell(trace: AttentionTrace, head: int, query: int, key: int) -> None:
+def _check_index(name: str, value: int, size: int) -> None:
+    if not 0 <= value < size:
+        raise ValueError(f"{name} must be between 0 and {size - 1}, got {value}")
+
+
+def _check_row(trace: AttentionTrace, head: int, query: int) -> None:
     if trace.Q.ndim != 3:
-        raise ValueError("one cell is read from an unbatched trace")
-    for name, value, size in (("head", head, trace.heads), ("query", query, trace.n), ("key", key, trace.n)):
-        if not 0 <= value < size:
-            raise ValueError(f"{name} must be between 0 and {size - 1}, got {value}")
+        raise ValueError("one row is read from an unbatched trace")
+    _check_index("head", head, trace.heads)
+    _check_index("query", query, trace.n)
 
 
 def explain_grad_cell(trace: AttentionTrace, grads: LayerGrads, head: int, query: int, key: int) -> GradCell:
-    """The numbers behind ``grads.dscores[head, query, key]``."""
-    _check_cell(trace, head, query, key)
+    """The numbers behind ``grads.dscores[head, query, key]`` (``p``, ``g``: views of the read-only rows)."""
+    _check_row(trace, head, query)
+    _check_index("key", key, trace.n)
     p = trace.weights[head, query]
     g = grads.dweights[head, query]
     sum_pg = float(np.dot(p, g))
     return GradCell(
-        head=head, query=query, key=key, p=read_only(p, copy=True), g=read_only(g, copy=True), sum_pg=sum_pg,
+        head=head, query=query, key=key, p=p, g=g, sum_pg=sum_pg,
         p_cell=float(p[key]), g_cell=float(g[key]), dscore=float(grads.dscores[head, query, key]),
         draw_score=float(grads.draw_scores[head, query, key]), divisor=trace.divisor,
         masked=not bool(trace.mask[query, key]),

@@ -181,6 +181,28 @@ def test_a_batch_gives_the_sum_of_its_examples():
         )
 
 
+def test_default_target_seed_is_0_and_dO_is_taken_as_floats():
+    trace = small_trace("none", "sqrt")
+    assert np.array_equal(
+        B.attention_grads(trace).Y, np.random.default_rng(0).standard_normal(trace.output.shape)
+    )
+    ints = np.ones(trace.output.shape, dtype=int).tolist()
+    g = B.layer_backward(trace, ints)
+    assert g.dO.dtype == np.float64 and np.array_equal(
+        g.dX, B.layer_backward(trace, np.ones(trace.output.shape)).dX
+    )
+
+
+def test_facts_with_nothing_masked_and_with_everything_masked():
+    none = small_trace("none", "sqrt")
+    f = B.gradient_facts(none, B.attention_grads(none))
+    assert (f.masked_cells, f.masked_max_abs_dscores, f.masked_max_abs_dweights) == (0, 0.0, 0.0)
+    blocked = attend(none.X, none.params, np.zeros((5, 5), dtype=bool), none.divisor)
+    f = B.gradient_facts(blocked, B.attention_grads(blocked))  # every row empty: weights and outputs 0
+    assert f.scaled.mean_max_weight == 0.0 == f.unscaled.mean_max_weight
+    assert f.scaled.dscores_norm == 0.0 and f.gradient_ratio == math.inf
+
+
 def test_loss_and_target_are_the_ones_the_page_states():
     trace = small_trace("none", "sqrt")
     grads = B.attention_grads(trace, target_seed=4)
@@ -189,7 +211,7 @@ def test_loss_and_target_are_the_ones_the_page_states():
     assert grads.loss == pytest.approx(0.5 * np.sum((np.asarray(trace.output) - Y) ** 2), rel=1e-14)
     np.testing.assert_array_equal(grads.dO, np.asarray(trace.output) - Y)
     assert not grads.dW_Q.flags.writeable and not grads.Y.flags.writeable
-    assert grads.db_Q is None
+    assert grads.db_Q is None and grads.db_K is None and grads.db_V is None and grads.db_O is None
 
 
 def test_facts_masked_cells_get_exactly_zero():
@@ -236,6 +258,13 @@ def test_facts_decompose_dq_over_the_keys():
     assert d.residual < 1e-12
     np.testing.assert_allclose(d.terms, np.asarray(want)[:, None] * K, rtol=1e-12, atol=1e-15)
     assert B.gradient_facts(trace, grads).query.query == 4  # the default: the last row
+    assert np.array_equal(d.p, p) and np.array_equal(d.g, g) and np.array_equal(d.dQ_row, grads.dQ[1, 2])
+    assert d.mean_g == pytest.approx(mean_g, rel=1e-12)
+    assert not (d.p.flags.writeable or d.g.flags.writeable or d.dQ_row.flags.writeable)
+    one = trace_tokens(("a",), AttentionConfig(d_model=4, heads=1))
+    assert B.query_decomposition(one, B.attention_grads(one), 0, 0).coefficients.tolist() == [0.0]  # p = 1
+    with pytest.raises(ValueError, match="^query must be between 0 and 4"):
+        B.query_decomposition(trace, grads, 0, 5)
 
 
 def test_one_cells_arithmetic():
@@ -249,8 +278,11 @@ def test_one_cells_arithmetic():
     assert not c.masked
     future = B.explain_grad_cell(trace, grads, 0, 1, 3)
     assert future.masked and future.p_cell == 0.0 and future.dscore == 0.0 and future.g_cell != 0.0
-    for bad in ((2, 0, 0), (0, 5, 0), (0, 0, -1)):
-        with pytest.raises(ValueError):
+    assert (c.head, c.query, c.key, c.divisor) == (0, 3, 1, trace.divisor)
+    assert np.array_equal(c.p, trace.weights[0, 3]) and np.array_equal(c.g, grads.dweights[0, 3])
+    assert not (c.p.flags.writeable or c.g.flags.writeable)
+    for bad, name in (((2, 0, 0), "head"), ((0, 5, 0), "query"), ((0, 0, -1), "key"), ((0, 0, 5), "key")):
+        with pytest.raises(ValueError, match=f"^{name} must be between 0 and"):
             B.explain_grad_cell(trace, grads, *bad)
 
 
