@@ -4,7 +4,7 @@ import json
 
 import streamlit as st
 
-from attention_ui import narrow_screen
+from attention_ui import narrow_screen, touch
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
 from attention_ui.language import LANG_KEY, current_language, translator
 from attention_ui.playground import first_screen
@@ -46,6 +46,8 @@ with st.sidebar:
     )
     # On a phone the sidebar closes after a page is chosen or the sentence applied (issue 24).
     narrow_screen.close_sidebar_when_done()
+    # On a touch screen a tap on a chart that selects (on_select) selects the tapped cell (plotly.js #6721).
+    touch.select_on_tap()
 
 # The page files live in app_pages/, not pages/: a folder named pages/ next to app.py makes
 # Streamlit run each new server's first session as a legacy multipage app (its file list in the
