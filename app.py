@@ -4,7 +4,7 @@ import json
 
 import streamlit as st
 
-from attention_ui import chart_keys, formula_fit, narrow_screen, touch
+from attention_ui import chart_keys, narrow_fit, narrow_screen, touch
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
 from attention_ui.language import LANG_KEY, current_language, translator
 from attention_ui.playground import first_screen
@@ -48,8 +48,8 @@ with st.sidebar:
     narrow_screen.close_sidebar_when_done()
     # On a touch screen a tap on a chart that selects (on_select) selects the tapped cell (plotly.js #6721).
     touch.select_on_tap()
-    # Display formulas shrink to a phone's width, or scroll with a shadow at the hidden edge.
-    formula_fit.fit_formulas()
+    # Display formulas shrink to a phone's width; a formula or table that still scrolls shades its hidden edge.
+    narrow_fit.fit_to_width()
     # A chart's toolbar is one Tab stop (arrow keys move inside it), not one per button.
     chart_keys.one_tab_stop_per_chart(t("charts.toolbar"))
     # On a phone, page links and buttons are at least 44 px tall (WCAG 2.5.5's target size; Streamlit
@@ -57,7 +57,7 @@ with st.sidebar:
     st.html(
         f"<style>@media (max-width: {narrow_screen.NARROW_PX - 1}px) {{ "
         '[data-testid="stSidebarNavLink"], [data-testid="stPageLink-NavLink"], '
-        '[data-testid^="stBaseButton"] { min-height: 44px; } }</style>'
+        '[data-testid^="stBaseButton"], .al-copy-link { min-height: 44px; } }</style>'
     )
 
 # The page files live in app_pages/, not pages/: a folder named pages/ next to app.py makes

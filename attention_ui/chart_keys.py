@@ -60,7 +60,8 @@ _SCRIPT = """
 
 def keys_script(toolbar_name: str) -> str:
     """The script, naming each toolbar ``toolbar_name`` (a catalog message, never user text)."""
-    return _SCRIPT.replace("__NAME__", json.dumps(toolbar_name))
+    # a JavaScript string that cannot end the <script> element it sits in
+    return _SCRIPT.replace("__NAME__", json.dumps(toolbar_name).replace("</", "<\\/"))
 
 
 def one_tab_stop_per_chart(toolbar_name: str) -> None:

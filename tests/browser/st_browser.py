@@ -112,10 +112,18 @@ def watch_runs(page: Page) -> None:
 
 
 def new_context(
-    browser, *, locale: str = "en-US", width: int = 1400, height: int = 900, timeout_ms: int = TIMEOUT_MS
+    browser,
+    *,
+    locale: str = "en-US",
+    width: int = 1400,
+    height: int = 900,
+    timeout_ms: int = TIMEOUT_MS,
+    touch: bool = False,
 ):
-    """A fresh browser context (no cookies, no storage) whose pages count the app's runs."""
-    context = browser.new_context(locale=locale, viewport={"width": width, "height": height})
+    """A fresh browser context (no cookies, no storage) whose pages count the app's runs; ``touch``:
+    a phone's (a touch screen, the mobile viewport rules; tap with ``page.touchscreen``)."""
+    phone = dict(has_touch=True, is_mobile=True) if touch else {}
+    context = browser.new_context(locale=locale, viewport={"width": width, "height": height}, **phone)
     context.set_default_timeout(timeout_ms)
     context.on("page", watch_runs)
     return context
