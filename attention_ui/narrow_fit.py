@@ -29,7 +29,8 @@ MIN_ZOOM = 0.7  # a display formula is shrunk at most to this fraction of KaTeX'
 # KaTeX's last glyph reaches a pixel or two past its box (italic correction), in every width of box:
 # a formula is shrunk only when more than this is hidden.
 SLACK_PX = 3
-TABLE_FRAME = '[data-testid="stDataFrameResizable"]'  # a table's frame (Streamlit 1.67)
+# a table's frame: st.dataframe's (its columns drawn on a canvas) and st.table's (an HTML table)
+TABLE_FRAME = '[data-testid="stDataFrameResizable"], [data-testid="stTable"]'
 
 _CSS = """
 <style>
@@ -42,6 +43,7 @@ _CSS = """
     radial-gradient(farthest-side at 0 50%, rgba(49, 51, 63, 0.55), rgba(49, 51, 63, 0)) left center / 16px 100% no-repeat scroll,
     radial-gradient(farthest-side at 100% 50%, rgba(49, 51, 63, 0.55), rgba(49, 51, 63, 0)) right center / 16px 100% no-repeat scroll;
 }
+[data-testid="stTable"][data-al-more] { position: relative; }
 __FRAME__[data-al-more]::before, __FRAME__[data-al-more]::after {
   content: ""; position: absolute; top: 0; bottom: 0; width: 14px; pointer-events: none; z-index: 3;
 }
@@ -76,8 +78,18 @@ _SCRIPT = """
     fitted.set(box, [width, formula]);
   };
   const FRAME = __FRAME_JS__;
+  const scrollers = new WeakMap();  // frame -> the box in it that scrolls sideways
+  const scroller = (frame) => {
+    let s = scrollers.get(frame);
+    if (!s || !frame.contains(s)) {
+      s = frame.querySelector(".dvn-scroller")
+        || [...frame.querySelectorAll("div")].find((d) => /auto|scroll/.test(getComputedStyle(d).overflowX));
+      if (s) scrollers.set(frame, s);
+    }
+    return s;
+  };
   const cue = (frame) => {
-    const s = frame.querySelector(".dvn-scroller");
+    const s = scroller(frame);
     if (!s) return;
     const left = s.scrollLeft > 1, right = s.scrollLeft + s.clientWidth < s.scrollWidth - 1;
     const more = left && right ? "both" : left ? "left" : right ? "right" : "";
@@ -109,7 +121,7 @@ _SCRIPT = """
 
 def fit_css() -> str:
     """The constant CSS."""
-    return _CSS.replace("__FRAME__", TABLE_FRAME)
+    return _CSS.replace("__FRAME__", f":is({TABLE_FRAME})")
 
 
 def fit_script() -> str:
