@@ -38,6 +38,7 @@ from attention_ui.i18n import translate
 
 PHONE = dict(width=390, height=844)
 SLOW_MS = 120_000
+TAP_RERUN_MS = 30_000  # a click's rerun takes ~2 s on a busy machine; a dead tap never reruns
 PAGES = [
     "",  # the playground
     "why-sqrt-dk",
@@ -184,7 +185,12 @@ def tap_point(page: Page, key: str, index: int) -> dict:
     box = target.bounding_box()
     assert box is not None, f"{key}: click target {index} is not drawn"
     page.touchscreen.tap(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    wait_for_app_run(page, timeout_ms=SLOW_MS)
+    try:
+        wait_for_app_run(page, timeout_ms=TAP_RERUN_MS)
+    except TimeoutError:
+        raise AssertionError(
+            f"{key}: no rerun within {TAP_RERUN_MS / 1000:.0f} s of a tap on {point}"
+        ) from None
     assert_no_exception(page)
     return point
 
@@ -221,18 +227,27 @@ def test_page_on_a_phone(browser, streamlit_server: str, path: str) -> None:
     if path in MODEL_PAGES and not H.is_available("smollm2"):
         pytest.skip("decoder model not installed")
     context = new_context(browser, **PHONE, timeout_ms=SLOW_MS, touch=True)
+    problems: list[str] = []
+
+    def check(step, *args) -> None:  # every check runs and says what it found, not only the first
+        try:
+            step(*args)
+        except AssertionError as err:
+            problems.append(str(err).splitlines()[0])
+
     try:
         for lang in ("en", "ja"):
             where = f"/{path} ({lang})"
             page = open_phone_view(context, streamlit_server, path, lang)
-            check_layout(page, where)
-            check_sizes(page, where)
+            check(check_layout, page, where)
+            check(check_sizes, page, where)
             screenshot(page, f"phone_{path or 'playground'}_{lang}", full=False)  # the first screen
             if lang == "en":
-                check_tab_stops(page, where)
+                check(check_tab_stops, page, where)
             if path in TAPS and lang == "en":
-                TAPS[path](page, lang)
-                check_layout(page, where + " after a tap")
+                check(TAPS[path], page, lang)
+                check(check_layout, page, where + " after a tap")
             page.close()
     finally:
         context.close()
+    assert not problems, "\n".join(problems)
