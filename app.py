@@ -4,7 +4,7 @@ import json
 
 import streamlit as st
 
-from attention_ui import narrow_screen
+from attention_ui import chart_keys, narrow_fit, narrow_screen, touch
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
 from attention_ui.language import LANG_KEY, current_language, translator
 from attention_ui.playground import first_screen
@@ -46,6 +46,19 @@ with st.sidebar:
     )
     # On a phone the sidebar closes after a page is chosen or the sentence applied (issue 24).
     narrow_screen.close_sidebar_when_done()
+    # On a touch screen a tap on a chart that selects (on_select) selects the tapped cell (plotly.js #6721).
+    touch.select_on_tap()
+    # Display formulas shrink to a phone's width; a formula or table that still scrolls shades its hidden edge.
+    narrow_fit.fit_to_width()
+    # A chart's toolbar is one Tab stop (arrow keys move inside it), not one per button.
+    chart_keys.one_tab_stop_per_chart(t("charts.toolbar"))
+    # On a phone, page links and buttons are at least 44 px tall (WCAG 2.5.5's target size; Streamlit
+    # draws sidebar page links 28 px and buttons 40 px tall). Constant CSS.
+    st.html(
+        f"<style>@media (max-width: {narrow_screen.NARROW_PX - 1}px) {{ "
+        '[data-testid="stSidebarNavLink"], [data-testid="stPageLink-NavLink"], '
+        '[data-testid^="stBaseButton"], .al-copy-link { min-height: 44px; } }</style>'
+    )
 
 # The page files live in app_pages/, not pages/: a folder named pages/ next to app.py makes
 # Streamlit run each new server's first session as a legacy multipage app (its file list in the
