@@ -192,26 +192,13 @@ def write_url() -> None:
     url_sync.write_url(st.session_state)
 
 
-def teaching_here() -> bool:
-    """Might this browser run a live class? (Its key in the session or its cookie; the class strip
-    checks the store.)"""
-    if st.session_state.get("cls_teacher"):
-        return True
-    try:
-        return "attnlab_class_teacher" in st.context.cookies
-    except Exception:  # noqa: BLE001 - no browser context (tests)
-        return False
-
-
 def main() -> None:
     kit.init_state(DEFAULTS)
     url_sync.read_url(st.session_state)  # first run (or a changed URL) only, before any widget
     t = PAGE.start()
     present = bool(st.session_state.get(presenter.PRESENT_KEY))
-    if not present and teaching_here():
-        from attention_ui.classroom import presenter_hook  # only then: the live class costs ~130 ms to import
-
-        presenter_hook.playground_banner(t)  # a live class runs: say so, and the way back to it
+    if not present:
+        presenter.class_banner(t)  # a live class runs from this browser: say so, and the way back to it
     example = st.session_state["pg_preset"] == "example"
     try:
         ignored = url_sync.ignored_notice(st.session_state)

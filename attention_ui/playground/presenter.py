@@ -99,3 +99,22 @@ def render(view: View, head_picker) -> None:
         render_step(slide, name, step, heading_level="title")
     # last: a clicker's next press waits until this slide is drawn (attention_ui/presenter.py)
     st.html(kit_presenter.drawn_script("pg", step), unsafe_allow_javascript=True)
+
+
+def teaching_here() -> bool:
+    """Might this browser run a live class? (Its key in the session or its cookie; the class strip
+    checks the store.)"""
+    if st.session_state.get("cls_teacher"):
+        return True
+    try:
+        return "attnlab_class_teacher" in st.context.cookies
+    except Exception:  # noqa: BLE001 - no browser context (tests)
+        return False
+
+
+def class_banner(t) -> None:
+    """The normal playground's banner while this browser runs a live class (issue 34)."""
+    if teaching_here():
+        from attention_ui.classroom import presenter_hook  # only then: the live class costs ~130 ms to import
+
+        presenter_hook.playground_banner(t)

@@ -8,7 +8,7 @@ import streamlit as st
 from .jobs import TRAIN, Job, Runner
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=1)  # one runner per server: the function takes nothing
 def runner() -> Runner:
     r = Runner()
     r.prestart()  # a worker with its imports done waits for the first run
