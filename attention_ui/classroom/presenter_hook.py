@@ -86,16 +86,24 @@ def code_slide_on(step: int) -> bool:
     return st.session_state.get(CODE_SLIDE_KEY) == step
 
 
+def _teacher_class():
+    """This browser's class and the store's view of it, or ``(cls, None)`` when it runs none (or the
+    store refuses it)."""
+    cls = state.teacher()
+    if cls is None:
+        return None, None
+    try:
+        return cls, state.store().teacher_session(cls["sid"], cls["token"])
+    except ClassError:
+        return cls, None
+
+
 def code_slide(t, step: int) -> None:
     """The join code for the back of the room: the code in letters 15 % of the window high, the QR
     code 48 %, the address, and a warning when the address is this computer's own (a phone cannot
     open localhost). A clicker's Next or Previous closes it (the presenter's close button)."""
-    cls = state.teacher()
-    if cls is None:
-        return
-    try:
-        info = state.store().teacher_session(cls["sid"], cls["token"])
-    except ClassError:
+    cls, info = _teacher_class()
+    if info is None:
         return
     address = state.join_address(info.join_url, cls["code"])
     qr, text = st.columns([1, 1.25], vertical_alignment="center")
@@ -154,12 +162,8 @@ def playground_banner(t) -> None:
     a button back to presenter mode at that step (the sidebar's presenter button starts at step 1).
     Called before the playground's widgets: a new tab without a sentence in its address takes the
     class's view, so that going back to presenter mode does not publish the default sentence."""
-    cls = state.teacher()
-    if cls is None:
-        return
-    try:
-        info = state.store().teacher_session(cls["sid"], cls["token"])
-    except ClassError:
+    cls, info = _teacher_class()
+    if info is None:
         return
     if not info.live(time.time()):
         return

@@ -269,12 +269,4 @@ def section_qk(t, m, p, model_key: str, text: str, learner: dict) -> None:
 
 def section_quiz(t, items: list[questions.Question]) -> None:
     st.header(t("heads.h_quiz"))
-    for q in items:
-        options = list(range(len(q.choices)))
-        fmt = (lambda k, q=q: t(q.choices[k])) if q.translate_choices else (lambda k, q=q: q.choices[k])
-        chosen = st.radio(t(f"heads.quiz_{q.qid}", **q.params), options, index=None, format_func=fmt,
-                          key=f"hd_q_{q.qid}", horizontal=True)  # fmt: skip
-        if chosen is None:
-            continue
-        verdict = t("heads.quiz_right") if q.is_right(chosen) else t("heads.quiz_wrong")
-        st.markdown(f"**{verdict}** " + t(f"heads.quiz_{q.qid}_why", **q.params))
+    kit.computed_quiz(t, "heads", "hd", items)

@@ -183,12 +183,4 @@ def section_reveal(t, run) -> None:
 
 def section_quiz(t, run) -> None:
     st.header(t("training.h_quiz"))
-    for q in questions.from_run(run, patterns.head_patterns(run)):
-        options = list(range(len(q.choices)))
-        fmt = (lambda k, q=q: t(q.choices[k])) if q.translate_choices else (lambda k, q=q: q.choices[k])
-        chosen = st.radio(t(f"training.quiz_{q.qid}", **q.params), options, index=None, format_func=fmt,
-                          key=f"tr_q_{q.qid}", horizontal=True)  # fmt: skip
-        if chosen is None:
-            continue
-        verdict = t("training.quiz_right") if q.is_right(chosen) else t("training.quiz_wrong")
-        st.markdown(f"**{verdict}** " + t(f"training.quiz_{q.qid}_why", **q.params))
+    kit.computed_quiz(t, "training", "tr", questions.from_run(run, patterns.head_patterns(run)))

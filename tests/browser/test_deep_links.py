@@ -43,6 +43,7 @@ LAB_TITLES = {
     "inference": "inference.title",
     "block": "block.title",
     "heads": "heads.title",
+    "training": "training.title",
 }
 # Links of the legacy file list (or shared from it) and the page each must reach ("" = the playground).
 OLD_LINKS = {"why_sqrt_dk": "why-sqrt-dk", "multi_head": "multi-head", "playground": ""}
@@ -100,6 +101,7 @@ def nav_titles(lang: str) -> set[str]:
         "app.nav_inference",
         "app.nav_block",
         "app.nav_heads",
+        "app.nav_training",
         "app.nav_path",
         "app.nav_worksheet",
         "class.nav_teach",
