@@ -121,8 +121,12 @@ st.set_page_config(page_title=t("app.page_title", page=page.title))
 
 
 def language_switch() -> None:
+    # Two buttons side by side, not a drop-down: one tap switches, and there is no pop-up list to
+    # close. (A drop-down's list closes when the sidebar scrolls, and the sidebar scrolls the box into
+    # view when it is clicked half below the window's edge, as it is at 1400×900 under the 17 pages:
+    # the click opened the list and the scroll closed it at once.)
     with language_box:
-        st.selectbox(t("app.language"), LANGUAGES, key=LANG_KEY, format_func=LANGUAGE_NAMES.get)
+        st.radio(t("app.language"), LANGUAGES, key=LANG_KEY, format_func=LANGUAGE_NAMES.get, horizontal=True)
     st.session_state[LANGUAGE_SHOWN_KEY] = True
 
 

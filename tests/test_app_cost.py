@@ -113,7 +113,7 @@ def test_tiled_check_agrees_with_direct() -> None:
 
 def test_japanese_page() -> None:
     at = open_page(PAGE)
-    at.selectbox(key="lang").set_value("ja").run()  # the language switch in app.py's sidebar
+    at.radio(key="lang").set_value("ja").run()  # the language switch in app.py's sidebar
     no_exception(at)
     assert at.title[0].value == translate("ja", "cost.title")
     assert [e.label for e in at.expander] == [

@@ -90,7 +90,7 @@ def test_empty_sentence_is_a_message_not_a_traceback() -> None:
 
 def test_user_text_and_japanese() -> None:
     at = open_page(PAGE)
-    at.selectbox(key="lang").set_value("ja").run()  # the language switch in app.py's sidebar
+    at.radio(key="lang").set_value("ja").run()  # the language switch in app.py's sidebar
     at.session_state["mh_text"] = "<b>猫</b> & 犬"
     at.run()
     no_exception(at)

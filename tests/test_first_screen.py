@@ -59,7 +59,7 @@ def test_any_rerun_draws_the_rest(deferred):
     assert len(charts(at)) == 11
     # the settings are drawn, holding the sentence the first view was computed from
     assert at.sidebar.text_area(key="pg_text").value == translate("en", "playground.default_text")
-    assert at.sidebar.selectbox(key=LANG_KEY).value == "en"
+    assert at.sidebar.radio(key=LANG_KEY).value == "en"
 
 
 SETTINGS = (
@@ -113,10 +113,10 @@ def test_the_language_switch_is_left_out_only_before_it_was_ever_drawn(deferred)
     """A session that opened on a lab (its language switch drawn there) and then opens the playground:
     the switch stays (a widget left out of a run after it was drawn would lose the learner's choice)."""
     at = open_page("app_pages/masks.py", check=False)
-    at.sidebar.selectbox(key=LANG_KEY).set_value("ja").run()
+    at.sidebar.radio(key=LANG_KEY).set_value("ja").run()
     at.switch_page("app_pages/playground.py").run()
     assert not at.exception
     assert set(charts(at)) == {"pg_chart_x"}  # the playground's first view, deferred
-    assert at.sidebar.selectbox(key=LANG_KEY).value == "ja"
+    assert at.sidebar.radio(key=LANG_KEY).value == "ja"
     at.run()
-    assert at.sidebar.selectbox(key=LANG_KEY).value == "ja"
+    assert at.sidebar.radio(key=LANG_KEY).value == "ja"

@@ -231,8 +231,7 @@ def wait_for_path(page: Page, url_path: str, timeout_ms: int = TIMEOUT_MS) -> No
 def switch_language(page: Page, lang: str, timeout_ms: int = TIMEOUT_MS) -> None:
     """Choose ``lang`` in the sidebar's language box (app.py) and wait for the rerun."""
     names = {"en": "English", "ja": "日本語"}
-    page.locator('[data-testid="stSidebar"] .st-key-lang [data-testid="stSelectbox"]').click()
-    page.get_by_role("option", name=names[lang]).click()
+    page.locator('[data-testid="stSidebar"] .st-key-lang label').filter(has_text=names[lang]).click()
     wait_for_app_run(page, timeout_ms)
 
 

@@ -22,7 +22,15 @@ from urllib.parse import urlparse
 import pytest
 from conftest import LOGS, _start_server, _stop
 from playwright.sync_api import Browser, Page, expect
-from st_browser import ROOT, assert_no_exception, new_context, screenshot, wait_for_app_run, wait_until_idle
+from st_browser import (
+    ROOT,
+    assert_no_exception,
+    new_context,
+    screenshot,
+    switch_language,
+    wait_for_app_run,
+    wait_until_idle,
+)
 
 from attention_ui.i18n import translate
 
@@ -195,9 +203,7 @@ def test_language_switch_after_a_deep_link_keeps_the_lab_and_its_inputs(
         box.fill("1 2 3 4")
         box.press("Enter")
         wait_for_app_run(page, timeout_ms=SLOW_MS)
-        page.locator('[data-testid="stSidebar"] .st-key-lang [data-testid="stSelectbox"]').click()
-        page.get_by_role("option", name="日本語").click()
-        wait_for_app_run(page, timeout_ms=SLOW_MS)
+        switch_language(page, "ja", timeout_ms=SLOW_MS)
         expect(page.get_by_role("heading", level=1).first).to_contain_text(
             translate("ja", "sqrt.title"), timeout=SLOW_MS
         )

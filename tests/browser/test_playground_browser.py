@@ -17,6 +17,7 @@ from st_browser import (
     PLOTLY_CHART,
     assert_no_exception,
     screenshot,
+    switch_language,
     tick_labels,
     wait_for_app_run,
     wait_for_charts,
@@ -107,9 +108,7 @@ def test_new_sentences_update_the_heatmaps(app: Page) -> None:
 
 def test_japanese_ui_and_sentence(app: Page) -> None:
     wait_for_charts(app)
-    app.locator('[data-testid="stSidebar"] .st-key-lang [data-testid="stSelectbox"]').click()
-    app.get_by_role("option", name="日本語").click()
-    wait_for_app_run(app)
+    switch_language(app, "ja")
     title = translate("ja", "playground.title")
     assert CJK.search(title), "the Japanese catalog's title should be Japanese"
     expect(app.get_by_role("heading", level=1)).to_contain_text(title)

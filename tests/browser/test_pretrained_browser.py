@@ -14,6 +14,7 @@ from st_browser import (
     PLOTLY_CHART,
     assert_no_exception,
     screenshot,
+    switch_language,
     tick_labels,
     wait_for_app_run,
     wait_for_charts,
@@ -146,9 +147,7 @@ def test_pretrained_view_draws_the_72_panel_overview_and_subword_steps(app: Page
 
 def test_pretrained_view_in_japanese_with_a_japanese_sentence(app: Page) -> None:
     wait_for_charts(app, timeout_ms=SLOW_MS)
-    sidebar(app).locator('.st-key-lang [data-testid="stSelectbox"]').click()
-    app.get_by_role("option", name="日本語").click()
-    wait_for_app_run(app, timeout_ms=SLOW_MS)
+    switch_language(app, "ja", timeout_ms=SLOW_MS)
     enter_sentence(app, JA_SENTENCE)
     choose_pretrained(app, "ja")
     assert_no_exception(app)
