@@ -129,7 +129,7 @@ def test_live_class_teacher_and_two_phones(browser, cluster: Cluster) -> None:
         expect(teacher.locator(".st-key-cls_open button")).to_be_visible(timeout=SLOW_MS)
         teacher.locator(".st-key-cls_open button").click()
         for name, p in phones.items():
-            radio = p.locator('[data-testid="stRadio"] [role="radiogroup"] label')
+            radio = p.locator('[data-testid="stMain"] [data-testid="stRadio"] [role="radiogroup"] label')
             expect(radio.first).to_be_visible(timeout=SLOW_MS)
             radio.nth(0 if name == "phone" else 1).click()
             p.locator('[class*="st-key-cls_send_"] button').click()
@@ -464,7 +464,7 @@ def test_a_lecture_reloads_fast_clicks_explore_and_the_back_row(browser, cluster
         expect(teacher.get_by_text(f"has {n_tokens} tokens")).to_be_visible(timeout=SLOW_MS)
         for p in (phone, laptop):
             expect(p.get_by_text(re.compile(rf"{n_tokens} (tokens|トークン)"))).to_be_visible(timeout=SLOW_MS)
-            radio = p.locator('[data-testid="stRadio"] [role="radiogroup"] label')
+            radio = p.locator('[data-testid="stMain"] [data-testid="stRadio"] [role="radiogroup"] label')
             radio.first.tap() if p is phone else radio.first.click()
             send = p.locator('[class*="st-key-cls_send_"] button')
             send.tap() if p is phone else send.click()
