@@ -24,7 +24,7 @@ def at() -> AppTest:
 def radios(at: AppTest) -> dict:
     """Question id -> its radio (keys are qz_r_<round>_<lang>_<qid>)."""
     out = {}
-    for r in at.radio:
+    for r in at.main.radio:
         if r.key and r.key.startswith("qz_r_"):
             out[r.key.split("_", 4)[4]] = r
     return out
@@ -46,7 +46,7 @@ def test_all_questions_in_seeded_order(at: AppTest) -> None:
     quiz = build_quiz(0)
     assert len(quiz) >= 24
     assert list(radios(at)) == [it.qid for it in quiz]
-    assert all(r.value is None for r in at.radio)  # nothing pre-selected
+    assert all(r.value is None for r in at.main.radio)  # nothing pre-selected
     assert metric(at, "quiz.answered") == f"0 of {len(quiz)}"
 
 
@@ -93,7 +93,7 @@ def test_retry_the_missed_ones(at: AppTest) -> None:
     at.run()
     assert not at.exception
     assert list(radios(at)) == [it.qid for it in wrong]  # only the missed ones, still in seeded order
-    assert all(r.value is None for r in at.radio)
+    assert all(r.value is None for r in at.main.radio)
     assert any(translate("en", "quiz.retry_mode", n=2) == i.value for i in at.info)
     assert metric(at, "quiz.answered") == "0 of 2"
     for it in wrong:
@@ -140,7 +140,7 @@ def test_new_seed_reorders_and_clears(at: AppTest) -> None:
     assert list(radios(at)) == [it.qid for it in build_quiz(7)]
     at.button(key="qz_restart").click()
     at.run()
-    assert not at.exception and all(r.value is None for r in at.radio)
+    assert not at.exception and all(r.value is None for r in at.main.radio)
 
 
 def test_answers_survive_a_language_switch(at: AppTest) -> None:
