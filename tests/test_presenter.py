@@ -83,7 +83,7 @@ def test_entering_starts_at_step_1_with_an_h1_and_a_fixed_head_picker(lang):
     assert headings[0].startswith("2. ") and not picker.disabled
     picker.select(1).run()
     assert at.session_state["pg_head"] == 1 and at.query_params["head"] == "1"
-    assert not at.radio  # no radio pushing the heading down
+    assert not at.main.radio  # no radio pushing the heading down
     at.button(key="pg_present_exit").click().run()
     at.button(key="pg_present_start").click().run()
     assert at.title[0].value.startswith("1. ")  # re-entering starts again at step 1
