@@ -11,8 +11,9 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_ui import kit
+from attention_ui.path import path, path_view
 from attention_ui.playground import share
-from attention_ui.practice import path, path_view, predict_view
+from attention_ui.practice import predict_view
 
 PAGE = kit.Page("path", "practice")
 

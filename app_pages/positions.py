@@ -14,7 +14,7 @@ import streamlit as st
 from attention_core.labs import positions as lab_positions
 from attention_core.labs.positions import D_MODEL_RANGE, OFFSET_RANGE, SCHEMES, SEEN_RANGE, PositionsSettings
 from attention_ui import kit
-from attention_ui.figures import positions as figures_positions
+from attention_ui.positions import figures as figures_positions
 
 ROUNDING_LIMIT = 1e-10  # a difference below this is floating-point rounding (float64, values ~1)
 DEFAULTS = {"ps_d_model": 16, "ps_seed": 0, "ps_seen": 32, "ps_offset": 2, "ps_pair": 0, "ps_tables": False}

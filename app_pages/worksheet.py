@@ -11,7 +11,7 @@ import streamlit as st
 
 from attention_ui import kit
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
-from attention_ui.practice import worksheet_view as view
+from attention_ui.worksheet import worksheet_view as view
 
 PAGE = kit.Page(view.PREFIX, "practice", view.DEFAULTS)
 

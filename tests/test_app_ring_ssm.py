@@ -13,8 +13,9 @@ from streamlit.testing.v1 import AppTest
 from attention_core import AttentionConfig, trace_text
 from attention_core.labs import ring as lab_ring
 from attention_core.labs import ssm as lab_ssm
-from attention_ui import cost_ring, lookalikes_ssm
+from attention_ui.cost import ring_view as cost_ring
 from attention_ui.i18n import translate
+from attention_ui.lookalikes import ssm_view as lookalikes_ssm
 from tests.apptest_pages import charts, open_page, z
 
 COST, LOOKALIKES = "app_pages/cost.py", "app_pages/lookalikes.py"

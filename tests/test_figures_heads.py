@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from attention_ui.figures import heads as fh
 from attention_ui.figures.base import DIVERGING_SCALE
+from attention_ui.heads import figures as fh
 
 
 def test_head_map_signed_is_centred_on_zero_and_clickable():

@@ -10,7 +10,7 @@ import streamlit as st
 from attention_core.labs import heads as H
 from attention_ui import kit
 from attention_ui.figures import decoder as fdc
-from attention_ui.figures import heads as fh
+from attention_ui.heads import figures as fh
 
 from . import cached, questions
 
