@@ -2,7 +2,7 @@
 around attention on the learner's sentence; the stream's size with depth; where attention sits in
 encoder, decoder and encoder–decoder models; FLOPs of projections and FFN beside the n² term.
 
-Widgets (``bl_`` keys) -> ``attention_core.labs.block`` -> ``attention_ui.figures.block`` -> the page
+Widgets (``bl_`` keys) -> ``attention_core.labs.block`` -> ``attention_ui.block.figures`` -> the page
 kit. All text comes from the ``block`` catalog.
 """
 

@@ -1,6 +1,6 @@
 """Cost-at-scale lab: memory and FLOPs of the n × n matrix, a live measurement as n doubles (on request,
 bounded by MAX_DIRECT_N), tiled attention with an online softmax; the window, linear and ring sections
-live in ``attention_ui.cost_efficient``/``cost_ring``. Widgets (``co_``) -> ``labs.cost`` -> figures.
+live in ``attention_ui.cost.efficient_view``/``ring_view``. Widgets (``co_``) -> ``labs.cost`` -> figures.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ public model shapes and a slider from MHA through GQA to MQA; the grouped heads'
 causal mask is what makes caching valid.
 
 Widgets (``if_`` keys) -> a frozen ``InferenceSettings`` -> one cached ``inference_lab`` call (plus
-the cheap counts ``flops_curve`` and ``cache_size``) -> builders in ``attention_ui.figures.inference``
--> the page kit. The calculator's section lives in ``attention_ui.inference_size``. All text comes
+the cheap counts ``flops_curve`` and ``cache_size``) -> builders in ``attention_ui.inference.figures``
+-> the page kit. The calculator's section lives in ``attention_ui.inference.size_view``. All text comes
 from the ``inference`` catalog.
 """
 

@@ -1,6 +1,6 @@
 """Look-alikes lab: self- vs cross-attention, additive vs dot-product scores, causal vs
 bidirectional, self-attention vs an RNN, a table of terms easy to mix up, and state-space models
-(``attention_ui.lookalikes_ssm``). Widgets (``lk_`` keys) -> ``attention_core.labs.lookalikes`` ->
+(``attention_ui.lookalikes.ssm_view``). Widgets (``lk_`` keys) -> ``attention_core.labs.lookalikes`` ->
 ``attention_ui.figures`` -> the page kit. Every message comes from the ``lookalikes`` catalog.
 """
 

@@ -2,7 +2,7 @@
 
 Each stop: its goal, one or two predict-then-reveal questions about a hand-sized exercise, a link
 onward. Progress lives in the URL (``?seed=&stop=&answers=``), so a reload or a shared link
-restores it. Route and URL format: ``attention_ui.practice.path``; drawing: ``path_view``. All text
+restores it. Route and URL format: ``attention_ui.path.path``; drawing: ``path_view``. All text
 from the ``practice`` catalog.
 """
 

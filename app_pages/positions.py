@@ -3,7 +3,7 @@ sinusoidal, learned-style and RoPE side by side; RoPE's turning pairs; extrapola
 longest seen position.
 
 Widgets (``ps_`` keys) -> a frozen ``PositionsSettings`` -> one cached ``positions_lab`` call ->
-builders in ``attention_ui.figures.positions`` -> the page kit. All text comes from the
+builders in ``attention_ui.positions.figures`` -> the page kit. All text comes from the
 ``positions`` catalog.
 """
 

@@ -1,7 +1,7 @@
 """Lab "Why √d_k": measured score variance, score histograms, softmax saturation and its gradient.
 
 Widgets (``sq_`` keys) -> cached calls into ``attention_core.labs.scaling`` -> builders in
-``attention_ui.figures.sqrt`` -> the page kit. All text from the ``sqrt`` catalog.
+``attention_ui.why_sqrt_dk.figures`` -> the page kit. All text from the ``sqrt`` catalog.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Widgets (``ws_`` keys) -> ``WorksheetSettings`` (validated by the builder, its messages in the
 ``practice`` catalog) -> a download button that builds the PDF when clicked -> a preview of the
-first exercise. The builder is imported lazily (``attention_ui.practice.worksheet_view``).
+first exercise. The builder is imported lazily (``attention_ui.worksheet.worksheet_view``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The heads page's figure builders (attention_ui/figures/heads.py), tested as data."""
+"""The heads page's figure builders (attention_ui/heads/figures.py), tested as data."""
 
 from __future__ import annotations
 

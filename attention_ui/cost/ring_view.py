@@ -2,7 +2,7 @@
 running state, causal skipping and load, and the per-device costs with the overlap condition.
 
 Called by ``app_pages/cost.py`` with its page kit (``co_ring_`` keys); text: the ``ring`` catalog.
-Widgets -> ``attention_core.labs.ring`` (cached) -> ``attention_ui.figures.ring`` -> the page kit.
+Widgets -> ``attention_core.labs.ring`` (cached) -> ``attention_ui.cost.ring_figures`` -> the page kit.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The heads page's sections, one per view (one presenter slide each): each reads cached core results
-(:mod:`.cached`), draws with :mod:`attention_ui.figures.heads` and says what the numbers show."""
+(:mod:`.cached`), draws with :mod:`attention_ui.heads.figures` and says what the numbers show."""
 
 from __future__ import annotations
 

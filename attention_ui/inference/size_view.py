@@ -2,7 +2,7 @@
 model's context, a sliding window, MHA through GQA to MQA.
 
 Called by ``app_pages/inference.py`` with its page kit (``if_`` keys, ``inference`` catalog). Widgets
--> ``attention_core.labs.inference.cache_calculation`` -> ``attention_ui.figures.inference`` -> the kit.
+-> ``attention_core.labs.inference.cache_calculation`` -> ``attention_ui.inference.figures`` -> the kit.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The guided path's Streamlit side: progress between session and URL, one stop, the summary.
 
-The route, its questions and the URL format are in :mod:`attention_ui.practice.path`; each
+The route, its questions and the URL format are in :mod:`attention_ui.path.path`; each
 question is asked with :func:`attention_ui.practice.predict_view.ask` (asked whatever the
 practice mode says). Session keys start with ``path_``.
 """
