@@ -2,7 +2,7 @@
 around attention on the learner's sentence; the stream's size with depth; where attention sits in
 encoder, decoder and encoder–decoder models; FLOPs of projections and FFN beside the n² term.
 
-Widgets (``bl_`` keys) -> ``attention_core.labs.block`` -> ``attention_ui.figures.block`` -> the page
+Widgets (``bl_`` keys) -> ``attention_core.labs.block`` -> ``attention_ui.block.figures`` -> the page
 kit. All text comes from the ``block`` catalog.
 """
 
@@ -14,7 +14,7 @@ from attention_core import AttentionConfigError
 from attention_core.labs import block as lab_block
 from attention_core.labs.multihead import valid_head_counts
 from attention_ui import kit
-from attention_ui.figures import block as figures_block
+from attention_ui.block import figures as figures_block
 
 D_MODELS = (8, 16, 32, 64)
 MAX_HEADS = 8

@@ -1,6 +1,6 @@
 """Cost-at-scale lab: memory and FLOPs of the n × n matrix, a live measurement as n doubles (on request,
 bounded by MAX_DIRECT_N), tiled attention with an online softmax; the window, linear and ring sections
-live in ``attention_ui.cost_efficient``/``cost_ring``. Widgets (``co_``) -> ``labs.cost`` -> figures.
+live in ``attention_ui.cost.efficient_view``/``ring_view``. Widgets (``co_``) -> ``labs.cost`` -> figures.
 """
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ import streamlit as st
 
 from attention_core.labs import cost as lab_cost
 from attention_core.labs.cost import DTYPE_BYTES, MAX_DIRECT_N, NOTES_SEQUENCE_LENGTHS, SWEEP_D, format_bytes
-from attention_ui import cost_efficient, cost_ring, kit, practice
+from attention_ui import kit, practice
+from attention_ui.cost import efficient_view as cost_efficient
+from attention_ui.cost import ring_view as cost_ring
 from attention_ui.figures import cost as figures_cost
 
 # The reference notes' FP16 one-head column, as printed there (data to compare against, not text).

@@ -4,8 +4,8 @@ public model shapes and a slider from MHA through GQA to MQA; the grouped heads'
 causal mask is what makes caching valid.
 
 Widgets (``if_`` keys) -> a frozen ``InferenceSettings`` -> one cached ``inference_lab`` call (plus
-the cheap counts ``flops_curve`` and ``cache_size``) -> builders in ``attention_ui.figures.inference``
--> the page kit. The calculator's section lives in ``attention_ui.inference_size``. All text comes
+the cheap counts ``flops_curve`` and ``cache_size``) -> builders in ``attention_ui.inference.figures``
+-> the page kit. The calculator's section lives in ``attention_ui.inference.size_view``. All text comes
 from the ``inference`` catalog.
 """
 
@@ -21,9 +21,10 @@ from attention_core.labs.inference import (
     InferenceSettings,
     kv_choices,
 )
-from attention_ui import inference_size, kit
-from attention_ui.figures import inference as figures_inference
-from attention_ui.inference_size import fit_choice
+from attention_ui import kit
+from attention_ui.inference import figures as figures_inference
+from attention_ui.inference import size_view as inference_size
+from attention_ui.inference.size_view import fit_choice
 
 ROUNDING_LIMIT = 1e-10  # a difference below this is floating-point rounding (float64, values ~1)
 FLOPS_NS = tuple(2**k for k in range(0, 17))  # context lengths of the FLOPs chart: 1 … 65,536

@@ -1,6 +1,6 @@
 """Look-alikes lab: self- vs cross-attention, additive vs dot-product scores, causal vs
 bidirectional, self-attention vs an RNN, a table of terms easy to mix up, and state-space models
-(``attention_ui.lookalikes_ssm``). Widgets (``lk_`` keys) -> ``attention_core.labs.lookalikes`` ->
+(``attention_ui.lookalikes.ssm_view``). Widgets (``lk_`` keys) -> ``attention_core.labs.lookalikes`` ->
 ``attention_ui.figures`` -> the page kit. Every message comes from the ``lookalikes`` catalog.
 """
 
@@ -13,9 +13,10 @@ import streamlit as st
 from attention_core import AttentionConfigError
 from attention_core.labs import lookalikes as lab_lookalikes
 from attention_core.labs.lookalikes import LOOKALIKES, RNN_COMPARISON, layer_cost, rnn_steps_illustration
-from attention_ui import kit, lookalikes_ssm, tables
+from attention_ui import kit, tables
 from attention_ui.figures import heatmaps
-from attention_ui.figures.lookalikes import CostText, PathText, cost_figure, path_figure
+from attention_ui.lookalikes import ssm_view as lookalikes_ssm
+from attention_ui.lookalikes.figures import CostText, PathText, cost_figure, path_figure
 
 MAX_TOKENS = 16  # two readable heatmaps side by side
 D_MODEL_CHOICES = (8, 16, 32, 64)

@@ -16,7 +16,7 @@ from attention_core.labs import masks as lab_masks
 from attention_core.labs.masks import LAB_MASK_KINDS, METHODS, MaskLabSettings
 from attention_ui import kit, practice, tables
 from attention_ui.figures import heatmaps
-from attention_ui.figures import masks as fmk
+from attention_ui.masks import figures as fmk
 
 MAX_TOKENS = 16  # the leakage matrix runs 2·n layers; 16 keeps it instant and the maps readable
 PAD_RANGE = (0, 4)

@@ -14,7 +14,7 @@ from attention_core.labs import multihead as lab_multihead
 from attention_core.labs.multihead import valid_head_counts
 from attention_ui import kit, tables
 from attention_ui.figures import heatmaps
-from attention_ui.figures import multihead as figures_multihead
+from attention_ui.multi_head import figures as figures_multihead
 
 D_MODEL_RANGE = (1, 128)  # the sentence's layer: small enough to draw every head
 MAX_SHOWN_HEADS = 16  # small multiples beyond this are unreadable

@@ -2,7 +2,7 @@
 
 Each stop: its goal, one or two predict-then-reveal questions about a hand-sized exercise, a link
 onward. Progress lives in the URL (``?seed=&stop=&answers=``), so a reload or a shared link
-restores it. Route and URL format: ``attention_ui.practice.path``; drawing: ``path_view``. All text
+restores it. Route and URL format: ``attention_ui.path.path``; drawing: ``path_view``. All text
 from the ``practice`` catalog.
 """
 
@@ -11,8 +11,9 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_ui import kit
+from attention_ui.path import path, path_view
 from attention_ui.playground import share
-from attention_ui.practice import path, path_view, predict_view
+from attention_ui.practice import predict_view
 
 PAGE = kit.Page("path", "practice")
 

@@ -3,7 +3,7 @@ sinusoidal, learned-style and RoPE side by side; RoPE's turning pairs; extrapola
 longest seen position.
 
 Widgets (``ps_`` keys) -> a frozen ``PositionsSettings`` -> one cached ``positions_lab`` call ->
-builders in ``attention_ui.figures.positions`` -> the page kit. All text comes from the
+builders in ``attention_ui.positions.figures`` -> the page kit. All text comes from the
 ``positions`` catalog.
 """
 
@@ -14,7 +14,7 @@ import streamlit as st
 from attention_core.labs import positions as lab_positions
 from attention_core.labs.positions import D_MODEL_RANGE, OFFSET_RANGE, SCHEMES, SEEN_RANGE, PositionsSettings
 from attention_ui import kit
-from attention_ui.figures import positions as figures_positions
+from attention_ui.positions import figures as figures_positions
 
 ROUNDING_LIMIT = 1e-10  # a difference below this is floating-point rounding (float64, values ~1)
 DEFAULTS = {"ps_d_model": 16, "ps_seed": 0, "ps_seen": 32, "ps_offset": 2, "ps_pair": 0, "ps_tables": False}

@@ -1,7 +1,7 @@
 """Lab "Why √d_k": measured score variance, score histograms, softmax saturation and its gradient.
 
 Widgets (``sq_`` keys) -> cached calls into ``attention_core.labs.scaling`` -> builders in
-``attention_ui.figures.sqrt`` -> the page kit. All text from the ``sqrt`` catalog.
+``attention_ui.why_sqrt_dk.figures`` -> the page kit. All text from the ``sqrt`` catalog.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import streamlit as st
 from attention_core.labs import scaling as lab_scaling
 from attention_core.labs.scaling import MAX_DRAWS, one_row, parse_scores, samples_within
 from attention_ui import kit
-from attention_ui.figures import sqrt as fsq
+from attention_ui.why_sqrt_dk import figures as fsq
 
 DK_OPTIONS = tuple(2**i for i in range(11))  # 1 … 1024
 KEYS_RANGE = (2, 64)

@@ -2,7 +2,7 @@
 
 Widgets (``ws_`` keys) -> ``WorksheetSettings`` (validated by the builder, its messages in the
 ``practice`` catalog) -> a download button that builds the PDF when clicked -> a preview of the
-first exercise. The builder is imported lazily (``attention_ui.practice.worksheet_view``).
+first exercise. The builder is imported lazily (``attention_ui.worksheet.worksheet_view``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import streamlit as st
 
 from attention_ui import kit
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
-from attention_ui.practice import worksheet_view as view
+from attention_ui.worksheet import worksheet_view as view
 
 PAGE = kit.Page(view.PREFIX, "practice", view.DEFAULTS)
 

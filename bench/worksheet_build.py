@@ -25,7 +25,7 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from attention_core.exercise import generate_exercise  # noqa: E402
-from attention_ui.practice.worksheet import WorksheetSettings, render_worksheet  # noqa: E402
+from attention_ui.worksheet.worksheet import WorksheetSettings, render_worksheet  # noqa: E402
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ mkdir -p "$OUT"
 import sys
 from pathlib import Path
 
-from attention_ui.practice.worksheet import WorksheetSettings, build_worksheet
+from attention_ui.worksheet.worksheet import WorksheetSettings, build_worksheet
 
 out = Path(sys.argv[1])
 samples = {

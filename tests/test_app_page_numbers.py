@@ -201,7 +201,7 @@ def test_cost_page_window_and_linear_numbers():
     assert metric(at, tr("cost.lin_weight_diff")) == f"{lin.weight_diff:.3f}"
     tops = tr("cost.lin_sharpness", soft=f"{lin.softmax_top.mean():.3f}", lin=f"{lin.linear_top.mean():.3f}")
     assert tops in all_text(at)
-    from attention_ui.cost_efficient import LINEAR_D as d  # noqa: PLC0415
+    from attention_ui.cost.efficient_view import LINEAR_D as d  # noqa: PLC0415
 
     cross = next(
         m for m in range(1, 10**6) if m * (4 * d * d + 3 * d + d) < attention_flops(m, d, d).total
@@ -211,7 +211,7 @@ def test_cost_page_window_and_linear_numbers():
         m for m in range(1, 10**6) if m * (4 * d * d + 3 * d + d) < m * (m + 1) // 2 * per_score
     )
     assert tr("cost.lin_crossover", d=d, n=f"{cross:,}", n_causal=f"{cross_causal:,}") in all_text(at)
-    from attention_ui.cost_efficient import EXACT_N, EXACT_WINDOW  # noqa: PLC0415
+    from attention_ui.cost.efficient_view import EXACT_N, EXACT_WINDOW  # noqa: PLC0415
 
     exact = frame(at, "cost.col_exact_diff")
     rows = lab_efficient.exactness(EXACT_N, EXACT_WINDOW)

@@ -13,9 +13,11 @@ from streamlit.testing.v1 import AppTest
 from attention_core import AttentionConfig, trace_text
 from attention_core.labs import ring as lab_ring
 from attention_core.labs import ssm as lab_ssm
-from attention_ui import cost_ring, lookalikes_ssm
+from attention_core.labs.cost import format_bytes
+from attention_ui.cost import ring_view as cost_ring
 from attention_ui.i18n import translate
-from tests.apptest_pages import charts, open_page, z
+from attention_ui.lookalikes import ssm_view as lookalikes_ssm
+from tests.apptest_pages import charts, message_values, open_page, page_strings, z
 
 COST, LOOKALIKES = "app_pages/cost.py", "app_pages/lookalikes.py"
 
@@ -56,6 +58,24 @@ def test_ring_section_in_english_matches_the_loops() -> None:
     b, d = math.ceil(131_072 / 5), 128  # the default cost sizes
     assert list(memory[t("ring.col_elements")])[:5] == [b * d, 2 * b * d, 2 * b * d, b * d + 2 * b, b * b]
     assert list(memory[t("ring.col_elements")])[-1] == 131_072**2
+
+
+def test_ring_memory_per_device_total_and_note() -> None:
+    """The memory per device (docs/architecture.md's walk): the table's total row and the note's
+    number against β · (6bd + 2b + b²) by hand, at sizes where n / P is not whole."""
+    at = open_page(COST, co_ring_P=8, co_ring_cost_n=10_000, co_ring_cost_d=64, co_ring_dtype="fp32")
+    t = lambda key, **v: translate("en", key, **v)  # noqa: E731
+    b = 1250  # ⌈10,000 / 8⌉
+    elements = 6 * b * 64 + 2 * b + b * b  # q, two K/V blocks, the state, one b × b score block
+    assert elements == 2_045_000
+    memory = next(df.value for df in at.dataframe if t("ring.col_part") in df.value.columns)
+    total = list(memory[t("ring.col_part")]).index(t("ring.part_total"))
+    assert list(memory[t("ring.col_elements")])[total] == elements
+    assert list(memory[t("ring.col_bytes")])[total] == format_bytes(4 * elements)  # FP32: 4 bytes
+    (note,) = message_values(page_strings(at), "en", "ring.memory_note")
+    assert note == dict(
+        b="1,250", device=format_bytes(8_180_000), full=format_bytes(400_000_000), ratio="49"
+    )  # 4 · 10,000² bytes against 8,180,000: ×48.9
 
 
 def test_ring_section_in_japanese_without_a_mask() -> None:

@@ -67,8 +67,8 @@ def test_masked_grey_is_distinguishable_from_every_colour_of_the_scale(scale, vi
 
 def _weights_figures():
     """Every figure that draws attention weights, built on a small causal example."""
-    from attention_ui.figures import masks as figures_masks
-    from attention_ui.figures import pretrained as figures_pretrained
+    from attention_ui.masks import figures as figures_masks
+    from attention_ui.playground import pretrained_figures as figures_pretrained
 
     tokens = ["a", "b", "c"]
     causal = np.tril(np.ones((3, 3), bool))
@@ -204,7 +204,7 @@ def test_every_printed_cell_number_reaches_aa_against_its_cell(name):
 
 
 def test_leakage_numbers_and_exact_zeros_reach_aa():
-    from attention_ui.figures import masks as figures_masks
+    from attention_ui.masks import figures as figures_masks
 
     moved = np.array([[0.5, 1e-3, 0.0], [1e-16, 0.0, 1e-9], [0.0, 1e-6, 0.2]])
     fig = figures_masks.leakage_heatmap(moved, ["a", "b", "c"], zero_label="0")
@@ -227,6 +227,6 @@ def test_leakage_numbers_and_exact_zeros_reach_aa():
 
 
 def test_exact_zero_diamond_labels_reach_aa_on_white():
-    from attention_ui.figures import masks as figures_masks
+    from attention_ui.masks import figures as figures_masks
 
     assert wcag_contrast(rgb_of(figures_masks.EXACT_ZERO_TEXT), (255, 255, 255)) >= AA_TEXT

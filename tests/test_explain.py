@@ -9,7 +9,7 @@ import pytest
 
 from attention_core import AttentionConfig, trace_text
 from attention_core.explain import explain_cell, explain_row
-from attention_ui.figures.playground import cell_from_point
+from attention_ui.playground.figures import cell_from_point
 
 
 @pytest.fixture(scope="module")

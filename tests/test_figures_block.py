@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from attention_ui.figures import block as fb
+from attention_ui.block import figures as fb
 from attention_ui.figures import cost as fc
 
 

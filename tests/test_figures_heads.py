@@ -1,12 +1,12 @@
-"""The heads page's figure builders (attention_ui/figures/heads.py), tested as data."""
+"""The heads page's figure builders (attention_ui/heads/figures.py), tested as data."""
 
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 
-from attention_ui.figures import heads as fh
 from attention_ui.figures.base import DIVERGING_SCALE
+from attention_ui.heads import figures as fh
 
 
 def test_head_map_signed_is_centred_on_zero_and_clickable():

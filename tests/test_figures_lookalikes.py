@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attention_core.labs.lookalikes import rnn_steps_illustration
-from attention_ui.figures.lookalikes import (
+from attention_ui.lookalikes.figures import (
     ATTENTION_COLOR,
     IDLE_COLOR,
     RNN_COLOR,

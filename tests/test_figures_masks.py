@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attention_core.labs.masks import ROUNDING_LEVEL
-from attention_ui.figures import masks as fmk
+from attention_ui.masks import figures as fmk
 
 TOKENS = ["the", "cat", "sat", "on"]
 

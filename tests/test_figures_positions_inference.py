@@ -10,8 +10,8 @@ import pytest
 
 from attention_core.labs import inference as li
 from attention_core.labs import positions as lp
-from attention_ui.figures import inference as fi
-from attention_ui.figures import positions as fp
+from attention_ui.inference import figures as fi
+from attention_ui.positions import figures as fp
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 NAMES = {"sinusoidal": "sin", "learned": "table", "rope": "RoPE"}

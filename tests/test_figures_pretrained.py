@@ -21,7 +21,7 @@ from attention_core.models.minilm import (
     special_positions,
     without_positions,
 )
-from attention_ui.figures.pretrained import (
+from attention_ui.playground.pretrained_figures import (
     CELL_TARGETS_MAX_TOKENS,
     axis_name,
     heads_overview,

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from attention_core.labs import ring
-from attention_ui.figures import ring as fr
-from attention_ui.figures import ssm as fs
+from attention_ui.cost import ring_figures as fr
+from attention_ui.lookalikes import ssm_figures as fs
 
 
 def test_schedule_figure_colours_folded_blocks_and_numbers_cells() -> None:

@@ -8,8 +8,13 @@ from types import SimpleNamespace
 import numpy as np
 import plotly.graph_objects as go
 
-from attention_ui.figures import base, block, lookalikes, multihead, ring, ssm
+from attention_ui.block import figures as block
+from attention_ui.cost import ring_figures as ring
+from attention_ui.figures import base
 from attention_ui.figures import cost as fc
+from attention_ui.lookalikes import figures as lookalikes
+from attention_ui.lookalikes import ssm_figures as ssm
+from attention_ui.multi_head import figures as multihead
 
 
 def test_legend_above_layout_titles_escaped_axes_extra_and_legend_room() -> None:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from attention_ui.figures import sqrt as fsq
+from attention_ui.why_sqrt_dk import figures as fsq
 
 D_KS = (1, 4, 16, 64)
 

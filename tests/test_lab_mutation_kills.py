@@ -1429,7 +1429,7 @@ def test_ssm_state_sizes_keep_the_ns():
 
 
 def test_ssm_lab_defaults_are_the_pages_first_view():
-    """N 4, Δ 0.5 and 16 tokens (attention_ui.lookalikes_ssm), d_model 16 and seed 0 (the look-alikes
+    """N 4, Δ 0.5 and 16 tokens (attention_ui.lookalikes.ssm_view), d_model 16 and seed 0 (the look-alikes
     sidebar): a long sentence is cut to 16 tokens."""
     from attention_core.labs import ssm
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from attention_core.exercise import generate_exercise
-from attention_ui.practice import path
+from attention_ui.path import path
 from attention_ui.practice import predict_view as pv
 
 

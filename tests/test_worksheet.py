@@ -15,8 +15,8 @@ from pypdf import PdfReader
 from attention_core.exercise import generate_exercise
 from attention_core.exercise_text import MINUS, dot_product_text
 from attention_ui.i18n import translate
-from attention_ui.practice import font as font_module
-from attention_ui.practice.worksheet import (
+from attention_ui.worksheet import font as font_module
+from attention_ui.worksheet.worksheet import (
     MAX_TOTAL,
     WorksheetSettings,
     WorksheetSettingsError,

@@ -1,5 +1,5 @@
 """The heads page's sections, one per view (one presenter slide each): each reads cached core results
-(:mod:`.cached`), draws with :mod:`attention_ui.figures.heads` and says what the numbers show."""
+(:mod:`.cached`), draws with :mod:`attention_ui.heads.figures` and says what the numbers show."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import streamlit as st
 from attention_core.labs import heads as H
 from attention_ui import kit
 from attention_ui.figures import decoder as fdc
-from attention_ui.figures import heads as fh
+from attention_ui.heads import figures as fh
 
 from . import cached, questions
 

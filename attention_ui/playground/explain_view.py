@@ -17,7 +17,7 @@ import streamlit as st
 
 from attention_core.explain import explain_cell, explain_row
 from attention_ui import kit
-from attention_ui.figures import playground as playground_figures
+from attention_ui.playground import figures as playground_figures
 from attention_ui.playground import grads_view
 from attention_ui.playground.steps_view import CELL_CHARTS, CHART_PREFIX, PLOTLY_CONFIG, View
 

@@ -21,13 +21,13 @@ from attention_core.models import minilm
 from attention_core.tokenizer import DEFAULT_MAX_TOKENS
 from attention_ui import kit
 from attention_ui.figures import base
-from attention_ui.figures.pretrained import (
+from attention_ui.language import current_language
+from attention_ui.playground.pretrained_figures import (
     CELL_TARGETS_MAX_TOKENS,
     heads_overview,
     panel_of_point,
     with_selection,
 )
-from attention_ui.language import current_language
 from attention_ui.playground.settings import PAD_RANGE, PAGE, PRETRAINED_LAYERS, WEIGHTS
 from attention_ui.playground.steps_view import StepText
 

@@ -18,7 +18,7 @@ import streamlit as st
 
 from attention_ui import kit, tables
 from attention_ui.figures import base, heatmaps
-from attention_ui.figures import playground as playground_figures
+from attention_ui.playground import figures as playground_figures
 from attention_ui.playground import projector
 from attention_ui.practice import predict_view
 

@@ -1,6 +1,6 @@
 """The guided path's Streamlit side: progress between session and URL, one stop, the summary.
 
-The route, its questions and the URL format are in :mod:`attention_ui.practice.path`; each
+The route, its questions and the URL format are in :mod:`attention_ui.path.path`; each
 question is asked with :func:`attention_ui.practice.predict_view.ask` (asked whatever the
 practice mode says). Session keys start with ``path_``.
 """
@@ -13,7 +13,8 @@ from attention_core import predict
 from attention_core.exercise import generate_exercise
 from attention_ui import kit
 from attention_ui.figures import heatmaps
-from attention_ui.practice import path, predict_view
+from attention_ui.path import path
+from attention_ui.practice import predict_view
 
 STOP_KEY, SEED_KEY, URL_KEY = "path_stop", "path_seed", "path_url_seen"
 MARK_ICONS = {"right": "✅", "wrong": "❌", "skipped": "⏭️", "open": "⬜"}

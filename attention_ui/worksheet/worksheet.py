@@ -29,7 +29,7 @@ from attention_core.exercise import WEIGHT_DECIMALS, Exercise, generate_exercise
 from attention_core.exercise_text import MINUS, decimal_text, dot_product_text, fraction_text, int_text
 from attention_core.exercise_text import weighted_sum_text as _weighted_sum_text
 from attention_ui.i18n import LANGUAGES, translate
-from attention_ui.practice.font import FONT_FAMILY, japanese_font_path
+from attention_ui.worksheet.font import FONT_FAMILY, japanese_font_path
 
 # Limits: a class of 60, up to 6 exercises each, but at most 180 exercises (360 pages) per file so
 # one download stays a few seconds of work on a shared server.

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import LOG_DECADES, escape_label, legend_above_layout
+from attention_ui.figures.base import LOG_DECADES, escape_label, legend_above_layout
 
 RNN_COLOR = "#d95f02"  # orange: the recurrent chain
 ATTENTION_COLOR = "#1b9e77"  # teal: the single attention hop (orange/teal stay apart for CVD)

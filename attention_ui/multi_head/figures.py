@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from .base import LOG_DECADES, escape_label, legend_above_layout
+from attention_ui.figures.base import LOG_DECADES, escape_label, legend_above_layout
 
 CHOSEN_COLOR = "#d95f02"  # orange: the chosen h, distinct from the blue of the other bars
 OTHER_COLOR = "#7570b3"

@@ -17,8 +17,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attention_core.labs.masks import ROUNDING_LEVEL
-
-from .base import (
+from attention_ui.figures.base import (
     LEGEND_ABOVE,
     WEIGHT_SCALE,
     HoverText,
@@ -27,7 +26,13 @@ from .base import (
     hover_labels,
     token_tick_labels,
 )
-from .heatmaps import CELL_FONT_PX, TEXT_MIN_CELL_PX, attention_heatmap, contrast_text, light_text_trace
+from attention_ui.figures.heatmaps import (
+    CELL_FONT_PX,
+    TEXT_MIN_CELL_PX,
+    attention_heatmap,
+    contrast_text,
+    light_text_trace,
+)
 
 EXACT_ZERO_COLOR = "#009E73"  # bluish green (Okabe–Ito): the correct, exactly-zero result
 EXACT_ZERO_TEXT = "#00664a"  # the same green darkened for text: 6.0:1 on its light cells, 7.0:1 on white

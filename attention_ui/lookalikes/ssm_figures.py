@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from .base import escape_label, legend_above_layout
+from attention_ui.figures.base import escape_label, legend_above_layout
 
 MODEL_COLOURS = ("#0068c9", "#7570b3", "#d95f02", "#1b9e77")
 MODEL_DASHES = ("solid", "dash", "dot", "dashdot")

@@ -14,7 +14,14 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import DEFAULT_HOVER, WEIGHT_SCALE, HoverText, escape_label, hover_labels, invisible_points
+from attention_ui.figures.base import (
+    DEFAULT_HOVER,
+    WEIGHT_SCALE,
+    HoverText,
+    escape_label,
+    hover_labels,
+    invisible_points,
+)
 
 PANEL_GAP = 0.012  # fraction of the plotting area between neighbouring panels
 # Click targets (see heads_overview's ``clickable``): one per cell up to this many tokens, so the hover

@@ -21,7 +21,7 @@ STUDENTS_RANGE = (1, 60)
 
 def read_settings(t):
     """A validated ``WorksheetSettings`` from the widgets, or None after saying what is wrong."""
-    from attention_ui.practice.worksheet import WorksheetSettings, WorksheetSettingsError
+    from attention_ui.worksheet.worksheet import WorksheetSettings, WorksheetSettingsError
 
     s = st.session_state
     try:
@@ -39,13 +39,13 @@ def read_settings(t):
 
 def build_pdf(settings) -> bytes:
     """The worksheet PDF, built when the download button is clicked."""
-    from attention_ui.practice.worksheet import build_worksheet
+    from attention_ui.worksheet.worksheet import build_worksheet
 
     return build_worksheet(settings)
 
 
 def file_name(settings) -> str:
-    from attention_ui.practice.worksheet import worksheet_filename
+    from attention_ui.worksheet.worksheet import worksheet_filename
 
     return worksheet_filename(settings)
 

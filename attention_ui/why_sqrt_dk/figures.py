@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import LEGEND_ABOVE, LOG_DECADES, escape_label
+from attention_ui.figures.base import LEGEND_ABOVE, LOG_DECADES, escape_label
 
 RAW_COLOR = "#D55E00"  # vermilion: unscaled q·k
 SCALED_COLOR = "#0072B2"  # blue: q·k / √d_k

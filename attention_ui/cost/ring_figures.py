@@ -12,8 +12,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import escape_label, legend_above_layout
-from .cost import block_grid_layout, block_grid_trace
+from attention_ui.figures.base import escape_label, legend_above_layout
+from attention_ui.figures.cost import block_grid_layout, block_grid_trace
 
 ORDER_COLOURS = ("#1b9e77", "#7570b3", "#d95f02")
 CELL_TEXT_UP_TO = 12  # block numbers in the cells while they stay readable

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import PLAIN_TEMPLATE, escape_label, per_token_bars_layout, token_tick_labels
+from attention_ui.figures.base import PLAIN_TEMPLATE, escape_label, per_token_bars_layout, token_tick_labels
 
 SCHEME_COLORS = {"sinusoidal": "#1b9e77", "learned": "#d95f02", "rope": "#7570b3"}
 SCHEME_DASHES = {"sinusoidal": "solid", "learned": "dash", "rope": "dot"}

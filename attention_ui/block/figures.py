@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from .base import escape_label, legend_above_layout
-from .cost import loglog_figure
+from attention_ui.figures.base import escape_label, legend_above_layout
+from attention_ui.figures.cost import loglog_figure
 
 STREAM_COLOR = "#1b9e77"
 SUBLAYER_COLOR = "#7570b3"

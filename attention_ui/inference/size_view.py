@@ -2,7 +2,7 @@
 model's context, a sliding window, MHA through GQA to MQA.
 
 Called by ``app_pages/inference.py`` with its page kit (``if_`` keys, ``inference`` catalog). Widgets
--> ``attention_core.labs.inference.cache_calculation`` -> ``attention_ui.figures.inference`` -> the kit.
+-> ``attention_core.labs.inference.cache_calculation`` -> ``attention_ui.inference.figures`` -> the kit.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from attention_core.labs import inference as lab_inference
 from attention_core.labs.cost import format_bytes
 from attention_core.labs.inference import DTYPE_BYTES, PRESETS, kv_choices
 from attention_ui import kit
-from attention_ui.figures import inference as figures_inference
+from attention_ui.inference import figures as figures_inference
 
 CALC_N_RANGE = (1, 10_000_000)  # what may be typed; the model's context caps what is computed
 CALC_WINDOW_RANGE = (0, 10_000_000)  # sliding window W in tokens, 0 = none

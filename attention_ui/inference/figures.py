@@ -12,8 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_core.labs.cost import format_bytes
-
-from .base import (
+from attention_ui.figures.base import (
     DEFAULT_HOVER,
     PLAIN_TEMPLATE,
     HoverText,
@@ -21,7 +20,7 @@ from .base import (
     per_token_bars_layout,
     token_tick_labels,
 )
-from .heatmaps import heads_small_multiples
+from attention_ui.figures.heatmaps import heads_small_multiples
 
 CACHED_COLOR, RECOMPUTE_COLOR = "#1b9e77", "#d95f02"
 BAR_COLOR, CURRENT_COLOR = "#9ecae1", "#08519c"

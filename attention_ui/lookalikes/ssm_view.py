@@ -16,7 +16,7 @@ from attention_core.labs import ssm as lab_ssm
 from attention_ui import kit, tables
 from attention_ui.figures import cost as figures_cost
 from attention_ui.figures import heatmaps
-from attention_ui.figures import ssm as figures_ssm
+from attention_ui.lookalikes import ssm_figures as figures_ssm
 
 MAX_TOKENS = 16  # the page's limit: four readable maps
 N_CHOICES = (1, 2, 4, 8, 16)

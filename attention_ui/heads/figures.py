@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import DIVERGING_SCALE, PLAIN_TEMPLATE, escape_label
-from .decoder import OTHER_COLOR, SELECTED_COLOR, head_grid
+from attention_ui.figures.base import DIVERGING_SCALE, PLAIN_TEMPLATE, escape_label
+from attention_ui.figures.decoder import OTHER_COLOR, SELECTED_COLOR, head_grid
 
 QUERY_COLOR = "#1f77b4"
 KEY_COLOR = "#d95f02"

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import base
+from attention_ui.figures import base
 
 
 def row_output_figure(

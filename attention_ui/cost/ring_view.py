@@ -2,7 +2,7 @@
 running state, causal skipping and load, and the per-device costs with the overlap condition.
 
 Called by ``app_pages/cost.py`` with its page kit (``co_ring_`` keys); text: the ``ring`` catalog.
-Widgets -> ``attention_core.labs.ring`` (cached) -> ``attention_ui.figures.ring`` -> the page kit.
+Widgets -> ``attention_core.labs.ring`` (cached) -> ``attention_ui.cost.ring_figures`` -> the page kit.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import streamlit as st
 from attention_core.labs import ring as lab_ring
 from attention_core.labs.cost import DTYPE_BYTES, format_bytes
 from attention_ui import kit
+from attention_ui.cost import ring_figures as figures_ring
 from attention_ui.figures import cost as figures_cost
-from attention_ui.figures import ring as figures_ring
 
 RING_NS = (16, 32, 64, 128, 256, 512, 1024)  # the live check builds an n × n reference
 RING_D = 16

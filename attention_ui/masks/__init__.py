@@ -1,0 +1,1 @@
+"""The masks page's figure builders."""

@@ -1,0 +1,1 @@
+"""The multi-head page's figure builders."""

@@ -1,0 +1,1 @@
+"""The positions page's figure builders."""

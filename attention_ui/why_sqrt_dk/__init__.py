@@ -1,0 +1,1 @@
+"""The why-√d_k page's figure builders."""
