@@ -1,4 +1,4 @@
 """Streamlit side of Attention Lab: the page kit, figures, tables, messages. Pages stay thin.
 
-See the README's "Project layout" and docs/architecture.md for what lives where.
+See docs/project-layout.md and docs/architecture.md for what lives where.
 """
