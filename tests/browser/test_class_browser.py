@@ -40,6 +40,8 @@ from serve_class import Cluster, free_port  # noqa: E402
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 SLOW_MS = 90_000
 CODE = re.compile(r"\b([A-Z0-9]{3})-([A-Z0-9]{3})\b")
+# The open poll's options (the sidebar's language switch is a radio group too, off-screen on a phone)
+POLL_OPTIONS = '.st-key-cls_poll_box [role="radiogroup"] label'
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +110,9 @@ def test_live_class_teacher_and_two_phones(browser, cluster: Cluster) -> None:
             expect(p.get_by_text(re.compile(r"(step|ステップ) 1 / 11|step 1 of 11"))).to_be_visible(
                 timeout=SLOW_MS
             )
-            assert nick in body(p)  # shown as typed, as text
+            # shown as typed, as text (after the step's chart: wait for the end of the run)
+            expect(p.get_by_text(nick, exact=False)).to_be_visible(timeout=SLOW_MS)
+            assert nick in body(p)
             assert p.locator("i", has_text="Ben").count() == 0
             phones[name] = p
         assert "ハナ" not in body(phones["laptop"]) and "Ben" not in body(phones["phone"])
@@ -137,7 +141,7 @@ def test_live_class_teacher_and_two_phones(browser, cluster: Cluster) -> None:
         expect(teacher.locator(".st-key-cls_open button")).to_be_visible(timeout=SLOW_MS)
         teacher.locator(".st-key-cls_open button").click()
         for name, p in phones.items():
-            radio = p.locator('[data-testid="stRadio"] [role="radiogroup"] label')
+            radio = p.locator(POLL_OPTIONS)
             expect(radio.first).to_be_visible(timeout=SLOW_MS)
             radio.nth(0 if name == "phone" else 1).click()
             p.locator('[class*="st-key-cls_send_"] button').click()
@@ -478,7 +482,7 @@ def test_a_lecture_reloads_fast_clicks_explore_and_the_back_row(browser, cluster
         expect(teacher.get_by_text(f"has {n_tokens} tokens")).to_be_visible(timeout=SLOW_MS)
         for p in (phone, laptop):
             expect(p.get_by_text(re.compile(rf"{n_tokens} (tokens|トークン)"))).to_be_visible(timeout=SLOW_MS)
-            radio = p.locator('[data-testid="stRadio"] [role="radiogroup"] label')
+            radio = p.locator(POLL_OPTIONS)
             radio.first.tap() if p is phone else radio.first.click()
             send = p.locator('[class*="st-key-cls_send_"] button')
             send.tap() if p is phone else send.click()
