@@ -308,9 +308,10 @@ def _own(delta: int, teacher_step: int) -> None:
     s[OWN_STEP_KEY] = min(len(steps_view.STEPS), max(1, int(s.get(OWN_STEP_KEY, teacher_step)) + delta))
 
 
-def slide(t, me: dict) -> tuple[int, int]:
+def slide(t, me: dict, head) -> tuple[int, int]:
     """The teacher's step (or the student's own while away); returns the view revision drawn and
-    the teacher's step."""
+    the teacher's step. While following, the step it is at goes into ``head`` (the page's title
+    box) and the "explore" button after the step's chart: the first screen is for the chart."""
     rev, view = state.store().student_view(me["sid"], me["token"])
     trace, why = follow.trace_of(view)
     teacher_step = int(view.get("step", 1))
@@ -328,27 +329,33 @@ def slide(t, me: dict) -> tuple[int, int]:
         c2.button(t("class.next"), key="cls_own_next", on_click=_own, args=(1, teacher_step), width="stretch",
                   disabled=step >= len(steps_view.STEPS))  # fmt: skip
     else:
-        st.caption(t("class.following", step=teacher_step, total=len(steps_view.STEPS)))
+        head.caption(t("class.following", step=teacher_step, total=len(steps_view.STEPS)))
+    if trace is None:
+        st.info(t(why))
+    else:
+        k = max(0, min(int(view.get("head", 0)), trace.heads - 1))
+        v = steps_view.View(t=t, trace=trace, example=view.get("preset") == "example", head=k, show_tables=False,
+                            text_after=t("class.step_text"))  # fmt: skip
+        with st.container(key="cls_slide"):
+            steps_view.render_step(v, steps_view.STEPS[step - 1], step, heading_level="subheader")
+    if not away:
         # Its key is not AWAY_KEY: a button's own session value is reset to False on the next run,
         # which took the student back to following at their first Previous/Next or teacher step.
         st.button(t("class.explore"), key="cls_explore", on_click=_away, icon=":material/explore:")
-    if trace is None:
-        st.info(t(why))
-        return rev, teacher_step
-    head = max(0, min(int(view.get("head", 0)), trace.heads - 1))
-    v = steps_view.View(t=t, trace=trace, example=view.get("preset") == "example", head=head, show_tables=False,
-                        text_after=t("class.step_text"))  # fmt: skip
-    name = steps_view.STEPS[step - 1]
-    with st.container(key="cls_slide"):
-        steps_view.render_step(v, name, step, heading_level="subheader")
     return rev, teacher_step
 
 
-# Constant CSS: a joined phone's title as small as its text, so the step's chart starts on the first
-# screen (the 2.75 rem title and its padding pushed it below on every step).
+# Constant CSS for a joined page, so the step's chart starts on a phone's first screen and all of
+# a 420-px chart fits on a 390x844 one (issue 34: at ~660 px of 844, then ~500 px with the title
+# made small): the title as small as its text, the step it follows right under it (no gap, so
+# not the -1 rem margin Streamlit gives a heading to close one); the step's
+# heading one size down; the page's top margin no taller than Streamlit's header bar (3.75 rem).
 _JOINED_HEAD_CSS = (
     "<style>.st-key-cls_joined_head h1 { font-size: 1.15rem !important; padding: 0 !important; }"
-    " .st-key-cls_joined_head { gap: 0 !important; }</style>"
+    " .st-key-cls_joined_head { gap: 0 !important; }"
+    ' .st-key-cls_joined_head [data-testid="stMarkdownContainer"] { margin-bottom: 0 !important; }'
+    " .st-key-cls_slide h3 { font-size: 1.25rem !important; padding: 0 !important; }"
+    ' [data-testid="stMainBlockContainer"] { padding-top: 4rem !important; }</style>'
 )
 
 
@@ -377,17 +384,19 @@ def page(t) -> None:
             state.set_cookie(state.STUDENT_COOKIE, None, 0)
             st.rerun()
         return
-    with head.container(key="cls_joined_head"):  # the page's H1 kept (screen readers), one line high
+    head = head.container(key="cls_joined_head")  # the page's H1 kept (screen readers), one line high
+    with head:
         st.html(_JOINED_HEAD_CSS)
         st.title(t("class.join_title"))
     with slot:
         watcher(me)
         box = watchdog(t)
+    seq, poll_state = poll_box(t, me)
+    rev, teacher_step = slide(t, me, head)
+    # Who and where, after the step: the student reads them once, the chart at every step.
     st.caption(t("class.in_class", code=state.format_code(me["code"])))
     if me.get("nick"):
         st.text(t("class.you_are", nick=me["nick"]))  # as text: a nickname is never Markdown or HTML
-    seq, poll_state = poll_box(t, me)
-    rev, teacher_step = slide(t, me)
     # What this page shows, read from the store in this run (the cached pulse may be older); its
     # marker comes last, so a page that lost the end of this run does not have it.
     seen = progress(Pulse(rev, seq, poll_state, True))

@@ -87,6 +87,8 @@ class View:
     # ``chart_slot`` (the slide's chart column) when one is set.
     present: bool = False
     text_after: str | None = None  # the explanation in an expander of this label, after the chart
+    # With text_after: a step's notes (note()) wait here and are drawn right after its chart.
+    notes: list[Callable[[], None]] = field(default_factory=list)
     chart_slot: object | None = None
     # Draws the "one colour scale for raw and scaled scores" switch and returns it; None: shared.
     shared_scale_switch: Callable[[], bool] | None = None
@@ -141,6 +143,15 @@ def x_explanation(t, tokens, n_pad: int = 0) -> str:
 def step_formula(view: View, name: str, default: str) -> str:
     text = view.text.get(name)
     return text.formula if text is not None and text.formula else default
+
+
+def note(view: View, draw: Callable[[], None]) -> None:
+    """A step's secondary line (a summary, a caption): drawn now, or after the chart when the step's
+    text goes after it (a student's phone: its first screen is for the chart)."""
+    if view.text_after is None:
+        draw()
+    else:
+        view.notes.append(draw)
 
 
 def shape_line(t, *parts: tuple[str, tuple[int, ...]]) -> None:
@@ -236,9 +247,9 @@ def _x(v: View) -> None:
     default = r"X \sim \mathcal{N}(0, 1)" if v.example else (r"X = E" if no_position else r"X = E + P")
     st.latex(step_formula(v, "x", default))
     if v.example:
-        st.caption(t("playground.example_x_note"))
+        note(v, lambda: st.caption(t("playground.example_x_note")))
     elif no_position and "x" not in v.text:
-        st.caption(t("playground.x_no_positional"))
+        note(v, lambda: st.caption(t("playground.x_no_positional")))
     n, d_model = tr.X.shape
     shape_line(t, ("X", (n, d_model)))
     chart(
@@ -290,17 +301,13 @@ def _scaled(v: View) -> None:
     st.latex(step_formula(v, "scaled", scaled_latex(tr, v.example)))
     shape_line(t, ("S'", (n, n)))
     raw, scaled = tr.scores_raw[k], tr.scores_scaled[k]
-    st.markdown(
-        t(
-            "playground.scale_summary",
-            divisor=f"{tr.divisor:.4g}",
-            before=value_range(raw),
-            after=value_range(scaled),
-        )
-    )
+    summary = t("playground.scale_summary", divisor=f"{tr.divisor:.4g}", before=value_range(raw),
+                after=value_range(scaled))  # fmt: skip
+    note(v, lambda: st.markdown(summary))
     bound = shared_bound(v, draw_switch=False)
     if bound is not None:
-        st.caption(t("playground.shared_scale_scaled", bound=f"{bound:.3g}", step=STEPS.index("raw") + 1))
+        shared = t("playground.shared_scale_scaled", bound=f"{bound:.3g}", step=STEPS.index("raw") + 1)
+        note(v, lambda: st.caption(shared))
     alt = t("playground.alt_scores", what=t("playground.step_scaled"), n=n)
     clickable_map(v, scaled, "scaled", alt, bound=bound)
 
@@ -329,14 +336,12 @@ def _mask(v: View) -> None:
         rf"M_{{ij}} = \begin{{cases}} 0 & \text{{{allowed}}} \\ -\infty & \text{{{masked}}} \end{{cases}}"
     )
     kind = tr.config.mask if tr.config is not None else "causal"
-    st.markdown(
-        t(
-            "playground.mask_summary",
-            kind=t(f"playground.mask_{kind.replace('+', '_')}"),
-            masked=int((~tr.mask).sum()),
-            total=n * n,
-        )
-    )
+    summary = t("playground.mask_summary", kind=t(f"playground.mask_{kind.replace('+', '_')}"),
+                masked=int((~tr.mask).sum()), total=n * n)  # fmt: skip
+    if tr.mask.all():  # no chart below to wait for
+        st.markdown(summary)
+    else:
+        note(v, lambda: st.markdown(summary))
     shape_line(t, ("M", (n, n)))
     if tr.mask.all() and v.present:  # a slide of its own: the map of zeros, said to be all zeros
         st.info(t("playground.present_mask_nothing_masked"))
@@ -504,6 +509,9 @@ def render_step(view: View, name: str, number: int, heading_level: str = "header
         if not predict_view.before_step(view, name):  # practice mode: the learner predicts first
             return
         BODIES[name](view)
+        for draw in view.notes:
+            draw()
+        view.notes.clear()
         if view.text_after is not None:  # a phone: the chart on the first screen, the text a tap away
             with st.expander(view.text_after, expanded=False):
                 st.markdown(explanation)
