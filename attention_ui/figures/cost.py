@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from attention_core.labs.cost import format_bytes
 
-from .base import LOG_DECADES, escape_label, legend_above_layout
+from .base import LOG_DECADES, add_named_series, escape_label, legend_above_layout
 
 COMPUTED_COLOR = "#1b9e77"
 SKIPPED_COLOR = "#d9d9d9"
@@ -214,19 +214,11 @@ def weight_rows_figure(
     labels = [f"{i}: {escape_label(k, 16)}" for i, k in enumerate(keys)]
     fig = go.Figure()
     colours = (COMPUTED_COLOR, "#7570b3", "#d95f02")
-    for i, (name, ws) in enumerate(rows.items()):
-        if len(ws) != len(keys):
-            raise ValueError("every row needs one weight per key")
-        label = escape_label(name)
-        fig.add_trace(
-            go.Bar(
-                x=labels,
-                y=[float(w) for w in ws],
-                name=label,
-                marker_color=colours[i % len(colours)],
-                hovertemplate=f"{label}<br>%{{x}}<br>%{{y:.3f}}<extra></extra>",
-            )
-        )
+    if any(len(ws) != len(keys) for ws in rows.values()):
+        raise ValueError("every row needs one weight per key")
+    add_named_series(
+        fig, rows, go.Bar, lambda i: dict(marker_color=colours[i % len(colours)]), "%{x}<br>%{y:.3f}", labels
+    )
     return legend_above_layout(
         fig,
         x_title,
