@@ -316,6 +316,26 @@ def legend_above_layout(
     return fig
 
 
+def reference_line(
+    fig: go.Figure, y: float, label: str, *, label_y: float | None = None, **annotation
+) -> None:
+    """A dotted grey horizontal line at ``y``, its label (escaped) just above it at the plot's left
+    edge. ``label_y``: where the label sits when that is not ``y`` (a log axis places annotations in
+    log10 units); ``annotation``: further annotation settings."""
+    fig.add_hline(y=y, line=dict(color="#555555", width=1, dash="dot"))
+    fig.add_annotation(
+        text=escape_label(label),
+        x=0,
+        xref="x domain",
+        xanchor="left",
+        y=y if label_y is None else label_y,
+        yanchor="bottom",
+        showarrow=False,
+        font=dict(size=11, color="#555555"),
+        **annotation,
+    )
+
+
 def add_named_series(
     fig: go.Figure,
     rows: Mapping[str, Sequence[float]],

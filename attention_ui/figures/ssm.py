@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from .base import add_named_series, escape_label, legend_above_layout
+from .base import add_named_series, escape_label, legend_above_layout, reference_line
 
 MODEL_COLOURS = ("#0068c9", "#7570b3", "#d95f02", "#1b9e77")
 MODEL_DASHES = ("solid", "dash", "dot", "dashdot")
@@ -65,17 +65,7 @@ def steps_figure(
             hovertemplate="%{x}<br>Δ = %{y:.3f}<extra></extra>",
         )
     )
-    fig.add_hline(y=fixed, line=dict(color="#555555", width=1, dash="dot"))
-    fig.add_annotation(
-        text=escape_label(fixed_label),
-        x=0,
-        xref="x domain",
-        xanchor="left",
-        y=fixed,
-        yanchor="bottom",
-        showarrow=False,
-        font=dict(size=11, color="#555555"),
-    )
+    reference_line(fig, fixed, fixed_label)
     fig.update_layout(
         height=260,
         xaxis=dict(title=dict(text=escape_label(x_title)), type="category"),
