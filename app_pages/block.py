@@ -215,10 +215,7 @@ def section_flops(t) -> None:
 
 @PAGE.slides
 def main() -> None:
-    t = PAGE.start()
-    PAGE.title(t)
-    with st.sidebar:  # the controls' place on every page, as in the playground
-        controls(t)
+    t = PAGE.open(controls)
     cfg = read_config(t)
     text = st.session_state.get("bl_text") or ""
     if cfg is not None and not text.strip():

@@ -168,10 +168,7 @@ def section_causal(t, lab) -> None:
 
 @PAGE.slides
 def main() -> None:
-    t = PAGE.start()
-    PAGE.title(t)
-    with st.sidebar:  # the controls' place on every page, as in the playground
-        controls(t)
+    t = PAGE.open(controls)
     lab = load_lab(t)
     if lab is not None:
         PAGE.section(section_cache, t, lab)

@@ -172,10 +172,7 @@ def section_extrapolation(t, lab, names) -> None:
 
 @PAGE.slides
 def main() -> None:
-    t = PAGE.start()
-    PAGE.title(t)
-    with st.sidebar:  # the controls' place on every page, as in the playground
-        controls(t)
+    t = PAGE.open(controls)
     lab = load_lab(t)
     if lab is None:
         return

@@ -536,6 +536,15 @@ class Page:
         st.title(t(f"{self.namespace}.title"))
         st.markdown(t(f"{self.namespace}.intro"))
 
+    def open(self, controls: Callable[[Translator], None]) -> Translator:
+        """:meth:`start`, :meth:`title`, then ``controls(t)`` in the sidebar (the controls' place on
+        every page, as in the playground); the translator."""
+        t = self.start()
+        self.title(t)
+        with st.sidebar:
+            controls(t)
+        return t
+
     def takeaway(self, t: Translator) -> None:
         """The page's closing section: ``<ns>.h_takeaway`` and ``<ns>.takeaway``."""
         st.header(t(f"{self.namespace}.h_takeaway"))

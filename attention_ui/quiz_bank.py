@@ -53,65 +53,90 @@ class StaticQuestion:
     topic: str  # the exam trap / recall check it covers
 
 
-def _mc(qid: str, correct: int, link: str, topic: str) -> StaticQuestion:
-    return StaticQuestion(qid, "mc", 4, correct, link, topic)
-
-
-def _tf(qid: str, true: bool, link: str, topic: str) -> StaticQuestion:
-    return StaticQuestion(qid, "tf", 2, 0 if true else 1, link, topic)
-
-
-STATIC_QUESTIONS: tuple[StaticQuestion, ...] = (
-    _mc("qkv_roles", 0, PLAYGROUND, "qkv"),
-    _tf("qkv_same_tensor", False, PLAYGROUND, "qkv"),
-    _mc("order", 0, PLAYGROUND, "order"),
-    _tf("scale_after_softmax", False, WHY_SQRT, "order"),
-    _mc("why_sqrt", 0, WHY_SQRT, "scaling"),
-    _mc("saturation", 0, WHY_SQRT, "scaling"),
-    _mc("mask_where", 0, MASKS, "mask"),
-    _tf("zero_values_enough", False, MASKS, "mask"),
-    _mc("masked_weight", 0, MASKS, "mask"),
-    _mc("multi_head_meaning", 0, MULTI_HEAD, "multi_head"),
-    _tf("heads_split_sequence", False, MULTI_HEAD, "multi_head"),
-    _tf("heads_same_params", True, MULTI_HEAD, "multi_head"),
-    _mc("cost_cause", 0, COST, "cost"),
-    _mc("projection_growth", 0, COST, "cost"),
-    _mc("flash_attention", 0, COST, "efficient"),
-    _mc("gqa", 0, COST, "efficient"),
-    _mc("ring_linear", 0, COST, "efficient"),
-    _mc("cross_sources", 0, LOOKALIKES, "lookalikes"),
-    _mc("cross_shape", 0, LOOKALIKES, "lookalikes"),
-    _mc("additive", 0, LOOKALIKES, "lookalikes"),
-    _tf("all_causal", False, LOOKALIKES, "causal"),
-    _mc("causal_first_row", 0, LOOKALIKES, "causal"),
-    _mc("rnn_path", 0, LOOKALIKES, "rnn"),
-    _tf("rnn_parallel", False, LOOKALIKES, "rnn"),
-    _mc("rnn_cost", 0, LOOKALIKES, "rnn"),
-    _mc("padding_mask", 0, MASKS, "mask"),
-    _tf("subtract_max", False, PLAYGROUND, "softmax"),
-    _mc("rnn_memory", 0, LOOKALIKES, "rnn"),
-    _mc("rnn_training_speed", 0, LOOKALIKES, "rnn"),
-    _mc("self_vs_attention", 0, LOOKALIKES, "lookalikes"),
-    _mc("linear_attention", 0, COST, "efficient"),
-    _mc("shuffle_no_positions", 0, POSITIONS, "positions"),
-    _mc("rope_offset", 0, POSITIONS, "positions"),
-    _tf("learned_table_beyond", False, POSITIONS, "positions"),
-    _tf("rope_on_values", False, POSITIONS, "positions"),
-    _mc("kv_cache_holds", 0, INFERENCE, "inference"),
-    _mc("mqa_meaning", 0, INFERENCE, "inference"),
-    _mc("cached_step_cost", 0, INFERENCE, "inference"),
-    _tf("bidirectional_cache", False, INFERENCE, "inference"),
+# One question a line: id, answer ("mc": multiple choice, choice 0 is right; "true"/"false": a
+# true/false question and its answer), the page that shows the answer, the topic. Lines starting with
+# "#" are notes. The order is the bank's order (build_quiz shuffles it with its seed).
+_TABLE = """
+    qkv_roles              mc     playground  qkv
+    qkv_same_tensor        false  playground  qkv
+    order                  mc     playground  order
+    scale_after_softmax    false  why_sqrt    order
+    why_sqrt               mc     why_sqrt    scaling
+    saturation             mc     why_sqrt    scaling
+    mask_where             mc     masks       mask
+    zero_values_enough     false  masks       mask
+    masked_weight          mc     masks       mask
+    multi_head_meaning     mc     multi_head  multi_head
+    heads_split_sequence   false  multi_head  multi_head
+    heads_same_params      true   multi_head  multi_head
+    cost_cause             mc     cost        cost
+    projection_growth      mc     cost        cost
+    flash_attention        mc     cost        efficient
+    gqa                    mc     cost        efficient
+    ring_linear            mc     cost        efficient
+    cross_sources          mc     lookalikes  lookalikes
+    cross_shape            mc     lookalikes  lookalikes
+    additive               mc     lookalikes  lookalikes
+    all_causal             false  lookalikes  causal
+    causal_first_row       mc     lookalikes  causal
+    rnn_path               mc     lookalikes  rnn
+    rnn_parallel           false  lookalikes  rnn
+    rnn_cost               mc     lookalikes  rnn
+    padding_mask           mc     masks       mask
+    subtract_max           false  playground  softmax
+    rnn_memory             mc     lookalikes  rnn
+    rnn_training_speed     mc     lookalikes  rnn
+    self_vs_attention      mc     lookalikes  lookalikes
+    linear_attention       mc     cost        efficient
+    shuffle_no_positions   mc     positions   positions
+    rope_offset            mc     positions   positions
+    learned_table_beyond   false  positions   positions
+    rope_on_values         false  positions   positions
+    kv_cache_holds         mc     inference   inference
+    mqa_meaning            mc     inference   inference
+    cached_step_cost       mc     inference   inference
+    bidirectional_cache    false  inference   inference
     # issue 14, part 3: efficient attention
-    _mc("window_work", 0, COST, "efficient"),
-    _tf("window_same_model", False, COST, "efficient"),
-    _mc("linear_state", 0, COST, "efficient"),
-    _mc("exact_method", 0, COST, "efficient"),
+    window_work            mc     cost        efficient
+    window_same_model      false  cost        efficient
+    linear_state           mc     cost        efficient
+    exact_method           mc     cost        efficient
     # issue 14, part 4: the block around attention
-    _mc("pre_ln", 0, BLOCK, "block"),
-    _tf("rmsnorm_centres", False, BLOCK, "block"),
-    _mc("cross_kv", 0, BLOCK, "block"),
-    _tf("ffn_mixes_tokens", False, BLOCK, "block"),
-)
+    pre_ln                 mc     block       block
+    rmsnorm_centres        false  block       block
+    cross_kv               mc     block       block
+    ffn_mixes_tokens       false  block       block
+"""
+_PAGES = {
+    "playground": PLAYGROUND,
+    "why_sqrt": WHY_SQRT,
+    "masks": MASKS,
+    "multi_head": MULTI_HEAD,
+    "cost": COST,
+    "lookalikes": LOOKALIKES,
+    "positions": POSITIONS,
+    "inference": INFERENCE,
+    "block": BLOCK,
+}
+
+
+def _static_questions(table: str) -> tuple[StaticQuestion, ...]:
+    """Parse :data:`_TABLE`: multiple choice has 4 choices (0 right), true/false 2 (0 = true)."""
+    questions = []
+    for line in table.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        qid, answer, page, topic = line.split()
+        if answer == "mc":
+            questions.append(StaticQuestion(qid, "mc", 4, 0, _PAGES[page], topic))
+        else:
+            questions.append(
+                StaticQuestion(qid, "tf", 2, {"true": 0, "false": 1}[answer], _PAGES[page], topic)
+            )
+    return tuple(questions)
+
+
+STATIC_QUESTIONS: tuple[StaticQuestion, ...] = _static_questions(_TABLE)
 
 COMPUTED_LINKS = {
     "causal_weight": MASKS,

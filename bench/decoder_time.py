@@ -26,32 +26,16 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # before NumPy loads BLAS; inherited by the load subprocesses
 
 import argparse  # noqa: E402
-import gc  # noqa: E402
 import json  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-import psutil  # noqa: E402
+from decoder_bench import SAMPLE_TEXT, child, fmt, load_line, load_once, rss, step_times  # noqa: E402  (puts the repository on sys.path)
 from timing import timed  # noqa: E402  (bench/ is on sys.path when a script runs)
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from attention_core.models import smollm2 as S  # noqa: E402
 
-TEXT = (
-    "Attention lets every token look back at the tokens before it. In a decoder the mask is causal, "
-    "so each word can only use what came earlier, and the last position predicts the next word. "
-) * 4
-
-
-def _rss() -> int:
-    gc.collect()
-    return psutil.Process().memory_info().rss
+TEXT = SAMPLE_TEXT * 4
 
 
 def measure_load() -> dict:
@@ -59,16 +43,7 @@ def measure_load() -> dict:
     import gguf  # noqa: F401  (the libraries are imported first: their code is not the model's memory)
     import tokenizers  # noqa: F401
 
-    before = _rss()
-    t0 = time.perf_counter()
-    model = S.load_model()
-    load_s = time.perf_counter() - t0
-    after = _rss()
-    return {
-        "load_s": load_s,
-        "rss_model_mb": (after - before) / 1e6,
-        "weights_mb": model.weights.nbytes / 1e6,
-    }
+    return load_once(S.load_model)
 
 
 def trace_bytes(trace) -> int:
@@ -78,10 +53,6 @@ def trace_bytes(trace) -> int:
         for f in layer.__dataclass_fields__
         if isinstance(getattr(layer, f), np.ndarray)
     )
-
-
-def fmt(times: list[float], unit: float = 1000.0, label: str = "ms") -> str:
-    return f"median {statistics.median(times) * unit:.0f} {label}  min {min(times) * unit:.0f} {label}  ({len(times)} runs)"
 
 
 def main() -> int:
@@ -99,18 +70,10 @@ def main() -> int:
     import gguf  # noqa: F401
     import tokenizers  # noqa: F401
 
-    rss_libs = _rss()
+    rss_libs = rss()
     loads = []
     if not args.smoke:  # fresh processes: each pays the whole load (the file is in the page cache)
-        for _ in range(3):
-            out = subprocess.run(
-                [sys.executable, __file__, "--child-load"],
-                capture_output=True,
-                text=True,
-                check=True,
-                timeout=300,
-            )
-            loads.append(json.loads(out.stdout))
+        loads += [child(__file__, "--child-load", 300) for _ in range(3)]
     here = measure_load()
     loads.append(here)
     model = S.load_model()
@@ -120,20 +83,12 @@ def main() -> int:
     assert enc.n == n_fwd, enc.n
     fwd = timed(lambda: S.forward(enc.ids, model), 1 if args.smoke else 10)
     trace = S.forward(enc.ids, model)
-    rss_with_trace = _rss()
-    state = S.start_state(trace)
-    token = S.pick_token(S.next_token_probs(state.logits))
-    step = timed(lambda: S.decode_step(state, token, model), 1 if args.smoke else 20)
-    x = np.ones(model.config.d_model, dtype=np.float32)
-    logits = timed(lambda: S.output_logits(x, model.weights), 1 if args.smoke else 20)
+    rss_with_trace = rss()
+    state, step, logits = step_times(S, trace, model, 1 if args.smoke else 20)
 
     print(f"decoder: {S.MODEL_NAME}, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
-    load_s = [entry["load_s"] for entry in loads]
     rss_mb = max(entry["rss_model_mb"] for entry in loads)
-    print(
-        f"load (read + dequantize + tokenizer)   median {statistics.median(load_s):.2f} s  min {min(load_s):.2f} s"
-        f"  ({len(loads)} processes)"
-    )
+    print(load_line(loads))
     print(
         f"resident memory of the loaded model    {rss_mb:.0f} MB  (weights arrays {here['weights_mb']:.0f} MB;"
         f" process RSS with numpy+gguf+tokenizers imported, before loading: {rss_libs / 1e6:.0f} MB)"

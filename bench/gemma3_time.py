@@ -27,33 +27,16 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # before NumPy loads BLAS; inherited by the load subprocesses
 
 import argparse  # noqa: E402
-import gc  # noqa: E402
 import json  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
-import numpy as np  # noqa: E402
-import psutil  # noqa: E402
+from decoder_bench import SAMPLE_TEXT, child, fmt, load_line, load_once, rss, step_times  # noqa: E402  (puts the repository on sys.path)
 from timing import timed  # noqa: E402  (bench/ is on sys.path when a script runs)
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from attention_core.models import gemma3 as G  # noqa: E402
 
-TEXT = (
-    "Attention lets every token look back at the tokens before it. In a decoder the mask is causal, "
-    "so each word can only use what came earlier, and the last position predicts the next word. "
-    "注意機構では、各トークンがそれ以前のトークンを振り返って読みます。"
-)
-
-
-def _rss() -> int:
-    gc.collect()
-    return psutil.Process().memory_info().rss
+TEXT = SAMPLE_TEXT + "注意機構では、各トークンがそれ以前のトークンを振り返って読みます。"
 
 
 def _libs(smollm2: bool = False) -> None:
@@ -68,15 +51,7 @@ def _libs(smollm2: bool = False) -> None:
 def measure_load() -> dict:
     """Load once in this process: seconds and the RSS it adds."""
     _libs()
-    before = _rss()
-    t0 = time.perf_counter()
-    model = G.load_model()
-    load_s = time.perf_counter() - t0
-    return {
-        "load_s": load_s,
-        "rss_model_mb": (_rss() - before) / 1e6,
-        "weights_mb": model.weights.nbytes / 1e6,
-    }
+    return load_once(G.load_model)
 
 
 def measure_load_parts() -> dict:
@@ -103,15 +78,8 @@ def measure_load_parts() -> dict:
     return out
 
 
-def fmt(times: list[float], unit: float = 1000.0, label: str = "ms") -> str:
-    return f"median {statistics.median(times) * unit:.0f} {label}  min {min(times) * unit:.0f} {label}  ({len(times)} runs)"
-
-
 def _child(flag: str) -> dict:
-    out = subprocess.run(
-        [sys.executable, __file__, flag], capture_output=True, text=True, check=True, timeout=600
-    )
-    return json.loads(out.stdout)
+    return child(__file__, flag, 600)
 
 
 def measure_both() -> dict:
@@ -119,12 +87,12 @@ def measure_both() -> dict:
     from attention_core.models import smollm2 as S
 
     _libs(smollm2=True)
-    before = _rss()
+    before = rss()
     S.load_model()
     G.load_model()
     S.run_text("The cat sat on the mat.")
     G.run_text("The cat sat on the mat.")
-    return {"rss_both_mb": (_rss() - before) / 1e6}
+    return {"rss_both_mb": (rss() - before) / 1e6}
 
 
 def main() -> int:
@@ -146,18 +114,14 @@ def main() -> int:
         f"load average at start (1, 5, 15 min): {', '.join(f'{v:.1f}' for v in os.getloadavg())}  (2 cores)"
     )
     _libs()
-    rss_libs = _rss()
+    rss_libs = rss()
     loads = [] if args.smoke else [_child("--child-load") for _ in range(2)]
     parts = None if args.smoke else _child("--child-parts")
     here = measure_load()
     loads.append(here)
     model = G.load_model()
 
-    load_s = [e["load_s"] for e in loads]
-    print(
-        f"load (read + dequantize + tokenizer)   median {statistics.median(load_s):.2f} s  min {min(load_s):.2f} s"
-        f"  ({len(loads)} processes)"
-    )
+    print(load_line(loads))
     if parts:
         print("  parts: " + ", ".join(f"{k[:-2].replace('_', ' ')} {v:.2f} s" for k, v in parts.items()))
     print(
@@ -171,11 +135,7 @@ def main() -> int:
     fwd = timed(lambda: G.forward(short_ids, model, keep="all"), 1 if args.smoke else 5)
     trace = G.forward(short_ids, model, keep="all")
     print(f"full pass, n={n_short}, every intermediate    {fmt(fwd)}  trace {trace.nbytes / 1e6:.1f} MB")
-    state = G.start_state(trace)
-    token = G.pick_token(G.next_token_probs(state.logits))
-    step = timed(lambda: G.decode_step(state, token, model), 1 if args.smoke else 10)
-    x = np.ones(model.config.d_model, dtype=np.float32)
-    logits = timed(lambda: G.output_logits(x, model.weights), 1 if args.smoke else 10)
+    _state, step, logits = step_times(G, trace, model, 1 if args.smoke else 10)
     print(f"cached next-token step at n={n_short}        {fmt(step)}")
     print(f"  of which the output logits (262144)  {fmt(logits)}")
     if args.smoke:
@@ -185,10 +145,10 @@ def main() -> int:
     t128 = G.forward(ids128, model, keep="all")
     print(f"trace at n=128, every intermediate     {t128.nbytes / 1e6:.1f} MB")
     del t128
-    before_long = _rss()
+    before_long = rss()
     long_times = timed(lambda: G.forward(long_enc.ids, model), 2)
     long_trace = G.forward(long_enc.ids, model)
-    rss_long = _rss()
+    rss_long = rss()
     print(
         f"full pass, n={long_enc.n}, weights kept ({long_trace.keep})  {fmt(long_times, 1.0, 's')}  "
         f"trace {long_trace.nbytes / 1e6:.0f} MB (RSS +{(rss_long - before_long) / 1e6:.0f} MB while held)"

@@ -7,19 +7,9 @@
 # Japanese glyphs need a CJK font; without one the Japanese screenshots show boxes.
 set -euo pipefail
 PY=${1:-.venv/bin/python}
-export DEBIAN_FRONTEND=noninteractive
-
-is_root() { [ "$(id -u)" = 0 ]; }
-has_apt() { command -v apt-get >/dev/null 2>&1; }
+# shellcheck source=scripts/apt_helpers.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt_helpers.sh"  # is_root, has_apt, apt_install
 has_font() { fc-list : family 2>/dev/null | grep -i "$1" >/dev/null; }  # no -q: with pipefail an early grep exit would SIGPIPE fc-list
-
-# apt-get install, running `apt-get update` first only when the package lists are stale or empty.
-apt_install() {
-  apt-get install -y -qq --no-install-recommends "$@" >/dev/null 2>&1 && return 0
-  echo "apt-get install $* failed; updating the package lists and retrying..."
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "$@" >/dev/null
-}
 
 system_chromium() {
   local c

@@ -7,18 +7,8 @@
 # The package's own service is not used: deploy/serve_class.py runs its own haproxy in the foreground
 # with deploy/haproxy.cfg, on its own port.
 set -euo pipefail
-export DEBIAN_FRONTEND=noninteractive
-
-is_root() { [ "$(id -u)" = 0 ]; }
-has_apt() { command -v apt-get >/dev/null 2>&1; }
-
-# apt-get install, running `apt-get update` first only when the package lists are stale or empty.
-apt_install() {
-  apt-get install -y -qq --no-install-recommends "$@" >/dev/null 2>&1 && return 0
-  echo "apt-get install $* failed; updating the package lists and retrying..."
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "$@" >/dev/null
-}
+# shellcheck source=scripts/apt_helpers.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt_helpers.sh"  # is_root, has_apt, apt_install
 
 find_haproxy() {
   local c

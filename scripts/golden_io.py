@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -31,3 +32,23 @@ def save_golden(out: Path, arrays: dict[str, np.ndarray], meta: dict) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out, **arrays)
     print(f"wrote {out} ({out.stat().st_size} bytes)")
+
+
+def llama_cpp_top(llm, ids: list[int], k: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """llama.cpp's next-token probabilities after ``ids`` (a fresh pass) and its top ``k`` ids."""
+    llm.reset()
+    llm.eval(ids)
+    logits = np.asarray(llm.scores[len(ids) - 1], dtype=np.float64)
+    probs = np.exp(logits - logits.max())
+    probs /= probs.sum()
+    return probs, np.argsort(-probs, kind="stable")[:k]
+
+
+def llama_cpp_meta(path: Path, **more) -> dict:
+    """The meta of a llama.cpp check file: llama-cpp-python's version, the model, Python, then ``more``."""
+    return {
+        "reference": "llama.cpp via llama-cpp-python " + importlib.metadata.version("llama_cpp_python"),
+        "model": path.name,
+        "python": sys.version.split()[0],
+        **more,
+    }

@@ -61,10 +61,10 @@ import gguf  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
-from golden_io import save_golden  # noqa: E402  (scripts/ is on sys.path)
+from golden_hf import check_bytes_and_swap_dequantizer  # noqa: E402  (scripts/ is on sys.path)
+from golden_io import save_golden  # noqa: E402
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 from transformers.integrations.gguf import dequant as hf_dequant  # noqa: E402
-from transformers.integrations.gguf.reader import GgufHeader, load_gguf_state_dict  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -126,46 +126,6 @@ def register_q5_0() -> None:
     hf_dequant.GGML_BLOCK.setdefault(GGML_Q5_0, (32, 22))
     hf_dequant.GGML_NAME.setdefault(GGML_Q5_0, "Q5_0")
     hf_dequant._DEQUANT.setdefault(GGML_Q5_0, dequantize_q5_0)
-
-
-def check_bytes_and_swap_dequantizer(path: Path) -> dict:
-    """Make transformers' load dequantize with torch code, after checking both readers agree."""
-    register_q5_0()
-    header = GgufHeader.from_file(str(path))
-    hf_bytes = {name: np.asarray(t.data) for name, t in load_gguf_state_dict(header).items()}
-    reader = gguf.GGUFReader(str(path))
-    stats = {
-        "tensors": 0,
-        "bytes_equal": True,
-        "max_abs_diff_vs_gguf_dequantize": 0.0,
-        "torch_dequantized": 0,
-        "q5_0_own_dequantizer": 0,
-    }
-    for t in reader.tensors:
-        raw = np.asarray(t.data)
-        if not np.array_equal(raw.view(np.uint8).ravel(), hf_bytes[t.name].view(np.uint8).ravel()):
-            stats["bytes_equal"] = False
-        stats["tensors"] += 1
-    gguf_dequantize = gguf.quants.dequantize
-
-    def torch_dequantize(data: np.ndarray, qtype) -> np.ndarray:
-        expected = gguf_dequantize(data, qtype)
-        if int(qtype) in hf_dequant.GGML_BLOCK:
-            stats["q5_0_own_dequantizer"] += int(qtype) == GGML_Q5_0
-            flat = torch.from_numpy(np.ascontiguousarray(data).view(np.uint8).ravel().copy())
-            values = hf_dequant.dequantize(flat, int(qtype)).numpy().reshape(expected.shape)
-        elif int(qtype) == int(gguf.GGMLQuantizationType.F32):  # norms: nothing to dequantize
-            values = np.array(data, dtype=np.float32).reshape(expected.shape)
-        else:
-            raise SystemExit(f"no independent dequantizer for {qtype!r}")
-        stats["torch_dequantized"] += 1
-        diff = float(np.abs(values.astype(np.float64) - expected).max())
-        stats["max_abs_diff_vs_gguf_dequantize"] = max(stats["max_abs_diff_vs_gguf_dequantize"], diff)
-        return values
-
-    gguf.dequantize = torch_dequantize
-    gguf.quants.dequantize = torch_dequantize
-    return stats
 
 
 def checked_config(folder: Path, name: str):
@@ -252,7 +212,10 @@ def main() -> None:
 
 def run(path: Path) -> None:
     tok = reference.load()
-    stats = check_bytes_and_swap_dequantizer(path)
+    register_q5_0()
+    stats = check_bytes_and_swap_dequantizer(
+        path, counted={"q5_0_own_dequantizer": GGML_Q5_0}, only_f32_besides=True
+    )
     print("readers and dequantizers:", stats)
     assert stats["bytes_equal"], stats
     config = checked_config(path.parent, path.name)

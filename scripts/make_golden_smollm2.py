@@ -39,14 +39,12 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-import gguf  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
-from golden_io import packaged_file, save_golden  # noqa: E402  (scripts/ is on sys.path)
+from golden_hf import check_bytes_and_swap_dequantizer  # noqa: E402  (scripts/ is on sys.path)
+from golden_io import packaged_file, save_golden  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
-from transformers.integrations.gguf import dequant as hf_dequant  # noqa: E402
-from transformers.integrations.gguf.reader import GgufHeader, load_gguf_state_dict  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "smollm2_golden.npz"
@@ -74,41 +72,6 @@ EXTRA_TOKENIZER_TEXTS = (
     "naïve café — “quotes” … ½",
     "全角　スペースと、句読点。",
 )
-
-
-def check_bytes_and_swap_dequantizer(path: Path) -> dict:
-    """Make transformers' load dequantize with its own torch code, after checking both readers agree."""
-    header = GgufHeader.from_file(str(path))
-    hf_bytes = {name: np.asarray(t.data) for name, t in load_gguf_state_dict(header).items()}
-    reader = gguf.GGUFReader(str(path))
-    stats = {
-        "tensors": 0,
-        "bytes_equal": True,
-        "max_abs_diff_vs_gguf_dequantize": 0.0,
-        "torch_dequantized": 0,
-    }
-    for t in reader.tensors:
-        raw = np.asarray(t.data)
-        if not np.array_equal(raw.view(np.uint8).ravel(), hf_bytes[t.name].view(np.uint8).ravel()):
-            stats["bytes_equal"] = False
-        stats["tensors"] += 1
-    gguf_dequantize = gguf.quants.dequantize
-
-    def torch_dequantize(data: np.ndarray, qtype) -> np.ndarray:
-        expected = gguf_dequantize(data, qtype)
-        if int(qtype) in hf_dequant.GGML_BLOCK:
-            flat = torch.from_numpy(np.ascontiguousarray(data).view(np.uint8).ravel().copy())
-            values = hf_dequant.dequantize(flat, int(qtype)).numpy().reshape(expected.shape)
-        else:  # F32 norms: nothing to dequantize
-            values = np.array(data, dtype=np.float32).reshape(expected.shape)
-        stats["torch_dequantized"] += 1
-        diff = float(np.abs(values.astype(np.float64) - expected).max())
-        stats["max_abs_diff_vs_gguf_dequantize"] = max(stats["max_abs_diff_vs_gguf_dequantize"], diff)
-        return values
-
-    gguf.dequantize = torch_dequantize
-    gguf.quants.dequantize = torch_dequantize
-    return stats
 
 
 def main() -> None:

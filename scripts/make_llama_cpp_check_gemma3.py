@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from golden_io import save_golden  # noqa: E402  (scripts/ is on sys.path)
+from golden_io import llama_cpp_meta, llama_cpp_top, save_golden  # noqa: E402  (scripts/ is on sys.path)
 from llama_cpp import Llama
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,12 +81,7 @@ def run(path: Path) -> None:
     cases = [f"case{i}" for i in range(len(meta["cases"]))] + ["long"]
     for key in cases:
         ids = golden[f"{key}_ids"].tolist()
-        llm.reset()
-        llm.eval(ids)
-        logits = np.asarray(llm.scores[len(ids) - 1], dtype=np.float64)
-        probs = np.exp(logits - logits.max())
-        probs /= probs.sum()
-        top = np.argsort(-probs, kind="stable")[:5]
+        probs, top = llama_cpp_top(llm, ids)
         arrays[f"{key}_top_ids"] = top.astype(np.int64)
         arrays[f"{key}_top_p"] = probs[top]
         gold_top = golden[f"{key}_top_ids"]
@@ -96,14 +91,9 @@ def run(path: Path) -> None:
             f"golden {[tok.tokens[t] for t in gold_top]}; same order: {top.tolist() == gold_top.tolist()}; "
             f"max |p - golden p| on the golden top-5: {diff:.4f}"
         )
-    meta_out = {
-        "reference": "llama.cpp via llama-cpp-python " + importlib.metadata.version("llama_cpp_python"),
-        "model": path.name,
-        "python": sys.version.split()[0],
-        "tokenizer_texts": texts,
-        "cases": cases,
-        "tokenizer_differences_from_reference": differ,
-    }
+    meta_out = llama_cpp_meta(
+        path, tokenizer_texts=texts, cases=cases, tokenizer_differences_from_reference=differ
+    )
     save_golden(OUT, arrays, meta_out)
 
 

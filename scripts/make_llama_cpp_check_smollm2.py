@@ -18,13 +18,11 @@ Set-up (a throw-away venv; llama-cpp-python builds llama.cpp from source, ~15 mi
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
-from golden_io import packaged_file, save_golden  # noqa: E402  (scripts/ is on sys.path)
+from golden_io import llama_cpp_meta, llama_cpp_top, packaged_file, save_golden  # noqa: E402  (scripts/ is on sys.path)
 from llama_cpp import Llama
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,24 +52,13 @@ def main() -> None:
     cases = []
     for i, case in enumerate(meta["cases"]):
         ids = llm.tokenize(case["text"].encode("utf-8"), add_bos=False, special=False)
-        llm.reset()
-        llm.eval(ids)
-        logits = np.asarray(llm.scores[len(ids) - 1], dtype=np.float64)
-        probs = np.exp(logits - logits.max())
-        probs /= probs.sum()
-        top = np.argsort(-probs, kind="stable")[:5]
+        probs, top = llama_cpp_top(llm, ids)
         arrays[f"case{i}_ids"] = np.asarray(ids, dtype=np.int64)
         arrays[f"case{i}_top_ids"] = top.astype(np.int64)
         arrays[f"case{i}_top_p"] = probs[top]
         print(f"case {i}: n={len(ids)} top={[(int(t), round(float(probs[t]), 4)) for t in top]}")
         cases.append({"text": case["text"]})
-    meta_out = {
-        "reference": "llama.cpp via llama-cpp-python " + importlib.metadata.version("llama_cpp_python"),
-        "model": path.name,
-        "python": sys.version.split()[0],
-        "cases": cases,
-        "tokenizer_texts": tok_texts,
-    }
+    meta_out = llama_cpp_meta(path, cases=cases, tokenizer_texts=tok_texts)
     save_golden(OUT, arrays, meta_out)
 
 

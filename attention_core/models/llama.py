@@ -187,8 +187,22 @@ def _extra(layer: LlamaLayerWeights, name: str) -> np.ndarray | None:
     return getattr(layer, name, None)
 
 
+class _ArrayTable:
+    """What the two embedding tables share: their fields are arrays, the first one ``[vocab, ...]``
+    with the table's shape; their size is all the arrays' bytes."""
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        first = next(iter(self.__dataclass_fields__))  # type: ignore[attr-defined]
+        return tuple(getattr(self, first).shape)  # type: ignore[return-value]
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(getattr(self, f).nbytes for f in self.__dataclass_fields__))  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True)
-class Embedding8bit:
+class Embedding8bit(_ArrayTable):
     """The Q8_0 token-embedding table kept compact: ``codes int8 [vocab, d]``, ``scales [vocab, d/32]``.
 
     Entry ``[t, c]`` is ``codes[t, c] · scales[t, c // 32]``.
@@ -196,14 +210,6 @@ class Embedding8bit:
 
     codes: np.ndarray
     scales: np.ndarray
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return tuple(self.codes.shape)  # type: ignore[return-value]
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.codes.nbytes + self.scales.nbytes)
 
     def rows(self, ids: np.ndarray) -> np.ndarray:
         """The vectors of the given tokens: ``[n] -> [n, d]`` float32."""
@@ -237,18 +243,10 @@ class Embedding8bit:
 
 
 @dataclass(frozen=True)
-class DenseEmbedding:
+class DenseEmbedding(_ArrayTable):
     """A float token-embedding table ``[vocab, d]`` (for weights that are not stored 8-bit)."""
 
     table: np.ndarray
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return tuple(self.table.shape)  # type: ignore[return-value]
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.table.nbytes)
 
     def rows(self, ids: np.ndarray) -> np.ndarray:
         """``[n] -> [n, d]``."""

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from attention_ui.figures.base import escape_label, legend_above_layout
+from attention_ui.figures.base import add_named_series, escape_label, legend_above_layout
 from attention_ui.figures.cost import loglog_figure
 
 STREAM_COLOR = "#1b9e77"
@@ -63,18 +63,13 @@ def depth_figure(
     if not series:
         raise ValueError("at least one series is needed")
     fig = go.Figure()
-    for i, (name, ys) in enumerate(series.items()):
-        label = escape_label(name)
-        fig.add_trace(
-            go.Scatter(
-                x=list(range(len(ys))),
-                y=[float(v) for v in ys],
-                mode="lines+markers",
-                name=label,
-                line=dict(dash=DASHES[i % len(DASHES)], width=2),
-                hovertemplate=f"{label}<br>%{{x}}<br>%{{y:.3f}}<extra></extra>",
-            )
-        )
+    add_named_series(
+        fig,
+        series,
+        go.Scatter,
+        lambda i: dict(mode="lines+markers", line=dict(dash=DASHES[i % len(DASHES)], width=2)),
+        "%{x}<br>%{y:.3f}",
+    )
     return _layout(fig, x_title, y_title, height)
 
 

@@ -140,39 +140,34 @@ def set_cookie(name: str, value: str | None, max_age_s: int) -> None:
     st.html(f"<script>{script}</script>", unsafe_allow_javascript=True)
 
 
-def teacher() -> dict | None:
-    """This browser's class as teacher: from the session, else from its cookie (after a reload)."""
+def _teacher_class(key: str, cookie: str, tried: str, *, ended: bool) -> dict | None:
+    """A class this browser holds as teacher, running (``ended=False``) or ended: the session's
+    ``key``, else, once a session (flag ``tried``), the teacher pair in ``cookie`` if the store knows
+    it and the class is in that state."""
     s = st.session_state
-    if s.get(TEACHER_KEY):
-        return s[TEACHER_KEY]
-    pair = _split(_cookie(TEACHER_COOKIE))
-    if pair and not s.get("cls_teacher_cookie_tried"):
-        s["cls_teacher_cookie_tried"] = True
+    if s.get(key):
+        return s[key]
+    pair = _split(_cookie(cookie))
+    if pair and not s.get(tried):
+        s[tried] = True
         try:
             info = store().teacher_session(pair[0], pair[1])
         except ClassError:
             return None
-        if info.ended_at is None:
-            s[TEACHER_KEY] = {"sid": pair[0], "token": pair[1], "code": info.code}
-    return s.get(TEACHER_KEY)
+        if (info.ended_at is not None) == ended:
+            s[key] = {"sid": pair[0], "token": pair[1], "code": info.code}
+    return s.get(key)
+
+
+def teacher() -> dict | None:
+    """This browser's class as teacher: from the session, else from its cookie (after a reload)."""
+    return _teacher_class(TEACHER_KEY, TEACHER_COOKIE, "cls_teacher_cookie_tried", ended=False)
 
 
 def ended() -> dict | None:
     """The class this browser ended last (its results stay downloadable): from the session, else
     from its cookie (after a reload); None when the store no longer has it."""
-    s = st.session_state
-    if s.get(ENDED_KEY):
-        return s[ENDED_KEY]
-    pair = _split(_cookie(ENDED_COOKIE))
-    if pair and not s.get("cls_ended_cookie_tried"):
-        s["cls_ended_cookie_tried"] = True
-        try:
-            info = store().teacher_session(pair[0], pair[1])
-        except ClassError:
-            return None
-        if info.ended_at is not None:
-            s[ENDED_KEY] = {"sid": pair[0], "token": pair[1], "code": info.code}
-    return s.get(ENDED_KEY)
+    return _teacher_class(ENDED_KEY, ENDED_COOKIE, "cls_ended_cookie_tried", ended=True)
 
 
 def student() -> dict | None:

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from attention_ui.figures.base import escape_label, legend_above_layout
+from attention_ui.figures.base import add_named_series, escape_label, legend_above_layout
 from attention_ui.figures.cost import block_grid_layout, block_grid_trace
 
 ORDER_COLOURS = ("#1b9e77", "#7570b3", "#d95f02")
@@ -109,17 +109,13 @@ def load_figure(
     if not per_device:
         raise ValueError("at least one series is needed")
     fig = go.Figure()
-    for i, (name, values) in enumerate(per_device.items()):
-        label = escape_label(name)
-        fig.add_trace(
-            go.Bar(
-                x=list(range(len(values))),
-                y=[float(v) for v in values],
-                name=label,
-                marker_color=ORDER_COLOURS[i % len(ORDER_COLOURS)],
-                hovertemplate=f"{label}<br>{escape_label(x_title)} %{{x}}: %{{y:,}}<extra></extra>",
-            )
-        )
+    add_named_series(
+        fig,
+        per_device,
+        go.Bar,
+        lambda i: dict(marker_color=ORDER_COLOURS[i % len(ORDER_COLOURS)]),
+        f"{escape_label(x_title)} %{{x}}: %{{y:,}}",
+    )
     return legend_above_layout(
         fig,
         x_title,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 import math
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -313,6 +313,52 @@ def legend_above_layout(
         plot_bgcolor="rgba(0,0,0,0)",
         **layout,
     )
+    return fig
+
+
+def reference_line(
+    fig: go.Figure, y: float, label: str, *, label_y: float | None = None, **annotation
+) -> None:
+    """A dotted grey horizontal line at ``y``, its label (escaped) just above it at the plot's left
+    edge. ``label_y``: where the label sits when that is not ``y`` (a log axis places annotations in
+    log10 units); ``annotation``: further annotation settings."""
+    fig.add_hline(y=y, line=dict(color="#555555", width=1, dash="dot"))
+    fig.add_annotation(
+        text=escape_label(label),
+        x=0,
+        xref="x domain",
+        xanchor="left",
+        y=y if label_y is None else label_y,
+        yanchor="bottom",
+        showarrow=False,
+        font=dict(size=11, color="#555555"),
+        **annotation,
+    )
+
+
+def add_named_series(
+    fig: go.Figure,
+    rows: Mapping[str, Sequence[float]],
+    trace: Callable[..., object],
+    style: Callable[[int], dict],
+    hover: str,
+    x: Sequence | None = None,
+) -> go.Figure:
+    """One trace per named row (a bar group or a line), the charts' shared loop: ``trace`` is
+    ``go.Bar`` or ``go.Scatter``; the row's name is escaped and leads its hover box (``hover``: the
+    rest of the template); ``style(i)`` is row i's look (colour, dash, mode); ``x``: the categories,
+    or ``None`` for the positions 0, 1, …"""
+    for i, (name, values) in enumerate(rows.items()):
+        label = escape_label(name)
+        fig.add_trace(
+            trace(
+                x=list(range(len(values))) if x is None else x,
+                y=[float(v) for v in values],
+                name=label,
+                hovertemplate=f"{label}<br>{hover}<extra></extra>",
+                **style(i),
+            )
+        )
     return fig
 
 

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from attention_core.labs.cost import format_bytes
 
-from .base import LOG_DECADES, escape_label, legend_above_layout
+from .base import LOG_DECADES, add_named_series, escape_label, legend_above_layout, reference_line
 
 COMPUTED_COLOR = "#1b9e77"
 SKIPPED_COLOR = "#d9d9d9"
@@ -143,19 +143,8 @@ def loglog_figure(
         )
     yaxis: dict = dict(LOG_DECADES)
     for name, value in (reference or {}).items():
-        fig.add_hline(y=value, line=dict(color="#555555", width=1, dash="dot"))
         # On a log axis Plotly places annotations in log10 units (shapes take data units).
-        fig.add_annotation(
-            text=escape_label(name),
-            x=0,
-            xref="x domain",
-            xanchor="left",
-            y=math.log10(value),
-            yref="y",
-            yanchor="bottom",
-            showarrow=False,
-            font=dict(size=11, color="#555555"),
-        )
+        reference_line(fig, value, name, label_y=math.log10(value), yref="y")
         positives.append(float(value))
     if bytes_axis and positives:
         vals, text = byte_ticks(min(positives), max(positives))
@@ -214,19 +203,11 @@ def weight_rows_figure(
     labels = [f"{i}: {escape_label(k, 16)}" for i, k in enumerate(keys)]
     fig = go.Figure()
     colours = (COMPUTED_COLOR, "#7570b3", "#d95f02")
-    for i, (name, ws) in enumerate(rows.items()):
-        if len(ws) != len(keys):
-            raise ValueError("every row needs one weight per key")
-        label = escape_label(name)
-        fig.add_trace(
-            go.Bar(
-                x=labels,
-                y=[float(w) for w in ws],
-                name=label,
-                marker_color=colours[i % len(colours)],
-                hovertemplate=f"{label}<br>%{{x}}<br>%{{y:.3f}}<extra></extra>",
-            )
-        )
+    if any(len(ws) != len(keys) for ws in rows.values()):
+        raise ValueError("every row needs one weight per key")
+    add_named_series(
+        fig, rows, go.Bar, lambda i: dict(marker_color=colours[i % len(colours)]), "%{x}<br>%{y:.3f}", labels
+    )
     return legend_above_layout(
         fig,
         x_title,

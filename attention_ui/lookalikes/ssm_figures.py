@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from attention_ui.figures.base import escape_label, legend_above_layout
+from attention_ui.figures.base import add_named_series, escape_label, legend_above_layout, reference_line
 
 MODEL_COLOURS = ("#0068c9", "#7570b3", "#d95f02", "#1b9e77")
 MODEL_DASHES = ("solid", "dash", "dot", "dashdot")
@@ -30,20 +30,15 @@ def past_weights_figure(
         raise ValueError("at least one model is needed")
     labels = [f"{i}: {escape_label(tok, 12)}" for i, tok in enumerate(tokens)]
     fig = go.Figure()
-    for i, (name, values) in enumerate(rows.items()):
-        if len(values) != len(tokens):
-            raise ValueError("every model needs one weight per past token")
-        label = escape_label(name)
-        fig.add_trace(
-            go.Scatter(
-                x=labels,
-                y=[float(v) for v in values],
-                mode="lines+markers",
-                name=label,
-                line=dict(color=MODEL_COLOURS[i % 4], dash=MODEL_DASHES[i % 4], width=2),
-                hovertemplate=f"{label}<br>%{{x}}<br>%{{y:.3f}}<extra></extra>",
-            )
+    if any(len(values) != len(tokens) for values in rows.values()):
+        raise ValueError("every model needs one weight per past token")
+
+    def style(i: int) -> dict:
+        return dict(
+            mode="lines+markers", line=dict(color=MODEL_COLOURS[i % 4], dash=MODEL_DASHES[i % 4], width=2)
         )
+
+    add_named_series(fig, rows, go.Scatter, style, "%{x}<br>%{y:.3f}", labels)
     fig.add_hline(y=0, line=dict(color="#555555", width=1))
     return legend_above_layout(fig, x_title, y_title, height=height, xaxis=dict(type="category"))
 
@@ -70,17 +65,7 @@ def steps_figure(
             hovertemplate="%{x}<br>Δ = %{y:.3f}<extra></extra>",
         )
     )
-    fig.add_hline(y=fixed, line=dict(color="#555555", width=1, dash="dot"))
-    fig.add_annotation(
-        text=escape_label(fixed_label),
-        x=0,
-        xref="x domain",
-        xanchor="left",
-        y=fixed,
-        yanchor="bottom",
-        showarrow=False,
-        font=dict(size=11, color="#555555"),
-    )
+    reference_line(fig, fixed, fixed_label)
     fig.update_layout(
         height=260,
         xaxis=dict(title=dict(text=escape_label(x_title)), type="category"),
