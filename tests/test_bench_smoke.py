@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.browser
 
 
+@pytest.mark.extended
 @pytest.mark.timeout(420)
 def test_classroom_load_smoke_passes_and_reports_its_figures() -> None:
     proc = subprocess.run(
@@ -74,6 +75,7 @@ def test_tiled_vs_direct_smoke_matches_the_direct_output_in_less_memory() -> Non
     assert _number(r"time ratio\s+([\d.]+) x", out) > 0
 
 
+@pytest.mark.extended
 @pytest.mark.timeout(400)
 def test_page_latency_smoke_times_both_apps_and_counts_their_bytes() -> None:
     out = _run_bench("page_latency.py", 380)
@@ -83,6 +85,7 @@ def test_page_latency_smoke_times_both_apps_and_counts_their_bytes() -> None:
     assert _number(r"bytes/rerun playground\s+[\d,]+\s+floor\s+([\d,]+)", out) > 1000
 
 
+@pytest.mark.extended
 @pytest.mark.timeout(300)
 def test_cold_start_smoke_reaches_a_drawn_chart() -> None:
     out = _run_bench("cold_start.py", 280)

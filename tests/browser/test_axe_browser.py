@@ -106,7 +106,7 @@ def lang_page(browser: Browser, request) -> Iterator[Page]:
         context.close()
 
 
-@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("lang", [pytest.param("en", marks=pytest.mark.extended), "ja"])
 def test_every_page_passes_axe_and_the_chart_checks(
     lang_page: Page, streamlit_server: str, axe_source: str, lang
 ):

@@ -277,6 +277,7 @@ def test_a_page_that_lost_a_run_or_its_timer_follows_again(
         db.close()
 
 
+@pytest.mark.extended
 def test_bench_smoke_three_students_and_a_killed_process(cluster: Cluster, class_data: Path) -> None:
     """bench/classroom_live.py's class on this cluster: 3 phones, 2 polls, the process with more
     students SIGKILLed when half the answers of poll 2 are in (started again afterwards). Every
@@ -547,7 +548,7 @@ PHONE_STEPS = (1, 2, 3, 4, 7, 8, 9, 10, 11)
 PROBE_404 = ("/class_join/_stcore/health", "/class_join/_stcore/host-config")
 
 
-@pytest.mark.parametrize("lang", ["ja", "en"])
+@pytest.mark.parametrize("lang", ["ja", pytest.param("en", marks=pytest.mark.extended)])
 def test_a_phone_sees_each_steps_chart_on_its_first_screen(browser, cluster: Cluster, lang: str) -> None:
     """Issue 34 point 9: a joined phone (390×844, touch) that follows the teacher sees the step's
     chart on its first screen on every step: its top within the first 60 % of the window (it was

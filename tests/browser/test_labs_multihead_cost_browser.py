@@ -78,7 +78,7 @@ def test_multihead_heads_follow_the_slider(page: Page, streamlit_server: str) ->
     assert_no_exception(page)
 
 
-@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("lang", [pytest.param("en", marks=pytest.mark.extended), "ja"])
 def test_cost_page_measures_on_request(page: Page, streamlit_server: str, lang: str) -> None:
     open_lab(page, streamlit_server, "cost", lang)
     assert urlparse(page.url).path == "/cost"  # the query holds the learner's sentence
