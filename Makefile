@@ -122,8 +122,9 @@ test: $(VENV)/.dev-deps $(VENV)/.model browser haproxy postgres
 	echo "+ pytest -m 'browser and not extended' -n 2 $(PYTEST_ARGS)"; $(PY) -m pytest -m "browser and not extended" -n 2 --durations=5 $(PYTEST_ARGS) || check; \
 	exit $$status
 
-# The tests marked `extended` (pyproject.toml): a second language or window size of a browser check that
-# make test runs once, the phone test's other ten pages, and the benchmarks' smoke runs. make test stays
+# The tests marked `extended` (pyproject.toml): a second language, window size or link of a browser check
+# that make test runs once, the phone test's other ten pages, the old-link redirects, the proxy failover
+# test and the benchmarks' smoke runs (docs/running.md). make test stays
 # under 12 minutes on a fresh clone of a quiet 2-core machine without them; run this before a release
 # or after changing what they cover.
 test-extended: $(VENV)/.dev-deps $(VENV)/.model browser haproxy postgres
