@@ -106,16 +106,25 @@ def lang_page(browser: Browser, request) -> Iterator[Page]:
         context.close()
 
 
-@pytest.mark.parametrize("lang", [pytest.param("en", marks=pytest.mark.extended), "ja"])
+# Each language's walk in two halves (every other page), so that two workers share its ~70 s.
+@pytest.mark.parametrize(
+    ("lang", "part"),
+    [
+        pytest.param("en", 0, marks=pytest.mark.extended),
+        pytest.param("en", 1, marks=pytest.mark.extended),
+        ("ja", 0),
+        ("ja", 1),
+    ],
+)
 def test_every_page_passes_axe_and_the_chart_checks(
-    lang_page: Page, streamlit_server: str, axe_source: str, lang
+    lang_page: Page, streamlit_server: str, axe_source: str, lang, part
 ):
     page = lang_page
     browser_language(page, lang)  # a visitor whose browser is in that language (it wins over ?lang=)
     page.goto(f"{streamlit_server}/?lang={lang}")
     wait_for_app_run(page, SLOW_MS)
     problems: list[str] = []
-    for url_path, nav_key in PAGES:
+    for url_path, nav_key in PAGES[part::2]:
         if url_path:
             page.locator(f'[data-testid="stSidebarNav"] a[href$="/{url_path}"]').click()
             wait_for_path(page, url_path, SLOW_MS)  # a page may write its state into the query
