@@ -373,6 +373,9 @@ def qr_texts(png: bytes, scale: float) -> list[str]:
     return [r.text for r in zxingcpp.read_barcodes(img)]
 
 
+# extended until its flake is found: a fresh-clone run on 2026-12-02 projected step 6 where three
+# fast presses should have ended on 5 (one failure in four runs that day)
+@pytest.mark.extended
 def test_a_lecture_reloads_fast_clicks_explore_and_the_back_row(browser, cluster: Cluster) -> None:
     """Issue 34 points 1-8 as a lecture: the teacher presents their own sentence with a class of a
     phone (Japanese, touch) and a laptop; three clicker presses 150 ms apart (all count, the
