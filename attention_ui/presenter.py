@@ -77,7 +77,13 @@ _KEYS_JS = """
   const press = (name) => document.querySelector(".st-key-" + window.__alPresenterPrefix + "_present_" + name + " button");
   if (!window.__alPresenterKeys) {
     window.__alPresenterKeys = true;
-    const queue = (window.__alPresenterQueue = { moves: [], waiting: null, target: null, closing: false, clicks: 0 });
+    const queue = (window.__alPresenterQueue = { moves: [], waiting: null, target: null, closing: false, clicks: 0, openedAt: 0 });
+    // A click on a button that draws a slide over this one (the live class's "Show the join code"):
+    // the next press closes it, even when it comes before that slide (and its close button) is drawn.
+    document.addEventListener("click", (e) => {
+      const openers = window.__alPresenterOpeners, t = e.target;
+      if (openers && t && t.closest && t.closest(openers)) queue.openedAt = performance.now();
+    }, true);
     const running = () => {  // a run going on, or asked for ("rerunRequested") and not started yet
       const app = document.querySelector('[data-testid="stApp"]');
       return !!app && app.getAttribute("data-test-script-state") !== "notRunning";
@@ -99,9 +105,16 @@ _KEYS_JS = """
       if (!queue.moves.length) { queue.pumping = false; queue.target = null; return; }
       queue.since = queue.since || performance.now();
       if (!running() || performance.now() - queue.since > 15000) {
+        // A close asked for right after the slide's opener was clicked: wait for its close button
+        // (at most 5 s; a slide that never came up leaves nothing to close).
+        if (queue.moves[0] === "close" && !press("close") && performance.now() - queue.closeAt < 5000) {
+          setTimeout(pump, 30);
+          return;
+        }
         queue.since = 0;
         const move = queue.moves.shift();
         const b = press(typeof move === "number" ? "go_" + move : move);
+        if (move === "close" && !b) queue.closing = false;
         if (b && !b.disabled) {
           const t0 = performance.now(), search = location.search, want = window.__alPresenterPrefix + ":" + move;
           let seen = null;
@@ -130,19 +143,28 @@ _KEYS_JS = """
       if (e.key === "Escape") return "exit";
       return null;
     };
-    // Each press becomes the slide it asks for, counted from the last one asked for (not from the
-    // one on the screen, which may be a run behind): the button for that slide is clicked, so a
-    // run Streamlit repeats with the same click lands on the same slide.
+    // Each press becomes the slide it asks for, counted from the last one asked for while a move is
+    // queued or not yet drawn (the screen may be a run behind), and from the slide on the screen
+    // once nothing is (a mouse click on Next may have moved it since): the button for that slide is
+    // clicked, so a run Streamlit repeats with the same click lands on the same slide.
+    const busy = () => queue.moves.length > 0 || (!!queue.waiting && !queue.waiting.drawn());
+    const over = () => window.__alPresenterOverlay || (queue.openedAt > 0 && performance.now() - queue.openedAt < 5000);
     const queued = (name) => {
       if (name === "exit") return "exit";
-      if (press("close") && !queue.closing && queue.target === null && (name === "next" || name === "prev")) {
+      if (!busy()) queue.target = null;
+      if (over() && !queue.closing && !busy() && (name === "next" || name === "prev")) {
         queue.closing = true;  // a slide drawn over this one (the live class's join code): closed first
+        queue.closeAt = performance.now();
+        queue.openedAt = 0;
+        window.__alPresenterOverlay = false;
         return "close";
       }
       const base = queue.target ?? window.__alPresenterStep, last = window.__alPresenterLast;
       const to = Math.max(1, Math.min(last, { next: base + 1, prev: base - 1, first: 1, last }[name]));
       if (to === base) return null;
       queue.target = to;
+      queue.openedAt = 0;  // a step move closes a slide drawn over the step, too
+      window.__alPresenterOverlay = false;
       return to;
     };
     document.addEventListener("keydown", (e) => {
@@ -158,8 +180,11 @@ _KEYS_JS = """
     }, true);
     document.addEventListener("keyup", (e) => { if (wanted(e)) { e.preventDefault(); e.stopPropagation(); } }, true);
   }
-  const STEP = __STEP__, LAST = __LAST__;
+  const STEP = __STEP__, LAST = __LAST__, OVERLAY = __OVERLAY__;
   window.__alPresenterShown = "__PREFIX__:" + STEP;  // the slide this run drew (the queue's pump waits for it)
+  window.__alPresenterOpeners = "__OPENERS__";
+  if (!window.__alPresenterQueue.closing) window.__alPresenterOverlay = OVERLAY;  // drawn over this step?
+  if (OVERLAY) window.__alPresenterQueue.openedAt = 0;  // the opened slide is here: no longer pending
   window.__alPresenterStep = STEP;
   window.__alPresenterLast = LAST;
   let tries = 0;
@@ -253,14 +278,28 @@ def css(prefix: str) -> str:
     return _CSS.replace("__PREFIX__", _checked(prefix))
 
 
-def keys_script(prefix: str, step: int, last: int, controls: Sequence[str] = ()) -> str:
-    """The key handling and focus script on slide ``step`` of ``last`` (integers and the prefix only);
-    ``controls``: more widget keys of the controls row that keep the focus (the playground's head)."""
+def keys_script(
+    prefix: str,
+    step: int,
+    last: int,
+    controls: Sequence[str] = (),
+    *,
+    overlay: bool = False,
+    openers: Sequence[str] = (),
+) -> str:
+    """The key handling and focus script on slide ``step`` of ``last`` (integers, a flag and widget
+    keys only); ``controls``: more widget keys of the controls row that keep the focus (the
+    playground's head). ``overlay``: this run draws a slide over the step (closed by the first Next
+    or Previous, through the ``<prefix>_present_close`` button); ``openers``: widget keys of the
+    buttons that open such a slide (a press right after a click on one closes it, even before the
+    run has drawn it)."""
     names = [f"{_checked(prefix)}_present_{b}" for b in ("prev", "next", "lang", "exit")] + list(controls)
-    if not all(re.fullmatch(r"[a-z_]+", name) for name in names):
+    if not all(re.fullmatch(r"[a-z_]+", name) for name in [*names, *openers]):
         raise ValueError("widget keys of the controls are lower-case letters and underscores")
     selector = ", ".join(f".st-key-{name}" for name in names)
     script = _KEYS_JS.replace("__STEP__", str(int(step))).replace("__LAST__", str(int(last)))
+    script = script.replace("__OVERLAY__", "true" if overlay else "false")
+    script = script.replace("__OPENERS__", ", ".join(f".st-key-{name}" for name in openers))
     return script.replace("__CONTROLS__", selector).replace("__PREFIX__", prefix)
 
 

@@ -218,7 +218,7 @@ def test_the_presenters_key_script_serves_any_page_and_only_takes_a_page_prefix(
     from attention_ui import presenter
 
     a = presenter.keys_script("mk", 2, 4)
-    assert 'window.__alPresenterPrefix = "mk";' in a and "const STEP = 2, LAST = 4;" in a
+    assert 'window.__alPresenterPrefix = "mk";' in a and "const STEP = 2, LAST = 4, OVERLAY = false;" in a
     for key in ("ArrowRight", "PageDown", '" "', "ArrowLeft", "PageUp", "Home", "End", "Escape"):
         assert key in a
     with pytest.raises(ValueError):

@@ -47,10 +47,23 @@ def test_projector_panels_keep_room_for_their_titles():
 
 def test_key_script_is_constant_apart_from_the_step_numbers():
     a, b = presenter.keys_script(3), presenter.keys_script(4)
-    assert "const STEP = 3, LAST = 11;" in a and "const STEP = 4, LAST = 11;" in b
+    assert "const STEP = 3, LAST = 11, OVERLAY = false;" in a and "const STEP = 4, LAST = 11, OVERLAY = false;" in b
     assert a.replace("STEP = 3", "STEP = 4") == b
     for key in ("ArrowRight", "PageDown", '" "', "ArrowLeft", "PageUp", "Home", "End", "Escape"):
         assert key in a
+    # the join-code slide: drawn over the step (its flag), and the button that opens it (a press
+    # right after a click on it closes the slide, even before the run has drawn it)
+    over = presenter.keys_script(3, overlay=True)
+    assert over == a.replace("OVERLAY = false", "OVERLAY = true")
+    assert 'window.__alPresenterOpeners = ".st-key-cls_present_code";' in a
+
+
+def test_the_key_scripts_openers_are_widget_keys_only():
+    from attention_ui import presenter as kit_presenter
+
+    assert 'window.__alPresenterOpeners = "";' in kit_presenter.keys_script("mk", 1, 3)
+    with pytest.raises(ValueError):
+        kit_presenter.keys_script("mk", 1, 3, openers=('x"; alert(1); "',))
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

@@ -56,9 +56,12 @@ def return_script() -> None:
     kit_presenter.return_script("pg")
 
 
-def keys_script(step: int) -> str:
-    """The presenter's key handling and focus script for ``step`` (integers only are filled in)."""
-    return kit_presenter.keys_script("pg", step, len(STEPS), controls=("pg_head",))
+def keys_script(step: int, overlay: bool = False) -> str:
+    """The presenter's key handling and focus script for ``step`` (integers and a flag only are
+    filled in); ``overlay``: the live class's join-code slide is up on this step."""
+    return kit_presenter.keys_script(
+        "pg", step, len(STEPS), controls=("pg_head",), overlay=overlay, openers=("cls_present_code",)
+    )
 
 
 def enter_button(t) -> None:
@@ -79,7 +82,8 @@ def render(view: View, head_picker) -> None:
     running = presenter_hook.strip(t)  # a live class: its join code, and the view students follow
     step = clamp_step(st.session_state)
     name = STEPS[step - 1]
-    st.html(keys_script(step), unsafe_allow_javascript=True)
+    code_slide = running and presenter_hook.code_slide_on(step)  # "Show the join code": over the step
+    st.html(keys_script(step, overlay=code_slide), unsafe_allow_javascript=True)
     kit_presenter.controls(
         t,
         "pg",
@@ -92,7 +96,7 @@ def render(view: View, head_picker) -> None:
             *([] if running else [lambda where: presenter_hook.start_button(t, where)]),  # in the row
         ],
     )
-    if running and presenter_hook.code_slide_on(step):  # "Show the join code": in place of the step
+    if code_slide:
         presenter_hook.code_slide(t, step)
     else:
         slide = dataclasses.replace(view, present=True, show_tables=False, on_cell=None, after={}, cell=None)
