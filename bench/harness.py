@@ -160,6 +160,30 @@ def cold_start_page(
         log.close()
 
 
+def tree_cpu_s(*pids: int) -> float:
+    """CPU seconds (user + system) so far of these processes and all their children, each counted
+    once; a process gone (or out of reach) counts nothing. (The classroom benches.)"""
+    import psutil  # only the classroom benches need it
+
+    seen, total = set(), 0.0
+    for pid in pids:
+        try:
+            p = psutil.Process(pid)
+            procs = [p, *p.children(recursive=True)]
+        except psutil.Error:
+            continue
+        for x in procs:
+            if x.pid in seen:
+                continue
+            seen.add(x.pid)
+            try:
+                t = x.cpu_times()
+                total += t.user + t.system
+            except psutil.Error:
+                pass
+    return total
+
+
 def launch_browser(pw):
     return pw.chromium.launch(headless=True, executable_path=chromium_executable(), args=CHROMIUM_ARGS)
 
