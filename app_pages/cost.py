@@ -211,13 +211,9 @@ def section_tiled(t) -> None:
     m2.metric(t("cost.check_tiles"), f"{check.tiles_computed} / {check.tiles_computed + check.tiles_skipped}")
     m3.metric(t("cost.check_tile_share"), f"{check.max_tile_elements:,} / {check.matrix_elements:,}")
     cost_efficient.report_check(t, check.max_abs_diff, "cost.check_ok")
-    words = {True: t("cost.tile_computed"), False: t("cost.tile_skipped")}
-    labels = dict(computed=words[True], skipped=words[False])
-    labels.update(x_title=t("cost.axis_key_tile"), y_title=t("cost.axis_query_tile"))
-    fig = figures_cost.tile_grid_figure(check.grid, n, block, **labels)
     tiles = len(check.grid)
-    with st.columns([1, 1])[0]:
-        PAGE.chart(fig, "tiles", t("cost.alt_tiles", tiles=tiles, block=block, n=n))
+    alt = t("cost.alt_tiles", tiles=tiles, block=block, n=n)
+    words = cost_efficient.tile_grid_chart(t, PAGE, check, n, block, "cost.tile_skipped", "tiles", alt)
     grid_words = {str(k): [words[bool(row[k])] for row in check.grid] for k in range(tiles)}
     PAGE.table({"#": [str(i) for i in range(tiles)], **grid_words}, "tiles", hide_index=True)
     st.caption(t("cost.tiles_note_causal" if causal else "cost.tiles_note_full"))

@@ -99,11 +99,7 @@ class AttentionConfig:
     @property
     def divisor(self) -> float:
         """What the raw scores are divided by."""
-        if self.scale == "sqrt":
-            return math.sqrt(self.head_dim_k)
-        if self.scale == "none":
-            return 1.0
-        return float(self.scale)
+        return score_divisor(self.scale, self.head_dim_k)
 
     def to_dict(self) -> dict:
         """Plain values, with d_k / d_v resolved, for JSON and display."""
@@ -121,6 +117,16 @@ class AttentionConfig:
             "seed": self.seed,
             "positional": self.positional,
         }
+
+
+def score_divisor(scale: str | float, d_k: int) -> float:
+    """What raw scores are divided by under a (valid) ``scale`` setting: √d_k for ``"sqrt"``, 1 for
+    ``"none"``, else the number itself. The attention layer's and the trainer's settings share it."""
+    if scale == "sqrt":
+        return math.sqrt(d_k)
+    if scale == "none":
+        return 1.0
+    return float(scale)
 
 
 def _check_int(name: str, value: object, lo: int, hi: int) -> None:

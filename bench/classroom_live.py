@@ -49,6 +49,7 @@ from serve_class import Cluster, free_port  # noqa: E402
 from st_browser import CHROMIUM_ARGS, chromium_executable  # noqa: E402
 
 from attention_ui.classroom import questions  # noqa: E402
+from bench.harness import tree_cpu_s  # noqa: E402
 from classroom.postgres_store import PostgresStore  # noqa: E402
 from classroom.sqlite_store import SqliteStore  # noqa: E402
 from classroom.throwaway_postgres import ThrowawayPostgres  # noqa: E402
@@ -81,27 +82,6 @@ def pct(values, q):
         return float("nan")
     s = sorted(values)
     return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
-
-
-def tree_cpu_s(pids) -> float:
-    """CPU seconds (user + system) of these processes and their children, those still alive."""
-    seen, total = set(), 0.0
-    for pid in pids:
-        try:
-            p = psutil.Process(pid)
-            procs = [p, *p.children(recursive=True)]
-        except psutil.Error:
-            continue
-        for x in procs:
-            if x.pid in seen:
-                continue
-            seen.add(x.pid)
-            try:
-                t = x.cpu_times()
-                total += t.user + t.system
-            except psutil.Error:
-                pass
-    return total
 
 
 def browser_pids() -> list[int]:
@@ -314,21 +294,21 @@ async def run_class(cluster, db, *, store_kind: str, students: int, polls: int, 
             result["spread"] = {r: list(where.values()).count(r) for r in sorted(set(where.values()))}
 
             def server_cpu():
-                return {r.name: tree_cpu_s([r.pid]) for r in cluster.replicas if r.pid}
+                return {r.name: tree_cpu_s(r.pid) for r in cluster.replicas if r.pid}
 
             # 1. Idle: every student follows, nothing changes: what the watchers alone cost.
             n = len(pages)
             if idle_s > 0:
                 c0, b0, q0, t0 = (
                     server_cpu(),
-                    tree_cpu_s(browser_pids()),
+                    tree_cpu_s(*browser_pids()),
                     store_queries(stats) if stats else 0,
                     time.monotonic(),
                 )
                 await asyncio.sleep(idle_s)
                 c1, b1, q1, dt = (
                     server_cpu(),
-                    tree_cpu_s(browser_pids()),
+                    tree_cpu_s(*browser_pids()),
                     store_queries(stats) if stats else 0,
                     time.monotonic() - t0,
                 )
@@ -343,7 +323,7 @@ async def run_class(cluster, db, *, store_kind: str, students: int, polls: int, 
                     }
 
             # 2. The class: a step change, then a poll, P times.
-            cpu0, bcpu0 = server_cpu(), tree_cpu_s(browser_pids())
+            cpu0, bcpu0 = server_cpu(), tree_cpu_s(*browser_pids())
             q0, t0 = store_queries(stats) if stats else 0, time.monotonic()
             step, acks, follows, per_poll, killed, victim_cpu = 1, [], [], [], None, 0.0
 
@@ -378,7 +358,7 @@ async def run_class(cluster, db, *, store_kind: str, students: int, polls: int, 
                     while sum(1 for a in acks if a[0] == seq) < n // 2 and time.monotonic() < deadline:
                         await asyncio.sleep(0.2)
                     victim = max(result["spread"], key=result["spread"].get)
-                    victim_cpu = tree_cpu_s([cluster.replica(victim).pid])  # its CPU up to the kill
+                    victim_cpu = tree_cpu_s(cluster.replica(victim).pid)  # its CPU up to the kill
                     kill_t = time.monotonic()
                     cluster.kill(victim)
                     killed = {
@@ -405,7 +385,7 @@ async def run_class(cluster, db, *, store_kind: str, students: int, polls: int, 
                                                    "kill_to_followed_s": round(time.monotonic() - kill_t, 1)}  # fmt: skip
                     follows.append(times)
             elapsed = time.monotonic() - t0
-            cpu1, bcpu1 = server_cpu(), tree_cpu_s(browser_pids())
+            cpu1, bcpu1 = server_cpu(), tree_cpu_s(*browser_pids())
             result["watchdog_redraws"] = await watchdog_redraws(pages)
             queries = (store_queries(stats) - q0) if stats else None
             counted = set(db.export_answers(sid, token))

@@ -59,7 +59,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 sys.path.insert(0, str(ROOT / "deploy"))
-from harness import server_cmd  # noqa: E402  (this folder is on sys.path when the script runs)
+from harness import server_cmd, tree_cpu_s  # noqa: E402  (this folder is on sys.path when the script runs)
 from st_browser import CHROMIUM_ARGS, chromium_executable  # noqa: E402
 
 T0 = time.monotonic()
@@ -144,18 +144,6 @@ def tree_rss_mb(pid: int) -> float:
         except psutil.NoSuchProcess:
             pass
     return total / 2**20
-
-
-def tree_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process tree so far."""
-    total = 0.0
-    for p in _tree(pid):
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system
-        except psutil.NoSuchProcess:
-            pass
-    return total
 
 
 def active_sessions(base: str) -> int | None:

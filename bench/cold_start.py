@@ -26,17 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import (  # noqa: E402
-    ALL_CHARTS_DRAWN_JS,
-    LOGS,
-    ROOT,
-    free_port,
-    healthy,
-    launch_browser,
-    machine,
-    spawn_server,
-    stop_server,
-)
+from harness import ALL_CHARTS_DRAWN_JS, cold_start_page, launch_browser, machine  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 # The whole first page: every chart it draws drawn and no step still to come (the playground draws
@@ -53,32 +43,12 @@ def cold_start(
     """Seconds from Popen to (healthy, first chart drawn); with ``whole``, the seconds to the whole
     first page drawn (PAGE_CHARTS charts, nothing pending) are appended to it. ``cwd``: the tree the
     script is run from (default: this one)."""
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    LOGS.mkdir(parents=True, exist_ok=True)
-    log = (LOGS / "bench-cold-start.log").open("w", encoding="utf-8")
-    context = browser.new_context(locale="en-US", viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    t0 = time.perf_counter()
-    proc = spawn_server(script, port, log, cwd or ROOT)
-    try:
-        while not healthy(base):
-            if proc.poll() is not None or time.perf_counter() - t0 > 120:
-                raise RuntimeError(f"{script} did not start; see {LOGS / 'bench-cold-start.log'}")
-            time.sleep(0.05)
-        t_healthy = time.perf_counter() - t0
-        page.goto(base + "/")
-        page.wait_for_function(ALL_CHARTS_DRAWN_JS, arg=1, polling=50, timeout=120_000)
-        t_first = time.perf_counter() - t0
+    with cold_start_page(browser, script, "bench-cold-start.log", cwd) as (page, t0, t_healthy, t_first):
         if whole is not None:
             charts = PAGE_CHARTS.get(script, 1)
             page.wait_for_function(PAGE_DONE_JS, arg=charts, polling=50, timeout=120_000)
             whole.append(time.perf_counter() - t0)
         return t_healthy, t_first
-    finally:
-        context.close()
-        stop_server(proc)
-        log.close()
 
 
 def main() -> int:

@@ -20,22 +20,11 @@ import argparse
 import json
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import (  # noqa: E402
-    ALL_CHARTS_DRAWN_JS,
-    LOGS,
-    ROOT,
-    free_port,
-    healthy,
-    launch_browser,
-    machine,
-    spawn_server,
-    stop_server,
-)
+from harness import ROOT, cold_start_page, launch_browser, machine  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 MARKS = {
@@ -92,29 +81,9 @@ DUMP = False
 def one_run(browser, variant: str, path: str) -> dict[str, float]:
     where, _, script = variant.rpartition(":")
     cwd = Path(where) if where else ROOT
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    LOGS.mkdir(parents=True, exist_ok=True)
-    log = (LOGS / "bench-first-screen-marks.log").open("w", encoding="utf-8")
-    context = browser.new_context(locale="en-US", viewport={"width": 1400, "height": 900})
-    context.add_init_script(INIT_JS)
-    page = context.new_page()
-    t0 = time.perf_counter()
-    proc = spawn_server(script, port, log, cwd)
-    try:
-        while not healthy(base):
-            if proc.poll() is not None or time.perf_counter() - t0 > 120:
-                raise RuntimeError(f"{variant} did not start; see {log.name}")
-            time.sleep(0.05)
-        t_goto = time.perf_counter() - t0
-        page.goto(base + path)
-        page.wait_for_function(ALL_CHARTS_DRAWN_JS, arg=1, polling=50, timeout=120_000)
-        t_first = time.perf_counter() - t0
+    start = cold_start_page(browser, script, "bench-first-screen-marks.log", cwd, path, INIT_JS, variant)
+    with start as (page, _, t_goto, t_first):
         got = page.evaluate(COLLECT_JS)
-    finally:
-        context.close()
-        stop_server(proc)
-        log.close()
     if DUMP:
         print(
             variant,

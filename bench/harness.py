@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,6 +116,72 @@ def stop_server(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
+
+
+@contextmanager
+def cold_start_page(
+    browser,
+    script: str,
+    log_name: str,
+    cwd: Path | None = None,
+    path: str = "/",
+    init_js: str | None = None,
+    what: str | None = None,
+) -> Iterator[tuple[object, float, float, float]]:
+    """One cold start, timed from the server's spawn: a fresh browser context and page first (not
+    timed; ``init_js`` added to it), then a server for ``script`` run from ``cwd`` (default: this
+    tree), its health polled every 50 ms, ``path`` opened as soon as it answers, until the first chart
+    is drawn. Yields ``(page, t0, seconds to healthy, seconds to the first chart)``, t0 on
+    ``time.perf_counter``'s clock; the context is closed and the server stopped after. Output goes to
+    ``LOGS / log_name``; ``what`` names the script in the error if it does not start.
+    (bench/cold_start.py and bench/first_screen_marks.py.)"""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    LOGS.mkdir(parents=True, exist_ok=True)
+    log = (LOGS / log_name).open("w", encoding="utf-8")
+    context = browser.new_context(locale="en-US", viewport={"width": 1400, "height": 900})
+    if init_js is not None:
+        context.add_init_script(init_js)
+    page = context.new_page()
+    t0 = time.perf_counter()
+    proc = spawn_server(script, port, log, cwd or ROOT)
+    try:
+        while not healthy(base):
+            if proc.poll() is not None or time.perf_counter() - t0 > 120:
+                raise RuntimeError(f"{what or script} did not start; see {LOGS / log_name}")
+            time.sleep(0.05)
+        t_healthy = time.perf_counter() - t0
+        page.goto(base + path)
+        page.wait_for_function(ALL_CHARTS_DRAWN_JS, arg=1, polling=50, timeout=120_000)
+        yield page, t0, t_healthy, time.perf_counter() - t0
+    finally:
+        context.close()
+        stop_server(proc)
+        log.close()
+
+
+def tree_cpu_s(*pids: int) -> float:
+    """CPU seconds (user + system) so far of these processes and all their children, each counted
+    once; a process gone (or out of reach) counts nothing. (The classroom benches.)"""
+    import psutil  # only the classroom benches need it
+
+    seen, total = set(), 0.0
+    for pid in pids:
+        try:
+            p = psutil.Process(pid)
+            procs = [p, *p.children(recursive=True)]
+        except psutil.Error:
+            continue
+        for x in procs:
+            if x.pid in seen:
+                continue
+            seen.add(x.pid)
+            try:
+                t = x.cpu_times()
+                total += t.user + t.system
+            except psutil.Error:
+                pass
+    return total
 
 
 def launch_browser(pw):

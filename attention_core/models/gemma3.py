@@ -55,6 +55,7 @@ import numpy as np
 from ..arrays import read_only
 from ..tokenizer import MAX_INPUT_CHARS
 from . import chunked_file, decoding, gguf_file, spm_bpe
+from .availability import can_run
 from .decoding import DecoderInput, DecoderInputError, DecoderTrace, cache_bytes_by_kind, check_text  # noqa: F401 (re-exported)
 from .llama import LlamaConfig, LlamaWeights, next_token_probs, output_logits, pick_token, weights_from_gguf  # noqa: F401 (re-exported)
 from .smollm2 import DecoderUnavailable as _SmolUnavailable
@@ -215,13 +216,7 @@ def model_path() -> Path:
 
 def is_available() -> bool:
     """True when the five packages and the reader library ``gguf`` are installed (assembles, loads nothing)."""
-    if importlib.util.find_spec("gguf") is None:
-        return False
-    try:
-        model_path()
-    except DecoderUnavailable:
-        return False
-    return True
+    return can_run(("gguf",), model_path, DecoderUnavailable)
 
 
 class TokenBytes(Sequence):

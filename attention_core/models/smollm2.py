@@ -49,6 +49,7 @@ import numpy as np
 from ..arrays import read_only
 from ..tokenizer import MAX_INPUT_CHARS
 from . import byte_bpe, decoding, gguf_file
+from .availability import can_run
 from .decoding import DecoderInput, DecoderInputError, DecoderTrace, DecodeState, DecodeStep, check_text  # noqa: F401 (re-exported)
 from .llama import (  # noqa: F401 (re-exported)
     LlamaConfig,
@@ -118,11 +119,7 @@ def model_path() -> Path:
 
 def is_available() -> bool:
     """True when the model file and both reader libraries are installed (loads nothing)."""
-    try:
-        model_path()
-    except DecoderUnavailable:
-        return False
-    return all(importlib.util.find_spec(m) is not None for m in ("gguf", "tokenizers"))
+    return can_run(("gguf", "tokenizers"), model_path, DecoderUnavailable)
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..arrays import read_only
-from ..config import MAX_DIVISOR, MAX_SEED, MIN_DIVISOR
+from ..config import MAX_DIVISOR, MAX_SEED, MIN_DIVISOR, score_divisor
 from ..labs.heads import induction_scores, previous_token_scores
 from ..steps import build_mask
 from .model import ModelShape, Params, accuracy, backward, cross_entropy, forward, init_model, logits_of
@@ -149,11 +149,7 @@ class TrainSettings:
 
     @property
     def divisor(self) -> float:
-        if self.scale == "sqrt":
-            return math.sqrt(self.head_dim)
-        if self.scale == "none":
-            return 1.0
-        return float(self.scale)
+        return score_divisor(self.scale, self.head_dim)
 
     @property
     def total_steps(self) -> int:

@@ -51,6 +51,21 @@ def report_check(t, gap: float, ok_key: str, **values: object) -> None:
         st.error(t("cost.check_bad", diff=diff))
 
 
+def tile_grid_chart(
+    t, page: kit.Page, check, n: int, block: int, skipped_key: str, name: str, alt: str
+) -> dict:
+    """A check's tile grid (formed or skipped, ``skipped_key`` naming the skipped ones) in the left
+    half of the page; returns the two words by whether a tile was formed (``{True: …, False: …}``).
+    The tiled check and the window check draw theirs with it."""
+    words = {True: t("cost.tile_computed"), False: t(skipped_key)}
+    labels = dict(computed=words[True], skipped=words[False])
+    labels.update(x_title=t("cost.axis_key_tile"), y_title=t("cost.axis_query_tile"))
+    with st.columns([1, 1])[0]:
+        fig = figures_cost.tile_grid_figure(check.grid, n, block, **labels)
+        page.chart(fig, name, alt)
+    return words
+
+
 def run_window_timing(t, window: int) -> None:
     """The window timing, n = 256 … 4,096, with progress; what was measured is kept."""
     ns = lab_efficient.WINDOW_SWEEP_NS
@@ -130,13 +145,8 @@ def section_window(t, page: kit.Page) -> None:
         )
     )
     st.markdown(t("cost.win_model", diff=model, w=window) if n > window else t("cost.win_same", w=window))
-    words = {True: t("cost.tile_computed"), False: t("cost.tile_skipped_window")}
-    labels = dict(computed=words[True], skipped=words[False])
-    labels.update(x_title=t("cost.axis_key_tile"), y_title=t("cost.axis_query_tile"))
-    tiles = len(check.grid)
-    with st.columns([1, 1])[0]:
-        fig = figures_cost.tile_grid_figure(check.grid, n, block, **labels)
-        page.chart(fig, "window_tiles", t("cost.alt_window_tiles", tiles=tiles, block=block, n=n, w=window))
+    alt = t("cost.alt_window_tiles", tiles=len(check.grid), block=block, n=n, w=window)
+    tile_grid_chart(t, page, check, n, block, "cost.tile_skipped_window", "window_tiles", alt)
     st.subheader(t("cost.sec_window_time"), anchor="window-time")
     st.markdown(
         t("cost.explain_window_time", block=TIMING_BLOCK, top=f"{lab_efficient.WINDOW_SWEEP_NS[-1]:,}")

@@ -18,6 +18,7 @@ from attention_ui import kit
 from attention_ui.training import cached
 from attention_ui.training import figures as ftr
 from attention_ui.training.jobs import was_stopped
+from attention_ui.training.views import followed_job, progress_and_stop
 
 PAGE = kit.Page("tr", "training")
 POLL_S = 0.4
@@ -268,19 +269,12 @@ def experiment(t, name: str, text: str) -> None:
 
 
 def live(t, name: str, job_id: int) -> None:
-    job = cached.runner().job(job_id)
-    if job is None or job.finished:
-        st.rerun()
+    job = followed_job(job_id)
+    if job is None:
         return
-    rows = job.rows()
     with st.container(key=f"tr_x_live_{name}"):
-        if job.state == "waiting" or not rows:
-            st.progress(0.0, text=t("training.waiting" if job.state == "waiting" else "training.starting"))
-        else:
-            step = rows[-1][0]
-            st.progress(min(1.0, step / max(1, job.total)), text=t("training.x_progress", run=job.runs_begun,
-                        runs=RUNS[name], step=step, total=job.total))  # fmt: skip
-        st.button(t("training.stop"), key=f"tr_x_stop_{name}", on_click=job.request_stop)
+        progress_and_stop(t, job, job.rows(), lambda row: t("training.x_progress", run=job.runs_begun,
+                          runs=RUNS[name], step=row[0], total=job.total), f"tr_x_stop_{name}")  # fmt: skip
 
 
 def section_experiments(t) -> None:

@@ -7,12 +7,14 @@ While a run goes on, only the live box reruns: a fragment that polls the worker'
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from attention_ui import kit
 from attention_ui.training import cached, patterns, questions
 from attention_ui.training import figures as ftr
-from attention_ui.training.jobs import TRAIN
+from attention_ui.training.jobs import TRAIN, Job
 from attention_ui.training.settings import TRAIN_VALUES
 
 PAGE = kit.Page("tr", "training")  # widget keys and charts only; the page binds its defaults
@@ -100,23 +102,37 @@ def section_train(t, settings, key):
     return run
 
 
-def live_box(t, job_id: int, task: str) -> None:
-    """The polling fragment: progress, live curves and *Stop*; a full run once the job has ended."""
+def followed_job(job_id: int) -> Job | None:
+    """The job a polling fragment follows while it waits or runs; once it has ended (or is gone), a
+    full run is asked for instead (and None returned). The training and the experiments share it."""
     job = cached.runner().job(job_id)
     if job is None or job.finished:
         st.rerun()
+        return None
+    return job
+
+
+def progress_and_stop(t, job: Job, rows: list, text: Callable[[tuple], str], stop_key: str) -> None:
+    """A followed job's progress bar (waiting, starting, then ``text`` of its last row, whose first
+    number is the step) and its *Stop* button."""
+    if job.state == "waiting":
+        st.progress(0.0, text=t("training.waiting"))
+    elif not rows:
+        st.progress(0.0, text=t("training.starting"))
+    else:
+        st.progress(min(1.0, rows[-1][0] / max(1, job.total)), text=text(rows[-1]))
+    st.button(t("training.stop"), key=stop_key, on_click=job.request_stop)
+
+
+def live_box(t, job_id: int, task: str) -> None:
+    """The polling fragment: progress, live curves and *Stop*; a full run once the job has ended."""
+    job = followed_job(job_id)
+    if job is None:
         return
     rows = job.rows()
     with st.container(key="tr_live"):
-        if job.state == "waiting":
-            st.progress(0.0, text=t("training.waiting"))
-        elif not rows:
-            st.progress(0.0, text=t("training.starting"))
-        else:
-            step, loss, acc = rows[-1]
-            st.progress(min(1.0, step / max(1, job.total)),
-                        text=t("training.progress", step=step, total=job.total, loss=num(loss), acc=pct(acc)))  # fmt: skip
-        st.button(t("training.stop"), key="tr_stop", on_click=job.request_stop)
+        progress_and_stop(t, job, rows, lambda row: t("training.progress", step=row[0], total=job.total,
+                          loss=num(row[1]), acc=pct(row[2])), "tr_stop")  # fmt: skip
         if rows:
             steps, losses, accs = zip(*rows, strict=True)
             fig = ftr.curves(steps, losses, accs, total=job.total, **curve_titles(t, task))
