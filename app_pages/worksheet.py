@@ -59,6 +59,7 @@ def main() -> None:
             mime="application/pdf",
             key="ws_download",
             icon=":material/picture_as_pdf:",
+            on_click="ignore",  # deferred data: a rerun could drop the callable before it is read
             type="primary",
         )
         st.caption(

@@ -90,3 +90,35 @@ def test_the_return_scan_finds_an_early_return():
 def test_no_test_returns_early(path: Path):
     found = _returns_in_tests(ast.parse(path.read_text(encoding="utf-8")))
     assert not found, f"{path.name}: return in {found}; branch with if/else or pytest.skip instead"
+
+
+# --- a download made when pressed does not rerun the page ----------------------------------------
+
+UI_FILES = sorted([*(ROOT / "attention_ui").rglob("*.py"), *PAGES, ROOT / "app.py"])
+
+
+def downloads_that_rerun(source: str) -> list[int]:
+    """Lines of ``st.download_button(...)`` calls without ``on_click="ignore"``. Every download in
+    this app makes its data when pressed (deferred data: a lambda, or a function such as the key
+    file's), and such a press reran the page: a rerun that starts before the server reads the
+    download request drops the callable it asks for, and the press downloads nothing (Streamlit
+    1.67's media file manager). No download here needs a rerun, so every one says "ignore"."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "download_button":
+            if not any(
+                k.arg == "on_click" and getattr(k.value, "value", None) == "ignore" for k in node.keywords
+            ):
+                found.append(node.lineno)
+    return found
+
+
+def test_the_download_scan_finds_a_download_that_reruns():
+    assert downloads_that_rerun('st.download_button("x", lambda: b"", key="k")') == [1]
+    assert downloads_that_rerun('x = 1\nst.download_button("x", data=make, on_click="rerun")') == [2]
+    assert downloads_that_rerun('st.download_button("x", lambda: b"", on_click="ignore")') == []
+
+
+@pytest.mark.parametrize("path", UI_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_download_does_not_rerun_the_page(path: Path):
+    assert downloads_that_rerun(path.read_text("utf-8")) == []

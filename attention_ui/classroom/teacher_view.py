@@ -103,7 +103,7 @@ def key_file(t, cls: dict) -> None:
     text = t("class.key_file_text", code=state.format_code(cls["code"]), key=cls["token"])
     st.download_button(t("class.key_download"), _key_file_data(text), file_name=f"attention-lab-class-{cls['code']}.txt",
                        mime="text/plain", key="cls_key_download", icon=":material/key:",
-                       help=t("class.key_help"))  # fmt: skip
+                       help=t("class.key_help"), on_click="ignore")  # fmt: skip
 
 
 def start_panel(t) -> None:
@@ -319,7 +319,9 @@ def results_file(t, db, cls: dict) -> bytes:
 
 def export_button(t, cls: dict) -> None:
     """The results CSV, made when the button is pressed (deferred data): the poll panel's reveal and
-    answers are fragment runs, which left a CSV made by the last full run without them."""
+    answers are fragment runs, which left a CSV made by the last full run without them. The press
+    does not rerun the page (``on_click="ignore"``): a rerun starting before the server read the
+    request dropped the callable it asked for, and the click then downloaded nothing."""
     db = state.store()
     try:
         db.teacher_session(cls["sid"], cls["token"])
@@ -327,7 +329,7 @@ def export_button(t, cls: dict) -> None:
         return
     st.download_button(t("class.export"), lambda: results_file(t, db, cls),
                        file_name=f"attention-lab-class-{cls['code']}.csv", mime="text/csv", key="cls_export",
-                       icon=":material/download:")  # fmt: skip
+                       icon=":material/download:", on_click="ignore")  # fmt: skip
 
 
 def _confirm_end(on: bool) -> None:

@@ -118,6 +118,7 @@ def export_menu(t, trace, head: int) -> None:
             mime="text/csv",
             key="pg_dl_csv",
             icon=":material/table:",
+            on_click="ignore",  # deferred data: a rerun could drop the callable before it is read
         )
         st.caption(t("playground.export_trace"))
         for kind, mime in (("json", "application/json"), ("npz", "application/octet-stream")):
@@ -129,6 +130,7 @@ def export_menu(t, trace, head: int) -> None:
                 mime=mime,
                 key=f"pg_dl_{kind}",
                 icon=":material/download:",
+                on_click="ignore",
             )
 
 
