@@ -124,11 +124,12 @@ def section_block(t, trace) -> None:
 
 
 def section_norms(t, trace) -> None:
-    st.header(t("block.sec_norms"), anchor="norms")
-    st.markdown(t("block.explain_norms"))
-    st.latex(
+    kit.opening(
+        t("block.sec_norms"),
+        t("block.explain_norms"),
         r"\mathrm{LayerNorm}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta,\qquad "
-        r"\mathrm{RMSNorm}(x) = \gamma \odot \frac{x}{\sqrt{\tfrac{1}{d}\sum_i x_i^2 + \varepsilon}}"
+        r"\mathrm{RMSNorm}(x) = \gamma \odot \frac{x}{\sqrt{\tfrac{1}{d}\sum_i x_i^2 + \varepsilon}}",
+        anchor="norms",
     )
     c = lab_block.norm_comparison(trace.x)
     tokens = list(trace.tokens)

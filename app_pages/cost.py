@@ -188,12 +188,13 @@ def section_measure(t) -> None:
 
 
 def section_tiled(t) -> None:
-    st.header(t("cost.sec_tiled"), anchor="tiled")
-    st.markdown(t("cost.explain_tiled"))
-    st.latex(
+    kit.opening(
+        t("cost.sec_tiled"),
+        t("cost.explain_tiled"),
         r"m' = \max(m, \max_j s_j),\quad \ell' = e^{m - m'}\,\ell + \sum_j e^{s_j - m'},\quad "
         r"a' = e^{m - m'}\,a + \sum_j e^{s_j - m'}\, v_j,\qquad "
-        rf"\text{{{t('cost.tex_out')}}} = a / \ell"
+        rf"\text{{{t('cost.tex_out')}}} = a / \ell",
+        anchor="tiled",
     )
     c1, c2, c3 = st.columns([2, 2, 1])
     PAGE.widget(t, "select_slider", "check_n", CHECK_NS, label="n", where=c1)

@@ -98,14 +98,15 @@ def section_cache(t, lab) -> None:
 
 def section_flops(t, lab) -> None:
     s = lab.settings
-    st.header(t("inference.sec_flops"), anchor="flops")
-    st.markdown(t("inference.explain_flops", d_model=s.d_model, h=s.heads, g=s.kv_heads))
-    st.latex(
+    kit.opening(
+        t("inference.sec_flops"),
+        t("inference.explain_flops", d_model=s.d_model, h=s.heads, g=s.kv_heads),
         r"\underbrace{2 d (h + 2g) d_k + 4 h\, n\, d_k}_{\text{"
         + t("inference.series_cached")
         + r"}} \qquad \underbrace{n \cdot 2 d (h + 2g) d_k + 4 h\, n^2 d_k}_{\text{"
         + t("inference.series_recompute")
-        + "}}"
+        + "}}",
+        anchor="flops",
     )
     curve = cached_flops(FLOPS_NS, s.d_model, s.heads, s.kv_heads)
     big = curve.ns.index(FLOPS_N_BIG)

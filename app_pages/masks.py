@@ -91,11 +91,11 @@ def section_masks(t, lab, hover) -> None:
     tokens, n, mask = lab.settings.tokens, len(lab.settings.tokens), lab.mask
     # three maps in a row (THIRD): upright tick labels, cell numbers only where they fit
     axes = dict(hover=hover, query_title=t("masks.axis_query"), key_title=t("masks.axis_key"), plot_px=THIRD)
-    st.header(t("masks.h_mask"))
-    st.markdown(t("masks.explain_mask"))
-    st.latex(
+    kit.opening(
+        t("masks.h_mask"),
+        t("masks.explain_mask"),
         r"\mathrm{Attention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V,"
-        r"\qquad M_{ij} = \begin{cases} 0 & j \in \mathcal{A}_i \\ -\infty & j \notin \mathcal{A}_i \end{cases}"
+        r"\qquad M_{ij} = \begin{cases} 0 & j \in \mathcal{A}_i \\ -\infty & j \notin \mathcal{A}_i \end{cases}",
     )
     st.markdown(t("masks.allowed_set"))
     if st.session_state["mk_all"]:

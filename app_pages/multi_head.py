@@ -84,10 +84,11 @@ def load_lab(t):
 
 def section_heads(t, lab, hover) -> None:
     trace = lab.trace
-    st.header(t("multihead.sec_heads"), anchor="heads")
-    st.markdown(t("multihead.explain_heads"))
-    st.latex(
-        r"\mathrm{head}_i = \mathrm{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{d_k}}\right) V_i,\quad i = 0, \dots, h-1"
+    kit.opening(
+        t("multihead.sec_heads"),
+        t("multihead.explain_heads"),
+        r"\mathrm{head}_i = \mathrm{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{d_k}}\right) V_i,\quad i = 0, \dots, h-1",
+        anchor="heads",
     )
     head_title = t("multihead.head_name", h="{h}")
     fig = heatmaps.heads_small_multiples(trace.weights, trace.tokens, hover=hover, head_title=head_title)
@@ -158,12 +159,13 @@ def section_concat(t, trace, hover) -> None:
 
 
 def section_cost(t) -> None:
-    st.header(t("multihead.sec_cost"), anchor="cost")
-    st.markdown(t("multihead.explain_cost"))
-    st.latex(
+    kit.opening(
+        t("multihead.sec_cost"),
+        t("multihead.explain_cost"),
         rf"\underbrace{{4\, d_\text{{model}}^2}}_{{\text{{{t('multihead.tex_params')}}}}},\quad "
         r"\underbrace{6 n d_\text{model}^2 + 2 n^2 d_\text{model} + 2 n^2 d_\text{model} + 2 n d_\text{model}^2}"
-        rf"_{{\text{{{t('multihead.tex_matmul_flops')}}}:\ Q,K,V \ +\ QK^\top \ +\ AV \ +\ W^O}}"
+        rf"_{{\text{{{t('multihead.tex_matmul_flops')}}}:\ Q,K,V \ +\ QK^\top \ +\ AV \ +\ W^O}}",
+        anchor="cost",
     )
     c1, c2 = st.columns(2)
     PAGE.widget(t, "number_input", "cost_n", *COST_N_RANGE, step=256, where=c1)

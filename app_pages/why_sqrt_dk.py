@@ -69,11 +69,11 @@ def read_settings(t):
 
 
 def section_variance(t, d_ks, samples, seed) -> None:
-    st.header(t("sqrt.h_variance"))
-    st.markdown(t("sqrt.explain_variance"))
-    st.latex(
+    kit.opening(
+        t("sqrt.h_variance"),
+        t("sqrt.explain_variance"),
         r"\operatorname{Var}(q\cdot k) = \sum_{i=1}^{d_k} \operatorname{Var}(q_i k_i) = d_k,"
-        r"\qquad \operatorname{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right) = 1"
+        r"\qquad \operatorname{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right) = 1",
     )
     res = cached_variance(d_ks, samples=samples, seed=seed)
     for column, kind in zip(st.columns(2), ("raw", "scaled"), strict=True):
@@ -164,11 +164,11 @@ def section_peakedness(t, d_ks, n_keys, samples, seed) -> None:
         }
     )
 
-    st.header(t("sqrt.h_grad"))
-    st.markdown(t("sqrt.explain_grad"))
-    st.latex(
+    kit.opening(
+        t("sqrt.h_grad"),
+        t("sqrt.explain_grad"),
         r"\frac{\partial p_i}{\partial s_j} = p_i(\delta_{ij} - p_j),\qquad "
-        r"J = \operatorname{diag}(p) - p\,p^\top,\qquad \|J\|_F \to 0 \;\; (p \to \text{one-hot})"
+        r"J = \operatorname{diag}(p) - p\,p^\top,\qquad \|J\|_F \to 0 \;\; (p \to \text{one-hot})",
     )
     # From 0, so the fall reads as "towards no gradient" rather than as a small wiggle.
     titles = dict(y_title=t("sqrt.axis_jacobian"), title=t("sqrt.title_jacobian"))

@@ -44,7 +44,8 @@ Module-level helpers (usable without a :class:`Page`): :func:`init_state`, :func
 :func:`table`, :func:`frame`, :func:`table_height`, :func:`square_width` (one sizing rule each),
 :func:`hover_text`, :func:`warn_truncated`, :func:`show_tokens`, :func:`escape_markdown`,
 :func:`refresh_translated_choices`, :func:`progress` (a long computation with a progress bar),
-:class:`Guard`, and the shared :data:`KEEP` and :data:`SEED_RANGE`.
+:func:`opening` (a section's header, explanation and formula), :class:`Guard`, and the shared
+:data:`KEEP` and :data:`SEED_RANGE`.
 """
 
 from __future__ import annotations
@@ -275,6 +276,14 @@ def escape_markdown(text: str) -> str:
     """Backslash-escape every ASCII punctuation mark Markdown, LaTeX (``$``) or directives
     (``:``, ``[``, ``]``) could act on, so user text shows exactly as typed."""
     return "".join(f"\\{ch}" if ch in _MD_SPECIAL else ch for ch in str(text))
+
+
+def opening(heading: str, explanation: str, formula: str, *, anchor: str | None = None) -> None:
+    """A section's opening, in the order every lab uses: its header (``anchor`` for the URL), the
+    explanation (Markdown), then the formula it is about (LaTeX)."""
+    st.header(heading, anchor=anchor)
+    st.markdown(explanation)
+    st.latex(formula)
 
 
 def token_list_text(tokens: Sequence[str], n_pad: int = 0) -> str:

@@ -116,9 +116,12 @@ def window_timing_results(t, page: kit.Page) -> None:
 
 
 def section_window(t, page: kit.Page) -> None:
-    st.header(t("cost.sec_window"), anchor="sliding-window")
-    st.markdown(t("cost.explain_window"))
-    st.latex(r"\mathcal{A}_i = \{\, j : i - w < j \le i \,\}")
+    kit.opening(
+        t("cost.sec_window"),
+        t("cost.explain_window"),
+        r"\mathcal{A}_i = \{\, j : i - w < j \le i \,\}",
+        anchor="sliding-window",
+    )
     c1, c2, c3 = st.columns(3)
     page.widget(t, "select_slider", "win_n", WINDOW_NS, label="n", where=c1)
     page.widget(t, "select_slider", "window", WINDOWS, helped=True, where=c2)
@@ -161,11 +164,12 @@ def section_window(t, page: kit.Page) -> None:
 
 
 def section_linear(t, page: kit.Page) -> None:
-    st.header(t("cost.sec_linear"), anchor="linear-attention")
-    st.markdown(t("cost.explain_linear"))
-    st.latex(
+    kit.opening(
+        t("cost.sec_linear"),
+        t("cost.explain_linear"),
         r"\phi(x) = \mathrm{elu}(x) + 1,\qquad S_i = S_{i-1} + \phi(k_i)\, v_i^\top,\qquad "
-        r"z_i = z_{i-1} + \phi(k_i),\qquad o_i = \frac{\phi(q_i)^\top S_i}{\phi(q_i)^\top z_i}"
+        r"z_i = z_{i-1} + \phi(k_i),\qquad o_i = \frac{\phi(q_i)^\top S_i}{\phi(q_i)^\top z_i}",
+        anchor="linear-attention",
     )
     page.widget(t, "text_area", "text", height=70, helped=True)
     page.sentence_origin(t, "co_text")

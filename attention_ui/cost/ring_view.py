@@ -54,9 +54,12 @@ def widget(t, page: kit.Page, kind: str, name: str, *args, where=st, **kwargs):
 
 def section_ring(t, page: kit.Page) -> None:
     kit.init_state(DEFAULTS)
-    st.header(t("ring.title"), anchor="ring-attention")
-    st.markdown(t("ring.intro"))
-    st.latex(r"\text{" + t("ring.tex_block") + r"}(p, t) = (p - t) \bmod P")
+    kit.opening(
+        t("ring.title"),
+        t("ring.intro"),
+        r"\text{" + t("ring.tex_block") + r"}(p, t) = (p - t) \bmod P",
+        anchor="ring-attention",
+    )
     c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
     widget(t, page, "slider", "P", *lab_ring.P_RANGE, where=c1)
     widget(t, page, "select_slider", "n", RING_NS, where=c2)

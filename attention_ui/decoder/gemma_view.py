@@ -89,9 +89,12 @@ def section_qk_norm(t, trace, settings: DecoderSettings) -> None:
     layer = trace.layers[settings.layer]
     head = settings.head
     kv = int(layer.kv_head_of[head])
-    st.header(t("decoder.g_h_qk_norm"), anchor="qk-norm")
-    st.markdown(t("decoder.g_explain_qk_norm", d=trace.config.head_dim))
-    st.latex(r"\hat q = g \odot \frac{q}{\sqrt{\tfrac{1}{256}\sum_k q_k^2 + \varepsilon}}")
+    kit.opening(
+        t("decoder.g_h_qk_norm"),
+        t("decoder.g_explain_qk_norm", d=trace.config.head_dim),
+        r"\hat q = g \odot \frac{q}{\sqrt{\tfrac{1}{256}\sum_k q_k^2 + \varepsilon}}",
+        anchor="qk-norm",
+    )
     c1, c2 = st.columns(2)
     axes = dict(x_title=t("decoder.axis_position"), y_title=t("decoder.g_axis_length"),
                 before_name=t("decoder.g_before_norm"), after_name=t("decoder.g_after_norm"))  # fmt: skip

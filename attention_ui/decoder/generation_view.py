@@ -62,10 +62,11 @@ def on_reset(text: str) -> None:
 def section_next(t, trace, steps, ids: tuple[int, ...], settings: DecoderSettings) -> None:
     core, config = models.module(settings.model), models.config(settings.model)
     model = cached.model(settings.model)
-    st.header(t("decoder.h_next"), anchor="next-token")
-    st.markdown(t("decoder.explain_next", vocab=f"{config.vocab_size:,}"))
-    st.latex(
-        r"p_i = \frac{\exp(z_i / T)}{\sum_{j \in \mathcal{K}} \exp(z_j / T)}\quad (i \in \mathcal{K}),\qquad p_i = 0\ (i \notin \mathcal{K})"
+    kit.opening(
+        t("decoder.h_next"),
+        t("decoder.explain_next", vocab=f"{config.vocab_size:,}"),
+        r"p_i = \frac{\exp(z_i / T)}{\sum_{j \in \mathcal{K}} \exp(z_j / T)}\quad (i \in \mathcal{K}),\qquad p_i = 0\ (i \notin \mathcal{K})",
+        anchor="next-token",
     )
     c1, c2 = st.columns(2)
     PAGE.widget(t, "slider", "temperature", *url.TEMPERATURE_RANGE, step=0.05, helped=True, where=c1)

@@ -27,11 +27,12 @@ def fit_choice(key: str, choices) -> None:
 
 
 def section_size(t, page: kit.Page) -> None:
-    st.header(t("inference.sec_size"), anchor="size")
-    st.markdown(t("inference.explain_size"))
-    st.latex(
+    kit.opening(
+        t("inference.sec_size"),
+        t("inference.explain_size"),
         rf"\text{{{t('inference.tex_bytes')}}} = 2 \cdot \text{{{t('inference.tex_layers')}}} \cdot n \cdot g"
-        rf" \cdot d_k \cdot \text{{{t('inference.tex_per_value')}}}"
+        rf" \cdot d_k \cdot \text{{{t('inference.tex_per_value')}}}",
+        anchor="size",
     )
     s = st.session_state
     c1, c2, c3 = st.columns(3)
