@@ -77,7 +77,7 @@ _KEYS_JS = """
   const press = (name) => document.querySelector(".st-key-" + window.__alPresenterPrefix + "_present_" + name + " button");
   if (!window.__alPresenterKeys) {
     window.__alPresenterKeys = true;
-    const queue = (window.__alPresenterQueue = { moves: [], waiting: null, target: null, closing: false, clicks: 0, openedAt: 0 });
+    const queue = (window.__alPresenterQueue = { moves: [], waiting: null, target: null, closing: false, clicks: 0, openedAt: 0, closeAt: 0 });
     // A click on a button that draws a slide over this one (the live class's "Show the join code"):
     // the next press closes it, even when it comes before that slide (and its close button) is drawn.
     document.addEventListener("click", (e) => {

@@ -47,7 +47,10 @@ def test_projector_panels_keep_room_for_their_titles():
 
 def test_key_script_is_constant_apart_from_the_step_numbers():
     a, b = presenter.keys_script(3), presenter.keys_script(4)
-    assert "const STEP = 3, LAST = 11, OVERLAY = false;" in a and "const STEP = 4, LAST = 11, OVERLAY = false;" in b
+    assert (
+        "const STEP = 3, LAST = 11, OVERLAY = false;" in a
+        and "const STEP = 4, LAST = 11, OVERLAY = false;" in b
+    )
     assert a.replace("STEP = 3", "STEP = 4") == b
     for key in ("ArrowRight", "PageDown", '" "', "ArrowLeft", "PageUp", "Home", "End", "Escape"):
         assert key in a
