@@ -128,6 +128,33 @@ def _name(node: ast.AST) -> str | None:
 
 
 @cache
+def _chart_forwarders(page: str) -> dict[str, tuple[int, str]]:
+    """Functions of a page's modules that pass one of their parameters on as a chart's name
+    (``page.chart(fig, name, alt)``): function -> (that parameter's position, its name)."""
+    out = {}
+    for path in page_modules(page):
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            params = [a.arg for a in fn.args.args]
+            for node in ast.walk(fn):
+                if (
+                    isinstance(node, ast.Call)
+                    and ast.unparse(node.func) in ("PAGE.chart", "page.chart")
+                    and len(node.args) > 1
+                    and isinstance(node.args[1], ast.Name)
+                    and node.args[1].id in params
+                ):
+                    out[fn.name] = (params.index(node.args[1].id), node.args[1].id)
+    return out
+
+
+def _argument(call: ast.Call, position: int, keyword: str) -> ast.AST | None:
+    if len(call.args) > position:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
 def shown(page: str) -> dict[str, set[str]]:
     """``{"messages": numeric keys, "charts": ..., "tables": ..., "metrics": label keys, "formulas":
     functions that write a computed number into a formula}`` of a page."""
@@ -137,6 +164,7 @@ def shown(page: str) -> dict[str, set[str]]:
     tables: set[str] = set()
     metrics: set[str] = set()
     formulas: set[str] = set()
+    forwarders = _chart_forwarders(page)
     for path in page_modules(page):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
@@ -174,6 +202,8 @@ def shown(page: str) -> dict[str, set[str]]:
                     and (name := _name(node.args[1]))
                 ):
                     charts.add(name)
+                if method in forwarders and (name := _name(_argument(node, *forwarders[method]))):
+                    charts.add(name)  # a helper that draws the chart it is given the name of
                 if (
                     func in ("PAGE.table", "page.table")
                     and len(node.args) > 1
