@@ -49,7 +49,7 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/backward.py": ["tests/test_backward.py"],
     "attention_core/grad_cli.py": ["tests/test_backward.py"],
     "attention_core/training/model.py": ["tests/test_training.py"],
-    "attention_core/training/tasks.py": ["tests/test_training.py"],
+    "attention_core/training/tasks.py": ["tests/test_training.py", "tests/test_training_kills_tasks.py"],
     "attention_core/training/optim.py": ["tests/test_training.py"],
     "attention_core/training/train.py": ["tests/test_training.py"],
     "attention_core/training/experiments.py": ["tests/test_training.py", "tests/test_training_experiments.py"],
