@@ -47,7 +47,7 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/steps.py": ["tests/test_core_reference.py", "tests/test_core_numerics.py", "tests/test_mutation_kills.py"],
     "attention_core/trace.py": ["tests/test_core_reference.py", "tests/test_core_numerics.py", "tests/test_mutation_kills.py"],
     "attention_core/backward.py": ["tests/test_backward.py"],
-    "attention_core/grad_cli.py": ["tests/test_backward.py"],
+    "attention_core/grad_cli.py": ["tests/test_backward.py", "tests/test_cli_grad.py"],
     "attention_core/training/model.py": ["tests/test_training.py"],
     "attention_core/training/tasks.py": ["tests/test_training.py", "tests/test_training_kills_tasks.py"],
     "attention_core/training/optim.py": ["tests/test_training.py"],
