@@ -14,6 +14,7 @@ from attention_core.labs import efficient as lab_efficient
 from attention_ui import kit
 from attention_ui.figures import cost as figures_cost
 from attention_ui.figures import heatmaps
+from attention_ui.figures.base import AxisText
 
 WINDOW_RESULTS = "co_window_results"  # the window timing's WindowTimings, kept across reruns
 WINDOW_NS = (256, 512, 1024, 2048)  # the live check builds an n × n reference: kept small
@@ -59,7 +60,7 @@ def tile_grid_chart(
     The tiled check and the window check draw theirs with it."""
     words = {True: t("cost.tile_computed"), False: t(skipped_key)}
     labels = dict(computed=words[True], skipped=words[False])
-    labels.update(x_title=t("cost.axis_key_tile"), y_title=t("cost.axis_query_tile"))
+    labels.update(axes=AxisText(t("cost.axis_key_tile"), t("cost.axis_query_tile")))
     with st.columns([1, 1])[0]:
         fig = figures_cost.tile_grid_figure(check.grid, n, block, **labels)
         page.chart(fig, name, alt)

@@ -14,10 +14,13 @@ import plotly.graph_objects as go
 
 from attention_core.labs.cost import format_bytes
 
-from .base import LOG_DECADES, add_named_series, escape_label, legend_above_layout, reference_line
+from .base import LOG_DECADES, AxisText, add_named_series, escape_label, legend_above_layout, reference_line
 
 COMPUTED_COLOR = "#1b9e77"
 SKIPPED_COLOR = "#d9d9d9"
+
+# The charts' English axis words (pages pass translated ones).
+TILE_AXES = AxisText("key tile", "query tile")
 
 
 def block_grid_trace(z: list[list[float]], **kwargs) -> go.Heatmap:
@@ -162,8 +165,7 @@ def tile_grid_figure(
     n: int,
     block: int,
     *,
-    x_title: str = "key tile",
-    y_title: str = "query tile",
+    axes: AxisText = TILE_AXES,
     computed: str = "computed",
     skipped: str = "skipped",
 ) -> go.Figure:
@@ -179,13 +181,13 @@ def tile_grid_figure(
             grid.tolist(),
             customdata=custom,
             hovertemplate=(
-                f"{escape_label(y_title)}: %{{customdata[0]}}<br>{escape_label(x_title)}: %{{customdata[1]}}"
+                f"{escape_label(axes.y)}: %{{customdata[0]}}<br>{escape_label(axes.x)}: %{{customdata[1]}}"
                 "<br>%{customdata[2]}<extra></extra>"
             ),
             name="tiles",
         )
     )
-    return block_grid_layout(fig, x_title, y_title, int(min(420, max(200, 60 + 26 * t))))
+    return block_grid_layout(fig, axes.x, axes.y, int(min(420, max(200, 60 + 26 * t))))
 
 
 def weight_rows_figure(
