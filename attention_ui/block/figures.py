@@ -87,7 +87,7 @@ def flops_figure(
 ) -> go.Figure:
     """FLOPs against n on log–log axes (see :func:`attention_ui.figures.cost.loglog_figure`), with a
     dotted vertical line at the n where the n² terms catch up with the linear ones."""
-    fig = loglog_figure(ns, series, x_title=axes.x, y_title=axes.y)
+    fig = loglog_figure(ns, series, axes=axes)
     if crossover is not None and crossover > 0:
         fig.add_vline(x=crossover, line=dict(color="#555555", width=1, dash="dot"))
         fig.add_annotation(

@@ -20,7 +20,9 @@ COMPUTED_COLOR = "#1b9e77"
 SKIPPED_COLOR = "#d9d9d9"
 
 # The charts' English axis words (pages pass translated ones).
+LOGLOG_AXES = AxisText("n", "")
 TILE_AXES = AxisText("key tile", "query tile")
+ROWS_AXES = AxisText("key", "weight")
 
 
 def block_grid_trace(z: list[list[float]], **kwargs) -> go.Heatmap:
@@ -101,8 +103,7 @@ def loglog_figure(
     x: Sequence[float],
     series: Mapping[str, Sequence[float]],
     *,
-    x_title: str = "n",
-    y_title: str = "",
+    axes: AxisText = LOGLOG_AXES,
     bytes_axis: bool = False,
     y_hover: str = "%{y:.3s}",
     height: int = 380,
@@ -157,7 +158,7 @@ def loglog_figure(
     xaxis: dict = dict(exponentformat="power", **LOG_DECADES)
     if x_ticks is not None:
         xaxis.update(tickmode="array", tickvals=list(x_ticks), ticktext=[f"{v:,}" for v in x_ticks])
-    return legend_above_layout(fig, x_title, y_title, height=height, xaxis=xaxis, yaxis=yaxis)
+    return legend_above_layout(fig, axes.x, axes.y, height=height, xaxis=xaxis, yaxis=yaxis)
 
 
 def tile_grid_figure(
@@ -194,8 +195,7 @@ def weight_rows_figure(
     keys: Sequence[str],
     rows: Mapping[str, Sequence[float]],
     *,
-    x_title: str = "key",
-    y_title: str = "weight",
+    axes: AxisText = ROWS_AXES,
     height: int = 300,
 ) -> go.Figure:
     """One query's attention weights over its keys, one bar group per method (e.g. softmax and
@@ -212,8 +212,8 @@ def weight_rows_figure(
     )
     return legend_above_layout(
         fig,
-        x_title,
-        y_title,
+        axes.x,
+        axes.y,
         height=height,
         xaxis=dict(type="category"),
         yaxis=dict(range=[0, 1]),
