@@ -15,6 +15,7 @@ from attention_core.labs import block as lab_block
 from attention_core.labs.multihead import valid_head_counts
 from attention_ui import kit
 from attention_ui.block import figures as figures_block
+from attention_ui.figures.base import AxisText
 
 D_MODELS = (8, 16, 32, 64)
 MAX_HEADS = 8
@@ -110,7 +111,7 @@ def section_block(t, trace) -> None:
         [s.in_stream for s in stats],
         stream_name=t("block.series_stream"),
         sublayer_name=t("block.series_sublayer"),
-        y_title=t("block.axis_rms"),
+        axes=AxisText("", t("block.axis_rms")),
     )
     PAGE.chart(fig, "stages", t("block.alt_stages", count=len(stats)))
     st.markdown(t("block.shapes_note", n=stats[0].shape[0], d=cfg.d_model, d_ff=cfg.d_ff, h=cfg.heads))
@@ -157,7 +158,7 @@ def section_depth(t, text: str, cfg) -> None:
         t("block.placement_pre"): list(result.pre_rms),
         t("block.placement_post"): list(result.post_rms),
     }
-    fig = figures_block.depth_figure(series, x_title=t("block.axis_layer"), y_title=t("block.axis_rms"))
+    fig = figures_block.depth_figure(series, axes=AxisText(t("block.axis_layer"), t("block.axis_rms")))
     PAGE.chart(fig, "depth", t("block.alt_depth", depth=depth))
     PAGE.table({t("block.axis_layer"): list(range(depth + 1)), **series}, "depth", hide_index=True)
     values = dict(depth=depth, pre=f"{result.pre_rms[-1]:.2f}", post=f"{result.post_rms[-1]:.2f}")
@@ -202,8 +203,8 @@ def section_flops(t) -> None:
     }
     cross = lab_block.crossover_n(d, h, mult * d, kind)
     label = t("block.crossover_label", n=f"{cross:,.0f}")
-    titles = dict(x_title=t("block.axis_n"), y_title=t("block.axis_flops"))
-    fig = figures_block.flops_figure(CHART_NS, series, cross, label, **titles)
+    axes = AxisText(t("block.axis_n"), t("block.axis_flops"))
+    fig = figures_block.flops_figure(CHART_NS, series, cross, label, axes=axes)
     PAGE.chart(fig, "flops", t("block.alt_flops", d=d, h=h, d_ff=mult * d))
     PAGE.table({"n": list(CHART_NS), **series}, "flops", hide_index=True)
     st.latex(r"n^{*} = \frac{8d^2 + c\, d\, d_{ff}}{4d + 6h}")

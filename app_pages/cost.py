@@ -13,6 +13,7 @@ from attention_ui import kit, practice
 from attention_ui.cost import efficient_view as cost_efficient
 from attention_ui.cost import ring_view as cost_ring
 from attention_ui.figures import cost as figures_cost
+from attention_ui.figures.base import AxisText
 
 # The reference notes' FP16 one-head column, as printed there (data to compare against, not text).
 NOTES_FIGURES = {2_048: "8 MB", 8_192: "128 MB", 32_768: "2 GB", 131_072: "32 GB", 1_000_000: "1.9 TB"}
@@ -101,8 +102,8 @@ def section_extended(t) -> None:
         name = t("cost.dtype_name", dtype=" / ".join(d.upper() for d in dtypes), bytes=size)
         series[name] = [r.bytes for r in cached_memory(CHART_NS, size, heads, batch, layers)]
     gpu = {t("cost.gpu_line"): GPU_BYTES}
-    titles = dict(x_title=t("cost.axis_n"), y_title=t("cost.axis_memory"))
-    fig = figures_cost.loglog_figure(CHART_NS, series, bytes_axis=True, reference=gpu, **titles)
+    axes = AxisText(t("cost.axis_n"), t("cost.axis_memory"))
+    fig = figures_cost.loglog_figure(CHART_NS, series, axes=axes, bytes_axis=True, reference=gpu)
     PAGE.chart(fig, "memory", t("cost.alt_memory", heads=heads, batch=batch, layers=layers))
     PAGE.table({"n": CHART_NS, **series}, "memory", hide_index=True)
 
@@ -116,8 +117,7 @@ def section_extended(t) -> None:
         t("cost.flops_softmax"): [f.softmax for f in flops],
         t("cost.flops_total"): [f.total for f in flops],
     }
-    titles = dict(x_title=t("cost.axis_n"), y_title=t("cost.axis_flops"))
-    fig = figures_cost.loglog_figure(CHART_NS, fseries, **titles)
+    fig = figures_cost.loglog_figure(CHART_NS, fseries, axes=AxisText(t("cost.axis_n"), t("cost.axis_flops")))
     PAGE.chart(fig, "flops", t("cost.alt_flops", d_k=d_k, heads=heads))
     PAGE.table({"n": CHART_NS, **fseries}, "flops", hide_index=True)
     st.markdown(t("cost.flops_ratio", ratio=f"{flops[1].total / flops[0].total:.2f}"))
@@ -171,15 +171,16 @@ def section_measure(t) -> None:
         t("cost.series_tiled"): [p.tiled.peak_bytes for p in points],
         t("cost.series_matrix"): [p.direct.matrix_bytes for p in points],
     }
-    axes = dict(x_title=t("cost.axis_n"), height=360, x_ticks=ns)
-    fig = figures_cost.loglog_figure(ns, peaks, y_title=t("cost.axis_peak"), bytes_axis=True, **axes)
+    axes = AxisText(t("cost.axis_n"), t("cost.axis_peak"))
+    fig = figures_cost.loglog_figure(ns, peaks, axes=axes, bytes_axis=True, height=360, x_ticks=ns)
     PAGE.chart(fig, "peak", t("cost.alt_peak", count=len(ns)))
     times = {
         t("cost.series_direct"): [p.direct.seconds for p in points],
         t("cost.series_tiled"): [p.tiled.seconds for p in points],
     }
-    axes.update(height=320, y_title=t("cost.axis_seconds"), y_hover="%{y:.3g} s")
-    PAGE.chart(figures_cost.loglog_figure(ns, times, **axes), "time", t("cost.alt_time", count=len(ns)))
+    axes = AxisText(t("cost.axis_n"), t("cost.axis_seconds"))
+    fig = figures_cost.loglog_figure(ns, times, axes=axes, y_hover="%{y:.3g} s", height=320, x_ticks=ns)
+    PAGE.chart(fig, "time", t("cost.alt_time", count=len(ns)))
     if summary.median_step is not None:
         last, step = points[-1], f"{summary.median_step:.2f}"
         direct, tiled = format_bytes(last.direct.peak_bytes), format_bytes(last.tiled.peak_bytes)

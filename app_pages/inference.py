@@ -22,6 +22,7 @@ from attention_core.labs.inference import (
     kv_choices,
 )
 from attention_ui import kit
+from attention_ui.figures.base import AxisText
 from attention_ui.inference import figures as figures_inference
 from attention_ui.inference import size_view as inference_size
 from attention_ui.inference.size_view import fit_choice
@@ -123,7 +124,7 @@ def section_flops(t, lab) -> None:
     )
     series = {t("inference.series_cached"): curve.cached, t("inference.series_recompute"): curve.recompute}
     fig = figures_inference.flops_figure(
-        curve.ns, series, x_title=t("inference.axis_n"), y_title=t("inference.axis_flops")
+        curve.ns, series, axes=AxisText(t("inference.axis_n"), t("inference.axis_flops"))
     )
     knee = f"{lab_inference.flops_knee(s.d_model, s.heads, s.kv_heads):,.3g}"
     PAGE.chart(fig, "flops", t("inference.alt_flops", n_max=f"{curve.ns[-1]:,}", knee=knee))
@@ -161,7 +162,7 @@ def section_causal(t, lab) -> None:
         t("inference.series_bidirectional"): lab.change_bidirectional,
     }
     fig = figures_inference.prefix_change_figure(
-        lab.tokens[:-1], changes, x_title=t("inference.axis_earlier"), y_title=t("inference.axis_change")
+        lab.tokens[:-1], changes, axes=AxisText(t("inference.axis_earlier"), t("inference.axis_change"))
     )
     PAGE.chart(fig, "causal", t("inference.alt_causal", n=len(lab.tokens) - 1, causal=causal, bidi=bidi))
     PAGE.table(changes, "causal", index=list(lab.tokens[:-1]))

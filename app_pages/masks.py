@@ -16,6 +16,7 @@ from attention_core.labs import masks as lab_masks
 from attention_core.labs.masks import LAB_MASK_KINDS, METHODS, MaskLabSettings
 from attention_ui import kit, practice, tables
 from attention_ui.figures import heatmaps
+from attention_ui.figures.base import AxisText
 from attention_ui.masks import figures as fmk
 
 MAX_TOKENS = 16  # the leakage matrix runs 2·n layers; 16 keeps it instant and the maps readable
@@ -193,9 +194,7 @@ def section_leakage(t, settings: MaskLabSettings) -> None:
         tokens,
         position,
         zero_label=t("masks.zero_exact"),
-        x_title=t("masks.axis_earlier"),
-        y_title=t("masks.axis_moved"),
-        title=t("masks.title_leak_bars"),
+        axes=AxisText(t("masks.axis_earlier"), t("masks.axis_moved"), t("masks.title_leak_bars")),
     )
     PAGE.chart(fig, "leak_bars", t("masks.alt_leak_bars", position=position))
     st.caption(t("masks.caption_leak_bars"))

@@ -14,6 +14,7 @@ from attention_core.labs import multihead as lab_multihead
 from attention_core.labs.multihead import valid_head_counts
 from attention_ui import kit, tables
 from attention_ui.figures import heatmaps
+from attention_ui.figures.base import AxisText
 from attention_ui.multi_head import figures as figures_multihead
 
 D_MODEL_RANGE = (1, 128)  # the sentence's layer: small enough to draw every head
@@ -107,9 +108,9 @@ def section_dk(t, lab) -> None:
     st.markdown(t("multihead.explain_dk", d_model=d_model, heads=h, d_k=d_k))
     counts = lab.head_counts
     st.markdown(t("multihead.valid_heads", d_model=d_model, heads=", ".join(str(c) for c in counts)))
-    axes = dict(x_title=t("multihead.axis_heads"), y_title=t("multihead.axis_dk"))
+    axes = AxisText(t("multihead.axis_heads"), t("multihead.axis_dk"))
     fig = figures_multihead.head_dim_figure(
-        d_model, counts, h, hover_heads=axes["x_title"], hover_dim="d_k", **axes
+        d_model, counts, h, hover_heads=axes.x, hover_dim="d_k", axes=axes
     )
     PAGE.chart(fig, "dk", t("multihead.alt_dk", d_model=d_model, count=len(counts), heads=h, d_k=d_k))
     PAGE.table({t("multihead.axis_heads"): counts, "d_k": lab.head_dims}, "dk")
@@ -200,8 +201,8 @@ def section_cost(t) -> None:
     e0, e1 = f"{first.attention_matrix_elements:,}", f"{last.attention_matrix_elements:,}"
     st.markdown(t("multihead.cost_grows", h0=first.heads, h1=last.heads, e0=e0, e1=e1))
     names = {sid: t(f"multihead.series_{sid}") for sid in figures_multihead.CHART_SERIES}
-    axes = dict(x_title=t("multihead.axis_heads"), y_title=t("multihead.axis_count"))
-    fig = figures_multihead.cost_vs_heads_figure(costs, names, **axes)
+    axes = AxisText(t("multihead.axis_heads"), t("multihead.axis_count"))
+    fig = figures_multihead.cost_vs_heads_figure(costs, names, axes=axes)
     PAGE.chart(fig, "cost", t("multihead.alt_cost", n=n, d_model=d_model, count=len(costs)))
     series = {names[sid]: [getattr(c, sid) for c in costs] for sid in figures_multihead.CHART_SERIES}
     PAGE.table(series, "cost_series", index=[c.heads for c in costs])

@@ -14,6 +14,7 @@ import streamlit as st
 from attention_core.labs import positions as lab_positions
 from attention_core.labs.positions import D_MODEL_RANGE, OFFSET_RANGE, SCHEMES, SEEN_RANGE, PositionsSettings
 from attention_ui import kit
+from attention_ui.figures.base import AxisText
 from attention_ui.positions import figures as figures_positions
 
 ROUNDING_LIMIT = 1e-10  # a difference below this is floating-point rounding (float64, values ~1)
@@ -82,7 +83,7 @@ def section_shuffle(t, lab) -> None:
     st.markdown(t("positions.gap_on_note", diff=on))
     gaps = {t("positions.series_off"): lab.rows_plain, t("positions.series_on"): lab.rows_pos}
     fig = figures_positions.row_gap_figure(
-        lab.tokens, gaps, x_title=t("positions.axis_token"), y_title=t("positions.axis_gap")
+        lab.tokens, gaps, axes=AxisText(t("positions.axis_token"), t("positions.axis_gap"))
     )
     PAGE.chart(fig, "shuffle", t("positions.alt_shuffle", n=n, off=off, on=on))
     PAGE.table({**gaps}, "shuffle", index=list(lab.tokens))
@@ -112,8 +113,7 @@ def section_schemes(t, lab, names) -> None:
         lab.placements,
         lab.scores,
         names,
-        x_title=t("positions.axis_position"),
-        y_title=t("positions.axis_score"),
+        axes=AxisText(t("positions.axis_position"), t("positions.axis_score")),
     )
     spreads = {k: fmt(v) for k, v in lab.spread.items()}
     alt = t("positions.alt_schemes", offset=s.offset, count=count, sin=spreads["sinusoidal"],
@@ -158,8 +158,7 @@ def section_extrapolation(t, lab, names) -> None:
         lab.extrapolation_positions,
         lab.extrapolation,
         names,
-        x_title=t("positions.axis_query_position"),
-        y_title=t("positions.axis_score"),
+        axes=AxisText(t("positions.axis_query_position"), t("positions.axis_score")),
         seen=s.seen,
         seen_label=t("positions.seen_line", seen=s.seen),
     )

@@ -11,6 +11,7 @@ import streamlit as st
 from attention_core.labs import scaling as lab_scaling
 from attention_core.labs.scaling import MAX_DRAWS, one_row, parse_scores, samples_within
 from attention_ui import kit
+from attention_ui.figures.base import AxisText
 from attention_ui.why_sqrt_dk import figures as fsq
 
 DK_OPTIONS = tuple(2**i for i in range(11))  # 1 … 1024
@@ -78,8 +79,10 @@ def section_variance(t, d_ks, samples, seed) -> None:
     res = cached_variance(d_ks, samples=samples, seed=seed)
     for column, kind in zip(st.columns(2), ("raw", "scaled"), strict=True):
         theory = t("sqrt.theory_one" if kind == "scaled" else "sqrt.theory_dk")
-        names = dict(measured_name=t("sqrt.measured"), theory_name=theory, y_title=t(f"sqrt.axis_var_{kind}"))
-        fig = fsq.dot_variance_figure(res, kind == "scaled", title=t(f"sqrt.title_var_{kind}"), **names)
+        axes = AxisText("d_k", t(f"sqrt.axis_var_{kind}"), t(f"sqrt.title_var_{kind}"))
+        fig = fsq.dot_variance_figure(
+            res, kind == "scaled", measured_name=t("sqrt.measured"), theory_name=theory, axes=axes
+        )
         with column:
             PAGE.chart(fig, f"var_{kind}", t(f"sqrt.alt_var_{kind}", lo=d_ks[0], hi=d_ks[-1]))
     st.caption(t("sqrt.caption_variance", samples=samples, k=f"{fsq.ERROR_BAR_SE:g}"))
@@ -110,10 +113,8 @@ def section_histogram(t, d_ks, n_keys, samples, seed) -> None:
     names = dict(
         raw_name=t("sqrt.unscaled"), scaled_name=t("sqrt.scaled"), theory_name=t("sqrt.normal_curve")
     )
-    titles = dict(
-        x_title=t("sqrt.axis_score"), y_title=t("sqrt.axis_density"), title=t("sqrt.title_hist", d_k=d_k)
-    )
-    fig = fsq.score_histogram(raw.scores, scaled.scores, d_k, **names, **titles)
+    axes = AxisText(t("sqrt.axis_score"), t("sqrt.axis_density"), t("sqrt.title_hist", d_k=d_k))
+    fig = fsq.score_histogram(raw.scores, scaled.scores, d_k, **names, axes=axes)
     PAGE.chart(fig, "hist", t("sqrt.alt_hist", d_k=d_k))
     spread = dict(
         raw_std=f"{raw.measured_std:.2f}",
@@ -142,15 +143,15 @@ def section_peakedness(t, d_ks, n_keys, samples, seed) -> None:
         st.info(t("sqrt.info_samples_reduced", used=used, asked=samples))
     with st.spinner(t("sqrt.computing")):
         res = cached_peakedness(d_ks, n_keys=n_keys, samples=used, seed=seed)
-    names = dict(raw_name=t("sqrt.unscaled"), scaled_name=t("sqrt.scaled"), x_title="d_k")
+    names = dict(raw_name=t("sqrt.unscaled"), scaled_name=t("sqrt.scaled"))
     uniform = dict(reference=1.0 / n_keys, reference_name=t("sqrt.uniform", n=n_keys))
     c1, c2 = st.columns(2)
     for column, quantity, raw, scaled, extra in (
         (c1, "max_weight", res.max_weight_raw, res.max_weight_scaled, uniform),
         (c2, "entropy", res.normalised_entropy_raw, res.normalised_entropy_scaled, {}),
     ):
-        titles = dict(y_title=t(f"sqrt.axis_{quantity}"), title=t(f"sqrt.title_{quantity}"))
-        fig = fsq.versus_dk_figure(d_ks, raw, scaled, y_range=(0.0, 1.05), **titles, **names, **extra)
+        axes = AxisText("d_k", t(f"sqrt.axis_{quantity}"), t(f"sqrt.title_{quantity}"))
+        fig = fsq.versus_dk_figure(d_ks, raw, scaled, y_range=(0.0, 1.05), axes=axes, **names, **extra)
         with column:
             PAGE.chart(fig, quantity, t(f"sqrt.alt_{quantity}", n=n_keys))
     st.latex(r"H(p) = -\sum_j p_j \log p_j,\qquad \tilde H = \frac{H(p)}{\log n}")
@@ -171,10 +172,10 @@ def section_peakedness(t, d_ks, n_keys, samples, seed) -> None:
         r"J = \operatorname{diag}(p) - p\,p^\top,\qquad \|J\|_F \to 0 \;\; (p \to \text{one-hot})",
     )
     # From 0, so the fall reads as "towards no gradient" rather than as a small wiggle.
-    titles = dict(y_title=t("sqrt.axis_jacobian"), title=t("sqrt.title_jacobian"))
+    axes = AxisText("d_k", t("sqrt.axis_jacobian"), t("sqrt.title_jacobian"))
     y_range = (0.0, 1.15 * res.jacobian_norm_max)
     fig = fsq.versus_dk_figure(
-        d_ks, res.jacobian_norm_raw, res.jacobian_norm_scaled, y_range=y_range, **titles, **names
+        d_ks, res.jacobian_norm_raw, res.jacobian_norm_scaled, y_range=y_range, axes=axes, **names
     )
     PAGE.chart(fig, "jacobian", t("sqrt.alt_jacobian", n=n_keys))
     raw, scaled = res.jacobian_norm_raw, res.jacobian_norm_scaled
@@ -207,12 +208,8 @@ def section_one_row(t) -> None:
     top = f"{row.max_entropy:.3f}"
     m2.metric(t("sqrt.metric_entropy"), f"{row.entropy:.3f}", help=t("sqrt.metric_entropy_help", top=top))
     m3.metric(t("sqrt.metric_jacobian"), f"{row.jacobian_norm:.3g}", help=t("sqrt.metric_jacobian_help"))
-    titles = dict(
-        x_title=t("sqrt.axis_key"),
-        y_title=t("sqrt.axis_weight"),
-        title=t("sqrt.title_row", divisor=f"{divisor:g}"),
-    )
-    fig = fsq.weights_bar_figure(scores, row.weights, **titles)
+    axes = AxisText(t("sqrt.axis_key"), t("sqrt.axis_weight"), t("sqrt.title_row", divisor=f"{divisor:g}"))
+    fig = fsq.weights_bar_figure(scores, row.weights, axes=axes)
     alt = t("sqrt.alt_row", n=len(scores), divisor=f"{divisor:g}", best=f"{row.max_weight:.3f}")
     PAGE.chart(fig, "row", alt)
     st.markdown(t("sqrt.row_hint"))

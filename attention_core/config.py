@@ -26,8 +26,24 @@ class AttentionConfigError(ValueError):
     """Raised for any setting the core refuses; ``str(err)`` is meant for the learner."""
 
 
+class HeadWidth:
+    """The per-head width and score divisor of settings with ``d_k`` (None: ``d_model // heads``),
+    ``d_model``, ``heads`` and ``scale`` fields: one rule for :class:`AttentionConfig` and the
+    training lab's settings."""
+
+    @property
+    def head_dim_k(self) -> int:
+        """The d_k actually used."""
+        return self.d_k if self.d_k is not None else self.d_model // self.heads
+
+    @property
+    def divisor(self) -> float:
+        """What the raw scores are divided by."""
+        return score_divisor(self.scale, self.head_dim_k)
+
+
 @dataclass(frozen=True)
-class AttentionConfig:
+class AttentionConfig(HeadWidth):
     """One self-attention layer's settings.
 
     ``d_k`` and ``d_v`` default to ``d_model // heads`` (the usual split, which keeps the cost of
@@ -87,19 +103,9 @@ class AttentionConfig:
             raise AttentionConfigError("positional must be True or False.")
 
     @property
-    def head_dim_k(self) -> int:
-        """The d_k actually used."""
-        return self.d_k if self.d_k is not None else self.d_model // self.heads
-
-    @property
     def head_dim_v(self) -> int:
         """The d_v actually used."""
         return self.d_v if self.d_v is not None else self.d_model // self.heads
-
-    @property
-    def divisor(self) -> float:
-        """What the raw scores are divided by."""
-        return score_divisor(self.scale, self.head_dim_k)
 
     def to_dict(self) -> dict:
         """Plain values, with d_k / d_v resolved, for JSON and display."""

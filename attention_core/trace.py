@@ -68,6 +68,15 @@ def init_params(config: AttentionConfig) -> AttentionParams:
     return AttentionParams(W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O)
 
 
+def _param(name: str) -> property:
+    """A read-only property that is ``self.params.<name>``: a trace's weight matrix is its parameters'."""
+
+    def weight(self) -> np.ndarray:
+        return getattr(self.params, name)
+
+    return property(weight, doc=f"``params.{name}``")
+
+
 @dataclass(frozen=True)
 class AttentionTrace:
     """Every intermediate of one multi-head self-attention pass. All arrays are read-only.
@@ -103,21 +112,11 @@ class AttentionTrace:
     def heads(self) -> int:
         return self.Q.shape[-3]
 
-    @property
-    def W_Q(self) -> np.ndarray:
-        return self.params.W_Q
-
-    @property
-    def W_K(self) -> np.ndarray:
-        return self.params.W_K
-
-    @property
-    def W_V(self) -> np.ndarray:
-        return self.params.W_V
-
-    @property
-    def W_O(self) -> np.ndarray:
-        return self.params.W_O
+    # The layer's weights, read through to ``params`` (shapes: :class:`AttentionParams`).
+    W_Q = _param("W_Q")
+    W_K = _param("W_K")
+    W_V = _param("W_V")
+    W_O = _param("W_O")
 
 
 def attend(

@@ -9,6 +9,7 @@ import pytest
 
 from attention_core.labs.cost import format_bytes
 from attention_core.tiled import tile_grid
+from attention_ui.figures.base import AxisText
 from attention_ui.figures.cost import byte_ticks, loglog_figure, tile_grid_figure
 
 
@@ -31,8 +32,7 @@ def test_loglog_figure_lines_axes_and_reference() -> None:
     fig = loglog_figure(
         x,
         {"<direct>": [1e6, 4e6, 1.6e7], "tiled": [5e5, None, 7e5]},
-        x_title="n",
-        y_title="bytes",
+        axes=AxisText("n", "bytes"),
         bytes_axis=True,
         reference={"80 GB": 8e10},
         x_ticks=x,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from attention_ui.figures.base import DIVERGING_SCALE
+from attention_ui.figures.base import DIVERGING_SCALE, AxisText
 from attention_ui.heads import figures as fh
 
 
@@ -22,7 +22,7 @@ def test_head_map_signed_is_centred_on_zero_and_clickable():
 
 
 def test_lens_figure():
-    fig = fh.lens_figure([0.1, 0.5, 0.9], x_title="after layer", y_title="p", name="<b>x</b>")
+    fig = fh.lens_figure([0.1, 0.5, 0.9], axes=AxisText("after layer", "p"), name="<b>x</b>")
     assert list(fig.data[0].x) == [0, 1, 2] and list(fig.data[0].y) == [0.1, 0.5, 0.9]
     assert "<b>" not in fig.data[0].name
     assert tuple(fig.layout.yaxis.range) == (0, 1.02)
@@ -30,15 +30,14 @@ def test_lens_figure():
 
 def test_before_after_bars():
     fig = fh.before_after(
-        ["a", "b"], [0.6, 0.3], [0.2, 0.7], before_name="before", after_name="after", x_title="p"
+        ["a", "b"], [0.6, 0.3], [0.2, 0.7], before_name="before", after_name="after", axes=AxisText("p")
     )
     assert len(fig.data) == 2 and list(fig.data[0].x) == [0.6, 0.3] and list(fig.data[1].x) == [0.2, 0.7]
     assert list(fig.layout.yaxis.ticktext) == ["1 a", "2 b"]
 
 
 def test_loss_lines_with_a_marker():
-    fig = fh.loss_lines({"full": [1, 2, 3], "window": [1, 4, 5]}, {"full": "a", "window": "b"}, x_title="x",
-                        y_title="y", marker_x=1, marker_name="m", x_start=2)  # fmt: skip
+    fig = fh.loss_lines({"full": [1, 2, 3], "window": [1, 4, 5]}, {"full": "a", "window": "b"}, axes=AxisText("x", "y"), marker_x=1, marker_name="m", x_start=2)  # fmt: skip
     assert list(fig.data[0].x) == [2, 3, 4] and list(fig.data[1].y) == [1, 4, 5]
     assert fig.layout.shapes[0].x0 == 1 and fig.layout.annotations[0].text == "m"
 
@@ -46,7 +45,7 @@ def test_loss_lines_with_a_marker():
 def test_the_three_mask_runs_differ_in_dash_as_well_as_colour():
     """Issue 33: the sink experiment's curves coincide up to the window and run close after it."""
     runs = ("full", "window", "sinks")
-    fig = fh.loss_lines({r: [1.0, 2.0] for r in runs}, {r: r for r in runs}, x_title="x", y_title="y")
+    fig = fh.loss_lines({r: [1.0, 2.0] for r in runs}, {r: r for r in runs}, axes=AxisText("x", "y"))
     dashes = [tr.line.dash for tr in fig.data]
     colours = [tr.line.color for tr in fig.data]
     assert len(set(dashes)) == 3 and len(set(colours)) == 3
@@ -56,7 +55,7 @@ def test_qk_scatter_joins_each_query_to_its_key_and_escapes_labels():
     q = np.array([[0.0, 0.0], [1.0, 1.0]])
     k = np.array([[2.0, 0.0], [3.0, 3.0]])
     fig = fh.qk_scatter(
-        q, k, [1, 0], ["<img src=x>", "b"], query_name="q", key_name="k", x_title="1", y_title="2"
+        q, k, [1, 0], ["<img src=x>", "b"], query_name="q", key_name="k", axes=AxisText("1", "2")
     )
     links, queries, keys = fig.data
     assert list(links.x) == [0.0, 3.0, None, 1.0, 2.0, None]

@@ -7,6 +7,7 @@ import pytest
 
 from attention_core.labs.multihead import cost_vs_heads
 from attention_ui.figures import heatmaps
+from attention_ui.figures.base import AxisText
 from attention_ui.multi_head.figures import (
     CHART_SERIES,
     CHOSEN_COLOR,
@@ -17,7 +18,7 @@ from attention_ui.multi_head.figures import (
 
 
 def test_head_dim_bars_are_d_model_over_h_and_mark_the_choice() -> None:
-    fig = head_dim_figure(24, (1, 2, 3, 4, 6, 8, 12, 24), 6, x_title="<h>", y_title="d_k")
+    fig = head_dim_figure(24, (1, 2, 3, 4, 6, 8, 12, 24), 6, axes=AxisText("<h>", "d_k"))
     bar = fig.data[0]
     assert list(bar.x) == ["1", "2", "3", "4", "6", "8", "12", "24"]
     assert list(bar.y) == [24, 12, 8, 6, 4, 3, 2, 1]
@@ -52,7 +53,7 @@ def test_head_boundaries_sit_between_head_blocks(heads: int, width: int) -> None
 def test_cost_chart() -> None:
     n, d = 16, 8
     costs = cost_vs_heads(n, d)
-    fig = cost_vs_heads_figure(costs, {s: f"<{s}>" for s in CHART_SERIES}, y_title="log")
+    fig = cost_vs_heads_figure(costs, {s: f"<{s}>" for s in CHART_SERIES}, axes=AxisText("heads h", "log"))
     assert [tr.name for tr in fig.data] == [f"&lt;{s}&gt;" for s in CHART_SERIES]
     assert fig.layout.yaxis.type == "log"
     assert list(fig.data[0].x) == ["1", "2", "4", "8"]

@@ -10,6 +10,7 @@ import pytest
 
 from attention_core.labs import inference as li
 from attention_core.labs import positions as lp
+from attention_ui.figures.base import AxisText
 from attention_ui.inference import figures as fi
 from attention_ui.positions import figures as fp
 
@@ -19,7 +20,7 @@ NAMES = {"sinusoidal": "sin", "learned": "table", "rope": "RoPE"}
 
 def test_row_gap_figure_keeps_exact_values_and_escapes_tokens():
     fig = fp.row_gap_figure(
-        ["a", HOSTILE], {"off": [0.0, 3e-16], "on": [0.5, 0.25]}, x_title="t", y_title="gap"
+        ["a", HOSTILE], {"off": [0.0, 3e-16], "on": [0.5, 0.25]}, axes=AxisText("t", "gap")
     )
     assert [tr.name for tr in fig.data] == ["off", "on"]
     assert list(fig.data[0].customdata) == [0.0, 3e-16]  # hover shows the exact value
@@ -35,8 +36,7 @@ def test_scheme_lines_leave_a_gap_where_the_table_ends_and_mark_L():
         lab.extrapolation_positions,
         lab.extrapolation,
         NAMES,
-        x_title="p",
-        y_title="s",
+        axes=AxisText("p", "s"),
         seen=10,
         seen_label="L",
     )
@@ -63,7 +63,7 @@ def test_rope_arrow_figure_draws_one_arrow_per_position_of_equal_length():
 def test_flops_figure_is_log_log_with_exact_counts():
     curve = li.flops_curve([1, 2, 4, 8], 16, 4, 2)
     fig = fi.flops_figure(
-        curve.ns, {"cache": curve.cached, "again": curve.recompute}, x_title="n", y_title="F"
+        curve.ns, {"cache": curve.cached, "again": curve.recompute}, axes=AxisText("n", "F")
     )
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     assert list(fig.data[0].y) == list(curve.cached) and list(fig.data[1].y) == list(curve.recompute)
@@ -71,7 +71,7 @@ def test_flops_figure_is_log_log_with_exact_counts():
 
 def test_cache_bars_highlight_the_chosen_g():
     sizes = [li.kv_cache_bytes(30, 100, g, 64, 2) for g in (1, 3, 9)]
-    fig = fi.cache_bars_figure((1, 3, 9), sizes, 3, x_title="g", y_title="B")
+    fig = fi.cache_bars_figure((1, 3, 9), sizes, 3, axes=AxisText("g", "B"))
     bar = fig.data[0]
     assert list(bar.x) == ["1", "3", "9"] and list(bar.y) == sizes
     assert bar.marker.color[1] == fi.CURRENT_COLOR and bar.marker.color[0] == fi.BAR_COLOR
@@ -93,7 +93,7 @@ def test_grouped_heads_titles_name_the_kv_head():
 
 def test_prefix_change_bars():
     fig = fi.prefix_change_figure(
-        ["a", "b"], {"causal": [0.0, 0.0], "bidi": [0.3, 0.1]}, x_title="t", y_title="c"
+        ["a", "b"], {"causal": [0.0, 0.0], "bidi": [0.3, 0.1]}, axes=AxisText("t", "c")
     )
     assert list(fig.data[0].y) == [0.0, 0.0] and list(fig.data[1].y) == [0.3, 0.1]
     assert fig.layout.barmode == "group"

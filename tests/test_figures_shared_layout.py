@@ -12,6 +12,7 @@ from attention_ui.block import figures as block
 from attention_ui.cost import ring_figures as ring
 from attention_ui.figures import base
 from attention_ui.figures import cost as fc
+from attention_ui.figures.base import AxisText
 from attention_ui.lookalikes import figures as lookalikes
 from attention_ui.lookalikes import ssm_figures as ssm
 from attention_ui.multi_head import figures as multihead
@@ -33,7 +34,7 @@ def test_legend_above_layout_titles_escaped_axes_extra_and_legend_room() -> None
 def test_the_folded_charts_share_the_legend_above_the_plot() -> None:
     figs = [
         block.stage_figure(["a", "b"], [1.0, 2.0], [True, False]),
-        ssm.past_weights_figure(["a", "b"], {"m": [0.5, 0.5]}, x_title="s", y_title="w"),
+        ssm.past_weights_figure(["a", "b"], {"m": [0.5, 0.5]}, axes=AxisText("s", "w")),
         fc.weight_rows_figure(["a", "b"], {"softmax": [0.4, 0.6]}),
         lookalikes.cost_figure(np.array([1, 10]), np.array([1.0, 2.0]), np.array([2.0, 1.0]), 4, 4),
         multihead.cost_vs_heads_figure(
@@ -53,7 +54,7 @@ def test_block_grid_layout_square_cells_row_0_on_top_both_axes_ticked() -> None:
     assert x.dtick == y.dtick == 2 and not x.showgrid and not y.showgrid
     assert fig.layout.height == 300
     sched = ring.schedule_figure(
-        np.zeros((3, 3), int), np.ones((3, 3), bool), x_title="step", y_title="device",
+        np.zeros((3, 3), int), np.ones((3, 3), bool), axes=AxisText("step", "device"),
         block_word="b", computed_word="c", skipped_word="s",
     )  # fmt: skip
     assert sched.layout.xaxis.side == "top" and sched.layout.yaxis.scaleanchor == "x"

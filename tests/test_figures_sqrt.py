@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from attention_ui.figures.base import AxisText
 from attention_ui.why_sqrt_dk import figures as fsq
 
 D_KS = (1, 4, 16, 64)
@@ -79,7 +80,7 @@ def test_versus_dk_figure_has_both_curves_and_the_reference() -> None:
         np.array([0.2, 0.22, 0.23, 0.24]),
         raw_name="raw",
         scaled_name="scaled",
-        y_title="max",
+        axes=AxisText("d_k", "max"),
         reference=1 / 16,
         reference_name="uniform",
         y_range=(0.0, 1.05),
@@ -90,7 +91,9 @@ def test_versus_dk_figure_has_both_curves_and_the_reference() -> None:
     assert list(fig.data[2].y) == [0.0625, 0.0625] and list(fig.data[2].x) == [1, 64]
     assert list(fig.layout.yaxis.range) == [0.0, 1.05]
     assert fig.layout.xaxis.type == "log"
-    no_ref = fsq.versus_dk_figure(D_KS, np.ones(4), np.ones(4), raw_name="r", scaled_name="s", y_title="y")
+    no_ref = fsq.versus_dk_figure(
+        D_KS, np.ones(4), np.ones(4), raw_name="r", scaled_name="s", axes=AxisText("d_k", "y")
+    )
     assert len(no_ref.data) == 2
 
 

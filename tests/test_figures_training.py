@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from attention_ui.figures.base import AxisText
 from attention_ui.training import figures as ftr
 
 TITLES = dict(x_title="step", loss_title="loss", accuracy_title="accuracy")
@@ -48,7 +49,7 @@ def test_head_maps_one_panel_per_layer_and_head():
 
 def test_runs_lines_and_bars():
     fig = ftr.runs_lines(
-        {"scaled": [3, 2, 1], "unscaled": [3, 3, 2.5]}, x_title="s", y_title="l", dashed=("unscaled",)
+        {"scaled": [3, 2, 1], "unscaled": [3, 3, 2.5]}, axes=AxisText("s", "l"), dashed=("unscaled",)
     )
     assert [tr.name for tr in fig.data] == ["scaled", "unscaled"]
     assert (

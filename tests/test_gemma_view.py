@@ -11,6 +11,7 @@ from attention_core.labs import decoder_view
 from attention_core.models import gemma3
 from attention_ui.decoder import models, url
 from attention_ui.figures import decoder as fdc
+from attention_ui.figures.base import AxisText
 
 
 def banded(n: int, window: int) -> np.ndarray:
@@ -59,10 +60,10 @@ def test_mqa_diagram_links_four_query_heads_to_one_kv_head() -> None:
 
 def test_lengths_and_keys_read_figures_carry_the_numbers() -> None:
     fig = fdc.lengths_figure(np.array([3.0, 40.0]), np.array([16.0, 15.5]), before_name="b", after_name="a",
-                             x_title="x", y_title="y")  # fmt: skip
+                             axes=AxisText("x", "y"))  # fmt: skip
     assert list(fig.data[0].y) == [3.0, 40.0] and list(fig.data[1].y) == [16.0, 15.5]
     fig = fdc.keys_read_figure(
-        [[1, 2, 2], [1, 2, 3]], ["l0", "l5"], 2, x_title="x", y_title="y", window_name="w"
+        [[1, 2, 2], [1, 2, 3]], ["l0", "l5"], 2, axes=AxisText("x", "y"), window_name="w"
     )
     assert [list(d.y) for d in fig.data] == [[1, 2, 2], [1, 2, 3], [2, 2]]
 

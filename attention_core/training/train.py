@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..arrays import read_only
-from ..config import MAX_DIVISOR, MAX_SEED, MIN_DIVISOR, score_divisor
+from ..config import MAX_DIVISOR, MAX_SEED, MIN_DIVISOR, HeadWidth
 from ..labs.heads import induction_scores, previous_token_scores
 from ..steps import build_mask
 from .model import ModelShape, Params, accuracy, backward, cross_entropy, forward, init_model, logits_of
@@ -68,7 +68,7 @@ def _whole(name: str, value: object, lo: int, hi: int) -> None:
 
 
 @dataclass(frozen=True)
-class TrainSettings:
+class TrainSettings(HeadWidth):
     """One training run's settings, validated once."""
 
     task: str = "previous"  # one of TASKS (or "previous_first", the heads experiment's)
@@ -143,13 +143,7 @@ class TrainSettings:
         except TaskError as err:
             raise TrainSettingsError(err.key, str(err), **err.values) from None
 
-    @property
-    def head_dim(self) -> int:
-        return self.d_k if self.d_k is not None else self.d_model // self.heads
-
-    @property
-    def divisor(self) -> float:
-        return score_divisor(self.scale, self.head_dim)
+    head_dim = HeadWidth.head_dim_k  # d_k and d_v: the model's heads have one width
 
     @property
     def total_steps(self) -> int:

@@ -11,16 +11,21 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from attention_ui.figures.base import add_named_series, escape_label, legend_above_layout
+from attention_ui.figures.base import AxisText, add_named_series, escape_label, legend_above_layout
 from attention_ui.figures.cost import loglog_figure
 
 STREAM_COLOR = "#1b9e77"
 SUBLAYER_COLOR = "#7570b3"
 DASHES = ("solid", "dash", "dot")
 
+# The charts' English axis words (pages pass translated ones).
+STAGE_AXES = AxisText("", "RMS")
+DEPTH_AXES = AxisText("layer", "RMS")
+FLOPS_AXES = AxisText("n", "FLOPs")
 
-def _layout(fig: go.Figure, x_title: str, y_title: str, height: int) -> go.Figure:
-    return legend_above_layout(fig, x_title, y_title, height=height, yaxis=dict(rangemode="tozero"))
+
+def _layout(fig: go.Figure, axes: AxisText, height: int) -> go.Figure:
+    return legend_above_layout(fig, axes.x, axes.y, height=height, yaxis=dict(rangemode="tozero"))
 
 
 def stage_figure(
@@ -30,8 +35,7 @@ def stage_figure(
     *,
     stream_name: str = "residual stream",
     sublayer_name: str = "sub-layer input/output",
-    x_title: str = "",
-    y_title: str = "RMS",
+    axes: AxisText = STAGE_AXES,
     height: int = 320,
 ) -> go.Figure:
     """One bar per stage of the block (in order), coloured by whether it is the residual stream
@@ -53,11 +57,11 @@ def stage_figure(
             )
         )
     fig.update_xaxes(categoryorder="array", categoryarray=labels)
-    return _layout(fig, x_title, y_title, height)
+    return _layout(fig, axes, height)
 
 
 def depth_figure(
-    series: Mapping[str, Sequence[float]], *, x_title: str = "layer", y_title: str = "RMS", height: int = 320
+    series: Mapping[str, Sequence[float]], *, axes: AxisText = DEPTH_AXES, height: int = 320
 ) -> go.Figure:
     """The residual stream's mean RMS after each layer (0 = the input), one line per series."""
     if not series:
@@ -70,7 +74,7 @@ def depth_figure(
         lambda i: dict(mode="lines+markers", line=dict(dash=DASHES[i % len(DASHES)], width=2)),
         "%{x}<br>%{y:.3f}",
     )
-    return _layout(fig, x_title, y_title, height)
+    return _layout(fig, axes, height)
 
 
 def flops_figure(
@@ -79,12 +83,11 @@ def flops_figure(
     crossover: float | None,
     crossover_label: str,
     *,
-    x_title: str = "n",
-    y_title: str = "FLOPs",
+    axes: AxisText = FLOPS_AXES,
 ) -> go.Figure:
     """FLOPs against n on log–log axes (see :func:`attention_ui.figures.cost.loglog_figure`), with a
     dotted vertical line at the n where the n² terms catch up with the linear ones."""
-    fig = loglog_figure(ns, series, x_title=x_title, y_title=y_title)
+    fig = loglog_figure(ns, series, axes=axes)
     if crossover is not None and crossover > 0:
         fig.add_vline(x=crossover, line=dict(color="#555555", width=1, dash="dot"))
         fig.add_annotation(

@@ -14,6 +14,7 @@ from attention_core.labs import efficient as lab_efficient
 from attention_ui import kit
 from attention_ui.figures import cost as figures_cost
 from attention_ui.figures import heatmaps
+from attention_ui.figures.base import AxisText
 
 WINDOW_RESULTS = "co_window_results"  # the window timing's WindowTimings, kept across reruns
 WINDOW_NS = (256, 512, 1024, 2048)  # the live check builds an n × n reference: kept small
@@ -59,7 +60,7 @@ def tile_grid_chart(
     The tiled check and the window check draw theirs with it."""
     words = {True: t("cost.tile_computed"), False: t(skipped_key)}
     labels = dict(computed=words[True], skipped=words[False])
-    labels.update(x_title=t("cost.axis_key_tile"), y_title=t("cost.axis_query_tile"))
+    labels.update(axes=AxisText(t("cost.axis_key_tile"), t("cost.axis_query_tile")))
     with st.columns([1, 1])[0]:
         fig = figures_cost.tile_grid_figure(check.grid, n, block, **labels)
         page.chart(fig, name, alt)
@@ -107,8 +108,8 @@ def window_timing_results(t, page: kit.Page) -> None:
         t("cost.col_full_tiled"): [p.full_tiled for p in points],
         t("cost.col_window_tiled"): [p.window_tiled for p in points],
     }
-    axes = dict(x_title=t("cost.axis_n"), y_title=t("cost.axis_seconds"), height=340, x_ticks=ns)
-    fig = figures_cost.loglog_figure(ns, times, y_hover="%{y:.3g} s", **axes)
+    axes = AxisText(t("cost.axis_n"), t("cost.axis_seconds"))
+    fig = figures_cost.loglog_figure(ns, times, axes=axes, y_hover="%{y:.3g} s", height=340, x_ticks=ns)
     page.chart(fig, "window_time", t("cost.alt_window_time", count=len(ns)))
     last = points[-1]
     st.success(t("cost.win_time_lesson", n=f"{last.n:,}", ratio=f"{last.ratio_tiled:.1f}"))
@@ -210,7 +211,7 @@ def section_linear(t, page: kit.Page) -> None:
         t("cost.linear_weights"): list(lab.linear_weights[row, : row + 1]),
     }
     fig = figures_cost.weight_rows_figure(
-        keys, series, x_title=t("cost.axis_key"), y_title=t("cost.axis_weight")
+        keys, series, axes=AxisText(t("cost.axis_key"), t("cost.axis_weight"))
     )
     page.chart(fig, "linear_row", t("cost.alt_linear_row", row=row))
     top = dict(soft=f"{lab.softmax_top.mean():.3f}", lin=f"{lab.linear_top.mean():.3f}")
@@ -223,7 +224,7 @@ def section_linear(t, page: kit.Page) -> None:
         t("cost.flops_causal_softmax"): [lab_efficient.causal_softmax_attention_flops(x, d, d) for x in ns],
         t("cost.flops_linear_attention"): [lab_efficient.linear_attention_flops(x, d, d) for x in ns],
     }
-    fig = figures_cost.loglog_figure(ns, series, x_title=t("cost.axis_n"), y_title=t("cost.axis_flops"))
+    fig = figures_cost.loglog_figure(ns, series, axes=AxisText(t("cost.axis_n"), t("cost.axis_flops")))
     page.chart(fig, "linear_flops", t("cost.alt_linear_flops", d=d))
     cross = lab_efficient.linear_crossover_n(d, d, d)
     cross_causal = lab_efficient.linear_crossover_n(d, d, d, causal=True)

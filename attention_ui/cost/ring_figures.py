@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from attention_ui.figures.base import add_named_series, escape_label, legend_above_layout
+from attention_ui.figures.base import AxisText, add_named_series, escape_label, legend_above_layout
 from attention_ui.figures.cost import block_grid_layout, block_grid_trace
 
 ORDER_COLOURS = ("#1b9e77", "#7570b3", "#d95f02")
@@ -23,8 +23,7 @@ def schedule_figure(
     schedule: np.ndarray,
     computed: np.ndarray,
     *,
-    x_title: str,
-    y_title: str,
+    axes: AxisText,
     block_word: str,
     computed_word: str,
     skipped_word: str,
@@ -47,14 +46,14 @@ def schedule_figure(
             textfont=dict(color="#000000", size=12),
             customdata=custom,
             hovertemplate=(
-                f"{escape_label(y_title)} %{{y}}<br>{escape_label(x_title)} %{{x}}<br>"
+                f"{escape_label(axes.y)} %{{y}}<br>{escape_label(axes.x)} %{{x}}<br>"
                 f"{block} %{{customdata[0]}}<br>%{{customdata[1]}}<extra></extra>"
             ),
             name="schedule",
         )
     )
     side = int(min(460, max(220, 70 + 26 * P)))
-    block_grid_layout(fig, x_title, y_title, side, tickmode="linear", dtick=1 if P <= 8 else 2)
+    block_grid_layout(fig, axes.x, axes.y, side, tickmode="linear", dtick=1 if P <= 8 else 2)
     fig.update_xaxes(side="top")  # the devices' steps read from the top, like a timetable
     return fig
 
@@ -101,9 +100,7 @@ def running_state_figure(
     return fig
 
 
-def load_figure(
-    per_device: Mapping[str, Sequence[float]], *, x_title: str, y_title: str, height: int = 320
-) -> go.Figure:
+def load_figure(per_device: Mapping[str, Sequence[float]], *, axes: AxisText, height: int = 320) -> go.Figure:
     """Grouped bars, one group per device, one bar per series (blocks folded in, or allowed pairs under
     an ordering)."""
     if not per_device:
@@ -114,12 +111,12 @@ def load_figure(
         per_device,
         go.Bar,
         lambda i: dict(marker_color=ORDER_COLOURS[i % len(ORDER_COLOURS)]),
-        f"{escape_label(x_title)} %{{x}}: %{{y:,}}",
+        f"{escape_label(axes.x)} %{{x}}: %{{y:,}}",
     )
     return legend_above_layout(
         fig,
-        x_title,
-        y_title,
+        axes.x,
+        axes.y,
         height=height,
         xaxis=dict(tickmode="linear", dtick=1),
         yaxis=dict(rangemode="tozero"),

@@ -14,6 +14,7 @@ from attention_core.labs.cost import DTYPE_BYTES, format_bytes
 from attention_ui import kit
 from attention_ui.cost import ring_figures as figures_ring
 from attention_ui.figures import cost as figures_cost
+from attention_ui.figures.base import AxisText
 
 RING_NS = (16, 32, 64, 128, 256, 512, 1024)  # the live check builds an n × n reference
 RING_D = 16
@@ -93,7 +94,7 @@ def section_ring(t, page: kit.Page) -> None:
             computed_word=t("ring.folded"), skipped_word=t("ring.skipped"), block_word=t("ring.block")
         )
         fig = figures_ring.schedule_figure(
-            ring.schedule, ring.computed, x_title=t("ring.axis_step"), y_title=t("ring.axis_device"), **words
+            ring.schedule, ring.computed, axes=AxisText(t("ring.axis_step"), t("ring.axis_device")), **words
         )
         page.chart(fig, "ring_schedule", t("ring.alt_schedule", P=P, folded=lab.blocks_computed))
         st.caption(t("ring.schedule_note"))
@@ -143,7 +144,7 @@ def section_load(t, page: kit.Page, lab) -> None:
         st.markdown(t("ring.load_full", total=lab.blocks_total))
     blocks = {t("ring.series_folded"): list(lab.ring.blocks_per_device)}
     fig = figures_ring.load_figure(
-        blocks, x_title=t("ring.axis_device"), y_title=t("ring.axis_blocks"), height=260
+        blocks, axes=AxisText(t("ring.axis_device"), t("ring.axis_blocks")), height=260
     )
     page.chart(fig, "ring_load", t("ring.alt_load", P=P))
     pairs = {
@@ -154,8 +155,7 @@ def section_load(t, page: kit.Page, lab) -> None:
     spread = {name: f"{v.max() / v.min():.2f}" for name, v in pairs.items()}
     fig = figures_ring.load_figure(
         {k: list(v) for k, v in pairs.items()},
-        x_title=t("ring.axis_device"),
-        y_title=t("ring.axis_pairs"),
+        axes=AxisText(t("ring.axis_device"), t("ring.axis_pairs")),
         height=300,
     )
     page.chart(fig, "ring_orders", t("ring.alt_orders", n=n, P=P))
@@ -227,7 +227,7 @@ def section_costs(t, page: kit.Page, P: int) -> None:
     }
     xs = [c.n for c in times]
     fig = figures_cost.loglog_figure(
-        xs, series, x_title=t("cost.axis_n"), y_title=t("ring.axis_seconds"), y_hover="%{y:.3g} s", height=340
+        xs, series, axes=AxisText(t("cost.axis_n"), t("ring.axis_seconds")), y_hover="%{y:.3g} s", height=340
     )
     page.chart(fig, "ring_times", t("ring.alt_times", P=P, d=d))
     st.caption(t("ring.cost_caveat"))

@@ -19,6 +19,7 @@ from attention_ui import kit
 from attention_ui.decoder import cached, models
 from attention_ui.decoder.settings import PAGE, DecoderSettings
 from attention_ui.figures import decoder as fdc
+from attention_ui.figures.base import AxisText
 from attention_ui.i18n import catalog
 
 COMPARE_TOKENS = 8192  # the context length the comparison table sizes the cache at
@@ -96,15 +97,15 @@ def section_qk_norm(t, trace, settings: DecoderSettings) -> None:
         anchor="qk-norm",
     )
     c1, c2 = st.columns(2)
-    axes = dict(x_title=t("decoder.axis_position"), y_title=t("decoder.g_axis_length"),
+    labels = dict(axes=AxisText(t("decoder.axis_position"), t("decoder.g_axis_length")),
                 before_name=t("decoder.g_before_norm"), after_name=t("decoder.g_after_norm"))  # fmt: skip
     with c1:
         st.markdown(t("decoder.g_q_lengths", h=head))
-        fig = fdc.lengths_figure(layer.q_lengths_pre[head], layer.q_lengths[head], **axes)
+        fig = fdc.lengths_figure(layer.q_lengths_pre[head], layer.q_lengths[head], **labels)
         PAGE.chart(fig, "g_q_len", t("decoder.g_alt_lengths", what="q", n=trace.n))
     with c2:
         st.markdown(t("decoder.g_k_lengths", g=kv))
-        fig = fdc.lengths_figure(layer.k_lengths_pre[kv], layer.k_lengths[kv], **axes)
+        fig = fdc.lengths_figure(layer.k_lengths_pre[kv], layer.k_lengths[kv], **labels)
         PAGE.chart(fig, "g_k_len", t("decoder.g_alt_lengths", what="k", n=trace.n))
     q0, q1 = layer.q_lengths_pre[head], layer.q_lengths[head]
     st.markdown(
@@ -170,7 +171,7 @@ def section_local_global(t, trace, settings: DecoderSettings, hover) -> None:
     counts = [decoder_view.keys_read_per_query(trace.layers[lay].weights) for lay in (local, glob)]
     fig = fdc.keys_read_figure(
         counts, [t("decoder.layer_option_local", layer=local), t("decoder.layer_option_global", layer=glob)],
-        window, x_title=t("decoder.axis_position"), y_title=t("decoder.g_axis_keys_read"),
+        window, axes=AxisText(t("decoder.axis_position"), t("decoder.g_axis_keys_read")),
         window_name=t("decoder.g_window_name", window=window),
     )  # fmt: skip
     PAGE.chart(fig, "g_keys_read", t("decoder.g_alt_keys_read", n=trace.n))

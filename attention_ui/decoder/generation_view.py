@@ -23,6 +23,7 @@ from attention_ui.decoder.settings import (
     model_text,
 )
 from attention_ui.figures import decoder as fdc
+from attention_ui.figures.base import AxisText
 
 
 def generated_ids(text: str) -> tuple[int, ...]:
@@ -80,7 +81,7 @@ def section_next(t, trace, steps, ids: tuple[int, ...], settings: DecoderSetting
     chosen = next((k for k, c in enumerate(cands) if c.id == upcoming), None)
     fig = fdc.next_token_bars(
         [token_words.short_label(t, c.reading, c.special) for c in cands], [c.p for c in cands], chosen=chosen,
-        x_title=t("decoder.axis_probability"), y_title=t("decoder.axis_next"),
+        axes=AxisText(t("decoder.axis_probability"), t("decoder.axis_next")),
         hovers=[token_words.long_label(t, c.reading, c.special) for c in cands],
     )  # fmt: skip
     PAGE.chart(fig, "next", t("decoder.alt_next", n=len(cands)))
@@ -156,7 +157,7 @@ def section_generate(t, trace, steps, ids: tuple[int, ...], settings: DecoderSet
     )
     fig = fdc.cache_growth_figure(
         sizes, stored, mha, gqa_name=t(series[0]), mha_name=t(series[1]),
-        x_title=t("decoder.axis_tokens"), y_title=t("decoder.axis_bytes"),
+        axes=AxisText(t("decoder.axis_tokens"), t("decoder.axis_bytes")),
     )  # fmt: skip
     PAGE.chart(fig, "cache", t("decoder.alt_cache", tokens=total, bytes=f"{cache_now:,}"))
     st.markdown(t("decoder.explain_rows", layer=settings.layer, head=settings.head))

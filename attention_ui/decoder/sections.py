@@ -11,6 +11,7 @@ from attention_ui.decoder import gemma_view, models
 from attention_ui.decoder.settings import PAGE, DecoderSettings, model_text
 from attention_ui.figures import decoder as fdc
 from attention_ui.figures import heatmaps
+from attention_ui.figures.base import AxisText
 
 ROPE_OFFSETS = 64  # the offset curve runs over at least 0 … 63
 ROPE_STARTS = (0, 20, 100)  # key positions the same (q, k) pair is placed at
@@ -104,7 +105,7 @@ def section_rope(t, trace, settings: DecoderSettings, hover) -> None:
     actual = (i - j, float(layer.scores_raw[head, i, j]))
     fig = fdc.rope_offset_figure(
         curve.offsets, curve.starts, curve.scores, actual=actual,
-        x_title=t("decoder.axis_offset"), y_title=t("decoder.axis_score"),
+        axes=AxisText(t("decoder.axis_offset"), t("decoder.axis_score")),
         start_name=t("decoder.start_name"), actual_name=t("decoder.actual_name"),
     )  # fmt: skip
     PAGE.chart(fig, "rope", t("decoder.alt_rope", h=head, j=j))

@@ -7,7 +7,8 @@ Pure (no Streamlit). Conventions for every figure in this package:
 * colour scales are colour-vision-deficiency friendly (tests/test_colour_access.py);
 * charts drawn with ``theme=None`` carry :data:`PLAIN_TEMPLATE` and fixed margins sized for their
   tick labels (:func:`axis_margins`), so Plotly lays each chart out once;
-* :func:`axis_title` and :func:`plain_layout` give the line and bar charts of the labs one look.
+* :class:`AxisText` carries a chart's axis titles and title, and :func:`legend_above_layout` gives the
+  line and bar charts of the labs one look.
 """
 
 from __future__ import annotations
@@ -377,9 +378,26 @@ class HoverText:
 DEFAULT_HOVER = HoverText()
 
 
-def per_token_bars_layout(
-    fig: go.Figure, labels: Sequence[str], x_title: str, y_title: str, **yaxis
-) -> go.Figure:
+@dataclass(frozen=True)
+class AxisText:
+    """A chart's axis titles and its own title, as plain text (escaped where drawn): the words a
+    figure builder takes as one value. Each builder has its own English default; pages pass
+    translated ones (an empty ``title``: no chart title)."""
+
+    x: str = ""
+    y: str = ""
+    title: str = ""
+
+    def x_axis(self, **settings) -> dict:
+        """The x axis' layout: its title (escaped), then ``settings``."""
+        return dict(title=dict(text=escape_label(self.x)), **settings)
+
+    def y_axis(self, **settings) -> dict:
+        """The y axis' layout: its title (escaped), then ``settings``."""
+        return dict(title=dict(text=escape_label(self.y)), **settings)
+
+
+def per_token_bars_layout(fig: go.Figure, labels: Sequence[str], axes: AxisText, **yaxis) -> go.Figure:
     """The layout of grouped bars with one group per token: tokens on x, a legend on top, ``yaxis`` extra."""
     fig.update_layout(
         template=PLAIN_TEMPLATE,
@@ -387,10 +405,8 @@ def per_token_bars_layout(
         height=320,
         margin=dict(l=60, r=10, t=30, b=60),
         legend=dict(orientation="h", y=1.12),
-        xaxis=dict(
-            title=escape_label(x_title), tickmode="array", tickvals=list(range(len(labels))), ticktext=labels
-        ),
-        yaxis=dict(title=escape_label(y_title), **yaxis),
+        xaxis=axes.x_axis(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels),
+        yaxis=axes.y_axis(**yaxis),
     )
     return fig
 

@@ -14,10 +14,15 @@ import plotly.graph_objects as go
 
 from attention_core.labs.cost import format_bytes
 
-from .base import LOG_DECADES, add_named_series, escape_label, legend_above_layout, reference_line
+from .base import LOG_DECADES, AxisText, add_named_series, escape_label, legend_above_layout, reference_line
 
 COMPUTED_COLOR = "#1b9e77"
 SKIPPED_COLOR = "#d9d9d9"
+
+# The charts' English axis words (pages pass translated ones).
+LOGLOG_AXES = AxisText("n", "")
+TILE_AXES = AxisText("key tile", "query tile")
+ROWS_AXES = AxisText("key", "weight")
 
 
 def block_grid_trace(z: list[list[float]], **kwargs) -> go.Heatmap:
@@ -98,8 +103,7 @@ def loglog_figure(
     x: Sequence[float],
     series: Mapping[str, Sequence[float]],
     *,
-    x_title: str = "n",
-    y_title: str = "",
+    axes: AxisText = LOGLOG_AXES,
     bytes_axis: bool = False,
     y_hover: str = "%{y:.3s}",
     height: int = 380,
@@ -154,7 +158,7 @@ def loglog_figure(
     xaxis: dict = dict(exponentformat="power", **LOG_DECADES)
     if x_ticks is not None:
         xaxis.update(tickmode="array", tickvals=list(x_ticks), ticktext=[f"{v:,}" for v in x_ticks])
-    return legend_above_layout(fig, x_title, y_title, height=height, xaxis=xaxis, yaxis=yaxis)
+    return legend_above_layout(fig, axes.x, axes.y, height=height, xaxis=xaxis, yaxis=yaxis)
 
 
 def tile_grid_figure(
@@ -162,8 +166,7 @@ def tile_grid_figure(
     n: int,
     block: int,
     *,
-    x_title: str = "key tile",
-    y_title: str = "query tile",
+    axes: AxisText = TILE_AXES,
     computed: str = "computed",
     skipped: str = "skipped",
 ) -> go.Figure:
@@ -179,21 +182,20 @@ def tile_grid_figure(
             grid.tolist(),
             customdata=custom,
             hovertemplate=(
-                f"{escape_label(y_title)}: %{{customdata[0]}}<br>{escape_label(x_title)}: %{{customdata[1]}}"
+                f"{escape_label(axes.y)}: %{{customdata[0]}}<br>{escape_label(axes.x)}: %{{customdata[1]}}"
                 "<br>%{customdata[2]}<extra></extra>"
             ),
             name="tiles",
         )
     )
-    return block_grid_layout(fig, x_title, y_title, int(min(420, max(200, 60 + 26 * t))))
+    return block_grid_layout(fig, axes.x, axes.y, int(min(420, max(200, 60 + 26 * t))))
 
 
 def weight_rows_figure(
     keys: Sequence[str],
     rows: Mapping[str, Sequence[float]],
     *,
-    x_title: str = "key",
-    y_title: str = "weight",
+    axes: AxisText = ROWS_AXES,
     height: int = 300,
 ) -> go.Figure:
     """One query's attention weights over its keys, one bar group per method (e.g. softmax and
@@ -210,8 +212,8 @@ def weight_rows_figure(
     )
     return legend_above_layout(
         fig,
-        x_title,
-        y_title,
+        axes.x,
+        axes.y,
         height=height,
         xaxis=dict(type="category"),
         yaxis=dict(range=[0, 1]),

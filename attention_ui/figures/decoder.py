@@ -17,6 +17,7 @@ from .base import (
     PLAIN_TEMPLATE,
     TICK_PAD_PX,
     TITLE_FONT_PX,
+    AxisText,
     axis_margins,
     escape_label,
     hover_labels,
@@ -35,6 +36,11 @@ GRID_SCALE = "Viridis"
 # bar with its tick labels takes COLORBAR_PX of it.
 GROUP_COLUMN_PX, COLORBAR_PX, GROUP_MIN_PLOT_PX = 290, 60, 60
 NEXT_LABEL_MAX_CHARS = 26  # a next-token label in words ("猫 (completes)+は") before it is shortened
+
+# The charts' English axis words (pages pass translated ones).
+ROPE_AXES = AxisText("offset", "score")
+NEXT_AXES = AxisText("probability", "next token")
+CACHE_AXES = AxisText("tokens", "bytes")
 
 
 def _ticks(labels: Sequence[str], max_labels: int = 32) -> dict:
@@ -247,8 +253,7 @@ def rope_offset_figure(
     scores: np.ndarray,
     *,
     actual: tuple[int, float] | None = None,
-    x_title: str = "offset",
-    y_title: str = "score",
+    axes: AxisText = ROPE_AXES,
     start_name: str = "key at position {s}",
     actual_name: str = "this pair in the sentence",
 ) -> go.Figure:
@@ -283,8 +288,8 @@ def rope_offset_figure(
         template=PLAIN_TEMPLATE,
         height=340,
         margin=dict(l=60, r=10, t=10, b=50),
-        xaxis=dict(title=dict(text=escape_label(x_title)), zeroline=False),
-        yaxis=dict(title=dict(text=escape_label(y_title))),
+        xaxis=axes.x_axis(zeroline=False),
+        yaxis=axes.y_axis(),
         legend=dict(orientation="h", y=-0.25),
     )
     return fig
@@ -295,8 +300,7 @@ def next_token_bars(
     probs: Sequence[float],
     *,
     chosen: int | None = None,
-    x_title: str = "probability",
-    y_title: str = "next token",
+    axes: AxisText = NEXT_AXES,
     hovers: Sequence[str] | None = None,
 ) -> go.Figure:
     """Horizontal bars of the most probable next tokens, most probable on top; ``chosen`` (an index
@@ -313,14 +317,13 @@ def next_token_bars(
             customdata=words, hovertemplate="%{customdata}: %{x:.4f}<extra></extra>", name="p",
         )
     )  # fmt: skip
-    margin, _ = axis_margins([], names, 300, x_title=False, y_title=bool(y_title))
+    margin, _ = axis_margins([], names, 300, x_title=False, y_title=bool(axes.y))
     fig.update_layout(
         template=PLAIN_TEMPLATE,
         height=int(80 + 24 * max(1, len(p))),
         margin=dict(l=max(130, margin["l"]), r=40, t=10, b=50),
-        xaxis=dict(title=dict(text=escape_label(x_title)), range=[0, min(1.0, max(p, default=1.0) * 1.2 + 0.02)]),
-        yaxis=dict(title=dict(text=escape_label(y_title)), autorange="reversed", tickmode="array",
-                   tickvals=list(range(len(p))), ticktext=names),
+        xaxis=axes.x_axis(range=[0, min(1.0, max(p, default=1.0) * 1.2 + 0.02)]),
+        yaxis=axes.y_axis(autorange="reversed", tickmode="array", tickvals=list(range(len(p))), ticktext=names),
     )  # fmt: skip
     return fig
 
@@ -332,8 +335,7 @@ def cache_growth_figure(
     *,
     gqa_name: str = "KV cache (GQA)",
     mha_name: str = "with one K and V per query head",
-    x_title: str = "tokens",
-    y_title: str = "bytes",
+    axes: AxisText = CACHE_AXES,
 ) -> go.Figure:
     """The KV cache's size against the number of tokens: as stored and as one K/V per query head
     would store it (dashed). Trace 0: stored; trace 1: the multi-head comparison."""
@@ -349,12 +351,11 @@ def cache_growth_figure(
         template=PLAIN_TEMPLATE,
         height=300,
         margin=dict(l=70, r=10, t=10, b=50),
-        xaxis=dict(
-            title=dict(text=escape_label(x_title)),
+        xaxis=axes.x_axis(
             tickformat="d",
             dtick=max(1, math.ceil((max(n_tokens, default=1) - min(n_tokens, default=0)) / 10)),
         ),
-        yaxis=dict(title=dict(text=escape_label(y_title)), rangemode="tozero"),
+        yaxis=axes.y_axis(rangemode="tozero"),
         legend=dict(orientation="h", y=-0.3),
     )
     return fig
@@ -426,7 +427,7 @@ def mark_layers(fig: go.Figure, layers: Sequence[int], label: str) -> go.Figure:
 
 
 def lengths_figure(
-    before: np.ndarray, after: np.ndarray, *, before_name: str, after_name: str, x_title: str, y_title: str
+    before: np.ndarray, after: np.ndarray, *, before_name: str, after_name: str, axes: AxisText
 ) -> go.Figure:
     """Vector lengths per token before and after QK-norm (``before [n]``, ``after [n]``): two
     lines, trace 0 before, trace 1 after."""
@@ -445,15 +446,14 @@ def lengths_figure(
         ]
     )
     fig.update_layout(template=PLAIN_TEMPLATE, height=280, margin=dict(l=60, r=10, t=10, b=50),
-                      xaxis_title=escape_label(x_title), yaxis_title=escape_label(y_title),
+                      xaxis=axes.x_axis(), yaxis=axes.y_axis(),
                       legend=dict(orientation="h", y=1.12))  # fmt: skip
     return fig
 
 
 def keys_read_figure(
-    counts: Sequence[Sequence[int]], names: Sequence[str], window: int, *, x_title: str, y_title: str,
-    window_name: str,
-) -> go.Figure:  # fmt: skip
+    counts: Sequence[Sequence[int]], names: Sequence[str], window: int, *, axes: AxisText, window_name: str
+) -> go.Figure:
     """Keys each query reads, one line per layer (``counts[k] [n]``), and the window as a dashed
     line (last trace)."""
     data = [go.Scatter(x=list(range(len(c))), y=list(map(int, c)), mode="lines", name=escape_label(nm))
@@ -463,6 +463,6 @@ def keys_read_figure(
                            line=dict(dash="dash", color="#888888")))  # fmt: skip
     fig = go.Figure(data=data)
     fig.update_layout(template=PLAIN_TEMPLATE, height=300, margin=dict(l=60, r=10, t=10, b=50),
-                      xaxis_title=escape_label(x_title), yaxis_title=escape_label(y_title),
+                      xaxis=axes.x_axis(), yaxis=axes.y_axis(),
                       legend=dict(orientation="h", y=1.12))  # fmt: skip
     return fig

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from attention_ui.figures.base import DIVERGING_SCALE, PLAIN_TEMPLATE, escape_label
+from attention_ui.figures.base import DIVERGING_SCALE, PLAIN_TEMPLATE, AxisText, escape_label
 from attention_ui.figures.decoder import OTHER_COLOR, SELECTED_COLOR, head_grid
 
 QUERY_COLOR = "#1f77b4"
@@ -40,7 +40,7 @@ def head_map(grid: np.ndarray, selected: tuple[int, int], *, value_title: str, s
     return fig
 
 
-def lens_figure(target_p: Sequence[float], *, x_title: str, y_title: str, name: str) -> go.Figure:
+def lens_figure(target_p: Sequence[float], *, axes: AxisText, name: str) -> go.Figure:
     """The final top token's probability after each layer (layer 0 on the left)."""
     p = [float(v) for v in target_p]
     fig = go.Figure(
@@ -49,14 +49,14 @@ def lens_figure(target_p: Sequence[float], *, x_title: str, y_title: str, name: 
     )  # fmt: skip
     fig.update_layout(
         template=PLAIN_TEMPLATE, height=LINE_HEIGHT_PX, margin=dict(l=60, r=10, t=10, b=50),
-        xaxis=dict(title=dict(text=escape_label(x_title)), dtick=2),
-        yaxis=dict(title=dict(text=escape_label(y_title)), range=[0, 1.02]),
+        xaxis=axes.x_axis(dtick=2),
+        yaxis=axes.y_axis(range=[0, 1.02]),
     )  # fmt: skip
     return fig
 
 
 def before_after(labels: Sequence[str], before: Sequence[float], after: Sequence[float], *,
-                 before_name: str, after_name: str, x_title: str) -> go.Figure:  # fmt: skip
+                 before_name: str, after_name: str, axes: AxisText) -> go.Figure:  # fmt: skip
     """Grouped horizontal bars: each listed token's probability before and after the ablation."""
     names = [f"{i + 1} {escape_label(lab, 16)}" for i, lab in enumerate(labels)]
     y = list(range(len(names)))
@@ -72,13 +72,13 @@ def before_after(labels: Sequence[str], before: Sequence[float], after: Sequence
     fig.update_layout(
         template=PLAIN_TEMPLATE, barmode="group", height=int(110 + 34 * len(names)),
         margin=dict(l=130, r=20, t=30, b=50), legend=dict(orientation="h", y=1.02, yanchor="bottom"),
-        xaxis=dict(title=dict(text=escape_label(x_title)), range=[0, min(1.0, top * 1.15 + 0.02)]),
+        xaxis=axes.x_axis(range=[0, min(1.0, top * 1.15 + 0.02)]),
         yaxis=dict(autorange="reversed", tickmode="array", tickvals=y, ticktext=names),
     )  # fmt: skip
     return fig
 
 
-def loss_lines(series: dict[str, Sequence[float]], names: dict[str, str], *, x_title: str, y_title: str,
+def loss_lines(series: dict[str, Sequence[float]], names: dict[str, str], *, axes: AxisText,
                marker_x: float | None = None, marker_name: str = "", x_start: int = 0) -> go.Figure:  # fmt: skip
     """One line per run: the next-token loss at each position (``x_start`` + index); an optional
     vertical line at ``marker_x`` (where the first token leaves the window, say)."""
@@ -98,7 +98,7 @@ def loss_lines(series: dict[str, Sequence[float]], names: dict[str, str], *, x_t
     fig.update_layout(
         template=PLAIN_TEMPLATE, height=LINE_HEIGHT_PX + 40, margin=dict(l=60, r=10, t=40, b=50), shapes=shapes,
         legend=dict(orientation="h", y=1.02, yanchor="bottom"),
-        xaxis=dict(title=dict(text=escape_label(x_title))), yaxis=dict(title=dict(text=escape_label(y_title))),
+        xaxis=axes.x_axis(), yaxis=axes.y_axis(),
     )  # fmt: skip
     if marker_x is not None and marker_name:
         fig.add_annotation(x=marker_x, y=1, yref="y domain", text=escape_label(marker_name), showarrow=False,
@@ -107,7 +107,7 @@ def loss_lines(series: dict[str, Sequence[float]], names: dict[str, str], *, x_t
 
 
 def qk_scatter(queries: np.ndarray, keys: np.ndarray, strongest: Sequence[int], labels: Sequence[str], *,
-               query_name: str, key_name: str, x_title: str, y_title: str) -> go.Figure:  # fmt: skip
+               query_name: str, key_name: str, axes: AxisText) -> go.Figure:  # fmt: skip
     """Queries (circles) and keys (squares) in one plane; a grey segment joins each query to its
     most-weighted key. Trace order: segments, queries, keys."""
     q, k = np.asarray(queries, float), np.asarray(keys, float)
@@ -132,7 +132,7 @@ def qk_scatter(queries: np.ndarray, keys: np.ndarray, strongest: Sequence[int], 
     fig.update_layout(
         template=PLAIN_TEMPLATE, height=440, margin=dict(l=60, r=10, t=40, b=50),
         legend=dict(orientation="h", y=1.02, yanchor="bottom"),
-        xaxis=dict(title=dict(text=escape_label(x_title)), zeroline=False),
-        yaxis=dict(title=dict(text=escape_label(y_title)), zeroline=False, scaleanchor="x", scaleratio=1),
+        xaxis=axes.x_axis(zeroline=False),
+        yaxis=axes.y_axis(zeroline=False, scaleanchor="x", scaleratio=1),
     )  # fmt: skip
     return fig

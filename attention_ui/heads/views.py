@@ -10,6 +10,7 @@ import streamlit as st
 from attention_core.labs import heads as H
 from attention_ui import kit
 from attention_ui.figures import decoder as fdc
+from attention_ui.figures.base import AxisText
 from attention_ui.heads import figures as fh
 
 from . import cached, questions
@@ -64,8 +65,8 @@ def section_lens(t, m, p, lens: H.LogitLens) -> None:
     st.header(t("heads.h_lens"))
     st.markdown(t("heads.explain_lens"))
     target = m.label(p.ids, lens.target)
-    fig = fh.lens_figure(lens.target_p, x_title=t("heads.axis_after_layer"), y_title=t("heads.axis_p", token=target),
-                         name=target)  # fmt: skip
+    axes = AxisText(t("heads.axis_after_layer"), t("heads.axis_p", token=target))
+    fig = fh.lens_figure(lens.target_p, axes=axes, name=target)
     PAGE.chart(fig, "lens", t("heads.alt_lens", token=target))
     last = m.config.n_layers - 1
     key = "heads.lens_summary_last" if lens.first_top_layer == last else "heads.lens_summary"
@@ -113,7 +114,7 @@ def section_ablation(t, m, p, ab: H.Ablation) -> None:
     ids = list(dict.fromkeys([c.id for c in before] + [c.id for c in after]))
     pb, pa = H.probabilities(p.logits), H.probabilities(ab.logits)
     fig = fh.before_after([m.label(p.ids, i) for i in ids], pb[ids], pa[ids], before_name=t("heads.before"),
-                          after_name=t("heads.after"), x_title=t("heads.axis_prob"))  # fmt: skip
+                          after_name=t("heads.after"), axes=AxisText(t("heads.axis_prob")))  # fmt: skip
     PAGE.chart(fig, "ablation", t("heads.alt_ablation", layer=ab.layer, head=ab.head))
     token = m.label(p.ids, ab.token)
     key = "heads.ablation_same" if before[0].id == after[0].id else "heads.ablation_changed"
@@ -189,7 +190,7 @@ def section_induction(t, m, model_key: str) -> H.Induction:
     series = {"first": res.losses[: length - 1], "second": res.losses[length:]}
     names = {"first": t("heads.copy_first"), "second": t("heads.copy_second")}
     fig = fh.loss_lines(
-        series, names, x_title=t("heads.axis_in_copy"), y_title=t("heads.axis_loss"), x_start=1
+        series, names, axes=AxisText(t("heads.axis_in_copy"), t("heads.axis_loss")), x_start=1
     )
     PAGE.chart(fig, "copies", t("heads.alt_copies"))
     st.markdown(t("heads.copies_summary", first=f"{res.loss_first:.2f}", second=f"{res.loss_second:.2f}",
@@ -222,8 +223,9 @@ def section_sinks(t, m, p, model_key: str, text: str):
         with st.spinner(t("heads.masks_running")):
             exp = cached.mask_experiment(model_key, window)
         names = {r: t(f"heads.run_{r}", w=window, s=H.SINK_TOKENS) for r in H.MASK_RUNS}
-        fig = fh.loss_lines({r: exp.losses[r] for r in H.MASK_RUNS}, names, x_title=t("heads.axis_position"),
-                            y_title=t("heads.axis_loss"), marker_x=window, marker_name=t("heads.marker_window"))  # fmt: skip
+        axes = AxisText(t("heads.axis_position"), t("heads.axis_loss"))
+        fig = fh.loss_lines({r: exp.losses[r] for r in H.MASK_RUNS}, names, axes=axes, marker_x=window,
+                            marker_name=t("heads.marker_window"))  # fmt: skip
         PAGE.chart(fig, "masks", t("heads.alt_masks", w=window))
         means = {r: f"{exp.mean_beyond(r):.3f}" for r in H.MASK_RUNS}
         worse = exp.mean_beyond("window") > exp.mean_beyond("sinks")
@@ -255,7 +257,7 @@ def section_qk(t, m, p, model_key: str, text: str, learner: dict) -> None:
         st.markdown(t("heads.qk_decoder_note", layer=layer, head=head, kv=int(m.config.kv_head_of[head])))
         labels = p.labels
     fig = fh.qk_scatter(pic.queries, pic.keys, pic.strongest, labels, query_name=t("heads.query_name"),
-                        key_name=t("heads.key_name"), x_title=t("heads.axis_pc1"), y_title=t("heads.axis_pc2"))  # fmt: skip
+                        key_name=t("heads.key_name"), axes=AxisText(t("heads.axis_pc1"), t("heads.axis_pc2")))  # fmt: skip
     PAGE.chart(fig, "qk", t("heads.alt_qk"))
     # query 0's own key is the first token's: it is counted apart, so no query is counted twice
     later = [(i, int(j)) for i, j in enumerate(pic.strongest) if i > 0]

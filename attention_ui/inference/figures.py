@@ -15,6 +15,7 @@ from attention_core.labs.cost import format_bytes
 from attention_ui.figures.base import (
     DEFAULT_HOVER,
     PLAIN_TEMPLATE,
+    AxisText,
     HoverText,
     escape_label,
     per_token_bars_layout,
@@ -27,9 +28,7 @@ BAR_COLOR, CURRENT_COLOR = "#9ecae1", "#08519c"
 KV_COLORS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")
 
 
-def flops_figure(
-    ns: Sequence[int], series: Mapping[str, Sequence[int]], *, x_title: str, y_title: str
-) -> go.Figure:
+def flops_figure(ns: Sequence[int], series: Mapping[str, Sequence[int]], *, axes: AxisText) -> go.Figure:
     """FLOPs of one decoding step against the context length, log-log: one line per way of decoding
     (the first green, the second orange)."""
     fig = go.Figure()
@@ -47,14 +46,14 @@ def flops_figure(
         height=360,
         margin=dict(l=70, r=10, t=30, b=50),
         legend=dict(orientation="h", y=1.12),
-        xaxis=dict(title=escape_label(x_title), type="log"),
-        yaxis=dict(title=escape_label(y_title), type="log", exponentformat="power"),
+        xaxis=axes.x_axis(type="log"),
+        yaxis=axes.y_axis(type="log", exponentformat="power"),
     )
     return fig
 
 
 def cache_bars_figure(
-    kv_choices: Sequence[int], sizes: Sequence[int], current: int, *, x_title: str, y_title: str
+    kv_choices: Sequence[int], sizes: Sequence[int], current: int, *, axes: AxisText
 ) -> go.Figure:
     """Cache bytes for every valid number of KV heads (MQA = 1 … MHA = h); the chosen one dark."""
     labels = [str(g) for g in kv_choices]
@@ -72,8 +71,8 @@ def cache_bars_figure(
         template=PLAIN_TEMPLATE,
         height=340,
         margin=dict(l=70, r=10, t=30, b=50),
-        xaxis=dict(title=escape_label(x_title), type="category"),
-        yaxis=dict(title=escape_label(y_title), rangemode="tozero"),
+        xaxis=axes.x_axis(type="category"),
+        yaxis=axes.y_axis(rangemode="tozero"),
         showlegend=False,
     )
     return fig
@@ -99,7 +98,7 @@ def grouped_heads_figure(
 
 
 def prefix_change_figure(
-    tokens: Sequence[str], changes: Mapping[str, Sequence[float]], *, x_title: str, y_title: str
+    tokens: Sequence[str], changes: Mapping[str, Sequence[float]], *, axes: AxisText
 ) -> go.Figure:
     """Per earlier token, the largest change of its output when one token is appended, for each mask
     (bars side by side; the first green, the second orange). Linear axis: a causal mask's zeros
@@ -114,4 +113,4 @@ def prefix_change_figure(
             marker_color=color,
             hovertemplate=f"{escape_label(name)}: %{{y:.3g}}<extra></extra>",
         )
-    return per_token_bars_layout(fig, labels, x_title, y_title, rangemode="tozero")
+    return per_token_bars_layout(fig, labels, axes, rangemode="tozero")

@@ -13,6 +13,7 @@ from attention_core.labs import inference as lab_inference
 from attention_core.labs.cost import format_bytes
 from attention_core.labs.inference import DTYPE_BYTES, PRESETS, kv_choices
 from attention_ui import kit
+from attention_ui.figures.base import AxisText
 from attention_ui.inference import figures as figures_inference
 
 CALC_N_RANGE = (1, 10_000_000)  # what may be typed; the model's context caps what is computed
@@ -88,7 +89,7 @@ def section_size(t, page: kit.Page) -> None:
     saved = format_bytes(size.saved)
     st.markdown(t("inference.size_note", g=g, h=shape.heads, ratio=f"{size.ratio:.3g}", saved=saved, n=n))
     kvs, sizes = zip(*calc.bars, strict=True)
-    axes = dict(x_title=t("inference.axis_kv"), y_title=t("inference.axis_bytes"))
-    fig = figures_inference.cache_bars_figure(list(kvs), list(sizes), g, **axes)
+    axes = AxisText(t("inference.axis_kv"), t("inference.axis_bytes"))
+    fig = figures_inference.cache_bars_figure(list(kvs), list(sizes), g, axes=axes)
     alt = t("inference.alt_size", name=shape.name, n=n, h=shape.heads, g=g, size=format_bytes(size.bytes))
     page.chart(fig, "size", alt)

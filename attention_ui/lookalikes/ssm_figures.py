@@ -10,7 +10,13 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from attention_ui.figures.base import add_named_series, escape_label, legend_above_layout, reference_line
+from attention_ui.figures.base import (
+    AxisText,
+    add_named_series,
+    escape_label,
+    legend_above_layout,
+    reference_line,
+)
 
 MODEL_COLOURS = ("#0068c9", "#7570b3", "#d95f02", "#1b9e77")
 MODEL_DASHES = ("solid", "dash", "dot", "dashdot")
@@ -20,8 +26,7 @@ def past_weights_figure(
     tokens: Sequence[str],
     rows: Mapping[str, Sequence[float]],
     *,
-    x_title: str,
-    y_title: str,
+    axes: AxisText,
     height: int = 340,
 ) -> go.Figure:
     """One line per model: the weight of y_t on each past input x_s (s = 0 … t). Signed, unbounded y
@@ -40,7 +45,7 @@ def past_weights_figure(
 
     add_named_series(fig, rows, go.Scatter, style, "%{x}<br>%{y:.3f}", labels)
     fig.add_hline(y=0, line=dict(color="#555555", width=1))
-    return legend_above_layout(fig, x_title, y_title, height=height, xaxis=dict(type="category"))
+    return legend_above_layout(fig, axes.x, axes.y, height=height, xaxis=dict(type="category"))
 
 
 def steps_figure(
@@ -48,8 +53,7 @@ def steps_figure(
     steps: Sequence[float],
     fixed: float,
     *,
-    x_title: str,
-    y_title: str,
+    axes: AxisText,
     fixed_label: str,
 ) -> go.Figure:
     """The selective model's Δ_t per token as bars, the fixed model's Δ as a dotted line."""
@@ -61,15 +65,15 @@ def steps_figure(
             x=labels,
             y=[float(v) for v in steps],
             marker_color=MODEL_COLOURS[3],
-            name=escape_label(y_title),
+            name=escape_label(axes.y),
             hovertemplate="%{x}<br>Δ = %{y:.3f}<extra></extra>",
         )
     )
     reference_line(fig, fixed, fixed_label)
     fig.update_layout(
         height=260,
-        xaxis=dict(title=dict(text=escape_label(x_title)), type="category"),
-        yaxis=dict(title=dict(text=escape_label(y_title)), rangemode="tozero"),
+        xaxis=axes.x_axis(type="category"),
+        yaxis=axes.y_axis(rangemode="tozero"),
         margin=dict(l=10, r=10, t=10, b=10),
         plot_bgcolor="rgba(0,0,0,0)",
         showlegend=False,

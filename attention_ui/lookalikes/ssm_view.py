@@ -16,6 +16,7 @@ from attention_core.labs import ssm as lab_ssm
 from attention_ui import kit, tables
 from attention_ui.figures import cost as figures_cost
 from attention_ui.figures import heatmaps
+from attention_ui.figures.base import AxisText
 from attention_ui.lookalikes import ssm_figures as figures_ssm
 
 MAX_TOKENS = 16  # the page's limit: four readable maps
@@ -103,7 +104,7 @@ def section_ssm(t, page: kit.Page) -> None:
     row = int(s["lk_ssm_row"])
     series = {t(f"ssm.model_{name}"): list(lab.weights[name][row, : row + 1]) for name in lab_ssm.MODELS}
     fig = figures_ssm.past_weights_figure(
-        tokens[: row + 1], series, x_title=t("ssm.axis_input"), y_title=t("ssm.axis_weight")
+        tokens[: row + 1], series, axes=AxisText(t("ssm.axis_input"), t("ssm.axis_weight"))
     )
     page.chart(fig, "ssm_row", t("ssm.alt_row", row=row))
     sums = {name: f"{lab.row_sums[name][row]:.3f}" for name in lab_ssm.MODELS}
@@ -112,8 +113,7 @@ def section_ssm(t, page: kit.Page) -> None:
         tokens,
         lab.steps,
         lab.delta,
-        x_title=t("ssm.axis_token"),
-        y_title="Δ_t",
+        axes=AxisText(t("ssm.axis_token"), "Δ_t"),
         fixed_label=t("ssm.fixed_delta", delta=lab.delta),
     )
     page.chart(fig, "ssm_steps", t("ssm.alt_steps", n=n, delta=lab.delta))
@@ -131,7 +131,7 @@ def section_state(t, page: kit.Page, lab) -> None:
         t("ssm.state_ssm", d=d, N=N): list(sizes.ssm),
     }
     fig = figures_cost.loglog_figure(
-        sizes.ns, series, x_title=t("ssm.axis_n"), y_title=t("ssm.axis_state"), height=340
+        sizes.ns, series, axes=AxisText(t("ssm.axis_n"), t("ssm.axis_state")), height=340
     )
     page.chart(fig, "ssm_state", t("ssm.alt_state", d=d, N=N))
     page.table(

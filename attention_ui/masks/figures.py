@@ -20,6 +20,7 @@ from attention_core.labs.masks import ROUNDING_LEVEL
 from attention_ui.figures.base import (
     LEGEND_ABOVE,
     WEIGHT_SCALE,
+    AxisText,
     HoverText,
     escape_label,
     fit_x_ticks,
@@ -45,6 +46,9 @@ METHOD_COLORS = {
     "zero_weights": "#CC79A7",
     "renormalise": "#0072B2",
 }
+
+# The charts' English axis words (pages pass translated ones).
+LEAK_AXES = AxisText("earlier position", "max |change|")
 
 
 def sci(value: float, zero: str = "0") -> str:
@@ -151,9 +155,7 @@ def leakage_bars(
     position: int,
     *,
     zero_label: str = "0 exactly",
-    x_title: str = "earlier position",
-    y_title: str = "max |change|",
-    title: str = "",
+    axes: AxisText = LEAK_AXES,
     height: int = 400,
 ) -> go.Figure:
     """How far the outputs *before* ``position`` moved, per method, on a log axis.
@@ -214,17 +216,11 @@ def leakage_bars(
     fig.update_layout(
         barmode="group",
         scattermode="group",
-        title=dict(text=escape_label(title), y=0.98, yanchor="top", x=0.0) if title else None,
-        xaxis=dict(title=dict(text=escape_label(x_title))),
-        yaxis=dict(
-            title=dict(text=escape_label(y_title)),
-            type="log",
-            range=[math.log10(LOG_FLOOR), 1.5],
-            exponentformat="power",
-            dtick=3,
-        ),
+        title=dict(text=escape_label(axes.title), y=0.98, yanchor="top", x=0.0) if axes.title else None,
+        xaxis=axes.x_axis(),
+        yaxis=axes.y_axis(type="log", range=[math.log10(LOG_FLOOR), 1.5], exponentformat="power", dtick=3),
         height=height,
-        margin=dict(l=10, r=10, t=90 if title else 50, b=10),
+        margin=dict(l=10, r=10, t=90 if axes.title else 50, b=10),
         legend=LEGEND_ABOVE,
         plot_bgcolor="rgba(0,0,0,0)",
     )

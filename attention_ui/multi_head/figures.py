@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from attention_ui.figures.base import LOG_DECADES, escape_label, legend_above_layout
+from attention_ui.figures.base import LOG_DECADES, AxisText, escape_label, legend_above_layout
 
 CHOSEN_COLOR = "#d95f02"  # orange: the chosen h, distinct from the blue of the other bars
 OTHER_COLOR = "#7570b3"
@@ -33,14 +33,17 @@ COST_COLUMNS = COST_COLUMNS_CONSTANT + COST_COLUMNS_GROWING[1:]
 # Lines of the cost chart: what stays constant and what grows with h.
 CHART_SERIES = ("params_total", "flops_matmul", "flops_softmax_scale", "attention_matrix_elements")
 
+# The charts' English axis words (pages pass translated ones).
+HEAD_DIM_AXES = AxisText("heads h", "d_k = d_model / h")
+COST_AXES = AxisText("heads h", "count (log scale)")
+
 
 def head_dim_figure(
     d_model: int,
     head_counts: Sequence[int],
     chosen: int,
     *,
-    x_title: str = "heads h",
-    y_title: str = "d_k = d_model / h",
+    axes: AxisText = HEAD_DIM_AXES,
     hover_heads: str = "h",
     hover_dim: str = "d_k",
 ) -> go.Figure:
@@ -68,8 +71,8 @@ def head_dim_figure(
         )
     )
     fig.update_layout(
-        xaxis=dict(title=dict(text=escape_label(x_title)), type="category"),
-        yaxis=dict(title=dict(text=escape_label(y_title)), rangemode="tozero", range=[0, max(dims) * 1.18]),
+        xaxis=axes.x_axis(type="category"),
+        yaxis=axes.y_axis(rangemode="tozero", range=[0, max(dims) * 1.18]),
         height=300,
         margin=dict(l=10, r=10, t=20, b=10),
         showlegend=False,
@@ -100,8 +103,7 @@ def cost_vs_heads_figure(
     costs: Sequence,
     names: Mapping[str, str],
     *,
-    x_title: str = "heads h",
-    y_title: str = "count (log scale)",
+    axes: AxisText = COST_AXES,
 ) -> go.Figure:
     """Lines against h on a log y axis: flat lines are the counts that do not depend on h.
 
@@ -126,8 +128,8 @@ def cost_vs_heads_figure(
         )
     return legend_above_layout(
         fig,
-        x_title,
-        y_title,
+        axes.x,
+        axes.y,
         height=380,
         xaxis=dict(type="category"),
         yaxis=dict(exponentformat="power", **LOG_DECADES),

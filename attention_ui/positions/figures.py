@@ -13,7 +13,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from attention_ui.figures.base import PLAIN_TEMPLATE, escape_label, per_token_bars_layout, token_tick_labels
+from attention_ui.figures.base import (
+    PLAIN_TEMPLATE,
+    AxisText,
+    escape_label,
+    per_token_bars_layout,
+    token_tick_labels,
+)
 
 SCHEME_COLORS = {"sinusoidal": "#1b9e77", "learned": "#d95f02", "rope": "#7570b3"}
 SCHEME_DASHES = {"sinusoidal": "solid", "learned": "dash", "rope": "dot"}
@@ -26,7 +32,7 @@ def _finite(values) -> list:
 
 
 def row_gap_figure(
-    tokens: Sequence[str], gaps: Mapping[str, Sequence[float]], *, x_title: str, y_title: str
+    tokens: Sequence[str], gaps: Mapping[str, Sequence[float]], *, axes: AxisText
 ) -> go.Figure:
     """One bar group per token: how far its output row is from the shuffled run's, for each case.
 
@@ -46,7 +52,7 @@ def row_gap_figure(
             marker_color=color,
             hovertemplate=f"{escape_label(name)}: %{{customdata:.3g}}<extra></extra>",
         )
-    return per_token_bars_layout(fig, labels, x_title, y_title, type="log", exponentformat="power")
+    return per_token_bars_layout(fig, labels, axes, type="log", exponentformat="power")
 
 
 def scheme_lines_figure(
@@ -54,8 +60,7 @@ def scheme_lines_figure(
     series: Mapping[str, Sequence[float]],
     names: Mapping[str, str],
     *,
-    x_title: str,
-    y_title: str,
+    axes: AxisText,
     seen: int | None = None,
     seen_label: str = "",
 ) -> go.Figure:
@@ -86,8 +91,8 @@ def scheme_lines_figure(
         height=360,
         margin=dict(l=60, r=10, t=40, b=50),
         legend=dict(orientation="h", y=-0.25),
-        xaxis=dict(title=escape_label(x_title)),
-        yaxis=dict(title=escape_label(y_title)),
+        xaxis=axes.x_axis(),
+        yaxis=axes.y_axis(),
     )
     return fig
 

@@ -15,6 +15,7 @@ from attention_core.training import experiments as X
 from attention_core.training import tasks
 from attention_core.training.train import DEFAULT_STEPS
 from attention_ui import kit
+from attention_ui.figures.base import AxisText
 from attention_ui.training import cached
 from attention_ui.training import figures as ftr
 from attention_ui.training.jobs import was_stopped
@@ -158,7 +159,7 @@ def conclusions(name: str, result) -> list[tuple[str, dict]]:
 
 
 def show_figures(t, name: str, r) -> None:
-    lines = dict(x_title=t("training.axis_step"), y_title=t("training.axis_loss_short"))
+    lines = dict(axes=AxisText(t("training.axis_step"), t("training.axis_loss_short")))
     if name == "sqrt_dk":
         series = {}
         for s in r.seeds:

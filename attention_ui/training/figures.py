@@ -12,7 +12,14 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_ui.figures import heatmaps
-from attention_ui.figures.base import DEFAULT_HOVER, LEGEND_ABOVE, PLAIN_TEMPLATE, HoverText, escape_label
+from attention_ui.figures.base import (
+    DEFAULT_HOVER,
+    LEGEND_ABOVE,
+    PLAIN_TEMPLATE,
+    AxisText,
+    HoverText,
+    escape_label,
+)
 
 LOSS_COLOR, ACCURACY_COLOR = "#0068c9", "#d95f02"
 # The runs of an experiment, in order (first run dark blue, second orange, ... distinct in CVD sims).
@@ -94,8 +101,7 @@ def head_maps(
 def runs_lines(
     series: Mapping[str, Sequence[float]],
     *,
-    x_title: str,
-    y_title: str,
+    axes: AxisText,
     log_y: bool = False,
     dashed: Sequence[str] = (),
 ) -> go.Figure:
@@ -113,8 +119,8 @@ def runs_lines(
         )  # fmt: skip
     fig.update_layout(
         template=PLAIN_TEMPLATE, height=CURVE_HEIGHT_PX, margin=dict(l=60, r=10, t=30, b=50), legend=LEGEND_ABOVE,
-        xaxis=dict(title=dict(text=escape_label(x_title))),
-        yaxis=dict(title=dict(text=escape_label(y_title)), type="log" if log_y else "linear"),
+        xaxis=axes.x_axis(),
+        yaxis=axes.y_axis(type="log" if log_y else "linear"),
     )  # fmt: skip
     return fig
 

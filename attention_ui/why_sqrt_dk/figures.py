@@ -13,22 +13,21 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from attention_ui.figures.base import LEGEND_ABOVE, LOG_DECADES, escape_label
+from attention_ui.figures.base import LEGEND_ABOVE, LOG_DECADES, AxisText, escape_label
 
 RAW_COLOR = "#D55E00"  # vermilion: unscaled q·k
 SCALED_COLOR = "#0072B2"  # blue: q·k / √d_k
 THEORY_COLOR = "#555555"  # grey: what the maths predicts
 ERROR_BAR_SE = 2.0  # error bars span ± this many standard errors (≈ 95 %)
 
+# The charts' English axis words (pages pass translated ones).
+VARIANCE_AXES = AxisText("d_k", "variance")
+HISTOGRAM_AXES = AxisText("score", "density")
+ROW_AXES = AxisText("key", "weight")
 
-def _dk_axis(d_ks: Sequence[int], title: str) -> dict:
-    return dict(
-        title=dict(text=escape_label(title)),
-        type="log",
-        tickmode="array",
-        tickvals=list(d_ks),
-        ticktext=[str(d) for d in d_ks],
-    )
+
+def _dk_axis(d_ks: Sequence[int], axes: AxisText) -> dict:
+    return axes.x_axis(type="log", tickmode="array", tickvals=list(d_ks), ticktext=[str(d) for d in d_ks])
 
 
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
@@ -53,9 +52,7 @@ def variance_figure(
     *,
     measured_name: str,
     theory_name: str,
-    x_title: str = "d_k",
-    y_title: str = "variance",
-    title: str = "",
+    axes: AxisText = VARIANCE_AXES,
     log_y: bool = True,
     color: str = RAW_COLOR,
     height: int = 360,
@@ -100,8 +97,8 @@ def variance_figure(
             ),
         )
     )
-    fig.update_layout(xaxis=_dk_axis(d_ks, x_title))
-    yaxis: dict = dict(title=dict(text=escape_label(y_title)))
+    fig.update_layout(xaxis=_dk_axis(d_ks, axes))
+    yaxis = axes.y_axis()
     if log_y:
         yaxis.update(LOG_DECADES)
     else:
@@ -111,7 +108,7 @@ def variance_figure(
         spread = max(0.25, abs(top - 1.0), abs(1.0 - low)) * 1.3
         yaxis["range"] = [1.0 - spread, 1.0 + spread]
     fig.update_layout(yaxis=yaxis)
-    return _layout(fig, title, height)
+    return _layout(fig, axes.title, height)
 
 
 def dot_variance_figure(result, scaled: bool, *, measured_name: str, theory_name: str, **labels) -> go.Figure:
@@ -144,9 +141,7 @@ def score_histogram(
     raw_name: str,
     scaled_name: str,
     theory_name: str,
-    x_title: str = "score",
-    y_title: str = "density",
-    title: str = "",
+    axes: AxisText = HISTOGRAM_AXES,
     bins: int = 60,
     height: int = 380,
 ) -> go.Figure:
@@ -193,10 +188,10 @@ def score_histogram(
         )
     fig.update_layout(
         barmode="overlay",
-        xaxis=dict(title=dict(text=escape_label(x_title))),
-        yaxis=dict(title=dict(text=escape_label(y_title))),
+        xaxis=axes.x_axis(),
+        yaxis=axes.y_axis(),
     )
-    return _layout(fig, title, height)
+    return _layout(fig, axes.title, height)
 
 
 def versus_dk_figure(
@@ -206,9 +201,7 @@ def versus_dk_figure(
     *,
     raw_name: str,
     scaled_name: str,
-    y_title: str,
-    x_title: str = "d_k",
-    title: str = "",
+    axes: AxisText,
     reference: float | None = None,
     reference_name: str = "",
     y_range: tuple[float, float] | None = None,
@@ -250,11 +243,11 @@ def versus_dk_figure(
                 hovertemplate="%{y:.4f}<extra>" + escape_label(reference_name) + "</extra>",
             )
         )
-    yaxis: dict = dict(title=dict(text=escape_label(y_title)))
+    yaxis = axes.y_axis()
     if y_range is not None:
         yaxis["range"] = list(y_range)
-    fig.update_layout(xaxis=_dk_axis(d_ks, x_title), yaxis=yaxis)
-    return _layout(fig, title, height)
+    fig.update_layout(xaxis=_dk_axis(d_ks, axes), yaxis=yaxis)
+    return _layout(fig, axes.title, height)
 
 
 def bar_text(weight: float) -> str:
@@ -268,10 +261,8 @@ def weights_bar_figure(
     scores: Sequence[float],
     weights: np.ndarray,
     *,
-    x_title: str = "key",
-    y_title: str = "weight",
+    axes: AxisText = ROW_AXES,
     score_label: str = "s",
-    title: str = "",
     height: int = 320,
 ) -> go.Figure:
     """Softmax weights of one row as bars on a fixed 0..1 axis; each bar labelled with its score."""
@@ -293,13 +284,8 @@ def weights_bar_figure(
         )
     )
     fig.update_layout(
-        xaxis=dict(
-            title=dict(text=escape_label(x_title)),
-            tickmode="array",
-            tickvals=list(range(w.size)),
-            ticktext=labels,
-        ),
-        yaxis=dict(title=dict(text=escape_label(y_title)), range=[0.0, 1.12]),
+        xaxis=axes.x_axis(tickmode="array", tickvals=list(range(w.size)), ticktext=labels),
+        yaxis=axes.y_axis(range=[0.0, 1.12]),
         showlegend=False,
     )
-    return _layout(fig, title, height)
+    return _layout(fig, axes.title, height)
