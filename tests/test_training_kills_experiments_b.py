@@ -112,22 +112,24 @@ def test_pair_accuracies_count_each_half_on_the_scored_positions():
 HEADS = X.HeadsSettings(steps=3, seed=1, d_model=8, lr=1e-2)
 
 
-@pytest.fixture(scope="module")
-def heads():
+def test_heads_experiment_by_hand():
+    """One test per experiment run: mutmut picks the tests of a mutant by the functions each test
+    itself calls, so the checks of one run sit in the test that makes it."""
     labels = Labels()
-    return X.heads_specialise(HEADS, on_progress=labels), labels.seen
+    r = X.heads_specialise(HEADS, on_progress=labels)
+    _heads_settings(r, labels.seen)
+    _heads_accuracies_and_ablations(r)
+    _heads_scores(r)
 
 
-def test_heads_trains_one_layer_of_two_heads_with_the_settings_given(heads):
-    r, labels = heads
+def _heads_settings(r, labels):
     assert r.settings == HEADS and labels == ["heads"]
     s = r.run.settings
     assert (s.task, s.layers, s.heads, s.d_model, s.seed, s.lr) == ("previous_first", 1, 2, 8, 1, 1e-2)
     assert r.run.steps_done == 3 and not r.run.stopped
 
 
-def test_heads_accuracies_and_ablations_by_hand(heads):
-    r, _ = heads
+def _heads_accuracies_and_ablations(r):
     run = r.run
     batch = _final_batch(run)
     divisor = run.settings.divisor
@@ -146,8 +148,8 @@ def test_heads_accuracies_and_ablations_by_hand(heads):
     assert not r.ablated.flags.writeable
 
 
-def test_heads_scores_are_the_mean_over_the_first_64_sequences(heads):
-    r, _ = heads
+def _heads_scores(r):
+    """previous_score and first_score: the mean over the first 64 of the 512 sequences."""
     run = r.run
     tokens = _final_batch(run).tokens[:64]
     w = M.forward(run.params, tokens, run.allowed, run.settings.divisor).weights()  # [64, 1, 2, n, n]
@@ -195,6 +197,17 @@ def test_phase_change_skips_the_first_tenth_only():
     assert (p.loss_before, p.loss_after) == (pytest.approx(3.0, abs=1e-12), pytest.approx(1.0, abs=1e-12))
 
 
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant <= 52, reason="long double is float64 here")
+def test_phase_change_reads_the_curve_as_float64():
+    """The curve is rounded to float64 before the means. With u = 2⁻⁵², long doubles 1 + 0.9u and
+    1 + 0.4u round to 1 + u and 1; their mean (1 + u + 1) / 2 = 1 + u/2 is a tie that rounds to the
+    even 1. Averaged as long doubles first it would be 1 + 0.65u, which rounds to 1 + u."""
+    u = np.longdouble(2.0) ** -52
+    curve = np.array([1 + 0.9 * u, 1 + 0.4 * u, 0, 0, 0, 0], dtype=np.longdouble)
+    # 6 points = 3 windows of 2: means 1, 0.5, 0, 0, 0; the steepest fall is from t = 0 to t = 2
+    assert X.phase_change(curve, window=2) == X.PhaseChange(2, 1.0, 0.0)
+
+
 def test_phase_change_of_an_empty_curve():
     """A run stopped before its first step has no losses: no fall to find, and no error."""
     p = X.phase_change(np.array([]))
@@ -206,14 +219,14 @@ def test_phase_change_of_an_empty_curve():
 INDUCTION = X.InductionSettings(steps=3, seed=1, d_model=8, heads=4, lr=1e-2)
 
 
-@pytest.fixture(scope="module")
-def induction():
+def test_induction_experiment_by_hand():
     labels = Labels()
-    return X.induction_layers(INDUCTION, on_progress=labels), labels.seen
+    r = X.induction_layers(INDUCTION, on_progress=labels)
+    _induction_settings(r, labels.seen)
+    _induction_heads_and_ablation(r)
 
 
-def test_induction_trains_one_and_two_layers_with_the_settings_given(induction):
-    r, labels = induction
+def _induction_settings(r, labels):
     assert r.settings == INDUCTION and labels == ["1 layer", "2 layers"] and not r.stopped
     for depth, layers in ((r.one, 1), (r.two, 2)):
         s = depth.run.settings
@@ -233,8 +246,8 @@ def _first_largest(values) -> int:
     return values.index(max(values))
 
 
-def test_induction_picks_the_strongest_heads_and_zeroes_the_previous_one(induction):
-    r, _ = induction
+def _induction_heads_and_ablation(r):
+    """The strongest heads, and the previous-token head zeroed by hand."""
     two = r.two
     # the rows differ in their strongest head, so reading the wrong layer shows
     assert _first_largest(two.previous_token[0]) != _first_largest(two.previous_token[1])
@@ -272,12 +285,6 @@ def test_induction_stopped_in_either_run_says_so():
 POSITIONS = X.PositionsSettings(steps=2, seed=1, lr=1e-2, layers=2, ffn=True)
 
 
-@pytest.fixture(scope="module")
-def positions():
-    labels = Labels()
-    return X.positions(POSITIONS, on_progress=labels), labels.seen
-
-
 def _equivariance_loop(run, seed: int) -> float:
     """16 sequences and a permutation of their positions, both from ``default_rng((seed, 5))``; the
     largest |f(πx)[i] − f(x)[π(i)]| by a loop."""
@@ -295,8 +302,14 @@ def _equivariance_loop(run, seed: int) -> float:
     return worst
 
 
-def test_positions_trains_each_run_with_the_settings_given(positions):
-    r, labels = positions
+def test_positions_experiment_by_hand():
+    labels = Labels()
+    r = X.positions(POSITIONS, on_progress=labels)
+    _positions_settings(r, labels.seen)
+    _positions_equivariance(r)
+
+
+def _positions_settings(r, labels):
     assert r.settings == POSITIONS and not r.stopped
     assert labels == [
         "reverse, positions on", "reverse, positions off", "sort, positions on", "sort, positions off",
@@ -304,12 +317,12 @@ def test_positions_trains_each_run_with_the_settings_given(positions):
     for p in r.runs:
         s = p.run.settings
         assert (s.task, s.positions) == (p.task, p.positions)
-        assert (s.total_steps, s.seed, s.lr, s.layers, s.ffn, s.mask_kind) == (2, 1, 1e-2, 2, True, "none")
+        assert (s.total_steps, s.seed, s.lr, s.layers, s.ffn) == (2, 1, 1e-2, 2, True)
+        assert s.mask == "none"  # set off by name (the settings say so), not left to the task
         assert p.run.steps_done == 2 and p.accuracy == p.run.final_accuracy
 
 
-def test_positions_measures_equivariance_with_its_own_seed(positions):
-    r, _ = positions
+def _positions_equivariance(r):
     for p in r.runs:
         assert p.equivariance_error == _equivariance_loop(p.run, 1)
     on = r.runs[0]
