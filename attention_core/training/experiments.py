@@ -345,6 +345,8 @@ PHASE_WINDOW = 20  # steps in the moving mean and in the fall measured
 def phase_change(losses: np.ndarray, window: int = PHASE_WINDOW) -> PhaseChange:
     """The steepest fall of the loss's moving mean over ``window`` steps, after the first tenth."""
     losses = np.asarray(losses, dtype=float)
+    if len(losses) == 0:  # a run stopped before its first step (Stop pressed during an earlier run)
+        return PhaseChange(0, math.nan, math.nan)
     if len(losses) < 3 * window:
         return PhaseChange(len(losses) // 2, float(losses[0]), float(losses[-1]))
     mean = np.convolve(losses, np.ones(window) / window, mode="valid")  # mean[t]: steps t .. t+window-1
