@@ -215,9 +215,12 @@ def test_generation_with_a_prompt_longer_than_the_text(text_runs):
 
 
 def test_sqrt_dk_reports_each_run_and_its_settings():
-    labels = []
-    s = X.SqrtDkSettings(d_k=4, task="previous", steps=3, seeds=(2, 0), lr=0.01)
-    r = X.sqrt_dk(s, on_progress=lambda label, p: labels.append(label))
+    reports = []  # (label, steps done, steps asked for, the losses so far)
+    s = X.SqrtDkSettings(d_k=4, task="reverse", steps=3, seeds=(2, 0), lr=0.01)
+    r = X.sqrt_dk(
+        s, on_progress=lambda label, p: reports.append((label, p.step, p.steps, np.array(p.losses)))
+    )
+    labels = [label for label, *_ in reports]
     assert list(dict.fromkeys(labels)) == [
         "scaled, seed 2",
         "unscaled, seed 2",
@@ -226,11 +229,20 @@ def test_sqrt_dk_reports_each_run_and_its_settings():
     ]
     assert r.settings == s and not r.stopped and [row.seed for row in r.seeds] == [2, 0]
     for row in r.seeds:
-        for run, divisor in ((row.run_scaled, 2.0), (row.run_unscaled, 1.0)):
+        for run, divisor, name in ((row.run_scaled, 2.0, "scaled"), (row.run_unscaled, 1.0, "unscaled")):
             st = run.settings
-            assert (st.task, st.layers, st.heads, st.d_model, st.head_dim) == ("previous", 1, 1, 4, 4)
-            assert (st.total_steps, st.seed, st.lr, st.divisor) == (3, row.seed, 0.01, divisor)
+            assert (st.task, st.layers, st.heads, st.d_model, st.d_k) == ("reverse", 1, 1, 4, 4)
+            assert (st.total_steps, st.seed, st.lr, st.divisor, st.mask_kind) == (
+                3,
+                row.seed,
+                0.01,
+                divisor,
+                "none",
+            )
             assert run.steps_done == 3
+            # the run's last report: all 3 steps, and the curve the run kept
+            label, step, steps, losses = [x for x in reports if x[0] == f"{name}, seed {row.seed}"][-1]
+            assert (step, steps) == (3, 3) and losses.tolist() == run.losses.tolist()
         assert (row.grad_scaled, row.max_weight_scaled) == pytest.approx(
             _naive_score_gradient(row.run_scaled.settings)[:2], rel=1e-9)  # fmt: skip
         assert (row.grad_unscaled, row.max_weight_unscaled) == pytest.approx(
@@ -274,6 +286,11 @@ def test_grad_ratio_is_scaled_over_unscaled_and_infinite_over_zero():
     assert r.grad_ratio.tolist() == [0.25, math.inf, 0.0]
 
 
+def test_sqrt_dk_without_seeds_trains_nothing_and_was_not_stopped():
+    r = X.sqrt_dk(X.SqrtDkSettings(seeds=()), should_stop=lambda: True)
+    assert r.seeds == () and r.stopped is False and r.grad_ratio.tolist() == []
+
+
 # --- leaky_mask -------------------------------------------------------------------------------------
 
 
@@ -306,8 +323,3 @@ def test_leaky_mask_is_stopped_when_either_run_is(stop_at):
     r = X.leaky_mask(X.LeakySettings(text="abcabd", steps=3), should_stop=stop)
     assert r.stopped
     assert (r.causal.run.stopped, r.leaky.run.stopped) == (stop_at == 2, stop_at == 5)
-
-
-def test_sqrt_dk_without_seeds_trains_nothing_and_was_not_stopped():
-    r = X.sqrt_dk(X.SqrtDkSettings(seeds=()), should_stop=lambda: True)
-    assert r.seeds == () and r.stopped is False and r.grad_ratio.tolist() == []
