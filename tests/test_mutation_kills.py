@@ -647,3 +647,21 @@ def test_next_token_probs_top_one_and_float64():
     assert p.dtype == np.float64
     e = [math.exp(float(v) / 0.7) for v in logits]
     np.testing.assert_allclose(p, [v / sum(e) for v in e], rtol=1e-14)
+
+
+# --- trace: the weight properties read through to the parameters (issue 37's fold) ---------------
+# The class body builds its four properties with trace._param at import, before a mutant is chosen,
+# so this test builds one itself to reach the helper.
+
+
+def test_a_weight_property_is_read_only_and_reads_the_parameters():
+    from types import SimpleNamespace
+
+    from attention_core import trace
+
+    params = SimpleNamespace(W_Q=np.zeros((1, 2, 2)), W_K=np.ones((1, 2, 2)))
+    holder = type("Holder", (), {"params": params, "W_K": trace._param("W_K")})()
+    assert holder.W_K is params.W_K  # the very array, not W_Q's nor a copy
+    assert type(holder).W_K.__doc__ == "``params.W_K``"
+    with pytest.raises(AttributeError):
+        holder.W_K = np.zeros((1, 2, 2))
