@@ -17,9 +17,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_run import grad_json_shapes, run_cli
 
 from attention_core import backward as B
-from attention_core import cli, steps
+from attention_core import steps
 from attention_core.config import AttentionConfig
 from attention_core.trace import AttentionParams, attend, trace_text, trace_tokens
 from tests.reference_naive import naive_softmax_backward_row, naive_softmax_jacobian_row
@@ -303,11 +304,7 @@ def test_cli_json_keys_shapes_and_values():
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     h, n, d, d_k, d_v = 2, 4, 8, 4, 3
-    shapes = {
-        "dW_Q": (h, d, d_k), "dW_K": (h, d, d_k), "dW_V": (h, d, d_v), "dW_O": (h * d_v, d), "dX": (n, d),
-        "dQ": (h, n, d_k), "dK": (h, n, d_k), "dV": (h, n, d_v),
-        "dweights": (h, n, n), "dscores": (h, n, n), "draw_scores": (h, n, n),
-    }  # fmt: skip
+    shapes = grad_json_shapes(h, n, d, d_k, d_v)
     assert list(data) == ["loss", "config", *shapes]
     assert {k: np.shape(data[k]) for k in shapes} == shapes
     trace = trace_text("the cat sat on", AttentionConfig(d_model=8, heads=2, d_v=3, mask="causal"))
@@ -318,13 +315,7 @@ def test_cli_json_keys_shapes_and_values():
 
 
 def _main(capsys, *args: str) -> tuple[int, str, str]:
-    """The same command in this process (a subprocess costs ~0.7 s of CPU here)."""
-    try:
-        code = cli.main(["grad", *args])
-    except SystemExit as exit_:  # argparse's own errors
-        code = exit_.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return run_cli(capsys, "grad", *args)
 
 
 @pytest.mark.parametrize(

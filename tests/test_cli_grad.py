@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 import pytest
+from cli_run import grad_json_shapes, run_cli
 
 from attention_core import cli, grad_cli
 from attention_core.backward import attention_grads
@@ -24,12 +25,7 @@ CONFIG = AttentionConfig(d_model=6, heads=2, d_v=2, mask="causal")  # d_k = 3: d
 
 
 def _main(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        code = cli.main(["grad", *args])
-    except SystemExit as exit_:  # argparse's own errors and --help
-        code = exit_.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return run_cli(capsys, "grad", *args)
 
 
 def _words(text: str) -> str:
@@ -86,11 +82,7 @@ def test_json_keys_shapes_and_the_cores_values(capsys):
     assert code == 0 and err == ""
     data = json.loads(out)
     h, n, d, d_k, d_v = 2, 4, 6, 3, 2
-    shapes = {
-        "dW_Q": (h, d, d_k), "dW_K": (h, d, d_k), "dW_V": (h, d, d_v), "dW_O": (h * d_v, d), "dX": (n, d),
-        "dQ": (h, n, d_k), "dK": (h, n, d_k), "dV": (h, n, d_v),
-        "dweights": (h, n, n), "dscores": (h, n, n), "draw_scores": (h, n, n),
-    }  # fmt: skip
+    shapes = grad_json_shapes(h, n, d, d_k, d_v)
     assert list(data) == ["loss", "config", *shapes]
     assert {k: np.shape(data[k]) for k in shapes} == shapes
     trace = trace_text(TEXT, CONFIG)

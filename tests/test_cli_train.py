@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_run import run_cli
 
-from attention_core import cli
 from attention_core.training.train import TrainSettings, train
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,12 +38,7 @@ def test_json_keys_shapes_and_the_same_run_as_the_core():
 
 
 def _main(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        code = cli.main(["train", *args])
-    except SystemExit as exit_:
-        code = exit_.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return run_cli(capsys, "train", *args)
 
 
 def test_text_summary_and_japanese_text(capsys):

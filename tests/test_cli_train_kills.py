@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 import pytest
+from cli_run import run_cli
 
 from attention_core import cli
 from attention_core.training import train as train_module
@@ -22,12 +23,7 @@ SAMPLE_N = {"previous": 12, "reverse": 8, "sort": 8, "induction": 20, "text": 16
 
 
 def _main(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        code = cli.main(["train", *args])
-    except SystemExit as exit_:
-        code = exit_.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return run_cli(capsys, "train", *args)
 
 
 class _Reached(Exception):
