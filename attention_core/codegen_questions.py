@@ -134,6 +134,7 @@ class CodeQuestion:
     answer_index: int
     heads: int
     seed: int
+    forbidden_cells: int = 0  # keys the settings' mask forbids (over all queries): 0 without a mask
 
     @property
     def answer(self) -> CodeOption:
@@ -276,7 +277,10 @@ def code_question(template: str, config: AttentionConfig, tokens, seed: int = 0)
     shuffled = tuple(options[i] for i in order)
     before = (CONTEXT_LINE, *texts[0][:head])
     after = tuple(texts[0][len(texts[0]) - tail :])
-    return CodeQuestion(template, before, after, shuffled, int(np.argmin(order)), config.heads, int(seed))
+    forbidden = int((~allowed).sum())
+    return CodeQuestion(
+        template, before, after, shuffled, int(np.argmin(order)), config.heads, int(seed), forbidden
+    )
 
 
 def code_questions(config: AttentionConfig, tokens, seed: int = 0) -> list[CodeQuestion]:

@@ -84,3 +84,23 @@ def test_the_cell_explainer_points_at_the_line_that_made_the_cell():
         "en", "code.tab_cell", row=3, col=1, name="weights", index="1, 3, 1", line="weights = softmax(masked)"
     )
     assert expected in _captions(at)
+
+
+def test_the_quiz_asks_code_questions_and_shows_every_options_run():
+    from attention_core import codegen_questions as cq
+    from attention_ui.i18n import Translator
+    from attention_ui.program.consequences import consequences
+
+    at = open_page("app_pages/quiz.py", learner_text="猫が座った")
+    config = AttentionConfig(mask="causal+padding", pad=1)
+    questions = cq.code_questions(config, tokenize("猫が座った").tokens, 0)
+    assert len(questions) >= 10
+    radio = at.radio(key=f"qz_code_q_{questions[0].template}")
+    wrong = (questions[0].answer_index + 1) % 4
+    radio.set_value(wrong).run()
+    shown = "\n".join(m.value for m in at.markdown)
+    t = Translator("en")
+    for option in questions[0].options:  # every option's consequence, computed from its run
+        for line in consequences(t, questions[0], option):
+            assert f"- {line}" in shown
+    assert translate("en", "code.q_wrong", letter="ABCD"[questions[0].answer_index]) in [e.value for e in at.error]
