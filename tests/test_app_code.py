@@ -103,4 +103,6 @@ def test_the_quiz_asks_code_questions_and_shows_every_options_run():
     for option in questions[0].options:  # every option's consequence, computed from its run
         for line in consequences(t, questions[0], option):
             assert f"- {line}" in shown
-    assert translate("en", "code.q_wrong", letter="ABCD"[questions[0].answer_index]) in [e.value for e in at.error]
+    assert translate("en", "code.q_wrong", letter="ABCD"[questions[0].answer_index]) in [
+        e.value for e in at.error
+    ]

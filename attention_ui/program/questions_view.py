@@ -141,3 +141,22 @@ def quiz_section(t) -> None:
     answers = s.setdefault("qz_code_answers", {})
     for number, q in enumerate(questions, 1):
         show_question(t, number, q, answers.get(q.template), _pick, f"qz_code_q_{q.template}")
+
+
+PATH_TEMPLATE = "mask_place"  # the guided path's mask stop asks where the mask goes, in code
+
+
+def _path_pick(key: str) -> None:
+    value = st.session_state.get(key)
+    if value is not None and st.session_state.get("path_code_answer") is None:
+        st.session_state["path_code_answer"] = int(value)
+
+
+def path_question(t) -> None:
+    """The guided path's code question on the learner's sentence (causal mask and one [PAD])."""
+    config, tokens = learner_settings(st.session_state, t("playground.default_text"), "causal+padding", 1)
+    questions = [q for q in cached_questions(config, tokens, 0) if q.template == PATH_TEMPLATE]
+    if not questions:
+        return
+    st.subheader(t("code.path_code_title"), anchor="path-code")
+    show_question(t, 1, questions[0], st.session_state.get("path_code_answer"), _path_pick, "path_code_q")
