@@ -29,7 +29,13 @@ def test_a_consequence_is_worded_from_its_own_run():
     late = _option(q, "scale_after_softmax")
     lines = consequences(t, q, late)
     o = late.outcome
-    assert t("code.c_rows", low=number(o.row_sum_min), high=number(o.row_sum_max)) in lines
+    assert t("code.c_rows_same", value=number(o.row_sum_min)) in lines  # every row: 1/√d_k
+    q_axis = cq.code_question("softmax_axis", RICH, TOKENS)
+    axis = _option(q_axis, "softmax_wrong_axis").outcome
+    low, high = number(axis.row_sum_min), number(axis.row_sum_max)
+    assert t("code.c_rows", low=low, high=high) in consequences(
+        t, q_axis, _option(q_axis, "softmax_wrong_axis")
+    )
     assert t("code.c_distance", value=number(o.distance)) in lines
     assert t("code.c_forbidden_zero") in lines  # this trap leaves the mask alone
     right = consequences(t, q, q.answer)

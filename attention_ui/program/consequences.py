@@ -39,6 +39,8 @@ def consequences(t, question: CodeQuestion, option: CodeOption) -> list[str]:
         lines.append(t("code.c_rows_nan"))
     elif abs(o.row_sum_min - 1) <= ONE and abs(o.row_sum_max - 1) <= ONE:
         lines.append(t("code.c_rows_one"))
+    elif number(o.row_sum_min) == number(o.row_sum_max):
+        lines.append(t("code.c_rows_same", value=number(o.row_sum_min)))
     else:
         lines.append(t("code.c_rows", low=number(o.row_sum_min), high=number(o.row_sum_max)))
     if o.largest_at:
@@ -75,4 +77,6 @@ def why(t, option: CodeOption) -> str | None:
     """The trap's name and why it is wrong (None for the right fragment)."""
     if option.mutation is None:
         return None
-    return f"**{t(f'code.mut_{option.mutation}')}**  \n{t('code.c_why', why=t(f'code.mut_{option.mutation}_why'))}"
+    name = t(f"code.mut_{option.mutation}")
+    name = name[:1].upper() + name[1:]  # a title: "The mask on V…" (Japanese has no case)
+    return f"**{name}**  \n{t('code.c_why', why=t(f'code.mut_{option.mutation}_why'))}"
