@@ -207,3 +207,83 @@ def test_an_error_is_an_outcome_not_a_crash():
     k = _option(q, "k_not_transposed").outcome
     assert k.stopped and "matmul" in k.error and k.distance is None and not k.right
     assert math.isnan(k.row_sum_min)
+
+
+# Kills from `make mutate` (scripts/mutate.py): each pins a rule the tests above left implicit.
+
+
+def test_which_settings_each_template_needs():
+    applies = {t.name: t for t in cq.TEMPLATES}
+    sqrt, none, custom = AttentionConfig(), AttentionConfig(scale="none"), AttentionConfig(scale=3.0)
+    assert cq.template_applies(applies["scale_divisor"], sqrt)
+    assert not cq.template_applies(applies["scale_divisor"], custom)
+    assert cq.template_applies(applies["scale_order"], custom) and not cq.template_applies(
+        applies["scale_order"], none
+    )
+    assert cq.template_applies(applies["causal_mask"], AttentionConfig(mask="causal+padding"))
+    assert not cq.template_applies(applies["causal_mask"], AttentionConfig(mask="padding"))
+    assert cq.template_applies(applies["padding_mask"], AttentionConfig(mask="padding", pad=1))
+    assert not cq.template_applies(applies["padding_mask"], AttentionConfig(mask="padding", pad=0))
+    assert not cq.template_applies(applies["padding_mask"], AttentionConfig(mask="causal", pad=2))
+    assert cq.template_applies(applies["merge_heads"], AttentionConfig(heads=2))
+    assert not cq.template_applies(applies["merge_heads"], AttentionConfig(d_model=8, heads=1))
+    assert all(cq.template_applies(applies[n], none) for n in ("raw_scores", "mask_values", "softmax_axis"))
+
+
+def test_the_blank_of_programs_that_share_everything_or_a_prefix():
+    assert cq._blank([["a", "b"], ["a", "b"]]) == (2, 0)
+    assert cq._blank([["a", "b"], ["a", "b", "c"]]) == (2, 0)
+    assert cq._blank([["a", "x", "c"], ["a", "y", "c"]]) == (1, 1)
+    assert cq._indent(("", "  x = 1")) == "  " and cq._indent(()) == ""
+
+
+def test_the_text_with_its_blank_and_the_questions_record():
+    q = cq.code_question("softmax_axis", RICH, TOKENS, seed=4)
+    assert q.program_with_blank("BLANK") == "\n".join([*q.before, "    BLANK", *q.after])
+    assert q.heads == RICH.heads and q.seed == 4
+    n = len(TOKENS) + 1
+    allowed = np.tril(np.ones((n, n), dtype=bool))
+    allowed[:, -1] = False
+    assert q.forbidden_cells == int((~allowed).sum())
+    plain = cq.code_question("raw_scores", RICH, TOKENS)
+    assert not any("def softmax" in line for line in plain.before)  # only a softmax blank shows it
+    assert [o.mutation for o in cq.code_questions(RICH, TOKENS, seed=5)[0].options] == [
+        o.mutation for o in cq.code_question(cq.TEMPLATE_NAMES[0], RICH, TOKENS, seed=5).options
+    ]
+
+
+def test_the_right_options_outcome_claims_nothing_wrong():
+    for config in (RICH, AttentionConfig(d_model=6, heads=1, mask="causal")):
+        q = cq.code_question("scale_order", config, TOKENS)
+        right = q.answer.outcome
+        assert right.overflow is False and right.forbidden_at == () and right.forbidden_weight == 0.0
+        assert len(right.largest_at) == 3  # (head, query, key), one head included
+
+
+def test_same_numbers_means_within_1e_9_relative_and_1e_12_absolute():
+    ns = codegen.run_program(codegen.layer_program(RICH, TOKENS))
+    right = codegen.program_values(ns, RICH.heads)
+    right = {"weights": right["weights"], "output": right["output"]}
+    allowed = np.asarray(ns["allowed"])
+    same = cq.outcome(ns, None, False, right, allowed)
+    assert same.right
+    for name, change in (("output", lambda a: a * (1 + 1e-7)), ("weights", lambda a: a * (1 + 1e-7))):
+        moved = dict(ns, **{name: change(np.asarray(ns[name]))})
+        assert not cq.outcome(moved, None, False, right, allowed).right, name
+    weights = np.array(ns["weights"], dtype=float)
+    weights[weights == 0] = 1e-10  # a masked weight of 0 moved by 1e-10: above 1e-12
+    assert not cq.outcome(dict(ns, weights=weights), None, False, right, allowed).right
+    output = np.array(ns["output"], dtype=float)
+    output.flat[0] += 5e-9 * max(1.0, abs(output.flat[0]))  # 5e-9 relative: above 1e-9, under 1e-8
+    assert not cq.outcome(dict(ns, output=output), None, False, right, allowed).right
+
+
+def test_running_records_errors_without_an_overflow_and_prints_nothing(capsys):
+    ns, error, overflow = cq._run(codegen.layer_program(RICH, TOKENS, "k_not_transposed"))
+    assert ns is None and error.startswith("ValueError: ") and overflow is False
+    ns, error, overflow = cq._run(codegen.example_program())
+    assert error is None and ns["weights"].shape == (4, 4)
+    assert capsys.readouterr().out == ""  # the example's prints are swallowed
+    assert cq._finite_max(np.array([3.0])) == (3.0, (0,))
+    value, where = cq._finite_max(np.array([np.nan, np.nan]))
+    assert math.isnan(value) and where == ()
