@@ -121,7 +121,9 @@ class Refusal:
     name: str
 
     def text(self) -> str:
-        return REFUSAL_TEXT[self.code].format(line=self.line if self.line is not None else "?", name=self.name)
+        return REFUSAL_TEXT[self.code].format(
+            line=self.line if self.line is not None else "?", name=self.name
+        )
 
 
 class NotAllowed(Exception):

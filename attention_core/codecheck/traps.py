@@ -8,14 +8,14 @@ kept, so that the verdict can name a learner's mistake by the trap whose output 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
 from .cases import Case
 
 
-@lru_cache(maxsize=None)
+@cache
 def _trap_function(name: str):
     from ..codegen import one_head_function
 
@@ -33,7 +33,9 @@ def one_head_traps() -> tuple[str, ...]:
     return tuple(m.name for m in MUTATIONS if m.one_head)
 
 
-def trap_outputs(cases: Sequence[Case], names: Sequence[str] | None = None) -> dict[str, dict[str, np.ndarray | None]]:
+def trap_outputs(
+    cases: Sequence[Case], names: Sequence[str] | None = None
+) -> dict[str, dict[str, np.ndarray | None]]:
     """trap name -> case name -> the trap's one-head output on that case (None: it raised)."""
     out: dict[str, dict[str, np.ndarray | None]] = {}
     for name in one_head_traps() if names is None else names:

@@ -216,7 +216,9 @@ def run_value(run: Mapping) -> np.ndarray | None:
         return None
 
 
-def case_result(run: Mapping | None, case: str, expected: np.ndarray, ref: Reference | None = None) -> CaseResult:
+def case_result(
+    run: Mapping | None, case: str, expected: np.ndarray, ref: Reference | None = None
+) -> CaseResult:
     """One function on one case. ``ref`` (one-head attention only) lets a failure be located."""
     if run is None:
         return CaseResult(case, ERROR, error=LearnerError(None, code="no_run"))
@@ -292,7 +294,9 @@ def build_report(
     extras = {"printed": printed, "printed_cut": bool(reply.get("printed_cut")), "cases": names}
     if reply.get("refused"):
         refusals = tuple(
-            Refusal(r.get("line") if type(r.get("line")) is int else None, str(r.get("code")), str(r.get("name")))
+            Refusal(
+                r.get("line") if type(r.get("line")) is int else None, str(r.get("code")), str(r.get("name"))
+            )
             for r in reply["refused"]
             if isinstance(r, dict)
         )
@@ -302,9 +306,7 @@ def build_report(
     defined = [f for f in reply.get("defined") or () if f in (ONE_HEAD, *STEP_FUNCTIONS, MULTI_HEAD)]
     if not defined:
         return Report("nothing", **extras)
-    runs = {
-        (r.get("fn"), r.get("case")): r for r in reply.get("runs") or () if isinstance(r, dict)
-    }
+    runs = {(r.get("fn"), r.get("case")): r for r in reply.get("runs") or () if isinstance(r, dict)}
     functions = []
     for fn in (ONE_HEAD, *STEP_FUNCTIONS, MULTI_HEAD):
         if fn not in defined:
@@ -322,6 +324,8 @@ def build_report(
     source = ONE_HEAD if ONE_HEAD in defined else "chain"
     learner = {c.name: run_value(runs.get((source, c.name)) or {}) for c in one_head}
     correct = {c.name: refs[(c.name, False)].output for c in one_head}
-    found = name_traps(learner, traps, correct) if any(f in defined for f in (ONE_HEAD, *STEP_FUNCTIONS)) else ()
+    found = (
+        name_traps(learner, traps, correct) if any(f in defined for f in (ONE_HEAD, *STEP_FUNCTIONS)) else ()
+    )
     verdict = PASS if all(f.passed for f in functions) else FAIL
     return Report(verdict, functions=tuple(functions), traps=found, **extras)

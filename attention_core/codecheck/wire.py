@@ -24,7 +24,10 @@ class WireError(ValueError):
 def encode_array(a) -> dict:
     a = np.asarray(a)
     if a.dtype == bool:
-        return {"shape": list(a.shape), "bool": base64.b64encode(a.astype(np.uint8).tobytes()).decode("ascii")}
+        return {
+            "shape": list(a.shape),
+            "bool": base64.b64encode(a.astype(np.uint8).tobytes()).decode("ascii"),
+        }
     data = np.ascontiguousarray(a, dtype="<f8")
     return {"shape": list(a.shape), "f8": base64.b64encode(data.tobytes()).decode("ascii")}
 

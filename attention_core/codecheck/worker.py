@@ -302,7 +302,7 @@ class _ChainStop(Exception):
     pass
 
 
-WARM_UP = '''
+WARM_UP = """
 import numpy as np
 def attention(X, W_Q, W_K, W_V, mask, d_k):
     S = (X @ W_Q) @ (X @ W_K).T / np.sqrt(d_k)
@@ -313,7 +313,7 @@ def attention(X, W_Q, W_K, W_V, mask, d_k):
     return E / np.maximum(E.sum(axis=-1, keepdims=True), 1e-300) @ (X @ W_V)
 def softmax(S):
     return np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)
-'''
+"""
 
 
 def _warm_up_job() -> dict:
