@@ -160,7 +160,7 @@ def locate(variables: Sequence[tuple[str, np.ndarray]], ref: Reference) -> Locat
     core up to the latest step some variable matches (a later step right implies the earlier ones
     were). The variable shown is the first one, in the order the function names them, after the
     last matching one, that matches no step; it is compared with the later step of its shape it is
-    closest to (fewest differing entries, then the smallest gap): ``S = scores / d_k`` is shown
+    closest to (fewest entries of the wrong kind, then the smallest relative gap): ``S = scores / d_k`` is shown
     against the scaled scores. No such variable: the step after the last match, with no variable
     (the learner computed it inside a longer expression).
     """
@@ -184,11 +184,13 @@ def locate(variables: Sequence[tuple[str, np.ndarray]], ref: Reference) -> Locat
 
 
 def _distance(actual: np.ndarray, expected: np.ndarray) -> tuple[int, float]:
+    """(entries wrong in their kind: a finite value for −∞ or the reverse, NaN; then the relative
+    size of the gap over the rest): small means "this is the step the variable was meant to be"."""
     ok = agree(actual, expected)
-    with np.errstate(invalid="ignore", over="ignore"):
-        gap = np.abs(actual - expected)[~ok]
-    finite = gap[np.isfinite(gap)]
-    return int(np.count_nonzero(~ok)), float(finite.sum()) if finite.size else 0.0
+    both = np.isfinite(actual) & np.isfinite(expected)
+    wrong_kind = int(np.count_nonzero(~ok & ~both))
+    scale = float(np.linalg.norm(expected[both])) or 1.0
+    return wrong_kind, float(np.linalg.norm(actual[both] - expected[both])) / scale
 
 
 # --- one run, one function, the traps ------------------------------------------------------------
