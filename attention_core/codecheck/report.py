@@ -43,7 +43,9 @@ def error_text(error: LearnerError) -> str:
     if error.code == "memory":
         return f"{where}: {KILLED_TEXT['memory']}"
     if error.code in REFUSAL_TEXT:
-        return REFUSAL_TEXT[error.code].format(line=error.line if error.line is not None else "?", name=error.name)
+        return REFUSAL_TEXT[error.code].format(
+            line=error.line if error.line is not None else "?", name=error.name
+        )
     if error.code == "no_run":
         return "it was not run on this case"
     return f"{where}: {error.message}"
@@ -69,7 +71,9 @@ def _case_line(result: CaseResult) -> str:
         if loc.variable is not None:
             lines.append(f"        {up_to}your variable {loc.variable} differs from {STEP_TEXT[loc.step]}")
         else:
-            lines.append(f"        {up_to}the next step, {STEP_TEXT[loc.step]}, has no variable of yours to compare")
+            lines.append(
+                f"        {up_to}the next step, {STEP_TEXT[loc.step]}, has no variable of yours to compare"
+            )
     return "\n".join(lines)
 
 

@@ -268,6 +268,16 @@ class Sandbox:
         if self.keep_spare:
             threading.Thread(target=self._refill, daemon=True, name="check-spare").start()
 
+    def spare_pid(self, timeout: float = START_TIMEOUT) -> int | None:
+        """The waiting spare's pid once it is ready (None if there is none): for tests and bench."""
+        self._refill()
+        with self._lock:
+            starting = self._starting
+        if starting is not None:
+            starting.wait(timeout)
+        with self._lock:
+            return self._spare.proc.pid if self._spare is not None else None
+
     def run(self, job: dict) -> Reply:
         """Run one job in a worker of its own (raises SandboxUnavailable if none can lock down)."""
         with self._slots:

@@ -57,6 +57,7 @@ def lock_down(memory_bytes: int = MEMORY_BYTES) -> dict:
     import resource
 
     done: dict = {"root": os.geteuid() == 0}
+    _fill_fd_gaps()  # so that the NOFILE limit below leaves no free descriptor at all
     if done["root"]:
         done["network"] = _new_network_namespace()
         os.chroot(".")
@@ -77,6 +78,18 @@ def lock_down(memory_bytes: int = MEMORY_BYTES) -> dict:
     resource.setrlimit(resource.RLIMIT_NOFILE, (highest + 1, highest + 1))
     done["nofile"] = highest + 1
     return done
+
+
+def _fill_fd_gaps() -> None:
+    """Every descriptor number below the highest open one in use (by /dev/null), so that a new
+    descriptor (a file, a socket, a pipe) would need a number at or above the NOFILE limit."""
+    fds = _open_fds()
+    spare = os.open(os.devnull, os.O_RDONLY)
+    for fd in range(max(fds)):
+        if fd not in fds and fd != spare:
+            os.dup2(spare, fd)
+    if spare > max(fds):
+        os.close(spare)
 
 
 def _open_fds() -> list[int]:
@@ -130,12 +143,15 @@ def error_info(err: BaseException) -> dict:
     """Where the learner's code raised ``err`` (their line, never ours) and what it says."""
     from .policy import LEARNER_FILE, NotAllowed
 
-    line = None
+    lines = []
     tb = err.__traceback__
     while tb is not None:
         if tb.tb_frame.f_code.co_filename == LEARNER_FILE:
-            line = tb.tb_lineno
+            lines.append(tb.tb_lineno)
         tb = tb.tb_next
+    # a recursion error is raised as the next call's frame starts, on its "def" line: the call that
+    # recursed is the frame before it
+    line = lines[-2] if isinstance(err, RecursionError) and len(lines) > 1 else (lines[-1] if lines else None)
     if isinstance(err, NotAllowed):
         return {"line": line, "code": err.code, "name": err.name}
     if isinstance(err, MemoryError):
