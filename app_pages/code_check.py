@@ -108,7 +108,7 @@ def main() -> None:
         st.header(t("codecheck.h_report"))
         if code != st.session_state.get("cc_code"):
             st.caption(t("codecheck.stale"))
-        views.show_report(t, PAGE, report, tokens, partial(views.trap_label, t))
+        views.show_report(t, PAGE, report, tokens)
 
 
 main()

@@ -25,11 +25,9 @@ def _trap_function(name: str):
 
 
 def one_head_traps() -> tuple[str, ...]:
-    """The names of the catalogue's one-head traps, in its order (empty before codegen exists)."""
-    try:
-        from ..codegen import MUTATIONS
-    except ImportError:  # the code generator has not landed: no trap can be named yet
-        return ()
+    """The names of the catalogue's one-head traps, in its order."""
+    from ..codegen import MUTATIONS
+
     return tuple(m.name for m in MUTATIONS if m.one_head)
 
 

@@ -189,8 +189,9 @@ def _distance(actual: np.ndarray, expected: np.ndarray) -> tuple[int, float]:
     ok = agree(actual, expected)
     both = np.isfinite(actual) & np.isfinite(expected)
     wrong_kind = int(np.count_nonzero(~ok & ~both))
-    scale = float(np.linalg.norm(expected[both])) or 1.0
-    return wrong_kind, float(np.linalg.norm(actual[both] - expected[both])) / scale
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale = float(np.linalg.norm(expected[both])) or 1.0
+        return wrong_kind, float(np.linalg.norm(actual[both] - expected[both])) / scale
 
 
 # --- one run, one function, the traps ------------------------------------------------------------

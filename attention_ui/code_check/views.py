@@ -94,7 +94,7 @@ def function_table(t, f: FunctionResult) -> pd.DataFrame:
     )
 
 
-def show_report(t, page: kit.Page, report: Report, tokens: tuple[str, ...], trap_label) -> None:
+def show_report(t, page: kit.Page, report: Report, tokens: tuple[str, ...]) -> None:
     """The whole report: the verdict, then each function's cases, where the first failure differs,
     the trap by name and what the code printed."""
     if report.verdict == "pass":
@@ -113,7 +113,9 @@ def show_report(t, page: kit.Page, report: Report, tokens: tuple[str, ...], trap
     else:
         st.error(t("codecheck.fail"), icon=":material/cancel:")
     for trap in report.traps:
-        st.warning(t("codecheck.trap_named", name=_md(trap_label(trap))), icon=":material/lightbulb:")
+        why = trap_why(t, trap)
+        text = t("codecheck.trap_named", name=_md(trap_label(t, trap))) + (f"\n\n{why}" if why else "")
+        st.warning(text, icon=":material/lightbulb:")
     first = report.first_wrong_step
     if first is not None:
         st.markdown(t("codecheck.first_wrong_step", function=f"`{first.function}`"))
@@ -178,8 +180,17 @@ def show_failure(t, page: kit.Page, function: str, failure: CaseResult, tokens: 
 
 
 def trap_label(t, name: str) -> str:
-    """A trap's learner-facing name from the code generator's catalog entry, or its id in words."""
+    """A trap's learner-facing name from the code generator's catalog (``code.mut_<name>``), or its
+    id in words while that catalog has no entry for it."""
     try:
-        return t(f"codegen.trap_{name}")
+        return t(f"code.mut_{name}")
     except KeyError:
         return name.replace("_", " ")
+
+
+def trap_why(t, name: str) -> str | None:
+    """Why the trap is wrong, from the same catalog (``code.mut_<name>_why``), if it says."""
+    try:
+        return t(f"code.mut_{name}_why")
+    except KeyError:
+        return None
