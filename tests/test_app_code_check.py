@@ -77,7 +77,7 @@ def test_right_code_passes_a_wrong_axis_is_located_an_escape_is_refused(check_on
     )
     assert at.get("plotly_chart")  # the map of where it differs
     page = press_check(at, "import os\nprint(os.environ)")
-    assert "Your code was not run" in page and "import os is not allowed" in page
+    assert "Your code was not run" in page and "`import os` is not allowed" in page
 
 
 def test_in_japanese_a_stopped_loop_says_why(check_on):

@@ -52,13 +52,24 @@ def _md(text: object) -> str:
     return kit.escape_markdown(str(text))
 
 
+def _code(text: object) -> str:
+    """A learner's name for a catalog message that puts it inside a code span (where Markdown is
+    inert): only a backtick could close the span, so none is kept."""
+    return str(text).replace("`", "'")
+
+
+def plain(text: str) -> str:
+    """A message for a table cell or a code block, which show Markdown's backticks literally."""
+    return text.replace("`", "")
+
+
 def error_text(t, error: LearnerError) -> str:
     """One learner error in words (the line, and Python's message or our refusal)."""
     line = error.line if error.line is not None else "?"
     if error.code == "memory":
         return t("codecheck.killed_memory")
     if error.code:
-        return t(f"codecheck.refuse_{error.code}", line=line, name=error.name or "")
+        return t(f"codecheck.refuse_{error.code}", line=line, name=_code(error.name or ""))
     return t("codecheck.error_line", line=line, message=error.message or "")
 
 
@@ -70,7 +81,7 @@ def case_detail(t, result: CaseResult) -> str:
     if result.status == PASS:
         return ""
     if result.status == ERROR:
-        return error_text(t, result.error)
+        return plain(error_text(t, result.error))
     d = result.difference
     if d is None:
         return t("codecheck.detail_no_value")
@@ -104,12 +115,12 @@ def show_report(t, page: kit.Page, report: Report, tokens: tuple[str, ...]) -> N
     elif report.verdict == "refused":
         st.error(t("codecheck.refused"), icon=":material/block:")
         for r in report.refusals:
-            st.markdown("- " + _md(t(f"codecheck.refuse_{r.code}", line=r.line or "?", name=r.name)))
+            st.markdown("- " + t(f"codecheck.refuse_{r.code}", line=r.line or "?", name=_code(r.name)))
     elif report.verdict == "nothing":
         st.warning(t("codecheck.nothing"))
     elif report.module_error is not None:
         st.error(t("codecheck.module_error"), icon=":material/error:")
-        st.code(error_text(t, report.module_error), language=None)
+        st.code(plain(error_text(t, report.module_error)), language=None)
     else:
         st.error(t("codecheck.fail"), icon=":material/cancel:")
     for trap in report.traps:
@@ -149,7 +160,7 @@ def show_failure(t, page: kit.Page, function: str, failure: CaseResult, tokens: 
                 up_to
                 + t(
                     "codecheck.located_var",
-                    variable=f"`{_md(loc.variable)}`",
+                    variable=f"`{_code(loc.variable)}`",
                     step=t(f"codecheck.step_{loc.step}"),
                     case=case,
                 )
