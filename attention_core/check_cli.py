@@ -33,11 +33,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .cli import trace_from_args  # noqa: F401 - the same options as trace
+    from .cli import config_from_args
     from .codecheck.check import check
     from .codecheck.report import report_text
     from .codecheck.sandbox import SandboxUnavailable
-    from .config import AttentionConfig, AttentionConfigError
+    from .config import AttentionConfigError
 
     try:
         source = Path(args.file).read_text(encoding="utf-8")
@@ -48,17 +48,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"error: {args.file} is longer than {MAX_SOURCE_CHARS} characters\n")
         return 2
     try:
-        config = AttentionConfig(
-            d_model=args.d_model,
-            heads=args.heads,
-            d_k=args.d_k,
-            d_v=args.d_v,
-            mask=args.mask,
-            pad=args.pad,
-            scale="sqrt",  # the contract divides by √d_k
-            seed=args.seed,
-            positional=not args.no_pe,
-        )
+        config = config_from_args(args, scale="sqrt")  # the contract divides by √d_k
         report = check(source, args.text, config)
     except AttentionConfigError as err:
         sys.stderr.write(f"error: {err}\n")
@@ -66,11 +56,7 @@ def run(args: argparse.Namespace) -> int:
     except SandboxUnavailable as err:
         sys.stderr.write(f"error: the sandbox could not start on this machine: {err}\n")
         return 2
-    print(report_text(report, _trap_names()))
+    print(report_text(report))
     if report.verdict == "pass":
         return 0
     return 2 if report.verdict in ("refused", "nothing") else 1
-
-
-def _trap_names() -> dict[str, str]:
-    return {}

@@ -54,20 +54,25 @@ def add_trace_options(tr: argparse.ArgumentParser, text: str | None = None) -> N
     tr.add_argument("--json", action="store_true", help="one JSON object instead of text")
 
 
-def trace_from_args(args: argparse.Namespace) -> AttentionTrace:
-    """The trace the options of :func:`add_trace_options` ask for (AttentionConfigError if refused)."""
-    config = AttentionConfig(
+def config_from_args(args: argparse.Namespace, scale: str | float | None = None) -> AttentionConfig:
+    """The layer the options of :func:`add_trace_options` ask for (AttentionConfigError if refused);
+    ``scale`` overrides ``--scale``."""
+    return AttentionConfig(
         d_model=args.d_model,
         heads=args.heads,
         d_k=args.d_k,
         d_v=args.d_v,
         mask=args.mask,
         pad=args.pad,
-        scale=args.scale,
+        scale=args.scale if scale is None else scale,
         seed=args.seed,
         positional=not args.no_pe,
     )
-    return trace_text(args.text, config)
+
+
+def trace_from_args(args: argparse.Namespace) -> AttentionTrace:
+    """The trace the options of :func:`add_trace_options` ask for (AttentionConfigError if refused)."""
+    return trace_text(args.text, config_from_args(args))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,22 +9,10 @@ import pytest
 from attention_core.codecheck import templates
 from attention_ui.code_check import gate
 from tests.apptest_pages import messages, no_exception, open_page, texts
+from tests.codecheck_helpers import RIGHT
 
 PAGE = "app_pages/code_check.py"
 
-RIGHT = """import numpy as np
-
-def attention(X, W_Q, W_K, W_V, mask, d_k):
-    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-    S = Q @ K.T / np.sqrt(d_k)
-    if mask is not None:
-        S = np.where(mask, S, -np.inf)
-    m = S.max(axis=-1, keepdims=True)
-    E = np.exp(S - np.where(np.isfinite(m), m, 0.0))
-    total = E.sum(axis=-1, keepdims=True)
-    A = E / np.where(total == 0, 1.0, total)
-    return A @ V
-"""
 WRONG_AXIS = RIGHT.replace("m = S.max(axis=-1", "m = S.max(axis=0").replace("E.sum(axis=-1", "E.sum(axis=0")
 
 

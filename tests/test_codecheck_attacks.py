@@ -27,37 +27,17 @@ from attention_core.codecheck.cases import hidden_cases
 from attention_core.codecheck.check import check_cases
 from attention_core.codecheck.report import report_text
 from attention_core.codecheck.sandbox import ROOT, TEMP_PREFIX, Sandbox
+from tests import codecheck_helpers
+from tests.codecheck_helpers import RIGHT
+
+sandbox = codecheck_helpers.sandbox  # the module's sandbox (a warm spare), as a fixture
 
 CASES = hidden_cases()[:1]  # random shapes: the attacks need a case, not many
-
-RIGHT = textwrap.dedent(
-    """
-    import numpy as np
-    def attention(X, W_Q, W_K, W_V, mask, d_k):
-        S = (X @ W_Q) @ (X @ W_K).T / np.sqrt(d_k)
-        if mask is not None:
-            S = np.where(mask, S, -np.inf)
-        m = S.max(axis=-1, keepdims=True)
-        E = np.exp(S - np.where(np.isfinite(m), m, 0.0))
-        t = E.sum(axis=-1, keepdims=True)
-        return E / np.where(t == 0, 1.0, t) @ (X @ W_V)
-    """
-)
 
 
 def fn(body: str) -> str:
     """``body`` inside the learner's attention(), so that it runs on a case."""
     return "import numpy as np\ndef attention(X, W_Q, W_K, W_V, mask, d_k):\n" + textwrap.indent(body, "    ")
-
-
-@pytest.fixture(scope="module")
-def sandbox():
-    # a generous wall clock: on a loaded test machine 2 s of CPU can take many seconds of wall time,
-    # and these tests must see the CPU limit, not the wall clock, stop an endless loop
-    box = Sandbox(wall_seconds=90)
-    box.prestart()
-    yield box
-    box.close()
 
 
 def outcome(report) -> tuple:

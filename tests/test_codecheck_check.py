@@ -10,11 +10,14 @@ import textwrap
 import pytest
 
 from attention_core.codecheck.check import all_cases, check_cases
-from attention_core.codecheck.sandbox import Sandbox
 from attention_core.codecheck.templates import TEMPLATE, one_step_removed
 from attention_core.codegen import one_head_function
 from attention_core.config import AttentionConfig
+from tests import codecheck_helpers
 from tests.cli_run import run_cli
+from tests.codecheck_helpers import RIGHT as RIGHT_BY_HAND
+
+sandbox = codecheck_helpers.sandbox  # the module's sandbox (a warm spare), as a fixture
 
 CASES = all_cases("the cat sat on the mat", AttentionConfig(mask="causal"))
 RIGHT_SOFTMAX = """m = S.max(axis=-1, keepdims=True)
@@ -58,16 +61,8 @@ BY_HAND = [
 ]
 
 
-@pytest.fixture(scope="module")
-def sandbox():
-    box = Sandbox(wall_seconds=90)
-    box.prestart()
-    yield box
-    box.close()
-
-
 def test_the_right_implementation_and_the_generated_one_pass(sandbox):
-    for source in (RIGHT, one_head_function()):
+    for source in (RIGHT, RIGHT_BY_HAND, one_head_function()):
         report = check_cases(source, CASES, sandbox)
         assert report.verdict == "pass", report
         assert [c.case for c in report.function("attention").cases] == [c.name for c in CASES if not c.multi]

@@ -12,21 +12,10 @@ from playwright.sync_api import Page, expect
 from st_browser import assert_no_exception, new_context, open_lab, screenshot, wait_for_app_run
 
 from attention_ui.i18n import translate
+from tests.codecheck_helpers import RIGHT
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
-RIGHT = """import numpy as np
-
-def attention(X, W_Q, W_K, W_V, mask, d_k):
-    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-    S = Q @ K.T / np.sqrt(d_k)
-    if mask is not None:
-        S = np.where(mask, S, -np.inf)
-    m = S.max(axis=-1, keepdims=True)
-    E = np.exp(S - np.where(np.isfinite(m), m, 0.0))
-    t = E.sum(axis=-1, keepdims=True)
-    return E / np.where(t == 0, 1.0, t) @ V
-"""
 TRAP = RIGHT.replace("/ np.sqrt(d_k)", "/ d_k")
 ESCAPE = "import os\nprint(os.environ)\n"
 
