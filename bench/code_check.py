@@ -96,9 +96,19 @@ def leftovers(sessions: int, checks: int) -> dict:
         th.join()
     box.close()
     time.sleep(0.2)
-    alive = [p.pid for p in me.children(recursive=True) if p.pid not in before and p.status() != psutil.STATUS_ZOMBIE]
+    alive = [
+        p.pid
+        for p in me.children(recursive=True)
+        if p.pid not in before and p.status() != psutil.STATUS_ZOMBIE
+    ]
     dirs = sorted(str(d) for d in set(tmp.glob(TEMP_PREFIX + "*")) - dirs_before)
-    return {"sessions": sessions, "checks_each": checks, "errors": errors, "workers_left": alive, "dirs_left": dirs}
+    return {
+        "sessions": sessions,
+        "checks_each": checks,
+        "errors": errors,
+        "workers_left": alive,
+        "dirs_left": dirs,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,9 +132,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"load average {result['load_average']}, {result['cpus']} CPUs, {result['cases']} cases per check")
-        print(f"cold: p50 {result['cold_p50_s']:.3f} s, p95 {result['cold_p95_s']:.3f} s (target <= 3 s), n={n}")
-        print(f"warm: p50 {result['warm_p50_s']:.3f} s, p95 {result['warm_p95_s']:.3f} s (target <= 1.5 s), n={n}")
+        print(
+            f"load average {result['load_average']}, {result['cpus']} CPUs, {result['cases']} cases per check"
+        )
+        print(
+            f"cold: p50 {result['cold_p50_s']:.3f} s, p95 {result['cold_p95_s']:.3f} s (target <= 3 s), n={n}"
+        )
+        print(
+            f"warm: p50 {result['warm_p50_s']:.3f} s, p95 {result['warm_p95_s']:.3f} s (target <= 1.5 s), n={n}"
+        )
         print(
             f"{left['sessions']} sessions x {left['checks_each']} checks: {len(left['errors'])} errors, "
             f"{len(left['workers_left'])} workers and {len(left['dirs_left'])} temporary directories left"
