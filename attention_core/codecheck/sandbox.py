@@ -12,9 +12,9 @@ The server's thread that runs a check only waits on a pipe: the learner's code r
 process, so other sessions' pages stay responsive (Python's lock is not held while it waits).
 
 Nothing is left behind: the worker's temporary directory is removed as soon as the worker has
-entered it (its working directory, and as root its whole file system, is then a directory that
-no longer exists); a worker is killed by its own pid when its time is up, and the spare when the
-server exits.
+entered it, before it is even ready (its working directory, and as root its whole file system, is
+then a directory that no longer exists); a worker is killed by its own pid when its time is up, and
+the spare when the server exits.
 """
 
 from __future__ import annotations
@@ -81,9 +81,11 @@ class _Worker:
                 close_fds=True,
                 start_new_session=True,
             )
-        except OSError:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            raise
+        finally:
+            # Popen returns once the child has entered the directory and started Python: the directory
+            # can go now, so that nothing is left behind even if this server is killed before the
+            # worker is ready (its working directory, and as root its root, is then a deleted one).
+            self._remove_dir()
         self.buffer = b""
         self.isolation: dict = {}
         self.ready_error: str | None = None
@@ -95,8 +97,6 @@ class _Worker:
             hello = json.loads(line) if line else {"ready": False, "reason": "no answer"}
         except (ValueError, OSError) as err:
             hello = {"ready": False, "reason": str(err)}
-        finally:
-            self._remove_dir()
         if not hello.get("ready"):
             self.kill()
             reason = hello.get("reason") or f"exit code {self.proc.poll()}"
