@@ -25,20 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from attention_ui.playground.steps_view import STEPS  # noqa: E402  (the playground's steps, a tab each)
 
-STEPS = (
-    "x",
-    "qkv",
-    "raw",
-    "scaled",
-    "mask",
-    "masked",
-    "softmax",
-    "head_out",
-    "all_heads",
-    "concat",
-    "output",
-)
 CASES = {
     "closed": {},
     "open": {"pg_code_raw": True, "pg_code_all": True},
