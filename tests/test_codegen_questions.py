@@ -287,3 +287,11 @@ def test_running_records_errors_without_an_overflow_and_prints_nothing(capsys):
     assert cq._finite_max(np.array([3.0])) == (3.0, (0,))
     value, where = cq._finite_max(np.array([np.nan, np.nan]))
     assert math.isnan(value) and where == ()
+
+
+def test_the_default_seed_is_0():
+    orders = [[o.mutation for o in q.options] for q in cq.code_questions(RICH, TOKENS)]
+    assert orders == [[o.mutation for o in q.options] for q in cq.code_questions(RICH, TOKENS, seed=0)]
+    assert orders != [[o.mutation for o in q.options] for q in cq.code_questions(RICH, TOKENS, seed=1)]
+    single = cq.code_question("scale_divisor", RICH, TOKENS)
+    assert single.seed == 0
