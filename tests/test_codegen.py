@@ -480,12 +480,27 @@ def test_every_shape_comment_is_the_arrays_shape(config):
     assigned = {
         m.group(1) for m in (re.match(r"^(\w+) = ", line) for line in program.source.splitlines()) if m
     }
-    arrays = {
-        name
-        for name in assigned
-        if isinstance(ns.get(name), np.ndarray) and name not in ("pos", "two_i", "angle")
+    arrays = {name for name in assigned if isinstance(ns.get(name), np.ndarray)}
+    assert checked == len(arrays)  # every array line says its shape ("E" and "P" included)
+
+
+def test_the_example_programs_shape_comments_are_its_arrays_shapes():
+    program = example_program()
+    with contextlib.redirect_stdout(io.StringIO()):
+        ns = run_program(program)
+    sizes = {"n": 4, "d_model": 6, "d_k": 3, "d_v": 2}
+    checked = 0
+    for line in program.source.splitlines():
+        match = SHAPE_COMMENT.match(line)
+        if match and isinstance(ns.get(match.group(1)), np.ndarray):
+            assert np.shape(ns[match.group(1)]) == tuple(
+                sizes[d.strip()] for d in match.group(2).split(",")
+            ), line
+            checked += 1
+    assigned = {
+        m.group(1) for m in (re.match(r"^(\w+) = ", line) for line in program.source.splitlines()) if m
     }
-    assert checked >= len(arrays) - 1  # every array line says its shape ("E" and "P" included)
+    assert checked == len({name for name in assigned if isinstance(ns.get(name), np.ndarray)}) == 17
 
 
 def test_the_example_programs_record():
