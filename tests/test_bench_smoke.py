@@ -128,3 +128,15 @@ def test_code_check_bench_smoke_leaves_nothing_behind() -> None:
     assert (
         0 < result["warm_p50_s"] <= result["warm_p95_s"] and 0 < result["cold_p50_s"] <= result["cold_p95_s"]
     )
+
+
+# ---------------------------------------------------------------- issue 43 (bench/code_tab.py, bench/notebook_time.py)
+
+
+@pytest.mark.extended
+@pytest.mark.timeout(300)
+def test_code_tab_and_notebook_benches_smoke() -> None:
+    out = _run_bench("code_tab.py", 280)
+    assert _number(r"closed ([\d.]+) ms", out) > 0 and _number(r"open / closed = ([\d.]+)", out) > 0
+    out = _run_bench("notebook_time.py", 200)
+    assert 0 < _number(r"median ([\d.]+) s", out) < 200
