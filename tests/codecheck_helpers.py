@@ -30,3 +30,19 @@ def sandbox():
     box.prestart()
     yield box
     box.close()
+
+
+def check_in_process(source: str, cases):
+    """The check's report for ``source`` on ``cases``, with the worker's job run in this process (the
+    same compile, policy and runs as in the worker, without its process and limits): for tests of the
+    verdict that need many checks of trusted, test-written code. The sandbox itself is tested with
+    the real worker (test_codecheck_check.py, test_codecheck_attacks.py)."""
+    from attention_core.codecheck import worker
+    from attention_core.codecheck.cases import reference
+    from attention_core.codecheck.check import encode_case
+    from attention_core.codecheck.traps import trap_outputs
+    from attention_core.codecheck.verdict import build_report
+
+    reply = worker.run_job({"source": source, "cases": [encode_case(c) for c in cases]})
+    refs = {(c.name, c.multi): reference(c) for c in cases}
+    return build_report(reply, None, cases, refs, trap_outputs(cases), trap_outputs(cases, multi=True))

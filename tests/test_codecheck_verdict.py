@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from attention_core.codecheck import verdict as V
-from attention_core.codecheck.cases import Case, hidden_cases, reference
+from attention_core.codecheck.cases import MULTI_STEPS, Case, hidden_cases, reference
 from attention_core.codecheck.policy import Refusal
 from attention_core.codecheck.wire import WireError, decode_array, encode_array
 
@@ -204,6 +204,56 @@ def test_traps_agree_on_nan():
     assert V.name_traps(dict(nan), {"t": dict(nan), "u": {"a": np.ones(2), "b": np.ones(2)}}, RIGHT) == ("t",)
 
 
+def test_a_trap_is_named_only_with_numbers_that_show_it():
+    """Raising everywhere the trap raises is no evidence: some case must give the trap's numbers."""
+    only_raises = {"a": None, "b": None}
+    assert V.name_traps(dict(only_raises), {"t": dict(only_raises)}, RIGHT) == ()
+    # equal on a, but a is where the trap is right: b (both raise) shows nothing either
+    right_on_a = {"a": np.ones(2), "b": None}
+    assert V.name_traps(dict(right_on_a), {"t": dict(right_on_a)}, RIGHT) == ()
+    # one case with the trap's own wrong numbers is enough
+    shows = {"a": np.full(2, 3.0), "b": None}
+    assert V.name_traps(dict(shows), {"t": dict(shows)}, RIGHT) == ("t",)
+
+
+def test_several_traps_are_named_in_the_catalogues_order():
+    learner = {"a": np.full(2, 2.0), "b": np.ones(2)}
+    traps = {"z": dict(learner), "other": {"a": np.ones(2), "b": np.ones(2)}, "a": dict(learner)}
+    assert V.name_traps(learner, traps, RIGHT) == ("z", "a")
+
+
+NAN_ROW = np.array([[1.0, 2.0], [np.nan, np.nan]])
+ZERO_ROW = np.array([[1.0, 2.0], [0.0, 0.0]])
+
+
+def test_like_trap_counts_a_learners_nan_row_as_the_traps_zero_row():
+    assert V.like_trap(NAN_ROW, ZERO_ROW)
+    assert not V.like_trap(ZERO_ROW, NAN_ROW)  # only that way round: the trap keeps the zero row
+    assert not V.like_trap(np.array([[1.0, 2.0], [np.nan, 0.0]]), ZERO_ROW)  # the whole row, not a part
+    assert not V.like_trap(NAN_ROW, np.array([[1.0, 2.0], [0.0, 1e-3]]))  # zeros, not small numbers
+    assert not V.like_trap(np.array([[1.5, 2.0], [np.nan, np.nan]]), ZERO_ROW)  # the rest must agree
+    assert V.like_trap(np.array([np.nan, np.nan]), np.array([np.nan, np.nan]))  # 1-D: NaN is NaN
+    assert not V.like_trap(np.array([np.nan, np.nan]), np.zeros(2))  # and no rows to excuse
+    assert V.like_trap(None, None) and not V.like_trap(NAN_ROW, None) and not V.like_trap(None, ZERO_ROW)
+    assert not V.like_trap(NAN_ROW, ZERO_ROW.T.copy()[:, :1])
+
+
+def test_a_trap_match_says_when_a_nan_row_was_counted_as_the_traps_zeros():
+    right = {"a": np.array([[1.0, 1.0], [5.0, 5.0]]), "b": np.ones((1, 2))}
+    trap = {"a": ZERO_ROW, "b": np.full((1, 2), 4.0)}  # b shows the trap's own numbers
+    learner = {"a": NAN_ROW, "b": np.full((1, 2), 4.0)}
+    assert V.trap_match("attention", learner, {"t": trap}, right) == V.TrapMatch("attention", ("t",), True)
+    exact = V.trap_match("multi_head", dict(trap), {"t": trap}, right)
+    assert exact == V.TrapMatch("multi_head", ("t",), False)
+    assert V.trap_match("attention", dict(right), {"t": trap}, right) is None
+    # a NaN row alone is no evidence: without b, the trap never shows its own numbers
+    assert V.name_traps({"a": NAN_ROW}, {"t": {"a": ZERO_ROW}}, {"a": right["a"]}) == ()
+    # a learner right but for the NaN row names nothing: that is the zero-row rule, not a trap
+    core = {"a": ZERO_ROW, "b": np.ones((1, 2))}
+    near = {"a": ZERO_ROW, "b": np.full((1, 2), 2.0)}  # a trap right on a, wrong on b
+    assert V.trap_match("attention", {"a": NAN_ROW, "b": np.ones((1, 2))}, {"t": near}, core) is None
+
+
 # --- whole reports -------------------------------------------------------------------------------
 
 ONE = [c for c in hidden_cases() if not c.multi][:2]
@@ -289,6 +339,45 @@ def test_the_trap_is_read_from_attention_else_from_the_chained_steps():
         reply_for(multi_only, ["multi_head"]), None, [*ONE, MULTI], REFS, {"three": trap}
     )
     assert no_one_head.traps == () and no_one_head.verdict == "fail"
+
+
+def test_multi_heads_reference_has_every_step_head_first():
+    ref = REFS[(MULTI.name, True)]
+    assert ref.multi and ref.steps == MULTI_STEPS and not REFS[(ONE[0].name, False)].multi
+    for h in range(MULTI.W_Q.shape[0]):  # each head is the one-head reference on that head's weights
+        one = reference(Case("h", MULTI.X, MULTI.W_Q[h], MULTI.W_K[h], MULTI.W_V[h], MULTI.mask, MULTI.d_k))
+        for step in ("Q", "K", "V", "scores", "scaled", "masked", "weights"):
+            np.testing.assert_allclose(ref.step(step)[h], one.step(step), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(ref.heads[h], one.output, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ref.concat, np.concatenate(list(ref.heads), axis=-1), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ref.layer_output, ref.concat @ MULTI.W_O, rtol=0, atol=1e-12)
+
+
+def test_multi_head_is_located_and_its_traps_named():
+    ref = REFS[(MULTI.name, True)]
+    merged = ref.heads.reshape(ref.concat.shape)  # the heads merged without the transpose
+    out = merged @ MULTI.W_O
+    variables = [["O", encode_array(ref.heads)], ["C", encode_array(merged)]]
+    outputs = {("multi_head", MULTI.name): run(out, locals=variables)}
+    outputs |= {("attention", c.name): REFS[(c.name, False)].output * 3 for c in ONE}
+    one_head = {"three": {c.name: REFS[(c.name, False)].output * 3 for c in ONE}}
+    multi = {"merged": {MULTI.name: out}, "other": {MULTI.name: out + 1}}
+    reply = reply_for(outputs, ["attention", "multi_head"])
+    report = V.build_report(reply, None, [*ONE, MULTI], REFS, one_head, multi)
+    assert report.matches == (
+        V.TrapMatch("attention", ("three",), False),
+        V.TrapMatch("multi_head", ("merged",), False),
+    )
+    assert report.traps == ("three",) and report.multi_traps == ("merged",)
+    loc = report.function("multi_head").cases[0].location
+    assert (loc.step, loc.variable, loc.agrees_up_to) == ("concat", "C", "heads")
+    assert loc.difference.count > 0
+    # without multi-head traps nothing is named for it; without attention, only multi_head's
+    alone = V.build_report(reply_for(outputs, ["multi_head"]), None, [*ONE, MULTI], REFS, one_head)
+    assert alone.matches == () and alone.traps == () and alone.multi_traps == ()
+    right = {("multi_head", MULTI.name): run(ref.output, locals=variables)}
+    passed = V.build_report(reply_for(right, ["multi_head"]), None, [MULTI], REFS, {}, multi)
+    assert passed.verdict == "pass" and passed.function("multi_head").cases[0].location is None
 
 
 def test_unknown_function_names_and_bad_runs_are_ignored():
