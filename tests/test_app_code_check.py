@@ -84,6 +84,19 @@ def multi_head(X, W_Q, W_K, W_V, W_O, mask):
 """
 )
 
+WRONG_AXIS_MULTI = """import numpy as np
+
+def multi_head(X, W_Q, W_K, W_V, W_O, mask):
+    S = (X @ W_Q) @ (X @ W_K).transpose(0, 2, 1) / np.sqrt(W_Q.shape[2])
+    if mask is not None:
+        S = np.where(mask, S, -np.inf)
+    m = S.max(axis=-2, keepdims=True)
+    E = np.exp(S - np.where(np.isfinite(m), m, 0.0))
+    t = E.sum(axis=-2, keepdims=True)
+    A = E / np.where(t == 0, 1.0, t)
+    return np.concatenate(list(A @ (X @ W_V)), axis=-1) @ W_O
+"""
+
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_the_traps_names_and_explanations_in_both_languages(check_on, lang):
@@ -103,10 +116,15 @@ def test_the_traps_names_and_explanations_in_both_languages(check_on, lang):
     assert t("codecheck.traps_named_attention") in page
     for name in ("scale_after_softmax", "scale_after_weighted_sum"):
         assert t("code.mut_" + name) in page and t(f"code.mut_{name}_why") in page
+    sentence = t("codecheck.case_sentence")
+    assert t("codecheck.gap_title", case=sentence) in page.replace("\\", "")  # as text: it wraps
     page = press_check(at, MERGED_WITHOUT_TRANSPOSE)
     label = t("code.mut_heads_merged_without_transpose")
     assert t("codecheck.trap_named_multi_head", name=label) in page
     assert t("codecheck.step_concat") in page and "`concat`" in page  # where multi_head first differs
+    page = press_check(at, WRONG_AXIS_MULTI)  # a head-first difference: the first head that differs
+    assert t("codecheck.trap_named_multi_head", name=t("code.mut_softmax_wrong_axis")) in page
+    assert t("codecheck.gap_title_head", case=sentence, head=0) in page.replace("\\", "")
 
 
 def test_in_japanese_a_stopped_loop_says_why(check_on):

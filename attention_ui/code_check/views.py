@@ -227,14 +227,9 @@ def show_failure(t, page: kit.Page, function: str, failure: CaseResult, tokens: 
         else [str(i) for i in range(rows)]
     )
     col_labels = list(tokens) if square else [str(j) for j in range(cols)]
-    fig = gap_figure(
-        gap,
-        row_labels,
-        col_labels,
-        title,
-        t("codecheck.gap_rows"),
-        t("codecheck.gap_cols"),
-    )
+    # the title above the chart, as text: it wraps on a phone, where a Plotly title is cut at the edge
+    st.markdown(f"**{_md(title)}**")
+    fig = gap_figure(gap, row_labels, col_labels, t("codecheck.gap_rows"), t("codecheck.gap_cols"))
     page.chart(fig, f"gap_{function}", t("codecheck.gap_alt", case=case))
     st.caption(t("codecheck.gap_caption"))
 
