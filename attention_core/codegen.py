@@ -374,7 +374,10 @@ class _Writer:
         if self.trap("mask_multiplies_v"):  # query i mixes a copy of V whose forbidden rows are 0
             seen = "allowed[:, :, None] * V" + ("[:, None]" if self.multi else "")
             spec = '"hij,hijd->hid"' if self.multi else '"ij,ijd->id"'
-            return [Line(f"out = np.einsum({spec}, weights, {seen})", comment)]
+            return [
+                Line(f"V_seen = {seen}", self.shape("n", "n", "d_v") + " query i's V: forbidden rows 0"),
+                Line(f"out = np.einsum({spec}, weights, V_seen)", comment),
+            ]
         if self.trap("weights_transposed"):
             return [Line(f"out = {self.t('weights')} @ V", comment)]
         if self.trap("keys_as_values"):

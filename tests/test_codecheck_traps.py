@@ -309,3 +309,9 @@ def test_multi_head_is_located_at_its_first_differing_intermediate(source, where
     assert (loc.step, loc.variable, loc.agrees_up_to) == where
     text = report_text(report)
     assert "your variable" in text
+
+
+def test_every_trap_has_a_name_and_an_explanation_in_both_languages():
+    for m in MUTATIONS:
+        for lang in ("en", "ja"):
+            assert translate(lang, f"code.mut_{m.name}") and translate(lang, f"code.mut_{m.name}_why")

@@ -438,7 +438,7 @@ def test_without_a_mask_the_functions_mask_traps_change_nothing(mutation):
     [
         ("mask_after_softmax", "* allowed"),  # the weights zeroed where forbidden, after the softmax
         ("mask_added_after_softmax", "total) + M"),  # -inf added to the weights
-        ("mask_multiplies_v", "allowed[:, :, None] * V"),  # each query's copy of V, forbidden rows 0
+        ("mask_multiplies_v", "V_seen = allowed[:, :, None] * V"),  # query i's V, forbidden rows 0
         ("scores_as_weights", "out = masked @ V"),  # the softmax skipped: the masked scores mix V
     ],
 )
