@@ -315,3 +315,25 @@ def test_every_trap_has_a_name_and_an_explanation_in_both_languages():
     for m in MUTATIONS:
         for lang in ("en", "ja"):
             assert translate(lang, f"code.mut_{m.name}") and translate(lang, f"code.mut_{m.name}_why")
+
+
+def test_step_functions_chained_are_named_as_such():
+    steps = """import numpy as np
+
+def scale(S, d_k):
+    return S / d_k
+
+def softmax(S):
+    m = S.max(axis=-1, keepdims=True)
+    E = np.exp(S - np.where(np.isfinite(m), m, 0.0))
+    t = E.sum(axis=-1, keepdims=True)
+    return E / np.where(t == 0, 1.0, t)
+"""
+    report = check_in_process(steps, CASES["causal"])
+    assert report.matches[0].function == "chain" and report.traps == ("divide_by_d_k",)
+    text = report_text(report)
+    assert "your step functions, run one after the other, give the same numbers as a known trap" in text
+    shown = views.trap_text(partial(translate, "en"), report.matches[0])
+    assert shown.startswith(
+        translate("en", "codecheck.trap_named_chain", name=translate("en", "code.mut_divide_by_d_k"))
+    )

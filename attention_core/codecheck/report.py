@@ -28,10 +28,10 @@ STEP_TEXT = {
     "concat": "the heads side by side (Concat)",
     "layer_output": "the layer's output Concat · W_O",
 }
-WHO = {
-    "attention": "your attention",
-    "chain": "your step functions, run one after the other,",
-    "multi_head": "your multi_head",
+WHO_GIVES = {
+    "attention": "your attention gives",
+    "chain": "your step functions, run one after the other, give",
+    "multi_head": "your multi_head gives",
 }
 CASE_TEXT = {
     "sentence": "your sentence",
@@ -89,12 +89,12 @@ def trap_lines(match: TrapMatch, trap_names: dict[str, str]) -> list[str]:
     """What a trap match says: the traps' numbers equal the learner's on every case, and when several
     are named, that they give the same numbers as each other there (never which one was written)."""
     names = [trap_names.get(n, n) for n in match.names]
-    who = WHO[match.function]
+    who = WHO_GIVES[match.function]
     if len(names) == 1:
-        lines = [f"On every case, {who} gives the same numbers as a known trap: {names[0]}."]
+        lines = [f"On every case, {who} the same numbers as a known trap: {names[0]}."]
     else:
         lines = [
-            f"On every case, {who} gives the same numbers as each of these known traps: {', '.join(names)}.",
+            f"On every case, {who} the same numbers as each of these known traps: {', '.join(names)}.",
             "They give the same numbers as each other on every case of the check, so it cannot tell which"
             " one you wrote.",
         ]
