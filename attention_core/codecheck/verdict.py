@@ -152,7 +152,7 @@ class Report:
 def agree(actual: np.ndarray, expected: np.ndarray, nan_equal: bool = False) -> np.ndarray:
     """Entry by entry: does the learner's value count as the core's? (shapes must match)"""
     masked = np.isneginf(expected)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(over="ignore"):  # |x − y| of two huge numbers of opposite signs: inf, not close
         plain = np.isclose(actual, expected, rtol=RTOL, atol=ATOL, equal_nan=nan_equal)
         return np.where(masked, actual <= MASKED_BELOW, plain)
 
@@ -318,16 +318,15 @@ def name_traps(
     case, the learner's output counts as the trap's (:func:`like_trap`; both raising counts) and on at
     least one case both gave numbers that are equal outright and differ from the core's: the evidence
     is in numbers, so a trap that only ever raises (a shape error) is never named from an exception
-    alone. A trap that gives the core's answer on every case is never named (it cannot be told apart
-    from a right answer), and nothing is named for a learner who is right everywhere.
+    alone, nor one that gives the core's answer on every case (it cannot be told apart from a right
+    answer). Nothing is named for a learner who is right everywhere (a row of NaN for a query with no
+    key counted as the core's zeros, as for a trap: that is the zero-row rule, which its case reports).
     """
     names = sorted(correct)
     if not names or all(like_trap(learner.get(c), correct[c]) for c in names):
         return ()
     found = []
     for trap, outputs in traps.items():
-        if all(same(outputs.get(c), correct[c]) for c in names):
-            continue
         if not all(like_trap(learner.get(c), outputs.get(c)) for c in names):
             continue
         if any(_shows_trap(learner.get(c), outputs.get(c), correct[c]) for c in names):
