@@ -9,6 +9,7 @@ from functools import partial
 import pytest
 
 from attention_core.codecheck import templates
+from attention_ui import kit
 from attention_ui.code_check import gate
 from attention_ui.i18n import translate
 from tests.apptest_pages import messages, no_exception, open_page, texts
@@ -181,3 +182,14 @@ def test_host_name():
     assert gate.host_name("") is None
     assert gate.is_loopback_name("127.1.2.3") and not gate.is_loopback_name("128.0.0.1")
     assert not gate.is_loopback_name(None)
+
+
+def test_a_learners_error_message_is_shown_as_text_not_markdown(check_on):
+    """The cases are Markdown list items now: a message the learner's code raises is their text, and
+    stays inert (no link, no bold, no formula)."""
+    source = 'def attention(X, W_Q, W_K, W_V, mask, d_k):\n    raise ValueError("**b** [l](http://x.org) $x$ <i>")\n'
+    at = open_page(PAGE)
+    press_check(at, source)
+    items = [m.value for m in at.markdown if "http" in m.value]
+    assert items and all("[l](http" not in m and "**b**" not in m and "<i>" not in m for m in items)
+    assert all(kit.escape_markdown("**b** [l](http://x.org) $x$ <i>") in m for m in items)

@@ -72,7 +72,7 @@ def _code(text: object) -> str:
 
 
 def plain(text: str) -> str:
-    """A message for a table cell or a code block, which show Markdown's backticks literally."""
+    """A message for a code block, which shows Markdown's backticks literally."""
     return text.replace("`", "")
 
 
