@@ -85,6 +85,7 @@ def test_comparing_extreme_values_warns_nothing():
         assert d.count == 4 and math.isinf(d.max_abs)
         assert V._distance(actual, expected)[0] == 3  # -inf for a number, NaN, -inf vs -inf's place
         V._distance(np.array([1e308, 1.0]), np.array([-1e308, 2.0]))
+        assert V.compare(np.array([np.inf, 1.0]), np.array([np.inf, 2.0])).gap.tolist() == [0.0, 1.0]
 
 
 def test_compare_marks_a_non_finite_difference_as_infinite():

@@ -202,9 +202,8 @@ def locate(variables: Sequence[tuple[str, np.ndarray]], ref: Reference) -> Locat
     agrees = steps[last] if last >= 0 else None
     if last == len(steps) - 1:  # a variable holds the right output, but another value was returned
         return Location(steps[-1], None, agrees, None)
-    start = 0
-    if last >= 0:
-        start = next(i for i, (name, _) in enumerate(variables) if steps[last] in hits[name])
+    # the first variable holding the last matched step: the search starts there
+    start = next(i for i, (name, _) in enumerate(variables) if steps[last] in hits[name]) if last >= 0 else 0
     later = steps[last + 1 :]
     for name, value in variables[start:]:
         shaped = [s for s in later if ref.step(s).shape == value.shape]
@@ -221,7 +220,7 @@ def _distance(actual: np.ndarray, expected: np.ndarray) -> tuple[int, float]:
     ok = agree(actual, expected)
     both = np.isfinite(actual) & np.isfinite(expected)
     wrong_kind = int(np.count_nonzero(~ok & ~both))
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore"):  # finite entries only: the norms may overflow, nothing is NaN
         scale = float(np.linalg.norm(expected[both])) or 1.0
         return wrong_kind, float(np.linalg.norm(actual[both] - expected[both])) / scale
 
