@@ -11,12 +11,15 @@ test_codecheck_check.py and the browser test.
 from __future__ import annotations
 
 import textwrap
+import warnings
 from functools import partial
 
+import numpy as np
 import pytest
 
 from attention_core.codecheck.check import all_cases
 from attention_core.codecheck.report import report_text
+from attention_core.codecheck.traps import trap_outputs
 from attention_core.codegen import MUTATIONS
 from attention_core.config import AttentionConfig
 from attention_ui.code_check import views
@@ -337,3 +340,18 @@ def softmax(S):
     assert shown.startswith(
         translate("en", "codecheck.trap_named_chain", name=translate("en", "code.mut_divide_by_d_k"))
     )
+
+
+def test_the_traps_run_silently_and_keep_their_overflow():
+    """exp overflows in the max-subtraction traps on large scores: recorded as the trap's NaN, with no
+    warning (a warning turned into an error would lose the trap's output)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        outputs = trap_outputs(CASES["causal"], ["no_max_subtraction", "k_not_transposed"])
+    large = outputs["no_max_subtraction"]["large_scores"]
+    assert large is not None and np.isnan(large).any()
+    assert outputs["k_not_transposed"]["sentence"] is None  # Q @ K cannot run when n != d_k
+    assert outputs["k_not_transposed"]["large_scores"] is not None  # the case with d_k = n
+    multi = trap_outputs(CASES["causal"], ["heads_merged_along_tokens"], multi=True)
+    assert set(multi["heads_merged_along_tokens"]) == {"sentence", "four_heads"}
+    assert all(v is None for v in multi["heads_merged_along_tokens"].values())
