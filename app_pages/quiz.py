@@ -64,13 +64,6 @@ def record(qid: str, key: str) -> None:
         st.session_state["qz_answers"] = {**st.session_state["qz_answers"], qid: int(value)}
 
 
-def choice_labels(t, item) -> list[str]:
-    if item.computed is not None:
-        unit = t("quiz.unit_mib") if item.computed.unit == "MiB" else item.computed.unit
-        return [quiz_bank.format_value(v, unit) for v in item.choice_values]
-    return [t(k) for k in item.choice_keys]
-
-
 def answered_choices(t, labels: list[str], correct: int, chosen: int) -> str:
     """The choices as a Markdown list: the right one marked ✅, a wrong pick marked ❌; small text, the
     size the radio showed them in, so answering does not change the options' font size."""
@@ -98,13 +91,13 @@ def page_link(t, path: str) -> None:
 
 
 def show_question(t, number: int, item, answers: dict) -> None:
-    values = quiz_bank.explain_values(item.computed) if item.computed is not None else {}
-    labels = choice_labels(t, item)
+    question = quiz_bank.worded(t, item)  # the words the SCORM and Moodle exports write, too
+    labels = [choice.text for choice in question.choices]
     answered = item.qid in answers
     with st.container(border=True, key=f"qz_box_{item.qid}"):
         # body text, not st.caption: the question number is content, and captions are 3.9:1 on white
         st.markdown(f"**{t('quiz.question_label', number=number)}** · {t('quiz.kind_' + item.kind)}")
-        st.markdown(t(item.text_key, **values))
+        st.markdown(question.prompt)
         if not answered:
             key = f"qz_r_{st.session_state['qz_round']}_{t.lang}_{item.qid}"
             st.radio(
@@ -124,7 +117,7 @@ def show_question(t, number: int, item, answers: dict) -> None:
                 st.success(t("quiz.correct"), icon="✅")
             else:
                 st.error(t("quiz.wrong", answer=labels[item.correct]), icon="❌")
-            st.markdown(t(item.why_key, **values))
+            st.markdown(question.explanation)
             page_link(t, item.link)
 
 

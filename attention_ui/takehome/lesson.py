@@ -68,7 +68,7 @@ def plotly_js() -> str:
     return path.read_text(encoding="utf-8")
 
 
-def _json_for_script(value) -> str:
+def script_json(value) -> str:
     """JSON that is safe inside a ``<script>`` element whatever strings it holds."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -265,7 +265,7 @@ def _section_html(section: Section, figure_ids: list[dict], start: int) -> str:
     return "".join(parts)
 
 
-_CSS = """
+PAGE_CSS = """
 :root { color-scheme: light; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.55 system-ui, -apple-system, "Segoe UI", "Hiragino Sans", "Noto Sans CJK JP",
@@ -324,7 +324,7 @@ def build_lesson(t, trace, sections: list[Section], *, title: str, text: str) ->
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; script-src 'unsafe-inline'; "
         "style-src 'unsafe-inline'; img-src data: blob:; font-src data:\">"
-        f"<title>{plain(title)}</title><style>{_CSS}</style></head><body><main>"
+        f"<title>{plain(title)}</title><style>{PAGE_CSS}</style></head><body><main>"
     )
     intro = (
         f"<h1>{plain(title)}</h1>"
@@ -336,7 +336,7 @@ def build_lesson(t, trace, sections: list[Section], *, title: str, text: str) ->
     )
     tail = (
         f"<footer><p class='about'>{plain(t('takehome.lesson_footer'))}</p></footer></main>"
-        f"<script type='application/json' id='al-figures'>{_json_for_script(figures)}</script>"
+        f"<script type='application/json' id='al-figures'>{script_json(figures)}</script>"
         f"<script>{plotly_js()}</script><script>{_DRAW}</script></body></html>\n"
     )
     return head + intro + body + tail

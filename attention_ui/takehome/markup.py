@@ -34,21 +34,33 @@ def _math(content: str, options: dict) -> str:
     return mathml(content.strip(), display=bool(options.get("display_mode")))
 
 
+def _tex(content: str, options: dict) -> str:
+    """A formula left as TeX between MathJax's delimiters (Moodle's MathJax filter draws it)."""
+    left, right = (r"\[", r"\]") if options.get("display_mode") else (r"\(", r"\)")
+    return html.escape(f"{left}{content.strip()}{right}", quote=False)
+
+
 @cache
-def _markdown() -> MarkdownIt:
+def _markdown(math: str) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
-    md.use(dollarmath_plugin, renderer=_math, allow_digits=False, double_inline=True)
+    md.use(
+        dollarmath_plugin,
+        renderer=_math if math == "mathml" else _tex,
+        allow_digits=False,
+        double_inline=True,
+    )
     return md
 
 
-def markdown_html(text: str) -> str:
-    """Catalog Markdown (with ``$…$`` formulas) as HTML; raw HTML in it is shown as text."""
-    return _markdown().render(_DIRECTIVE.sub(r"\1", str(text)))
+def markdown_html(text: str, math: str = "mathml") -> str:
+    """Catalog Markdown (with ``$…$`` formulas) as HTML; raw HTML in it is shown as text. ``math``:
+    ``"mathml"`` (the offline files) or ``"tex"`` (``\\(…\\)`` for a platform's MathJax: Moodle)."""
+    return _markdown(math).render(_DIRECTIVE.sub(r"\1", str(text)))
 
 
-def inline_html(text: str) -> str:
+def inline_html(text: str, math: str = "mathml") -> str:
     """Like :func:`markdown_html` for one line: without the surrounding paragraph."""
-    out = markdown_html(text).strip()
+    out = markdown_html(text, math).strip()
     if out.startswith("<p>") and out.endswith("</p>") and out.count("<p>") == 1:
         out = out[3:-4]
     return out

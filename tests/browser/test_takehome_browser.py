@@ -12,8 +12,12 @@
 
 from __future__ import annotations
 
+import io
+import os
 import re
+import zipfile
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from st_browser import ROOT, new_context, screenshot
@@ -23,7 +27,7 @@ from attention_ui.i18n import Translator
 from attention_ui.takehome import build
 
 HOSTILE = 'the "cat" </script><img src=x onerror="window.__pwned=1"> sat for $5 & $x$ <b>bold</b>'
-SCORM_AGAIN = ROOT / "artifacts" / "scorm-again"
+SCORM_AGAIN = ROOT / "artifacts" / "npm" / "scorm-again-3.4.3"
 
 # Text of the page outside the learner's own sentence and tokens, and outside the charts.
 _TEXT_OUTSIDE_USER_JS = """() => {
@@ -100,5 +104,98 @@ def test_offline_lesson_draws_everything_with_no_request(browser, tmp_path, lang
         wide = page.evaluate("() => document.scrollingElement.scrollWidth - window.innerWidth")
         assert wide <= 0, f"the phone scrolls sideways by {wide} px"
         screenshot(page, f"takehome_lesson_phone_{lang}")
+    finally:
+        context.close()
+
+
+# The page a course platform would show: scorm-again's SCORM 1.2 API on window.API, the package's
+# launch file in a frame below it. ``saved`` (JSON of a previous attempt's CMI, or null) is loaded
+# first, as a platform does when a learner comes back.
+_PLATFORM_HTML = """<!doctype html><html><head><meta charset="utf-8"><script src="scorm12.min.js"></script>
+<script>
+  const saved = JSON.parse(decodeURIComponent(location.hash.slice(1) || "null"));
+  window.API = new Scorm12API({ autocommit: false, lmsCommitUrl: false, logLevel: 5 });
+  if (saved) window.API.loadFromJSON(saved.cmi ? saved.cmi : saved, "cmi");
+  window.commits = 0;
+  window.API.on("LMSCommit", () => { window.commits += 1; });
+  // cmi.core.session_time is write-only to a SCO: the platform sees what was set
+  window.API.on("LMSSetValue.cmi.core.session_time", (element, value) => { window.sessionTime = value; });
+</script></head><body><iframe id="sco" src="package/index.html" style="width:100%;height:90vh"></iframe></body></html>"""
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A loopback HTTP server for ``tmp_path`` (the platform page and its frame share one origin)."""
+    import functools
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield tmp_path, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_scorm_package_reports_to_a_scorm_runtime(browser, served) -> None:
+    runtime = SCORM_AGAIN / "dist" / "scorm12.min.js"
+    if not runtime.is_file():
+        if os.environ.get("CI"):
+            pytest.fail("scorm-again is missing: run scripts/ensure_npm_tools.sh (make browser)")
+        pytest.skip("scorm-again is missing: bash scripts/ensure_npm_tools.sh")
+    folder, base = served
+    t = Translator("en")
+    text = "the cat sat on the mat"
+    trace = trace_text(text, AttentionConfig(mask="causal", heads=2))
+    asked = build.quiz_questions(t, trace, head=0, count=5)
+    data = build.scorm_zip(t, trace, text, head=0, count=5, pass_mark=60)
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        zf.extractall(folder / "package")
+    (folder / "scorm12.min.js").write_bytes(runtime.read_bytes())
+    (folder / "platform.html").write_text(_PLATFORM_HTML, encoding="utf-8")
+
+    context = new_context(browser)
+    try:
+        page = context.new_page()
+        page.goto(f"{base}/platform.html")
+        sco = page.frame_locator("#sco")
+        sco.locator("body[data-ready='lms']").wait_for()
+        assert page.evaluate("() => API.cmi.core.lesson_status") == "incomplete"
+        # three right, two wrong: 60 %, exactly the pass mark
+        picks = [q.correct if k < 3 else (q.correct + 1) % len(q.choices) for k, q in enumerate(asked)]
+        for k, pick in enumerate(picks[:2]):
+            sco.locator(f"fieldset[data-q='{k}'] input[value='{pick}']").check()
+        suspended = page.evaluate("() => API.cmi.suspend_data")
+        assert '"a":{"0":' in suspended and page.evaluate("() => commits") >= 2
+        saved = page.evaluate("() => API.renderCMIToJSONString()")
+        # a second visit resumes: the two answers are checked again
+        page.goto(f"{base}/platform.html#" + quote(saved))
+        page.reload()
+        sco.locator("body[data-ready='lms']").wait_for()
+        for k, pick in enumerate(picks[:2]):
+            assert sco.locator(f"fieldset[data-q='{k}'] input[value='{pick}']").is_checked()
+        for k, pick in enumerate(picks[2:], start=2):
+            sco.locator(f"fieldset[data-q='{k}'] input[value='{pick}']").check()
+        sco.locator("#al-submit").click()
+        sco.locator("#al-result").wait_for()
+        recorded = page.evaluate(
+            """() => ({raw: API.cmi.core.score.raw, min: API.cmi.core.score.min, max: API.cmi.core.score.max,
+                      status: API.cmi.core.lesson_status, time: window.sessionTime,
+                      suspend: API.cmi.suspend_data})"""
+        )
+        assert (recorded["raw"], recorded["min"], recorded["max"]) == ("60", "0", "100")
+        assert recorded["status"] == "passed"
+        assert re.fullmatch(r"\d{4}:\d{2}:\d{2}\.\d{2}", recorded["time"]), recorded["time"]
+        assert '"s":1' in recorded["suspend"]
+        assert sco.locator(".mark.wrong").count() == 2 and sco.locator(".mark.right").count() == 3
+        screenshot(page, "takehome_scorm_quiz")
     finally:
         context.close()
