@@ -35,9 +35,9 @@ def _scale_arg(value: str) -> str | float:
     return number
 
 
-def add_trace_options(tr: argparse.ArgumentParser, text: str | None = None) -> None:
+def add_trace_options(tr: argparse.ArgumentParser, text: str | None = None, json: bool = True) -> None:
     """The sentence and the layer's settings (``trace``, ``grad`` and ``check`` share them); with
-    ``text``, --text may be left out and defaults to it."""
+    ``text``, --text may be left out and defaults to it; ``json``: the --json switch too."""
     if text is None:
         tr.add_argument("--text", required=True, help="the sentence")
     else:
@@ -51,7 +51,8 @@ def add_trace_options(tr: argparse.ArgumentParser, text: str | None = None) -> N
     tr.add_argument("--scale", type=_scale_arg, default="sqrt", help="sqrt, none or a divisor")
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--no-pe", action="store_true", help="no positional encoding")
-    tr.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    if json:
+        tr.add_argument("--json", action="store_true", help="one JSON object instead of text")
 
 
 def config_from_args(args: argparse.Namespace, scale: str | float | None = None) -> AttentionConfig:
