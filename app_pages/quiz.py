@@ -14,6 +14,7 @@ from pathlib import Path
 import streamlit as st
 
 from attention_ui import kit, quiz_bank
+from attention_ui.takehome import buttons as takehome
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTS = {
@@ -130,6 +131,10 @@ def main() -> None:
         PAGE.widget(t, "number_input", "seed", *kit.SEED_RANGE, step=1, helped=True, on_change=reset)
         st.button(t("quiz.new_seed"), key="qz_new_seed", on_click=new_seed)
         st.button(t("quiz.restart"), key="qz_restart", on_click=reset)
+        # a teacher's files: the lesson and this quiz for a course platform (issue 45)
+        with st.expander(t("takehome.course_files"), icon=":material/school:"):
+            text, trace = takehome.learner_lesson(s, t)
+            takehome.course_files(t, "qz", trace, text, seed=int(s["qz_seed"]))
 
     PAGE.title(t)
 

@@ -353,7 +353,9 @@ def feedback_for(
         else:
             head = t("takehome.fb_wrong", chosen=label, answer=labels[correct])
         rest = (slips or {}).get(k, explanation)
-        out.append(Choice(label, head + rest if head.endswith("。") else f"{head} {rest}"))  # no space after 。
+        out.append(
+            Choice(label, head + rest if head.endswith("。") else f"{head} {rest}")
+        )  # no space after 。
     return tuple(out)
 
 

@@ -570,7 +570,9 @@ def step_latex(t, trace, name: str, head: int, example: bool = False) -> str:
         return scaled_latex(trace, example)
     if name == "mask":
         allowed, masked = t("playground.latex_allowed"), t("playground.latex_masked")
-        return rf"M_{{ij}} = \begin{{cases}} 0 & \text{{{allowed}}} \\ -\infty & \text{{{masked}}} \end{{cases}}"
+        return (
+            rf"M_{{ij}} = \begin{{cases}} 0 & \text{{{allowed}}} \\ -\infty & \text{{{masked}}} \end{{cases}}"
+        )
     if name == "output":
         return rf"\text{{{t('playground.name_output')}}} = \mathrm{{Concat}}(\dots)\, W^O"
     return {

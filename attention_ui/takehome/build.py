@@ -53,15 +53,23 @@ def quiz_questions(t, trace, head: int = 0, cell=None, count: int = DEFAULT_COUN
 
 
 def scorm_zip(t, trace, text: str, head: int = 0, cell=None, count: int = DEFAULT_COUNT,
-              pass_mark: int = DEFAULT_PASS_MARK, extra: tuple = ()) -> bytes:  # fmt: skip
-    """The SCORM 1.2 package: the lesson and its quiz of ``count`` questions."""
+              pass_mark: int = DEFAULT_PASS_MARK, extra: tuple = (), seed: int | None = None) -> bytes:  # fmt: skip
+    """The SCORM 1.2 package: the lesson and its quiz of ``count`` questions (``seed``: the quiz
+    page's computed questions for that seed; default the lesson's)."""
     if isinstance(pass_mark, bool) or not isinstance(pass_mark, int) or not 0 <= pass_mark <= 100:
         raise ValueError(t("takehome.err_pass_mark"))
-    asked = quiz_questions(t, trace, head, cell, count)
+    asked = quiz_questions(t, trace, head, cell, count, seed)
     html = playground_lesson(t, trace, text, head, cell, extra)
     return scorm.package(t, html, asked, title=lesson_title(t), pass_mark=pass_mark)
 
 
-def quiz_file(t, trace, fmt: str, head: int = 0, cell=None, count: int = DEFAULT_COUNT) -> str:
+def quiz_file(t, trace, fmt: str, head: int = 0, cell=None, count: int = DEFAULT_COUNT, seed=None) -> str:
     """The quiz as Moodle XML (``fmt="moodle"``) or GIFT (``"gift"``)."""
-    return moodle.quiz_file(quiz_questions(t, trace, head, cell, count), fmt, CATEGORY)
+    return moodle.quiz_file(quiz_questions(t, trace, head, cell, count, seed), fmt, CATEGORY)
+
+
+def lab_lesson(t, trace, text: str, sections: list, what_key: str) -> str:
+    """A lab's lesson: its own ``sections`` first, then every step of ``trace`` (the learner's
+    sentence and settings) with the last token's own cell explained."""
+    steps = lesson.step_sections(t, trace, 0, lesson.default_cell(trace))
+    return lesson.build_lesson(t, trace, [*sections, *steps], title=lesson_title(t, what_key), text=text)

@@ -18,9 +18,11 @@ from __future__ import annotations
 import math
 
 from attention_core.explain import cell_slips
+from attention_core.labs.quiz import QUIZ_KINDS
 from attention_ui import quiz_bank
 from attention_ui.classroom import questions as live
-from attention_ui.quiz_bank import Worded, feedback_for, format_value
+from attention_ui.i18n import DEFAULT_LANGUAGE, Translator
+from attention_ui.quiz_bank import Worded, feedback_for
 
 N_OPTIONS = 4
 
@@ -162,10 +164,6 @@ def lesson_questions(t, trace, head: int, cell: tuple[int, int], seed: int = 0) 
 
 
 def most_questions(trace, head: int, cell: tuple[int, int]) -> int:
-    """How many questions :func:`lesson_questions` has for this lesson (the count's upper bound)."""
-    from attention_ui.i18n import Translator
-
-    return len(lesson_questions(Translator("en"), trace, head, cell))
-
-
-__all__ = ["format_value", "lesson_questions", "most_questions", "sentence_questions"]
+    """How many questions :func:`lesson_questions` has for this lesson (the count's upper bound):
+    the sentence's, and one per computed kind, without wording the 16 computed ones (~20 ms a run)."""
+    return len(sentence_questions(Translator(DEFAULT_LANGUAGE), trace, head, cell)) + len(QUIZ_KINDS)
