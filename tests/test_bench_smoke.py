@@ -128,3 +128,20 @@ def test_code_check_bench_smoke_leaves_nothing_behind() -> None:
     assert (
         0 < result["warm_p50_s"] <= result["warm_p95_s"] and 0 < result["cold_p50_s"] <= result["cold_p95_s"]
     )
+
+
+@pytest.mark.extended
+@pytest.mark.timeout(300)
+def test_takehome_bench_smoke_opens_the_lesson_with_no_request() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "takehome.py"), "--smoke", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (result,) = json.loads(proc.stdout)["results"]
+    assert result["requests"] == 0 and result["charts_with_svg"] == 11
+    assert 0 < result["lesson_bytes"] <= 6 * 2**20
+    assert result["lesson_build_s"] > 0 and result["scorm_build_s"] > 0 and result["open_s"] > 0
