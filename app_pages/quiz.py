@@ -134,7 +134,7 @@ def main() -> None:
         # a teacher's files: the lesson and this quiz for a course platform (issue 45)
         with st.expander(t("takehome.course_files"), icon=":material/school:"):
             text, trace = takehome.learner_lesson(s, t)
-            takehome.course_files(t, "qz", trace, text, seed=int(s["qz_seed"]))
+            takehome.course_files(t, "qz", trace, text, seed=int(s["qz_seed"]), heading=False)
 
     PAGE.title(t)
 

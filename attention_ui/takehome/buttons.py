@@ -63,13 +63,18 @@ def lesson_button(t, key: str, make: Callable[[], str]) -> None:
     )
 
 
-def course_files(t, prefix: str, trace, text: str, head: int = 0, cell=None, seed: int | None = None) -> None:
+def course_files(
+    t, prefix: str, trace, text: str, head: int = 0, cell=None, seed: int | None = None, heading: bool = True
+) -> None:
     """The SCORM package and the quiz file for a course platform, with the teacher's choices: how
     many questions, the pass mark, Moodle XML or GIFT. Widgets keyed ``<prefix>_tk_…``; ``seed``: the
-    quiz page's computed questions for this seed (default: the lesson's)."""
+    quiz page's computed questions for this seed (default: the lesson's); ``heading``: a bold title
+    (off inside an expander that already names it)."""
     head, cell = shown(trace, head, cell)
-    st.markdown(f"**{t('takehome.course_files')}**")
+    if heading:
+        st.markdown(f"**{t('takehome.course_files')}**")
     st.caption(t("takehome.course_files_intro"))
+    st.text(text)  # the learner's sentence: plain text, never Markdown
     most = questions.most_questions(trace, head, cell or build.lesson.default_cell(trace))
     c1, c2 = st.columns(2)
     count = c1.number_input(
