@@ -17,6 +17,7 @@ from attention_ui.figures import heatmaps
 from attention_ui.figures.base import AxisText
 from attention_ui.multi_head import figures as figures_multihead
 from attention_ui.multi_head import lesson as mh_lesson
+from attention_ui.program import code_view
 from attention_ui.takehome import buttons
 
 D_MODEL_RANGE = (1, 128)  # the sentence's layer: small enough to draw every head
@@ -95,6 +96,7 @@ def section_heads(t, lab, hover) -> None:
             st.caption(t("multihead.head_name", h=k))
             PAGE.table(tables.attention_table(trace.weights[k], trace.tokens), f"head_{k}")
     st.caption(t("multihead.heads_distinct", distinct=lab.distinct_patterns, heads=trace.heads))
+    code_view.trace_code(t, trace, ("qkv", "raw", "scaled", "softmax", "head_out"), "mh_code_heads")
 
 
 def section_dk(t, lab) -> None:
@@ -153,6 +155,7 @@ def section_concat(t, trace, hover) -> None:
         )
         PAGE.chart(fig, "output", t("multihead.alt_output", n=n, d_model=d_model))
         PAGE.table(lambda: tables.feature_table(trace.output, trace.tokens, out_names), "output")
+    code_view.trace_code(t, trace, ("concat", "output"), "mh_code_concat")
 
 
 def section_cost(t) -> None:

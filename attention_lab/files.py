@@ -26,7 +26,7 @@ from attention_ui.takehome import build, moodle
 
 def _parser(command: str) -> argparse.ArgumentParser:
     ap = _Parser(prog=f"attention-lab {command}", description=__doc__.split("\n\n")[0])
-    add_trace_options(ap, json=False)
+    add_trace_options(ap, json_option=False)
     ap.add_argument("--lang", choices=LANGUAGES, default="en", help="the language of the file")
     ap.add_argument("--head", type=int, default=0, help="the head the lesson shows and the quiz asks about")
     ap.add_argument("--cell", type=int, nargs=2, metavar=("QUERY", "KEY"), help="the cell to explain")

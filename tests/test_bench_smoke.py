@@ -145,3 +145,15 @@ def test_takehome_bench_smoke_opens_the_lesson_with_no_request() -> None:
     assert result["requests"] == 0 and result["charts_with_svg"] == 11
     assert 0 < result["lesson_bytes"] <= 6 * 2**20
     assert result["lesson_build_s"] > 0 and result["scorm_build_s"] > 0 and result["open_s"] > 0
+
+
+# ---------------------------------------------------------------- issue 43 (bench/code_tab.py, bench/notebook_time.py)
+
+
+@pytest.mark.extended
+@pytest.mark.timeout(300)
+def test_code_tab_and_notebook_benches_smoke() -> None:
+    out = _run_bench("code_tab.py", 280)
+    assert _number(r"closed ([\d.]+) ms", out) > 0 and _number(r"open / closed = ([\d.]+)", out) > 0
+    out = _run_bench("notebook_time.py", 200)
+    assert 0 < _number(r"median ([\d.]+) s", out) < 200

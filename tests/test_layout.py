@@ -31,6 +31,7 @@ SHARED_PACKAGES = (
     "figures",
     "practice",
     "takehome",
+    "program",
 )  # attention_ui sub-packages whose modules several pages use
 SHELL = "app"  # app.py: it runs around every page
 EVERY_PAGE = "<every page>"

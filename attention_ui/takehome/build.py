@@ -43,13 +43,14 @@ def playground_lesson(
 
 
 def quiz_questions(t, trace, head: int = 0, cell=None, count: int = DEFAULT_COUNT, seed: int | None = None):
-    """The first ``count`` questions of the lesson's quiz (ValueError outside 1..all there are)."""
+    """The first ``count`` questions of the lesson's quiz (ValueError outside 1..most_questions; a
+    count above the questions there are gives them all)."""
     head, cell = _head(trace, head), _cell(trace, cell)
     seed = (trace.config.seed if trace.config is not None else 0) if seed is None else seed
-    every = questions.lesson_questions(t, trace, head, cell, seed)
-    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= len(every):
-        raise ValueError(t("takehome.err_count", most=len(every)))
-    return every[:count]
+    most = questions.most_questions(trace, head, cell)
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= most:
+        raise ValueError(t("takehome.err_count", most=most))
+    return questions.lesson_questions(t, trace, head, cell, seed)[:count]
 
 
 def scorm_zip(t, trace, text: str, head: int = 0, cell=None, count: int = DEFAULT_COUNT,

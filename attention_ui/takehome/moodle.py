@@ -50,7 +50,7 @@ def moodle_xml(questions: list[Worded], category: str) -> str:
         _text(question, "questiontext", _prompt_html(q))
         _text(question, "generalfeedback", markdown_html(q.explanation, math="tex"))
         for tag, value in (("defaultgrade", "1"), ("penalty", "0"), ("hidden", "0"), ("single", "true"),
-                           ("shuffleanswers", "false"), ("answernumbering", "abc")):  # fmt: skip
+                           ("shuffleanswers", "false"), ("answernumbering", "ABCD")):  # fmt: skip
             ET.SubElement(question, tag).text = value
         for k, choice in enumerate(q.choices):
             answer = ET.SubElement(

@@ -1,5 +1,6 @@
-"""The quiz that goes with a lesson: questions on the lesson's own sentence first, then the quiz page's
-computed questions, all as :class:`attention_ui.quiz_bank.Worded` (the one question interface).
+"""The quiz that goes with a lesson: questions on the lesson's own sentence first, then the exam code
+questions on it, then the quiz page's computed questions, all as :class:`attention_ui.quiz_bank.Worded`
+(the one question interface).
 
 On the sentence (numbers from the lesson's trace, so the quiz asks about what the lesson shows):
 - ``cell_weight``: the weight of the lesson's chosen cell; the wrong options are the slips of
@@ -8,21 +9,27 @@ On the sentence (numbers from the lesson's trace, so the quiz asks about what th
 - ``divisor``: the divisor √d_k (when the lesson scales by √d_k); wrong options d_k, d_model, √d_model;
 - ``scores_shape``, ``masked_keys``, ``winning_key``: the live class's questions on the sentence
   (:mod:`attention_ui.classroom.questions`), for the lesson's head and the chosen cell's row.
-Then the quiz page's computed questions (:func:`attention_ui.quiz_bank.build_quiz`) in its order for
-the lesson's seed. A question with no fair form on this sentence (tied winners, nothing masked) is
-left out.
+Then the exam code questions (:mod:`attention_core.codegen_questions`, issue 43) for the lesson's
+settings and sentence: the program with its blank, four fragments, and each fragment's feedback the
+consequences of running it on the sentence (:mod:`attention_ui.program.consequences`, as the quiz page
+words them); then the quiz page's computed questions (:func:`attention_ui.quiz_bank.build_quiz`) in
+its order for the seed. A question with no fair form on this sentence (tied winners, nothing masked,
+a code template whose traps give the right numbers here) is left out.
 """
 
 from __future__ import annotations
 
 import math
 
+from attention_core import codegen_questions as cq
 from attention_core.explain import cell_slips
 from attention_core.labs.quiz import QUIZ_KINDS
 from attention_ui import quiz_bank
 from attention_ui.classroom import questions as live
 from attention_ui.i18n import DEFAULT_LANGUAGE, Translator
-from attention_ui.quiz_bank import Worded, feedback_for
+from attention_ui.program.consequences import LETTERS, consequences
+from attention_ui.program.consequences import why as trap_why
+from attention_ui.quiz_bank import Choice, Worded, feedback_for
 
 N_OPTIONS = 4
 
@@ -153,6 +160,38 @@ def sentence_questions(t, trace, head: int, cell: tuple[int, int]) -> list[Worde
     return [q for q in made if q is not None]
 
 
+def code_worded(t, q: cq.CodeQuestion) -> Worded:
+    """An exam code question in words: each fragment's feedback is what it did on the sentence."""
+    right = t("code.q_option", letter=LETTERS[q.answer_index])
+    choices = []
+    for k, option in enumerate(q.options):
+        mark = t("takehome.right") if k == q.answer_index else t("takehome.wrong", answer=right)
+        lines = "\n".join(f"- {line}" for line in consequences(t, q, option))
+        reason = trap_why(t, option)
+        body = f"**{t('code.q_option', letter=LETTERS[k])}**: {mark}\n\n{lines}"
+        choices.append(Choice("\n".join(option.fragment), body + (f"\n\n{reason}" if reason else "")))
+    return Worded(
+        qid=f"code_{q.template}",
+        prompt=t(f"code.q_{q.template}"),
+        choices=tuple(choices),
+        correct=q.answer_index,
+        explanation=t("code.q_context_note"),
+        program=q.program_with_blank(),
+        code_choices=True,
+    )
+
+
+def _real_tokens(trace) -> tuple[str, ...]:
+    return tuple(trace.tokens[: trace.n - trace.n_pad])
+
+
+def code_questions(t, trace, seed: int) -> list[Worded]:
+    """The exam code questions these settings can ask on the sentence (none for the reference example)."""
+    if trace.config is None:
+        return []
+    return [code_worded(t, q) for q in cq.code_questions(trace.config, _real_tokens(trace), seed)]
+
+
 def computed_questions(t, seed: int) -> list[Worded]:
     """The quiz page's computed questions for ``seed``, in the page's order."""
     return [quiz_bank.worded(t, item) for item in quiz_bank.build_quiz(seed) if item.computed is not None]
@@ -160,10 +199,21 @@ def computed_questions(t, seed: int) -> list[Worded]:
 
 def lesson_questions(t, trace, head: int, cell: tuple[int, int], seed: int = 0) -> list[Worded]:
     """Every question the lesson's quiz can ask, in the order it asks them (take the first few)."""
-    return [*sentence_questions(t, trace, head, cell), *computed_questions(t, seed)]
+    return [
+        *sentence_questions(t, trace, head, cell),
+        *code_questions(t, trace, seed),
+        *computed_questions(t, seed),
+    ]
 
 
 def most_questions(trace, head: int, cell: tuple[int, int]) -> int:
-    """How many questions :func:`lesson_questions` has for this lesson (the count's upper bound):
-    the sentence's, and one per computed kind, without wording the 16 computed ones (~20 ms a run)."""
-    return len(sentence_questions(Translator(DEFAULT_LANGUAGE), trace, head, cell)) + len(QUIZ_KINDS)
+    """At most how many questions :func:`lesson_questions` has for this lesson, without running the
+    code questions' 48 programs or wording the 16 computed ones on every page run: the sentence's,
+    one per code template these settings apply to (a template whose traps all give the right
+    numbers here drops out when asked, so the quiz may hold fewer), one per computed kind."""
+    templates = (
+        0 if trace.config is None else sum(cq.template_applies(tp, trace.config) for tp in cq.TEMPLATES)
+    )
+    return (
+        len(sentence_questions(Translator(DEFAULT_LANGUAGE), trace, head, cell)) + templates + len(QUIZ_KINDS)
+    )

@@ -79,7 +79,11 @@ def _question_html(number: int, q: Worded, t) -> str:
     program = f"<pre><code>{plain(q.program)}</code></pre>" if q.program else ""
     options = []
     for k, choice in enumerate(q.choices):
-        text = f"<pre><code>{plain(choice.text)}</code></pre>" if q.code_choices else plain(choice.text)
+        text = (
+            f"<b>{'ABCD'[k]}</b><pre><code>{plain(choice.text)}</code></pre>"
+            if q.code_choices
+            else plain(choice.text)
+        )
         options.append(
             f"<label class='option'><input type='radio' name='q{number}' value='{k}'> <span>{text}</span></label>"
         )
