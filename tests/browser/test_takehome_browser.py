@@ -155,8 +155,9 @@ def test_scorm_package_reports_to_a_scorm_runtime(browser, served) -> None:
     t = Translator("en")
     text = "the cat sat on the mat"
     trace = trace_text(text, AttentionConfig(mask="causal", heads=2))
-    asked = build.quiz_questions(t, trace, head=0, count=5)
-    data = build.scorm_zip(t, trace, text, head=0, count=5, pass_mark=60)
+    asked = build.quiz_questions(t, trace, head=0, count=7)  # five on the sentence, two code questions
+    assert [q.code_choices for q in asked] == [False] * 5 + [True] * 2
+    data = build.scorm_zip(t, trace, text, head=0, count=7, pass_mark=57)
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         zf.extractall(folder / "package")
     (folder / "scorm12.min.js").write_bytes(runtime.read_bytes())
@@ -169,8 +170,9 @@ def test_scorm_package_reports_to_a_scorm_runtime(browser, served) -> None:
         sco = page.frame_locator("#sco")
         sco.locator("body[data-ready='lms']").wait_for()
         assert page.evaluate("() => API.cmi.core.lesson_status") == "incomplete"
-        # three right, two wrong: 60 %, exactly the pass mark
-        picks = [q.correct if k < 3 else (q.correct + 1) % len(q.choices) for k, q in enumerate(asked)]
+        # four right (one of them a code question), three wrong: 4/7 = 57 %, exactly the pass mark
+        right = (0, 1, 2, 5)
+        picks = [q.correct if k in right else (q.correct + 1) % len(q.choices) for k, q in enumerate(asked)]
         for k, pick in enumerate(picks[:2]):
             sco.locator(f"fieldset[data-q='{k}'] input[value='{pick}']").check()
         suspended = page.evaluate("() => API.cmi.suspend_data")
@@ -191,11 +193,13 @@ def test_scorm_package_reports_to_a_scorm_runtime(browser, served) -> None:
                       status: API.cmi.core.lesson_status, time: window.sessionTime,
                       suspend: API.cmi.suspend_data})"""
         )
-        assert (recorded["raw"], recorded["min"], recorded["max"]) == ("60", "0", "100")
+        assert (recorded["raw"], recorded["min"], recorded["max"]) == ("57", "0", "100")
         assert recorded["status"] == "passed"
         assert re.fullmatch(r"\d{4}:\d{2}:\d{2}\.\d{2}", recorded["time"]), recorded["time"]
         assert '"s":1' in recorded["suspend"]
-        assert sco.locator(".mark.wrong").count() == 2 and sco.locator(".mark.right").count() == 3
+        assert sco.locator(".mark.wrong").count() == 3 and sco.locator(".mark.right").count() == 4
+        # each answer's own feedback is shown: a code fragment's is what it did when run
+        assert sco.locator("fieldset[data-q='6'] .feedback:not([hidden])").count() == 1
         screenshot(page, "takehome_scorm_quiz")
     finally:
         context.close()
