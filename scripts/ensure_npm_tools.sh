@@ -7,6 +7,8 @@
 #                  tests/test_takehome.py to read our GIFT files back
 # Without npm (or node for the GIFT reader) those tests skip on a developer's machine and fail in CI.
 set -euo pipefail
+# shellcheck source=scripts/apt_helpers.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt_helpers.sh"  # ensure_npm
 
 fetch() {  # name version integrity files...
   local name=$1 version=$2 integrity=$3
@@ -16,6 +18,7 @@ fetch() {  # name version integrity files...
     echo "$name $version: $dest"
     return 0
   fi
+  ensure_npm "$name (its tests will be skipped)" || return 1
   local tmp
   tmp=$(mktemp -d)
   (cd "$tmp" && npm pack --silent "$name@$version" >/dev/null)
@@ -38,16 +41,6 @@ fetch() {  # name version integrity files...
   echo "$name $version: $dest"
 }
 
-if ! command -v npm >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "Installing npm..."
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >/dev/null 2>&1 ||
-      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >/dev/null; }
-  else
-    echo "npm is missing: cannot fetch scorm-again and gift-pegjs (their tests will be skipped)" >&2
-    exit 1
-  fi
-fi
 
 fetch scorm-again 3.4.3 "sha512-Zbe+7ArMUbT1lVnqYxsbGRfI9JD9JVqEPzZLQdk0nfNmcDYJ404rMO9nbkQ0Hzwux5uACF9zKsvc29Q/ZzMOdg==" \
   dist/scorm12.min.js LICENSE

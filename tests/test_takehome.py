@@ -184,12 +184,18 @@ def _moodle_questions(text: str) -> list[ET.Element]:
     return rest
 
 
+def _asked_and_written(trace, lang: str, fmt: str) -> tuple[list, str]:
+    """The first 8 questions (five on the sentence, three code questions) and the file written of them."""
+    t, cell = Translator(lang), _special_cell(trace)
+    asked = build.quiz_questions(t, trace, head=0, cell=cell, count=8)
+    assert [q.code_choices for q in asked] == [False] * 5 + [True] * 3
+    return asked, build.quiz_file(t, trace, fmt, head=0, cell=cell, count=8)
+
+
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_moodle_xml_reads_back(trace, lang) -> None:
-    t = Translator(lang)
-    cell = _special_cell(trace)
-    asked = build.quiz_questions(t, trace, head=0, cell=cell, count=8)
-    read = _moodle_questions(build.quiz_file(t, trace, "moodle", head=0, cell=cell, count=8))
+    asked, written = _asked_and_written(trace, lang, "moodle")
+    read = _moodle_questions(written)
     assert len(read) == len(asked)
     for q, element in zip(asked, read, strict=True):
         assert element.get("type") == "multichoice" and element.findtext("single") == "true"
@@ -200,11 +206,9 @@ def test_moodle_xml_reads_back(trace, lang) -> None:
         assert [a.findtext("text") for a in answers] == [_choice(q, c.text) for c in q.choices]
         feedback = [a.findtext("feedback/text") for a in answers]
         assert feedback == [markup.markdown_html(c.feedback, math="tex") for c in q.choices]
-        assert element.findtext("questiontext/text").startswith(
-            markup.markdown_html(q.prompt, math="tex").strip()
-        )
+        assert element.findtext("questiontext/text") == _prompt(q)
     prompt = html.unescape(re.sub(r"<[^>]+>", "", read[0].findtext("questiontext/text")))
-    i, j = cell
+    i, j = _special_cell(trace)
     assert f"{i} ({trace.tokens[i]})" in prompt.replace("（", " (").replace("）", ")")
 
 
@@ -223,10 +227,8 @@ def _gift_parse(text: str) -> list[dict]:
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_gift_reads_back_with_a_gift_parser(trace, lang) -> None:
-    t = Translator(lang)
-    cell = _special_cell(trace)
-    asked = build.quiz_questions(t, trace, head=0, cell=cell, count=8)
-    parsed = _gift_parse(build.quiz_file(t, trace, "gift", head=0, cell=cell, count=8))
+    asked, written = _asked_and_written(trace, lang, "gift")
+    parsed = _gift_parse(written)
     assert parsed[0] == {"type": "Category", "title": "$course$/top/Attention Lab"}
     read = parsed[1:]
     assert len(read) == len(asked)
