@@ -344,6 +344,79 @@ def test_the_proxy_and_limit_settings_are_read_from_the_environment():
     assert StoreSettings.from_env({}).trusted_proxies == frozenset()  # no proxy is believed by default
 
 
+# ---------------------------------------------------------------------- issue 42, 1: formulas in a CSV
+
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+@pytest.mark.parametrize("p", [*FORMULA_PREFIXES, "\uff1d", " =", "\n@"])  # full-width =, after white space
+def test_no_cell_of_the_results_csv_starts_a_formula(p):
+    """Every column of the results CSV with the prefix in whatever text reaches it: the question and
+    "no keys" (the catalogue, here a translator that puts the prefix first), the option labels
+    (tokens of the projected sentence), nicknames and their code points."""
+    import csv
+    import io
+
+    from attention_core.csv_cells import starts_formula
+    from attention_ui.classroom.export import COLUMNS, results_csv
+    from classroom.model import Poll, PollTally
+
+    def t(key, **values):
+        return p + key
+
+    quiz = Poll("p1", 1, 7, {"kind": "quiz", "quiz_kind": "head_dim", "seed": 1, "params": {"d_model": 64},
+                             "labels": [p + "16", p + "64", "4", "256"]}, 4, 0, "revealed")  # fmt: skip
+    keys = Poll("p2", 2, 3, {"kind": "masked_keys", "row": 1, "row_token": p + "1: x",
+                             "keysets": [[p + "0: a"], []]}, 2, 1, "closed")  # fmt: skip
+    answers = [
+        (1, p + "Ann", 0),
+        (2, p + "Ann\u00e9", 1),
+        (3, p + "Bo", 1),
+    ]  # poll 3: no longer in the tallies
+    text = results_csv(t, [PollTally(quiz, (1, 0, 0, 0)), PollTally(keys, (0, 1))], answers)
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert rows[0] == list(COLUMNS) and len(rows) == 1 + 6 + 3
+    quoted = set()
+    for row in rows[1:]:
+        assert len(row) == len(COLUMNS)
+        for name, value in zip(COLUMNS, row, strict=True):
+            assert not starts_formula(value), (name, value)
+            if value.startswith("'"):
+                assert value[1:].startswith(p), (name, value)  # the text itself is kept after the quote
+                quoted.add(name)
+    # the code points are the nickname's own characters when those are printable ASCII
+    expected = {"question", "label", "nickname"} | (
+        {"nickname_code_points"} if p in ("=", "+", "-", "@", " =") else set()
+    )
+    assert quoted == expected
+
+
+def test_a_formula_nickname_that_survives_nfc_is_quoted_in_every_column(store):
+    """The review's 24-character nickname, typed with a combining accent (25 code points, 24 after
+    NFC): joined, answered, exported; neither its nickname cell nor its code-points cell starts a
+    formula (the code points column used to)."""
+    import csv
+    import io
+
+    from attention_ui.classroom.export import results_csv
+
+    typed = '=HYPERLINK("//e.vl","e\u0301")'
+    s = store.start_session(now=T0)
+    j = store.join(s.code, typed, "addr:192.0.2.40", now=T0 + 1)
+    assert j.nickname == '=HYPERLINK("//e.vl","\u00e9")' and len(j.nickname) == NICKNAME_MAX
+    question = {"kind": "scores_shape", "n": 3, "d_k": 4, "labels": ["3 × 3", "3 × 4", "4 × 4", "4 × 3"]}
+    p = store.open_poll(s.session_id, s.teacher_token, question, 4, 0, 2, now=T0 + 2)
+    assert store.answer(s.session_id, j.student_token, p.poll_id, 2, now=T0 + 3)
+    text = results_csv(
+        lambda k, **v: k,
+        store.tallies(s.session_id, s.teacher_token),
+        store.export_answers(s.session_id, s.teacher_token),
+    )
+    (answer,) = [r for r in csv.DictReader(io.StringIO(text, newline="")) if r["record"] == "answer"]
+    assert answer["nickname"] == "'" + j.nickname
+    assert answer["nickname_code_points"] == '\'=HYPERLINK("//e.vl","<U+00E9>")'
+
+
 def test_the_results_file_tells_look_alike_nicknames_apart():
     import csv
     import io

@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from attention_core import AttentionConfig, trace_text
+from attention_core.csv_cells import cell
 from attention_core.labs.quiz import generate_question
 from attention_ui.classroom import questions
-from attention_ui.classroom.export import cell, results_csv
+from attention_ui.classroom.export import results_csv
 from attention_ui.classroom.figures import RIGHT, answers_histogram
 from attention_ui.i18n import Translator
 from classroom.model import Poll, PollTally
