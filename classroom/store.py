@@ -137,6 +137,9 @@ class ClassStore(ABC):
     def answer(self, session_id: str, student_token: str, poll_id: str, choice: int,
                now: float | None = None) -> bool: ...  # fmt: skip
     @abstractmethod
+    def answer_refusal(self, session_id: str, student_token: str, poll_id: str, choice: int,
+                       now: float | None = None) -> str: ...  # fmt: skip
+    @abstractmethod
     def purge(self, retention_days: float = RETENTION_DAYS_DEFAULT, now: float | None = None) -> int: ...
     @abstractmethod
     def close(self) -> None: ...
@@ -631,6 +634,50 @@ class SqlStore(ClassStore):
                 (choice, now, hashed, poll_id, session_id, choice, choice, now),
             )
             return cur.rowcount == 1
+
+    def answer_refusal(self, session_id, student_token, poll_id, choice, now=None) -> str:
+        """Why :meth:`answer` did not take this answer, as a ``class.*`` catalog key: what the
+        student reads (the true cause, not always "the poll has closed")."""
+        now = self._now(now)
+        if not codes.well_formed(student_token) or not isinstance(session_id, str) or len(session_id) > 64:
+            return "class.err_not_joined"
+        with self._transaction(write=False) as cur:
+            me = self._one(
+                cur,
+                "SELECT st.device_hash, s.ended_at, s.expires_at, s.one_per_device FROM students st"
+                " JOIN sessions s ON s.id = st.session_id WHERE st.session_id = ? AND st.student_hash = ?",
+                (session_id, codes.token_hash(student_token)),
+            )
+            if me is None:
+                return "class.err_not_joined"
+            if me[1] is not None or now >= me[2]:
+                return "class.err_session_over"
+            poll = None
+            if isinstance(poll_id, str) and len(poll_id) <= 64:
+                poll = self._one(
+                    cur,
+                    "SELECT state, n_choices FROM polls WHERE id = ? AND session_id = ?",
+                    (poll_id, session_id),
+                )
+            if poll is None:
+                return "class.answer_refused_unknown"
+            if poll[0] != "open":
+                return "class.answer_refused"  # closed (or revealed) since the student chose
+            if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < poll[1]:
+                return "class.answer_refused_unknown"
+            if (
+                me[3]
+                and me[0] is not None
+                and self._one(
+                    cur,
+                    "SELECT 1 FROM answers a JOIN students o ON o.session_id = a.session_id"
+                    " AND o.student_hash = a.student_hash WHERE a.poll_id = ? AND o.device_hash = ?"
+                    " AND o.student_hash <> ?",
+                    (poll_id, me[0], codes.token_hash(student_token)),
+                )
+            ):
+                return "class.answer_refused_device"
+        return "class.answer_refused_unknown"  # taken by now, or refused for a reason not named above
 
     # ------------------------------------------------------------------ housekeeping
     def _maybe_purge(self) -> None:

@@ -125,10 +125,64 @@ def test_one_vote_per_device_binds_a_cookie_and_an_address(store):
     assert store.answer(s.session_id, first.student_token, p.poll_id, 1, now=T0 + 4)
     assert not store.answer(s.session_id, second.student_token, p.poll_id, 2, now=T0 + 4)
     assert store.answer(s.session_id, first.student_token, p.poll_id, 3, now=T0 + 5)  # may still change it
+    # the second identity is told why (issue 42 point 2: it was told "the poll has closed")
+    assert store.answer_refusal(s.session_id, second.student_token, p.poll_id, 2, now=T0 + 4) == (
+        "class.answer_refused_device"
+    )
     # the same cookie from another address is another device (a cookie copied to a second phone)
     other = store.join(s.code, None, "addr:203.0.113.6", now=T0 + 6, device="cookie-A")
     assert store.answer(s.session_id, other.student_token, p.poll_id, 0, now=T0 + 6)
     assert store.tallies(s.session_id, s.teacher_token)[-1].counts == (1, 0, 0, 1)
+    # once the poll is closed, that is the reason; once the class is over, that
+    store.close_poll(s.session_id, s.teacher_token, p.poll_id, now=T0 + 7)
+    assert not store.answer(s.session_id, other.student_token, p.poll_id, 1, now=T0 + 8)
+    assert store.answer_refusal(s.session_id, other.student_token, p.poll_id, 1, now=T0 + 8) == (
+        "class.answer_refused"
+    )
+    store.end_session(s.session_id, s.teacher_token, now=T0 + 9)
+    assert store.answer_refusal(s.session_id, other.student_token, p.poll_id, 1, now=T0 + 10) == (
+        "class.err_session_over"
+    )
+    assert store.answer_refusal(s.session_id, "x" * 22, p.poll_id, 1) == "class.err_not_joined"
+
+
+def test_a_second_student_on_one_device_is_told_the_true_reason(tmp_path, monkeypatch):
+    """Issue 42 point 2: under "one vote per device", the second student of a phone (both joined
+    before the teacher turned it on) answers an open poll; the page says the device has voted, not
+    that the poll has closed."""
+    from attention_ui.classroom import state
+    from tests.apptest_pages import no_exception, open_page
+
+    monkeypatch.setenv("ATTENTION_LAB_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("ATTENTION_LAB_DATABASE_URL", raising=False)
+    monkeypatch.setattr(state, "device_key", lambda: "x:one-phone")
+    monkeypatch.setattr(state, "client_key", lambda: "addr:192.0.2.60")
+    state.settings.clear()
+    state.store.clear()
+    try:
+        teacher = open_page("app_pages/class_teach.py")
+        teacher.button(key="cls_start").click().run()
+        cls = teacher.session_state[state.TEACHER_KEY]
+        phones = []
+        for lang in ("en", "ja"):
+            phone = open_page("app_pages/class_join.py", lang=lang, params={"code": cls["code"]})
+            phone.button[0].click().run()
+            phones.append(phone)
+        teacher.toggle(key="cls_one_device").set_value(True).run()
+        teacher.button(key="cls_open").click().run()
+        poll = state.store().tallies(cls["sid"], cls["token"])[-1].poll
+        for phone in phones:
+            phone.run()
+            phone.radio(key=f"cls_choice_{poll.poll_id}").set_value(0).run()
+            phone.button(key=f"cls_send_{poll.poll_id}").click().run()
+            no_exception(phone)
+        assert any("received" in s.value for s in phones[0].success)
+        (error,) = [e.value for e in phones[1].error]
+        assert "1 台の端末につき 1 票" in error and "締め切" not in error, error
+    finally:
+        state.store().close()
+        state.store.clear()
+        state.settings.clear()
 
 
 def test_the_panel_says_how_many_identities_share_an_address_and_offers_one_vote_per_device(

@@ -240,9 +240,18 @@ def watchdog(t):
 
 
 def _send(me: dict, poll_id: str, key: str) -> None:
+    """The chosen answer to the store; the acknowledgement, or the true reason it was not taken."""
     choice = st.session_state.get(key)
-    ok = choice is not None and state.store().answer(me["sid"], me["token"], poll_id, int(choice))
-    st.session_state["cls_ack"] = (poll_id, int(choice)) if ok else (poll_id, None)
+    db = state.store()
+    if choice is not None and db.answer(me["sid"], me["token"], poll_id, int(choice)):
+        st.session_state["cls_ack"] = (poll_id, int(choice), None)
+        return
+    why = (
+        "class.answer_refused_unknown"
+        if choice is None
+        else db.answer_refusal(me["sid"], me["token"], poll_id, int(choice))
+    )
+    st.session_state["cls_ack"] = (poll_id, None, why)
 
 
 def poll_box(t, me: dict) -> tuple[int | None, str | None]:
@@ -280,7 +289,7 @@ def _draw_poll(t, me: dict, p) -> None:
             ack = st.session_state.get("cls_ack")
             if ack and ack[0] == p.poll_id:
                 if ack[1] is None:
-                    st.error(t("class.answer_refused"))
+                    st.error(t(ack[2]))
                 else:
                     st.success(t("class.answer_ack", choice=chr(65 + ack[1])))
             elif p.my_choice is not None:
