@@ -40,7 +40,8 @@ from .schema import LATEST, MIGRATIONS
 
 # A burst of wrong codes (or teacher keys) from one client address: the first FREE_TRIES within
 # FAILURE_WINDOW_S are free, then each further try must wait 2, 4, 8 ... up to MAX_WAIT_S seconds
-# after the last failure, even with the right code. The key is the client's address (see
+# after the last failure, even with the right join code (a code is short: it can be guessed); the
+# right teacher key is never made to wait (43 random characters cannot be). The key is the client's address (see
 # classroom/client.py), which a client cannot rotate the way it can a cookie; a whole school behind
 # one NAT address shares it, hence more free tries than one typist needs.
 FREE_TRIES = 10
@@ -49,8 +50,6 @@ MAX_WAIT_S = 60.0
 # Across all addresses: once ALL_FREE_TRIES wrong codes arrived in the window (a guesser with many
 # addresses), every address that has itself failed in the window waits as if past its free tries.
 ALL_FREE_TRIES = 200
-# Wrong teacher keys for one class (its code was right), from all addresses together.
-CLASS_FREE_TRIES = 10
 JOIN_FAILURES_MAX = 20_000  # rows kept at most; the oldest go first (a flood cannot fill the disk)
 # Identities one client address may make in one class (a school's NAT address: a whole class).
 JOINS_PER_ADDRESS = 100
@@ -249,7 +248,9 @@ class SqlStore(ClassStore):
             (codes.key_hash(key), now - FAILURE_WINDOW_S),
         )
 
-    def _wait_left(self, cur, client_key: str, now: float) -> float:
+    def _wait_left(self, cur, client_key: str, now: float) -> tuple[float, str]:
+        """Seconds this address must still wait, and why: "address" (its own wrong codes) or
+        "everyone" (wrong codes from many addresses, and it typed one too)."""
         own = self._failures(cur, client_key, now)
         wait = self._backoff(own, self.free_tries, now)
         if own and not wait:  # under attack from many addresses: no free tries left for anyone
@@ -257,19 +258,18 @@ class SqlStore(ClassStore):
                 cur, "SELECT COUNT(*) FROM join_failures WHERE at > ?", (now - FAILURE_WINDOW_S,)
             )[0]
             if everyone >= ALL_FREE_TRIES:
-                wait = self._backoff(own, 0, now)
-        return wait
+                return self._backoff(own, 0, now), "everyone"
+        return wait, "address"
 
-    def _fail(self, client_key: str, now: float, key: str, *, also: str | None = None) -> ClassError:
-        """Record a wrong code (or key) from ``client_key`` (and, for a wrong teacher key, for the
-        class ``also``); old rows go, and at most JOIN_FAILURES_MAX stay."""
+    def _fail(self, client_key: str, now: float, key: str) -> ClassError:
+        """Record a wrong code (or key) from ``client_key``; old rows go, and at most
+        JOIN_FAILURES_MAX stay."""
         with self._transaction(write=True) as cur:
-            for who in (client_key, also) if also else (client_key,):
-                self._run(
-                    cur,
-                    "INSERT INTO join_failures (client_key, at) VALUES (?, ?)",
-                    (codes.key_hash(who), now),
-                )
+            self._run(
+                cur,
+                "INSERT INTO join_failures (client_key, at) VALUES (?, ?)",
+                (codes.key_hash(client_key), now),
+            )
             self._run(cur, "DELETE FROM join_failures WHERE at <= ?", (now - FAILURE_WINDOW_S,))
             self._run(
                 cur,
@@ -279,14 +279,23 @@ class SqlStore(ClassStore):
             )
         return ClassError(key)
 
-    def _throttle(self, client_key: object, now: float) -> str:
+    @staticmethod
+    def _client(client_key: object) -> str:
         if not isinstance(client_key, str) or not client_key or len(client_key) > 200:
             raise ClassError("class.err_no_client")
+        return client_key
+
+    def _throttle(
+        self, client_key: object, now: float, keys=("class.err_slow_down", "class.err_slow_down_all")
+    ) -> str:
+        """``client_key`` if it may try a code now; else the refusal that names why (``keys``: the
+        message for its own wrong tries, and for a store-wide flood of them)."""
+        client_key = self._client(client_key)
         self._maybe_purge()
         with self._transaction(write=False) as cur:
-            wait = self._wait_left(cur, client_key, now)
+            wait, why = self._wait_left(cur, client_key, now)
         if wait > 0:
-            raise ClassError("class.err_slow_down", seconds=int(wait) + 1)
+            raise ClassError(keys[why == "everyone"], seconds=int(wait) + 1)
         return client_key
 
     # ------------------------------------------------------------------ teacher
@@ -302,9 +311,7 @@ class SqlStore(ClassStore):
         join_url = _clean_url(join_url)
         creator = None
         if client_key is not None:
-            if not isinstance(client_key, str) or not client_key or len(client_key) > 200:
-                raise ClassError("class.err_no_client")
-            creator = codes.key_hash(client_key)
+            creator = codes.key_hash(self._client(client_key))
         self._maybe_purge()
         token = codes.new_teacher_token()
         for _ in range(20):  # a code still held by a live or retained session: draw another
@@ -351,21 +358,24 @@ class SqlStore(ClassStore):
 
     def resume_teacher(self, code, token, client_key, now=None) -> SessionInfo:
         """Control from another device or after a reload: the join code plus the saved teacher key.
-        Wrong keys are counted per address and, once the code named a class, per class too."""
+
+        The right pair always works, at once: the key is 43 random characters, so no number of
+        wrong tries brings a guesser nearer, and a lock on it only let anyone who read the
+        projected code lock the teacher out (ten wrong keys for the class used to refuse the right
+        one too). A wrong pair counts against its address like a wrong join code, and an address
+        past its free tries is told to wait, and why."""
         now = self._now(now)
-        client_key = self._throttle(client_key, now)
+        client_key = self._client(client_key)
         normal = codes.normalise_code(code)
         with self._transaction(write=False) as cur:
             row = normal and self._one(cur, "SELECT id FROM sessions WHERE code = ?", (normal,))
             if row:
-                wait = self._backoff(self._failures(cur, "class:" + row[0], now), CLASS_FREE_TRIES, now)
-                if wait > 0:
-                    raise ClassError("class.err_slow_down", seconds=int(wait) + 1)
                 try:
                     return self._info(cur, self._teacher(cur, row[0], token))
                 except Forbidden:
                     pass
-        raise self._fail(client_key, now, "class.err_resume", also=("class:" + row[0]) if row else None)
+        self._throttle(client_key, now, ("class.err_resume_slow", "class.err_resume_slow_all"))
+        raise self._fail(client_key, now, "class.err_resume")
 
     def set_one_per_device(self, session_id, token, on: bool) -> None:
         """The teacher's "one vote per device": from now on a device (a browser cookie plus its

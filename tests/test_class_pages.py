@@ -262,7 +262,7 @@ def test_wrong_codes_then_slowed_down(class_store):
         assert any("does not belong" in e.value for e in phone.error)
     phone.text_input(key="cls_join_code").set_value(cls["code"])
     phone.button[0].click().run()
-    assert any("Too many wrong codes" in e.value for e in phone.error)
+    assert any("Too many wrong join codes" in e.value for e in phone.error)
     assert state.STUDENT_KEY not in phone.session_state
 
 

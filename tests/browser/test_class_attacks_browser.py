@@ -110,9 +110,9 @@ def test_rotating_cookies_and_forged_addresses_do_not_escape_the_limits(browser,
         assert all("does not belong" in r for r in wrong), wrong
         for i in range(MORE_GUESSES):
             wrong.append(_join(browser, base, "QQQQQQ", f"203.0.113.{100 + i}"))
-            if "Too many wrong codes" in wrong[-1]:
+            if "Too many wrong join codes" in wrong[-1]:
                 break
-        assert "Too many wrong codes" in wrong[-1], wrong
+        assert "Too many wrong join codes" in wrong[-1], wrong
 
         # point 12: the key file is made on the click and its address dies soon after
         with teacher.expect_download() as info:
