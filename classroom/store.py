@@ -35,6 +35,7 @@ from .model import (
     Started,
     StudentPoll,
     clean_nickname,
+    nickname_skeleton,
 )
 from .schema import LATEST, MIGRATIONS
 
@@ -535,11 +536,18 @@ class SqlStore(ClassStore):
                         cur, "SELECT 1 FROM students WHERE session_id = ? AND device_hash = ?", (sid, dev)
                     ):
                         raise ClassError("class.err_device_joined")
+                skeleton = None if nickname is None else nickname_skeleton(nickname)
+                if skeleton is not None and self._one(
+                    cur,
+                    "SELECT 1 FROM students WHERE session_id = ? AND nickname_skeleton = ?",
+                    (sid, skeleton),
+                ):
+                    raise ClassError("class.err_nickname_taken")
                 self._run(
                     cur,
-                    "INSERT INTO students (session_id, student_hash, nickname, joined_at, client_hash, device_hash)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (sid, codes.token_hash(token), nickname, now, client, dev),
+                    "INSERT INTO students (session_id, student_hash, nickname, joined_at, client_hash, device_hash,"
+                    " nickname_skeleton) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (sid, codes.token_hash(token), nickname, now, client, dev, skeleton),
                 )
         if not live:
             raise self._fail(client_key, now, "class.err_code")

@@ -355,6 +355,92 @@ class ClassErrorKey:
         )
 
 
+# ---------------------------------------------------------------------- issue 42, 5: look-alike nicknames
+
+
+@pytest.mark.parametrize(
+    "nick",
+    ["Ali\u200bce", "\u200bAlice", "Alice\u2060", "Al\u00adice", "Ali\u3164ce", "A\u034flice", "Ali\ufe0fce"],
+    ids=["zwsp", "zwsp-first", "word-joiner-last", "soft-hyphen", "hangul-filler", "cgj", "selector"],
+)
+def test_invisible_characters_anywhere_in_a_nickname_are_refused(store, nick):
+    s = store.start_session(now=T0)
+    err = refused(
+        lambda: store.join(s.code, nick, "addr:192.0.2.80", now=T0 + 1), "class.err_nickname_invisible"
+    )
+    assert err.values["code"] == f"U+{ord(nick[err.values['position'] - 1]):04X}"
+    assert count(store, "SELECT COUNT(*) FROM students") == 0
+
+
+def test_nicknames_that_look_like_one_in_the_class_are_refused(store):
+    """The review's look-alikes of "Alice" (Cyrillic А, full-width letters) and others the UTS #39
+    skeleton names; names that only differ in case, or look different, still join."""
+    s = store.start_session(now=T0)
+    for i, nick in enumerate(["Alice", "カイ", "Al ice", "Bob"]):
+        store.join(s.code, nick, f"addr:192.0.2.{90 + i}", now=T0 + 1)
+    for nick in ["Alice", "\u0410lice", "\uff21\uff4c\uff49\uff43\uff45", "AIice", "A1ice", "力イ", "Al\u00a0ice",
+                 "B\u043eb"]:  # fmt: skip
+        refused(
+            lambda nick=nick: store.join(s.code, nick, "addr:192.0.2.99", now=T0 + 2),
+            "class.err_nickname_taken",
+        )
+    for nick in [
+        "alice",
+        "Alicia",
+        "ハナ",
+        "\U0001f469\u200d\U0001f4bb Ada",
+        "\U0001f469\u200d\U0001f4bb Bob",
+    ]:
+        store.join(s.code, nick, "addr:192.0.2.99", now=T0 + 3)
+    # students without a nickname are many; another class may have its own Alice
+    for _ in range(2):
+        store.join(s.code, None, "addr:192.0.2.99", now=T0 + 4)
+    other = store.start_session(now=T0)
+    store.join(other.code, "\u0410lice", "addr:192.0.2.99", now=T0 + 5)
+    assert count(store, "SELECT COUNT(*) FROM students WHERE session_id = ?", (s.session_id,)) == 4 + 5 + 2
+
+
+def test_the_database_itself_refuses_a_second_look_alike(store):
+    """The rule is a unique index too (schema 5), not only the join's check."""
+    s = store.start_session(now=T0)
+    store.join(s.code, "Alice", "addr:192.0.2.100", now=T0 + 1)
+    with pytest.raises(Exception) as err:
+        with store._transaction(write=True) as cur:
+            store._run(
+                cur,
+                "INSERT INTO students (session_id, student_hash, nickname, joined_at, nickname_skeleton)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (s.session_id, "h" * 64, "\u0410lice", T0 + 2, "Alice"),
+            )
+    assert "unique" in str(err.value).lower(), err.value
+
+
+def test_the_join_page_says_a_nickname_looks_like_one_in_the_class(tmp_path, monkeypatch):
+    from attention_ui.classroom import state
+    from tests.apptest_pages import no_exception, open_page
+
+    monkeypatch.setenv("ATTENTION_LAB_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("ATTENTION_LAB_DATABASE_URL", raising=False)
+    state.settings.clear()
+    state.store.clear()
+    try:
+        s = state.store().start_session()
+        state.store().join(s.code, "Alice", "addr:192.0.2.110")
+        for lang, nick, words in (("en", "\uff21\uff4c\uff49\uff43\uff45", "looks the same"),
+                                  ("ja", "\u0410lice", "同じに見える"),
+                                  ("en", "Ali\u200bce", "character 4 (U+200B) is invisible")):  # fmt: skip
+            phone = open_page("app_pages/class_join.py", lang=lang, params={"code": s.code})
+            phone.text_input(key="cls_join_nick").set_value(nick)
+            phone.button[0].click().run()
+            no_exception(phone)
+            assert any(words in e.value for e in phone.error), [e.value for e in phone.error]
+            assert state.STUDENT_KEY not in phone.session_state
+    finally:
+        state.store().close()
+        state.store.clear()
+        state.settings.clear()
+
+
 def test_nfc_runs_before_the_length_check():
     assert len("\ufb2c") == 1 and len(__import__("unicodedata").normalize("NFC", "\ufb2c")) == 3
     with pytest.raises(ClassError):

@@ -18,7 +18,7 @@ from attention_ui import kit
 from attention_ui.classroom import follow, questions, state
 from attention_ui.playground import steps_view
 from classroom import NICKNAME_MAX, ClassError
-from classroom.model import Pulse
+from classroom.model import BLANK_LETTERS, Pulse
 from classroom.pulse_cache import moved_on, progress
 
 FOLLOW_REFRESH_S = 1.0  # the teacher's change reaches the phone within about this plus one redraw
@@ -41,12 +41,7 @@ def code_from_url() -> str:
     return raw if isinstance(raw, str) and len(raw) <= CODE_PARAM_MAX and raw.isprintable() else ""
 
 
-NICK_BOX_MAX = 1000  # characters the nickname box takes (the store's limit is NICKNAME_MAX)
-# Characters that draw nothing: a nickname made only of these (and spaces) would be stored empty.
-_INVISIBLE = {"\u115f", "\u1160", "\u3164", "\uffa0", "\u2800"}  # Hangul fillers, blank Braille
-
-
-def nickname_problem(nick: str | None) -> tuple[str, dict] | None:
+def nickname_problem(nick: object) -> tuple[str, dict] | None:
     """What the student should hear about their nickname before joining (catalog key, values), or None.
     The store checks it again (classroom.model.clean_nickname); this names the length and says when
     nothing visible is left."""
@@ -54,10 +49,12 @@ def nickname_problem(nick: str | None) -> tuple[str, dict] | None:
 
     if not nick:
         return None
+    if not isinstance(nick, str):  # a forged widget value (issue 42 point 7): said, never raised
+        return "class.err_nickname_type", {}
     name = nick.strip()
     if len(name) > NICKNAME_MAX:
         return "class.err_nick_length", {"n": len(name), "limit": NICKNAME_MAX}
-    visible = [ch for ch in name if ch not in _INVISIBLE and unicodedata.category(ch)[0] not in ("Z", "C")]
+    visible = [ch for ch in name if ch not in BLANK_LETTERS and unicodedata.category(ch)[0] not in ("Z", "C")]
     if name and not visible:
         return "class.err_nick_invisible", {}
     return None
@@ -70,10 +67,12 @@ def join_form(t) -> None:
         st.warning(t("class.err_code_param"))
     with st.form("cls_join_form"):
         code = st.text_input(t("class.code_label"), value=code_from_url(), max_chars=16, key="cls_join_code")
-        # max_chars well above the limit: the box cut a longer nickname silently at the limit (and a
-        # 500-character paste left it empty); the check below says what is wrong instead
-        nick = st.text_input(t("class.nick_label", n=NICKNAME_MAX), max_chars=NICK_BOX_MAX, key="cls_join_nick",
-                             help=t("class.nick_help"))  # fmt: skip
+        # No max_chars: at the limit the box cut a longer nickname silently (and a 500-character
+        # paste left it empty), and at 1000 its counter said "25/1000" and a long paste was cut to
+        # 1000, which the message then named (issue 42 point 7); the check below counts what was typed
+        nick = st.text_input(
+            t("class.nick_label", n=NICKNAME_MAX), key="cls_join_nick", help=t("class.nick_help")
+        )
         go = st.form_submit_button(t("class.join"), type="primary", width="stretch")
     st.caption(t("class.join_stored", days=f"{state.settings().retention_days:g}"))
     if not go:
