@@ -460,32 +460,95 @@ def test_look_alike_nicknames_differ_in_the_results_file():
 
 
 TRUST_HAPROXY = frozenset({"127.0.0.1"})
+LOCAL = frozenset({"127.0.0.1", "::1"})  # uvicorn's FORWARDED_ALLOW_IPS
 
 
 @pytest.mark.parametrize(
-    ("remote", "xff", "trusted", "expected"),
+    ("remote", "xff", "trusted", "proof", "expected"),
     [
-        ("192.0.2.7", [], frozenset(), "addr:192.0.2.7"),  # a direct client
-        (None, [], frozenset(), "addr:127.0.0.1"),  # on this machine (Streamlit says None)
-        ("192.0.2.7", ["6.6.6.6"], frozenset(), "addr:192.0.2.7"),  # a LAN client forging the header
-        ("192.0.2.7", ["192.0.2.7, 6.6.6.6"], TRUST_HAPROXY, "addr:192.0.2.7"),  # ... cleverly
-        ("6.6.6.6", ["6.6.6.6"], frozenset(), UNTRUSTED_FORWARD),  # uvicorn believed a local forger
-        ("6.6.6.7", ["6.6.6.7"], frozenset(), UNTRUSTED_FORWARD),  # ... rotating gives the same key
-        ("192.0.2.7", ["6.6.6.6", "192.0.2.7"], TRUST_HAPROXY, "addr:192.0.2.7"),  # behind our HAProxy
-        ("6.6.6.6", ["6.6.6.6", "127.0.0.1"], TRUST_HAPROXY, "addr:127.0.0.1"),  # a local client via it
-        ("10.0.0.5", ["6.6.6.6, 192.0.2.7"], frozenset({"10.0.0.5"}), "addr:192.0.2.7"),  # a remote proxy
+        ("192.0.2.7", [], frozenset(), None, "addr:192.0.2.7"),  # a direct client
+        (None, [], frozenset(), None, "addr:127.0.0.1"),  # on this machine (Streamlit says None)
+        ("192.0.2.7", ["6.6.6.6"], frozenset(), None, "addr:192.0.2.7"),  # a LAN client forging the header
+        ("192.0.2.7", ["192.0.2.7, 6.6.6.6"], TRUST_HAPROXY, True, "addr:6.6.6.6"),  # (only with the secret)
+        ("192.0.2.7", ["192.0.2.7, 6.6.6.6"], TRUST_HAPROXY, False, "addr:192.0.2.7"),  # ... without it
+        ("6.6.6.6", ["6.6.6.6"], frozenset(), None, "addr:127.0.0.1"),  # uvicorn believed a local forger
+        ("6.6.6.7", ["6.6.6.7"], frozenset(), None, "addr:127.0.0.1"),  # ... rotating gives the same key
+        ("192.0.2.7", ["6.6.6.6", "192.0.2.7"], TRUST_HAPROXY, True, "addr:192.0.2.7"),  # behind our HAProxy
+        ("6.6.6.6", ["6.6.6.6", "127.0.0.1"], TRUST_HAPROXY, True, "addr:127.0.0.1"),  # a local client via it
+        # issue 42 point 3: a process on the proxy's machine, straight to an app's port, rotating the
+        # header (uvicorn puts its value in the peer's place): without the proxy's secret, one address
+        ("198.51.100.1", ["198.51.100.1"], TRUST_HAPROXY, False, "addr:127.0.0.1"),
+        ("198.51.100.2", ["6.6.6.6, 198.51.100.2"], TRUST_HAPROXY, False, "addr:127.0.0.1"),
+        (
+            "10.0.0.5",
+            ["6.6.6.6, 192.0.2.7"],
+            frozenset({"10.0.0.5"}),
+            None,
+            "addr:192.0.2.7",
+        ),  # a remote proxy
+        (
+            "10.0.0.5",
+            ["6.6.6.6, 192.0.2.7"],
+            frozenset({"10.0.0.5"}),
+            False,
+            "addr:10.0.0.5",
+        ),  # ... wrong secret
         (
             "10.0.0.5",
             ["6.6.6.6", "192.0.2.7, 10.0.0.4"],
             frozenset({"10.0.0.5", "10.0.0.4"}),
+            None,
             "addr:192.0.2.7",
         ),
+        (
+            "192.0.2.9",
+            ["192.0.2.9"],
+            TRUST_HAPROXY,
+            None,
+            "addr:127.0.0.1",
+        ),  # no secret: loopback never believed
     ],
 )
-def test_the_client_address_believes_forwarded_for_only_from_a_configured_proxy(
-    remote, xff, trusted, expected
+def test_the_client_address_believes_forwarded_for_only_from_the_deployments_proxy(
+    remote, xff, trusted, proof, expected
 ):
-    assert client_address(remote, xff, trusted, frozenset({"127.0.0.1", "::1"})) == expected
+    assert client_address(remote, xff, trusted, LOCAL, proof) == expected
+
+
+def test_a_forged_header_that_uvicorn_believed_is_keyed_as_the_peer_it_replaced():
+    """uvicorn trusts one address (not loopback): that peer; several: one shared key for all."""
+    assert client_address("6.6.6.6", ["6.6.6.6"], frozenset(), frozenset({"10.9.9.9"})) == "addr:10.9.9.9"
+    two = frozenset({"10.9.9.9", "10.9.9.8"})
+    assert client_address("6.6.6.6", ["6.6.6.6"], frozenset(), two) == UNTRUSTED_FORWARD
+    assert client_address("6.6.6.7", ["6.6.6.7"], frozenset(), frozenset({"*"})) == UNTRUSTED_FORWARD
+
+
+def test_the_proxy_is_proven_by_its_secret_only():
+    from classroom.client import proxy_proven
+
+    secret = "s" * 43
+    assert proxy_proven([], None) is None and proxy_proven([secret], None) is None  # no secret configured
+    assert proxy_proven([secret], secret) is True
+    for sent in ([], ["t" * 43], [secret, secret], [secret[:-1]], [secret + "x"], [b"x"]):
+        assert proxy_proven(sent, secret) is False, sent
+
+
+def test_a_proxy_on_this_machine_needs_the_secret():
+    from classroom import StoreSettings
+
+    with pytest.raises(SystemExit) as err:
+        StoreSettings.from_env({"ATTENTION_LAB_TRUSTED_PROXIES": "127.0.0.1"})
+    assert "ATTENTION_LAB_PROXY_SECRET" in str(err.value)
+    with pytest.raises(SystemExit) as err:
+        StoreSettings.from_env(
+            {"ATTENTION_LAB_TRUSTED_PROXIES": "::1", "ATTENTION_LAB_PROXY_SECRET": "short-but-9"}
+        )
+    assert "short-but-9" not in str(err.value)  # a secret is never repeated
+    ok = StoreSettings.from_env(
+        {"ATTENTION_LAB_TRUSTED_PROXIES": "127.0.0.1", "ATTENTION_LAB_PROXY_SECRET": "k" * 43}
+    )
+    assert ok.proxy_secret == "k" * 43 and "k" * 43 not in repr(ok)
+    assert StoreSettings.from_env({"ATTENTION_LAB_TRUSTED_PROXIES": "10.0.0.5"}).proxy_secret is None
 
 
 def test_sqlite_synchronous_is_normal_unless_full_is_asked_for(tmp_path):
@@ -511,6 +574,7 @@ def test_the_proxy_and_limit_settings_are_read_from_the_environment():
     s = StoreSettings.from_env(
         {
             "ATTENTION_LAB_TRUSTED_PROXIES": " 127.0.0.1, 10.0.0.5 ,",
+            "ATTENTION_LAB_PROXY_SECRET": "p" * 43,
             "ATTENTION_LAB_JOINS_PER_ADDRESS": "40",
             "ATTENTION_LAB_WRONG_CODE_FREE_TRIES": "4",
         }  # fmt: skip

@@ -1,10 +1,16 @@
 """Issue 34, points 10-12, against the real app behind HAProxy (deploy/serve_class.py, one process):
 the security review's attacks, each tried from Chromium and asserted blocked.
 
-- wrong join codes, each from a fresh browser context (new cookies, so a new XSRF cookie) and with a
-  rotated, forged X-Forwarded-For: slowed after the free tries all the same (the throttle keys on the
-  address HAProxy saw, classroom/client.py);
+- wrong join codes, each from a fresh browser context (new cookies, so a new XSRF cookie): slowed
+  after the free tries all the same (the throttle keys on the address HAProxy saw, classroom/client.py);
 - joins from one address with fresh cookies: capped per class;
+- the same from a script that speaks Streamlit's websocket protocol itself (tests/browser/st_wire.py:
+  Chromium sends no extra header on a websocket, so only a script can forge X-Forwarded-For where
+  the app reads it), with a new forged X-Forwarded-For each time: through HAProxy (which drops it),
+  and straight to the app's port from this machine, past HAProxy (issue 42 point 3: the app believed
+  the header from any loopback peer, and such a script joined past the cap and guessed codes
+  without a wait). It lacks the run's proxy secret, so it is this machine's one address, capped
+  and slowed like the browsers;
 - the teacher key file: its download address no longer answers a client without a session once
   its short life is over (it answered 200 130 s after the tab closed);
 - the teacher-key cookie is Secure on a page served over HTTPS.
@@ -25,6 +31,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import expect
 from st_browser import ROOT, new_context, wait_for_app_run
+from st_wire import Wire
 
 sys.path.insert(0, str(ROOT / "deploy"))
 from serve_class import Cluster, free_port  # noqa: E402
@@ -71,8 +78,9 @@ def _outcome(p) -> str:
 
 
 def _join(browser, base: str, code: str, forged: str) -> str:
-    """A join attempt from a brand-new browser (no cookies, so a new XSRF cookie) with a forged
-    X-Forwarded-For; the page's text once it answers."""
+    """A join attempt from a brand-new browser (no cookies, so a new XSRF cookie), with a forged
+    X-Forwarded-For on its HTTP requests (not on its websocket: Chromium adds none there); the
+    page's text once it answers."""
     ctx = new_context(browser, width=1000, height=800, timeout_ms=SLOW_MS)
     ctx.set_extra_http_headers({"X-Forwarded-For": forged})
     try:
@@ -83,6 +91,15 @@ def _join(browser, base: str, code: str, forged: str) -> str:
         return _outcome(p)
     finally:
         ctx.close()
+
+
+def _wire_join(base: str, code: str, forged: str) -> str:
+    """A join attempt by a script on its own websocket, with this forged X-Forwarded-For on it."""
+    with Wire(base, headers={"X-Forwarded-For": forged}, timeout=SLOW_MS / 1000) as w:
+        w.run("class_join", query=f"code={code}&lang=en")
+        w.run("class_join", query=f"code={code}&lang=en",
+              widgets={w.widget("cls_join_code"): code, w.widget("FormSubmitter:cls_join_form"): True})  # fmt: skip
+        return w.text()
 
 
 def test_rotating_cookies_and_forged_addresses_do_not_escape_the_limits(browser, cluster: Cluster) -> None:
@@ -100,6 +117,14 @@ def test_rotating_cookies_and_forged_addresses_do_not_escape_the_limits(browser,
         results = [_join(browser, base, code, f"198.51.100.{i}") for i in range(JOINS + 1)]
         assert all("step 1 of 11" in r for r in results[:JOINS]), results
         assert f"already joined this class {JOINS} times" in results[JOINS], results[JOINS]
+        # a script with its own websocket and a new forged address each time: through HAProxy, and
+        # (issue 42 point 3) straight to the app's port on this machine: the same address as above
+        direct = cluster.replicas[0].url
+        results = [
+            _wire_join(url, code, f"198.51.100.{50 + i}")
+            for i, url in enumerate((base, direct, direct, direct))
+        ]
+        assert all(f"already joined this class {JOINS} times" in r for r in results), results
 
         # point 10: wrong codes, each browser with new cookies and another forged address. After the
         # FREE free tries a guess must come 2, 4, 8 ... s after the last failure (classroom/store.py),
@@ -113,6 +138,14 @@ def test_rotating_cookies_and_forged_addresses_do_not_escape_the_limits(browser,
             if "Too many wrong join codes" in wrong[-1]:
                 break
         assert "Too many wrong join codes" in wrong[-1], wrong
+        # ... and wrong codes sent there are slowed as this machine's: the wait above goes on (a
+        # guess that came after its end is merely wrong and makes the next wait twice as long)
+        direct_wrong = []
+        for i in range(MORE_GUESSES):
+            direct_wrong.append(_wire_join(direct, "QQQQQQ", f"203.0.113.{200 + i}"))
+            if "Too many wrong join codes" in direct_wrong[-1]:
+                break
+        assert "Too many wrong join codes" in direct_wrong[-1], direct_wrong
 
         # point 12: the key file is made on the click and its address dies soon after
         with teacher.expect_download() as info:
