@@ -238,19 +238,20 @@ def watchdog(t):
     return box
 
 
-def _send(me: dict, poll_id: str, key: str) -> None:
-    """The chosen answer to the store; the acknowledgement, or the true reason it was not taken."""
-    choice = st.session_state.get(key)
-    db = state.store()
-    if choice is not None and db.answer(me["sid"], me["token"], poll_id, int(choice)):
-        st.session_state["cls_ack"] = (poll_id, int(choice), None)
+def _send(me: dict, poll_id: str, key: str, names: list[str]) -> None:
+    """The chosen answer to the store; the acknowledgement, or the true reason it was not taken.
+    The choice is the radio's value as the browser sent it: a message forged by hand can make it
+    anything (issue 42 point 7), so only one of the options offered goes on."""
+    picked = st.session_state.get(key)
+    if not isinstance(picked, str) or picked not in names:
+        st.session_state["cls_ack"] = (poll_id, None, "class.answer_refused_unknown")
         return
-    why = (
-        "class.answer_refused_unknown"
-        if choice is None
-        else db.answer_refusal(me["sid"], me["token"], poll_id, int(choice))
-    )
-    st.session_state["cls_ack"] = (poll_id, None, why)
+    choice = names.index(picked)
+    db = state.store()
+    if db.answer(me["sid"], me["token"], poll_id, choice):
+        st.session_state["cls_ack"] = (poll_id, choice, None)
+        return
+    st.session_state["cls_ack"] = (poll_id, None, db.answer_refusal(me["sid"], me["token"], poll_id, choice))
 
 
 def poll_box(t, me: dict) -> tuple[int | None, str | None]:
@@ -280,10 +281,16 @@ def _draw_poll(t, me: dict, p) -> None:
         key = f"cls_choice_{p.poll_id}"
         if p.state == "open":
             if key not in st.session_state and p.my_choice is not None:
-                st.session_state[key] = p.my_choice
-            st.radio(t("class.your_answer"), list(range(p.n_choices)), format_func=lambda i: names[i], key=key,
-                     index=None)  # fmt: skip
-            st.button(t("class.send"), key=f"cls_send_{p.poll_id}", on_click=_send, args=(me, p.poll_id, key),
+                st.session_state[key] = names[p.my_choice]
+            mine = st.session_state.get(key)
+            if mine is not None and (not isinstance(mine, str) or mine not in names):
+                # Only a message forged by hand sends an option we did not offer or a value of another
+                # type (the options are their texts: a browser sends one of them). Streamlit takes the
+                # message's value type for the widget and, drawing the radio, writes our text into it:
+                # an uncaught TypeError (issue 42 point 7). Forgotten here, the widget's state with it.
+                del st.session_state[key]
+            st.radio(t("class.your_answer"), names, key=key, index=None)
+            st.button(t("class.send"), key=f"cls_send_{p.poll_id}", on_click=_send, args=(me, p.poll_id, key, names),
                       type="primary", width="stretch", disabled=st.session_state.get(key) is None)  # fmt: skip
             ack = st.session_state.get("cls_ack")
             if ack and ack[0] == p.poll_id:

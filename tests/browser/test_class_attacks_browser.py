@@ -27,6 +27,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -52,6 +53,7 @@ def cluster(tmp_path_factory) -> Iterator[Cluster]:
     }  # fmt: skip
     c = Cluster(1, free_port(), run_dir=tmp_path_factory.mktemp("attackrun"), quiet=True,
                 streamlit_args=["--browser.gatherUsageStats", "false"], env=env)  # fmt: skip
+    c.data_dir = Path(env["ATTENTION_LAB_DATA_DIR"])
     try:
         c.start()
     except SystemExit as exc:
@@ -100,6 +102,59 @@ def _wire_join(base: str, code: str, forged: str) -> str:
         w.run("class_join", query=f"code={code}&lang=en",
               widgets={w.widget("cls_join_code"): code, w.widget("FormSubmitter:cls_join_form"): True})  # fmt: skip
         return w.text()
+
+
+def test_forged_widget_values_are_refused_and_raise_nothing(cluster: Cluster) -> None:
+    """Issue 42 point 7: a script sends widget values of another type than the widget's, or options
+    never offered: the language switch a number, the nickname a number, the poll's radio a number,
+    a float, a boolean or a text that is none of its options. Streamlit takes the message's value
+    type for the widget and, drawing it, wrote our value into that type: an uncaught TypeError in
+    the server log (and the page's error box). Now the page resets what it did not offer, says
+    what it can, stores nothing, and the log has no traceback; a real choice still counts. (Before
+    the attacks below: they make this machine's address wait.)"""
+    from classroom.sqlite_store import SqliteStore
+
+    db = SqliteStore(cluster.data_dir / "classroom.sqlite3")
+    db.migrate()
+    log = cluster.replicas[0].log
+    start = log.stat().st_size
+    try:
+        s = db.start_session()
+        query = f"code={s.code}&lang=en"
+        with Wire(cluster.replicas[0].url, timeout=SLOW_MS / 1000) as w:
+            w.run("class_join", query=query)
+            for value in (7, 1.5):
+                w.run("class_join", query=query, widgets={w.widget("-lang"): value})
+                assert "Join a class" in w.text() and "encountered an error" not in w.text(), w.text()
+            submit, code = w.widget("FormSubmitter:cls_join_form"), w.widget("cls_join_code")
+            w.run(
+                "class_join",
+                query=query,
+                widgets={code: s.code, w.widget("cls_join_nick"): 12345, submit: True},
+            )
+            assert "A nickname must be text." in w.text(), w.text()
+            w.run("class_join", query=query, widgets={code: s.code, submit: True})
+            assert "step 1 of 11" in w.text(), w.text()
+            question = {
+                "kind": "scores_shape",
+                "n": 3,
+                "d_k": 4,
+                "labels": ["3 × 3", "3 × 4", "4 × 4", "4 × 3"],
+            }
+            poll = db.open_poll(s.session_id, s.teacher_token, question, 4, 0, 1)
+            w.run("class_join", query=query)
+            radio, send = w.widget(f"cls_choice_{poll.poll_id}"), w.widget(f"cls_send_{poll.poll_id}")
+            for value in (2, 1.5, True, "E. 9 × 9", "B. 3 × 4"):
+                w.run("class_join", query=query, widgets={radio: value})  # chosen (the button is then on)
+                w.run("class_join", query=query, widgets={radio: value, send: True})
+                assert "encountered an error" not in w.text(), (value, w.text())
+                taken = "received" in w.text()
+                assert taken == (value == "B. 3 × 4"), (value, w.text())
+        assert db.tallies(s.session_id, s.teacher_token)[-1].counts == (0, 1, 0, 0)
+        logged = log.read_text(errors="replace")[start:]
+        assert "Traceback" not in logged and "Error" not in logged, logged[-3000:]
+    finally:
+        db.close()
 
 
 def test_rotating_cookies_and_forged_addresses_do_not_escape_the_limits(browser, cluster: Cluster) -> None:
