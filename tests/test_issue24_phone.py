@@ -219,7 +219,18 @@ def test_the_presenters_key_script_serves_any_page_and_only_takes_a_page_prefix(
 
     a = presenter.keys_script("mk", 2, 4)
     assert 'window.__alPresenterPrefix = "mk";' in a and "const STEP = 2, LAST = 4, OVERLAY = false;" in a
-    for key in ("ArrowRight", "PageDown", '" "', "ArrowLeft", "PageUp", "Home", "End", "Escape"):
+    for key in (
+        "ArrowRight",
+        "ArrowDown",
+        "PageDown",
+        '" "',
+        "ArrowLeft",
+        "ArrowUp",
+        "PageUp",
+        "Home",
+        "End",
+        "Escape",
+    ):
         assert key in a
     with pytest.raises(ValueError):
         presenter.keys_script('x"; alert(1); "', 1, 2)

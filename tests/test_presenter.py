@@ -52,7 +52,18 @@ def test_key_script_is_constant_apart_from_the_step_numbers():
         and "const STEP = 4, LAST = 11, OVERLAY = false;" in b
     )
     assert a.replace("STEP = 3", "STEP = 4") == b
-    for key in ("ArrowRight", "PageDown", '" "', "ArrowLeft", "PageUp", "Home", "End", "Escape"):
+    for key in (
+        "ArrowRight",
+        "ArrowDown",
+        "PageDown",
+        '" "',
+        "ArrowLeft",
+        "ArrowUp",
+        "PageUp",
+        "Home",
+        "End",
+        "Escape",
+    ):
         assert key in a
     # the join-code slide: drawn over the step (its flag), and the button that opens it (a press
     # right after a click on it closes the slide, even before the run has drawn it)
