@@ -223,3 +223,4 @@ class StudentPoll:
     my_choice: int | None
     correct: int | None
     share_right: float | None
+    step: int = 0  # the presenter step the poll was opened at

@@ -620,7 +620,7 @@ class SqlStore(ClassStore):
             share = PollTally(poll, self._counts(cur, poll)).share_right if revealed else None
         return StudentPoll(
             poll.poll_id, poll.seq, poll.question, poll.n_choices, poll.state,
-            None if mine is None else int(mine[0]), poll.correct if revealed else None, share,
+            None if mine is None else int(mine[0]), poll.correct if revealed else None, share, poll.step,
         )  # fmt: skip
 
     def answer(self, session_id, student_token, poll_id, choice, now=None) -> bool:

@@ -323,11 +323,10 @@ def _own(delta: int, teacher_step: int) -> None:
     s[OWN_STEP_KEY] = min(len(steps_view.STEPS), max(1, int(s.get(OWN_STEP_KEY, teacher_step)) + delta))
 
 
-def slide(t, me: dict, head) -> tuple[int, int]:
-    """The teacher's step (or the student's own while away); returns the view revision drawn and
-    the teacher's step. While following, the step it is at goes into ``head`` (the page's title
-    box) and the "explore" button after the step's chart: the first screen is for the chart."""
-    rev, view = state.store().student_view(me["sid"], me["token"])
+def slide(t, me: dict, head, view: dict) -> int:
+    """The teacher's step (or the student's own while away), from the class's ``view``; returns the
+    teacher's step. While following, the step it is at goes into ``head`` (the page's title box) and
+    the "explore" button after the step's chart: the first screen is for the chart."""
     trace, why = follow.trace_of(view)
     teacher_step = int(view.get("step", 1))
     away = bool(st.session_state.get(AWAY_KEY))
@@ -357,7 +356,7 @@ def slide(t, me: dict, head) -> tuple[int, int]:
         # Its key is not AWAY_KEY: a button's own session value is reset to False on the next run,
         # which took the student back to following at their first Previous/Next or teacher step.
         st.button(t("class.explore"), key="cls_explore", on_click=_away, icon=":material/explore:")
-    return rev, teacher_step
+    return teacher_step
 
 
 # Constant CSS for a joined page, so the step's chart starts on a phone's first screen and all of
@@ -406,8 +405,17 @@ def page(t) -> None:
     with slot:
         watcher(me)
         box = watchdog(t)
-    seq, poll_state = poll_box(t, me)
-    rev, teacher_step = slide(t, me, head)
+    rev, view = db.student_view(me["sid"], me["token"])
+    latest = db.student_poll(me["sid"], me["token"])
+    # The poll above the step while it is open or the class is at its step; a closed or revealed
+    # one after the step's chart on the later steps: its result box above every step until the next
+    # poll pushed the chart to 590 px of a 844-px phone (issue 42 point 6).
+    on_top = latest is not None and (latest.state == "open" or latest.step == int(view.get("step", 1)))
+    if on_top:
+        seq, poll_state = poll_box(t, me)
+    teacher_step = slide(t, me, head, view)
+    if not on_top:
+        seq, poll_state = poll_box(t, me)
     # Who and where, after the step: the student reads them once, the chart at every step.
     st.caption(t("class.in_class", code=state.format_code(me["code"])))
     if me.get("nick"):
