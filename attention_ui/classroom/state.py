@@ -143,7 +143,16 @@ def set_cookie(name: str, value: str | None, max_age_s: int) -> None:
     else:
         text = f"{name}={value}; path=/; max-age={int(max_age_s)}; SameSite=Strict"
     script = f"document.cookie = {json.dumps(text)} + (location.protocol === 'https:' ? '; Secure' : '');"
-    st.html(f"<script>{script}</script>", unsafe_allow_javascript=True)
+    st.html(f"{_NO_BOX}<script>{script}</script>", unsafe_allow_javascript=True)
+
+
+# The cookie scripts' elements take no room: drawn in the run right after "Start a live class",
+# their two boxes (and the gaps between) pushed presenter mode's slide down by 30 px and cut its
+# chart's x axis at 1920×1080 (issue 42 point 7). Constant CSS and a marker, no user text.
+_NO_BOX = (
+    '<span class="al-script-only"></span><style>[data-testid="stElementContainer"]:has(.al-script-only)'
+    " { display: none !important; }</style>"
+)
 
 
 def _teacher_class(key: str, cookie: str, tried: str, *, ended: bool) -> dict | None:
