@@ -18,6 +18,7 @@ from attention_ui import kit, practice, tables
 from attention_ui.figures import heatmaps
 from attention_ui.figures.base import AxisText
 from attention_ui.masks import figures as fmk
+from attention_ui.program import code_view
 
 MAX_TOKENS = 16  # the leakage matrix runs 2·n layers; 16 keeps it instant and the maps readable
 PAD_RANGE = (0, 4)
@@ -38,7 +39,6 @@ CHOICES = ("mk_kind", "mk_head", "mk_matrix_method", "mk_position")
 TEXTS = {"mk_text": "masks.default_text", "mk_replacement": "masks.default_replacement"}  # page's language
 SHARED = kit.learner_context(text="mk_text", mask="mk_kind", seed="mk_seed")  # 16 tokens kept
 PAGE = kit.Page("mk", "masks", DEFAULTS, choice_keys=CHOICES, translated_defaults=TEXTS, shared=SHARED)
-
 
 # The core's results are frozen with read-only arrays: one object can serve every session.
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.mask_lab)
@@ -129,6 +129,7 @@ def section_masks(t, lab, hover) -> None:
     PAGE.table(lambda: tables.mask_table(mask.allowed, tokens))
     PAGE.table(lambda: tables.attention_table(lab.masked_scores, tokens))
     PAGE.table(lambda: tables.attention_table(weights, tokens))
+    code_view.masks_code(t, lab.settings)  # the lines of these three maps, for the kinds the program writes
 
 
 def section_mistakes(t, lab, hover) -> None:

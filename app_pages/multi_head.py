@@ -16,6 +16,7 @@ from attention_ui import kit, tables
 from attention_ui.figures import heatmaps
 from attention_ui.figures.base import AxisText
 from attention_ui.multi_head import figures as figures_multihead
+from attention_ui.program import code_view
 
 D_MODEL_RANGE = (1, 128)  # the sentence's layer: small enough to draw every head
 MAX_SHOWN_HEADS = 16  # small multiples beyond this are unreadable
@@ -99,6 +100,7 @@ def section_heads(t, lab, hover) -> None:
             st.caption(t("multihead.head_name", h=k))
             PAGE.table(tables.attention_table(trace.weights[k], trace.tokens), f"head_{k}")
     st.caption(t("multihead.heads_distinct", distinct=lab.distinct_patterns, heads=trace.heads))
+    code_view.trace_code(t, trace, ("qkv", "raw", "scaled", "softmax", "head_out"), "mh_code_heads")
 
 
 def section_dk(t, lab) -> None:
@@ -157,6 +159,7 @@ def section_concat(t, trace, hover) -> None:
         )
         PAGE.chart(fig, "output", t("multihead.alt_output", n=n, d_model=d_model))
         PAGE.table(lambda: tables.feature_table(trace.output, trace.tokens, out_names), "output")
+    code_view.trace_code(t, trace, ("concat", "output"), "mh_code_concat")
 
 
 def section_cost(t) -> None:

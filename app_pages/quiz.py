@@ -14,6 +14,7 @@ from pathlib import Path
 import streamlit as st
 
 from attention_ui import kit, quiz_bank
+from attention_ui.program import questions_view
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTS = {
@@ -21,6 +22,8 @@ DEFAULTS = {
     "qz_retry": None,  # None: all questions; else the ids of the retry round
     "qz_round": 0,  # part of every radio key: a new round gets fresh radios
     "qz_first": None,  # (correct, answered) before the first retry round: the first attempt's score
+    "qz_code_mask": "causal+padding",  # the code questions' mask: every mask trap has a line to change
+    "qz_code_pad": 1,
 }
 PAGE = kit.Page("qz", "quiz", DEFAULTS)
 
@@ -187,6 +190,7 @@ def main() -> None:
 
     for number, item in enumerate(items, 1):
         show_question(t, number, item, answers)
+    questions_view.quiz_section(t)  # exam code questions on the learner's sentence, every option run
 
 
 main()

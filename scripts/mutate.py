@@ -54,6 +54,8 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/training/train.py": ["tests/test_training.py", "tests/test_training_kills_train.py"],
     "attention_core/training/experiments.py": ["tests/test_training.py", "tests/test_training_experiments.py", "tests/test_training_kills_experiments_b.py", "tests/test_training_kills_experiments_a.py"],
     "attention_core/train_cli.py": ["tests/test_cli_train.py", "tests/test_cli_train_kills.py"],
+    "attention_core/codegen.py": ["tests/test_codegen.py", "tests/test_codegen_questions.py"],
+    "attention_core/codegen_questions.py": ["tests/test_codegen_questions.py"],
     "attention_core/rope.py": ["tests/test_rope.py", "tests/test_lab_positions.py", "tests/test_mutation_kills.py"],
     "attention_core/norms.py": ["tests/test_norms_ffn.py", "tests/test_lab_block.py", "tests/test_mutation_kills.py"],
     "attention_core/ffn.py": ["tests/test_norms_ffn.py", "tests/test_lab_block.py", "tests/test_mutation_kills.py"],
@@ -70,6 +72,8 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/models/gemma3.py": ["tests/test_gemma3_fast.py", "tests/test_gemma_family.py"],
     "attention_core/models/smollm2.py": ["tests/test_smollm2_fast.py"],
     # MiniLM (22 M parameters) loads in a fraction of a second: its real-model tests are fast enough
+    # the code check's verdict (issue 44): pure, its tests build the worker's replies by hand
+    "attention_core/codecheck/verdict.py": ["tests/test_codecheck_verdict.py"],
     "attention_core/models/minilm.py": [
         "tests/test_pretrained.py", "tests/test_figures_pretrained.py", "tests/test_minilm_kills.py",
     ],

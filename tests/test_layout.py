@@ -27,7 +27,11 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted(p.stem for p in (ROOT / "app_pages").glob("*.py") if not p.name.startswith("_"))
 # The package of each page: its own name, but the two live-class pages share one.
 PACKAGE_OF = {page: page for page in PAGES} | {"class_join": "classroom", "class_teach": "classroom"}
-SHARED_PACKAGES = ("figures", "practice")  # attention_ui sub-packages whose modules several pages use
+SHARED_PACKAGES = (
+    "figures",
+    "practice",
+    "program",
+)  # attention_ui sub-packages whose modules several pages use
 SHELL = "app"  # app.py: it runs around every page
 EVERY_PAGE = "<every page>"
 

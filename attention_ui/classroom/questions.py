@@ -16,10 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attention_core import predict
+from attention_core.codegen_questions import code_question
 from attention_core.labs.quiz import generate_question
 from attention_ui.quiz_bank import format_value
 
-LIVE_KINDS = ("scores_shape", "masked_keys", "winning_key")
+# Exam code questions on the projected sentence (issue 43): a program with a blank, four fragments.
+CODE_KINDS = ("code_raw_scores", "code_scale_order", "code_mask_place")
+LIVE_KINDS = ("scores_shape", "masked_keys", "winning_key", *CODE_KINDS)
 QUIZ_KINDS = ("scores_shape", "head_dim", "sqrt_divisor", "memory_ratio", "multihead_params", "padding_cells")
 N_CHOICES = 4
 
@@ -98,7 +101,23 @@ def live_question(kind: str, trace, head: int, row: int | None = None) -> Questi
             len(labels),
             options.index(winners[0]),
         )
+    if kind in CODE_KINDS:
+        return code_poll(kind.removeprefix("code_"), trace)
     raise ValueError(f"unknown live question kind {kind!r}")
+
+
+def code_poll(template: str, trace) -> Question | None:
+    """A code question on the teacher's sentence and settings (None when they cannot ask it)."""
+    if trace.config is None:
+        return None
+    q = code_question(template, trace.config, trace.tokens[: trace.n - trace.n_pad])
+    if q is None:
+        return None
+    labels = [
+        f"{'ABCD'[i]}: " + " / ".join(line.strip() for line in o.fragment) for i, o in enumerate(q.options)
+    ]
+    poll = {"kind": "code", "template": template, "program": q.program_with_blank(), "labels": labels}
+    return Question(poll, len(labels), q.answer_index)
 
 
 def _rotate(options: list, by: int) -> tuple[list, int]:
@@ -127,6 +146,8 @@ def question_text(t, question: dict) -> str:
         return t("class.q_masked_keys", row=question["row_token"])
     if kind == "winning_key":
         return t("class.q_winning_key", row=question["row_token"], head=question["head"])
+    if kind == "code":
+        return f"{t('code.q_' + question['template'])}\n\n{question['program']}"
     return t("class.q_unknown")
 
 

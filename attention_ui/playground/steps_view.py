@@ -21,6 +21,7 @@ from attention_ui.figures import base, heatmaps
 from attention_ui.playground import figures as playground_figures
 from attention_ui.playground import projector
 from attention_ui.practice import predict_view
+from attention_ui.program import code_view
 
 STEPS = (
     "x",
@@ -518,6 +519,7 @@ def render_step(view: View, name: str, number: int, heading_level: str = "header
         extra = view.after.get(name)
         if extra is not None:
             extra(view)
+        code_view.step_code(view, name)  # the step's NumPy lines, made only while its tab is open
 
 
 def render_all(
@@ -547,6 +549,7 @@ def render_all(
     _per_head_steps(make_view, head_selector, after_heads)
     for number, name in NUMBERED[_HEADS.stop :]:
         render_step(view, name, number)
+    code_view.whole_program(view)
     if tail is not None:
         tail(view)
 
