@@ -35,6 +35,21 @@ def refused(call, key):
     return err.value
 
 
+@pytest.fixture
+def class_pages(tmp_path, monkeypatch):
+    """The class pages (AppTest) on a new SQLite store in ``tmp_path``; yields attention_ui's state."""
+    from attention_ui.classroom import state
+
+    monkeypatch.setenv("ATTENTION_LAB_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("ATTENTION_LAB_DATABASE_URL", raising=False)
+    state.settings.clear()
+    state.store.clear()
+    yield state
+    state.store().close()
+    state.store.clear()
+    state.settings.clear()
+
+
 # ---------------------------------------------------------------------- 10: the wrong-code throttle
 
 
@@ -81,35 +96,26 @@ def test_the_right_teacher_key_always_works_and_wrong_ones_are_slowed_per_addres
     refused(lambda: store.join("QQQQQQ", None, "addr:10.1.0.3", now=T0 + 1.4), "class.err_slow_down")
 
 
-def test_the_teacher_page_names_the_real_cause_of_a_wait(tmp_path, monkeypatch):
+def test_the_teacher_page_names_the_real_cause_of_a_wait(class_pages, monkeypatch):
     from attention_ui.classroom import state
     from tests.apptest_pages import open_page
 
-    monkeypatch.setenv("ATTENTION_LAB_DATA_DIR", str(tmp_path))
-    monkeypatch.delenv("ATTENTION_LAB_DATABASE_URL", raising=False)
     monkeypatch.setattr(state, "client_key", lambda: "addr:192.0.2.70")
-    state.settings.clear()
-    state.store.clear()
-    try:
-        s = state.store().start_session()
-        for _ in range(store_module.FREE_TRIES + 5):  # the next wrong pair from this address waits 60 s
-            state.store()._fail("addr:192.0.2.70", time.time(), "class.err_resume")
-        for lang, key, words in (("en", "A" * 43, ("do not match", "from this network address", "right key is accepted")),
-                                 ("ja", "A" * 43, ("合う授業がありません", "このネットワークアドレス", "正しいキーはいつでも")),
-                                 ("en", s.teacher_token, None)):  # fmt: skip
-            other = open_page("app_pages/class_teach.py", lang=lang)
-            other.text_input(key="cls_resume_code").set_value(s.code)
-            other.text_input(key="cls_resume_key").set_value(key)
-            other.button[-1].click().run()
-            if words is None:
-                assert other.session_state[state.TEACHER_KEY]["sid"] == s.session_id
-            else:
-                (error,) = [e.value for e in other.error]
-                assert all(w in error for w in words), error
-    finally:
-        state.store().close()
-        state.store.clear()
-        state.settings.clear()
+    s = state.store().start_session()
+    for _ in range(store_module.FREE_TRIES + 5):  # the next wrong pair from this address waits 60 s
+        state.store()._fail("addr:192.0.2.70", time.time(), "class.err_resume")
+    for lang, key, words in (("en", "A" * 43, ("do not match", "from this network address", "right key is accepted")),
+                             ("ja", "A" * 43, ("合う授業がありません", "このネットワークアドレス", "正しいキーはいつでも")),
+                             ("en", s.teacher_token, None)):  # fmt: skip
+        other = open_page("app_pages/class_teach.py", lang=lang)
+        other.text_input(key="cls_resume_code").set_value(s.code)
+        other.text_input(key="cls_resume_key").set_value(key)
+        other.button[-1].click().run()
+        if words is None:
+            assert other.session_state[state.TEACHER_KEY]["sid"] == s.session_id
+        else:
+            (error,) = [e.value for e in other.error]
+            assert all(w in error for w in words), error
 
 
 def test_join_failures_hold_no_address_in_clear_and_stay_bounded(store, monkeypatch):
@@ -185,95 +191,66 @@ def test_one_vote_per_device_binds_a_cookie_and_an_address(store):
     assert store.answer_refusal(s.session_id, "x" * 22, p.poll_id, 1) == "class.err_not_joined"
 
 
-def test_a_second_student_on_one_device_is_told_the_true_reason(tmp_path, monkeypatch):
+def test_a_second_student_on_one_device_is_told_the_true_reason(class_pages, monkeypatch):
     """Issue 42 point 2: under "one vote per device", the second student of a phone (both joined
     before the teacher turned it on) answers an open poll; the page says the device has voted, not
     that the poll has closed."""
     from attention_ui.classroom import state
     from tests.apptest_pages import no_exception, open_page
 
-    monkeypatch.setenv("ATTENTION_LAB_DATA_DIR", str(tmp_path))
-    monkeypatch.delenv("ATTENTION_LAB_DATABASE_URL", raising=False)
     monkeypatch.setattr(state, "device_key", lambda: "x:one-phone")
     monkeypatch.setattr(state, "client_key", lambda: "addr:192.0.2.60")
-    state.settings.clear()
-    state.store.clear()
-    try:
-        teacher = open_page("app_pages/class_teach.py")
-        teacher.button(key="cls_start").click().run()
-        cls = teacher.session_state[state.TEACHER_KEY]
-        phones = []
-        for lang in ("en", "ja"):
-            phone = open_page("app_pages/class_join.py", lang=lang, params={"code": cls["code"]})
-            phone.button[0].click().run()
-            phones.append(phone)
-        teacher.toggle(key="cls_one_device").set_value(True).run()
-        teacher.button(key="cls_open").click().run()
-        poll = state.store().tallies(cls["sid"], cls["token"])[-1].poll
-        for phone in phones:
-            phone.run()
-            radio = phone.radio(key=f"cls_choice_{poll.poll_id}")
-            radio.set_value(radio.options[0]).run()
-            phone.button(key=f"cls_send_{poll.poll_id}").click().run()
-            no_exception(phone)
-        assert any("received" in s.value for s in phones[0].success)
-        (error,) = [e.value for e in phones[1].error]
-        assert "1 台の端末につき 1 票" in error and "締め切" not in error, error
-    finally:
-        state.store().close()
-        state.store.clear()
-        state.settings.clear()
+    teacher = open_page("app_pages/class_teach.py")
+    teacher.button(key="cls_start").click().run()
+    cls = teacher.session_state[state.TEACHER_KEY]
+    phones = []
+    for lang in ("en", "ja"):
+        phone = open_page("app_pages/class_join.py", lang=lang, params={"code": cls["code"]})
+        phone.button[0].click().run()
+        phones.append(phone)
+    teacher.toggle(key="cls_one_device").set_value(True).run()
+    teacher.button(key="cls_open").click().run()
+    poll = state.store().tallies(cls["sid"], cls["token"])[-1].poll
+    for phone in phones:
+        phone.run()
+        radio = phone.radio(key=f"cls_choice_{poll.poll_id}")
+        radio.set_value(radio.options[0]).run()
+        phone.button(key=f"cls_send_{poll.poll_id}").click().run()
+        no_exception(phone)
+    assert any("received" in s.value for s in phones[0].success)
+    (error,) = [e.value for e in phones[1].error]
+    assert "1 台の端末につき 1 票" in error and "締め切" not in error, error
 
 
 def test_the_panel_says_how_many_identities_share_an_address_and_offers_one_vote_per_device(
-    tmp_path, monkeypatch
+    class_pages, monkeypatch
 ):
     from attention_ui.classroom import state
     from tests.apptest_pages import no_exception, open_page
 
-    monkeypatch.setenv("ATTENTION_LAB_DATA_DIR", str(tmp_path))
-    monkeypatch.delenv("ATTENTION_LAB_DATABASE_URL", raising=False)
-    state.settings.clear()
-    state.store.clear()
-    try:
-        at = open_page("app_pages/class_teach.py")
-        at.button(key="cls_start").click().run()
-        cls = at.session_state[state.TEACHER_KEY]
-        for i in range(3):
-            state.store().join(cls["code"], None, "addr:192.0.2.50" if i < 2 else "addr:192.0.2.51")
-        at.run()
-        no_exception(at)
-        assert any(
-            "2 of them joined from an address" in c.value and "at most 2" in c.value for c in at.caption
-        )
-        at.toggle(key="cls_one_device").set_value(True).run()
-        assert state.store().teacher_session(cls["sid"], cls["token"]).one_per_device
-    finally:
-        state.store().close()
-        state.store.clear()
-        state.settings.clear()
+    at = open_page("app_pages/class_teach.py")
+    at.button(key="cls_start").click().run()
+    cls = at.session_state[state.TEACHER_KEY]
+    for i in range(3):
+        state.store().join(cls["code"], None, "addr:192.0.2.50" if i < 2 else "addr:192.0.2.51")
+    at.run()
+    no_exception(at)
+    assert any("2 of them joined from an address" in c.value and "at most 2" in c.value for c in at.caption)
+    at.toggle(key="cls_one_device").set_value(True).run()
+    assert state.store().teacher_session(cls["sid"], cls["token"]).one_per_device
 
 
-def test_the_join_page_says_what_is_stored_and_for_how_long(tmp_path, monkeypatch):
-    from attention_ui.classroom import state
+def test_the_join_page_says_what_is_stored_and_for_how_long(class_pages, monkeypatch):
     from tests.apptest_pages import no_exception, open_page
 
-    monkeypatch.setenv("ATTENTION_LAB_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("ATTENTION_LAB_CLASS_RETENTION_DAYS", "3")
-    state.settings.clear()
-    state.store.clear()
-    try:
-        for lang, words in (
-            ("en", ("What is kept", "deleted 3 days after")),
-            ("ja", ("保存される", "3 日後に削除")),
-        ):
-            at = open_page("app_pages/class_join.py", lang=lang)
-            no_exception(at)
-            assert any(all(w in c.value for w in words) for c in at.caption), [c.value for c in at.caption]
-    finally:
-        state.store().close()
-        state.store.clear()
-        state.settings.clear()
+    for lang, words in (
+        ("en", ("What is kept", "deleted 3 days after")),
+        ("ja", ("保存される", "3 日後に削除")),
+    ):
+        at = open_page("app_pages/class_join.py", lang=lang)
+        no_exception(at)
+        assert any(all(w in c.value for w in words) for c in at.caption), [c.value for c in at.caption]
 
 
 # ---------------------------------------------------------------------- 13: a fault in the view
@@ -416,30 +393,21 @@ def test_the_database_itself_refuses_a_second_look_alike(store):
     assert "unique" in str(err.value).lower(), err.value
 
 
-def test_the_join_page_says_a_nickname_looks_like_one_in_the_class(tmp_path, monkeypatch):
+def test_the_join_page_says_a_nickname_looks_like_one_in_the_class(class_pages, monkeypatch):
     from attention_ui.classroom import state
     from tests.apptest_pages import no_exception, open_page
 
-    monkeypatch.setenv("ATTENTION_LAB_DATA_DIR", str(tmp_path))
-    monkeypatch.delenv("ATTENTION_LAB_DATABASE_URL", raising=False)
-    state.settings.clear()
-    state.store.clear()
-    try:
-        s = state.store().start_session()
-        state.store().join(s.code, "Alice", "addr:192.0.2.110")
-        for lang, nick, words in (("en", "\uff21\uff4c\uff49\uff43\uff45", "looks the same"),
-                                  ("ja", "\u0410lice", "同じに見える"),
-                                  ("en", "Ali\u200bce", "character 4 (U+200B) is invisible")):  # fmt: skip
-            phone = open_page("app_pages/class_join.py", lang=lang, params={"code": s.code})
-            phone.text_input(key="cls_join_nick").set_value(nick)
-            phone.button[0].click().run()
-            no_exception(phone)
-            assert any(words in e.value for e in phone.error), [e.value for e in phone.error]
-            assert state.STUDENT_KEY not in phone.session_state
-    finally:
-        state.store().close()
-        state.store.clear()
-        state.settings.clear()
+    s = state.store().start_session()
+    state.store().join(s.code, "Alice", "addr:192.0.2.110")
+    for lang, nick, words in (("en", "\uff21\uff4c\uff49\uff43\uff45", "looks the same"),
+                              ("ja", "\u0410lice", "同じに見える"),
+                              ("en", "Ali\u200bce", "character 4 (U+200B) is invisible")):  # fmt: skip
+        phone = open_page("app_pages/class_join.py", lang=lang, params={"code": s.code})
+        phone.text_input(key="cls_join_nick").set_value(nick)
+        phone.button[0].click().run()
+        no_exception(phone)
+        assert any(words in e.value for e in phone.error), [e.value for e in phone.error]
+        assert state.STUDENT_KEY not in phone.session_state
 
 
 def test_nfc_runs_before_the_length_check():
