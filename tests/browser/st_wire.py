@@ -14,6 +14,7 @@ Used by the attack tests (tests/browser/test_class_attacks_browser.py).
 
 from __future__ import annotations
 
+import socket
 import time
 from urllib.parse import urlsplit
 
@@ -25,8 +26,17 @@ TEXT_FIELDS = ("alert", "markdown", "text", "heading", "exception")
 
 
 class Wire:
-    def __init__(self, base_url: str, headers: dict[str, str] | None = None, timeout: float = 60) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        headers: dict[str, str] | None = None,
+        timeout: float = 60,
+        source: str | None = None,
+    ) -> None:
+        """``source``: the local address to connect from (another loopback address, 127.0.0.2: a
+        second machine as far as the server can tell)."""
         parts = urlsplit(base_url)
+        self._address, self._source = (parts.hostname, parts.port or 80), source
         self.base, self.timeout = base_url.rstrip("/"), timeout
         self._ws_url = f"ws://{parts.netloc}{parts.path.rstrip('/')}/_stcore/stream"
         self._headers = {"Origin": f"{parts.scheme}://{parts.netloc}", **(headers or {})}
@@ -35,12 +45,13 @@ class Wire:
         self._ws = None
 
     def __enter__(self) -> Wire:
-        connection = connect(
-            self._ws_url,
-            additional_headers=self._headers,
-            subprotocols=["streamlit"],
-            open_timeout=self.timeout,
-        )
+        sock = None
+        if self._source:
+            sock = socket.create_connection(
+                self._address, timeout=self.timeout, source_address=(self._source, 0)
+            )
+        connection = connect(self._ws_url, additional_headers=self._headers, subprotocols=["streamlit"],
+                             open_timeout=self.timeout, sock=sock)  # fmt: skip
         self._ws = connection.__enter__()  # (websockets wants its connection used as a context manager)
         return self
 

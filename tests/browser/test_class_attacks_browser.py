@@ -95,9 +95,10 @@ def _join(browser, base: str, code: str, forged: str) -> str:
         ctx.close()
 
 
-def _wire_join(base: str, code: str, forged: str) -> str:
-    """A join attempt by a script on its own websocket, with this forged X-Forwarded-For on it."""
-    with Wire(base, headers={"X-Forwarded-For": forged}, timeout=SLOW_MS / 1000) as w:
+def _wire_join(base: str, code: str, forged: str, source: str | None = None) -> str:
+    """A join attempt by a script on its own websocket, with this forged X-Forwarded-For on it
+    (``source``: the loopback address it connects from)."""
+    with Wire(base, headers={"X-Forwarded-For": forged}, timeout=SLOW_MS / 1000, source=source) as w:
         w.run("class_join", query=f"code={code}&lang=en")
         w.run("class_join", query=f"code={code}&lang=en",
               widgets={w.widget("cls_join_code"): code, w.widget("FormSubmitter:cls_join_form"): True})  # fmt: skip
@@ -180,6 +181,13 @@ def test_rotating_cookies_and_forged_addresses_do_not_escape_the_limits(browser,
             for i, url in enumerate((base, direct, direct, direct))
         ]
         assert all(f"already joined this class {JOINS} times" in r for r in results), results
+        # ... while the proxy's own clients are told apart by the address it saw, believed on the run's
+        # secret: two other loopback addresses ("machines") join through it, one identity each
+        for source in ("127.0.0.2", "127.0.0.3"):
+            assert "step 1 of 11" in _wire_join(base, code, "6.6.6.6", source=source)
+        assert f"already joined this class {JOINS} times" in _wire_join(
+            base, code, "6.6.6.7", source="127.0.0.2"
+        )
 
         # point 10: wrong codes, each browser with new cookies and another forged address. After the
         # FREE free tries a guess must come 2, 4, 8 ... s after the last failure (classroom/store.py),
