@@ -45,7 +45,10 @@ def class_pages(tmp_path, monkeypatch):
     state.settings.clear()
     state.store.clear()
     yield state
-    state.store().close()
+    try:
+        state.store().close()
+    except SystemExit:  # a test that set a refused setting: no store was opened
+        pass
     state.store.clear()
     state.settings.clear()
 
@@ -482,6 +485,21 @@ def test_the_client_address_believes_forwarded_for_only_from_the_deployments_pro
     remote, xff, trusted, proof, expected
 ):
     assert client_address(remote, xff, trusted, LOCAL, proof) == expected
+
+
+def test_the_class_pages_say_a_loopback_proxy_needs_the_secret(class_pages, monkeypatch):
+    """A deployment whose proxy is on this machine but that has no proxy secret: the class pages say
+    what to set, and neither join nor start a class (they would believe anyone on this machine)."""
+    from tests.apptest_pages import no_exception, open_page
+
+    monkeypatch.setenv("ATTENTION_LAB_TRUSTED_PROXIES", "127.0.0.1")
+    monkeypatch.delenv("ATTENTION_LAB_PROXY_SECRET", raising=False)
+    for page in ("app_pages/class_join.py", "app_pages/class_teach.py"):
+        at = open_page(page, params={"code": "ABCDEF"})
+        no_exception(at)
+        (error,) = [e.value for e in at.error]
+        assert "ATTENTION_LAB_PROXY_SECRET" in error and "settings" in error, error
+        assert not at.get("text_input"), page  # no join form, no resume form
 
 
 def test_a_forged_header_that_uvicorn_believed_is_keyed_as_the_peer_it_replaced():
