@@ -47,11 +47,13 @@ $(PY):
 # Stamp files: rebuilt whenever a requirements file is newer than the stamp.
 # The worksheet font (requirements-font.txt) is installed without its dependencies (matplotlib).
 $(VENV)/.deps: requirements.txt requirements-font.txt | $(PY)
+	bash scripts/ensure_icu.sh
 	$(PY) -m pip install -q -r requirements.txt
 	$(PY) -m pip install -q --no-deps -r requirements-font.txt
 	@touch $@
 
 $(VENV)/.dev-deps: requirements.txt requirements-font.txt requirements-dev.txt | $(PY)
+	bash scripts/ensure_icu.sh
 	$(PY) -m pip install -q -r requirements-dev.txt
 	$(PY) -m pip install -q --no-deps -r requirements-font.txt
 	@touch $@ $(VENV)/.deps

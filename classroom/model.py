@@ -1,9 +1,17 @@
-"""What the store hands out (frozen records), its errors, and the checks on what students type."""
+"""What the store hands out (frozen records), its errors, and the checks on what students type.
+
+Nicknames are checked with ICU (PyICU), the Unicode Consortium's own library: which characters are
+Default_Ignorable (invisible), and the UTS #39 confusables skeleton, so that "Alice", Cyrillic
+"Аlice" and full-width "Ａｌｉｃｅ" are one nickname in a class (classroom/store.py refuses the second).
+"""
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from dataclasses import dataclass
+
+import icu
 
 NICKNAME_MAX = 24  # characters (code points) of a nickname, after surrounding spaces are dropped
 CLASS_HOURS_DEFAULT = 4.0  # a session ends by itself this long after it started
@@ -34,7 +42,7 @@ class Forbidden(ClassError):
 
 # Characters that draw nothing though they are letters or symbols: the Hangul fillers and the
 # blank Braille pattern (a name of only these, or of format characters, looks empty).
-_BLANK_LETTERS = set("\u115f\u1160\u3164\uffa0\u2800")
+BLANK_LETTERS = set("\u115f\u1160\u3164\uffa0\u2800")
 
 
 def _is_tag(ch: str) -> bool:
@@ -43,7 +51,52 @@ def _is_tag(ch: str) -> bool:
 
 
 def _draws_nothing(ch: str) -> bool:
-    return ch in _BLANK_LETTERS or unicodedata.category(ch) in ("Cf", "Zs", "Mn", "Me", "Zl", "Zp")
+    return ch in BLANK_LETTERS or unicodedata.category(ch) in ("Cf", "Zs", "Mn", "Me", "Zl", "Zp")
+
+
+def _has(ch: str, prop) -> bool:
+    return bool(icu.Char.hasBinaryProperty(ch, prop))
+
+
+def _emoji_glue(name: str, i: int) -> bool:
+    """Whether the invisible character at ``i`` belongs to an emoji: a zero-width joiner between two
+    pictographs ("👩\u200d💻" draws one picture) or a variation selector after an emoji ("❤\ufe0f")."""
+    ch, before, after = name[i], name[i - 1 : i], name[i + 1 : i + 2]
+    if ch == "\u200d":
+        # after the pictograph, possibly its presentation selector or skin tone
+        j = i - 1
+        while j > 0 and (name[j] in "\ufe0f\ufe0e" or _has(name[j], icu.UProperty.EMOJI_MODIFIER)):
+            j -= 1
+        return (
+            j >= 0
+            and bool(after)
+            and all(_has(c, icu.UProperty.EXTENDED_PICTOGRAPHIC) for c in (name[j], after))
+        )
+    return ch in "\ufe0e\ufe0f" and bool(before) and _has(before, icu.UProperty.EMOJI)
+
+
+def invisible_at(name: str) -> int | None:
+    """The position of the first character that draws nothing inside a visible name (Unicode's
+    Default_Ignorable_Code_Point: zero-width spaces and joiners, word joiners, soft hyphens, Hangul
+    fillers, variation and tag characters; and the blank Braille pattern), or None. The joiners and
+    selectors of an emoji sequence are part of its picture, not hidden: they are allowed."""
+    for i, ch in enumerate(name):
+        hidden = ch in BLANK_LETTERS or _has(ch, icu.UProperty.DEFAULT_IGNORABLE_CODE_POINT)
+        if hidden and not _emoji_glue(name, i):
+            return i
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _spoof_checker():
+    return icu.SpoofChecker()  # only its skeleton is used: a const operation, safe from any thread
+
+
+def nickname_skeleton(name: str) -> str:
+    """The UTS #39 confusables skeleton of ``name`` (ICU): two names look alike, by Unicode's data,
+    exactly when their skeletons are equal ("Alice", "Аlice" with a Cyrillic А, "Ａｌｉｃｅ", "AIice"
+    with a capital I). Case is kept: "alice" and "Alice" are told apart, as on the screen."""
+    return str(_spoof_checker().getSkeleton(0, name))
 
 
 def clean_nickname(raw: object) -> str | None:
@@ -67,6 +120,9 @@ def clean_nickname(raw: object) -> str | None:
         raise ClassError("class.err_nickname_long", limit=NICKNAME_MAX)
     if all(_draws_nothing(ch) for ch in name):
         raise ClassError("class.err_nickname_blank")
+    at = invisible_at(name)
+    if at is not None:  # "Ali\u200bce" would pass for "Alice" on every screen
+        raise ClassError("class.err_nickname_invisible", position=at + 1, code=f"U+{ord(name[at]):04X}")
     return name
 
 
@@ -167,3 +223,4 @@ class StudentPoll:
     my_choice: int | None
     correct: int | None
     share_right: float | None
+    step: int = 0  # the presenter step the poll was opened at

@@ -61,6 +61,7 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/ffn.py": ["tests/test_norms_ffn.py", "tests/test_lab_block.py", "tests/test_mutation_kills.py"],
     "attention_core/kv_cache.py": ["tests/test_gqa_kv_cache.py", "tests/test_lab_inference.py", "tests/test_mutation_kills.py"],
     "attention_core/gqa.py": ["tests/test_gqa_kv_cache.py", "tests/test_lab_inference.py", "tests/test_mutation_kills.py"],
+    "attention_core/csv_cells.py": ["tests/test_csv_cells.py"],
     "attention_core/tiled.py": ["tests/test_tiled.py", "tests/test_lab_efficient.py", "tests/test_mutation_kills.py"],
     "attention_core/models/llama.py": ["tests/test_llama_generic.py", "tests/test_mutation_kills.py", "tests/test_gemma_family.py", "tests/test_models_fast.py"],
     "attention_core/models/decoding.py": ["tests/test_models_fast.py", "tests/test_gemma_family.py"],

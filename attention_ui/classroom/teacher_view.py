@@ -14,6 +14,7 @@ import streamlit as st
 from attention_ui import kit
 from attention_ui.classroom import follow, questions, state
 from attention_ui.classroom.export import results_csv
+from attention_ui.classroom.figures import HEIGHT as HISTOGRAM_HEIGHT
 from attention_ui.classroom.figures import answers_histogram
 from attention_ui.takehome import buttons as takehome_buttons
 from classroom import ClassError
@@ -209,7 +210,7 @@ def poll_picker(t, cls: dict, view: dict, *, where=st) -> None:
             )
 
 
-def poll_panel(t, cls: dict, *, height: int = 320) -> None:
+def poll_panel(t, cls: dict, *, height: int = HISTOGRAM_HEIGHT) -> None:
     """The latest poll: live count and histogram; close and reveal (refreshed every second). With
     "hide until closed" (for a projected panel) an open poll shows only its number of answers, so
     the class's answers do not steer those still thinking."""
@@ -349,8 +350,10 @@ def _confirm_end(on: bool) -> None:
 
 
 def end_button(t, cls: dict) -> None:
-    """ "End the class", then a second button that does it: a class ended by mistake cannot be
-    started again (its students would need a new code)."""
+    """ "End the class", then a dialog that asks first: a class ended by mistake cannot be started
+    again (its students would need a new code). A dialog, in the middle of the window: drawn under
+    the button, the question came at the bottom edge of a 1080-px class panel and its "Yes" below it
+    (issue 42 point 7)."""
 
     def end() -> None:
         try:
@@ -362,18 +365,27 @@ def end_button(t, cls: dict) -> None:
         st.session_state.pop("cls_end_confirm", None)
         st.session_state["cls_clear_cookie"] = True
 
+    st.button(
+        t("class.end"), key="cls_end", on_click=_confirm_end, args=(True,), icon=":material/stop_circle:"
+    )
     if not st.session_state.get("cls_end_confirm"):
-        st.button(
-            t("class.end"), key="cls_end", on_click=_confirm_end, args=(True,), icon=":material/stop_circle:"
-        )
         return
-    with st.container(border=True, key="cls_end_box"):
-        st.warning(t("class.end_confirm"))
-        yes, no = st.columns(2)
-        yes.button(
-            t("class.end_yes"), key="cls_end_yes", on_click=end, type="primary", icon=":material/stop_circle:"
-        )
-        no.button(t("class.end_no"), key="cls_end_no", on_click=_confirm_end, args=(False,))
+
+    @st.dialog(t("class.end_title"), on_dismiss=lambda: _confirm_end(False))
+    def ask() -> None:
+        # A dialog runs as a fragment: a press reruns only it, and only a full rerun closes it.
+        with st.container(key="cls_end_box"):
+            st.warning(t("class.end_confirm"))
+            yes, no = st.columns(2)
+            if yes.button(t("class.end_yes"), key="cls_end_yes", type="primary", icon=":material/stop_circle:",
+                          width="stretch"):  # fmt: skip
+                end()
+                st.rerun()
+            if no.button(t("class.end_no"), key="cls_end_no", width="stretch"):
+                _confirm_end(False)
+                st.rerun()
+
+    ask()
 
 
 def show_error(t) -> None:
