@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import io
 import json
-import math
 import os
 import re
 import shutil
@@ -21,7 +20,6 @@ import numpy as np
 import pytest
 
 from attention_core import AttentionConfig, trace_text
-from attention_core.explain import cell_slips
 from attention_ui.i18n import Translator
 from attention_ui.takehome import build, lesson, markup, moodle, questions, scorm
 
@@ -77,22 +75,6 @@ def test_lesson_numbers_come_from_the_trace(trace) -> None:
     )  # x, Q, K, V, raw, scaled, mask, masked, softmax
     allowed = trace.mask
     assert np.allclose(softmax[allowed], trace.weights[1][allowed], atol=5e-4)  # as drawn (rounded)
-
-
-def test_cell_slips_by_hand() -> None:
-    tr = trace_text("one two three", AttentionConfig(mask="causal", heads=1, d_model=4, seed=3))
-    q, K = tr.Q[0, 2], tr.K[0]
-    raw = np.array([q @ K[c] for c in range(3)])
-    by_hand = np.exp(raw / 2.0) / np.exp(raw / 2.0).sum()  # d_k = 4: divisor 2, row 2 sees every key
-    s = cell_slips(tr, 0, 2, 1)
-    assert math.isclose(s.weight, by_hand[1], rel_tol=1e-12)
-    assert math.isclose(s.unscaled, (np.exp(raw) / np.exp(raw).sum())[1], rel_tol=1e-12)
-    assert s.unmasked is None and s.allowed_keys == 3 and s.uniform == pytest.approx(1 / 3)
-    assert math.isclose(s.score, raw[1] / 2.0, rel_tol=1e-12)
-    r0 = cell_slips(tr, 0, 0, 1)  # row 0 of a causal mask: key 1 is forbidden
-    raw0 = np.array([tr.Q[0, 0] @ K[c] for c in range(3)])
-    assert r0.weight == 0.0 and r0.uniform == 0.0 and r0.allowed_keys == 1
-    assert math.isclose(r0.unmasked, (np.exp(raw0 / 2) / np.exp(raw0 / 2).sum())[1], rel_tol=1e-12)
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
