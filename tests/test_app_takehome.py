@@ -62,6 +62,8 @@ def test_each_lab_gives_its_lesson(monkeypatch, page, key, section) -> None:
     assert f"<h2>{translate('ja', section)}</h2>" in html  # the lab's own section
     assert translate("ja", "playground.step_softmax") in html  # then every step
     assert html.index(translate("ja", section)) < html.index(translate("ja", "playground.step_x"))
+    text = re.sub(r"<script.*?</script>|<math.*?</math>", "", html, flags=re.S)  # what is left as text
+    assert "\\" not in text and "$" not in text  # every formula of the lab became MathML
 
 
 def test_quiz_page_gives_the_course_files_with_its_seed(monkeypatch) -> None:

@@ -133,3 +133,20 @@ def test_cell_slips_by_hand() -> None:
     raw0 = np.array([tr.Q[0, 0] @ K[c] for c in range(3)])
     assert r0.weight == 0.0 and r0.uniform == 0.0 and r0.allowed_keys == 1
     assert math.isclose(r0.unmasked, (np.exp(raw0 / 2) / np.exp(raw0 / 2).sum())[1], rel_tol=1e-12)
+
+
+def test_every_field_names_its_cell_and_the_edges_are_refused() -> None:
+    """The records say which cell they are about, and the first index past each edge is refused."""
+    tr = trace_text("one two three", AttentionConfig(mask="causal", heads=2, d_model=4, seed=1))
+    a = explain_cell(tr, 1, 2, 0)
+    assert (a.head, a.i, a.j) == (1, 2, 0) and np.array_equal(a.k, tr.K[1, 0]) and a.mask_term == 0.0
+    r = explain_row(tr, 1, 2)
+    assert (r.head, r.i) == (1, 2)
+    assert np.array_equal(r.weights, tr.weights[1, 2]) and np.array_equal(r.values, tr.V[1])
+    for args in ((tr.heads, 0, 0), (0, tr.n, 0), (0, 0, tr.n), (-1, 0, 0), (0, -1, 0), (0, 0, -1)):
+        with pytest.raises(IndexError):
+            explain_cell(tr, *args)
+    with pytest.raises(IndexError):
+        explain_row(tr, 0, tr.n)
+    with pytest.raises(IndexError):
+        cell_slips(tr, 0, 0, tr.n)
