@@ -150,3 +150,12 @@ def test_every_field_names_its_cell_and_the_edges_are_refused() -> None:
         explain_row(tr, 0, tr.n)
     with pytest.raises(IndexError):
         cell_slips(tr, 0, 0, tr.n)
+
+
+def test_a_row_with_no_allowed_key_has_no_largest_score() -> None:
+    import dataclasses
+
+    tr = trace_text("one two", AttentionConfig(heads=1, d_model=2))
+    blocked = dataclasses.replace(tr, mask=np.zeros_like(tr.mask))  # every key forbidden
+    a = explain_cell(blocked, 0, 1, 0)
+    assert a.fully_masked and math.isnan(a.row_max) and a.weight == 0.0 and a.normaliser == 0.0
