@@ -20,7 +20,7 @@ NICKNAME_MAX = 24  # characters (code points) of a nickname, after surrounding s
 CLASS_HOURS_DEFAULT = 4.0  # a session ends by itself this long after it started
 RETENTION_DAYS_DEFAULT = 7.0  # a session's data are removed this long after it ended or expired
 VIEW_MAX_BYTES = 16_000  # the teacher's view as JSON: a sentence of 2000 characters and settings fit
-QUESTION_MAX_BYTES = 8_000
+QUESTION_MAX_BYTES = 24_000  # a code poll holds the sentence's tokens (see VIEW_MAX_BYTES) and its program
 MAX_CHOICES = 8
 # Characters a nickname may not hold, beyond the Cc control characters: the bidirectional
 # overrides and isolates (they can turn the text around it on the projector or in a spreadsheet).

@@ -12,7 +12,7 @@ import segno
 import streamlit as st
 
 from attention_ui import kit
-from attention_ui.classroom import follow, questions, state
+from attention_ui.classroom import code_polls, follow, questions, state
 from attention_ui.classroom.export import results_csv
 from attention_ui.classroom.figures import HEIGHT as HISTOGRAM_HEIGHT
 from attention_ui.classroom.figures import answers_histogram
@@ -253,12 +253,14 @@ def poll_panel(t, cls: dict, *, height: int = HISTOGRAM_HEIGHT) -> None:
         tally = tallies[-1]
         p = tally.poll
         st.markdown(t("class.poll_heading", seq=p.seq, state=t(f"class.state_{p.state}")))
-        st.markdown(kit.escape_markdown(questions.question_text(t, p.question)))
+        code_polls.show_question(t, p.question)
         revealed = p.state == "revealed"
         if hide and p.state == "open":
             st.info(t("class.hidden_open", n=tally.total))
         else:
             histogram(p, tally, revealed)
+        if revealed:  # a code question: what each fragment did, as the quiz shows it
+            code_polls.show_consequences_of(t, p.question, p.correct, None, key=f"cls_code_{p.seq}")
         buttons(p, revealed)
 
     def histogram(p, tally, revealed: bool) -> None:
