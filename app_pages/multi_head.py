@@ -16,7 +16,9 @@ from attention_ui import kit, tables
 from attention_ui.figures import heatmaps
 from attention_ui.figures.base import AxisText
 from attention_ui.multi_head import figures as figures_multihead
+from attention_ui.multi_head import lesson as mh_lesson
 from attention_ui.program import code_view
+from attention_ui.takehome import buttons
 
 D_MODEL_RANGE = (1, 128)  # the sentence's layer: small enough to draw every head
 MAX_SHOWN_HEADS = 16  # small multiples beyond this are unreadable
@@ -86,14 +88,8 @@ def load_lab(t):
 
 def section_heads(t, lab, hover) -> None:
     trace = lab.trace
-    kit.opening(
-        t("multihead.sec_heads"),
-        t("multihead.explain_heads"),
-        r"\mathrm{head}_i = \mathrm{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{d_k}}\right) V_i,\quad i = 0, \dots, h-1",
-        anchor="heads",
-    )
-    head_title = t("multihead.head_name", h="{h}")
-    fig = heatmaps.heads_small_multiples(trace.weights, trace.tokens, hover=hover, head_title=head_title)
+    kit.opening(t("multihead.sec_heads"), t("multihead.explain_heads"), mh_lesson.FORMULA, anchor="heads")
+    fig = mh_lesson.heads_figure(t, trace, hover)
     PAGE.chart(fig, "heads", t("multihead.alt_heads", heads=trace.heads, n=trace.n))
     if PAGE.tables_on:
         for k in range(trace.heads):
@@ -240,6 +236,10 @@ def main() -> None:
         PAGE.section(section_heads, t, lab, hover)
         PAGE.section(section_dk, t, lab)
         PAGE.section(section_concat, t, lab.trace, hover)
+        with st.sidebar:  # the lesson: every head, then every step on the learner's sentence (issue 45)
+            buttons.lab_lesson_button(
+                t, "mh_dl_lesson", "app.nav_multi_head", lambda: mh_lesson.section(t, lab, hover)
+            )
     PAGE.section(section_cost, t)
     if lab is not None:
         PAGE.section(section_split, t, lab)

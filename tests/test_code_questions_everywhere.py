@@ -94,5 +94,29 @@ def test_a_live_class_poll_asks_a_code_question_on_the_projected_sentence():
     assert polls.question_text(t, poll.question).startswith(translate("ja", "code.q_mask_place"))
     assert q.program_with_blank() in polls.question_text(t, poll.question)
     labels = polls.choice_labels(t, poll.question)
-    assert labels[q.answer_index].startswith("ABCD"[q.answer_index] + ": masked = scaled + M")
+    assert labels[q.answer_index].startswith("masked = scaled + M")  # the page adds "A. " to every label
     assert polls.live_question("code_mask_place", trace_text("a b", AttentionConfig()), head=0) is None
+
+
+def test_a_code_poll_keeps_what_it_was_asked_on_and_its_options_run_again_after_the_reveal():
+    import json
+
+    from attention_ui.classroom import code_polls
+
+    trace = trace_text("the cat sat on the mat", RICH)
+    poll = polls.live_question("code_mask_place", trace, head=0)
+    stored = json.loads(json.dumps(poll.question))  # as the store keeps it
+    q = code_polls.asked(stored, poll.correct)
+    expected = cq.code_question("mask_place", RICH, TOKENS)
+    assert q is not None and q.answer_index == expected.answer_index == poll.correct
+    t = Translator("en")
+    assert [consequences(t, q, o) for o in q.options] == [
+        consequences(t, expected, o) for o in expected.options
+    ]
+    # what another version of the app asked, or another kind of poll: no consequences
+    assert code_polls.asked(stored, (poll.correct + 1) % 4) is None
+    assert code_polls.asked({**stored, "labels": list(reversed(stored["labels"]))}, poll.correct) is None
+    assert code_polls.asked({**stored, "config": {**stored["config"], "heads": 0}}, poll.correct) is None
+    assert code_polls.asked({**stored, "tokens": "the cat"}, poll.correct) is None
+    assert code_polls.asked({k: v for k, v in stored.items() if k != "tokens"}, poll.correct) is None
+    assert code_polls.asked(polls.live_question("scores_shape", trace, head=0).question, 0) is None

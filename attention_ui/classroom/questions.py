@@ -13,10 +13,11 @@ language-neutral (token text, numbers); key sets are kept as lists and named at 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
-from attention_core import predict
-from attention_core.codegen_questions import code_question
+from attention_core import AttentionConfig, AttentionConfigError, predict
+from attention_core.codegen_questions import CodeQuestion, code_question
 from attention_core.labs.quiz import generate_question
 from attention_ui.quiz_bank import format_value
 
@@ -107,17 +108,44 @@ def live_question(kind: str, trace, head: int, row: int | None = None) -> Questi
 
 
 def code_poll(template: str, trace) -> Question | None:
-    """A code question on the teacher's sentence and settings (None when they cannot ask it)."""
+    """A code question on the teacher's sentence and settings (None when they cannot ask it). The
+    poll keeps those settings and tokens: after the reveal the pages run its options again to show
+    each one's consequence (:func:`code_poll_source`), on what the class was asked about even when
+    the teacher has moved on to another sentence."""
     if trace.config is None:
         return None
-    q = code_question(template, trace.config, trace.tokens[: trace.n - trace.n_pad])
+    tokens = trace.tokens[: trace.n - trace.n_pad]
+    q = code_question(template, trace.config, tokens)
     if q is None:
         return None
-    labels = [
-        f"{'ABCD'[i]}: " + " / ".join(line.strip() for line in o.fragment) for i, o in enumerate(q.options)
-    ]
-    poll = {"kind": "code", "template": template, "program": q.program_with_blank(), "labels": labels}
+    labels = code_labels(q)
+    poll = {"kind": "code", "template": template, "program": q.program_with_blank(), "labels": labels,
+            "config": dataclasses.asdict(trace.config), "tokens": list(tokens)}  # fmt: skip
     return Question(poll, len(labels), q.answer_index)
+
+
+def code_labels(q: CodeQuestion) -> list[str]:
+    """A code question's options as one line each ("masked = scaled + M / weights = …"); the pages
+    put the letter before it, as for every poll (with one here too they read "A. A: masked …")."""
+    return [" / ".join(line.strip() for line in o.fragment) for o in q.options]
+
+
+def code_poll_source(question: dict) -> tuple[str, AttentionConfig, tuple[str, ...]] | None:
+    """(template, settings, tokens) a code poll was asked on, or None: another kind of poll, or one
+    whose stored values this version of the app does not take."""
+    if question.get("kind") != "code":
+        return None
+    try:
+        config = AttentionConfig(**question["config"])
+        tokens = tuple(question["tokens"])
+        template = question["template"]
+    except (KeyError, TypeError, AttentionConfigError):
+        return None
+    if not isinstance(template, str) or not isinstance(question["tokens"], list) or not tokens:
+        return None
+    if not all(isinstance(tok, str) for tok in tokens):
+        return None
+    return template, config, tokens
 
 
 def _rotate(options: list, by: int) -> tuple[list, int]:
