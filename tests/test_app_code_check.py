@@ -13,7 +13,7 @@ from attention_ui import kit
 from attention_ui.code_check import gate
 from attention_ui.i18n import translate
 from tests.apptest_pages import messages, no_exception, open_page, texts
-from tests.codecheck_helpers import RIGHT
+from tests.codecheck_helpers import RIGHT, RIGHT_MULTI_HEAD
 
 PAGE = "app_pages/code_check.py"
 
@@ -85,18 +85,7 @@ def multi_head(X, W_Q, W_K, W_V, W_O, mask):
 """
 )
 
-WRONG_AXIS_MULTI = """import numpy as np
-
-def multi_head(X, W_Q, W_K, W_V, W_O, mask):
-    S = (X @ W_Q) @ (X @ W_K).transpose(0, 2, 1) / np.sqrt(W_Q.shape[2])
-    if mask is not None:
-        S = np.where(mask, S, -np.inf)
-    m = S.max(axis=-2, keepdims=True)
-    E = np.exp(S - np.where(np.isfinite(m), m, 0.0))
-    t = E.sum(axis=-2, keepdims=True)
-    A = E / np.where(t == 0, 1.0, t)
-    return np.concatenate(list(A @ (X @ W_V)), axis=-1) @ W_O
-"""
+WRONG_AXIS_MULTI = RIGHT_MULTI_HEAD.replace("axis=-1", "axis=-2")
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

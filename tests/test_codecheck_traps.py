@@ -24,7 +24,7 @@ from attention_core.codegen import MUTATIONS
 from attention_core.config import AttentionConfig
 from attention_ui.code_check import views
 from attention_ui.i18n import translate
-from tests.codecheck_helpers import RIGHT, check_in_process
+from tests.codecheck_helpers import RIGHT, RIGHT_MULTI_HEAD, check_in_process
 
 CASES = {
     kind: all_cases("the cat sat on the mat", AttentionConfig(mask=kind, pad=2 if "padding" in kind else 0))
@@ -217,23 +217,7 @@ def multi_head(X, W_Q, W_K, W_V, W_O, mask):
     concat = np.concatenate(heads, axis=-1)
     return concat @ W_O
 """
-MULTI_VECTORISED = """import numpy as np
-
-
-def multi_head(X, W_Q, W_K, W_V, W_O, mask):
-    n = X.shape[0]
-    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-    S = Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])
-    if mask is not None:
-        S = np.where(mask, S, -np.inf)
-    m = S.max(axis=-1, keepdims=True)
-    E = np.exp(S - np.where(np.isfinite(m), m, 0.0))
-    t = E.sum(axis=-1, keepdims=True)
-    A = E / np.where(t == 0, 1.0, t)
-    O = A @ V
-    C = O.transpose(1, 0, 2).reshape(n, -1)
-    return C @ W_O
-"""
+MULTI_VECTORISED = RIGHT_MULTI_HEAD
 MULTI_RIGHT_LOOP = RIGHT + MULTI_LOOP
 # (id, the trap, the learner's code): merging the heads, and one-head traps inside multi_head
 MULTI_BY_HAND = [
