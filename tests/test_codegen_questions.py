@@ -93,6 +93,33 @@ def _same_run(a, b) -> bool:
     return all(x.shape == y.shape and np.allclose(x, y, equal_nan=True) for x, y in zip(a, b, strict=True))
 
 
+def test_two_fragments_are_copies_only_with_the_same_numbers_or_the_same_error():
+    w, out = np.array([[0.5, np.nan]]), np.array([[1.0, 2.0]])
+    assert cq._same_numbers((w, out), (w.copy(), out + 1e-13))  # NaN is NaN; within 1e-12
+    assert not cq._same_numbers((w, out), (w, out * (1 + 1e-7)))  # 1e-7 apart: other numbers
+    assert not cq._same_numbers((w, out), (w[:, :1], out))  # another shape
+    assert not cq._same_numbers((w, out), (np.array([[0.5, 0.5]]), out))  # other weights
+    assert cq._same_numbers("ValueError: x", "ValueError: x")
+    assert not cq._same_numbers("ValueError: x", "ValueError: y")
+    assert not cq._same_numbers("ValueError: x", (w, out)) and not cq._same_numbers((w, out), "x")
+    assert cq._numbers(None, "ValueError: x") == "ValueError: x"
+    weights, output = cq._numbers({"weights": [[1.0]], "output": [[2.0]]}, None)
+    assert weights.tolist() == [[1.0]] and output.tolist() == [[2.0]]
+
+
+def test_two_fragments_that_stop_with_other_errors_are_both_offered(monkeypatch):
+    # K for K.T (n != d_k) and the heads stacked along the tokens both stop, each with its own error
+    template = cq.Template(
+        "errors", ("k_not_transposed", "heads_merged_along_tokens", "no_scaling", "divide_by_d_k")
+    )
+    monkeypatch.setattr(cq, "TEMPLATES", (*cq.TEMPLATES, template))
+    q = cq.code_question("errors", RICH, TOKENS)
+    offered = {o.mutation for o in q.options}
+    assert offered == {None, "k_not_transposed", "heads_merged_along_tokens", "no_scaling"}
+    errors = {o.outcome.error for o in q.options if o.outcome.stopped}
+    assert len(errors) == 2 and all(e.startswith("ValueError") for e in errors)
+
+
 def test_a_trap_with_the_numbers_of_an_offered_one_is_not_offered(monkeypatch):
     # K for V and V from W_K give the same weights and the same output (weights @ X W_K, both)
     template = cq.Template(
