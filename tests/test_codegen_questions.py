@@ -97,6 +97,7 @@ def test_two_fragments_are_copies_only_with_the_same_numbers_or_the_same_error()
     w, out = np.array([[0.5, np.nan]]), np.array([[1.0, 2.0]])
     assert cq._same_numbers((w, out), (w.copy(), out + 1e-13))  # NaN is NaN; within 1e-12
     assert not cq._same_numbers((w, out), (w, out * (1 + 1e-7)))  # 1e-7 apart: other numbers
+    assert not cq._same_numbers((w, 0 * out), (w, 0 * out + 1e-10))  # 1e-10 from 0: beyond 1e-12
     assert not cq._same_numbers((w, out), (w[:, :1], out))  # another shape
     assert not cq._same_numbers((w, out), (np.array([[0.5, 0.5]]), out))  # other weights
     assert cq._same_numbers("ValueError: x", "ValueError: x")
