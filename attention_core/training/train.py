@@ -99,7 +99,7 @@ class TrainSettings(HeadWidth):
             if self.d_model % self.heads:
                 raise TrainSettingsError(
                     "d_model_heads",
-                    f"d_model ({self.d_model}) is not divisible by heads ({self.heads}): set d_k by hand.",
+                    f"d_model ({self.d_model}) is not divisible by heads ({self.heads}): set d_k by hand (--d-k).",
                     d_model=self.d_model, heads=self.heads,
                 )  # fmt: skip
         else:
