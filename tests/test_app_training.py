@@ -80,6 +80,8 @@ def test_train_shows_curves_maps_reveal_and_questions(lang):
     assert msgs[verdict].format(guess=msgs["training.pattern_previous"]) in texts(at)
     assert at.radio(key="tr_q_accuracy") is not None
     assert at.radio(key="tr_guess").disabled  # locked once the run exists
+    # 12 letters: the repeated sample is 6 and the same 6 again; induction reads queries 6 … 11 only
+    assert msgs["training.reveal_how"].format(n1=11, m=6, last=11) in [c.value for c in at.caption]
 
 
 def test_broken_input_gets_a_message():

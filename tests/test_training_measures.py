@@ -105,11 +105,26 @@ def test_next_weight_against_a_loop(leaky_run):
     assert (w[0] != w[1]).any()  # two heads that differ: the larger is taken per position
 
 
+def test_future_weight_against_a_loop(leaky_run):
+    run = leaky_run
+    ids, n = run.task.text_ids, run.task.n
+    w = np.zeros((2, n))
+    for s in range(len(ids)):
+        window = np.array([[ids[(s + i) % len(ids)] for i in range(n)]])
+        maps = M.forward(run.params, window, run.allowed, run.settings.divisor).weights()[0, 0]  # [h, n, n]
+        for h in range(2):
+            for i in range(n):
+                w[h, i] += sum(maps[h, i, j] for j in range(i + 1, n)) / len(ids)
+    got = X.future_weight(run)
+    np.testing.assert_allclose(got, w.max(axis=0), rtol=1e-12, atol=1e-15)
+    assert got[-1] == 0.0 and got[0] > X.next_weight(run)[0]  # position 0 reads more than its next one
+
+
 def test_a_causal_model_reads_nothing_ahead():
     run = TR.train(TR.TrainSettings(task="text", text=TEXT, steps=5, d_model=8, heads=2))
     visible, prefix = X.position_accuracy(run)
     np.testing.assert_array_equal(visible, prefix)
-    assert X.next_weight(run).tolist() == [0.0] * 15
+    assert X.next_weight(run).tolist() == [0.0] * 15 and X.future_weight(run).tolist() == [0.0] * 16
 
 
 # --- induction: lengths a position allows, accuracy by them, the heads zeroed ----------------------------

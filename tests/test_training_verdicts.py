@@ -99,19 +99,27 @@ def test_sqrt_verdicts_and_a_broken_seed():
 N = 16
 LEAKY_VISIBLE = np.ones(N)
 LEAKY_PREFIX = np.r_[np.full(N - 1, 0.3), 1.0]
-LEAKY_NEXT = np.full(N - 1, 0.9)
+LEAKY_NEXT = np.full(N - 1, 0.2)
+LEAKY_FUTURE = np.r_[np.full(N - 1, 0.6), 0.0]
 
 
 @pytest.mark.parametrize(
     "visible, prefix, weight, verdict",
     [
-        (LEAKY_VISIBLE, LEAKY_PREFIX, LEAKY_NEXT, "reads_next"),
-        (LEAKY_VISIBLE, LEAKY_PREFIX, np.full(N - 1, 0.5), "reads_next"),
-        (LEAKY_VISIBLE, LEAKY_PREFIX, np.full(N - 1, 0.49), "needs_future"),
-        (LEAKY_VISIBLE / 2, np.r_[np.full(N - 1, 0.3), 1.0], LEAKY_NEXT, "reads_next"),  # a gap of 20 points
-        (LEAKY_VISIBLE / 2, np.r_[np.full(N - 1, 0.3125), 1.0], LEAKY_NEXT, "no_leak"),  # 18.75
+        (LEAKY_VISIBLE, LEAKY_PREFIX, LEAKY_FUTURE, "reads_future"),
+        (LEAKY_VISIBLE, LEAKY_PREFIX, np.r_[np.full(N - 1, 0.5), 0.0], "reads_future"),
+        (LEAKY_VISIBLE, LEAKY_PREFIX, np.r_[np.full(N - 1, 0.49), 0.0], "needs_future"),
+        # the last position (always 0: its window ends there) is not part of the mean
+        (LEAKY_VISIBLE, LEAKY_PREFIX, np.r_[np.full(N - 1, 0.49), 1.0], "needs_future"),
+        (
+            LEAKY_VISIBLE / 2,
+            np.r_[np.full(N - 1, 0.3), 1.0],
+            LEAKY_FUTURE,
+            "reads_future",
+        ),  # a gap of 20 points
+        (LEAKY_VISIBLE / 2, np.r_[np.full(N - 1, 0.3125), 1.0], LEAKY_FUTURE, "no_leak"),  # 18.75
         # the last position is not part of the gap: its future is outside the window in training too
-        (LEAKY_VISIBLE, np.r_[np.full(N - 1, 0.9), 0.0], LEAKY_NEXT, "no_leak"),
+        (LEAKY_VISIBLE, np.r_[np.full(N - 1, 0.9), 0.0], LEAKY_FUTURE, "no_leak"),
     ],
 )
 def test_leaky_reading(visible, prefix, weight, verdict):
@@ -134,35 +142,36 @@ def test_leaky_generation(short, full, last, verdict):
 
 def test_causal_sealed():
     acc = np.full(N, 0.95)
-    assert V.causal_sealed(acc, acc.copy(), np.zeros(N - 1)) == "sealed"
-    assert V.causal_sealed(acc, np.r_[acc[:-1], 0.9], np.zeros(N - 1)) == "broken"
-    assert V.causal_sealed(acc, acc.copy(), np.r_[np.zeros(N - 2), 1e-9]) == "broken"
+    assert V.causal_sealed(acc, acc.copy(), np.zeros(N)) == "sealed"
+    assert V.causal_sealed(acc, np.r_[acc[:-1], 0.9], np.zeros(N)) == "broken"
+    assert V.causal_sealed(acc, acc.copy(), np.r_[np.zeros(N - 1), 1e-9]) == "broken"
 
 
 def _gen(accuracy: float) -> X.Generation:
     return X.Generation("the ", "x" * 49, "y" * 49, accuracy, accuracy)
 
 
-def _leaky_run(mask, visible, prefix, weight, short, full) -> X.LeakyRun:
-    return X.LeakyRun(mask, None, 0.1, np.asarray(visible), np.asarray(prefix), np.asarray(weight), _gen(short),
-                      _gen(full))  # fmt: skip
+def _leaky_run(mask, visible, prefix, future, short, full) -> X.LeakyRun:
+    future = np.asarray(future)
+    return X.LeakyRun(mask, None, 0.1, np.asarray(visible), np.asarray(prefix), future[:-1] / 3, future,
+                      _gen(short), _gen(full))  # fmt: skip
 
 
 LEAKY = X.LeakyResult(
     X.LeakySettings(text="the cat sat on the mat and the dog sat on the rug"),
-    _leaky_run("causal", np.full(N, 0.95), np.full(N, 0.95), np.zeros(N - 1), 0.04, 0.1),
-    _leaky_run("none", LEAKY_VISIBLE, LEAKY_PREFIX, LEAKY_NEXT, 0.02, 1.0),
+    _leaky_run("causal", np.full(N, 0.95), np.full(N, 0.95), np.zeros(N), 0.04, 0.1),
+    _leaky_run("none", LEAKY_VISIBLE, LEAKY_PREFIX, LEAKY_FUTURE, 0.02, 1.0),
     False,
 )
 
 
 def test_leaky_verdicts_and_a_broken_run():
-    assert V.leaky_verdicts(LEAKY) == ("reading_reads_next", "generation_full_works", "causal_sealed")
+    assert V.leaky_verdicts(LEAKY) == ("reading_reads_future", "generation_full_works", "causal_sealed")
     # the leaky model's last position wrong, the causal model's prefix different: both verdicts change
     leaky = dataclasses.replace(LEAKY.leaky, prefix=np.r_[LEAKY_PREFIX[:-1], 0.5])
     causal = dataclasses.replace(LEAKY.causal, prefix=np.r_[np.full(N - 1, 0.95), 0.5])
     broken = dataclasses.replace(LEAKY, leaky=leaky, causal=causal)
-    assert V.leaky_verdicts(broken) == ("reading_reads_next", "generation_full_better", "causal_broken")
+    assert V.leaky_verdicts(broken) == ("reading_reads_future", "generation_full_better", "causal_broken")
     same = dataclasses.replace(LEAKY, leaky=dataclasses.replace(LEAKY.leaky, prefix=LEAKY_VISIBLE))
     assert V.leaky_verdicts(same)[0] == "reading_no_leak"
 

@@ -193,9 +193,8 @@ class LeakyRun:
     final_loss: float  # training loss, mean of the last 10 % of steps
     visible: np.ndarray  # [n] accuracy at each position given the whole window (as in training)
     prefix: np.ndarray  # [n] the same positions given only the characters up to them (as in generation)
-    next_weight: (
-        np.ndarray
-    )  # [n-1] mean weight position i puts on position i+1, in the head putting most there
+    next_weight: np.ndarray  # [n-1] mean weight on position i+1 (next_weight)
+    future_weight: np.ndarray  # [n] mean weight on every position after i together (future_weight)
     short: Generation  # from the text's first `prompt` characters
     full: Generation  # from its first n characters: a full window
 
@@ -267,19 +266,31 @@ def position_accuracy(run: TrainRun) -> tuple[np.ndarray, np.ndarray]:
 def next_weight(run: TrainRun) -> np.ndarray:
     """``[n − 1]``: for each position ``i``, the mean weight (over every window of the text) that
     the head putting the most there puts on position ``i + 1``. 0 under the causal mask."""
-    windows = run.task.text_windows()
-    weights = forward(
-        run.params, windows.tokens, run.allowed, run.settings.divisor
-    ).weights()  # [T, L, h, n, n]
     i = np.arange(run.task.n - 1)
-    per_head = weights[..., i, i + 1].mean(axis=0)  # [L, h, n-1]
+    per_head = _window_weights(run)[..., i, i + 1].mean(axis=0)  # [L, h, n-1]
     return read_only(per_head.reshape(-1, len(i)).max(axis=0))
+
+
+def future_weight(run: TrainRun) -> np.ndarray:
+    """``[n]``: for each position ``i``, the mean weight (over every window of the text) that the
+    head putting the most there puts on all positions after ``i`` together. 0 under the causal
+    mask, and at the last position, whose window ends there."""
+    n = run.task.n
+    later = np.triu(np.ones((n, n), dtype=bool), k=1)  # [query, key]: the key comes after the query
+    per_head = np.where(later, _window_weights(run), 0.0).sum(axis=-1).mean(axis=0)  # [L, h, n]
+    return read_only(per_head.reshape(-1, n).max(axis=0))
+
+
+def _window_weights(run: TrainRun) -> np.ndarray:
+    """``[T, L, h, n, n]``: every head's map on every window of the text."""
+    windows = run.task.text_windows()
+    return forward(run.params, windows.tokens, run.allowed, run.settings.divisor).weights()
 
 
 def _leaky_run(mask: str, run: TrainRun, prompt: int) -> LeakyRun:
     visible, prefix = position_accuracy(run)
     return LeakyRun(
-        mask, run, tail_mean(run.losses), visible, prefix, next_weight(run),
+        mask, run, tail_mean(run.losses), visible, prefix, next_weight(run), future_weight(run),
         _generation(run, prompt), _generation(run, run.task.n),
     )  # fmt: skip
 

@@ -71,19 +71,19 @@ def sqrt_final(final_scaled: Sequence[float], final_unscaled: Sequence[float]) -
 # --- 2. the leaky mask ---------------------------------------------------------------------------
 
 LEAK_GAP = 0.2  # positions 0 … n−2 lose at least 20 points of accuracy when the future is hidden
-READS_NEXT = 0.5  # … and put at least half their weight, on average, on the next position
+READS_FUTURE = 0.5  # … and put at least half their weight, on average, on later positions
 HONEST_LAST = 0.9  # the last position (no future inside its window in training) is right this often
 GENERATION_GAP = 0.2  # the full-window prompt generates at least 20 points more of the text
 
 
-def leaky_reading(visible: Sequence[float], prefix: Sequence[float], next_weight: Sequence[float]) -> str:
-    """The leaky model at positions 0 … n−2: ``reads_next`` (hiding the future costs LEAK_GAP and the
-    mean weight on the next position is READS_NEXT), ``needs_future`` (the cost without that weight),
-    ``no_leak`` (hiding the future costs less than LEAK_GAP)."""
+def leaky_reading(visible: Sequence[float], prefix: Sequence[float], future: Sequence[float]) -> str:
+    """The leaky model at positions 0 … n−2: ``reads_future`` (hiding the future costs LEAK_GAP and
+    the mean weight on later positions is READS_FUTURE), ``needs_future`` (the cost without that
+    weight), ``no_leak`` (hiding the future costs less than LEAK_GAP)."""
     gap = float(np.mean(visible[:-1])) - float(np.mean(prefix[:-1]))
     if gap < LEAK_GAP:
         return "no_leak"
-    return "reads_next" if float(np.mean(next_weight)) >= READS_NEXT else "needs_future"
+    return "reads_future" if float(np.mean(future[:-1])) >= READS_FUTURE else "needs_future"
 
 
 def leaky_generation(short: float, full: float, last: float) -> str:
@@ -95,11 +95,11 @@ def leaky_generation(short: float, full: float, last: float) -> str:
     return "full_works" if last >= HONEST_LAST else "full_better"
 
 
-def causal_sealed(visible: Sequence[float], prefix: Sequence[float], next_weight: Sequence[float]) -> str:
+def causal_sealed(visible: Sequence[float], prefix: Sequence[float], future: Sequence[float]) -> str:
     """The causal model: ``sealed`` when hiding the future changes no position's accuracy and no
-    weight falls on the next position, as the mask guarantees; ``broken`` otherwise (a bug)."""
+    weight falls on a later position, as the mask guarantees; ``broken`` otherwise (a bug)."""
     same = np.array_equal(np.asarray(visible), np.asarray(prefix))
-    return "sealed" if same and float(np.max(next_weight, initial=0.0)) == 0.0 else "broken"
+    return "sealed" if same and float(np.max(future, initial=0.0)) == 0.0 else "broken"
 
 
 # --- 3. heads specialise -------------------------------------------------------------------------
@@ -229,9 +229,9 @@ def sqrt_verdicts(r: X.SqrtDkResult) -> tuple[str, ...]:
 def leaky_verdicts(r: X.LeakyResult) -> tuple[str, ...]:
     k, c = r.leaky, r.causal
     return (
-        "reading_" + leaky_reading(k.visible, k.prefix, k.next_weight),
+        "reading_" + leaky_reading(k.visible, k.prefix, k.future_weight),
         "generation_" + leaky_generation(k.short.accuracy, k.full.accuracy, float(k.prefix[-1])),
-        "causal_" + causal_sealed(c.visible, c.prefix, c.next_weight),
+        "causal_" + causal_sealed(c.visible, c.prefix, c.future_weight),
     )
 
 
@@ -272,7 +272,7 @@ def positions_verdicts(r: X.PositionsResult) -> tuple[tuple[str, str], ...]:
 OUTCOMES = {
     "sqrt_dk": ("grad_saturated", "grad_larger", "grad_smaller", "grad_mixed", "speed_faster", "speed_slower",
                 "speed_mixed", "speed_unreached", "final_both_low", "final_apart"),
-    "leaky_mask": ("reading_reads_next", "reading_needs_future", "reading_no_leak", "generation_full_works",
+    "leaky_mask": ("reading_reads_future", "reading_needs_future", "reading_no_leak", "generation_full_works",
                    "generation_full_better", "generation_alike", "causal_sealed", "causal_broken"),
     "heads_specialise": ("split_confirmed", "split_maps_only", "split_shared", "split_unclaimed", "accuracy_reached",
                          "accuracy_weak"),

@@ -81,10 +81,10 @@ def leaky_conclusions(r) -> list[tuple[str, dict]]:
     values = dict(
         lc=num(c.final_loss), ll=num(k.final_loss), n=n, n1=n - 1, n2=n - 2,
         vis=pct(mean(k.visible[:-1])), pre=pct(mean(k.prefix[:-1])), w=f"{mean(k.next_weight):.2f}",
-        gap=f"{100 * V.LEAK_GAP:.0f}", reads=V.READS_NEXT, last=pct(k.prefix[-1]), k=len(k.short.prompt),
+        f=f"{mean(k.future_weight[:-1]):.2f}", gap=f"{100 * V.LEAK_GAP:.0f}", reads=V.READS_FUTURE, last=pct(k.prefix[-1]), k=len(k.short.prompt),
         k1=len(k.short.prompt) - 1,
         gs=pct(k.short.accuracy), gf=pct(k.full.accuracy), c=pct(mean(c.visible)),
-        cw=f"{float(max(c.next_weight, default=0.0)):.3g}",
+        cw=f"{float(max(c.future_weight, default=0.0)):.3g}",
     )  # fmt: skip
     return [("training.x_leaky_numbers", values)] + [
         (f"training.x_leaky_{v}", values) for v in V.leaky_verdicts(r)
@@ -207,10 +207,13 @@ def _leaky_figures(t, r) -> None:
     axes = AxisText(t("training.x_axis_position"), t("training.axis_accuracy_short"))
     PAGE.chart(ftr.by_position(acc, axes=axes, dashed=dashed, percent=True), "x_leaky_positions",
                t("training.alt_x_positions", n=n))  # fmt: skip
-    weights = {model[m.mask]: m.next_weight for m in (r.leaky, r.causal)}
-    PAGE.chart(ftr.bars([str(i) for i in range(n - 1)], weights, y_title=t("training.x_next_weight"),
-                        y_range=(0, 1.05), x_title=t("training.x_axis_position")),
-               "x_leaky_next", t("training.alt_x_bars"))  # fmt: skip
+    later, nxt = t("training.x_future_weight"), t("training.x_next_weight")
+    weights = {t("training.x_weight_on", model=model["none"], what=later): r.leaky.future_weight,
+               t("training.x_weight_on", model=model["none"], what=nxt): [*r.leaky.next_weight, math.nan],
+               t("training.x_weight_on", model=model["causal"], what=later): r.causal.future_weight}  # fmt: skip
+    axes = AxisText(t("training.x_axis_position"), t("training.x_weight_axis"))
+    PAGE.chart(ftr.by_position(weights, axes=axes, dashed=[list(weights)[1]]), "x_leaky_next",
+               t("training.alt_x_weights", n=n))  # fmt: skip
     for m in (r.causal, r.leaky):
         for g in (m.short, m.full):
             st.markdown(t("training.x_generated", model=model[m.mask], k=len(g.prompt)))

@@ -141,7 +141,7 @@ def by_position(
     percent: bool = False,
 ) -> go.Figure:
     """One line with markers per series (its translated name -> a value per position, position 0
-    first); ``dashed`` names drawn dashed. ``percent``: values are fractions, shown as 0–100 %."""
+    first, each between 0 and 1); ``dashed`` names drawn dashed. ``percent``: shown as 0–100 %."""
     scale = 100.0 if percent else 1.0
     fig = go.Figure()
     for i, (name, values) in enumerate(series.items()):
@@ -153,7 +153,7 @@ def by_position(
                 hovertemplate="%{x}: %{y:.1f}" + (" %" if percent else "") + "<extra>" + escape_label(name) + "</extra>",
             )
         )  # fmt: skip
-    yaxis = axes.y_axis(range=[0, 105], ticksuffix=" %") if percent else axes.y_axis()
+    yaxis = axes.y_axis(range=[0, 105], ticksuffix=" %") if percent else axes.y_axis(range=[0, 1.05])
     fig.update_layout(
         template=PLAIN_TEMPLATE, height=CURVE_HEIGHT_PX, margin=dict(l=60, r=10, t=30, b=50), legend=LEGEND_ABOVE,
         xaxis=axes.x_axis(dtick=1), yaxis=yaxis,
