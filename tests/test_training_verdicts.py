@@ -92,6 +92,14 @@ def test_sqrt_verdicts_and_a_broken_seed():
     slow = dataclasses.replace(SQRT.seeds[1], steps_scaled=70, grad_scaled=0.015, loss_scaled=0.2)
     broken = dataclasses.replace(SQRT, seeds=(SQRT.seeds[0], slow, SQRT.seeds[2]))
     assert V.sqrt_verdicts(broken) == ("grad_mixed", "speed_mixed", "final_apart")
+    # the speed is read from the steps to the level, not from where the loss ended
+    later = tuple(dataclasses.replace(x, loss_scaled=0.05, loss_unscaled=0.01) for x in SQRT.seeds)
+    assert V.sqrt_verdicts(dataclasses.replace(SQRT, seeds=later))[1:] == ("speed_faster", "final_both_low")
+    slower = tuple(
+        dataclasses.replace(x, steps_scaled=x.steps_unscaled, steps_unscaled=x.steps_scaled)
+        for x in SQRT.seeds
+    )
+    assert V.sqrt_verdicts(dataclasses.replace(SQRT, seeds=slower))[1] == "speed_slower"
 
 
 # --- 2. the leaky mask ---------------------------------------------------------------------------
