@@ -66,6 +66,19 @@ def test_sqrt_speed(scaled, unscaled, verdict):
     assert V.sqrt_speed(scaled, unscaled) == verdict
 
 
+def test_sqrt_verdicts_refuse_seeds_that_do_not_pair_up():
+    with pytest.raises(ValueError):
+        V.sqrt_grad([2.0, 2.0], [0.5, 0.5], [0.9])
+    with pytest.raises(ValueError):
+        V.sqrt_speed([20, 30], [40])
+    with pytest.raises(ValueError):
+        V.sqrt_final([0.0], [0.0, 0.0])
+
+
+def test_sqrt_grad_saturation_margin_is_inclusive():
+    assert V.sqrt_grad([2.0], [0.0], [0.1]) == "saturated"  # 0.1 − 0.0 is the margin exactly
+
+
 def test_sqrt_final():
     assert V.sqrt_final([0.0003, 0.0003], [0.001, 0.0015]) == "both_low"
     assert V.sqrt_final([0.0003, 0.0003], [0.001, 0.1]) == "apart"  # 0.1 is not below 0.1
@@ -128,6 +141,16 @@ LEAKY_FUTURE = np.r_[np.full(N - 1, 0.6), 0.0]
         (LEAKY_VISIBLE / 2, np.r_[np.full(N - 1, 0.3125), 1.0], LEAKY_FUTURE, "no_leak"),  # 18.75
         # the last position is not part of the gap: its future is outside the window in training too
         (LEAKY_VISIBLE, np.r_[np.full(N - 1, 0.9), 0.0], LEAKY_FUTURE, "no_leak"),
+        (np.full(N, 0.57), np.full(N, 0.37), LEAKY_FUTURE, "reads_future"),  # a gap of 0.2 in floats exactly
+        # positions 0 … n−2, all of them: position n−2 alone tips each mean over its margin
+        (
+            np.r_[np.full(N - 2, 0.9), 1.0, 0.5],
+            np.r_[np.full(N - 1, 0.705), 0.5],
+            LEAKY_FUTURE,
+            "reads_future",
+        ),
+        (LEAKY_VISIBLE, np.r_[np.full(N - 2, 0.85), 0.0, 1.0], LEAKY_FUTURE, "reads_future"),
+        (LEAKY_VISIBLE, LEAKY_PREFIX, np.r_[np.full(N - 2, 0.49), 0.8, 0.0], "reads_future"),
     ],
 )
 def test_leaky_reading(visible, prefix, weight, verdict):
@@ -256,6 +279,8 @@ def test_one_layer_shortcut():
     assert V.one_layer_shortcut([0.75, 0.5, 0.4, 0.4375]) == "shortcut"  # 31.25 points
     assert V.one_layer_shortcut([0.6875, 0.5, 0.4, 0.4375]) == "no_shortcut"  # 25
     assert V.one_layer_shortcut([0.3, 0.3, 0.9]) == "no_shortcut"  # the last entry, not the best
+    assert V.one_layer_shortcut([0.9, 0.7, 0.55]) == "shortcut"  # … nor the one before it
+    assert V.one_layer_shortcut([0.5, 0.3, 0.2]) == "shortcut"  # 0.5 − 0.2 is 0.3 in floats: inclusive
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from . import experiments as X
 def diverged(losses: Sequence[float]) -> bool:
     """The run ended above where it started: the mean of its last 10 % of losses is above its first
     loss (lr 1.0 takes the previous-token task from 3.2 to 6 nats)."""
-    return len(losses) > 0 and X.tail_mean(np.asarray(losses, dtype=float)) > float(losses[0])
+    return len(losses) > 0 and X.tail_mean(np.asarray(losses)) > float(losses[0])
 
 
 # --- 1. √d_k -------------------------------------------------------------------------------------
@@ -99,7 +99,7 @@ def causal_sealed(visible: Sequence[float], prefix: Sequence[float], future: Seq
     """The causal model: ``sealed`` when hiding the future changes no position's accuracy and no
     weight falls on a later position, as the mask guarantees; ``broken`` otherwise (a bug)."""
     same = np.array_equal(np.asarray(visible), np.asarray(prefix))
-    return "sealed" if same and float(np.max(future, initial=0.0)) == 0.0 else "broken"
+    return "sealed" if same and float(np.max(future)) == 0.0 else "broken"
 
 
 # --- 3. heads specialise -------------------------------------------------------------------------
@@ -135,7 +135,7 @@ def heads_split(previous: Sequence[float], first: Sequence[float], lost: np.ndar
         return "unclaimed"
     if hp == hf:
         return "shared"
-    lost = np.asarray(lost, dtype=float)
+    lost = np.asarray(lost)
     ok = ablation_confirms(lost, hp, 1, 2) and ablation_confirms(lost, hf, 2, 1)
     return "confirmed" if ok else "maps_only"
 
