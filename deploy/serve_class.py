@@ -214,6 +214,9 @@ class Cluster:
         env.setdefault("ATTENTION_LAB_TRUSTED_PROXIES", "127.0.0.1")
         env["FORWARDED_ALLOW_IPS"] = "127.0.0.1"  # uvicorn's own setting, the same proxy
         env[SECRET_ENV] = self.secret  # in the environment, not on the command line (`ps` shows that)
+        # A class's server runs learners' code only if the operator says so (ATTENTION_LAB_CODE_CHECK=1;
+        # docs/code-check.md): the code check's page reads this marker to say why it is off.
+        env["ATTENTION_LAB_SERVE_CLASS"] = "1"
         return env
 
     def _spawn(self, replica: Replica) -> None:

@@ -110,3 +110,21 @@ def test_decoder_time_smoke_reports_load_time_memory_and_steps() -> None:
     assert _number(r"forward pass, n=16, every step kept\s+median (\d+) ms", out) > 0
     assert _number(r"cached next-token step at n=16\s+median (\d+) ms", out) > 0
     assert _number(r"KV cache at n=16\s+([\d,]+) bytes", out) == 2 * 30 * 16 * 3 * 64 * 4
+
+
+@pytest.mark.extended
+@pytest.mark.timeout(300)
+def test_code_check_bench_smoke_leaves_nothing_behind() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "code_check.py"), "--smoke", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    assert result["errors"] == [] and result["workers_left"] == [] and result["dirs_left"] == []
+    assert (
+        0 < result["warm_p50_s"] <= result["warm_p95_s"] and 0 < result["cold_p50_s"] <= result["cold_p95_s"]
+    )

@@ -21,8 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "app_pages").glob("*.py"))
 CORE = sorted((ROOT / "attention_core").rglob("*.py"))
 MAX_PAGE_LINES = 250
-# Optional extras, imported lazily inside the functions that read a pretrained model's files.
-LAZY_EXTRAS = {"safetensors", "tokenizers", "gguf"}
+# Optional extras, imported lazily inside the functions that read a pretrained model's files, and
+# RestrictedPython, imported only inside the code check's worker process (attention_core/codecheck).
+LAZY_EXTRAS = {"safetensors", "tokenizers", "gguf", "RestrictedPython"}
 
 
 def _imports(tree: ast.AST, top_level_only: bool) -> set[str]:
