@@ -286,7 +286,7 @@ def filled(template: str, words: dict[str, list[str]], catalog: dict[str, str]) 
     out = []
     for combo in itertools.product(*(words[n] for n in names)):
         values = {n: catalog[k] for n, k in zip(names, combo, strict=True)}
-        out.append(rules.PLACEHOLDER.sub(lambda m: values.get(m.group(1), "0"), template))
+        out.append(rules.PLACEHOLDER.sub(lambda m, v=values: v.get(m.group(1), "0"), template))
     return out
 
 

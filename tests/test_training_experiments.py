@@ -85,7 +85,9 @@ def _say(name, result, lang="en") -> str:
 def test_the_sentences_state_the_numbers_they_tested():
     sqrt = _say("sqrt_dk", SQRT)
     assert (
-        "steps 23, 27, 29" in sqrt and "steps 44, 77, 49" in sqrt and "in at most 0.75 times the undivided run's steps" in sqrt
+        "steps 23, 27, 29" in sqrt
+        and "steps 44, 77, 49" in sqrt
+        and "in at most 0.75 times the undivided run's steps" in sqrt
     )
     never = dataclasses.replace(SQRT, seeds=(dataclasses.replace(SQRT.seeds[0], steps_unscaled=None),))
     assert "steps > 150" in _say("sqrt_dk", never)
