@@ -48,7 +48,7 @@ def _values(name: str) -> dict:
 @pytest.mark.parametrize("name", V.NAMES)
 def test_every_verdict_has_its_own_sentence(name, lang):
     msgs = catalog(lang)
-    values = _values(name) | {"err": "1e-15", "task_name": msgs["training.task_sort"]}
+    values = V.fill(lambda key, **kw: msgs[key].format(**kw), _values(name) | {"err": "1e-15"})
     sentences = set()
     for verdict in VD.OUTCOMES[name]:
         text = msgs[f"training.x_{V.PREFIX[name]}_{verdict}"].format(**values)
@@ -76,9 +76,7 @@ def _say(name, result, lang="en") -> str:
     msgs = catalog(lang)
     out = []
     for key, values in V.conclusions(name, result):
-        if "task_name" in values:
-            values = values | {"task_name": msgs[values["task_name"]]}
-        out.append(msgs[key].format(**values))
+        out.append(msgs[key].format(**V.fill(lambda k, **kw: msgs[k].format(**kw), values)))
     return "\n".join(out)
 
 
@@ -103,6 +101,9 @@ def test_the_sentences_state_the_numbers_they_tested():
     assert "from step 70 to step 250" in induction and "between steps 280 and 330" in induction
     assert "a query at position 10 is in the repeat only when the segment is 10 long" in induction
     assert "(head 0: a score of 0.5 or more" in induction
+    many = dataclasses.replace(INDUCTION, previous_heads=(0, 2))
+    assert "(heads 0, 2: a score of 0.5 or more" in _say("induction_layers", many)
+    assert "（ヘッド 0, 2：スコア 0.5 以上" in _say("induction_layers", many, "ja")
     positions = _say("positions", _positions())
     assert "the best a model can expect on these inputs is 27.0 %, and it gets 27.0 %" in positions
 

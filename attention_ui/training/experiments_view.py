@@ -10,6 +10,7 @@ filled with the numbers it tested (tests/test_training_experiments.py drives eve
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -53,6 +54,20 @@ def mean(xs) -> float:
     return sum(xs) / len(xs) if xs else math.nan
 
 
+@dataclass(frozen=True)
+class Words:
+    """A value that is itself a catalog message (its key and its own values), translated when the
+    conclusion is shown: the task's name, "head 1" or "heads 0, 1"."""
+
+    key: str
+    values: tuple[tuple[str, object], ...] = ()
+
+
+def fill(t, values: dict) -> dict:
+    """``values`` with each :class:`Words` translated by ``t``."""
+    return {k: t(v.key, **dict(v.values)) if isinstance(v, Words) else v for k, v in values.items()}
+
+
 def steps_list(steps, total: int) -> str:
     """Each seed's steps to the level, in seed order; ``> N`` for a run that never got there."""
     return ", ".join(str(s) if s is not None else f"> {total}" for s in steps)
@@ -81,8 +96,8 @@ def leaky_conclusions(r) -> list[tuple[str, dict]]:
     values = dict(
         lc=num(c.final_loss), ll=num(k.final_loss), n=n, n1=n - 1, n2=n - 2,
         vis=pct(mean(k.visible[:-1])), pre=pct(mean(k.prefix[:-1])), w=f"{mean(k.next_weight):.2f}",
-        f=f"{mean(k.future_weight[:-1]):.2f}", gap=f"{100 * V.LEAK_GAP:.0f}", reads=V.READS_FUTURE, last=pct(k.prefix[-1]), k=len(k.short.prompt),
-        k1=len(k.short.prompt) - 1,
+        f=f"{mean(k.future_weight[:-1]):.2f}", gap=f"{100 * V.LEAK_GAP:.0f}", reads=V.READS_FUTURE,
+        last=pct(k.prefix[-1]), k=len(k.short.prompt), k1=len(k.short.prompt) - 1,
         gs=pct(k.short.accuracy), gf=pct(k.full.accuracy), c=pct(mean(c.visible)),
         cw=f"{float(max(c.future_weight, default=0.0)):.3g}",
     )  # fmt: skip
@@ -120,7 +135,9 @@ def induction_conclusions(r) -> list[tuple[str, dict]]:
         ti=V.TARGET_INDUCTION, gap=f"{100 * V.DEPTH_GAP:.0f}",
         chance=pct(1 / vocab), vocab=vocab, pos=n - hi_m, m=hi_m, back=hi_m - 1,
         s1=pct(one.by_lengths[0]), sk=pct(one.by_lengths[-1]), kmax=hi_m - lo_m + 1,
-        heads=", ".join(str(h) for h in r.previous_heads), th=X.PREVIOUS_HEAD, awo=pct(r.accuracy_without_previous_heads),
+        heads=Words("training.x_zeroed_one" if len(r.previous_heads) == 1 else "training.x_zeroed_many",
+                    (("list", ", ".join(str(h) for h in r.previous_heads)),)),
+        th=X.PREVIOUS_HEAD, awo=pct(r.accuracy_without_previous_heads),
         iwo=f"{r.induction_without_previous_heads:.2f}", window=X.PHASE_WINDOW, k=X.PHASE_SPAN,
         flat=f"{100 * X.FLAT_SHARE:.0f}", steep=f"{100 * V.STEEP_SHARE:.0f}", ds=ph.drop_start, de=ph.drop_end,
         df=num(ph.drop_from), dt=num(ph.drop_to), ps=ph.plateau_start, pe=ph.plateau_end, pl=num(ph.plateau_loss),
@@ -143,7 +160,7 @@ def positions_conclusions(r) -> list[tuple[str, dict]]:
         on, off = by[(task, True)], by[(task, False)]
         values = dict(task=task, on=pct(on.accuracy), off=pct(off.accuracy), guess=pct(r.uniform_guess),
                       base=pct(off.baseline), margin=f"{100 * V.POSITIONS_GAP:.0f}",
-                      task_name=f"training.task_{task}")  # fmt: skip
+                      task_name=Words(f"training.task_{task}"))  # fmt: skip
         out.append((f"training.x_positions_{v}", values))
     return out
 
@@ -316,9 +333,7 @@ def experiment(t, name: str, text: str) -> None:
     if not stopped(result):
         show_figures(t, name, result)
     for k, values in conclusions(name, result):
-        if "task_name" in values:
-            values = values | {"task_name": t(values["task_name"])}
-        st.markdown(t(k, **values))
+        st.markdown(t(k, **fill(t, values)))
 
 
 def live(t, name: str, job_id: int) -> None:
