@@ -254,6 +254,19 @@ def test_sqrt_dk_reports_each_run_and_its_settings():
         assert math.isnan(row.early_scaled) and math.isnan(row.early_unscaled)
 
 
+def test_sqrt_dk_rows_carry_each_runs_own_steps_to_the_level_and_early_loss(monkeypatch):
+    """Which run's curve each field is read from (the functions themselves: test_training_measures.py)."""
+    monkeypatch.setattr(X, "steps_to_level", lambda losses: ("steps", float(losses[0])))
+    monkeypatch.setattr(X, "loss_at", lambda losses: ("early", float(losses[-1])))
+    r = X.sqrt_dk(X.SqrtDkSettings(d_k=4, steps=3, seeds=(1,)))
+    (row,) = r.seeds
+    assert row.steps_scaled == ("steps", row.run_scaled.losses[0])
+    assert row.steps_unscaled == ("steps", row.run_unscaled.losses[0])
+    assert row.early_scaled == ("early", row.run_scaled.losses[-1])
+    assert row.early_unscaled == ("early", row.run_unscaled.losses[-1])
+    assert row.run_scaled.losses[0] != row.run_unscaled.losses[0]
+
+
 def test_sqrt_dk_stops_after_the_run_that_was_stopped():
     asked = []
 
@@ -318,6 +331,8 @@ def test_leaky_mask_reports_both_runs_with_their_numbers():
             "abcd"[i] for i in _naive_generate(lr_run.run, [0, 1, 2, 0, 1, 3], 6)
         )
         assert lr_run.visible.shape == lr_run.prefix.shape == (16,) and lr_run.next_weight.shape == (15,)
+        np.testing.assert_array_equal(lr_run.future_weight, X.future_weight(lr_run.run))
+        np.testing.assert_array_equal(lr_run.next_weight, X.next_weight(lr_run.run))
 
 
 @pytest.mark.parametrize("stop_at", [2, 5])

@@ -211,6 +211,23 @@ def test_phase_change_takes_the_longest_flat_stretch_and_the_flat_share_as_given
     assert _phase(curve, window=1, k=1, flat=0.0).plateau_start is None  # strict: a fall of 0 is not < 0
 
 
+def test_phase_change_when_the_drop_comes_first():
+    """The steepest fall from the first mean: no window ends before it, so no plateau and no flattest."""
+    p = _phase([4.0, 0.0, 0.0, 0.0, 0.0], window=1, k=1)
+    assert (p.drop_start, p.drop_from, p.drop_to) == (1, 4.0, 0.0)
+    assert p.plateau_start is None and math.isnan(p.flattest)
+
+
+def test_phase_change_plateau_level_is_its_mean_and_flattest_a_share_below_one_nat():
+    # window 1, k 2, flat 0.1, range 5: falls 0.2 0.2 0.2 3.7 4.6 1 0; the drop from t = 4; windows
+    # t = 0 … 2 end by it, all flat: the plateau from step 1 to 5, its level the mean of 5 … 4.6
+    p = _phase([5.0, 4.9, 4.8, 4.7, 4.6, 1.0, 0.0, 0.0, 0.0], window=1, k=2, flat=0.1)
+    assert (p.plateau_start, p.plateau_end, p.drop_start) == (1, 5, 5)
+    assert p.plateau_loss == pytest.approx(4.8) and p.flattest == pytest.approx(0.2 / 5)
+    small = _phase(np.array([9, 9, 9, 9, 9, 5, 1, 1, 1]) / 10, window=2, k=2, flat=0.1)  # a range of 0.8
+    assert small.flattest == 0.0 and small.plateau_start == 2
+
+
 def test_phase_change_of_a_flat_curve():
     p = _phase([2.0] * 10, window=2, k=2)
     assert p.span == 0 and p.plateau_start is None and math.isnan(p.flattest)
@@ -342,6 +359,8 @@ def _positions_settings(r, labels):
     for p in r.runs:
         s = p.run.settings
         assert (s.task, s.positions) == (p.task, p.positions)
+        # the baseline of the sequences the final accuracy is measured on (train's module doc: (seed, 4))
+        assert p.baseline == X.multiset_baseline(p.task, _final_batch(p.run).tokens, 16)
         assert (s.total_steps, s.seed, s.lr, s.layers, s.ffn) == (2, 1, 1e-2, 2, True)
         assert s.mask == "none"  # set off by name (the settings say so), not left to the task
         assert p.run.steps_done == 2 and p.accuracy == p.run.final_accuracy

@@ -26,6 +26,19 @@ def test_moving_mean_by_hand():
     assert X.moving_mean([1.0, 2.0], 3).size == 0
 
 
+LONG = np.finfo(np.longdouble).nmant > 52
+
+
+@pytest.mark.skipif(not LONG, reason="long double is float64 here")
+def test_the_curve_is_read_as_float64():
+    """With u = 2⁻⁵², long doubles 1 + 0.9u and 1 + 0.4u round to 1 + u and 1; their mean in float64,
+    1 + u/2, is a tie that rounds to the even 1. Averaged as long doubles first it is 1 + 0.65u."""
+    u = np.longdouble(2.0) ** -52
+    curve = np.array([1 + 0.9 * u, 1 + 0.4 * u], dtype=np.longdouble)
+    assert X.moving_mean(curve, 2).tolist() == [1.0] and X.moving_mean(curve, 2).dtype == np.float64
+    assert X.loss_at(curve, step=2, window=2) == 1.0
+
+
 def test_steps_to_level_by_hand():
     # means of 2: 1.5, 0.55, 0.1, 0.05: below 0.1 first at entry 3, the mean of steps 4 and 5
     losses = [2.0, 1.0, 0.1, 0.1, 0.0]
@@ -42,7 +55,9 @@ def test_loss_at_by_hand():
     assert X.loss_at(losses) == 18.0  # steps 16 … 20
     assert X.loss_at(losses, step=3, window=2) == 2.5
     assert math.isnan(X.loss_at(losses[:19]))  # no step 20
+    assert X.loss_at(losses[:20]) == 18.0  # step 20 is the last
     assert math.isnan(X.loss_at(losses, step=1, window=2))  # no step 0
+    assert X.loss_at(losses, step=2, window=2) == 1.5  # steps 1 and 2: the first window
 
 
 # --- the leaky mask: every window, each position with and without its future ---------------------------
@@ -161,6 +176,7 @@ def test_accuracy_by_lengths_against_a_loop():
 def test_previous_heads():
     assert X.previous_heads(np.array([0.76, 0.7, 0.53, 0.1])) == (0, 1, 2)
     assert X.previous_heads(np.array([0.2, 0.5])) == (1,)  # 0.5 reaches the threshold
+    assert X.previous_heads(np.array([0.5, 0.7])) == (0, 1)  # … with a stronger head beside it
     assert X.previous_heads(np.array([0.3, 0.49, 0.1])) == (1,)  # none does: the strongest alone
 
 

@@ -276,7 +276,7 @@ def future_weight(run: TrainRun) -> np.ndarray:
     head putting the most there puts on all positions after ``i`` together. 0 under the causal
     mask, and at the last position, whose window ends there."""
     n = run.task.n
-    later = np.triu(np.ones((n, n), dtype=bool), k=1)  # [query, key]: the key comes after the query
+    later = np.arange(n)[None, :] > np.arange(n)[:, None]  # [query, key]: the key comes after the query
     per_head = np.where(later, _window_weights(run), 0.0).sum(axis=-1).mean(axis=0)  # [L, h, n]
     return read_only(per_head.reshape(-1, n).max(axis=0))
 
@@ -463,7 +463,7 @@ def lengths_possible(n: int, i: int, segment: tuple[int, int] = INDUCTION_SEGMEN
     return max(0, hi - max(lo, n - i) + 1)
 
 
-def accuracy_by_lengths(run: TrainRun, segment: tuple[int, int] = INDUCTION_SEGMENT) -> np.ndarray:
+def accuracy_by_lengths(run: TrainRun) -> np.ndarray:
     """``[hi − lo + 1]``: on the final accuracy's sequences, the accuracy at the scored queries whose
     position allows 1, 2, … segment lengths (NaN where there is none). At ``i = n − hi`` only the
     longest is possible, so the answer is ``hi − 1`` places back: a position alone finds it."""
@@ -472,9 +472,10 @@ def accuracy_by_lengths(run: TrainRun, segment: tuple[int, int] = INDUCTION_SEGM
     hits = (
         logits_of(run.params, test.tokens, run.allowed, divisor).argmax(axis=-1) == test.targets
     ) & test.scored
-    k = np.array([lengths_possible(task.n, i, segment) for i in range(task.n)])
+    lo, hi = INDUCTION_SEGMENT
+    k = np.array([lengths_possible(task.n, i) for i in range(task.n)])
     out = []
-    for count in range(1, segment[1] - segment[0] + 2):
+    for count in range(1, hi - lo + 2):
         where = test.scored & (k == count)[None, :]
         out.append(float(hits[where].sum() / where.sum()) if where.any() else math.nan)
     return read_only(np.array(out))
@@ -518,7 +519,7 @@ def _depth(layers: int, s: InductionSettings, on_progress: Progress, should_stop
 
 def previous_heads(scores: np.ndarray, threshold: float = PREVIOUS_HEAD) -> tuple[int, ...]:
     """Layer 0's heads whose previous-token score reaches ``threshold``; the strongest alone if none does."""
-    scores = np.asarray(scores, dtype=float)
+    scores = np.asarray(scores)
     found = tuple(int(h) for h in np.flatnonzero(scores >= threshold))
     return found or (int(np.argmax(scores)),)
 
@@ -600,10 +601,9 @@ def multiset_baseline(task: str, tokens: np.ndarray, vocab: int) -> float:
     cannot know, so the best guess is the most frequent token, right ``max count / n`` of the time;
     for ``reverse`` the answer is one of the other ``n − 1`` tokens, each equally likely, so the best
     guess is the most frequent of those, right ``max count(others) / (n − 1)`` of the time."""
-    tokens = np.asarray(tokens, dtype=np.intp)
-    B, n = tokens.shape
-    counts = np.zeros((B, vocab), dtype=int)
-    np.add.at(counts, (np.repeat(np.arange(B), n), tokens.ravel()), 1)
+    tokens = np.asarray(tokens)
+    n = tokens.shape[1]
+    counts = (tokens[:, :, None] == np.arange(vocab)).sum(axis=1)  # [B, V]: how many of each token
     if task == "sort":
         return float(np.mean(counts.max(axis=1) / n))
     if task == "reverse":
