@@ -36,7 +36,7 @@ def add_parser(sub) -> None:
     p.add_argument("--layers", type=int, default=TrainSettings.layers)
     p.add_argument("--heads", type=int, default=TrainSettings.heads)
     p.add_argument("--d-model", type=int, default=TrainSettings.d_model)
-    p.add_argument("--d-k", type=int, default=None, help="per head (d_v the same); default: d_model / heads")
+    p.add_argument("--d-k", type=int, help="per head (d_v the same); default: d_model / heads")
     p.add_argument("--steps", type=int, default=None, help="default: the task's own number")
     p.add_argument("--lr", type=float, default=TrainSettings.lr)
     p.add_argument("--seed", type=int, default=TrainSettings.seed)

@@ -188,6 +188,7 @@ def test_train_help_shows_every_option_with_its_help(capsys, monkeypatch):
         "--task {previous,reverse,sort,induction,text}",
         "--text TEXT the text for --task text (Japanese welcome)",
         "--layers LAYERS --heads HEADS --d-model D_MODEL",
+        "--d-k D_K per head (d_v the same); default: d_model / heads",
         "--steps STEPS default: the task's own number",
         "--lr LR --seed SEED",
         "--scale SCALE sqrt, none or a divisor",
