@@ -255,5 +255,9 @@ def test_a_text_cut_to_the_first_tokens_says_so_on_stderr(capsys):
     assert code == 0 and err == (
         "note: kept the first 64 of 4000 tokens; the 5000 characters after the first 20000 were not read\n"
     )
+    words = " ".join(f"w{i}" for i in range(100))
+    code, out, err = run_cli(capsys, "grad", "--text", words, "--pad", "3", "--json")
+    assert code == 0 and len(json.loads(out)["dX"]) == 67  # the [PAD]s come after the 64 kept
+    assert err == "note: kept the first 64 of 100 tokens\n"
     code, out, err = run_cli(capsys, "grad", "--text", "a short one", "--json")
     assert code == 0 and err == ""
