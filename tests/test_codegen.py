@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 import warnings
@@ -451,3 +452,73 @@ def test_the_example_with_a_trap_prints_something_else():
         run_program(example_program("triu_k0_masks_diagonal"))
     assert out.getvalue() != NOTES_PRINTOUT
     assert out.getvalue().splitlines()[0] == "(4, 4) (4, 4) (4, 2)"
+
+
+# Kills from `make mutate` (scripts/mutate.py): what the runs above left implicit.
+
+SHAPE_COMMENT = re.compile(r"^(\w+) = .*#\s*\[([^\]]+)\]")
+
+
+@pytest.mark.parametrize(
+    "config",
+    [RICH, RICH_ONE, AttentionConfig(d_model=10, heads=5, d_k=3, d_v=4, positional=False)],
+    ids=["heads", "one_head", "d_k_ne_d_v"],
+)
+def test_every_shape_comment_is_the_arrays_shape(config):
+    """The comments beside the lines claim shapes ([h, n, d_k] ...): each is the shape the line makes."""
+    program = layer_program(config, TOKENS)
+    ns = run_program(program)
+    sizes = {"n": ns["n"], "d_model": ns["d_model"], "d_k": ns["d_k"], "d_v": ns["d_v"], "h": config.heads}
+    sizes |= {"h*d_v": config.heads * ns["d_v"], "1": 1, "ceil(d_model/2)": -(-ns["d_model"] // 2)}
+    checked = 0
+    for line in program.source.splitlines():
+        match = SHAPE_COMMENT.match(line)
+        if match and match.group(1) in ns and isinstance(ns[match.group(1)], np.ndarray):
+            dims = tuple(sizes[d.strip()] for d in match.group(2).split(","))
+            assert np.shape(ns[match.group(1)]) == dims, line
+            checked += 1
+    assigned = {
+        m.group(1) for m in (re.match(r"^(\w+) = ", line) for line in program.source.splitlines()) if m
+    }
+    arrays = {name for name in assigned if isinstance(ns.get(name), np.ndarray)}
+    assert checked == len(arrays)  # every array line says its shape ("E" and "P" included)
+
+
+def test_the_example_programs_shape_comments_are_its_arrays_shapes():
+    program = example_program()
+    with contextlib.redirect_stdout(io.StringIO()):
+        ns = run_program(program)
+    sizes = {"n": 4, "d_model": 6, "d_k": 3, "d_v": 2}
+    checked = 0
+    for line in program.source.splitlines():
+        match = SHAPE_COMMENT.match(line)
+        if match and isinstance(ns.get(match.group(1)), np.ndarray):
+            assert np.shape(ns[match.group(1)]) == tuple(
+                sizes[d.strip()] for d in match.group(2).split(",")
+            ), line
+            checked += 1
+    assigned = {
+        m.group(1) for m in (re.match(r"^(\w+) = ", line) for line in program.source.splitlines()) if m
+    }
+    assert checked == len({name for name in assigned if isinstance(ns.get(name), np.ndarray)}) == 17
+
+
+def test_the_example_programs_record():
+    program = example_program()
+    assert tuple(program.blocks) == (*codegen.BLOCKS, "print")
+    assert program.heads == 1 and program.prints == codegen.EXAMPLE_PRINTS
+    assert "as the notes draw them" in program.blocks["x"][0]  # the example's own headers
+    two = layer_program(RICH, TOKENS)
+    assert two.step_source("qkv") == "\n".join(two.blocks["weights"]) + "\n\n" + "\n".join(two.blocks["qkv"])
+
+
+def test_run_program_takes_a_text_or_a_namespace_and_values_skip_missing_names():
+    source = example_program().source
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        ns = run_program(source)  # a text
+        mine = {"__name__": "mine"}
+        assert run_program(source, mine) is mine and "weights" in mine
+    assert "weights" in ns
+    values = program_values({"X": np.zeros((2, 3)), "output": np.ones((2, 3))}, 2)
+    assert set(values) == {"X", "output"}  # a name missing in the middle does not stop the others
