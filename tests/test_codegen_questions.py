@@ -108,14 +108,18 @@ def test_two_fragments_are_copies_only_with_the_same_numbers_or_the_same_error()
     assert weights.tolist() == [[1.0]] and output.tolist() == [[2.0]]
 
 
+def _asked(monkeypatch, *wrongs: str) -> tuple[cq.CodeQuestion, set]:
+    """A question of a template made here with these candidate traps, and the mutations it offers."""
+    monkeypatch.setattr(cq, "TEMPLATES", (*cq.TEMPLATES, cq.Template("made_here", wrongs)))
+    q = cq.code_question("made_here", RICH, TOKENS)
+    return q, {o.mutation for o in q.options}
+
+
 def test_two_fragments_that_stop_with_other_errors_are_both_offered(monkeypatch):
     # K for K.T (n != d_k) and the heads stacked along the tokens both stop, each with its own error
-    template = cq.Template(
-        "errors", ("k_not_transposed", "heads_merged_along_tokens", "no_scaling", "divide_by_d_k")
+    q, offered = _asked(
+        monkeypatch, "k_not_transposed", "heads_merged_along_tokens", "no_scaling", "divide_by_d_k"
     )
-    monkeypatch.setattr(cq, "TEMPLATES", (*cq.TEMPLATES, template))
-    q = cq.code_question("errors", RICH, TOKENS)
-    offered = {o.mutation for o in q.options}
     assert offered == {None, "k_not_transposed", "heads_merged_along_tokens", "no_scaling"}
     errors = {o.outcome.error for o in q.options if o.outcome.stopped}
     assert len(errors) == 2 and all(e.startswith("ValueError") for e in errors)
@@ -123,12 +127,9 @@ def test_two_fragments_that_stop_with_other_errors_are_both_offered(monkeypatch)
 
 def test_a_trap_with_the_numbers_of_an_offered_one_is_not_offered(monkeypatch):
     # K for V and V from W_K give the same weights and the same output (weights @ X W_K, both)
-    template = cq.Template(
-        "copies", ("keys_as_values", "v_from_w_k", "weights_transposed", "scores_as_weights")
+    _, offered = _asked(
+        monkeypatch, "keys_as_values", "v_from_w_k", "weights_transposed", "scores_as_weights"
     )
-    monkeypatch.setattr(cq, "TEMPLATES", (*cq.TEMPLATES, template))
-    q = cq.code_question("copies", RICH, TOKENS)
-    offered = {o.mutation for o in q.options}
     assert offered == {None, "keys_as_values", "weights_transposed", "scores_as_weights"}
     config = AttentionConfig(d_model=8, heads=1, mask="causal")
     a = codegen.run_program(codegen.layer_program(config, TOKENS, "keys_as_values"))
