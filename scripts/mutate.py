@@ -76,6 +76,8 @@ TARGETS: dict[str, list[str]] = {
     # MiniLM (22 M parameters) loads in a fraction of a second: its real-model tests are fast enough
     # the code check's verdict (issue 44): pure, its tests build the worker's replies by hand
     "attention_core/codecheck/verdict.py": ["tests/test_codecheck_verdict.py"],
+    # the traps run on the cases: the hand-written traps, checked in this process (no worker)
+    "attention_core/codecheck/traps.py": ["tests/test_codecheck_traps.py"],
     "attention_core/models/minilm.py": [
         "tests/test_pretrained.py", "tests/test_figures_pretrained.py", "tests/test_minilm_kills.py",
     ],
