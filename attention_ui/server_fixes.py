@@ -1,11 +1,13 @@
-"""Four changes to Streamlit 1.67's server, installed once per process by app.py.
+"""Three changes to Streamlit 1.67's server, installed once per process by app.py.
 
-Both were found with the lecture-hall bench (bench/hall.py, bench/RESULTS.md "A lecture hall of
-300"); all touch private names of the pinned Streamlit and install themselves only where those
-names are as this module expects (:func:`install` says which it installed; a test checks that
-all are installed with the pinned version, so an upgrade has to look at them again).
-``ATTENTION_LAB_SERVER_FIXES`` (a comma-separated subset, or ``none``) is for A/B runs of the
-bench only.
+All three were found with the lecture-hall bench (bench/hall.py; the figures are in bench/RESULTS.md,
+"A lecture hall of 300"). They apply to every session of the process (the app's normal pages share
+the server with a class), so each one keeps Streamlit's behaviour for any session it does not
+need to change. All touch private names of the pinned Streamlit: each installs itself only where
+those names are as this module expects and otherwise leaves Streamlit as it is (:func:`install`
+says which it installed, and logs the others once; a test checks that all three are installed with
+the pinned version, so an upgrade has to look at them again). ``ATTENTION_LAB_SERVER_FIXES`` (a
+comma-separated subset, or ``none``) is for A/B runs of the bench only.
 
 1. **A finished run's messages are delivered before the next run starts.** A script runner that
    has finished its run (its state is STOP) hands that run's last messages to the event loop as
@@ -14,33 +16,36 @@ bench only.
    one ("Ignoring event from non-current ScriptRunner"). The browser then never gets the end of
    that run: a student's acknowledgement ("Answer B received") while the answer was stored, or
    the run that drew the teacher's new step while the server counted it as drawn (so the page
-   stayed on the old step), or the message that sets the page's 1-s timer again. With 300
-   students a second tick and a busy loop, that hit several pages a minute. Here such a request
+   stayed on the old step), or the message that sets the page's 1-s timer again (issue 47's runs:
+   3 of 100 and 6 of 250 stored answers never confirmed to their student). Here such a request
    waits behind the callbacks already queued (``call_soon``): every event of the finished run is
-   queued before its runner reports STOP, so they all go out first, in order.
+   queued before its runner reports STOP, so they all go out first, in order. Only a request
+   handled on the session's event loop (every browser request is) waits; one from another thread
+   (a development server's file watcher) and any request while a run is going on are handled at
+   once, as Streamlit handles them.
 2. **The theme part of each run's first message is built once.** Every run, each 1-s tick of a
    ``run_every`` fragment included, starts with a ``new_session`` message whose theme Streamlit
    builds from its configuration six times over (``_populate_theme_msg``, which walks every
-   config option each time): 14 % of an app process's CPU with 150 students following. The
-   configuration does not change while the server runs (a changed config file starts a new
-   options table, which is part of the cache's key), so the result is kept per section.
+   config option each time): 14 % of an app process's samples with 150 students following. The
+   theme comes from the configuration alone, which Streamlit parses once, when the server starts
+   (a new parse makes a new options table: the cache keeps the table each entry was built from and
+   builds again for another one), so the result is kept per section.
 3. **A run's messages wake the event loop once per batch.** Each message a script thread sends is
    a callback for the event loop, and each callback wrote a byte to the loop's self-pipe to wake
    it: 21 % of a busy process's samples were in that write (``_write_to_self``), 150 threads
    taking turns. Here a session's callbacks wait in its own queue and one wake-up takes all
-   that are there, in the order sent.
-4. **A process runs at most two joined students' script runs at once.** Each student page's 1-s
-   check is a script run on a thread of its own; with 150 students on a process and the teacher
-   moving on, 150 full runs came on top. So many runnable threads starved the event loop of
-   Python's GIL: messages went out in bursts tens of seconds apart and the health check took over
-   10 s (HAProxy marked the process down). A student's run now waits, asleep, for one of two
-   slots; the event loop, the teacher's runs and every other page run as before. Nothing a
-   student page runs waits for another session's run (the shared caches are computed by the run
-   that holds a slot), so the wait cannot deadlock.
+   that are there, in the order sent; a callback that raises is logged and the rest still run, as
+   the event loop runs its callbacks.
+
+A fourth change, at most two joined students' script runs at once per process, was taken out: no
+recorded figure showed it helping, and bench/student_slots.py showed 150 runs finishing later behind
+two slots than all at once, with the event loop not starved to seconds either way; a student's run
+that waited on the store would also have held up every student of its process.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -50,15 +55,37 @@ _LOG = logging.getLogger(__name__)
 _INSTALLED: dict[str, bool] = {}
 
 
-def _install_deferred_rerun(session_class=None) -> bool:
-    """On ``session_class`` (Streamlit's AppSession; a test passes a stand-in with the same names)."""
+def _assigns(cls, *names: str) -> bool:
+    """Whether ``cls.__init__`` sets these attributes (instance attributes have no class-level name to
+    look up: this is how an installer sees that a Streamlit still keeps what it reads)."""
+    code = getattr(getattr(cls, "__init__", None), "__code__", None)
+    return code is not None and set(names) <= set(code.co_names)
+
+
+def _on_loop(loop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:  # no loop runs in this thread
+        return False
+
+
+def _install_deferred_rerun(session_class=None, runner_class=None) -> bool:
+    """On ``session_class`` (Streamlit's AppSession; a test passes stand-ins with the same names)."""
     from streamlit.runtime import app_session
-    from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
+    from streamlit.runtime.scriptrunner import script_runner
+    from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequests, ScriptRequestType
 
     session_class = session_class or app_session.AppSession
+    runner_class = runner_class or script_runner.ScriptRunner
     original = session_class.request_rerun
     if getattr(original, "_attention_lab", False):
         return True
+    if not (
+        _assigns(session_class, "_scriptrunner", "_event_loop")
+        and _assigns(runner_class, "_requests")
+        and _assigns(ScriptRequests, "_state")
+    ):
+        return False
 
     def finished(runner) -> bool:
         requests = getattr(runner, "_requests", None)
@@ -66,9 +93,10 @@ def _install_deferred_rerun(session_class=None) -> bool:
 
     def request_rerun(self, client_state=None, *, _deferred: bool = False) -> None:
         runner = getattr(self, "_scriptrunner", None)
-        if not _deferred and runner is not None and finished(runner):
+        loop = getattr(self, "_event_loop", None)
+        if not _deferred and runner is not None and finished(runner) and _on_loop(loop):
             # Its run's messages are callbacks on this loop already: let them go out first.
-            self._event_loop.call_soon(lambda: request_rerun(self, client_state, _deferred=True))
+            loop.call_soon(lambda: request_rerun(self, client_state, _deferred=True))
             return
         original(self, client_state)
 
@@ -84,18 +112,22 @@ def _install_theme_cache() -> bool:
     original = getattr(app_session, "_populate_theme_msg", None)
     if original is None or getattr(original, "_attention_lab", False):
         return original is not None
-    cache: dict[tuple[int, str], bytes] = {}
+    cache: dict[str, tuple[object, bytes]] = {}  # section -> (the options table it was built from, bytes)
 
     def populate(msg, section: str = "theme") -> None:
-        key = (id(getattr(config, "_config_options", None)), section)
-        data = cache.get(key)
-        if data is None:
+        options = getattr(config, "_config_options", None)
+        hit = cache.get(section)
+        if options is None:  # not parsed yet: nothing to keep
+            original(msg, section)
+            return
+        if hit is None or hit[0] is not options:  # (the table is held, so its identity cannot be reused)
             fresh = type(msg)()
             original(fresh, section)
-            data = cache[key] = fresh.SerializeToString()
-        msg.MergeFromString(data)
+            hit = cache[section] = (options, fresh.SerializeToString())
+        msg.MergeFromString(hit[1])
 
     populate._attention_lab = True
+    populate.__wrapped__ = original  # Streamlit's own, for the test that compares them
     app_session._populate_theme_msg = populate
     return True
 
@@ -109,6 +141,8 @@ def _install_batched_wakeups(session_class=None) -> bool:
     original = session_class._call_soon_on_event_loop
     if getattr(original, "_attention_lab", False):
         return True
+    if not _assigns(session_class, "_event_loop"):
+        return False
 
     def call_soon(self, callback) -> None:
         state = self.__dict__.get("_al_batch")
@@ -127,7 +161,10 @@ def _install_batched_wakeups(session_class=None) -> bool:
             for _ in range(n):
                 with lock:
                     event = pending.popleft()
-                event()
+                try:
+                    event()
+                except Exception:  # the loop would log it and run the next callback: so do we
+                    _LOG.exception("attention_ui.server_fixes: a session's event-loop callback failed")
             with lock:
                 if not pending:
                     state[2] = False
@@ -146,66 +183,8 @@ def _install_batched_wakeups(session_class=None) -> bool:
     return True
 
 
-STUDENT_KEY = "cls_student"  # attention_ui/classroom/state.py's STUDENT_KEY: a joined student's session
-STUDENT_SLOTS = 2  # a process runs at most this many joined students' script runs at once
-
-
-class FairSlots:
-    """A counting semaphore that serves its waiters in order: a released slot is handed to the
-    longest waiter. (threading.Semaphore lets the releasing thread take it back at once: a student
-    whose 1-s checks kept coming ran again and again while others waited for a minute.)"""
-
-    def __init__(self, n: int) -> None:
-        self._lock, self._free, self._waiters = threading.Lock(), n, deque()
-
-    def __enter__(self) -> None:
-        with self._lock:
-            if self._free and not self._waiters:
-                self._free -= 1
-                return
-            turn = threading.Event()
-            self._waiters.append(turn)
-        turn.wait()
-
-    def __exit__(self, *exc) -> None:
-        with self._lock:
-            if self._waiters:
-                self._waiters.popleft().set()  # the slot goes straight to the next in line
-            else:
-                self._free += 1
-
-
-def _install_run_slots(runner_class=None, key: str = STUDENT_KEY, slots: int = STUDENT_SLOTS) -> bool:
-    """A joined student's script runs take one of ``slots`` per process: the others wait (asleep,
-    not holding Python's GIL) until one is free. Every other session runs as before."""
-    from streamlit.runtime.scriptrunner import script_runner
-    from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
-
-    runner_class = runner_class or script_runner.ScriptRunner
-    original = runner_class._run_script
-    if getattr(original, "_attention_lab", False):
-        return True
-    gate = FairSlots(slots)
-
-    def run_script(self, rerun_data) -> None:
-        try:
-            student = key in self._session_state
-        except Exception:  # noqa: BLE001 - a state that cannot say: run as Streamlit would
-            student = False
-        if not student:
-            return original(self, rerun_data)
-        with gate:
-            if getattr(self._requests, "_state", None) == ScriptRequestType.STOP:
-                return None  # stopped while waiting (a newer runner has the session): nothing to run
-            return original(self, rerun_data)
-
-    run_script._attention_lab = True
-    runner_class._run_script = run_script
-    return True
-
-
 FIXES = {"deferred_rerun": _install_deferred_rerun, "theme_cache": _install_theme_cache,
-         "batched_wakeups": _install_batched_wakeups, "student_slots": _install_run_slots}  # fmt: skip
+         "batched_wakeups": _install_batched_wakeups}  # fmt: skip
 ENV = "ATTENTION_LAB_SERVER_FIXES"  # for A/B runs of the bench only: a comma-separated subset, or "none"
 
 
@@ -225,4 +204,7 @@ def install() -> dict[str, bool]:
         except Exception as exc:  # noqa: BLE001 - another Streamlit: the app runs as Streamlit made it
             _INSTALLED[name] = False
             _LOG.warning("attention_ui.server_fixes: %s not installed (%r)", name, exc)
+        else:
+            if not _INSTALLED[name]:
+                _LOG.warning("attention_ui.server_fixes: %s not installed (Streamlit's names differ)", name)
     return dict(_INSTALLED)

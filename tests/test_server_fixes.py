@@ -1,11 +1,14 @@
 """attention_ui/server_fixes.py: a request that finds the script runner finished waits behind that
-run's queued messages; the theme of a run's first message is built once and is the same."""
+run's queued messages; the theme of a run's first message is built once and is what Streamlit builds;
+a session's events wake the loop once per batch, in order, and one that raises stops none of the rest.
+Each fix also leaves Streamlit alone where its private names are not what the fix reads."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
+import logging
 import threading
-import time
 
 import pytest
 import streamlit
@@ -13,14 +16,18 @@ from streamlit.runtime import app_session
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
 
 from attention_ui import server_fixes
-from attention_ui.classroom import state as class_state
 
 
-def test_both_fixes_are_installed_on_the_pinned_streamlit():
+def test_all_fixes_are_installed_on_the_pinned_streamlit():
     assert streamlit.__version__ == "1.67.0"  # an upgrade must look at the private names again
     assert server_fixes.install() == dict.fromkeys(server_fixes.FIXES, True)
-    assert server_fixes.STUDENT_KEY == class_state.STUDENT_KEY  # the sessions that take a slot
-    assert getattr(app_session.AppSession.request_rerun, "_attention_lab", False)
+    assert set(server_fixes.FIXES) == {"deferred_rerun", "theme_cache", "batched_wakeups"}
+    for patched in (
+        app_session.AppSession.request_rerun,
+        app_session.AppSession._call_soon_on_event_loop,
+        app_session._populate_theme_msg,
+    ):
+        assert getattr(patched, "_attention_lab", False)
 
 
 class _Requests:
@@ -50,7 +57,7 @@ def _session_class():
 def test_a_request_waits_behind_the_finished_runs_messages(fixed):
     Session = _session_class()
     if fixed:
-        assert server_fixes._install_deferred_rerun(Session)
+        assert server_fixes._install_deferred_rerun(Session, _Runner)
     loop = asyncio.new_event_loop()
     try:
         s = Session(loop, ScriptRequestType.STOP)
@@ -68,16 +75,46 @@ def test_a_request_waits_behind_the_finished_runs_messages(fixed):
     first = [what for what, _ in s.order]
     if fixed:
         assert first == ["message of the finished run", "request"]
+        assert s.order[1] == ("request", "tick")  # the request itself is passed on unchanged
     else:  # Streamlit's own order: the new runner first, the old run's message then ignored
         assert first == ["request", "message of the finished run"]
 
 
 def test_a_running_runner_takes_the_request_at_once():
     Session = _session_class()
-    server_fixes._install_deferred_rerun(Session)
+    server_fixes._install_deferred_rerun(Session, _Runner)
     s = Session(None, ScriptRequestType.CONTINUE)  # no loop needed: nothing is deferred
     s.request_rerun("click")
     assert s.order == [("request", "click")]
+
+
+def test_a_request_from_another_thread_is_handled_at_once():
+    """A development server's file watcher asks for a rerun from its own thread: ``call_soon`` is not
+    safe there (and would wait for the loop's next wake-up), so Streamlit's own handling runs."""
+    Session = _session_class()
+    server_fixes._install_deferred_rerun(Session, _Runner)
+    loop = asyncio.new_event_loop()
+    try:
+        s = Session(loop, ScriptRequestType.STOP)
+        t = threading.Thread(target=s.request_rerun, args=("file changed",))
+        t.start()
+        t.join(5)
+        assert s.order == [("request", "file changed")]
+    finally:
+        loop.close()
+
+
+def test_a_streamlit_without_the_names_keeps_its_own_request_rerun():
+    class Session:
+        def __init__(self):
+            self.loop = None  # neither _event_loop nor _scriptrunner
+
+        def request_rerun(self, client_state=None):
+            pass
+
+    own = Session.request_rerun
+    assert not server_fixes._install_deferred_rerun(Session, _Runner)
+    assert Session.request_rerun is own
 
 
 def test_the_theme_is_built_once_and_is_what_streamlit_builds(monkeypatch):
@@ -90,23 +127,38 @@ def test_the_theme_is_built_once_and_is_what_streamlit_builds(monkeypatch):
     calls = []
     real = config.get_options_for_section
     monkeypatch.setattr(config, "get_options_for_section", lambda s: calls.append(s) or real(s))
-    monkeypatch.setattr(config, "_config_options", dict(config._config_options or {}))  # a new table: new key
-    first, second = CustomThemeConfig(), CustomThemeConfig()
+    options = copy.deepcopy(config.get_config_options())  # a new table: built anew, with a theme set
+    options["theme.primaryColor"].set_value("#123456", "a test")
+    options["theme.base"].set_value("dark", "a test")
+    monkeypatch.setattr(config, "_config_options", options)
+    first, second, streamlits = CustomThemeConfig(), CustomThemeConfig(), CustomThemeConfig()
     populate(first, "theme")
     populate(second, "theme")
     assert calls == ["theme"]  # the second message came from the cache
-    assert first == second
+    populate.__wrapped__(streamlits, "theme")
+    assert first == second == streamlits and first.primary_color == "#123456"
+    assert first.base == CustomThemeConfig.BaseTheme.DARK
+
+    other = copy.deepcopy(options)  # a configuration parsed again: its own theme, not the kept one
+    other["theme.primaryColor"].set_value("#654321", "a test")
+    monkeypatch.setattr(config, "_config_options", other)
+    third = CustomThemeConfig()
+    populate(third, "theme")
+    assert third.primary_color == "#654321"
+    assert calls == ["theme", "theme", "theme"]  # the first table, Streamlit's own above, the new table
+
+
+class _LoopSession:
+    def __init__(self, loop):
+        self._event_loop, self.wakeups = loop, 0
+
+    def _call_soon_on_event_loop(self, callback):
+        self.wakeups += 1
+        self._event_loop.call_soon_threadsafe(callback)
 
 
 def test_a_threads_events_wake_the_loop_once_per_batch_and_keep_their_order():
-    class Session:
-        def __init__(self, loop):
-            self._event_loop, self.wakeups = loop, 0
-
-        def _call_soon_on_event_loop(self, callback):
-            self.wakeups += 1
-            self._event_loop.call_soon_threadsafe(callback)
-
+    Session = type("Session", (_LoopSession,), {})
     assert server_fixes._install_batched_wakeups(Session)
     loop = asyncio.new_event_loop()
     try:
@@ -128,56 +180,35 @@ def test_a_threads_events_wake_the_loop_once_per_batch_and_keep_their_order():
         loop.close()
 
 
-def test_slots_are_handed_to_the_longest_waiter():
-    slots, order, started = server_fixes.FairSlots(1), [], []
-    slots.__enter__()  # taken
+def test_an_event_that_raises_is_logged_and_the_rest_still_run(caplog):
+    """The event loop logs a callback that raises and runs the next one; a batch must do the same,
+    or one failing event would leave every later message of the session undelivered."""
+    Session = type("Session", (_LoopSession,), {})
+    server_fixes._install_batched_wakeups(Session)
+    loop = asyncio.new_event_loop()
+    try:
+        s, seen = Session(loop), []
 
-    def wait_turn(name):
-        started.append(name)
-        with slots:
-            order.append(name)
+        def boom():
+            raise ValueError("an event that fails")
 
-    threads = []
-    for name in ("first", "second", "third"):
-        t = threading.Thread(target=wait_turn, args=(name,))
-        t.start()
-        threads.append(t)
-        while name not in started:  # in line in this order
+        for callback in (lambda: seen.append(1), boom, lambda: seen.append(2)):
+            s._call_soon_on_event_loop(callback)
+        with caplog.at_level(logging.ERROR, logger=server_fixes.__name__):
+            loop.run_until_complete(asyncio.sleep(0.01))
+        assert seen == [1, 2] and "an event that fails" in caplog.text
+        s._call_soon_on_event_loop(lambda: seen.append(3))  # and the session's later events still go out
+        loop.run_until_complete(asyncio.sleep(0.01))
+        assert seen == [1, 2, 3]
+    finally:
+        loop.close()
+
+
+def test_a_streamlit_without_the_names_keeps_its_own_wakeups():
+    class Session:
+        def _call_soon_on_event_loop(self, callback):
             pass
-        time.sleep(0.05)
-    slots.__exit__(None, None, None)
-    for t in threads:
-        t.join(5)
-    assert order == ["first", "second", "third"]
 
-
-def test_students_runs_take_a_slot_and_others_do_not():
-    class Requests:
-        _state = ScriptRequestType.CONTINUE
-
-    running, peak, lock = [0], {"student": 0, "other": 0}, threading.Lock()
-
-    class Runner:
-        def __init__(self, student):
-            self._session_state = {"cls_student": {}} if student else {}
-            self._requests = Requests()
-            self.kind = "student" if student else "other"
-
-        def _run_script(self, rerun_data):
-            with lock:
-                running[0] += 1
-                peak[self.kind] = max(peak[self.kind], running[0])
-            time.sleep(0.05)
-            with lock:
-                running[0] -= 1
-
-    assert server_fixes._install_run_slots(Runner, slots=2)
-    for student in (True, False):
-        runners = [Runner(student) for _ in range(6)]
-        threads = [threading.Thread(target=r._run_script, args=(None,)) for r in runners]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(5)
-    assert peak["student"] == 2  # six students, two at a time
-    assert peak["other"] > 2  # anyone else: all at once, as Streamlit runs them
+    own = Session._call_soon_on_event_loop
+    assert not server_fixes._install_batched_wakeups(Session)
+    assert Session._call_soon_on_event_loop is own
