@@ -2,8 +2,13 @@
 
     .venv/bin/python bench/hall.py --students 300                  # one run, 2 processes, SQLite
     .venv/bin/python bench/hall.py --students 300 --replicas 3 --store postgresql
-    .venv/bin/python bench/hall.py --table                         # N = 50, 100, 200, 300, 300: the table
-    .venv/bin/python bench/hall.py --students 20 --steps 3         # the test suite's short run
+    .venv/bin/python bench/hall.py --table --json bench/results/hall_table.json   # the issue's table
+    .venv/bin/python bench/hall.py --table --replicas 3            # the same with 3 (or 4) processes
+    .venv/bin/python bench/hall.py --table --store postgresql      # ... with PostgreSQL as the store
+    .venv/bin/python bench/hall.py --smoke                         # the test suite's short run
+
+``--table`` runs N = 50, 100, 200, 300 and 300 again, each on a fresh cluster, prints each run and
+then the table (exit status 0 only if every run holds).
 
 Each student is a websocket client in this process that speaks Streamlit's own protocol
 (tests/browser/st_protocol.py, shared with the attack tests' client) the way a student's phone page
@@ -85,6 +90,7 @@ PANEL_POLL_S = 0.25
 MAX_STEPS = 11
 HOLDS = {"follow_p95_s": 3.0, "panel_s": 2.0}
 TABLE_NS = (50, 100, 200, 300, 300)
+RECEIVED = [0]  # messages all students of the current run received so far (the sampler's timeline)
 SUMMARIES: dict[str, tuple[str, str | None]] = {}  # a large message's hash -> (element kind, text): shared
 
 
@@ -180,6 +186,7 @@ class Student:
         try:
             async for raw in self.ws:
                 self.last_message = time.time()
+                RECEIVED[0] += 1
                 self.handle(proto.parse(raw), self.last_message)
         except websockets.ConnectionClosed as exc:
             self.closed = self.closed or f"closed: {exc}"
@@ -351,6 +358,7 @@ class Sampler:
         self.procs["generator"] = os.getpid()
         self.chromium_pids = chromium_pids
         self.samples: list[tuple[float, dict[str, float], dict[str, float]]] = []
+        self.received: list[int] = []  # per sample: messages all students had received (bursts show)
         self.states: list[tuple[float, str, str]] = []  # (time, server, new status)
         self.last_state: dict[str, str] = {}
         self.checks0: dict[str, tuple[int, int]] = {}
@@ -400,6 +408,7 @@ class Sampler:
         while True:
             cpu, rss = await asyncio.to_thread(self._read)
             self.samples.append((time.time(), cpu, rss))
+            self.received.append(RECEIVED[0])
             await asyncio.to_thread(self._haproxy)
             await asyncio.sleep(max(0.0, 1.0 - (time.time() - self.samples[-1][0])))
 
@@ -520,6 +529,7 @@ class Hall:
             await asyncio.sleep(PANEL_POLL_S)
 
     async def run(self) -> dict:
+        RECEIVED[0] = 0
         args, r = self.args, {"students": self.args.students, "replicas": self.args.replicas,
                               "store": self.args.store, "load_before": os.getloadavg()}  # fmt: skip
         async with async_playwright() as pw:
@@ -668,6 +678,12 @@ class Hall:
                        for k, v in sampler.checks.items()}  # fmt: skip
         r["haproxy_log"] = haproxy_log_states(self.cluster, 0)
         r["rss"] = sampler.peak_rss()
+        t0 = sampler.samples[0][0] if sampler.samples else 0.0
+        r["timeline"] = [  # per second: time, CPU s of each process so far, messages received so far
+            (round(t - t0, 1), {k: round(v, 2) for k, v in cpu.items()}, n)
+            for (t, cpu, _), n in zip(sampler.samples, sampler.received, strict=True)
+        ]
+        r["marks"] = {"steps": [round(c - t0, 1) for c in sorted(self.clicks.values())]}
         for s in joined:
             if not any(k >= last_step for k in s.arrived):
                 s.errors.append(f"last step shown {max(s.arrived, default=None)}; run_every timers {len(s.timers)};"
@@ -748,7 +764,7 @@ def report(r: dict, timing: bool = True) -> bool:
         print(f"  {line}")
     for line in (r["errors"] + r["closed"])[:15]:
         print(f"  {line}")
-    wrong = verdict(r)
+    wrong = verdict(r, timing)
     print(
         "what went wrong: "
         + ("; ".join(wrong) if wrong else "nothing")
@@ -758,6 +774,9 @@ def report(r: dict, timing: bool = True) -> bool:
 
 
 def table(rows: list[dict]) -> None:
+    r0 = rows[0]
+    print(f"\n{r0['replicas']} app processes behind HAProxy, {r0['store']}, the clients on the same machine"
+          f" ({os.cpu_count()} cores)")  # fmt: skip
     print("\n| students | follow p50 / p95 / max (s) | answers acknowledged / stored / on the panel |"
           " CPU per app process during steps (avg / 1-s peak) | load average before → after | what went wrong |")  # fmt: skip
     print("|---|---|---|---|---|---|")
