@@ -290,6 +290,18 @@ class Student:
             raise LookupError(f"{part}: {len(found)} widgets")
         return found[0]
 
+    async def wait_widget(self, part: str, kind: str | None = None) -> str:
+        """The widget once the page shows it: a step change's full run redraws the poll box, and a
+        student taps only what is on the screen."""
+        deadline = time.monotonic() + RUN_TIMEOUT_S
+        while True:
+            try:
+                return self.widget_id(part, kind)
+            except LookupError:
+                if time.monotonic() > deadline:
+                    raise
+            await asyncio.sleep(0.1)
+
     async def join(self, code: str) -> None:
         hall, t0 = self.hall, time.time()
         self.query = f"code={code}&lang=en"
@@ -324,13 +336,13 @@ class Student:
     async def answer(self, seq: int) -> None:
         try:
             await asyncio.sleep(self.rng.uniform(*THINK_S))
-            radio = self.widget_id("cls_choice_", "radio")
+            radio = await self.wait_widget("cls_choice_", "radio")
             _, rproto, fragment = self.widgets[radio]
             choice = self.index % len(rproto.options)
             self.values[radio] = rproto.options[choice]
             await self.run(fragment=fragment)  # choosing an option reruns the poll box
             await asyncio.sleep(self.rng.uniform(*CHOOSE_TO_SEND_S))
-            button = self.widget_id("cls_send_", "button")
+            button = await self.wait_widget("cls_send_", "button")
             self.sent[seq] = (chr(65 + choice), time.time())
             await self.send(widgets={button: True}, fragment=self.widgets[button][2])
             deadline = time.monotonic() + ACK_TIMEOUT_S
@@ -501,6 +513,7 @@ class Hall:
         self.poll_open_click: float | None = None
         self.poll_on_panel: float | None = None
         self.stored_at: dict[int, float] = {}  # the class's step -> when this process first read it
+        self.page_errors: list[str] = []  # a teacher tab that crashed (the panel then stays empty)
 
     async def store_watch(self, sid: str, token: str) -> None:
         """When the teacher's step reached the store (the click's own delay, apart from the students')."""
@@ -541,6 +554,9 @@ class Hall:
             try:
                 tctx, presenter, code, sid, token = await start_class(browser, self.base)
                 panel = await tctx.new_page()
+                for name, page in (("presenter", presenter), ("panel", panel)):
+                    page.on("crash", lambda _p, n=name: self.page_errors.append(f"teacher's {n} tab crashed at"
+                                                                                f" {time.strftime('%H:%M:%S')}"))  # fmt: skip
                 await panel.goto(f"{self.base}/class_teach?lang=en")
                 await panel.locator(".st-key-cls_open button").wait_for()
                 await presenter.locator(".st-key-cls_to_presenter button").click()
@@ -688,7 +704,7 @@ class Hall:
             if not any(k >= last_step for k in s.arrived):
                 s.errors.append(f"last step shown {max(s.arrived, default=None)}; run_every timers {len(s.timers)};"
                                 f" last message {time.time() - s.last_message:.0f} s ago; {list(s.log)[-12:]}")  # fmt: skip
-        r["errors"] = [f"{s.nick}: {e}" for s in self.students for e in s.errors]
+        r["errors"] = self.page_errors + [f"{s.nick}: {e}" for s in self.students for e in s.errors]
         r["closed"] = [f"{s.nick}: {s.closed}" for s in self.students if s.closed]
         return r
 
