@@ -81,11 +81,22 @@ def test_a_request_waits_behind_the_finished_runs_messages(fixed):
 
 
 def test_a_running_runner_takes_the_request_at_once():
+    """On the loop, as a browser's request is: a runner that is still running (or about to) takes it
+    at once, as in Streamlit; only a finished one makes it wait."""
     Session = _session_class()
     server_fixes._install_deferred_rerun(Session, _Runner)
-    s = Session(None, ScriptRequestType.CONTINUE)  # no loop needed: nothing is deferred
-    s.request_rerun("click")
-    assert s.order == [("request", "click")]
+    loop = asyncio.new_event_loop()
+    try:
+        for state in (ScriptRequestType.CONTINUE, ScriptRequestType.RERUN):
+            s = Session(loop, state)
+
+            async def go(s=s):
+                s.request_rerun("click")
+                return list(s.order)  # before the loop has run anything else
+
+            assert loop.run_until_complete(go()) == [("request", "click")]
+    finally:
+        loop.close()
 
 
 def test_a_request_from_another_thread_is_handled_at_once():
@@ -176,6 +187,14 @@ def test_a_threads_events_wake_the_loop_once_per_batch_and_keep_their_order():
         script_thread(100, 150)  # the next run's: a new wake-up, still in order
         loop.run_until_complete(asyncio.sleep(0.01))
         assert seen == list(range(150)) and s.wakeups == 2
+
+        def queues_another():  # an event queued while a batch is being handled gets a wake-up of its own
+            seen.append(150)
+            s._call_soon_on_event_loop(lambda: seen.append(151))
+
+        s._call_soon_on_event_loop(queues_another)
+        loop.run_until_complete(asyncio.sleep(0.01))
+        assert seen == list(range(152)) and s.wakeups == 4
     finally:
         loop.close()
 
