@@ -160,7 +160,8 @@ def messages(at: AppTest) -> dict[str, list[str]]:
 
 # placeholders that hold words, not numbers (every other placeholder must show a number or a list of them)
 TEXT_FIELDS = {"stat", "what", "token", "path", "names", "reading", "char", "span", "name", "first", "last", "groups",
-               "source", "norm", "ffn", "detail", "size", "saved", "dtype", "method", "mem", "per", "nbytes"}  # fmt: skip
+               "source", "norm", "ffn", "detail", "size", "saved", "dtype", "method", "mem", "per", "nbytes",
+               "from_code", "to_code"}  # fmt: skip
 _NUMBER = (
     r"-?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?(?:%| (?:[kKMGTPE]i?)?B)?"  # 1,024 · 2.4e-07 · 38% · 16 MiB
 )
