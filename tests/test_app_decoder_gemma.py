@@ -157,8 +157,15 @@ def test_long_preset_shows_the_band_and_the_triangle() -> None:
         )
         in messages(at)["info"]
     )
-    # the long text is this page's only: the learner's sentence stays in the box and the shared context
+    # the long text is this page's only: the learner's sentence stays in the box and the shared context,
+    # as the section says (issue 42, point 9: it said the button put the long text in the box)
     assert at.session_state["dc_text"] == mine and at.session_state.get("learner_text") != long_text
+    assert translate("ja", "decoder.g_explain_local_global", window=512) in md(at)
+    # the way back from the long text is named after it, at the top and in its section (point 10)
+    labels = {b.key: b.label for b in at.button}
+    leave = translate("ja", "decoder.g_back_button")
+    assert labels["dc_back"] == labels["dc_back_below"] == leave
+    assert labels["dc_reset"] == translate("ja", "decoder.reset_button") != leave
     assert translate("ja", "decoder.g_long_on", chars=f"{len(long_text):,}") in messages(at)["info"]
     at.button(key="dc_back").click().run()
     short = len(gemma3.encode(mine).ids)
