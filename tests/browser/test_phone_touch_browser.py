@@ -7,6 +7,7 @@ language), on the session's shared server. Each view checks:
   on the screen that clips or scrolls it, and the page itself never scrolls sideways;
 * whatever scrolls sideways (a long formula, a wide table) shows a cue at its hidden edge
   (attention_ui/narrow_fit.py), and no display formula is left scrolling that would fit shrunk;
+* the playground's sentence box is on the first screen, and a tap reaches it (issue 42, point 8);
 * page links and buttons are at least 44 px tall, chart tick and hover text at least 12 px;
 * each of the first charts costs at most one Tab stop: its toolbar has one button in the
   Tab order, and Tab from it leaves the chart (attention_ui/chart_keys.py);
@@ -24,7 +25,9 @@ import pytest
 from playwright.sync_api import Page, expect
 from st_browser import (
     PLOTLY_CHART,
+    SENTENCE_BOX,
     assert_no_exception,
+    assert_on_first_screen,
     new_context,
     open_lab,
     screenshot,
@@ -59,6 +62,9 @@ PAGES = [
     "training",
 ]
 MODEL_PAGES = {"decoder", "heads"}
+# What a page's first screen shows without scrolling or opening the sidebar: the playground's
+# sentence box (issue 42, point 8)
+FIRST_SCREEN = {"": SENTENCE_BOX}
 MIN_TARGET_PX, MIN_TEXT_PX = 44, 12
 CHARTS_TABBED = 3  # charts whose Tab stops are counted on each page
 
@@ -257,6 +263,8 @@ def test_page_on_a_phone(browser, streamlit_server: str, path: str) -> None:
         lang = LANGS[path]
         where = f"/{path} ({lang})"
         page = open_phone_view(context, streamlit_server, path, lang)
+        if path in FIRST_SCREEN:  # before anything scrolls the page
+            check(assert_on_first_screen, page, FIRST_SCREEN[path], f"{where}: {FIRST_SCREEN[path]}")
         check(check_layout, page, where)
         check(check_sizes, page, where)
         screenshot(page, f"phone_{path or 'playground'}_{lang}", full=False)  # the first screen
