@@ -128,8 +128,10 @@ def section_norms(t, trace) -> None:
     kit.opening(
         t("block.sec_norms"),
         t("block.explain_norms"),
-        r"\mathrm{LayerNorm}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta,\qquad "
-        r"\mathrm{RMSNorm}(x) = \gamma \odot \frac{x}{\sqrt{\tfrac{1}{d}\sum_i x_i^2 + \varepsilon}}",
+        (
+            r"\mathrm{LayerNorm}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta,",
+            r"\mathrm{RMSNorm}(x) = \gamma \odot \frac{x}{\sqrt{\tfrac{1}{d}\sum_i x_i^2 + \varepsilon}}",
+        ),
         anchor="norms",
     )
     c = lab_block.norm_comparison(trace.x)

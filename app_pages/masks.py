@@ -35,6 +35,11 @@ DEFAULTS = {
 }
 THIRD = 170  # a low estimate of a map's plot width (px) in a third of the page at 1366 px
 CHOICES = ("mk_kind", "mk_head", "mk_matrix_method", "mk_position")
+# attention with the additive mask, and the mask (kit.latex: two parts, one below the other on a phone)
+MASKED_ATTENTION = (
+    r"\mathrm{Attention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V,",
+    r"M_{ij} = \begin{cases} 0 & j \in \mathcal{A}_i \\ -\infty & j \notin \mathcal{A}_i \end{cases}",
+)
 TEXTS = {"mk_text": "masks.default_text", "mk_replacement": "masks.default_replacement"}  # page's language
 SHARED = kit.learner_context(text="mk_text", mask="mk_kind", seed="mk_seed")  # 16 tokens kept
 PAGE = kit.Page("mk", "masks", DEFAULTS, choice_keys=CHOICES, translated_defaults=TEXTS, shared=SHARED)
@@ -92,12 +97,7 @@ def section_masks(t, lab, hover) -> None:
     tokens, n, mask = lab.settings.tokens, len(lab.settings.tokens), lab.mask
     # three maps in a row (THIRD): upright tick labels, cell numbers only where they fit
     axes = dict(hover=hover, query_title=t("masks.axis_query"), key_title=t("masks.axis_key"), plot_px=THIRD)
-    kit.opening(
-        t("masks.h_mask"),
-        t("masks.explain_mask"),
-        r"\mathrm{Attention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V,"
-        r"\qquad M_{ij} = \begin{cases} 0 & j \in \mathcal{A}_i \\ -\infty & j \notin \mathcal{A}_i \end{cases}",
-    )
+    kit.opening(t("masks.h_mask"), t("masks.explain_mask"), MASKED_ATTENTION)
     st.markdown(t("masks.allowed_set"))
     if st.session_state["mk_all"]:
         names = [kind_name(t, m.kind) for m in lab.all_masks]

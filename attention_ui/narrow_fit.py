@@ -38,8 +38,8 @@ _CSS = """
   overflow-x: auto;
   overflow-y: hidden;
   background:
-    linear-gradient(to right, #ffffff 30%, rgba(255, 255, 255, 0)) left center / 28px 100% no-repeat local,
-    linear-gradient(to left, #ffffff 30%, rgba(255, 255, 255, 0)) right center / 28px 100% no-repeat local,
+    linear-gradient(to right, #ffffff 60%, rgba(255, 255, 255, 0)) left center / 28px 100% no-repeat local,
+    linear-gradient(to left, #ffffff 60%, rgba(255, 255, 255, 0)) right center / 28px 100% no-repeat local,
     radial-gradient(farthest-side at 0 50%, rgba(49, 51, 63, 0.55), rgba(49, 51, 63, 0)) left center / 16px 100% no-repeat scroll,
     radial-gradient(farthest-side at 100% 50%, rgba(49, 51, 63, 0.55), rgba(49, 51, 63, 0)) right center / 16px 100% no-repeat scroll;
 }
