@@ -19,7 +19,7 @@ SUBLAYER_COLOR = "#7570b3"
 DASHES = ("solid", "dash", "dot")
 
 # The charts' English axis words (pages pass translated ones).
-STAGE_AXES = AxisText("", "RMS")
+STAGE_AXES = AxisText("stage", "RMS")
 DEPTH_AXES = AxisText("layer", "RMS")
 FLOPS_AXES = AxisText("n", "FLOPs")
 
