@@ -80,6 +80,12 @@ def test_training_lab_maps_name_every_row_and_column_with_axis_words() -> None:
     assert len(first) == 2 and all(a["title"]["text"] == "クエリ" for a in first)  # the first column's
 
 
+def test_four_heads_name_the_12_tokens_of_the_japanese_default() -> None:
+    tokens = list("猫がマットの上に座った。")
+    fig = heatmaps.heads_small_multiples(np.full((4, 12, 12), 1 / 12), tokens)
+    assert list(fig.layout.xaxis.tickvals) == list(range(12)) and fig.layout.xaxis.tickangle == 0
+
+
 def test_the_rotation_plane_and_the_stage_bars_say_what_their_axes_are() -> None:
     from attention_ui.block import figures as fbl
     from attention_ui.positions import figures as fps

@@ -579,8 +579,9 @@ def heads_small_multiples(
         trace.xaxis, trace.yaxis = f"x{idx if idx > 1 else ''}", f"y{idx if idx > 1 else ''}"
 
     labels = token_tick_labels(tokens, max_chars=6)
-    # Panels share a full-width chart (a low estimate of 640 px for all columns).
-    panel_px = 0.9 * 640 / cols
+    # Panels share a full-width chart: a low estimate of 720 px for all columns at 1366 px (four
+    # panels were 165 px each), so the 12 tokens of the Japanese default sentence are all named.
+    panel_px = 0.9 * SMALL_MULTIPLES_PX / cols
     columns = tick_positions(n, x_label_count(panel_px))
     rows_shown = tick_positions(n)
     x_text = [labels[i] for i in columns]
@@ -625,6 +626,7 @@ def heads_small_multiples(
     return fig
 
 
+SMALL_MULTIPLES_PX = 720  # heads_small_multiples: the plot width all panels share (see there)
 CLICK_MAX_CELLS = 64 * 64  # beyond this, no click targets (cells are a few pixels wide anyway)
 
 
