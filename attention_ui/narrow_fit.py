@@ -9,6 +9,8 @@ sideways when the line is longer than the column. On a 390 px phone the attentio
   follows) to the column's width, down to :data:`MIN_ZOOM` of its size (its symbols stay at least
   ~13 px tall). It looks again when the page changes (a rerun draws new formulas), the window is
   resized or the formula fonts arrive.
+* A formula scrolls sideways in a box that hides what overflows it; the box is padded above and below,
+  where KaTeX draws a few pixels past its own box (a root's foot was cut off).
 * A formula still too long at that size scrolls, and constant CSS draws a shadow at the edge where
   more of it is hidden (the "scroll shadow" pattern: two shadows fixed to the box, two white covers
   that move with the content and hide a shadow once its end is in view).
@@ -37,6 +39,10 @@ _CSS = """
 .katex-display {
   overflow-x: auto;
   overflow-y: hidden;
+  /* KaTeX draws below its box (a root's foot, a descender: 2-7 px), which the hidden overflow cut off;
+     padding gives it room, and the margin keeps KaTeX's 1em between a formula and the text */
+  padding: 0.5em 0;
+  margin: 0.5em 0;
   background:
     linear-gradient(to right, #ffffff 60%, rgba(255, 255, 255, 0)) left center / 28px 100% no-repeat local,
     linear-gradient(to left, #ffffff 60%, rgba(255, 255, 255, 0)) right center / 28px 100% no-repeat local,

@@ -10,7 +10,7 @@ in both languages). Each view checks:
 * whatever scrolls sideways (a long formula, a wide table) shows a cue at its hidden edge
   (attention_ui/narrow_fit.py), and no display formula is left scrolling that would fit shrunk;
 * every display formula fits the screen's width (issue 42, point 11: shrunk down to narrow_fit.MIN_ZOOM,
-  or wrapped by kit.latex), unless FORMULAS_THAT_SCROLL lists it;
+  or wrapped by kit.latex), unless FORMULAS_THAT_SCROLL lists it, and no formula's foot is cut off;
 * the playground's sentence box is on the first screen, and a tap reaches it (issue 42, point 8);
 * every target is at least 24 × 24 px and the main controls (buttons, page links, text, number and
   select fields) at least 44 px tall (issue 42, point 12; attention_ui/targets.py), in the page and in
@@ -118,12 +118,15 @@ LAYOUT_JS = """([MIN_ZOOM, SLACK]) => {
   return {wide: page.concat(wide.slice(0, 10)), uncued, unshrunk};
 }"""
 
-# Display formulas wider than their box (each with its box's widths and the start of its TeX).
+# Display formulas wider than their box, or taller (cut at the foot: the box hides what overflows it),
+# each with its box's sizes and the start of its TeX.
 FORMULAS_JS = """(SLACK) => [...document.querySelectorAll('[data-testid="stMain"] .katex-display')]
-  .filter((box) => box.getClientRects().length > 0 && box.scrollWidth > box.clientWidth + SLACK)
+  .filter((box) => box.getClientRects().length > 0
+    && (box.scrollWidth > box.clientWidth + SLACK || box.scrollHeight > box.clientHeight + 1))
   .map((box) => {
     const tex = box.querySelector('annotation');
-    return {tex: tex ? tex.textContent.trim() : '', width: box.scrollWidth, box: box.clientWidth};
+    return {tex: tex ? tex.textContent.trim() : '', width: box.scrollWidth, box: box.clientWidth,
+            height: box.scrollHeight, box_height: box.clientHeight};
   })"""
 
 # Targets smaller than [MIN, MIN] (or [MIN, MAIN] tall, the main controls), in the sidebar (``side``) or
@@ -218,8 +221,8 @@ def check_formulas(page: Page, where: str) -> None:
         if not cut:
             return
         page.wait_for_timeout(300)
-    assert not cut, f"{where}: display formulas cut at the screen's edge: " + "; ".join(
-        f"{f['width']} px in {f['box']} px: {f['tex'][:60]}" for f in cut
+    assert not cut, f"{where}: display formulas cut: " + "; ".join(
+        f"{f['width']}×{f['height']} px in {f['box']}×{f['box_height']} px: {f['tex'][:60]}" for f in cut
     )
 
 
