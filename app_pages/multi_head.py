@@ -16,6 +16,9 @@ from attention_ui import kit, tables
 from attention_ui.figures import heatmaps
 from attention_ui.figures.base import AxisText
 from attention_ui.multi_head import figures as figures_multihead
+from attention_ui.multi_head import lesson as mh_lesson
+from attention_ui.program import code_view
+from attention_ui.takehome import buttons
 
 D_MODEL_RANGE = (1, 128)  # the sentence's layer: small enough to draw every head
 MAX_SHOWN_HEADS = 16  # small multiples beyond this are unreadable
@@ -85,20 +88,15 @@ def load_lab(t):
 
 def section_heads(t, lab, hover) -> None:
     trace = lab.trace
-    kit.opening(
-        t("multihead.sec_heads"),
-        t("multihead.explain_heads"),
-        r"\mathrm{head}_i = \mathrm{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{d_k}}\right) V_i,\quad i = 0, \dots, h-1",
-        anchor="heads",
-    )
-    head_title = t("multihead.head_name", h="{h}")
-    fig = heatmaps.heads_small_multiples(trace.weights, trace.tokens, hover=hover, head_title=head_title)
+    kit.opening(t("multihead.sec_heads"), t("multihead.explain_heads"), mh_lesson.FORMULA, anchor="heads")
+    fig = mh_lesson.heads_figure(t, trace, hover)
     PAGE.chart(fig, "heads", t("multihead.alt_heads", heads=trace.heads, n=trace.n))
     if PAGE.tables_on:
         for k in range(trace.heads):
             st.caption(t("multihead.head_name", h=k))
             PAGE.table(tables.attention_table(trace.weights[k], trace.tokens), f"head_{k}")
     st.caption(t("multihead.heads_distinct", distinct=lab.distinct_patterns, heads=trace.heads))
+    code_view.trace_code(t, trace, ("qkv", "raw", "scaled", "softmax", "head_out"), "mh_code_heads")
 
 
 def section_dk(t, lab) -> None:
@@ -157,6 +155,7 @@ def section_concat(t, trace, hover) -> None:
         )
         PAGE.chart(fig, "output", t("multihead.alt_output", n=n, d_model=d_model))
         PAGE.table(lambda: tables.feature_table(trace.output, trace.tokens, out_names), "output")
+    code_view.trace_code(t, trace, ("concat", "output"), "mh_code_concat")
 
 
 def section_cost(t) -> None:
@@ -237,6 +236,10 @@ def main() -> None:
         PAGE.section(section_heads, t, lab, hover)
         PAGE.section(section_dk, t, lab)
         PAGE.section(section_concat, t, lab.trace, hover)
+        with st.sidebar:  # the lesson: every head, then every step on the learner's sentence (issue 45)
+            buttons.lab_lesson_button(
+                t, "mh_dl_lesson", "app.nav_multi_head", lambda: mh_lesson.section(t, lab, hover)
+            )
     PAGE.section(section_cost, t)
     if lab is not None:
         PAGE.section(section_split, t, lab)

@@ -14,6 +14,8 @@ from pathlib import Path
 import streamlit as st
 
 from attention_ui import kit, quiz_bank
+from attention_ui.program import questions_view
+from attention_ui.takehome import buttons as takehome
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTS = {
@@ -21,6 +23,8 @@ DEFAULTS = {
     "qz_retry": None,  # None: all questions; else the ids of the retry round
     "qz_round": 0,  # part of every radio key: a new round gets fresh radios
     "qz_first": None,  # (correct, answered) before the first retry round: the first attempt's score
+    "qz_code_mask": "causal+padding",  # the code questions' mask: every mask trap has a line to change
+    "qz_code_pad": 1,
 }
 PAGE = kit.Page("qz", "quiz", DEFAULTS)
 
@@ -64,13 +68,6 @@ def record(qid: str, key: str) -> None:
         st.session_state["qz_answers"] = {**st.session_state["qz_answers"], qid: int(value)}
 
 
-def choice_labels(t, item) -> list[str]:
-    if item.computed is not None:
-        unit = t("quiz.unit_mib") if item.computed.unit == "MiB" else item.computed.unit
-        return [quiz_bank.format_value(v, unit) for v in item.choice_values]
-    return [t(k) for k in item.choice_keys]
-
-
 def answered_choices(t, labels: list[str], correct: int, chosen: int) -> str:
     """The choices as a Markdown list: the right one marked ✅, a wrong pick marked ❌; small text, the
     size the radio showed them in, so answering does not change the options' font size."""
@@ -98,13 +95,13 @@ def page_link(t, path: str) -> None:
 
 
 def show_question(t, number: int, item, answers: dict) -> None:
-    values = quiz_bank.explain_values(item.computed) if item.computed is not None else {}
-    labels = choice_labels(t, item)
+    question = quiz_bank.worded(t, item)  # the words the SCORM and Moodle exports write, too
+    labels = [choice.text for choice in question.choices]
     answered = item.qid in answers
     with st.container(border=True, key=f"qz_box_{item.qid}"):
         # body text, not st.caption: the question number is content, and captions are 3.9:1 on white
         st.markdown(f"**{t('quiz.question_label', number=number)}** · {t('quiz.kind_' + item.kind)}")
-        st.markdown(t(item.text_key, **values))
+        st.markdown(question.prompt)
         if not answered:
             key = f"qz_r_{st.session_state['qz_round']}_{t.lang}_{item.qid}"
             st.radio(
@@ -124,7 +121,7 @@ def show_question(t, number: int, item, answers: dict) -> None:
                 st.success(t("quiz.correct"), icon="✅")
             else:
                 st.error(t("quiz.wrong", answer=labels[item.correct]), icon="❌")
-            st.markdown(t(item.why_key, **values))
+            st.markdown(question.explanation)
             page_link(t, item.link)
 
 
@@ -137,6 +134,10 @@ def main() -> None:
         PAGE.widget(t, "number_input", "seed", *kit.SEED_RANGE, step=1, helped=True, on_change=reset)
         st.button(t("quiz.new_seed"), key="qz_new_seed", on_click=new_seed)
         st.button(t("quiz.restart"), key="qz_restart", on_click=reset)
+        # a teacher's files: the lesson and this quiz for a course platform (issue 45)
+        with st.expander(t("takehome.course_files"), icon=":material/school:"):
+            text, trace = takehome.learner_lesson(s, t)
+            takehome.course_files(t, "qz", trace, text, seed=int(s["qz_seed"]), heading=False)
 
     PAGE.title(t)
 
@@ -187,6 +188,7 @@ def main() -> None:
 
     for number, item in enumerate(items, 1):
         show_question(t, number, item, answers)
+    questions_view.quiz_section(t)  # exam code questions on the learner's sentence, every option run
 
 
 main()

@@ -12,7 +12,9 @@ from attention_core.labs import scaling as lab_scaling
 from attention_core.labs.scaling import MAX_DRAWS, one_row, parse_scores, samples_within
 from attention_ui import kit
 from attention_ui.figures.base import AxisText
+from attention_ui.takehome import buttons
 from attention_ui.why_sqrt_dk import figures as fsq
+from attention_ui.why_sqrt_dk import lesson as sqrt_lesson
 
 DK_OPTIONS = tuple(2**i for i in range(11))  # 1 … 1024
 KEYS_RANGE = (2, 64)
@@ -70,19 +72,10 @@ def read_settings(t):
 
 
 def section_variance(t, d_ks, samples, seed) -> None:
-    kit.opening(
-        t("sqrt.h_variance"),
-        t("sqrt.explain_variance"),
-        r"\operatorname{Var}(q\cdot k) = \sum_{i=1}^{d_k} \operatorname{Var}(q_i k_i) = d_k,"
-        r"\qquad \operatorname{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right) = 1",
-    )
+    kit.opening(t("sqrt.h_variance"), t("sqrt.explain_variance"), sqrt_lesson.FORMULA)
     res = cached_variance(d_ks, samples=samples, seed=seed)
-    for column, kind in zip(st.columns(2), ("raw", "scaled"), strict=True):
-        theory = t("sqrt.theory_one" if kind == "scaled" else "sqrt.theory_dk")
-        axes = AxisText("d_k", t(f"sqrt.axis_var_{kind}"), t(f"sqrt.title_var_{kind}"))
-        fig = fsq.dot_variance_figure(
-            res, kind == "scaled", measured_name=t("sqrt.measured"), theory_name=theory, axes=axes
-        )
+    figures = sqrt_lesson.variance_figures(t, res)
+    for column, (kind, fig) in zip(st.columns(2), figures.items(), strict=True):
         with column:
             PAGE.chart(fig, f"var_{kind}", t(f"sqrt.alt_var_{kind}", lo=d_ks[0], hi=d_ks[-1]))
     st.caption(t("sqrt.caption_variance", samples=samples, k=f"{fsq.ERROR_BAR_SE:g}"))
@@ -239,6 +232,11 @@ def main() -> None:
         PAGE.section(section_peakedness, t, d_ks, n_keys, samples, seed)
     PAGE.section(section_one_row, t)
     PAGE.section(PAGE.takeaway, t)
+    with st.sidebar:  # the lesson: the variance section, then every step on the learner's sentence (issue 45)
+        res = cached_variance(d_ks, samples=samples, seed=seed)  # cached: the section above made it
+        buttons.lab_lesson_button(
+            t, "sq_dl_lesson", "app.nav_why_sqrt", lambda: sqrt_lesson.section(t, res, d_ks, samples)
+        )
 
 
 main()

@@ -29,6 +29,7 @@ def controls(t) -> None:
         )
         PAGE.widget(t, "selectbox", "lang", LANGUAGES, format_func=LANGUAGE_NAMES.get, text="ws_lang")
         PAGE.widget(t, "toggle", "causal", text="ws_causal", helped=True)
+        PAGE.widget(t, "toggle", "code", text="ws_code", helped=True)
 
 
 def main() -> None:

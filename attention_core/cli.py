@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from . import cli_exercise, decoder_cli, grad_cli, heads_cli, train_cli
+from . import check_cli, cli_exercise, code_cli, decoder_cli, grad_cli, heads_cli, train_cli
 from .config import MASK_KINDS, AttentionConfig, AttentionConfigError
 from .example import worked_example_trace
 from .export import print_result, trace_to_json
@@ -35,9 +35,17 @@ def _scale_arg(value: str) -> str | float:
     return number
 
 
-def add_trace_options(tr: argparse.ArgumentParser) -> None:
-    """The sentence and the layer's settings (``trace`` and ``grad`` share them)."""
-    tr.add_argument("--text", required=True, help="the sentence")
+def add_trace_options(
+    tr: argparse.ArgumentParser, text: str | None = None, text_required: bool = True, json_option: bool = True
+) -> None:
+    """The sentence and the layer's settings (``trace``, ``grad``, ``check`` and ``code`` share them); with
+    ``text``, --text may be left out and defaults to it; without ``text_required`` it defaults to None."""
+    if text is not None:
+        tr.add_argument("--text", default=text, help=f"the sentence (default: {text!r})")
+    elif text_required:
+        tr.add_argument("--text", required=True, help="the sentence")
+    else:
+        tr.add_argument("--text", default=None, help="the sentence")
     tr.add_argument("--d-model", type=int, default=AttentionConfig.d_model)
     tr.add_argument("--heads", type=int, default=AttentionConfig.heads)
     tr.add_argument("--d-k", type=int, default=None, help="default: d_model // heads")
@@ -47,23 +55,29 @@ def add_trace_options(tr: argparse.ArgumentParser) -> None:
     tr.add_argument("--scale", type=_scale_arg, default="sqrt", help="sqrt, none or a divisor")
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--no-pe", action="store_true", help="no positional encoding")
-    tr.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    if json_option:
+        tr.add_argument("--json", action="store_true", help="one JSON object instead of text")
 
 
-def trace_from_args(args: argparse.Namespace) -> AttentionTrace:
-    """The trace the options of :func:`add_trace_options` ask for (AttentionConfigError if refused)."""
-    config = AttentionConfig(
+def config_from_args(args: argparse.Namespace, scale: str | float | None = None) -> AttentionConfig:
+    """The layer the options of :func:`add_trace_options` ask for (AttentionConfigError if refused);
+    ``scale`` overrides ``--scale``."""
+    return AttentionConfig(
         d_model=args.d_model,
         heads=args.heads,
         d_k=args.d_k,
         d_v=args.d_v,
         mask=args.mask,
         pad=args.pad,
-        scale=args.scale,
+        scale=args.scale if scale is None else scale,
         seed=args.seed,
         positional=not args.no_pe,
     )
-    return trace_text(args.text, config)
+
+
+def trace_from_args(args: argparse.Namespace) -> AttentionTrace:
+    """The trace the options of :func:`add_trace_options` ask for (AttentionConfigError if refused)."""
+    return trace_text(args.text, config_from_args(args))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli_exercise.add_parser(sub)
     decoder_cli.add_parser(sub)
     heads_cli.add_parser(sub)
+    code_cli.add_parser(sub)
+    check_cli.add_parser(sub)
     return parser
 
 
@@ -163,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
         return grad_cli.run(args)
     if args.command == "train":
         return train_cli.run(args)
+    if args.command == "code":
+        return code_cli.run(args)
+    if args.command == "check":
+        return check_cli.run(args)
     try:
         trace = trace_from_args(args)
     except AttentionConfigError as err:

@@ -109,3 +109,31 @@ def explain_row(trace, head: int, i: int) -> RowOutput:
     values = np.asarray(trace.V[head], dtype=float)  # [n, d_v]
     contributions = weights[:, None] * values  # [n, 1] * [n, d_v] -> [n, d_v]
     return RowOutput(head, i, weights, values, contributions, contributions.sum(axis=0))
+
+
+@dataclass(frozen=True)
+class CellSlips:
+    """What weight ``A[head, i, j]`` becomes under the usual slips (the quiz's wrong answers):
+    ``unscaled``: the softmax of the raw scores (the division left out); ``unmasked``: the softmax
+    over every key (the mask left out; None when the mask forbids nothing in row i, where it equals
+    the weight); ``score``: the scaled score itself, taken for a weight; ``uniform``: 1 / (allowed
+    keys of row i), the weight if every allowed score were equal (0 for a forbidden key)."""
+
+    weight: float
+    unscaled: float
+    unmasked: float | None
+    score: float
+    uniform: float
+    allowed_keys: int
+
+
+def cell_slips(trace, head: int, i: int, j: int) -> CellSlips:
+    """The weight of one cell and the slips of :class:`CellSlips`, through the core's own steps."""
+    a = explain_cell(trace, head, i, j)
+    allowed_row = np.asarray(trace.mask[i], dtype=bool)  # [n]
+    raw_row = steps.raw_scores(a.q[None, :], np.asarray(trace.K[head], dtype=float))[0]  # [n]
+    unscaled = float(steps.softmax(steps.apply_mask(raw_row, allowed_row))[j])
+    unmasked = None if allowed_row.all() else float(steps.softmax(steps.scale(raw_row, a.divisor))[j])
+    count = int(allowed_row.sum())
+    uniform = 1.0 / count if count and a.allowed else 0.0
+    return CellSlips(a.weight, unscaled, unmasked, a.scaled, uniform, count)

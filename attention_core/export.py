@@ -6,7 +6,6 @@ Pure (NumPy and the standard library). −∞ (masked) becomes ``null`` in JSON 
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import sys
@@ -14,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .csv_cells import csv_text
 from .trace import AttentionTrace
 
 JSON_KEYS = tuple(
@@ -81,23 +81,14 @@ SHARED_MATRICES = ("X", "mask", "concat", "output")  # [n, ·], the same for eve
 CSV_MATRICES = PER_HEAD_MAPS + PER_HEAD_FEATURES + SHARED_MATRICES
 
 
-def _csv_cell(x) -> str:
-    if isinstance(x, (bool, np.bool_)):
-        return "1" if x else "0"
-    x = float(x)
-    if np.isneginf(x):
-        return "-inf"
-    return repr(x)  # the shortest text that reads back as the same float
-
-
 def matrix_csv(trace, name: str, heads=None) -> bytes:
     """One matrix of the trace as CSV, UTF-8 with a byte-order mark (spreadsheets then read Japanese).
 
     ``name``: one of :data:`CSV_MATRICES`; ``heads``: the heads to write for a per-head matrix (None:
     all of them), ignored for the shared ones. Rows and key columns are labelled ``"<position> <token>"``
-    (a label never starts with ``=``, ``+``, ``-`` or ``@``, so no spreadsheet takes it for a formula);
-    feature columns are ``d0, d1, …``; per-head rows start with the head's number. The mask is 1
-    (may attend) or 0; a masked score is ``-inf``.
+    and every cell goes through :mod:`attention_core.csv_cells` (a token's text never starts a
+    spreadsheet formula); feature columns are ``d0, d1, …``; per-head rows start with the head's
+    number. The mask is 1 (may attend) or 0; a masked score is ``-inf``.
     """
     if name not in CSV_MATRICES:
         raise ValueError(f"unknown matrix {name!r}; one of {', '.join(CSV_MATRICES)}")
@@ -113,10 +104,7 @@ def matrix_csv(trace, name: str, heads=None) -> bytes:
         blocks = [(None, a)]
     square = name in PER_HEAD_MAPS or name == "mask"
     columns = labels if square else [f"d{j}" for j in range(blocks[0][1].shape[1])]
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow((["head"] if per_head else []) + ["query" if square else "token"] + columns)
+    rows = [(["head"] if per_head else []) + ["query" if square else "token"] + columns]
     for h, m in blocks:
-        for label, row in zip(labels, m, strict=True):
-            writer.writerow(([str(h)] if per_head else []) + [label] + [_csv_cell(x) for x in row])
-    return buf.getvalue().encode("utf-8-sig")
+        rows.extend(([h] if per_head else []) + [label, *row] for label, row in zip(labels, m, strict=True))
+    return csv_text(rows).encode("utf-8-sig")

@@ -27,7 +27,13 @@ def current_language() -> str:
         locale = getattr(st.context, "locale", None)
         st.session_state[LANG_KEY] = first_language(locale, st.query_params.get(LANG_KEY))
     lang = st.session_state[LANG_KEY]
-    return lang if lang in LANGUAGES else LANGUAGES[0]
+    if lang not in LANGUAGES:
+        # Only a message forged by hand sends a language we do not offer (or a number: Streamlit then
+        # serializes the switch's value into the message's type and raises a TypeError when it draws
+        # the switch). Reset before the switch is drawn: the first call of a run is before it.
+        del st.session_state[LANG_KEY]  # the widget's state too (see student_view._draw_poll)
+        lang = st.session_state[LANG_KEY] = LANGUAGES[0]
+    return lang
 
 
 def translator() -> Translator:

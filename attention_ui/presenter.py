@@ -13,8 +13,9 @@ its URL, a "Copy link" button) at the foot of the sidebar. In presenter mode it 
 slide: a row of controls (Previous, "Slide k of n", Next, the other language, Exit), the sidebar
 hidden (the settings stay in the session), large type, and charts restyled for a projector
 (:func:`attention_ui.playground.projector.slide_figure`, through :meth:`attention_ui.kit.Page.chart`).
-Keys: → / Page Down / Space next, ← / Page Up previous, Home / End first / last, Esc exits, as a
-clicker sends them; after Exit the page scrolls back to where the learner was.
+Keys: → / ↓ / Page Down / Space next, ← / ↑ / Page Up previous, Home / End first / last, Esc exits, as
+a clicker sends them (some send the up and down arrows); after Exit the page scrolls back to where
+the learner was.
 
 State: ``<prefix>_present`` (bool) and ``<prefix>_slide`` (1-based), plain session keys changed by
 button callbacks. The playground's own presenter (:mod:`attention_ui.playground.presenter`, one step
@@ -72,7 +73,7 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 _KEYS_JS = """
 <script>
 (() => {
-  const NEXT = ["ArrowRight", "PageDown", " "], PREV = ["ArrowLeft", "PageUp"];
+  const NEXT = ["ArrowRight", "ArrowDown", "PageDown", " "], PREV = ["ArrowLeft", "ArrowUp", "PageUp"];
   window.__alPresenterPrefix = "__PREFIX__";  // the page presenting now; the listener below reads it
   const press = (name) => document.querySelector(".st-key-" + window.__alPresenterPrefix + "_present_" + name + " button");
   if (!window.__alPresenterKeys) {

@@ -8,6 +8,11 @@ and ``quiz.q_<qid>_why`` (explanation). Computed questions come from
 
 Pure helpers (no Streamlit): :func:`build_quiz` makes the seeded, shuffled list of
 :class:`QuizItem`; :func:`score` counts answers.
+
+One question interface, :class:`Worded`: a question in the reader's words, whatever made it (a
+bank item through :func:`worded`, a question on the learner's sentence, an exam code question). The
+quiz page shows its items through it, and the SCORM quiz, Moodle XML and GIFT files
+(:mod:`attention_ui.takehome`) write nothing else.
 """
 
 from __future__ import annotations
@@ -306,3 +311,67 @@ def explain_values(q: QuizQuestion) -> dict:
     elif q.kind == "sqrt_divisor":
         values["sqrt128"] = f"{worked['sqrt128']:.1f}"
     return values
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One option in words: ``text`` is plain text (a number, a shape, tokens; lines of code when the
+    question's ``code_choices``), ``feedback`` Markdown saying why this option is right or wrong."""
+
+    text: str
+    feedback: str
+
+
+@dataclass(frozen=True)
+class Worded:
+    """A question in the reader's language: the prompt (Markdown), the options in display order,
+    which is right, and the explanation shown after an answer (Markdown, with the question's numbers).
+    ``program``: code shown under the prompt (an exam code question's program with its blank)."""
+
+    qid: str
+    prompt: str
+    choices: tuple[Choice, ...]
+    correct: int
+    explanation: str
+    program: str = ""
+    code_choices: bool = False
+
+    @property
+    def answer(self) -> str:
+        return self.choices[self.correct].text
+
+
+def feedback_for(
+    t, labels: Sequence[str], correct: int, explanation: str, slips: Mapping[int, str] | None = None
+) -> tuple[Choice, ...]:
+    """Each option with its feedback: right or wrong and the answer, then the slip that gives this
+    option (``slips``: display index -> Markdown) or else the explanation."""
+    out = []
+    for k, label in enumerate(labels):
+        if k == correct:
+            head = t("takehome.fb_right", chosen=label)
+        else:
+            head = t("takehome.fb_wrong", chosen=label, answer=labels[correct])
+        rest = (slips or {}).get(k, explanation)
+        out.append(
+            Choice(label, head + rest if head.endswith("。") else f"{head} {rest}")
+        )  # no space after 。
+    return tuple(out)
+
+
+def worded(t, item: QuizItem) -> Worded:
+    """A bank item (static or computed) in the reader's words."""
+    values = explain_values(item.computed) if item.computed is not None else {}
+    if item.computed is not None:
+        unit = t("quiz.unit_mib") if item.computed.unit == "MiB" else item.computed.unit
+        labels = [format_value(v, unit) for v in item.choice_values]
+    else:
+        labels = [t(k) for k in item.choice_keys]
+    explanation = t(item.why_key, **values)
+    return Worded(
+        qid=item.qid,
+        prompt=t(item.text_key, **values),
+        choices=feedback_for(t, labels, item.correct, explanation),
+        correct=item.correct,
+        explanation=explanation,
+    )

@@ -1,7 +1,18 @@
-"""What the store hands out (frozen records), its errors, and the checks on what students type."""
+"""What the store hands out (frozen records), its errors, and the checks on what students type.
+
+Nicknames are checked with ICU (PyICU), the Unicode Consortium's own library: which characters are
+Default_Ignorable (invisible), and the UTS #39 confusables skeleton, so that "Alice", Cyrillic
+"Аlice" and full-width "Ａｌｉｃｅ" are one nickname in a class (classroom/store.py refuses the second).
+
+PyICU is optional for the app (requirements-class.txt: it is compiled against the system's ICU, which
+a learner's laptop may lack), never for a nickname: a process without it starts no class and takes no
+nickname (:func:`icu_ready`, :func:`clean_nickname`), so no name ever joins unchecked. A join without a
+nickname has nothing to compare and is taken.
+"""
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from dataclasses import dataclass
 
@@ -9,7 +20,7 @@ NICKNAME_MAX = 24  # characters (code points) of a nickname, after surrounding s
 CLASS_HOURS_DEFAULT = 4.0  # a session ends by itself this long after it started
 RETENTION_DAYS_DEFAULT = 7.0  # a session's data are removed this long after it ended or expired
 VIEW_MAX_BYTES = 16_000  # the teacher's view as JSON: a sentence of 2000 characters and settings fit
-QUESTION_MAX_BYTES = 8_000
+QUESTION_MAX_BYTES = 24_000  # a code poll holds the sentence's tokens (see VIEW_MAX_BYTES) and its program
 MAX_CHOICES = 8
 # Characters a nickname may not hold, beyond the Cc control characters: the bidirectional
 # overrides and isolates (they can turn the text around it on the projector or in a spreadsheet).
@@ -34,7 +45,7 @@ class Forbidden(ClassError):
 
 # Characters that draw nothing though they are letters or symbols: the Hangul fillers and the
 # blank Braille pattern (a name of only these, or of format characters, looks empty).
-_BLANK_LETTERS = set("\u115f\u1160\u3164\uffa0\u2800")
+BLANK_LETTERS = set("\u115f\u1160\u3164\uffa0\u2800")
 
 
 def _is_tag(ch: str) -> bool:
@@ -43,7 +54,65 @@ def _is_tag(ch: str) -> bool:
 
 
 def _draws_nothing(ch: str) -> bool:
-    return ch in _BLANK_LETTERS or unicodedata.category(ch) in ("Cf", "Zs", "Mn", "Me", "Zl", "Zp")
+    return ch in BLANK_LETTERS or unicodedata.category(ch) in ("Cf", "Zs", "Mn", "Me", "Zl", "Zp")
+
+
+def _icu():
+    """PyICU's module, or None where it is not installed. Looked up at each use (a dictionary lookup
+    once imported), not bound at import: the tests take it away the way a machine without it is."""
+    try:
+        import icu
+    except ImportError:
+        return None
+    return icu
+
+
+def icu_ready() -> bool:
+    """Can this process check nicknames (PyICU installed)? Without it, no class starts here and no
+    nickname is taken (classroom/store.py), with messages that say how to install it."""
+    return _icu() is not None
+
+
+def _has(ch: str, prop: str) -> bool:
+    icu = _icu()
+    return bool(icu.Char.hasBinaryProperty(ch, getattr(icu.UProperty, prop)))
+
+
+def _emoji_glue(name: str, i: int) -> bool:
+    """Whether the invisible character at ``i`` belongs to an emoji: a zero-width joiner between two
+    pictographs ("👩\u200d💻" draws one picture) or a variation selector after an emoji ("❤\ufe0f")."""
+    ch, before, after = name[i], name[i - 1 : i], name[i + 1 : i + 2]
+    if ch == "\u200d":
+        # after the pictograph, possibly its presentation selector or skin tone
+        j = i - 1
+        while j > 0 and (name[j] in "\ufe0f\ufe0e" or _has(name[j], "EMOJI_MODIFIER")):
+            j -= 1
+        return j >= 0 and bool(after) and all(_has(c, "EXTENDED_PICTOGRAPHIC") for c in (name[j], after))
+    return ch in "\ufe0e\ufe0f" and bool(before) and _has(before, "EMOJI")
+
+
+def invisible_at(name: str) -> int | None:
+    """The position of the first character that draws nothing inside a visible name (Unicode's
+    Default_Ignorable_Code_Point: zero-width spaces and joiners, word joiners, soft hyphens, Hangul
+    fillers, variation and tag characters; and the blank Braille pattern), or None. The joiners and
+    selectors of an emoji sequence are part of its picture, not hidden: they are allowed."""
+    for i, ch in enumerate(name):
+        hidden = ch in BLANK_LETTERS or _has(ch, "DEFAULT_IGNORABLE_CODE_POINT")
+        if hidden and not _emoji_glue(name, i):
+            return i
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _spoof_checker():
+    return _icu().SpoofChecker()  # only its skeleton is used: a const operation, safe from any thread
+
+
+def nickname_skeleton(name: str) -> str:
+    """The UTS #39 confusables skeleton of ``name`` (ICU): two names look alike, by Unicode's data,
+    exactly when their skeletons are equal ("Alice", "Аlice" with a Cyrillic А, "Ａｌｉｃｅ", "AIice"
+    with a capital I). Case is kept: "alice" and "Alice" are told apart, as on the screen."""
+    return str(_spoof_checker().getSkeleton(0, name))
 
 
 def clean_nickname(raw: object) -> str | None:
@@ -67,6 +136,11 @@ def clean_nickname(raw: object) -> str | None:
         raise ClassError("class.err_nickname_long", limit=NICKNAME_MAX)
     if all(_draws_nothing(ch) for ch in name):
         raise ClassError("class.err_nickname_blank")
+    if not icu_ready():  # neither invisible characters nor look-alikes can be found: take no name
+        raise ClassError("class.err_nickname_unchecked")
+    at = invisible_at(name)
+    if at is not None:  # "Ali\u200bce" would pass for "Alice" on every screen
+        raise ClassError("class.err_nickname_invisible", position=at + 1, code=f"U+{ord(name[at]):04X}")
     return name
 
 
@@ -167,3 +241,4 @@ class StudentPoll:
     my_choice: int | None
     correct: int | None
     share_right: float | None
+    step: int = 0  # the presenter step the poll was opened at

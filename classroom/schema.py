@@ -85,5 +85,16 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
         # the last minute; a count of every identity ever made said 5 for 3 people)
         ("ALTER TABLE students ADD COLUMN seen_at DOUBLE PRECISION",),
     ),
+    (
+        5,
+        # Issue 42: the UTS #39 skeleton of each nickname (classroom.model.nickname_skeleton). Two
+        # students of a class may not have nicknames that look alike ("Alice" and Cyrillic "Аlice");
+        # the join checks first and says so, and this index holds it as a rule. No nickname: NULL,
+        # which both databases let repeat.
+        (
+            "ALTER TABLE students ADD COLUMN nickname_skeleton TEXT",
+            "CREATE UNIQUE INDEX students_nickname_skeleton ON students (session_id, nickname_skeleton)",
+        ),
+    ),
 )
 LATEST = MIGRATIONS[-1][0]

@@ -8,6 +8,10 @@
   teacher may type one; else the address the teacher's browser used).
 - ``ATTENTION_LAB_TRUSTED_PROXIES``: the addresses of the reverse proxies whose X-Forwarded-For
   is believed (comma-separated; unset: none). ``make serve-class`` sets 127.0.0.1 (its HAProxy).
+- ``ATTENTION_LAB_PROXY_SECRET``: a secret the proxy adds to every request (header
+  X-Attention-Lab-Proxy); with it, X-Forwarded-For is believed only on requests that carry it
+  (classroom/client.py). Needed when the proxy is on this machine (a loopback address in
+  ATTENTION_LAB_TRUSTED_PROXIES): ``make serve-class`` makes one per run.
 - ``ATTENTION_LAB_JOINS_PER_ADDRESS`` (default 100): identities one client address may make in a class.
 - ``ATTENTION_LAB_SQLITE_SYNCHRONOUS`` (NORMAL, or FULL: every commit survives a power cut too, at
   the cost measured by bench/sqlite_synchronous.py).
@@ -18,9 +22,10 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .client import LOOPBACK
 from .model import CLASS_HOURS_DEFAULT, RETENTION_DAYS_DEFAULT
 from .store import FREE_TRIES, JOINS_PER_ADDRESS
 
@@ -48,6 +53,27 @@ def _synchronous(raw: str | None) -> str:
     return value
 
 
+PROXY_SECRET_MIN = 16  # characters; `make serve-class` makes 43 (32 random bytes)
+
+
+def _proxy_secret(raw: str | None, trusted: frozenset[str]) -> str | None:
+    secret = (raw or "").strip() or None
+    if secret is not None and (
+        len(secret) < PROXY_SECRET_MIN or not (secret.isascii() and secret.isprintable())
+    ):
+        # (the value itself is never repeated: it is a secret)
+        raise SystemExit(
+            f"ATTENTION_LAB_PROXY_SECRET must be at least {PROXY_SECRET_MIN} printable ASCII characters"
+        )
+    if secret is None and trusted & LOOPBACK:
+        raise SystemExit(
+            "ATTENTION_LAB_TRUSTED_PROXIES names this machine (a loopback address): any process here could"
+            " then forge X-Forwarded-For. Set ATTENTION_LAB_PROXY_SECRET too, and have the proxy send it in"
+            " the X-Attention-Lab-Proxy header (deploy/haproxy.cfg does; `make serve-class` makes one per run)"
+        )
+    return secret
+
+
 @dataclass(frozen=True)
 class StoreSettings:
     database_url: str | None
@@ -56,6 +82,7 @@ class StoreSettings:
     retention_days: float
     join_url: str | None
     trusted_proxies: frozenset[str] = frozenset()
+    proxy_secret: str | None = field(default=None, repr=False)  # never in a log or a traceback
     joins_per_address: int = JOINS_PER_ADDRESS
     free_tries: int = FREE_TRIES
     sqlite_synchronous: str = "NORMAL"
@@ -66,6 +93,9 @@ class StoreSettings:
         url = env.get("ATTENTION_LAB_DATABASE_URL") or None
         if url and not url.startswith(("postgresql://", "postgres://")):
             raise SystemExit("ATTENTION_LAB_DATABASE_URL must start with postgresql://")
+        trusted = frozenset(
+            a.strip() for a in (env.get("ATTENTION_LAB_TRUSTED_PROXIES") or "").split(",") if a.strip()
+        )
         return cls(
             database_url=url,
             data_dir=Path(env.get("ATTENTION_LAB_DATA_DIR") or ROOT / "data"),
@@ -74,9 +104,8 @@ class StoreSettings:
                 env, "ATTENTION_LAB_CLASS_RETENTION_DAYS", RETENTION_DAYS_DEFAULT, 0, 3650
             ),
             join_url=env.get("ATTENTION_LAB_JOIN_URL") or None,
-            trusted_proxies=frozenset(
-                a.strip() for a in (env.get("ATTENTION_LAB_TRUSTED_PROXIES") or "").split(",") if a.strip()
-            ),
+            trusted_proxies=trusted,
+            proxy_secret=_proxy_secret(env.get("ATTENTION_LAB_PROXY_SECRET"), trusted),
             joins_per_address=int(
                 _number(env, "ATTENTION_LAB_JOINS_PER_ADDRESS", JOINS_PER_ADDRESS, 0, 100_000)
             ),

@@ -35,12 +35,15 @@ from .model import (
     Started,
     StudentPoll,
     clean_nickname,
+    icu_ready,
+    nickname_skeleton,
 )
 from .schema import LATEST, MIGRATIONS
 
 # A burst of wrong codes (or teacher keys) from one client address: the first FREE_TRIES within
 # FAILURE_WINDOW_S are free, then each further try must wait 2, 4, 8 ... up to MAX_WAIT_S seconds
-# after the last failure, even with the right code. The key is the client's address (see
+# after the last failure, even with the right join code (a code is short: it can be guessed); the
+# right teacher key is never made to wait (43 random characters cannot be). The key is the client's address (see
 # classroom/client.py), which a client cannot rotate the way it can a cookie; a whole school behind
 # one NAT address shares it, hence more free tries than one typist needs.
 FREE_TRIES = 10
@@ -49,8 +52,6 @@ MAX_WAIT_S = 60.0
 # Across all addresses: once ALL_FREE_TRIES wrong codes arrived in the window (a guesser with many
 # addresses), every address that has itself failed in the window waits as if past its free tries.
 ALL_FREE_TRIES = 200
-# Wrong teacher keys for one class (its code was right), from all addresses together.
-CLASS_FREE_TRIES = 10
 JOIN_FAILURES_MAX = 20_000  # rows kept at most; the oldest go first (a flood cannot fill the disk)
 # Identities one client address may make in one class (a school's NAT address: a whole class).
 JOINS_PER_ADDRESS = 100
@@ -136,6 +137,9 @@ class ClassStore(ABC):
     @abstractmethod
     def answer(self, session_id: str, student_token: str, poll_id: str, choice: int,
                now: float | None = None) -> bool: ...  # fmt: skip
+    @abstractmethod
+    def answer_refusal(self, session_id: str, student_token: str, poll_id: str, choice: int,
+                       now: float | None = None) -> str: ...  # fmt: skip
     @abstractmethod
     def purge(self, retention_days: float = RETENTION_DAYS_DEFAULT, now: float | None = None) -> int: ...
     @abstractmethod
@@ -246,7 +250,9 @@ class SqlStore(ClassStore):
             (codes.key_hash(key), now - FAILURE_WINDOW_S),
         )
 
-    def _wait_left(self, cur, client_key: str, now: float) -> float:
+    def _wait_left(self, cur, client_key: str, now: float) -> tuple[float, str]:
+        """Seconds this address must still wait, and why: "address" (its own wrong codes) or
+        "everyone" (wrong codes from many addresses, and it typed one too)."""
         own = self._failures(cur, client_key, now)
         wait = self._backoff(own, self.free_tries, now)
         if own and not wait:  # under attack from many addresses: no free tries left for anyone
@@ -254,19 +260,18 @@ class SqlStore(ClassStore):
                 cur, "SELECT COUNT(*) FROM join_failures WHERE at > ?", (now - FAILURE_WINDOW_S,)
             )[0]
             if everyone >= ALL_FREE_TRIES:
-                wait = self._backoff(own, 0, now)
-        return wait
+                return self._backoff(own, 0, now), "everyone"
+        return wait, "address"
 
-    def _fail(self, client_key: str, now: float, key: str, *, also: str | None = None) -> ClassError:
-        """Record a wrong code (or key) from ``client_key`` (and, for a wrong teacher key, for the
-        class ``also``); old rows go, and at most JOIN_FAILURES_MAX stay."""
+    def _fail(self, client_key: str, now: float, key: str) -> ClassError:
+        """Record a wrong code (or key) from ``client_key``; old rows go, and at most
+        JOIN_FAILURES_MAX stay."""
         with self._transaction(write=True) as cur:
-            for who in (client_key, also) if also else (client_key,):
-                self._run(
-                    cur,
-                    "INSERT INTO join_failures (client_key, at) VALUES (?, ?)",
-                    (codes.key_hash(who), now),
-                )
+            self._run(
+                cur,
+                "INSERT INTO join_failures (client_key, at) VALUES (?, ?)",
+                (codes.key_hash(client_key), now),
+            )
             self._run(cur, "DELETE FROM join_failures WHERE at <= ?", (now - FAILURE_WINDOW_S,))
             self._run(
                 cur,
@@ -276,14 +281,23 @@ class SqlStore(ClassStore):
             )
         return ClassError(key)
 
-    def _throttle(self, client_key: object, now: float) -> str:
+    @staticmethod
+    def _client(client_key: object) -> str:
         if not isinstance(client_key, str) or not client_key or len(client_key) > 200:
             raise ClassError("class.err_no_client")
+        return client_key
+
+    def _throttle(
+        self, client_key: object, now: float, keys=("class.err_slow_down", "class.err_slow_down_all")
+    ) -> str:
+        """``client_key`` if it may try a code now; else the refusal that names why (``keys``: the
+        message for its own wrong tries, and for a store-wide flood of them)."""
+        client_key = self._client(client_key)
         self._maybe_purge()
         with self._transaction(write=False) as cur:
-            wait = self._wait_left(cur, client_key, now)
+            wait, why = self._wait_left(cur, client_key, now)
         if wait > 0:
-            raise ClassError("class.err_slow_down", seconds=int(wait) + 1)
+            raise ClassError(keys[why == "everyone"], seconds=int(wait) + 1)
         return client_key
 
     # ------------------------------------------------------------------ teacher
@@ -292,16 +306,17 @@ class SqlStore(ClassStore):
     ) -> Started:
         """A new class. ``client_key`` (the starting browser's address, classroom/client.py): at
         most STARTS_PER_ADDRESS classes per STARTS_WINDOW_S from one address; None only for the
-        server's own callers (tests, benches)."""
+        server's own callers (tests, benches). Refused in a process without PyICU: its students'
+        nicknames could not be checked for look-alikes (classroom/model.py)."""
         now = self._now(now)
+        if not icu_ready():
+            raise ClassError("class.err_no_icu")
         if not (isinstance(hours, int | float) and 0 < hours <= 48):
             raise ClassError("class.err_hours")
         join_url = _clean_url(join_url)
         creator = None
         if client_key is not None:
-            if not isinstance(client_key, str) or not client_key or len(client_key) > 200:
-                raise ClassError("class.err_no_client")
-            creator = codes.key_hash(client_key)
+            creator = codes.key_hash(self._client(client_key))
         self._maybe_purge()
         token = codes.new_teacher_token()
         for _ in range(20):  # a code still held by a live or retained session: draw another
@@ -348,21 +363,24 @@ class SqlStore(ClassStore):
 
     def resume_teacher(self, code, token, client_key, now=None) -> SessionInfo:
         """Control from another device or after a reload: the join code plus the saved teacher key.
-        Wrong keys are counted per address and, once the code named a class, per class too."""
+
+        The right pair always works, at once: the key is 43 random characters, so no number of
+        wrong tries brings a guesser nearer, and a lock on it only let anyone who read the
+        projected code lock the teacher out (ten wrong keys for the class used to refuse the right
+        one too). A wrong pair counts against its address like a wrong join code, and an address
+        past its free tries is told to wait, and why."""
         now = self._now(now)
-        client_key = self._throttle(client_key, now)
+        client_key = self._client(client_key)
         normal = codes.normalise_code(code)
         with self._transaction(write=False) as cur:
             row = normal and self._one(cur, "SELECT id FROM sessions WHERE code = ?", (normal,))
             if row:
-                wait = self._backoff(self._failures(cur, "class:" + row[0], now), CLASS_FREE_TRIES, now)
-                if wait > 0:
-                    raise ClassError("class.err_slow_down", seconds=int(wait) + 1)
                 try:
                     return self._info(cur, self._teacher(cur, row[0], token))
                 except Forbidden:
                     pass
-        raise self._fail(client_key, now, "class.err_resume", also=("class:" + row[0]) if row else None)
+        self._throttle(client_key, now, ("class.err_resume_slow", "class.err_resume_slow_all"))
+        raise self._fail(client_key, now, "class.err_resume")
 
     def set_one_per_device(self, session_id, token, on: bool) -> None:
         """The teacher's "one vote per device": from now on a device (a browser cookie plus its
@@ -522,11 +540,18 @@ class SqlStore(ClassStore):
                         cur, "SELECT 1 FROM students WHERE session_id = ? AND device_hash = ?", (sid, dev)
                     ):
                         raise ClassError("class.err_device_joined")
+                skeleton = None if nickname is None else nickname_skeleton(nickname)
+                if skeleton is not None and self._one(
+                    cur,
+                    "SELECT 1 FROM students WHERE session_id = ? AND nickname_skeleton = ?",
+                    (sid, skeleton),
+                ):
+                    raise ClassError("class.err_nickname_taken")
                 self._run(
                     cur,
-                    "INSERT INTO students (session_id, student_hash, nickname, joined_at, client_hash, device_hash)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (sid, codes.token_hash(token), nickname, now, client, dev),
+                    "INSERT INTO students (session_id, student_hash, nickname, joined_at, client_hash, device_hash,"
+                    " nickname_skeleton) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (sid, codes.token_hash(token), nickname, now, client, dev, skeleton),
                 )
         if not live:
             raise self._fail(client_key, now, "class.err_code")
@@ -599,7 +624,7 @@ class SqlStore(ClassStore):
             share = PollTally(poll, self._counts(cur, poll)).share_right if revealed else None
         return StudentPoll(
             poll.poll_id, poll.seq, poll.question, poll.n_choices, poll.state,
-            None if mine is None else int(mine[0]), poll.correct if revealed else None, share,
+            None if mine is None else int(mine[0]), poll.correct if revealed else None, share, poll.step,
         )  # fmt: skip
 
     def answer(self, session_id, student_token, poll_id, choice, now=None) -> bool:
@@ -631,6 +656,50 @@ class SqlStore(ClassStore):
                 (choice, now, hashed, poll_id, session_id, choice, choice, now),
             )
             return cur.rowcount == 1
+
+    def answer_refusal(self, session_id, student_token, poll_id, choice, now=None) -> str:
+        """Why :meth:`answer` did not take this answer, as a ``class.*`` catalog key: what the
+        student reads (the true cause, not always "the poll has closed")."""
+        now = self._now(now)
+        if not codes.well_formed(student_token) or not isinstance(session_id, str) or len(session_id) > 64:
+            return "class.err_not_joined"
+        with self._transaction(write=False) as cur:
+            me = self._one(
+                cur,
+                "SELECT st.device_hash, s.ended_at, s.expires_at, s.one_per_device FROM students st"
+                " JOIN sessions s ON s.id = st.session_id WHERE st.session_id = ? AND st.student_hash = ?",
+                (session_id, codes.token_hash(student_token)),
+            )
+            if me is None:
+                return "class.err_not_joined"
+            if me[1] is not None or now >= me[2]:
+                return "class.err_session_over"
+            poll = None
+            if isinstance(poll_id, str) and len(poll_id) <= 64:
+                poll = self._one(
+                    cur,
+                    "SELECT state, n_choices FROM polls WHERE id = ? AND session_id = ?",
+                    (poll_id, session_id),
+                )
+            if poll is None:
+                return "class.answer_refused_unknown"
+            if poll[0] != "open":
+                return "class.answer_refused"  # closed (or revealed) since the student chose
+            if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < poll[1]:
+                return "class.answer_refused_unknown"
+            if (
+                me[3]
+                and me[0] is not None
+                and self._one(
+                    cur,
+                    "SELECT 1 FROM answers a JOIN students o ON o.session_id = a.session_id"
+                    " AND o.student_hash = a.student_hash WHERE a.poll_id = ? AND o.device_hash = ?"
+                    " AND o.student_hash <> ?",
+                    (poll_id, me[0], codes.token_hash(student_token)),
+                )
+            ):
+                return "class.answer_refused_device"
+        return "class.answer_refused_unknown"  # taken by now, or refused for a reason not named above
 
     # ------------------------------------------------------------------ housekeeping
     def _maybe_purge(self) -> None:

@@ -6,7 +6,9 @@
 (``make serve-class REPLICAS=3 PORT=8080`` / ``make stop-class PORT=8080`` run these.)
 
 Starts ``streamlit run app.py`` N times on free loopback ports (each its own process group, all
-with one cookie secret generated for this deployment, or $STREAMLIT_SERVER_COOKIE_SECRET if set),
+with one cookie secret generated for this deployment, or $STREAMLIT_SERVER_COOKIE_SECRET if set,
+and one proxy secret made for this run, which HAProxy adds to every request and without which the
+apps believe no X-Forwarded-For: a process that reaches an app's port directly cannot forge its address),
 waits until each answers ``/_stcore/health``, writes a copy of ``deploy/haproxy.cfg`` with one
 ``server`` line per process into the run directory, checks it with ``haproxy -c`` and runs HAProxy
 in the foreground. A process that dies is started again on its port (``--no-restart`` to keep it
@@ -41,6 +43,8 @@ CONFIG_TEMPLATE = ROOT / "deploy" / "haproxy.cfg"
 BEGIN, END = "# BEGIN servers", "# END servers"
 BACKEND = "streamlit"  # the backend's name in haproxy.cfg
 SECRET_ENV = "STREAMLIT_SERVER_COOKIE_SECRET"  # Streamlit reads server.cookieSecret from it
+PROXY_SECRET_ENV = "ATTENTION_LAB_PROXY_SECRET"  # the apps' (classroom/client.py)
+HAPROXY_SECRET_ENV = "CLASS_PROXY_SECRET"  # HAProxy's, read by deploy/haproxy.cfg
 START_TIMEOUT_S = 120
 RESTART_MIN_INTERVAL_S = 10
 
@@ -177,6 +181,9 @@ class Cluster:
         # One secret for every process of this deployment: Streamlit signs its cookies with
         # server.cookieSecret (random per process unless set). Never written to disk here.
         self.secret = secret or os.environ.get(SECRET_ENV) or secrets.token_hex(32)
+        # Proof that a request came through this HAProxy (it sets the header, replacing a client's):
+        # a new one for every run, in the environment of HAProxy and of the apps only.
+        self.proxy_secret = os.environ.get(PROXY_SECRET_ENV) or secrets.token_urlsafe(32)
         self.env = dict(env or {})
         self.quiet = quiet
         self.replicas = [
@@ -209,11 +216,17 @@ class Cluster:
         env.setdefault("OPENBLAS_NUM_THREADS", "1")  # one BLAS thread per process (see the Makefile)
         env.setdefault("OMP_NUM_THREADS", "1")
         env.update(self.env)
-        # The replicas listen on loopback behind this HAProxy only: believe its X-Forwarded-For
-        # (the client's address, for the live class's throttle and join limits; classroom/client.py).
+        # The replicas listen on loopback behind this HAProxy: believe its X-Forwarded-For (the
+        # client's address, for the live class's throttle and join limits; classroom/client.py), and
+        # only on requests that carry this run's proxy secret: anyone on this machine can reach the
+        # replicas' ports and send any X-Forwarded-For they like.
         env.setdefault("ATTENTION_LAB_TRUSTED_PROXIES", "127.0.0.1")
         env["FORWARDED_ALLOW_IPS"] = "127.0.0.1"  # uvicorn's own setting, the same proxy
         env[SECRET_ENV] = self.secret  # in the environment, not on the command line (`ps` shows that)
+        env[PROXY_SECRET_ENV] = self.proxy_secret
+        # A class's server runs learners' code only if the operator says so (ATTENTION_LAB_CODE_CHECK=1;
+        # docs/code-check.md): the code check's page reads this marker to say why it is off.
+        env["ATTENTION_LAB_SERVE_CLASS"] = "1"
         return env
 
     def _spawn(self, replica: Replica) -> None:
@@ -259,6 +272,7 @@ class Cluster:
             env = dict(
                 os.environ, CLASS_BIND=self.bind, CLASS_PORT=str(self.port), CLASS_RUN_DIR=str(self.run_dir)
             )
+            env[HAPROXY_SECRET_ENV] = self.proxy_secret  # haproxy.cfg reads it: never in the written file
             check = subprocess.run(
                 [haproxy, "-c", "-q", "-f", str(self.config_path)],
                 env=env,

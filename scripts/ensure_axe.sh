@@ -3,6 +3,8 @@
 # artifacts/axe-core/<version>/axe.min.js (tests/browser/test_axe_browser.py injects it into each page).
 # The tarball comes from the npm registry through `npm pack`, and its sha512 must match the pin below.
 set -euo pipefail
+# shellcheck source=scripts/apt_helpers.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt_helpers.sh"  # ensure_npm
 AXE_VERSION=4.14.1
 AXE_INTEGRITY="sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ=="
 DEST="artifacts/axe-core/$AXE_VERSION"
@@ -11,16 +13,7 @@ if [ -s "$DEST/axe.min.js" ]; then
   echo "axe-core $AXE_VERSION: $DEST/axe.min.js"
   exit 0
 fi
-if ! command -v npm >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "Installing npm..."
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >/dev/null 2>&1 ||
-      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >/dev/null; }
-  else
-    echo "npm is missing: cannot fetch axe-core (the axe browser test will be skipped)" >&2
-    exit 1
-  fi
-fi
+ensure_npm "axe-core (the axe browser test will be skipped)" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$tmp" && npm pack --silent "axe-core@$AXE_VERSION" >/dev/null)

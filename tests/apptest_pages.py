@@ -253,3 +253,30 @@ class Near:
 def differences(shown: dict, expected: dict) -> dict:
     """The fields whose shown text is not the expected value: ``{field: (shown, expected)}``."""
     return {k: (shown.get(k), e) for k, e in expected.items() if not e == shown.get(k)}
+
+
+def capture_downloads(monkeypatch) -> dict:
+    """Keep every deferred download's callable (``st.download_button(data=callable)``) by its file id,
+    so a test can make the file the button would give: AppTest's runtime, and with it the callables,
+    is gone after each run. Use :func:`downloaded`."""
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    kept: dict = {}
+    original = MediaFileManager.add_deferred
+
+    def add_deferred(self, data_callable, mimetype, coordinates, **kwargs):
+        file_id = original(self, data_callable, mimetype, coordinates, **kwargs)
+        kept[file_id] = (data_callable, mimetype, kwargs.get("file_name"))
+        return file_id
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", add_deferred)
+    return kept
+
+
+def downloaded(at: AppTest, kept: dict, key: str) -> tuple[bytes, str, str]:
+    """(bytes, mime type, file name) of the download button keyed ``key``, as a press makes them."""
+    (button,) = [b for b in at.get("download_button") if b.proto.id.endswith(key)]
+    assert button.proto.ignore_rerun  # on_click="ignore": a press does not rerun the page
+    data, mime, name = kept[button.proto.deferred_file_id]
+    body = data()
+    return (body.encode("utf-8") if isinstance(body, str) else body), mime, name

@@ -184,7 +184,8 @@ def test_every_chart_has_alt_text_and_one_export_menu_replaces_per_table_downloa
     keys = sorted(
         getattr(el, "key", "") or el.proto.id.rsplit("-", 1)[-1] for el in at.get("download_button")
     )
-    assert keys == ["pg_dl_csv", "pg_dl_json", "pg_dl_npz"]  # one menu, not one button per table
+    # one menu, not one button per table; with it the take-home files (issue 45)
+    assert keys == ["pg_dl_csv", "pg_dl_json", "pg_dl_lesson", "pg_dl_npz", "pg_tk_quiz", "pg_tk_scorm"]
 
 
 def test_presenter_language_toggle_switches_language_and_keeps_the_step():

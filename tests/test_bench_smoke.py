@@ -17,18 +17,23 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.browser
 
 
-@pytest.mark.extended
-@pytest.mark.timeout(420)
-def test_classroom_load_smoke_passes_and_reports_its_figures() -> None:
+def _bench_json(script: str, timeout: int) -> dict:
+    """``bench/<script> --smoke --json``: it must succeed; its one JSON object."""
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "classroom_load.py"), "--smoke", "--json"],
+        [sys.executable, str(ROOT / "bench" / script), "--smoke", "--json"],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=400,
+        timeout=timeout,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    result = json.loads(proc.stdout)
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.extended
+@pytest.mark.timeout(420)
+def test_classroom_load_smoke_passes_and_reports_its_figures() -> None:
+    result = _bench_json("classroom_load.py", 400)
     assert result["errors"] == [] and result["leaks"] == []
     assert result["sessions"] == 2 and result["changes_timed"] == 2 * (2 + 1)
     assert 0 < result["p50_s"] <= result["p95_s"]
@@ -110,3 +115,34 @@ def test_decoder_time_smoke_reports_load_time_memory_and_steps() -> None:
     assert _number(r"forward pass, n=16, every step kept\s+median (\d+) ms", out) > 0
     assert _number(r"cached next-token step at n=16\s+median (\d+) ms", out) > 0
     assert _number(r"KV cache at n=16\s+([\d,]+) bytes", out) == 2 * 30 * 16 * 3 * 64 * 4
+
+
+@pytest.mark.extended
+@pytest.mark.timeout(300)
+def test_code_check_bench_smoke_leaves_nothing_behind() -> None:
+    result = _bench_json("code_check.py", 280)
+    assert result["errors"] == [] and result["workers_left"] == [] and result["dirs_left"] == []
+    assert (
+        0 < result["warm_p50_s"] <= result["warm_p95_s"] and 0 < result["cold_p50_s"] <= result["cold_p95_s"]
+    )
+
+
+@pytest.mark.extended
+@pytest.mark.timeout(300)
+def test_takehome_bench_smoke_opens_the_lesson_with_no_request() -> None:
+    (result,) = _bench_json("takehome.py", 280)["results"]
+    assert result["requests"] == 0 and result["charts_with_svg"] == 11
+    assert 0 < result["lesson_bytes"] <= 6 * 2**20
+    assert result["lesson_build_s"] > 0 and result["scorm_build_s"] > 0 and result["open_s"] > 0
+
+
+# ---------------------------------------------------------------- issue 43 (bench/code_tab.py, bench/notebook_time.py)
+
+
+@pytest.mark.extended
+@pytest.mark.timeout(300)
+def test_code_tab_and_notebook_benches_smoke() -> None:
+    out = _run_bench("code_tab.py", 280)
+    assert _number(r"closed ([\d.]+) ms", out) > 0 and _number(r"open / closed = ([\d.]+)", out) > 0
+    out = _run_bench("notebook_time.py", 200)
+    assert 0 < _number(r"median ([\d.]+) s", out) < 200

@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from attention_core import AttentionConfig, trace_text
+from attention_core.csv_cells import cell
 from attention_core.labs.quiz import generate_question
 from attention_ui.classroom import questions
-from attention_ui.classroom.export import cell, results_csv
+from attention_ui.classroom.export import results_csv
 from attention_ui.classroom.figures import RIGHT, answers_histogram
 from attention_ui.i18n import Translator
 from classroom.model import Poll, PollTally
@@ -85,6 +86,11 @@ def test_histogram_counts_and_the_right_bar_after_reveal():
     assert "<b>" not in "".join(hidden.data[0].x)  # token text is escaped for Plotly
     shown = answers_histogram(labels, counts, 1, title="Answers: 8", count_title="Students")
     assert shown.data[0].marker.color[1] == RIGHT and shown.data[0].marker.color.count(RIGHT) == 1
+    # issue 42 point 7: read on a projector, from the back (the template's ticks were 11-12 px there)
+    layout = shown.layout
+    sizes = [layout.xaxis.tickfont.size, layout.yaxis.tickfont.size, layout.yaxis.title.font.size,
+             shown.data[0].textfont.size]  # fmt: skip
+    assert min(sizes) >= 18 and layout.title.font.size >= 22, sizes
 
 
 def test_results_csv_counts_shares_and_only_given_nicknames():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attention_core import AttentionConfig, trace_text
-from attention_core.explain import explain_cell, explain_row
+from attention_core.explain import cell_slips, explain_cell, explain_row
 from attention_ui.playground.figures import cell_from_point
 
 
@@ -116,3 +116,46 @@ def test_out_of_range_cells_raise(trace):
 )
 def test_cell_from_point(point, expected):
     assert cell_from_point(point, 6, 6) == expected
+
+
+def test_cell_slips_by_hand() -> None:
+    """The quiz's wrong answers for one cell (issue 45), each computed here without the core."""
+    tr = trace_text("one two three", AttentionConfig(mask="causal", heads=1, d_model=4, seed=3))
+    q, K = tr.Q[0, 2], tr.K[0]
+    raw = np.array([q @ K[c] for c in range(3)])
+    by_hand = np.exp(raw / 2.0) / np.exp(raw / 2.0).sum()  # d_k = 4: divisor 2, row 2 sees every key
+    s = cell_slips(tr, 0, 2, 1)
+    assert math.isclose(s.weight, by_hand[1], rel_tol=1e-12)
+    assert math.isclose(s.unscaled, (np.exp(raw) / np.exp(raw).sum())[1], rel_tol=1e-12)
+    assert s.unmasked is None and s.allowed_keys == 3 and s.uniform == pytest.approx(1 / 3)
+    assert math.isclose(s.score, raw[1] / 2.0, rel_tol=1e-12)
+    r0 = cell_slips(tr, 0, 0, 1)  # row 0 of a causal mask: key 1 is forbidden
+    raw0 = np.array([tr.Q[0, 0] @ K[c] for c in range(3)])
+    assert r0.weight == 0.0 and r0.uniform == 0.0 and r0.allowed_keys == 1
+    assert math.isclose(r0.unmasked, (np.exp(raw0 / 2) / np.exp(raw0 / 2).sum())[1], rel_tol=1e-12)
+
+
+def test_every_field_names_its_cell_and_the_edges_are_refused() -> None:
+    """The records say which cell they are about, and the first index past each edge is refused."""
+    tr = trace_text("one two three", AttentionConfig(mask="causal", heads=2, d_model=4, seed=1))
+    a = explain_cell(tr, 1, 2, 0)
+    assert (a.head, a.i, a.j) == (1, 2, 0) and np.array_equal(a.k, tr.K[1, 0]) and a.mask_term == 0.0
+    r = explain_row(tr, 1, 2)
+    assert (r.head, r.i) == (1, 2)
+    assert np.array_equal(r.weights, tr.weights[1, 2]) and np.array_equal(r.values, tr.V[1])
+    for args in ((tr.heads, 0, 0), (0, tr.n, 0), (0, 0, tr.n), (-1, 0, 0), (0, -1, 0), (0, 0, -1)):
+        with pytest.raises(IndexError):
+            explain_cell(tr, *args)
+    with pytest.raises(IndexError):
+        explain_row(tr, 0, tr.n)
+    with pytest.raises(IndexError):
+        cell_slips(tr, 0, 0, tr.n)
+
+
+def test_a_row_with_no_allowed_key_has_no_largest_score() -> None:
+    import dataclasses
+
+    tr = trace_text("one two", AttentionConfig(heads=1, d_model=2))
+    blocked = dataclasses.replace(tr, mask=np.zeros_like(tr.mask))  # every key forbidden
+    a = explain_cell(blocked, 0, 1, 0)
+    assert a.fully_masked and math.isnan(a.row_max) and a.weight == 0.0 and a.normaliser == 0.0

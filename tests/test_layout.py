@@ -27,7 +27,12 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted(p.stem for p in (ROOT / "app_pages").glob("*.py") if not p.name.startswith("_"))
 # The package of each page: its own name, but the two live-class pages share one.
 PACKAGE_OF = {page: page for page in PAGES} | {"class_join": "classroom", "class_teach": "classroom"}
-SHARED_PACKAGES = ("figures", "practice")  # attention_ui sub-packages whose modules several pages use
+SHARED_PACKAGES = (
+    "figures",
+    "practice",
+    "takehome",
+    "program",
+)  # attention_ui sub-packages whose modules several pages use
 SHELL = "app"  # app.py: it runs around every page
 EVERY_PAGE = "<every page>"
 
@@ -41,6 +46,8 @@ REUSED = {
     "attention_ui.heads.questions": "the training lab's computed quiz uses the heads page's Question",
     "attention_ui.classroom.presenter_hook": "the playground's presenter mode starts a live class",
     "attention_ui.playground.projector": "kit.Page.chart restyles every page's chart on a slide with it",
+    "attention_ui.playground.explain_view": "the offline lesson writes the cell explainer's steps (cell_lines)",
+    "attention_ui.classroom.questions": "the lesson's quiz asks the live class's questions on its sentence",
 }
 
 

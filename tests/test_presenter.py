@@ -16,6 +16,10 @@ from tests.apptest_pages import charts, open_page
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
 
+# The keys presenter mode takes (a clicker sends some of them), as the key script spells them.
+PRESENTER_KEYS = ("ArrowRight", "ArrowDown", "PageDown", '" "', "ArrowLeft", "ArrowUp", "PageUp", "Home", "End",
+                  "Escape")  # fmt: skip
+
 
 def test_projector_figure_has_large_type_and_fills_its_box():
     values = np.arange(36, dtype=float).reshape(6, 6) / 36
@@ -52,7 +56,7 @@ def test_key_script_is_constant_apart_from_the_step_numbers():
         and "const STEP = 4, LAST = 11, OVERLAY = false;" in b
     )
     assert a.replace("STEP = 3", "STEP = 4") == b
-    for key in ("ArrowRight", "PageDown", '" "', "ArrowLeft", "PageUp", "Home", "End", "Escape"):
+    for key in PRESENTER_KEYS:
         assert key in a
     # the join-code slide: drawn over the step (its flag), and the button that opens it (a press
     # right after a click on it closes the slide, even before the run has drawn it)

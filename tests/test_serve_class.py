@@ -18,11 +18,14 @@ from serve_class import (  # noqa: E402
     BEGIN,
     CONFIG_TEMPLATE,
     END,
+    PROXY_SECRET_ENV,
     SECRET_ENV,
     Cluster,
     parse_stats,
     render_config,
 )
+
+from classroom import StoreSettings  # noqa: E402
 
 TEMPLATE = CONFIG_TEMPLATE.read_text(encoding="utf-8")
 
@@ -65,6 +68,10 @@ def test_the_config_sticks_by_an_inserted_cookie_checks_health_and_keeps_websock
     assert "http-check send meth GET uri /_stcore/health ver HTTP/1.1 hdr Host localhost" in directives
     assert "option redispatch" in directives
     assert "timeout tunnel 1h" in directives
+    # issue 42 point 3: a client's X-Forwarded-For is dropped, and every request carries the run's
+    # proxy secret (from HAProxy's environment, so never in the written file), replacing a client's
+    assert "http-request del-header X-Forwarded-For" in directives and "option forwardfor" in directives
+    assert 'http-request set-header X-Attention-Lab-Proxy "${CLASS_PROXY_SECRET}"' in directives
 
 
 def test_parse_stats_reads_the_servers_of_the_backend_only() -> None:
@@ -86,11 +93,15 @@ def test_every_process_of_a_deployment_gets_the_same_fresh_secret_in_its_environ
     monkeypatch, tmp_path
 ) -> None:
     monkeypatch.delenv(SECRET_ENV, raising=False)
+    monkeypatch.delenv(PROXY_SECRET_ENV, raising=False)
     a = Cluster(3, 8080, run_dir=tmp_path / "a")
     b = Cluster(3, 8080, run_dir=tmp_path / "b")
     assert len(a.secret) == 64 and a.secret != b.secret  # generated per deployment
+    assert len(a.proxy_secret) >= 43 and a.proxy_secret != b.proxy_secret  # and per run
     envs = [a._replica_env() for _ in a.replicas]
     assert {e[SECRET_ENV] for e in envs} == {a.secret}
+    assert {e[PROXY_SECRET_ENV] for e in envs} == {a.proxy_secret}
+    assert StoreSettings.from_env(envs[0]).proxy_secret == a.proxy_secret  # the apps accept it
     assert envs[0]["OPENBLAS_NUM_THREADS"] == "1"
     # A secret given by the operator (e.g. from a secret store) is used as it is.
     monkeypatch.setenv(SECRET_ENV, "from-the-operator-0123456789")
@@ -110,6 +121,7 @@ def test_haproxy_accepts_the_checked_in_and_the_rendered_config(tmp_path) -> Non
             "CLASS_RUN_DIR": str(tmp_path),
             "CLASS_PORT": "18080",
             "CLASS_BIND": "127.0.0.1",
+            "CLASS_PROXY_SECRET": "x" * 43,
             "PATH": "/usr/bin:/bin",
         }
         check = subprocess.run([haproxy, "-c", "-f", str(path)], env=env, capture_output=True, text=True)

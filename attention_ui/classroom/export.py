@@ -1,32 +1,24 @@
 """The class's results as CSV: per poll, the count of each option and the share right; then, for
-students who gave a nickname (only they), their answers."""
+students who gave a nickname (only they), their answers. Every cell goes through the project's one
+CSV writer (attention_core/csv_cells.py): no nickname, question or label starts a spreadsheet formula."""
 
 from __future__ import annotations
 
-import csv
-import io
-
+from attention_core.csv_cells import csv_text
 from classroom.model import nickname_marks
 
 from .questions import choice_labels, question_text
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def cell(text: object) -> str:
-    """A value for a spreadsheet: a leading = + - @ would start a formula there, so it gets a quote."""
-    s = str(text)
-    return "'" + s if s.startswith(_FORMULA_START) else s
+# The last column writes each character outside printable ASCII as <U+XXXX>: look-alike nicknames
+# differ there (classroom.model.nickname_marks).
+COLUMNS = tuple(
+    "record poll step question option label count right share_right nickname nickname_code_points".split()
+)
 
 
 def results_csv(t, tallies, answers) -> str:
     """``tallies``: the store's PollTally list; ``answers``: (poll seq, nickname, choice) rows."""
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(
-        ["record", "poll", "step", "question", "option", "label", "count", "right", "share_right", "nickname"]
-        + ["nickname_code_points"]  # look-alike nicknames differ here (classroom.model.nickname_marks)
-    )
+    rows: list[list[object]] = [list(COLUMNS)]
     by_seq = {}
     for tally in tallies:
         p = tally.poll
@@ -36,24 +28,14 @@ def results_csv(t, tallies, answers) -> str:
         text = question_text(t, p.question)
         for i, count in enumerate(tally.counts):
             label = labels[i] if i < len(labels) else str(i)
-            w.writerow(["option", p.seq, p.step, cell(text), chr(65 + i), cell(label), count,
-                        int(i == p.correct), share, "", ""])  # fmt: skip
+            rows.append(
+                ["option", p.seq, p.step, text, chr(65 + i), label, count, int(i == p.correct), share, "", ""]
+            )
     for seq, nickname, choice in answers:
         p = by_seq.get(seq)
         right = "" if p is None else int(choice == p.correct)
-        w.writerow(
-            [
-                "answer",
-                seq,
-                "" if p is None else p.step,
-                "",
-                chr(65 + choice),
-                "",
-                "",
-                right,
-                "",
-                cell(nickname),
-                nickname_marks(nickname),  # look-alikes ("Alice" / "Alice" + U+200B) differ here
-            ]
+        step = "" if p is None else p.step
+        rows.append(
+            ["answer", seq, step, "", chr(65 + choice), "", "", right, "", nickname, nickname_marks(nickname)]
         )
-    return out.getvalue()
+    return csv_text(rows)

@@ -13,6 +13,7 @@ import streamlit as st
 from attention_ui import kit
 from attention_ui.classroom import follow, state, teacher_view
 from classroom import ClassError
+from classroom.model import icu_ready
 
 CLASS_PAGE = "app_pages/class_teach.py"
 
@@ -46,10 +47,13 @@ def publish(cls: dict) -> bool:
 
 def start_button(t, where) -> None:
     """ "Start a live class", drawn in presenter mode's row of controls while no class runs (a row of
-    its own would push a 1366×768 slide past the window)."""
+    its own would push a 1366×768 slide past the window). In a process without PyICU it opens the
+    class page, which says why no class starts here and how to add it (no room for that in the row)."""
     if where.button(
         t("class.present_start"), key="cls_present_start", icon=":material/groups:", width="stretch"
     ):
+        if not icu_ready():
+            st.switch_page(CLASS_PAGE)
         if teacher_view.start(t):
             st.rerun()
 

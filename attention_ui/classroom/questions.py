@@ -13,13 +13,17 @@ language-neutral (token text, numbers); key sets are kept as lists and named at 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
-from attention_core import predict
+from attention_core import AttentionConfig, AttentionConfigError, predict
+from attention_core.codegen_questions import CodeQuestion, code_question
 from attention_core.labs.quiz import generate_question
 from attention_ui.quiz_bank import format_value
 
-LIVE_KINDS = ("scores_shape", "masked_keys", "winning_key")
+# Exam code questions on the projected sentence (issue 43): a program with a blank, four fragments.
+CODE_KINDS = ("code_raw_scores", "code_scale_order", "code_mask_place")
+LIVE_KINDS = ("scores_shape", "masked_keys", "winning_key", *CODE_KINDS)
 QUIZ_KINDS = ("scores_shape", "head_dim", "sqrt_divisor", "memory_ratio", "multihead_params", "padding_cells")
 N_CHOICES = 4
 
@@ -98,7 +102,50 @@ def live_question(kind: str, trace, head: int, row: int | None = None) -> Questi
             len(labels),
             options.index(winners[0]),
         )
+    if kind in CODE_KINDS:
+        return code_poll(kind.removeprefix("code_"), trace)
     raise ValueError(f"unknown live question kind {kind!r}")
+
+
+def code_poll(template: str, trace) -> Question | None:
+    """A code question on the teacher's sentence and settings (None when they cannot ask it). The
+    poll keeps those settings and tokens: after the reveal the pages run its options again to show
+    each one's consequence (:func:`code_poll_source`), on what the class was asked about even when
+    the teacher has moved on to another sentence."""
+    if trace.config is None:
+        return None
+    tokens = trace.tokens[: trace.n - trace.n_pad]
+    q = code_question(template, trace.config, tokens)
+    if q is None:
+        return None
+    labels = code_labels(q)
+    poll = {"kind": "code", "template": template, "program": q.program_with_blank(), "labels": labels,
+            "config": dataclasses.asdict(trace.config), "tokens": list(tokens)}  # fmt: skip
+    return Question(poll, len(labels), q.answer_index)
+
+
+def code_labels(q: CodeQuestion) -> list[str]:
+    """A code question's options as one line each ("masked = scaled + M / weights = …"); the pages
+    put the letter before it, as for every poll (with one here too they read "A. A: masked …")."""
+    return [" / ".join(line.strip() for line in o.fragment) for o in q.options]
+
+
+def code_poll_source(question: dict) -> tuple[str, AttentionConfig, tuple[str, ...]] | None:
+    """(template, settings, tokens) a code poll was asked on, or None: another kind of poll, or one
+    whose stored values this version of the app does not take."""
+    if question.get("kind") != "code":
+        return None
+    try:
+        config = AttentionConfig(**question["config"])
+        tokens = tuple(question["tokens"])
+        template = question["template"]
+    except (KeyError, TypeError, AttentionConfigError):
+        return None
+    if not isinstance(template, str) or not isinstance(question["tokens"], list) or not tokens:
+        return None
+    if not all(isinstance(tok, str) for tok in tokens):
+        return None
+    return template, config, tokens
 
 
 def _rotate(options: list, by: int) -> tuple[list, int]:
@@ -127,6 +174,8 @@ def question_text(t, question: dict) -> str:
         return t("class.q_masked_keys", row=question["row_token"])
     if kind == "winning_key":
         return t("class.q_winning_key", row=question["row_token"], head=question["head"])
+    if kind == "code":
+        return f"{t('code.q_' + question['template'])}\n\n{question['program']}"
     return t("class.q_unknown")
 
 

@@ -19,7 +19,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import streamlit as st
 
 from classroom import ClassError, StoreSettings, open_store
-from classroom.client import client_address
+from classroom.client import PROXY_HEADER, client_address, proxy_proven
 from classroom.pulse_cache import PulseCache
 
 TEACHER_KEY, STUDENT_KEY = "cls_teacher", "cls_student"
@@ -77,6 +77,9 @@ def pulses() -> PulseCache:
 def store_or_error(t):
     try:
         return store()
+    except SystemExit as exc:  # a setting the server was started with is wrong (classroom/settings.py)
+        st.error(t("class.err_settings", error=str(exc)))
+        return None
     except Exception as exc:  # the database is down or misconfigured: say so, never a traceback
         st.error(t("class.err_store", error=type(exc).__name__))
         return None
@@ -84,14 +87,17 @@ def store_or_error(t):
 
 def client_key() -> str:
     """Who a wrong-code burst or a join comes from: this connection's address, with X-Forwarded-For
-    believed only from a configured proxy (classroom/client.py). Not a cookie: a client rotates
-    those at will."""
+    believed only from the deployment's proxy (its secret header, or its address: classroom/client.py).
+    Not a cookie: a client rotates those at will."""
     try:
         remote = st.context.ip_address  # uvicorn's peer (None on loopback)
         forwarded = st.context.headers.get_all("X-Forwarded-For")
+        proof = st.context.headers.get_all(PROXY_HEADER)
     except Exception:  # outside a browser session (tests)
         return "s:" + st.session_state.setdefault("cls_client", secrets.token_hex(8))
-    return client_address(remote, forwarded, settings().trusted_proxies)
+    config = settings()
+    return client_address(remote, forwarded, config.trusted_proxies,
+                          proxy_ok=proxy_proven(proof, config.proxy_secret))  # fmt: skip
 
 
 def device_key() -> str | None:
@@ -137,7 +143,16 @@ def set_cookie(name: str, value: str | None, max_age_s: int) -> None:
     else:
         text = f"{name}={value}; path=/; max-age={int(max_age_s)}; SameSite=Strict"
     script = f"document.cookie = {json.dumps(text)} + (location.protocol === 'https:' ? '; Secure' : '');"
-    st.html(f"<script>{script}</script>", unsafe_allow_javascript=True)
+    st.html(f"{_NO_BOX}<script>{script}</script>", unsafe_allow_javascript=True)
+
+
+# The cookie scripts' elements take no room: drawn in the run right after "Start a live class",
+# their two boxes (and the gaps between) pushed presenter mode's slide down by 30 px and cut its
+# chart's x axis at 1920×1080 (issue 42 point 7). Constant CSS and a marker, no user text.
+_NO_BOX = (
+    '<span class="al-script-only"></span><style>[data-testid="stElementContainer"]:has(.al-script-only)'
+    " { display: none !important; }</style>"
+)
 
 
 def _teacher_class(key: str, cookie: str, tried: str, *, ended: bool) -> dict | None:

@@ -15,10 +15,10 @@ import time
 import streamlit as st
 
 from attention_ui import kit
-from attention_ui.classroom import follow, questions, state
+from attention_ui.classroom import code_polls, follow, questions, state
 from attention_ui.playground import steps_view
 from classroom import NICKNAME_MAX, ClassError
-from classroom.model import Pulse
+from classroom.model import BLANK_LETTERS, Pulse
 from classroom.pulse_cache import moved_on, progress
 
 FOLLOW_REFRESH_S = 1.0  # the teacher's change reaches the phone within about this plus one redraw
@@ -41,12 +41,7 @@ def code_from_url() -> str:
     return raw if isinstance(raw, str) and len(raw) <= CODE_PARAM_MAX and raw.isprintable() else ""
 
 
-NICK_BOX_MAX = 1000  # characters the nickname box takes (the store's limit is NICKNAME_MAX)
-# Characters that draw nothing: a nickname made only of these (and spaces) would be stored empty.
-_INVISIBLE = {"\u115f", "\u1160", "\u3164", "\uffa0", "\u2800"}  # Hangul fillers, blank Braille
-
-
-def nickname_problem(nick: str | None) -> tuple[str, dict] | None:
+def nickname_problem(nick: object) -> tuple[str, dict] | None:
     """What the student should hear about their nickname before joining (catalog key, values), or None.
     The store checks it again (classroom.model.clean_nickname); this names the length and says when
     nothing visible is left."""
@@ -54,10 +49,12 @@ def nickname_problem(nick: str | None) -> tuple[str, dict] | None:
 
     if not nick:
         return None
+    if not isinstance(nick, str):  # a forged widget value (issue 42 point 7): said, never raised
+        return "class.err_nickname_type", {}
     name = nick.strip()
     if len(name) > NICKNAME_MAX:
         return "class.err_nick_length", {"n": len(name), "limit": NICKNAME_MAX}
-    visible = [ch for ch in name if ch not in _INVISIBLE and unicodedata.category(ch)[0] not in ("Z", "C")]
+    visible = [ch for ch in name if ch not in BLANK_LETTERS and unicodedata.category(ch)[0] not in ("Z", "C")]
     if name and not visible:
         return "class.err_nick_invisible", {}
     return None
@@ -70,10 +67,12 @@ def join_form(t) -> None:
         st.warning(t("class.err_code_param"))
     with st.form("cls_join_form"):
         code = st.text_input(t("class.code_label"), value=code_from_url(), max_chars=16, key="cls_join_code")
-        # max_chars well above the limit: the box cut a longer nickname silently at the limit (and a
-        # 500-character paste left it empty); the check below says what is wrong instead
-        nick = st.text_input(t("class.nick_label", n=NICKNAME_MAX), max_chars=NICK_BOX_MAX, key="cls_join_nick",
-                             help=t("class.nick_help"))  # fmt: skip
+        # No max_chars: at the limit the box cut a longer nickname silently (and a 500-character
+        # paste left it empty), and at 1000 its counter said "25/1000" and a long paste was cut to
+        # 1000, which the message then named (issue 42 point 7); the check below counts what was typed
+        nick = st.text_input(
+            t("class.nick_label", n=NICKNAME_MAX), key="cls_join_nick", help=t("class.nick_help")
+        )
         go = st.form_submit_button(t("class.join"), type="primary", width="stretch")
     st.caption(t("class.join_stored", days=f"{state.settings().retention_days:g}"))
     if not go:
@@ -239,10 +238,20 @@ def watchdog(t):
     return box
 
 
-def _send(me: dict, poll_id: str, key: str) -> None:
-    choice = st.session_state.get(key)
-    ok = choice is not None and state.store().answer(me["sid"], me["token"], poll_id, int(choice))
-    st.session_state["cls_ack"] = (poll_id, int(choice)) if ok else (poll_id, None)
+def _send(me: dict, poll_id: str, key: str, names: list[str]) -> None:
+    """The chosen answer to the store; the acknowledgement, or the true reason it was not taken.
+    The choice is the radio's value as the browser sent it: a message forged by hand can make it
+    anything (issue 42 point 7), so only one of the options offered goes on."""
+    picked = st.session_state.get(key)
+    if not isinstance(picked, str) or picked not in names:
+        st.session_state["cls_ack"] = (poll_id, None, "class.answer_refused_unknown")
+        return
+    choice = names.index(picked)
+    db = state.store()
+    if db.answer(me["sid"], me["token"], poll_id, choice):
+        st.session_state["cls_ack"] = (poll_id, choice, None)
+        return
+    st.session_state["cls_ack"] = (poll_id, None, db.answer_refusal(me["sid"], me["token"], poll_id, choice))
 
 
 def poll_box(t, me: dict) -> tuple[int | None, str | None]:
@@ -268,19 +277,25 @@ def _draw_poll(t, me: dict, p) -> None:
     names = [f"{chr(65 + i)}. {kit.escape_markdown(lab)}" for i, lab in enumerate(labels)]
     with st.container(border=True, key="cls_poll_box"):
         st.markdown(t("class.poll_heading", seq=p.seq, state=t(f"class.state_{p.state}")))
-        st.markdown(kit.escape_markdown(questions.question_text(t, p.question)))
+        code_polls.show_question(t, p.question)
         key = f"cls_choice_{p.poll_id}"
         if p.state == "open":
             if key not in st.session_state and p.my_choice is not None:
-                st.session_state[key] = p.my_choice
-            st.radio(t("class.your_answer"), list(range(p.n_choices)), format_func=lambda i: names[i], key=key,
-                     index=None)  # fmt: skip
-            st.button(t("class.send"), key=f"cls_send_{p.poll_id}", on_click=_send, args=(me, p.poll_id, key),
+                st.session_state[key] = names[p.my_choice]
+            mine = st.session_state.get(key)
+            if mine is not None and (not isinstance(mine, str) or mine not in names):
+                # Only a message forged by hand sends an option we did not offer or a value of another
+                # type (the options are their texts: a browser sends one of them). Streamlit takes the
+                # message's value type for the widget and, drawing the radio, writes our text into it:
+                # an uncaught TypeError (issue 42 point 7). Forgotten here, the widget's state with it.
+                del st.session_state[key]
+            st.radio(t("class.your_answer"), names, key=key, index=None)
+            st.button(t("class.send"), key=f"cls_send_{p.poll_id}", on_click=_send, args=(me, p.poll_id, key, names),
                       type="primary", width="stretch", disabled=st.session_state.get(key) is None)  # fmt: skip
             ack = st.session_state.get("cls_ack")
             if ack and ack[0] == p.poll_id:
                 if ack[1] is None:
-                    st.error(t("class.answer_refused"))
+                    st.error(t(ack[2]))
                 else:
                     st.success(t("class.answer_ack", choice=chr(65 + ack[1])))
             elif p.my_choice is not None:
@@ -291,6 +306,9 @@ def _draw_poll(t, me: dict, p) -> None:
             if p.state == "revealed" and p.correct is not None:
                 share = "—" if p.share_right is None else f"{p.share_right:.0%}"
                 st.success(t("class.revealed", answer=names[p.correct], share=share))
+                code_polls.show_consequences_of(
+                    t, p.question, p.correct, p.my_choice, key=f"cls_code_{p.poll_id}"
+                )
             else:
                 st.info(t("class.poll_closed_wait"))
 
@@ -308,11 +326,10 @@ def _own(delta: int, teacher_step: int) -> None:
     s[OWN_STEP_KEY] = min(len(steps_view.STEPS), max(1, int(s.get(OWN_STEP_KEY, teacher_step)) + delta))
 
 
-def slide(t, me: dict, head) -> tuple[int, int]:
-    """The teacher's step (or the student's own while away); returns the view revision drawn and
-    the teacher's step. While following, the step it is at goes into ``head`` (the page's title
-    box) and the "explore" button after the step's chart: the first screen is for the chart."""
-    rev, view = state.store().student_view(me["sid"], me["token"])
+def slide(t, me: dict, head, view: dict) -> int:
+    """The teacher's step (or the student's own while away), from the class's ``view``; returns the
+    teacher's step. While following, the step it is at goes into ``head`` (the page's title box) and
+    the "explore" button after the step's chart: the first screen is for the chart."""
     trace, why = follow.trace_of(view)
     teacher_step = int(view.get("step", 1))
     away = bool(st.session_state.get(AWAY_KEY))
@@ -342,7 +359,7 @@ def slide(t, me: dict, head) -> tuple[int, int]:
         # Its key is not AWAY_KEY: a button's own session value is reset to False on the next run,
         # which took the student back to following at their first Previous/Next or teacher step.
         st.button(t("class.explore"), key="cls_explore", on_click=_away, icon=":material/explore:")
-    return rev, teacher_step
+    return teacher_step
 
 
 # Constant CSS for a joined page, so the step's chart starts on a phone's first screen and all of
@@ -391,8 +408,17 @@ def page(t) -> None:
     with slot:
         watcher(me)
         box = watchdog(t)
-    seq, poll_state = poll_box(t, me)
-    rev, teacher_step = slide(t, me, head)
+    rev, view = db.student_view(me["sid"], me["token"])
+    latest = db.student_poll(me["sid"], me["token"])
+    # The poll above the step while it is open or the class is at its step; a closed or revealed
+    # one after the step's chart on the later steps: its result box above every step until the next
+    # poll pushed the chart to 590 px of a 844-px phone (issue 42 point 6).
+    on_top = latest is not None and (latest.state == "open" or latest.step == int(view.get("step", 1)))
+    if on_top:
+        seq, poll_state = poll_box(t, me)
+    teacher_step = slide(t, me, head, view)
+    if not on_top:
+        seq, poll_state = poll_box(t, me)
     # Who and where, after the step: the student reads them once, the chart at every step.
     st.caption(t("class.in_class", code=state.format_code(me["code"])))
     if me.get("nick"):

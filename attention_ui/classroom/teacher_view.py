@@ -12,10 +12,13 @@ import segno
 import streamlit as st
 
 from attention_ui import kit
-from attention_ui.classroom import follow, questions, state
+from attention_ui.classroom import code_polls, follow, questions, state
 from attention_ui.classroom.export import results_csv
+from attention_ui.classroom.figures import HEIGHT as HISTOGRAM_HEIGHT
 from attention_ui.classroom.figures import answers_histogram
+from attention_ui.takehome import buttons as takehome_buttons
 from classroom import ClassError
+from classroom.model import icu_ready
 
 POLL_REFRESH_S = 1.0  # the projector's histogram and answer count
 COUNT_REFRESH_S = 2.0
@@ -106,8 +109,24 @@ def key_file(t, cls: dict) -> None:
                        help=t("class.key_help"), on_click="ignore")  # fmt: skip
 
 
+ICU_COMMANDS = "sudo apt-get install libicu-dev pkg-config g++\nmake run"  # Debian and Ubuntu
+
+
+def no_icu(t) -> None:
+    """Why this process starts no class (PyICU missing: no nickname could be checked for look-alikes)
+    and how to add it. Said before the start button, which is then off: a press that only said it
+    afterwards would be a dead end on the projector."""
+    st.error(t("class.err_no_icu"))
+    st.markdown(t("class.no_icu_how"))
+    st.code(ICU_COMMANDS, language="bash")
+    st.caption(t("class.no_icu_other"))
+
+
 def start_panel(t) -> None:
     st.header(t("class.start_heading"))
+    ready = icu_ready()
+    if not ready:
+        no_icu(t)
     fixed = state.settings().join_url
     if fixed:
         st.caption(t("class.join_url_fixed", url=fixed))
@@ -116,7 +135,9 @@ def start_panel(t) -> None:
         url = st.text_input(
             t("class.join_url"), key="cls_join_url_input", max_chars=500, help=t("class.join_url_help")
         )
-    if st.button(t("class.start"), key="cls_start", type="primary", icon=":material/groups:"):
+    if st.button(
+        t("class.start"), key="cls_start", type="primary", icon=":material/groups:", disabled=not ready
+    ):
         if start(t, url):
             st.rerun()
     resume_panel(t)
@@ -208,7 +229,7 @@ def poll_picker(t, cls: dict, view: dict, *, where=st) -> None:
             )
 
 
-def poll_panel(t, cls: dict, *, height: int = 320) -> None:
+def poll_panel(t, cls: dict, *, height: int = HISTOGRAM_HEIGHT) -> None:
     """The latest poll: live count and histogram; close and reveal (refreshed every second). With
     "hide until closed" (for a projected panel) an open poll shows only its number of answers, so
     the class's answers do not steer those still thinking."""
@@ -233,12 +254,14 @@ def poll_panel(t, cls: dict, *, height: int = 320) -> None:
         tally = tallies[-1]
         p = tally.poll
         st.markdown(t("class.poll_heading", seq=p.seq, state=t(f"class.state_{p.state}")))
-        st.markdown(kit.escape_markdown(questions.question_text(t, p.question)))
+        code_polls.show_question(t, p.question)
         revealed = p.state == "revealed"
         if hide and p.state == "open":
             st.info(t("class.hidden_open", n=tally.total))
         else:
             histogram(p, tally, revealed)
+        if revealed:  # a code question: what each fragment did, as the quiz shows it
+            code_polls.show_consequences_of(t, p.question, p.correct, None, key=f"cls_code_{p.seq}")
         buttons(p, revealed)
 
     def histogram(p, tally, revealed: bool) -> None:
@@ -332,13 +355,26 @@ def export_button(t, cls: dict) -> None:
                        icon=":material/download:", on_click="ignore")  # fmt: skip
 
 
+def course_files(t, view: dict) -> None:
+    """The projected sentence as a SCORM package and a Moodle/GIFT quiz, for the course after class."""
+    trace, _ = follow.trace_of(view)
+    if trace is None:
+        return
+    text = " ".join(trace.tokens) if view.get("preset") == "example" else str(view.get("text") or "")
+    head = max(0, min(int(view.get("head") or 0), trace.heads - 1))
+    with st.expander(t("takehome.course_files"), icon=":material/school:"):
+        takehome_buttons.course_files(t, "cls", trace, text, head, heading=False)
+
+
 def _confirm_end(on: bool) -> None:
     st.session_state["cls_end_confirm"] = on
 
 
 def end_button(t, cls: dict) -> None:
-    """ "End the class", then a second button that does it: a class ended by mistake cannot be
-    started again (its students would need a new code)."""
+    """ "End the class", then a dialog that asks first: a class ended by mistake cannot be started
+    again (its students would need a new code). A dialog, in the middle of the window: drawn under
+    the button, the question came at the bottom edge of a 1080-px class panel and its "Yes" below it
+    (issue 42 point 7)."""
 
     def end() -> None:
         try:
@@ -350,18 +386,27 @@ def end_button(t, cls: dict) -> None:
         st.session_state.pop("cls_end_confirm", None)
         st.session_state["cls_clear_cookie"] = True
 
+    st.button(
+        t("class.end"), key="cls_end", on_click=_confirm_end, args=(True,), icon=":material/stop_circle:"
+    )
     if not st.session_state.get("cls_end_confirm"):
-        st.button(
-            t("class.end"), key="cls_end", on_click=_confirm_end, args=(True,), icon=":material/stop_circle:"
-        )
         return
-    with st.container(border=True, key="cls_end_box"):
-        st.warning(t("class.end_confirm"))
-        yes, no = st.columns(2)
-        yes.button(
-            t("class.end_yes"), key="cls_end_yes", on_click=end, type="primary", icon=":material/stop_circle:"
-        )
-        no.button(t("class.end_no"), key="cls_end_no", on_click=_confirm_end, args=(False,))
+
+    @st.dialog(t("class.end_title"), on_dismiss=lambda: _confirm_end(False))
+    def ask() -> None:
+        # A dialog runs as a fragment: a press reruns only it, and only a full rerun closes it.
+        with st.container(key="cls_end_box"):
+            st.warning(t("class.end_confirm"))
+            yes, no = st.columns(2)
+            if yes.button(t("class.end_yes"), key="cls_end_yes", type="primary", icon=":material/stop_circle:",
+                          width="stretch"):  # fmt: skip
+                end()
+                st.rerun()
+            if no.button(t("class.end_no"), key="cls_end_no", width="stretch"):
+                _confirm_end(False)
+                st.rerun()
+
+    ask()
 
 
 def show_error(t) -> None:

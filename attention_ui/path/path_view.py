@@ -15,6 +15,7 @@ from attention_ui import kit
 from attention_ui.figures import heatmaps
 from attention_ui.path import path
 from attention_ui.practice import predict_view
+from attention_ui.program import questions_view
 
 STOP_KEY, SEED_KEY, URL_KEY = "path_stop", "path_seed", "path_url_seen"
 MARK_ICONS = {"right": "✅", "wrong": "❌", "skipped": "⏭️", "open": "⬜"}
@@ -123,6 +124,8 @@ def render_stop(t, progress: path.Progress) -> None:
         exercise_tables(t, ex)
     if predict_view.ask_all(t, path.stop_questions(stop, progress.seed), always=True):
         reveal(t, stop, ex)
+    if stop.sid == "mask":  # the same trap as code: where the mask goes, every fragment run
+        questions_view.path_question(t)
     st.page_link(stop.page, label=t(f"practice.stop_{stop.sid}_link"), icon=":material/arrow_forward:")
 
 

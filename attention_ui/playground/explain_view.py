@@ -107,6 +107,44 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
+def cell_lines(t, a) -> list[tuple[str, str]]:
+    """The cell explainer's steps for :class:`attention_core.explain.CellArithmetic` ``a``: (label,
+    LaTeX) pairs, numbers only (the page and the offline lesson, :mod:`attention_ui.takehome`)."""
+    i, j = a.i, a.j
+    lines = [
+        (
+            t("playground.cell_step_sum"),
+            rf"S_{{{i},{j}}} = \sum_d q_{{{i},d}}\,k_{{{j},d}} = {_fmt(a.raw)}",
+        ),
+        (
+            t("playground.cell_step_divide"),
+            rf"S'_{{{i},{j}}} = {_fmt(a.raw)} \div {_fmt(a.divisor)} = {_fmt(a.scaled)}",
+        ),
+        (
+            t("playground.cell_step_mask_allowed" if a.allowed else "playground.cell_step_mask_masked"),
+            rf"S''_{{{i},{j}}} = {_fmt(a.scaled)} + ({_fmt(a.mask_term)}) = {_fmt(a.masked)}",
+        ),
+    ]
+    if a.fully_masked:
+        lines.append((t("playground.cell_step_fully_masked"), rf"A_{{{i},{j}}} = 0"))
+    else:
+        lines += [
+            (
+                t("playground.cell_step_exp", m=f"{a.row_max:.4g}"),
+                rf"e^{{S''_{{{i},{j}}} - m}} = e^{{{_fmt(a.masked - a.row_max)}}} = {_fmt(a.exp_term)}",
+            ),
+            (
+                t("playground.cell_step_norm"),
+                rf"Z_{{{i}}} = \sum_{{j'}} e^{{S''_{{{i},j'}} - m}} = {_fmt(a.normaliser)}",
+            ),
+            (
+                t("playground.cell_step_weight"),
+                rf"A_{{{i},{j}}} = {_fmt(a.exp_term)} \div {_fmt(a.normaliser)} = {_fmt(a.weight)}",
+            ),
+        ]
+    return lines
+
+
 def _token_choice(view: View, key: str, label: str) -> None:
     tokens = view.trace.tokens
     st.selectbox(
@@ -166,37 +204,7 @@ def _cell_panel(view: View) -> None:
     with st.container(key="pg_cell_explanation"):
         st.markdown(t("playground.cell_products", i=i, j=j, d_k=len(a.q)))
         st.dataframe(terms, height=kit.table_height(len(terms)))
-        lines = [
-            (
-                t("playground.cell_step_sum"),
-                rf"S_{{{i},{j}}} = \sum_d q_{{{i},d}}\,k_{{{j},d}} = {_fmt(a.raw)}",
-            ),
-            (
-                t("playground.cell_step_divide"),
-                rf"S'_{{{i},{j}}} = {_fmt(a.raw)} \div {_fmt(a.divisor)} = {_fmt(a.scaled)}",
-            ),
-            (
-                t("playground.cell_step_mask_allowed" if a.allowed else "playground.cell_step_mask_masked"),
-                rf"S''_{{{i},{j}}} = {_fmt(a.scaled)} + ({_fmt(a.mask_term)}) = {_fmt(a.masked)}",
-            ),
-        ]
-        if a.fully_masked:
-            lines.append((t("playground.cell_step_fully_masked"), rf"A_{{{i},{j}}} = 0"))
-        else:
-            lines += [
-                (
-                    t("playground.cell_step_exp", m=f"{a.row_max:.4g}"),
-                    rf"e^{{S''_{{{i},{j}}} - m}} = e^{{{_fmt(a.masked - a.row_max)}}} = {_fmt(a.exp_term)}",
-                ),
-                (
-                    t("playground.cell_step_norm"),
-                    rf"Z_{{{i}}} = \sum_{{j'}} e^{{S''_{{{i},j'}} - m}} = {_fmt(a.normaliser)}",
-                ),
-                (
-                    t("playground.cell_step_weight"),
-                    rf"A_{{{i},{j}}} = {_fmt(a.exp_term)} \div {_fmt(a.normaliser)} = {_fmt(a.weight)}",
-                ),
-            ]
+        lines = cell_lines(t, a)
         for label, formula in lines:
             st.markdown(f"- {label}: ${formula}$")
         st.caption(t("playground.cell_check", value=f"{float(tr.weights[view.head, i, j]):.6g}"))

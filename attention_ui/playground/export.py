@@ -1,9 +1,10 @@
 """Downloads of a shown matrix as CSV with token labels (the whole trace as ``.npz`` or JSON is
 :mod:`attention_core.export`).
 
-CSV labels always start with the token's position (``"4 the"``), so no cell or label can begin
-with ``=``, ``+``, ``-`` or ``@`` and be taken for a spreadsheet formula; −∞ is written ``-inf``.
-Files are UTF-8 with a byte-order mark so spreadsheet programs read Japanese tokens correctly.
+CSV labels start with the token's position (``"4 the"``), and every cell goes through the project's
+one CSV writer (:mod:`attention_core.csv_cells`: no cell starts a spreadsheet formula); −∞ is
+written ``-inf``. Files are UTF-8 with a byte-order mark so spreadsheet programs read Japanese
+tokens correctly.
 """
 
 from __future__ import annotations
@@ -11,13 +12,19 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from attention_core.csv_cells import csv_text
+
 if TYPE_CHECKING:
     import pandas as pd
 
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
     """The table as CSV: the index (token labels) as the first column, full float precision."""
-    return frame.to_csv(index=True, float_format="%.17g", lineterminator="\n").encode("utf-8-sig")
+    header = [frame.index.name or "", *frame.columns]
+    rows = (
+        [label, *values] for label, values in zip(frame.index, frame.itertuples(index=False), strict=True)
+    )
+    return csv_text([header, *rows]).encode("utf-8-sig")
 
 
 def csv_file_name(step: str, head: int | None = None) -> str:

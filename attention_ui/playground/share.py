@@ -10,7 +10,9 @@ import html
 import streamlit as st
 
 from attention_core import export
+from attention_ui.playground import explain_view
 from attention_ui.playground.export import csv_file_name
+from attention_ui.takehome import build, buttons
 
 # Constant JavaScript: copy the page's own address (which holds the whole view) to the clipboard,
 # with the older copy command where the Clipboard API is missing (a page served over plain http),
@@ -132,6 +134,18 @@ def export_menu(t, trace, head: int) -> None:
                 icon=":material/download:",
                 on_click="ignore",
             )
+        take_home(t, trace, head)
+
+
+def take_home(t, trace, head: int) -> None:
+    """The lesson as one offline HTML file, and the files for a course platform (issue 45): the
+    shown head, and the cell the explainer shows (or the last token's own cell)."""
+    s = st.session_state
+    text = " ".join(trace.tokens) if s.get("pg_preset") == "example" else (s.get("pg_text") or "")
+    head, cell = buttons.shown(trace, head, explain_view.chosen_cell(s))
+    st.divider()
+    buttons.lesson_button(t, "pg_dl_lesson", lambda: build.playground_lesson(t, trace, text, head, cell))
+    buttons.course_files(t, "pg", trace, text, head, cell)
 
 
 def share_row(t, trace, head: int) -> None:

@@ -21,6 +21,7 @@ from attention_ui.figures import base, heatmaps
 from attention_ui.playground import figures as playground_figures
 from attention_ui.playground import projector
 from attention_ui.practice import predict_view
+from attention_ui.program import code_view
 
 STEPS = (
     "x",
@@ -244,8 +245,7 @@ def table(view: View, make_frame: Callable[[], object], key: str) -> None:
 def _x(v: View) -> None:
     t, tr = v.t, v.trace
     no_position = tr.config is not None and not tr.config.positional and not v.example
-    default = r"X \sim \mathcal{N}(0, 1)" if v.example else (r"X = E" if no_position else r"X = E + P")
-    st.latex(step_formula(v, "x", default))
+    st.latex(step_formula(v, "x", step_latex(t, tr, "x", v.head, v.example)))
     if v.example:
         note(v, lambda: st.caption(t("playground.example_x_note")))
     elif no_position and "x" not in v.text:
@@ -265,7 +265,7 @@ def _qkv(v: View) -> None:
     t, tr, k = v.t, v.trace, v.head
     n, d_model = tr.X.shape
     d_k, d_v = tr.Q.shape[2], tr.V.shape[2]
-    st.latex(rf"Q_{{{k}}} = X W^Q_{{{k}}},\quad K_{{{k}}} = X W^K_{{{k}}},\quad V_{{{k}}} = X W^V_{{{k}}}")
+    st.latex(step_latex(t, tr, "qkv", k))
     shape_line(t, ("W^Q, W^K", (d_model, d_k)), ("W^V", (d_model, d_v)), ("Q, K", (n, d_k)), ("V", (n, d_v)))
     cols = st.columns(3)
     for col, (name, mat) in zip(cols, (("Q", tr.Q[k]), ("K", tr.K[k]), ("V", tr.V[k])), strict=True):
@@ -288,7 +288,7 @@ def _qkv(v: View) -> None:
 def _raw(v: View) -> None:
     t, tr, k = v.t, v.trace, v.head
     n, d_k = tr.n, tr.Q.shape[2]
-    st.latex(rf"S = Q_{{{k}}} K_{{{k}}}^\top")
+    st.latex(step_latex(t, tr, "raw", k))
     shape_line(t, ("Q", (n, d_k)), ("K^\\top", (d_k, n)), ("QK^\\top", (n, n)))
     raw = tr.scores_raw[k]
     bound = shared_bound(v)
@@ -298,7 +298,7 @@ def _raw(v: View) -> None:
 def _scaled(v: View) -> None:
     t, tr, k = v.t, v.trace, v.head
     n = tr.n
-    st.latex(step_formula(v, "scaled", scaled_latex(tr, v.example)))
+    st.latex(step_formula(v, "scaled", step_latex(t, tr, "scaled", k, v.example)))
     shape_line(t, ("S'", (n, n)))
     raw, scaled = tr.scores_raw[k], tr.scores_scaled[k]
     summary = t("playground.scale_summary", divisor=f"{tr.divisor:.4g}", before=value_range(raw),
@@ -331,10 +331,7 @@ def shared_bound(v: View, draw_switch: bool = True) -> float | None:
 def _mask(v: View) -> None:
     t, tr = v.t, v.trace
     n = tr.n
-    allowed, masked = t("playground.latex_allowed"), t("playground.latex_masked")
-    st.latex(
-        rf"M_{{ij}} = \begin{{cases}} 0 & \text{{{allowed}}} \\ -\infty & \text{{{masked}}} \end{{cases}}"
-    )
+    st.latex(step_latex(t, tr, "mask", v.head))
     kind = tr.config.mask if tr.config is not None else "causal"
     summary = t("playground.mask_summary", kind=t(f"playground.mask_{kind.replace('+', '_')}"),
                 masked=int((~tr.mask).sum()), total=n * n)  # fmt: skip
@@ -361,7 +358,7 @@ def _mask(v: View) -> None:
 def _masked(v: View) -> None:
     t, tr, k = v.t, v.trace, v.head
     n = tr.n
-    st.latex(r"S'' = S' + M")
+    st.latex(step_latex(t, tr, "masked", k))
     shape_line(t, ("S''", (n, n)))
     if tr.mask.all():  # the same map as the scaled scores: say so instead of drawing it twice
         st.info(t("playground.masked_nothing_masked", step=STEPS.index("scaled") + 1))
@@ -375,7 +372,7 @@ def _masked(v: View) -> None:
 def _softmax(v: View) -> None:
     t, tr, k = v.t, v.trace, v.head
     n = tr.n
-    st.latex(r"A_{ij} = \frac{e^{S''_{ij}}}{\sum_{j'} e^{S''_{ij'}}}")
+    st.latex(step_latex(t, tr, "softmax", k))
     shape_line(t, ("A", (n, n)))
     weights = tr.weights[k]
     if tr.fully_masked_rows.any():
@@ -393,7 +390,7 @@ def _softmax(v: View) -> None:
 def _head_out(v: View) -> None:
     t, tr, k = v.t, v.trace, v.head
     n, d_v = tr.n, tr.V.shape[2]
-    st.latex(rf"\mathrm{{head}}_{{{k}}} = A V_{{{k}}}")
+    st.latex(step_latex(t, tr, "head_out", k))
     shape_line(t, ("A", (n, n)), ("V", (n, d_v)), (rf"\mathrm{{head}}_{{{k}}}", (n, d_v)))
     out = tr.head_outputs[k]
     chart(
@@ -409,7 +406,7 @@ def _head_out(v: View) -> None:
 def _all_heads(v: View) -> None:
     t, tr = v.t, v.trace
     n, h = tr.n, tr.heads
-    st.latex(r"A_0, A_1, \dots, A_{h-1}")
+    st.latex(step_latex(t, tr, "all_heads", v.head))
     shape_line(t, ("A", (h, n, n)))
     if all_heads_on_request(h, n) and v.all_heads_switch is not None and not v.all_heads_switch():
         st.caption(t("playground.all_heads_on_request", n=n, heads=h, step=STEPS.index("softmax") + 1))
@@ -437,7 +434,7 @@ def _all_heads(v: View) -> None:
 def _concat(v: View) -> None:
     t, tr = v.t, v.trace
     n, h, d_v = tr.n, tr.heads, tr.V.shape[2]
-    st.latex(r"\mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{h-1})")
+    st.latex(step_latex(t, tr, "concat", v.head))
     shape_line(t, (r"\mathrm{Concat}", (n, h * d_v)))
     dim_names = [f"h{i}·{j}" for i in range(h) for j in range(d_v)]
     chart(
@@ -454,7 +451,7 @@ def _output(v: View) -> None:
     n, h, d_v = tr.n, tr.heads, tr.V.shape[2]
     d_model = tr.X.shape[1]
     output = rf"\text{{{t('playground.name_output')}}}"
-    st.latex(rf"{output} = \mathrm{{Concat}}(\dots)\, W^O")
+    st.latex(step_latex(t, tr, "output", v.head))
     shape_line(t, (r"\mathrm{Concat}", (n, h * d_v)), ("W^O", (h * d_v, d_model)), (output, (n, d_model)))
     chart(
         v,
@@ -518,6 +515,7 @@ def render_step(view: View, name: str, number: int, heading_level: str = "header
         extra = view.after.get(name)
         if extra is not None:
             extra(view)
+        code_view.step_code(view, name)  # the step's NumPy lines, made only while its tab is open
 
 
 def render_all(
@@ -547,6 +545,7 @@ def render_all(
     _per_head_steps(make_view, head_selector, after_heads)
     for number, name in NUMBERED[_HEADS.stop :]:
         render_step(view, name, number)
+    code_view.whole_program(view)
     if tail is not None:
         tail(view)
 
@@ -561,6 +560,33 @@ def _per_head_steps(
         render_step(view, name, number)
     if after_heads is not None:
         after_heads()
+
+
+def step_latex(t, trace, name: str, head: int, example: bool = False) -> str:
+    """The formula step ``name`` shows for ``head`` (LaTeX written here, numbers and catalog words;
+    never user text): the page and the offline lesson (:mod:`attention_ui.takehome`) write the same."""
+    k = head
+    if name == "x":
+        no_position = trace.config is not None and not trace.config.positional and not example
+        return r"X \sim \mathcal{N}(0, 1)" if example else (r"X = E" if no_position else r"X = E + P")
+    if name == "scaled":
+        return scaled_latex(trace, example)
+    if name == "mask":
+        allowed, masked = t("playground.latex_allowed"), t("playground.latex_masked")
+        return (
+            rf"M_{{ij}} = \begin{{cases}} 0 & \text{{{allowed}}} \\ -\infty & \text{{{masked}}} \end{{cases}}"
+        )
+    if name == "output":
+        return rf"\text{{{t('playground.name_output')}}} = \mathrm{{Concat}}(\dots)\, W^O"
+    return {
+        "qkv": rf"Q_{{{k}}} = X W^Q_{{{k}}},\quad K_{{{k}}} = X W^K_{{{k}}},\quad V_{{{k}}} = X W^V_{{{k}}}",
+        "raw": rf"S = Q_{{{k}}} K_{{{k}}}^\top",
+        "masked": r"S'' = S' + M",
+        "softmax": r"A_{ij} = \frac{e^{S''_{ij}}}{\sum_{j'} e^{S''_{ij'}}}",
+        "head_out": rf"\mathrm{{head}}_{{{k}}} = A V_{{{k}}}",
+        "all_heads": r"A_0, A_1, \dots, A_{h-1}",
+        "concat": r"\mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{h-1})",
+    }[name]
 
 
 def scaled_latex(trace, example: bool) -> str:

@@ -29,6 +29,7 @@ from attention_core.exercise import WEIGHT_DECIMALS, Exercise, generate_exercise
 from attention_core.exercise_text import MINUS, decimal_text, dot_product_text, fraction_text, int_text
 from attention_core.exercise_text import weighted_sum_text as _weighted_sum_text
 from attention_ui.i18n import LANGUAGES, translate
+from attention_ui.program.consequences import LETTERS, consequences
 from attention_ui.worksheet.font import FONT_FAMILY, japanese_font_path
 
 # Limits: a class of 60, up to 6 exercises each, but at most 180 exercises (360 pages) per file so
@@ -82,6 +83,7 @@ class WorksheetSettings:
     first_seed: int = 0
     lang: str = "en"
     causal: bool = False  # causal mask on every exercise, or none
+    code: bool = False  # a page of exam code questions per sheet, and their key with every consequence
 
     def __post_init__(self) -> None:
         _check_whole("practice.err_exercises", self.exercises, 1, MAX_EXERCISES)
@@ -148,11 +150,78 @@ def render_worksheet(settings: WorksheetSettings) -> FPDF:
         pdf.new_page("practice.footer_sheet")
         _exercise_page(pdf, ex, sheet, number, settings.exercises)
         pdf.content_bottom[pdf.page_no()] = pdf.get_y()
+    code = (
+        {sheet: _code_questions(settings, sheet) for sheet in range(1, settings.students + 1)}
+        if settings.code
+        else {}
+    )
+    for sheet, questions in code.items():
+        pdf.new_page("practice.footer_sheet")
+        _code_page(pdf, sheet, questions)
     for sheet, number, ex in items:
         pdf.new_page("practice.footer_key")
         _answer_page(pdf, ex, sheet, number)
         pdf.content_bottom[pdf.page_no()] = pdf.get_y()
+    for sheet, questions in code.items():
+        pdf.new_page("practice.footer_key")
+        _code_key(pdf, sheet, questions)
     return pdf
+
+
+# ---- exam code questions (issue 43) ----------------------------------------------------------------
+
+CODE_PER_SHEET = 3  # questions on a sheet's code page
+CODE_PT, CODE_LINE = 8.0, 3.4  # the program and the fragments, in Courier (they are ASCII)
+
+
+def _code_questions(settings: WorksheetSettings, sheet: int):
+    """The sheet's code questions on the page language's sample sentence (causal mask, one [PAD]),
+    their options in the order of the sheet's first seed."""
+    from attention_core import AttentionConfig, tokenize
+    from attention_core.codegen_questions import code_questions
+
+    tokens = tokenize(translate(settings.lang, "playground.default_text"), max_tokens=12).tokens
+    config = AttentionConfig(mask="causal+padding", pad=1)
+    return code_questions(config, tokens, seed=settings.seed(sheet, 1))[:CODE_PER_SHEET]
+
+
+def _code(pdf: _Document, text: str) -> None:
+    with pdf.local_context():
+        pdf.set_font("Courier", size=CODE_PT)
+        for line in text.splitlines() or [""]:
+            pdf.set_x(pdf.l_margin)
+            pdf.multi_cell(pdf.epw, CODE_LINE, line or " ", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+    pdf.ln(1)
+
+
+def _code_page(pdf: _Document, sheet: int, questions) -> None:
+    t = pdf.t
+    _heading(pdf, f"{t('practice.doc_title')}  ·  {t('code.ws_code_title')}")
+    _paragraph(pdf, t("code.ws_code_intro"))
+    _paragraph(pdf, _protect(t("code.q_context_note")), SMALL_PT, SMALL_LINE, grey=True)
+    for number, q in enumerate(questions, 1):
+        _step_title(pdf, _protect(f"{t('code.q_title', number=number)} · {t('code.q_' + q.template)}"))
+        _code(pdf, q.program_with_blank())
+        for i, option in enumerate(q.options):
+            _paragraph(pdf, t("code.q_option", letter=LETTERS[i]), SMALL_PT, SMALL_LINE)
+            _code(pdf, "\n".join(option.fragment))
+
+
+def _code_key(pdf: _Document, sheet: int, questions) -> None:
+    """Each question's right fragment and what every fragment does on the sentence, from its run."""
+    t = pdf.t
+    _heading(pdf, f"{t('code.ws_key_title')}  ·  {sheet}")
+    for number, q in enumerate(questions, 1):
+        _step_title(pdf, _protect(f"{t('code.q_title', number=number)} · {t('code.q_' + q.template)}"))
+        _paragraph(pdf, t("code.q_right", letter=LETTERS[q.answer_index]))
+        for i, option in enumerate(q.options):
+            _paragraph(pdf, t("code.q_option", letter=LETTERS[i]), SMALL_PT, SMALL_LINE)
+            _code(pdf, "\n".join(option.fragment))
+            for line in consequences(pdf.t, q, option):
+                _paragraph(pdf, _protect("· " + line.replace("`", "")), SMALL_PT, SMALL_LINE)
+            if option.mutation is not None:
+                reason = t("code.c_why", why=t(f"code.mut_{option.mutation}_why"))
+                _paragraph(pdf, _protect(reason.replace("`", "")), SMALL_PT, SMALL_LINE, grey=True)
 
 
 def _check_whole(key: str, value: object, lo: int, hi: int) -> None:

@@ -15,7 +15,7 @@ from attention_core.exercise_text import MINUS, decimal_text, fraction_text
 from attention_ui import kit
 
 PREFIX = "ws"
-DEFAULTS = {"ws_exercises": 3, "ws_students": 1, "ws_first_seed": 0, "ws_causal": False}
+DEFAULTS = {"ws_exercises": 3, "ws_students": 1, "ws_first_seed": 0, "ws_causal": False, "ws_code": False}
 # The widgets' own bounds; the builder's limits (and its messages) apply on top, e.g. to the total.
 EXERCISES_RANGE = (1, 6)
 STUDENTS_RANGE = (1, 60)
@@ -33,6 +33,7 @@ def read_settings(t):
             first_seed=s["ws_first_seed"],
             lang=s["ws_lang"],
             causal=bool(s["ws_causal"]),
+            code=bool(s["ws_code"]),
         )
     except WorksheetSettingsError as err:
         st.error(t(err.key, **err.values))

@@ -339,6 +339,10 @@ def present_lecture(teacher_ctx, base: str) -> tuple[Page, str]:
     wait_for_app_run(teacher, SLOW_MS)
     teacher.locator(".st-key-cls_present_start button").click()
     expect(teacher.get_by_text("Join code:")).to_be_visible(timeout=SLOW_MS)
+    # issue 42 point 7: the run right after the start drew two cookie scripts' boxes above the slide
+    # and cut its chart's x axis; the whole chart is on the screen from the start
+    wait_for_app_run(teacher, SLOW_MS)
+    chart_fits(teacher, teacher.viewport_size["height"])
     return teacher, "".join(CODE.search(body(teacher)).groups())
 
 
@@ -399,6 +403,11 @@ def test_a_lecture_reloads_fast_clicks_explore_and_the_back_row(browser, cluster
         for p, nick in ((phone, "ハナ"), (laptop, "Ben")):
             p.goto(f"{base}/class_join?code={code}")
             wait_for_app_run(p, SLOW_MS)
+            if p is phone:  # issue 42 point 7: 25 characters are named as such, not as the box's 1000
+                p.locator(".st-key-cls_join_nick input").fill("x" * 25)
+                p.locator('[data-testid="stFormSubmitButton"] button').tap()
+                expect(p.get_by_text("このニックネームは 25 文字です")).to_be_visible(timeout=SLOW_MS)
+                assert "1000" not in body(p)
             p.locator(".st-key-cls_join_nick input").fill(nick)
             submit = p.locator('[data-testid="stFormSubmitButton"] button')
             submit.tap() if p is phone else submit.click()
@@ -502,8 +511,16 @@ def test_a_lecture_reloads_fast_clicks_explore_and_the_back_row(browser, cluster
             send.tap() if p is phone else send.click()
             expect(p.get_by_text(re.compile("received|受け付けました"))).to_be_visible(timeout=SLOW_MS)
         expect(teacher.get_by_text("Answers: 2")).to_be_visible(timeout=SLOW_MS)
+        # issue 42 point 7: the histogram's words are read from the back of the room (they were 11-12 px)
+        sizes = (
+            teacher.locator(".st-key-cls_live_poll .js-plotly-plot")
+            .first.locator("g.xtick text, g.ytick text, text.bartext")
+            .evaluate_all("els => els.map(e => parseFloat(getComputedStyle(e).fontSize))")
+        )
+        assert len(sizes) >= 6 and min(sizes) >= 18, sizes
         teacher.locator('[class*="st-key-cls_reveal_"] button').click()
         expect(teacher.get_by_text(re.compile("Right answer"))).to_be_visible(timeout=SLOW_MS)
+        screenshot(teacher, "class_lecture_panel_1920_en_revealed", full=False)
         screenshot(phone, "class_lecture_phone_ja_revealed", full=False)
 
         # 4. the CSV right after the reveal (no reload): both answers, a UTF-8 byte-order mark
@@ -524,11 +541,27 @@ def test_a_lecture_reloads_fast_clicks_explore_and_the_back_row(browser, cluster
         shown = re.sub(r"\s+", "", body(phone))  # step 5's shape line: M ∈ R^{n×n} of the projected sentence
         assert f"M∈R{n_tokens}×{n_tokens}" in shown, shown[-300:]
 
+        # issue 42 point 6: on the next step with a chart (7), the revealed poll's box comes after the
+        # chart, which starts on the phone's first screen (the box above it put it at ~590 px of 844)
+        teacher.keyboard.press("ArrowRight")
+        teacher.keyboard.press("ArrowRight")
+        phone.wait_for_function(PHONE_CHART_JS, arg=7, timeout=SLOW_MS)
+        phone.wait_for_timeout(500)  # Plotly's layout settled
+        box = phone.evaluate(PHONE_CHART_JS, 7)
+        screenshot(phone, "class_lecture_phone_ja_step7_after_reveal", full=False)
+        assert box["top"] <= 0.6 * 844 and box["bottom"] <= 844, box
+        expect(phone.get_by_text("正解：", exact=False)).to_be_attached()  # still there, below
+
         # 8. ending asks first; the results stay downloadable after a reload
         teacher.locator(".st-key-cls_present_panel button").click()
         teacher.locator(".st-key-cls_end button").click()
         expect(teacher.locator(".st-key-cls_end_yes button")).to_be_visible(timeout=SLOW_MS)
         teacher.wait_for_timeout(1500)
+        # issue 42 point 7: the question in the window (it came at the 1080-px panel's bottom edge)
+        for name in ("cls_end_yes", "cls_end_no"):
+            yes = teacher.locator(f".st-key-{name} button").bounding_box()
+            assert yes["y"] >= 0 and yes["y"] + yes["height"] <= 1080 * 0.75, (name, yes)
+        screenshot(teacher, "class_lecture_end_dialog_1920_en", full=False)
         expect(phone.get_by_text("終わりました")).to_have_count(0)
         teacher.locator(".st-key-cls_end_yes button").click()
         expect(phone.get_by_text(re.compile("終わりました"))).to_be_visible(timeout=SLOW_MS)

@@ -87,7 +87,8 @@ def test_shared_scale_copy_link_export_and_the_sentence_in_a_lab(
     assert page.locator('[data-testid="stMain"] [data-testid="stDownloadButton"]').count() == 0
     page.locator('[data-testid="stPopover"] button').first.click()
     menu = page.locator('[data-testid="stPopoverBody"]')
-    expect(menu.locator('[data-testid="stDownloadButton"]')).to_have_count(3)
+    # CSV, JSON, npz; the offline lesson, the SCORM package and the quiz file (issue 45)
+    expect(menu.locator('[data-testid="stDownloadButton"]')).to_have_count(6)
     menu.locator(".st-key-pg_export_all").get_by_text(translate("ja", "playground.export_all_heads")).click()
     wait_for_app_run(page)
     expect(menu.locator(".st-key-pg_export_all input").nth(1)).to_be_checked()
@@ -99,6 +100,14 @@ def test_shared_scale_copy_link_export_and_the_sentence_in_a_lab(
     n = len(rows[0]) - 2
     assert len(rows) == 1 + 2 * n and any("猫" in r[1] for r in rows[1:])
     screenshot(page, f"export_menu_{size[0]}_ja", full=False)
+    # the same menu gives the view as one offline lesson (issue 45)
+    with page.expect_download() as info:
+        menu.get_by_role("button", name=translate("ja", "takehome.download_lesson")).click()
+    lesson = info.value.path().read_text(encoding="utf-8")
+    assert info.value.suggested_filename == "attention_lesson_ja.html"
+    assert "<html lang='ja'>" in lesson and lesson.count("data-figure=") >= 11 and "猫" in lesson
+    menu.locator(".st-key-pg_tk_quiz").scroll_into_view_if_needed()
+    screenshot(page, f"export_menu_course_{size[0]}_ja", full=False)
     page.keyboard.press("Escape")
 
     # the sentence goes with the learner into the masks lab, and into its address

@@ -66,6 +66,10 @@ def test_presenter_keys_focus_size_and_return(browser: Browser, streamlit_server
     assert focused_key(page) == "st-key-pg_present_next"
     screenshot(page, "presenter_step3_1920_en")
 
+    press(page, "ArrowDown")  # issue 42 point 7: a clicker that sends the up and down arrows
+    assert h1(page).startswith("4. ") and "step=4" in page.url
+    press(page, "ArrowUp")
+    assert h1(page).startswith("3. ")
     press(page, "PageUp")
     press(page, "ArrowLeft")
     assert h1(page).startswith("1. ")

@@ -43,7 +43,15 @@ from st_browser import (
 )
 
 sys.path.insert(0, str(ROOT / "deploy"))
-from serve_class import SECRET_ENV, Cluster, free_port, healthy, upload_status  # noqa: E402
+from serve_class import (  # noqa: E402
+    HAPROXY_SECRET_ENV,
+    PROXY_SECRET_ENV,
+    SECRET_ENV,
+    Cluster,
+    free_port,
+    healthy,
+    upload_status,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -123,6 +131,16 @@ def _check_http_through_proxy(cluster: Cluster) -> None:
         assert cluster.secret.encode() not in Path(f"/proc/{r.pid}/cmdline").read_bytes()
     assert secrets[0] == secrets[1] == cluster.secret.encode() and len(cluster.secret) >= 32
     assert cluster.secret not in cluster.config_path.read_text()
+    # and one proxy secret, which HAProxy adds to each request (issue 42 point 3): in the environment
+    # of HAProxy and of every app process, never on a command line nor in the config file
+    proxy = cluster.proxy_secret.encode()
+    for pid, name in [(r.pid, PROXY_SECRET_ENV) for r in cluster.replicas] + [
+        (cluster.haproxy.pid, HAPROXY_SECRET_ENV)
+    ]:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        assert name.encode() + b"=" + proxy in environ, name
+        assert proxy not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    assert cluster.proxy_secret not in cluster.config_path.read_text() and len(cluster.proxy_secret) >= 43
 
 
 def _download(page: Page, button: str) -> str:

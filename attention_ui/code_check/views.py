@@ -1,0 +1,207 @@
+"""The code check page's views: the gate's message, the presets, the report (all words from the
+``codecheck`` catalog; the learner's names and messages are shown as code or escaped, never as
+Markdown)."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import streamlit as st
+
+from attention_core.codecheck.cases import STEP_OUTPUT
+from attention_core.codecheck.verdict import ERROR, PASS, CaseResult, FunctionResult, LearnerError, Report
+from attention_ui import kit
+from attention_ui.code_check import gate
+from attention_ui.code_check.figures import gap_figure
+
+PREFIX = "cc"
+DEFAULTS = {"cc_kind": "causal", "cc_seed": 0, "cc_preset": "removed"}
+PRESETS = ("empty", "removed")
+MASKS = ("none", "causal", "padding", "causal+padding")
+PAD_FOR_PADDING = 2  # [PAD] tokens appended when the mask masks padding
+# Constant CSS (no user text): the code box in a monospaced font, as code is read.
+MONO = '<style>.st-key-cc_code textarea {font-family: "Source Code Pro", ui-monospace, monospace;}</style>'
+
+
+def session_gate() -> tuple[bool, str]:
+    """Whether this session may run the check (gate.decide on this request)."""
+    try:
+        ip = st.context.ip_address
+        headers = st.context.headers
+        host = headers.get("Host")
+        forwarded = headers.get_all("X-Forwarded-For") if hasattr(headers, "get_all") else []
+    except Exception:  # outside a browser session: nothing says it is local
+        ip, host, forwarded = None, None, []
+    return gate.decide(os.environ, ip, host, forwarded)
+
+
+def preset_source(name: str) -> str:
+    from attention_core.codecheck import templates
+
+    return templates.one_step_removed() if name == "removed" else templates.TEMPLATE
+
+
+def load_preset() -> None:
+    """The Load button's callback: the chosen preset replaces the code box's text."""
+    st.session_state["cc_code"] = preset_source(st.session_state.get("cc_preset", "removed"))
+    st.session_state.pop("cc_report", None)
+
+
+def _md(text: object) -> str:
+    return kit.escape_markdown(str(text))
+
+
+def _code(text: object) -> str:
+    """A learner's name for a catalog message that puts it inside a code span (where Markdown is
+    inert): only a backtick could close the span, so none is kept."""
+    return str(text).replace("`", "'")
+
+
+def plain(text: str) -> str:
+    """A message for a table cell or a code block, which show Markdown's backticks literally."""
+    return text.replace("`", "")
+
+
+def error_text(t, error: LearnerError) -> str:
+    """One learner error in words (the line, and Python's message or our refusal)."""
+    line = error.line if error.line is not None else "?"
+    if error.code == "memory":
+        return t("codecheck.killed_memory")
+    if error.code:
+        return t(f"codecheck.refuse_{error.code}", line=line, name=_code(error.name or ""))
+    return t("codecheck.error_line", line=line, message=error.message or "")
+
+
+def case_label(t, name: str) -> str:
+    return t(f"codecheck.case_{name}")
+
+
+def case_detail(t, result: CaseResult) -> str:
+    if result.status == PASS:
+        return ""
+    if result.status == ERROR:
+        return plain(error_text(t, result.error))
+    d = result.difference
+    if d is None:
+        return t("codecheck.detail_no_value")
+    if not d.shape_ok:
+        return t(
+            "codecheck.detail_shape",
+            shape="×".join(map(str, d.actual_shape)) or "()",
+            expected="×".join(map(str, d.expected_shape)),
+        )
+    return t("codecheck.detail_entries", count=d.count, total=d.total, gap=f"{d.max_abs:.3g}")
+
+
+def function_table(t, f: FunctionResult) -> pd.DataFrame:
+    status = {PASS: "✅ " + t("codecheck.status_pass"), ERROR: "⚠️ " + t("codecheck.status_error")}
+    rows = [
+        [case_label(t, c.case), status.get(c.status, "❌ " + t("codecheck.status_fail")), case_detail(t, c)]
+        for c in f.cases
+    ]
+    return pd.DataFrame(
+        rows, columns=[t("codecheck.col_case"), t("codecheck.col_result"), t("codecheck.col_detail")]
+    )
+
+
+def show_report(t, page: kit.Page, report: Report, tokens: tuple[str, ...]) -> None:
+    """The whole report: the verdict, then each function's cases, where the first failure differs,
+    the trap by name and what the code printed."""
+    if report.verdict == "pass":
+        st.success(t("codecheck.pass_all", cases=len(report.cases) - 1), icon=":material/check_circle:")
+    elif report.verdict == "killed":
+        st.error(t(f"codecheck.killed_{report.killed}"), icon=":material/timer_off:")
+    elif report.verdict == "refused":
+        st.error(t("codecheck.refused"), icon=":material/block:")
+        for r in report.refusals:
+            st.markdown("- " + t(f"codecheck.refuse_{r.code}", line=r.line or "?", name=_code(r.name)))
+    elif report.verdict == "nothing":
+        st.warning(t("codecheck.nothing"))
+    elif report.module_error is not None:
+        st.error(t("codecheck.module_error"), icon=":material/error:")
+        st.code(plain(error_text(t, report.module_error)), language=None)
+    else:
+        st.error(t("codecheck.fail"), icon=":material/cancel:")
+    for trap in report.traps:
+        why = trap_why(t, trap)
+        text = t("codecheck.trap_named", name=_md(trap_label(t, trap))) + (f"\n\n{why}" if why else "")
+        st.warning(text, icon=":material/lightbulb:")
+    first = report.first_wrong_step
+    if first is not None:
+        st.markdown(t("codecheck.first_wrong_step", function=f"`{first.function}`"))
+    for f in report.functions:
+        made = t(f"codecheck.step_{STEP_OUTPUT[f.function]}") if f.function in STEP_OUTPUT else ""
+        st.subheader(f"`{f.function}`" + (f" — {made}" if made else ""))
+        page.table(function_table(t, f), f"cases_{f.function}", always=True, hide_index=True)
+        failure = f.first_failure
+        if failure is not None and failure.status != ERROR:
+            show_failure(t, page, f.function, failure, tokens)
+    if report.printed:
+        st.markdown(t("codecheck.printed"))
+        st.code(report.printed, language=None)
+        if report.printed_cut:
+            st.caption(t("codecheck.printed_cut"))
+
+
+def show_failure(t, page: kit.Page, function: str, failure: CaseResult, tokens: tuple[str, ...]) -> None:
+    """Where the first failing case differs: the step and the learner's variable, and a map of the gap."""
+    case = case_label(t, failure.case)
+    loc = failure.location
+    shown = failure.difference
+    if loc is not None:
+        up_to = (
+            t("codecheck.agrees_up_to", step=t(f"codecheck.step_{loc.agrees_up_to}"))
+            if loc.agrees_up_to
+            else ""
+        )
+        if loc.variable is not None:
+            st.markdown(
+                up_to
+                + t(
+                    "codecheck.located_var",
+                    variable=f"`{_code(loc.variable)}`",
+                    step=t(f"codecheck.step_{loc.step}"),
+                    case=case,
+                )
+            )
+            shown = loc.difference or shown
+        else:
+            st.markdown(up_to + t("codecheck.located_none", step=t(f"codecheck.step_{loc.step}"), case=case))
+    if shown is None or shown.gap is None or shown.gap.ndim != 2:
+        return
+    rows, cols = shown.gap.shape
+    square = failure.case == "sentence" and rows == cols == len(tokens)
+    row_labels = (
+        list(tokens)
+        if square or (failure.case == "sentence" and rows == len(tokens))
+        else [str(i) for i in range(rows)]
+    )
+    col_labels = list(tokens) if square else [str(j) for j in range(cols)]
+    fig = gap_figure(
+        shown.gap,
+        row_labels,
+        col_labels,
+        t("codecheck.gap_title", case=case),
+        t("codecheck.gap_rows"),
+        t("codecheck.gap_cols"),
+    )
+    page.chart(fig, f"gap_{function}", t("codecheck.gap_alt", case=case))
+    st.caption(t("codecheck.gap_caption"))
+
+
+def trap_label(t, name: str) -> str:
+    """A trap's learner-facing name from the code generator's catalog (``code.mut_<name>``), or its
+    id in words while that catalog has no entry for it."""
+    try:
+        return t(f"code.mut_{name}")
+    except KeyError:
+        return name.replace("_", " ")
+
+
+def trap_why(t, name: str) -> str | None:
+    """Why the trap is wrong, from the same catalog (``code.mut_<name>_why``), if it says."""
+    try:
+        return t(f"code.mut_{name}_why")
+    except KeyError:
+        return None

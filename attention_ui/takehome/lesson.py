@@ -1,0 +1,342 @@
+"""The offline lesson: one ``.html`` file with the learner's sentence, settings, every step's chart,
+formula and explanation, and the arithmetic of one cell, that opens with no server and no network.
+
+What makes it offline: plotly.js is the copy the installed ``plotly`` package ships
+(``plotly/package_data/plotly.min.js``, the same build the figures were made for) written into the
+file; formulas are MathML (:mod:`attention_ui.takehome.markup`), drawn by the browser itself; fonts
+are the reader's system fonts. A Content-Security-Policy in the file forbids every request
+(``default-src 'none'``), so a stray reference could not load even if one slipped in.
+
+User text is data: the sentence and the tokens are HTML-escaped where they are shown, the charts'
+labels are escaped by the figure builders (:mod:`attention_ui.figures.base`), and the figures'
+JSON sits in a ``<script type="application/json">`` with ``<``, ``>`` and ``&`` written as
+``\\u003c``…, so no ``</script>`` in a sentence can end it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import plotly
+import plotly.io as pio
+
+from attention_core.explain import explain_cell
+from attention_ui import kit
+from attention_ui.figures import heatmaps
+from attention_ui.playground.explain_view import cell_lines
+from attention_ui.playground.steps_view import (
+    NUMBERED,
+    step_explain,
+    step_latex,
+    step_title,
+    x_explanation,
+)
+from attention_ui.takehome.markup import inline_html, markdown_html, mathml, plain
+
+MAX_BYTES = 6 * 2**20  # the issue's limit for one lesson file
+
+
+@dataclass(frozen=True)
+class Figure:
+    figure: object  # a plotly go.Figure
+    alt: str  # what the chart shows, for a screen reader (catalog text)
+    label: str = ""  # a caption above it (e.g. "Q")
+
+
+@dataclass(frozen=True)
+class Section:
+    """One part of a lesson: a heading, its explanation (Markdown), formulas (LaTeX), charts, and
+    extra HTML built here (the cell's arithmetic)."""
+
+    anchor: str
+    title: str
+    text: str = ""
+    formulas: tuple[str, ...] = ()
+    figures: tuple[Figure, ...] = ()
+    note: str = ""  # Markdown under the charts
+    html: str = ""  # already-safe HTML (built by this module)
+    figures_in_row: bool = False
+
+
+@cache
+def plotly_js() -> str:
+    """plotly.js as the installed plotly package ships it (no CDN)."""
+    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    return path.read_text(encoding="utf-8")
+
+
+def script_json(value) -> str:
+    """JSON that is safe inside a ``<script>`` element whatever strings it holds."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _figure_json(fig) -> dict:
+    spec = json.loads(pio.to_json(fig, validate=False))
+    layout = spec.setdefault("layout", {})
+    layout.pop("width", None)
+    layout["autosize"] = True
+    return {"data": spec.get("data", []), "layout": layout}
+
+
+def step_sections(t, trace, head: int = 0, cell: tuple[int, int] | None = None) -> list[Section]:
+    """The playground's eleven steps for ``head``, as on the page, and the chosen cell's arithmetic
+    after the softmax (query row, key column; default: the last token's row, its own key)."""
+    hover = kit.hover_text(t, "playground")
+    axes = dict(query_title=t("playground.axis_query"), key_title=t("playground.axis_key"), hover=hover)
+    feat = dict(token_title=t("playground.axis_token"), dim_title=t("playground.axis_dim"), hover=hover)
+    tokens, n, k = trace.tokens, trace.n, head
+    d_model = trace.X.shape[1]
+    d_v = trace.V.shape[2]
+    head_name = t("playground.head_name", h=k)
+
+    def alt_feature(name, d):
+        return t("playground.alt_feature", name=name, n=n, d=d)
+
+    def scores(values, name, what, **kwargs):
+        fig = heatmaps.attention_heatmap(values, tokens, **axes, **kwargs)
+        return (Figure(fig, t("playground.alt_scores", what=what, n=n)),)
+
+    bound = float(max(abs(trace.scores_raw[k]).max(), abs(trace.scores_scaled[k]).max()) or 1.0)
+    masked_all = bool(trace.mask.all())
+    figures: dict[str, tuple[Figure, ...]] = {
+        "x": (Figure(heatmaps.feature_heatmap(trace.X, tokens, **feat), alt_feature("X", d_model)),),
+        "qkv": tuple(
+            Figure(
+                heatmaps.feature_heatmap(m, tokens, **feat),
+                alt_feature(f"{name} ({head_name})", m.shape[1]),
+                name,
+            )
+            for name, m in (("Q", trace.Q[k]), ("K", trace.K[k]), ("V", trace.V[k]))
+        ),
+        "raw": scores(trace.scores_raw[k], "raw", "QKᵀ", bound=bound),
+        "scaled": scores(trace.scores_scaled[k], "scaled", t("playground.step_scaled"), bound=bound),
+        "mask": ()
+        if masked_all
+        else (Figure(heatmaps.mask_heatmap(trace.mask, tokens, **axes), t("playground.alt_mask", n=n)),),
+        "masked": ()
+        if masked_all
+        else scores(trace.scores_masked[k], "masked", t("playground.step_masked"), allowed=trace.mask),
+        "softmax": (
+            Figure(
+                heatmaps.attention_heatmap(
+                    trace.weights[k], tokens, kind="weights", allowed=trace.mask, **axes
+                ),
+                t("playground.alt_weights", head=k, n=n),
+            ),
+        ),
+        "head_out": (
+            Figure(
+                heatmaps.feature_heatmap(trace.head_outputs[k], tokens, **feat), alt_feature(head_name, d_v)
+            ),
+        ),
+        "all_heads": (
+            Figure(
+                heatmaps.heads_small_multiples(
+                    trace.weights,
+                    tokens,
+                    allowed=trace.mask,
+                    hover=hover,
+                    head_title=t("playground.head_name", h="{h}"),
+                ),
+                t("playground.alt_all_heads", heads=trace.heads, n=n),
+            ),
+        ),
+        "concat": (
+            Figure(
+                heatmaps.feature_heatmap(
+                    trace.concat,
+                    tokens,
+                    dim_names=[f"h{i}·{j}" for i in range(trace.heads) for j in range(d_v)],
+                    group_size=d_v,
+                    **feat,
+                ),
+                alt_feature(t("playground.name_concat"), trace.heads * d_v),
+            ),
+        ),
+        "output": (
+            Figure(
+                heatmaps.feature_heatmap(trace.output, tokens, **feat),
+                alt_feature(t("playground.name_output"), d_model),
+            ),
+        ),
+    }
+    notes = {}
+    if masked_all:
+        notes["mask"] = t("playground.mask_nothing_masked")
+        notes["masked"] = t("playground.masked_nothing_masked", step=NUMBERED[3][0])
+    sections = []
+    for number, name in NUMBERED:
+        text = x_explanation(t, tokens, trace.n_pad) if name == "x" else step_explain(t, name)
+        extra = cell_html(t, trace, k, cell) if name == "softmax" else ""
+        sections.append(
+            Section(
+                anchor=f"step-{name}",
+                title=step_title(t, name, number),
+                text=text,
+                formulas=(step_latex(t, trace, name, k),),
+                figures=figures[name],
+                note=notes.get(name, ""),
+                html=extra,
+                figures_in_row=name == "qkv",
+            )
+        )
+    return sections
+
+
+def default_cell(trace) -> tuple[int, int]:
+    """The cell a lesson explains unless one was chosen: the last real token's row, its own key."""
+    i = max(0, trace.n - trace.n_pad - 1)
+    return i, i
+
+
+def cell_html(t, trace, head: int, cell: tuple[int, int] | None) -> str:
+    """The cell explainer's arithmetic for (query i, key j) of ``head``, as HTML."""
+    i, j = cell if cell is not None else default_cell(trace)
+    a = explain_cell(trace, head, i, j)
+    rows = "".join(
+        f"<tr><th scope='row'>d{d}</th><td>{q:.4g}</td><td>{kk:.4g}</td><td>{p:.4g}</td></tr>"
+        for d, (q, kk, p) in enumerate(zip(a.q, a.k, a.products, strict=True))
+    )
+    head_row = "".join(
+        f"<th scope='col'>{plain(c)}</th>"
+        for c in (
+            "",
+            t("playground.cell_col_q", i=i),
+            t("playground.cell_col_k", j=j),
+            t("playground.cell_col_product"),
+        )
+    )
+    steps = "".join(f"<li>{inline_html(label)}: {mathml(latex)}</li>" for label, latex in cell_lines(t, a))
+    tokens = trace.tokens
+    return (
+        f"<section class='cell' aria-labelledby='cell-title'><h3 id='cell-title'>{plain(t('playground.cell_title'))}"
+        f"</h3><p class='pick'>{plain(t('playground.cell_query'))}: <b>{i} · {plain(tokens[i])}</b> · "
+        f"{plain(t('playground.cell_key'))}: <b>{j} · {plain(tokens[j])}</b></p>"
+        f"{markdown_html(t('playground.cell_products', i=i, j=j, d_k=len(a.q)))}"
+        f"<div class='scroll'><table><thead><tr>{head_row}</tr></thead><tbody>{rows}</tbody></table></div>"
+        f"<ul class='steps'>{steps}</ul>"
+        f"<p>{plain(t('playground.cell_check', value=f'{float(trace.weights[head, i, j]):.6g}'))}</p></section>"
+    )
+
+
+def settings_rows(t, trace) -> list[tuple[str, str]]:
+    """The settings the lesson was made with, as (label, value) text pairs."""
+    c = trace.config
+    if c is None:  # the reference example
+        return [("d_model", str(trace.X.shape[1])), (t("playground.heads"), str(trace.heads))]
+    scale = t(f"playground.scale_{c.scale}") if c.scale in ("sqrt", "none") else f"÷ {trace.divisor:g}"
+    return [
+        ("d_model", str(c.d_model)),
+        (t("playground.heads"), str(c.heads)),
+        ("d_k, d_v", f"{trace.Q.shape[2]}, {trace.V.shape[2]}"),
+        (t("playground.mask"), t(f"playground.mask_{c.mask.replace('+', '_')}")),
+        (t("playground.pad"), str(c.pad)),
+        (t("playground.scale"), scale),
+        (t("playground.seed"), str(c.seed)),
+        (t("playground.positional"), t("takehome.on") if c.positional else t("takehome.off")),
+    ]
+
+
+def _section_html(section: Section, figure_ids: list[dict], start: int) -> str:
+    parts = [f"<section id='{section.anchor}'><h2>{plain(section.title)}</h2>"]
+    if section.text:
+        parts.append(markdown_html(section.text))
+    for latex in section.formulas:
+        parts.append(f"<div class='formula'>{mathml(latex, display=True)}</div>")
+    if section.figures:
+        parts.append("<div class='row'>" if section.figures_in_row else "<div>")
+        for figure in section.figures:
+            number = start + len(figure_ids)
+            figure_ids.append(_figure_json(figure.figure))
+            label = f"<p class='label'><b>{plain(figure.label)}</b></p>" if figure.label else ""
+            parts.append(
+                f"<figure>{label}<div class='chart' id='chart-{number}' data-figure='{number}' role='img' "
+                f"aria-label='{plain(figure.alt)}'></div></figure>"
+            )
+        parts.append("</div>")
+    if section.note:
+        parts.append(f"<div class='note'>{markdown_html(section.note)}</div>")
+    parts.append(section.html)
+    parts.append("</section>")
+    return "".join(parts)
+
+
+PAGE_CSS = """
+:root { color-scheme: light; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.55 system-ui, -apple-system, "Segoe UI", "Hiragino Sans", "Noto Sans CJK JP",
+  "Yu Gothic", Meiryo, sans-serif; color: #262730; background: #ffffff; overflow-wrap: anywhere; }
+main { max-width: 980px; margin: 0 auto; padding: 1rem; }
+h1 { font-size: 1.7rem; line-height: 1.25; } h2 { font-size: 1.3rem; margin-top: 2.2rem; border-top: 1px solid #e6e6ea;
+  padding-top: 1rem; } h3 { font-size: 1.1rem; }
+math { font-family: math, "STIX Two Math", "Cambria Math", "Latin Modern Math", serif; font-size: 1.1em; }
+.formula, .scroll { overflow-x: auto; max-width: 100%; }
+.formula { margin: 0.6rem 0; }
+.sentence { white-space: pre-wrap; background: #f4f5f8; padding: 0.6rem 0.8rem; border-radius: 0.4rem; }
+.tokens { display: flex; flex-wrap: wrap; gap: 0.3rem; padding: 0; list-style: none; }
+.tokens li { border: 1px solid #c9ccd6; border-radius: 0.3rem; padding: 0.05rem 0.4rem; white-space: pre-wrap; }
+.tokens li.pad { color: #5c5f6e; border-style: dashed; }
+table { border-collapse: collapse; } th, td { border: 1px solid #d5d7de; padding: 0.2rem 0.5rem; text-align: right; }
+th[scope='row'], .settings th { text-align: left; }
+figure { margin: 0.5rem 0; min-width: 0; } .chart { width: 100%; min-height: 220px; }
+.row { display: grid; grid-template-columns: repeat(auto-fit, minmax(260px, 1fr)); gap: 0.5rem; }
+.note, .about, .pick { color: #4a4d5a; }
+.cell { border: 1px solid #d5d7de; border-radius: 0.5rem; padding: 0.2rem 1rem 0.6rem; margin-top: 1rem; }
+.steps li { margin: 0.3rem 0; }
+nav ul { padding-left: 1.3rem; columns: 2 14rem; }
+@media print { .chart { break-inside: avoid; } }
+"""
+
+# Constant script: draw every chart from the JSON above it, with plotly.js from this file.
+_DRAW = """
+(() => {
+  const figures = JSON.parse(document.getElementById("al-figures").textContent);
+  const config = { displaylogo: false, responsive: true, toImageButtonOptions: { format: "png", scale: 2 } };
+  for (const el of document.querySelectorAll(".chart[data-figure]")) {
+    const spec = figures[Number(el.dataset.figure)];
+    Plotly.newPlot(el, spec.data, spec.layout, config).then(() => { el.dataset.drawn = "1"; });
+  }
+})();
+"""
+
+
+def build_lesson(t, trace, sections: list[Section], *, title: str, text: str) -> str:
+    """The lesson file: ``sections`` (step_sections, a lab's own) after a header with the sentence
+    ``text``, its tokens and the settings; in the translator's language."""
+    figures: list[dict] = []
+    body = "".join(_section_html(s, figures, 0) for s in sections)
+    real = trace.n - trace.n_pad
+    token_items = "".join(
+        f"<li{' class=pad' if i >= real else ''}>{i} · {plain(tok)}</li>"
+        for i, tok in enumerate(trace.tokens)
+    )
+    settings = "".join(
+        f"<tr><th scope='row'>{plain(k)}</th><td>{plain(v)}</td></tr>" for k, v in settings_rows(t, trace)
+    )
+    toc = "".join(f"<li><a href='#{s.anchor}'>{plain(s.title)}</a></li>" for s in sections)
+    head = (
+        "<!doctype html>\n"
+        f"<html lang='{plain(t.lang)}'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; script-src 'unsafe-inline'; "
+        "style-src 'unsafe-inline'; img-src data: blob:; font-src data:\">"
+        f"<title>{plain(title)}</title><style>{PAGE_CSS}</style></head><body><main>"
+    )
+    intro = (
+        f"<h1>{plain(title)}</h1>"
+        f"<p class='about'>{plain(t('takehome.lesson_about'))}</p>"
+        f"<h2 id='sentence'>{plain(t('takehome.lesson_sentence'))}</h2><p class='sentence'>{plain(text)}</p>"
+        f"{markdown_html(t('playground.tokens', n=trace.n, pads=trace.n_pad))}<ul class='tokens'>{token_items}</ul>"
+        f"<h3>{plain(t('takehome.lesson_settings'))}</h3><div class='scroll'><table class='settings'>{settings}</table></div>"
+        f"<nav aria-label='{plain(t('takehome.lesson_contents'))}'><h3>{plain(t('takehome.lesson_contents'))}</h3><ul>{toc}</ul></nav>"
+    )
+    tail = (
+        f"<footer><p class='about'>{plain(t('takehome.lesson_footer'))}</p></footer></main>"
+        f"<script type='application/json' id='al-figures'>{script_json(figures)}</script>"
+        f"<script>{plotly_js()}</script><script>{_DRAW}</script></body></html>\n"
+    )
+    return head + intro + body + tail

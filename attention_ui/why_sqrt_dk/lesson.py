@@ -1,0 +1,41 @@
+"""The √d_k lab in the offline lesson (issue 45): the variance of q·k against d_k, raw and scaled,
+the same figures the page draws (:func:`variance_figures`), with the section's text and formula."""
+
+from __future__ import annotations
+
+from attention_ui.figures.base import AxisText
+from attention_ui.takehome.lesson import Figure, Section
+from attention_ui.why_sqrt_dk import figures as fsq
+
+FORMULA = (
+    r"\operatorname{Var}(q\cdot k) = \sum_{i=1}^{d_k} \operatorname{Var}(q_i k_i) = d_k,"
+    r"\qquad \operatorname{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right) = 1"
+)
+
+
+def variance_figures(t, res) -> dict:
+    """The measured variance against d_k, raw (``"raw"``) and divided by √d_k (``"scaled"``)."""
+    figures = {}
+    for kind in ("raw", "scaled"):
+        theory = t("sqrt.theory_one" if kind == "scaled" else "sqrt.theory_dk")
+        axes = AxisText("d_k", t(f"sqrt.axis_var_{kind}"), t(f"sqrt.title_var_{kind}"))
+        figures[kind] = fsq.dot_variance_figure(
+            res, kind == "scaled", measured_name=t("sqrt.measured"), theory_name=theory, axes=axes
+        )
+    return figures
+
+
+def section(t, res, d_ks, samples: int) -> Section:
+    figures = tuple(
+        Figure(fig, t(f"sqrt.alt_var_{kind}", lo=d_ks[0], hi=d_ks[-1]))
+        for kind, fig in variance_figures(t, res).items()
+    )
+    return Section(
+        anchor="lab-sqrt",
+        title=t("sqrt.h_variance"),
+        text=t("sqrt.explain_variance"),
+        formulas=(FORMULA,),
+        figures=figures,
+        note=t("sqrt.caption_variance", samples=samples, k=f"{fsq.ERROR_BAR_SE:g}"),
+        figures_in_row=True,
+    )
