@@ -41,39 +41,24 @@ MAIN_CONTROLS = (
 # The sidebar's two buttons are icons: square targets.
 SQUARE = ('[data-testid="stExpandSidebarButton"]', '[data-testid="stSidebarCollapseButton"] button')
 
-_CSS = """
-<style>
-label[data-testid="stRadioOption"], label:has(> span > input[type="checkbox"]) { min-height: __MIN__px; }
-[data-testid="stTooltipHoverTarget"] > button {
-  min-width: __MIN__px; min-height: __MIN__px; margin: -4px 0;
-  display: inline-flex; align-items: center; justify-content: center;
-}
-[data-testid="stHeaderActionElements"] > a {
-  min-width: __MIN__px; min-height: __MIN__px; display: inline-flex; align-items: center; justify-content: center;
-}
-.js-plotly-plot .plotly .modebar .modebar-btn { height: __MIN__px; }
-[data-testid="stTextInputRootElement"] button { min-width: __MIN__px; min-height: __MIN__px; }
-@media (max-width: __NARROW__px) {
-  __MAIN__ { min-height: __MAIN_PX__px; }
-  __SQUARE__ { min-width: __MAIN_PX__px; }
-}
-</style>
-"""
-
 
 def targets_css() -> str:
-    """The constant CSS."""
-    values = {
-        "__MIN__": str(int(MIN_PX)),
-        "__MAIN_PX__": str(int(MAIN_PX)),
-        "__NARROW__": str(int(NARROW_PX) - 1),
-        "__MAIN__": ", ".join(MAIN_CONTROLS),
-        "__SQUARE__": ", ".join(SQUARE),
-    }
-    css = _CSS
-    for name, value in values.items():
-        css = css.replace(name, value)
-    return css
+    """The constant CSS (:data:`MIN_PX`, :data:`MAIN_PX` and the selectors filled in)."""
+    low, main, narrow = int(MIN_PX), int(MAIN_PX), int(NARROW_PX) - 1
+    centred = "display: inline-flex; align-items: center; justify-content: center;"
+    return f"""
+<style>
+label[data-testid="stRadioOption"], label:has(> span > input[type="checkbox"]) {{ min-height: {low}px; }}
+[data-testid="stTooltipHoverTarget"] > button {{ min-width: {low}px; min-height: {low}px; margin: -4px 0; {centred} }}
+[data-testid="stHeaderActionElements"] > a {{ min-width: {low}px; min-height: {low}px; {centred} }}
+.js-plotly-plot .plotly .modebar .modebar-btn {{ height: {low}px; }}
+[data-testid="stTextInputRootElement"] button {{ min-width: {low}px; min-height: {low}px; }}
+@media (max-width: {narrow}px) {{
+  {", ".join(MAIN_CONTROLS)} {{ min-height: {main}px; }}
+  {", ".join(SQUARE)} {{ min-width: {main}px; }}
+}}
+</style>
+"""
 
 
 def size_targets() -> None:

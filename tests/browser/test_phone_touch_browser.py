@@ -71,6 +71,7 @@ PAGES = [
     "class_teach",
     "class_join",
     "training",
+    "code_check",
 ]
 MODEL_PAGES = {"decoder", "heads"}
 # What a page's first screen shows without scrolling or opening the sidebar: the playground's
