@@ -288,14 +288,12 @@ _NOT_IN_FONTS = ((0x3400, 0x4DBF), (0xFFF0, 0xFFFF))
 
 
 def _in_fonts(ch: str) -> bool:
-    """Whether ``ch`` is a character the common fonts draw: in Unicode 3.2 already (2002), not private
-    use, not in :data:`_NOT_IN_FONTS`. The ends of a started character's range were often the newest
+    """Whether ``ch`` is a character the common fonts draw: in Unicode 3.2 already (2002) and not in
+    :data:`_NOT_IN_FONTS` (private use never gets here: :func:`visible` names it by its code point). The ends of a started character's range were often the newest
     of a block, which fonts lack: E9 alone can become U+9000 … U+9FFF, whose last character (鿿, Unicode
     14) drew as a box in "退…鿿"; the last such ideograph of Unicode 3.2 is 龥 (U+9FA5)."""
     cp = ord(ch)
-    return unicodedata.ucd_3_2_0.category(ch) not in ("Cn", "Co") and not any(
-        lo <= cp <= hi for lo, hi in _NOT_IN_FONTS
-    )
+    return unicodedata.ucd_3_2_0.category(ch) != "Cn" and not any(lo <= cp <= hi for lo, hi in _NOT_IN_FONTS)
 
 
 def unfinished_tail(data: bytes) -> bytes:
