@@ -58,6 +58,8 @@ WORDS = {
     "Press Enter to submit form": "app.st_enter_to_submit",
     "Running...": "app.st_running",
     "progress": "app.st_progress",
+    "Copy to clipboard": "app.st_copy",
+    "Copied": "app.st_copied",
 }
 # Streamlit's sentences around a widget's label (a regular expression with one group, the label) ->
 # the catalog key whose {label} receives it.
