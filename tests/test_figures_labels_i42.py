@@ -98,6 +98,14 @@ def test_the_rotation_plane_and_the_stage_bars_say_what_their_axes_are() -> None
     assert all(trace.orientation == "h" for trace in bars.data)  # the stage names read across, not turned
 
 
+def test_the_ablation_bars_name_their_candidates() -> None:
+    from attention_ui.heads import figures as fh
+
+    fig = fh.before_after(["猫", "犬"], [0.5, 0.2], [0.1, 0.6], before_name="b", after_name="a",
+                          axes=AxisText("probability", "candidate"))  # fmt: skip
+    assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("probability", "candidate")
+
+
 # --- on the pages ---------------------------------------------------------------------------------------
 
 
@@ -118,11 +126,16 @@ def test_the_masks_maps_name_all_14_tokens_upright_with_their_colour_bars_below(
 
 # Axes whose tick labels are their words: the GQA diagram's rows ("query heads", "KV head").
 WORDS_ARE_TICKS = {("dc_chart_gqa", "yaxis")}
+# The model pages load their weights (13-31 s here): `extended`; their builders are checked above and in
+# test_the_ablation_bars_name_their_candidates.
+SLOW = {"decoder", "heads"}
 PAGES = ["playground", "why_sqrt_dk", "masks", "multi_head", "cost", "block", "lookalikes", "positions",
          "inference", "decoder", "heads", "path"]  # fmt: skip
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize(
+    "page", [pytest.param(p, marks=pytest.mark.extended) if p in SLOW else p for p in PAGES]
+)
 def test_every_chart_says_what_its_axes_are(page: str) -> None:
     """Every drawn cartesian axis with tick labels has a title, on every page's first view, in Japanese."""
     at = open_page(f"app_pages/{page}.py", lang="ja", check=False)
