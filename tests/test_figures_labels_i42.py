@@ -7,11 +7,14 @@ Japanese lay on its side; the RoPE rotation plane had no axis words, nor the blo
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
 import pytest
 
+from attention_core.training.tasks import INDUCTION_LENGTH, SYNTHETIC_LENGTH, TEXT_CONTEXT
+from attention_core.training.train import MAX_HEADS, MAX_LAYERS
 from attention_ui.figures import base, heatmaps
 from attention_ui.figures import decoder as fdc
 from attention_ui.figures.base import AxisText, HoverText
@@ -78,6 +81,21 @@ def test_training_lab_maps_name_every_row_and_column_with_axis_words() -> None:
     assert len(bottom) == 2 and all(a["title"]["text"] == "キー" for a in bottom)  # the bottom row's
     first = [a for a in ys.values() if a.get("showticklabels")]
     assert len(first) == 2 and all(a["title"]["text"] == "クエリ" for a in first)  # the first column's
+
+
+@pytest.mark.parametrize("heads", range(1, MAX_HEADS + 1))
+def test_training_lab_maps_name_every_key_at_every_task_length(heads: int) -> None:
+    """Four heads of the induction task's 20 tokens named every other key (a row of four panels of
+    162 px): a row now holds fewer panels, so each names all of its keys."""
+    lengths = {*SYNTHETIC_LENGTH.values(), INDUCTION_LENGTH, TEXT_CONTEXT}
+    for n, layers in itertools.product(sorted(lengths), range(1, MAX_LAYERS + 1)):
+        fig = ftr.head_maps(
+            np.full((layers, heads, n, n), 1 / n), [str(i) for i in range(n)], panel_title="{layer}/{head}"
+        )
+        axes = fig.layout.to_plotly_json()
+        named = [a for k, a in axes.items() if k.startswith(("xaxis", "yaxis")) and a.get("showticklabels")]
+        assert named and all(list(a["tickvals"]) == list(range(n)) for a in named), (n, layers)
+        assert len(fig.data) == layers * heads  # every head still drawn
 
 
 def test_four_heads_name_the_12_tokens_of_the_japanese_default() -> None:

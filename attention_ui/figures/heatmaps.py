@@ -503,7 +503,8 @@ def heads_small_multiples(
 
     The first column's panels say ``query_title`` up their y axis and the bottom row's ``key_title``
     under their x axis (default: the hover words, ``hover.query`` and ``hover.key``). Every row is
-    named, and every column while the labels fit the panel (turned, or written top to bottom).
+    named, and every column: a row holds fewer than ``max_cols`` panels where that lets the labels fit
+    (:func:`panels_per_row`).
 
     ``titles``: one panel title each (default ``head_title`` with the head's number; already
     translated, escaped here). ``signed``: values of either sign (gradients) on one diverging scale
@@ -518,7 +519,7 @@ def heads_small_multiples(
     if len(tokens) != n:
         raise ValueError("one token per row is needed")
     masked = np.zeros((n, n), dtype=bool) if allowed is None else ~np.asarray(allowed, dtype=bool)
-    cols = min(h, max_cols)
+    cols = panels_per_row(h, n, max_cols)
     rows = math.ceil(h / cols)
     names = [head_title.format(h=k) for k in range(h)] if titles is None else [str(x) for x in titles]
     if len(names) != h:
@@ -627,6 +628,20 @@ def heads_small_multiples(
 
 
 SMALL_MULTIPLES_PX = 720  # heads_small_multiples: the plot width all panels share (see there)
+
+
+def panels_per_row(h: int, n: int, max_cols: int) -> int:
+    """How many of ``h`` panels of ``n`` tokens a row of :func:`heads_small_multiples` holds: up to
+    ``max_cols``, fewer where that lets every column's label fit a panel (four heads of a 16-token
+    sentence: two rows of two, not every other token named), the rows as even as they can be. Where
+    even one panel a row cannot name them all, the rows stay full (the labels are thinned anyway)."""
+    full = max(1, min(h, max_cols))
+    fits = [c for c in range(full, 0, -1) if x_label_count(0.9 * SMALL_MULTIPLES_PX / c) >= n]
+    if not fits:
+        return full
+    return math.ceil(full / math.ceil(full / fits[0]))
+
+
 CLICK_MAX_CELLS = 64 * 64  # beyond this, no click targets (cells are a few pixels wide anyway)
 
 
