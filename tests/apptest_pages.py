@@ -130,6 +130,24 @@ def chart_label_problems(fig: dict) -> list[str]:
     return problems
 
 
+def axes_without_words(at: AppTest, words_are_ticks: frozenset = frozenset()) -> list[str]:
+    """Every drawn cartesian axis with tick labels has a title (issue 42, point 14), except
+    ``words_are_ticks``, ``(chart key, axis)`` pairs whose tick labels are their words.
+    ``-> ["chart_key.xaxis", ...]`` of those without."""
+    missing = []
+    for key, spec in charts(at).items():
+        if {t.get("type", "scatter") for t in spec.get("data", [])} & {"pie", "table", "sankey"}:
+            continue
+        layout = spec.get("layout", {})
+        for name in [k for k in layout if k.startswith(("xaxis", "yaxis"))] or ["xaxis", "yaxis"]:
+            axis = layout.get(name, {})
+            if axis.get("visible") is False or axis.get("showticklabels") is False:
+                continue
+            if (key, name) not in words_are_ticks and not (axis.get("title") or {}).get("text"):
+                missing.append(f"{key}.{name}")
+    return missing
+
+
 def z(fig: dict, trace: int = 0) -> np.ndarray:
     """A heatmap trace's z as floats (None -> NaN), from a JSON list or Plotly's binary form."""
     data = fig["data"][trace]["z"]

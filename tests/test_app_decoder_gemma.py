@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from attention_core.models import decoding, gemma3
 from attention_ui.decoder import gemma_view
 from attention_ui.i18n import translate
-from tests.apptest_pages import chart_spec, charts, messages, no_exception, open_page, z
+from tests.apptest_pages import axes_without_words, chart_spec, charts, messages, no_exception, open_page, z
 
 PAGE = "app_pages/decoder.py"
 needs_model = pytest.mark.skipif(not gemma3.is_available(), reason="Gemma 3 270M not installed")
@@ -58,6 +58,8 @@ def test_japanese_defaults_to_gemma_with_whole_word_labels(ja_page: AppTest, tra
         np.testing.assert_allclose(shown[~upper], trace.layers[0].weights[h][~upper], atol=1e-6)
     gqa = chart_spec(at, "dc_chart_gqa")["data"]
     assert len(gqa[1]["x"]) == 4 and len(gqa[2]["x"]) == 1
+    # every chart says what its axes are (issue 42, point 14); the GQA diagram's rows are its words
+    assert not axes_without_words(at, frozenset({("dc_chart_gqa", "yaxis")}))
     assert translate("ja", "decoder.h_mqa") in headers(at)
     # the licence: base model, Gemma Terms of Use, the shipped terms file
     text = md(at)

@@ -20,7 +20,7 @@ from attention_ui.figures import decoder as fdc
 from attention_ui.figures.base import AxisText, HoverText
 from attention_ui.i18n import translate
 from attention_ui.training import figures as ftr
-from tests.apptest_pages import charts, open_page
+from tests.apptest_pages import axes_without_words, charts, open_page
 
 MASKS_JA = [*"猫がマットの上に座った。", "[PAD]", "[PAD]"]  # the masks page's Japanese default, 14 tokens
 DECODER_JA = ["<bos>", "猫", "が", "マット", "の上に", "座", "った", "。", "猫", "は"]  # SmolLM2's reading
@@ -117,6 +117,7 @@ def test_the_rotation_plane_and_the_stage_bars_say_what_their_axes_are() -> None
 
 
 def test_the_ablation_bars_name_their_candidates() -> None:
+    """The heads page's bars (its first view draws none: tests/test_app_heads.py checks the rest)."""
     from attention_ui.heads import figures as fh
 
     fig = fh.before_after(["猫", "犬"], [0.5, 0.2], [0.1, 0.6], before_name="b", after_name="a",
@@ -142,31 +143,16 @@ def test_the_masks_maps_name_all_14_tokens_upright_with_their_colour_bars_below(
     assert len(heights) == 1  # the three maps line up
 
 
-# Axes whose tick labels are their words: the GQA diagram's rows ("query heads", "KV head").
-WORDS_ARE_TICKS = {("dc_chart_gqa", "yaxis")}
-# The model pages load their weights (13-31 s here): `extended`; their builders are checked above and in
-# test_the_ablation_bars_name_their_candidates.
-SLOW = {"decoder", "heads"}
+# The model pages (decoder, heads) load their weights: their first Japanese view is checked in the tests
+# that already open it (tests/test_app_decoder_gemma.py, tests/test_app_heads.py).
 PAGES = ["playground", "why_sqrt_dk", "masks", "multi_head", "cost", "block", "lookalikes", "positions",
-         "inference", "decoder", "heads", "path"]  # fmt: skip
+         "inference", "path"]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "page", [pytest.param(p, marks=pytest.mark.extended) if p in SLOW else p for p in PAGES]
-)
+@pytest.mark.parametrize("page", PAGES)
 def test_every_chart_says_what_its_axes_are(page: str) -> None:
     """Every drawn cartesian axis with tick labels has a title, on every page's first view, in Japanese."""
     at = open_page(f"app_pages/{page}.py", lang="ja", check=False)
-    missing = []
-    for key, spec in charts(at).items():
-        if {t.get("type", "scatter") for t in spec.get("data", [])} & {"pie", "table", "sankey"}:
-            continue
-        layout = spec.get("layout", {})
-        for name in [k for k in layout if k.startswith(("xaxis", "yaxis"))] or ["xaxis", "yaxis"]:
-            axis = layout.get(name, {})
-            if axis.get("visible") is False or axis.get("showticklabels") is False:
-                continue
-            if (key, name) not in WORDS_ARE_TICKS and not (axis.get("title") or {}).get("text"):
-                missing.append(f"{key}.{name}")
+    missing = axes_without_words(at)
     assert not missing, f"axes without words: {missing}"
     assert translate("ja", "app.st_fullscreen")  # (the page's words are the catalog's)
