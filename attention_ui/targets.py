@@ -42,6 +42,13 @@ MAIN_CONTROLS = (
 SQUARE = ('[data-testid="stExpandSidebarButton"]', '[data-testid="stSidebarCollapseButton"] button')
 
 
+# A table's toolbar, which a touch screen always shows, sits MAIN_PX above the table (its buttons are main
+# controls): on a touch screen the table keeps that room, less the gap between two elements (1rem), so
+# the toolbar is not drawn over the formula or text above it.
+TABLE = '[data-testid="stElementContainer"]:has(> [data-testid="stFullScreenFrame"] > [data-testid="stDataFrame"])'
+TABLE_ROOM = f"calc({MAIN_PX}px - 1rem)"
+
+
 def targets_css() -> str:
     """The constant CSS (:data:`MIN_PX`, :data:`MAIN_PX` and the selectors filled in)."""
     low, main, narrow = int(MIN_PX), int(MAIN_PX), int(NARROW_PX) - 1
@@ -56,6 +63,9 @@ label[data-testid="stRadioOption"], label:has(> span > input[type="checkbox"]) {
 @media (max-width: {narrow}px) {{
   {", ".join(MAIN_CONTROLS)} {{ min-height: {main}px; }}
   {", ".join(SQUARE)} {{ min-width: {main}px; }}
+}}
+@media (hover: none) {{
+  {TABLE} {{ margin-top: {TABLE_ROOM}; }}
 }}
 </style>
 """

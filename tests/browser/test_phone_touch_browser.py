@@ -7,6 +7,7 @@ in both languages). Each view checks:
 
 * nothing is wider than the screen: every element of the page lies inside the 390 px, or inside a box
   on the screen that clips or scrolls it, and the page itself never scrolls sideways;
+* no toolbar a touch screen always shows (a table's) is drawn over the element above it;
 * whatever scrolls sideways (a long formula, a wide table) shows a cue at its hidden edge
   (attention_ui/narrow_fit.py), and no display formula is left scrolling that would fit shrunk;
 * every display formula fits the screen's width (issue 42, point 11: shrunk down to narrow_fit.MIN_ZOOM,
@@ -115,8 +116,16 @@ LAYOUT_JS = """([MIN_ZOOM, SLACK]) => {
         unshrunk.push(name(el));
     }
   }
+  // a toolbar a touch screen always shows (a table's) drawn over the element above its own
+  const covered = [...main.querySelectorAll('[data-testid="stElementToolbar"]')]
+    .filter((tb) => tb.getClientRects().length > 0 && getComputedStyle(tb).opacity !== '0')
+    .filter((tb) => {
+      let above = tb.closest('[data-testid="stElementContainer"]')?.previousElementSibling;
+      while (above && above.getBoundingClientRect().height === 0) above = above.previousElementSibling;
+      return above && above.getBoundingClientRect().bottom > tb.getBoundingClientRect().top + 1;
+    }).map((tb) => name(tb.closest('[data-testid="stElementContainer"]').previousElementSibling));
   const page = document.documentElement.scrollWidth > W + 1 ? [`the page is ${document.documentElement.scrollWidth} px wide`] : [];
-  return {wide: page.concat(wide.slice(0, 10)), uncued, unshrunk};
+  return {wide: page.concat(wide.slice(0, 10)), uncued, unshrunk, covered};
 }"""
 
 # Display formulas wider than their box, or taller (cut at the foot: the box hides what overflows it),
@@ -212,6 +221,7 @@ def check_layout(page: Page, where: str) -> None:
     assert not found["wide"], f"{where}: wider than the 390 px screen: {found['wide']}"
     assert not found["uncued"], f"{where}: scrolls sideways with no cue: {found['uncued']}"
     assert not found["unshrunk"], f"{where}: a display formula scrolls unshrunk: {found['unshrunk']}"
+    assert not found["covered"], f"{where}: a toolbar covers the element above: {found['covered']}"
 
 
 def check_formulas(page: Page, where: str) -> None:
