@@ -41,6 +41,11 @@ def settings_for(name: str, text: str):
             "induction_layers": X.InductionSettings, "positions": X.PositionsSettings}[name]()  # fmt: skip
 
 
+def keep_units(text: str) -> str:
+    """A number and its unit on one line: "100.0 %" never breaks before the "%" (a no-break space)."""
+    return text.replace(" %", "\u00a0%")
+
+
 def pct(x: float) -> str:
     return f"{100 * float(x):.1f}"
 
@@ -333,7 +338,7 @@ def experiment(t, name: str, text: str) -> None:
     if not stopped(result):
         show_figures(t, name, result)
     for k, values in conclusions(name, result):
-        st.markdown(t(k, **fill(t, values)))
+        st.markdown(keep_units(t(k, **fill(t, values))))
 
 
 def live(t, name: str, job_id: int) -> None:
