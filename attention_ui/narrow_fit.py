@@ -9,9 +9,12 @@ sideways when the line is longer than the column. On a 390 px phone the attentio
   follows) to the column's width, down to :data:`MIN_ZOOM` of its size (its symbols stay at least
   ~13 px tall). It looks again when the page changes (a rerun draws new formulas), the window is
   resized or the formula fonts arrive.
+* A formula scrolls sideways in a box that hides what overflows it; the box is padded above and below,
+  where KaTeX draws a few pixels past its own box (a root's foot was cut off).
 * A formula still too long at that size scrolls, and constant CSS draws a shadow at the edge where
   more of it is hidden (the "scroll shadow" pattern: two shadows fixed to the box, two white covers
   that move with the content and hide a shadow once its end is in view).
+* A code block (``st.code``) wider than the column scrolls, with the same shadows (code is not wrapped).
 * A table (``st.dataframe``) wider than the column scrolls inside its frame, drawn on a canvas that
   no background shows through: the script marks the frame ``data-al-more="left|right|both"`` while
   columns are hidden on that side, and the CSS shades that edge of the frame.
@@ -37,11 +40,25 @@ _CSS = """
 .katex-display {
   overflow-x: auto;
   overflow-y: hidden;
+  /* KaTeX draws below its box (a root's foot, a descender: 2-7 px), which the hidden overflow cut off;
+     padding gives it room, and the margin keeps KaTeX's 1em between a formula and the text */
+  padding: 0.5em 0;
+  margin: 0.5em 0;
   background:
-    linear-gradient(to right, #ffffff 30%, rgba(255, 255, 255, 0)) left center / 28px 100% no-repeat local,
-    linear-gradient(to left, #ffffff 30%, rgba(255, 255, 255, 0)) right center / 28px 100% no-repeat local,
+    linear-gradient(to right, #ffffff 60%, rgba(255, 255, 255, 0)) left center / 28px 100% no-repeat local,
+    linear-gradient(to left, #ffffff 60%, rgba(255, 255, 255, 0)) right center / 28px 100% no-repeat local,
     radial-gradient(farthest-side at 0 50%, rgba(49, 51, 63, 0.55), rgba(49, 51, 63, 0)) left center / 16px 100% no-repeat scroll,
     radial-gradient(farthest-side at 100% 50%, rgba(49, 51, 63, 0.55), rgba(49, 51, 63, 0)) right center / 16px 100% no-repeat scroll;
+}
+/* a code block's lines do not wrap (a wrapped line of code reads as two): the same shadows, the covers in
+   the block's own grey (Streamlit 1.67's light theme) */
+[data-testid="stCode"] pre {
+  background:
+    linear-gradient(to right, rgb(247, 247, 246) 60%, rgba(247, 247, 246, 0)) left center / 28px 100% no-repeat local,
+    linear-gradient(to left, rgb(247, 247, 246) 60%, rgba(247, 247, 246, 0)) right center / 28px 100% no-repeat local,
+    radial-gradient(farthest-side at 0 50%, rgba(49, 51, 63, 0.55), rgba(49, 51, 63, 0)) left center / 16px 100% no-repeat scroll,
+    radial-gradient(farthest-side at 100% 50%, rgba(49, 51, 63, 0.55), rgba(49, 51, 63, 0)) right center / 16px 100% no-repeat scroll,
+    rgb(247, 247, 246);
 }
 [data-testid="stTable"][data-al-more] { position: relative; }
 __FRAME__[data-al-more]::before, __FRAME__[data-al-more]::after {
