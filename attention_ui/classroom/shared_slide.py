@@ -25,7 +25,8 @@ import streamlit as st
 from attention_ui.playground import steps_view
 
 # Slides kept per process: 11 steps × 2 languages × a few heads of the class's current view, and the
-# last views before it. A slide holds its figures' JSON (tens of kB; a 64-token map up to ~1 MB).
+# last views before it. A slide holds its figures' JSON: a 10-token score map ~5 kB, a 64-token one
+# ~170 kB, 8 heads of 64 tokens ~650 kB (so at most a few tens of MB in all).
 SLIDES_MAX = 64
 
 
