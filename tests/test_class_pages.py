@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import re
+import types
 from pathlib import Path
 
 import pytest
 
-from attention_ui.classroom import state
+from attention_ui.classroom import shared_slide, state
+from attention_ui.playground import steps_view
 from classroom.store import FREE_TRIES
 from tests.apptest_pages import no_exception, open_page
 
@@ -432,3 +434,60 @@ def test_a_revealed_code_poll_shows_every_fragments_consequence_on_the_projector
             assert "\n".join(option.fragment) in [c.value for c in at.code]
     mine = f"{t('code.q_option', letter='ABCD'[wrong])}** — {t('code.q_your_pick')}"
     assert mine in shown(phone) and t("code.q_your_pick") not in shown(teacher)
+
+
+def _slide(phone) -> tuple:
+    """What a phone's slide shows: its charts' specs, formulas and texts (the replay must match them)."""
+    return tuple(
+        tuple(str(getattr(el, "value", el.proto)) for el in phone.get(kind))
+        for kind in ("plotly_chart", "latex", "markdown", "caption", "expander")
+    )
+
+
+def test_students_following_one_view_share_one_drawing_of_each_slide(class_store, monkeypatch):
+    """Issue 47: each step's body (formula, shapes, chart, notes) is drawn once per view, language,
+    head and step in a process and replayed to every other student; the heading stays per session."""
+    shared_slide.clear()
+    built, real = [], steps_view.step_body
+
+    def counted(view, name, explanation):
+        if view.draw_body is not None:  # a student's slide (the teacher's presenter mode draws its own)
+            built.append((name, view.t.lang))
+        real(view, name, explanation)
+
+    monkeypatch.setattr(steps_view, "step_body", counted)
+    teacher = open_page(PLAYGROUND, pg_present=True, pg_step=4)
+    teacher.button(key="cls_present_start").click().run()
+    code = teacher.session_state[state.TEACHER_KEY]["code"]
+    alice, bob = join(code), join(code)
+    assert built == [("scaled", "en")]
+    assert alice.get("plotly_chart") and _slide(bob) == _slide(alice)  # the replay draws the same slide
+    teacher.button(key="pg_present_next").click().run()
+    alice.run(), bob.run()
+    assert built == [("scaled", "en"), ("mask", "en")]
+    assert any("step 5 of" in c.value for c in bob.caption) and _slide(bob) == _slide(alice)
+    carol = join(code, lang="ja")  # another language: its own drawing
+    assert built[-1] == ("mask", "ja") and len(built) == 3 and carol.get("latex")
+    alice.button(key="cls_explore").click().run()
+    alice.button(key="cls_own_prev").click().run()  # away at step 4: the drawing already made
+    assert len(built) == 3 and any("teacher is at step 5" in i.value for i in alice.info)
+    teacher.session_state["pg_text"] = "a different sentence here"  # another view: drawn anew
+    teacher.run()
+    bob.run()
+    assert built[-1] == ("mask", "en") and len(built) == 4
+
+
+def test_the_shared_slides_are_bounded(monkeypatch):
+    built = []
+    monkeypatch.setattr(steps_view, "step_body", lambda view, name, explanation: built.append(name))
+    shared_slide.clear()
+    for i in range(shared_slide.SLIDES_MAX + 1):
+        shared_slide.drawer({"text": f"view {i}", "step": 1}, "en")(types.SimpleNamespace(head=0), "x", "")
+    assert len(built) == shared_slide.SLIDES_MAX + 1
+    shared_slide.drawer({"text": f"view {shared_slide.SLIDES_MAX}", "step": 3}, "en")(
+        types.SimpleNamespace(head=0), "x", ""
+    )  # the newest is kept (the teacher's step is not part of the view's key)...
+    assert len(built) == shared_slide.SLIDES_MAX + 1
+    shared_slide.drawer({"text": "view 0", "step": 1}, "en")(types.SimpleNamespace(head=0), "x", "")
+    assert len(built) == shared_slide.SLIDES_MAX + 2  # ...and the oldest was dropped
+    shared_slide.clear()

@@ -15,7 +15,7 @@ import time
 import streamlit as st
 
 from attention_ui import kit
-from attention_ui.classroom import code_polls, follow, questions, state
+from attention_ui.classroom import code_polls, follow, questions, shared_slide, state
 from attention_ui.playground import steps_view
 from classroom import NICKNAME_MAX, ClassError
 from classroom.model import BLANK_LETTERS, Pulse
@@ -352,7 +352,7 @@ def slide(t, me: dict, head, view: dict) -> int:
     else:
         k = max(0, min(int(view.get("head", 0)), trace.heads - 1))
         v = steps_view.View(t=t, trace=trace, example=view.get("preset") == "example", head=k, show_tables=False,
-                            text_after=t("class.step_text"))  # fmt: skip
+                            text_after=t("class.step_text"), draw_body=shared_slide.drawer(view, t.lang))  # fmt: skip
         with st.container(key="cls_slide"):
             steps_view.render_step(v, steps_view.STEPS[step - 1], step, heading_level="subheader")
     if not away:

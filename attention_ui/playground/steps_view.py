@@ -98,6 +98,9 @@ class View:
     # Step 1 draws the practice-mode switch in the sidebar (off: it comes with the sidebar's settings,
     # one run later, on the session's first view; first_screen.py).
     practice_switch: bool = True
+    # Draws a step's body (step_body's signature) in its place: a student's phone replays one drawing
+    # shared by every student following the same view (attention_ui/classroom/shared_slide.py).
+    draw_body: Callable[[View, str, str], None] | None = None
     hover: base.HoverText = field(init=False)
 
     def __post_init__(self) -> None:
@@ -505,17 +508,23 @@ def render_step(view: View, name: str, number: int, heading_level: str = "header
             st.markdown(explanation)
         if not predict_view.before_step(view, name):  # practice mode: the learner predicts first
             return
-        BODIES[name](view)
-        for draw in view.notes:
-            draw()
-        view.notes.clear()
-        if view.text_after is not None:  # a phone: the chart on the first screen, the text a tap away
-            with st.expander(view.text_after, expanded=False):
-                st.markdown(explanation)
-        extra = view.after.get(name)
-        if extra is not None:
-            extra(view)
-        code_view.step_code(view, name)  # the step's NumPy lines, made only while its tab is open
+        (view.draw_body or step_body)(view, name, explanation)
+
+
+def step_body(view: View, name: str, explanation: str) -> None:
+    """What follows a step's heading once it is shown: its formula, shapes, chart(s) and notes, the
+    explanation when it goes after the chart, the page's extra panel and the step's code tab."""
+    BODIES[name](view)
+    for draw in view.notes:
+        draw()
+    view.notes.clear()
+    if view.text_after is not None:  # a phone: the chart on the first screen, the text a tap away
+        with st.expander(view.text_after, expanded=False):
+            st.markdown(explanation)
+    extra = view.after.get(name)
+    if extra is not None:
+        extra(view)
+    code_view.step_code(view, name)  # the step's NumPy lines, made only while its tab is open
 
 
 def render_all(
