@@ -592,7 +592,9 @@ LayerAttention = Callable[[np.ndarray, int], tuple[object, np.ndarray]]
 # keeps of the layer, the sub-layer's output [n, d_model]). The passes below differ only in this.
 
 
-def layer_stack(x: np.ndarray, weights: LlamaWeights, attend: LayerAttention, start: int = 0) -> Iterator:
+def layer_stack(
+    x: np.ndarray, weights: LlamaWeights, attend: LayerAttention, start: int = 0
+) -> Iterator[tuple[object, np.ndarray, np.ndarray]]:
     """The decoder's layers from ``start`` on, on the residual stream ``x [n, d_model]``: each layer
     adds its attention sub-layer's output (``attend``), then its FFN block's (:func:`ffn_block`).
 
