@@ -119,6 +119,34 @@ def test_decoder_time_smoke_reports_load_time_memory_and_steps() -> None:
 
 @pytest.mark.extended
 @pytest.mark.timeout(300)
+def test_llama_before_after_smoke_sees_the_same_and_a_changed_core(tmp_path) -> None:
+    """Against this checkout itself: the same logits bit for bit; against a copy whose layer loop
+    adds half the FFN's output: "NO" and exit code 1."""
+    import shutil
+
+    from attention_core.models import smollm2
+
+    if not smollm2.is_available():
+        pytest.skip(f"optional model missing: {smollm2.INSTALL_COMMAND}")
+    script = [sys.executable, str(ROOT / "bench" / "llama_before_after.py"), "--smoke", "--before"]
+    same = subprocess.run([*script, str(ROOT)], cwd=ROOT, capture_output=True, text=True, timeout=140)
+    assert same.returncode == 0, same.stdout[-3000:] + same.stderr[-3000:]
+    assert "bit for bit (pass and step): yes" in same.stdout
+    assert _number(r"pass before\s+median\s+([\d.]+) ms", same.stdout) > 0
+    assert _number(r"step after\s+median\s+([\d.]+) ms", same.stdout) > 0
+    shutil.copytree(
+        ROOT / "attention_core", tmp_path / "attention_core", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    llama_copy = tmp_path / "attention_core" / "models" / "llama.py"
+    code = llama_copy.read_text(encoding="utf-8")
+    assert code.count("x = x + ffn_out") == 1
+    llama_copy.write_text(code.replace("x = x + ffn_out", "x = x + 0.5 * ffn_out"), encoding="utf-8")
+    changed = subprocess.run([*script, str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=140)
+    assert changed.returncode == 1 and "bit for bit (pass and step): NO" in changed.stdout
+
+
+@pytest.mark.extended
+@pytest.mark.timeout(300)
 def test_code_check_bench_smoke_leaves_nothing_behind() -> None:
     result = _bench_json("code_check.py", 280)
     assert result["errors"] == [] and result["workers_left"] == [] and result["dirs_left"] == []
