@@ -9,11 +9,14 @@ sub-layers, which layers run, and that every pass goes through it.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from attention_core import kv_cache
 from attention_core.models import llama as L
+from attention_core.norms import rms_norm
 from tests.test_gemma_family import IDS, WINDOW, tiny_gemma
 
 
@@ -84,3 +87,55 @@ def test_run_layers_shares_one_mask_per_window_and_run_from_too(keep):
     for layers in (traces, run.layers):
         assert all(t.mask is layers[0].mask for t in layers[:5])  # the five local layers
         assert layers[5].mask is not layers[0].mask and not layers[5].mask.flags.writeable
+
+
+def test_attention_sublayer_keeps_every_step_by_default():
+    w = tiny_gemma(seed=7)
+    x, pos = L.embed(IDS, w), np.arange(len(IDS))
+    trace, out = L.attention_sublayer(x, w.layers[0], w.config, pos, 0)
+    assert trace.Q is not None and trace.scores_raw is not None and trace.head_outputs is not None
+    np.testing.assert_array_equal(trace.output, out)
+    np.testing.assert_array_equal(out, L.attention_sublayer(x, w.layers[0], w.config, pos, 0, keep="all")[1])
+
+
+def test_attention_sublayer_output_has_the_post_norm_only_where_the_layer_does():
+    w = tiny_gemma(seed=8)
+    layer, eps = w.layers[1], w.config.rms_eps
+    heads = np.random.default_rng(8).standard_normal((4, 3, 8))  # [h, n, head_dim]
+    mixed = L.steps.merge_heads(heads) @ layer.W_O.T  # [n, d_model]: the heads concatenated, then W_O
+    np.testing.assert_allclose(
+        L.attention_sublayer_output(heads, layer, eps), rms_norm(mixed, layer.post_attn_norm, eps)
+    )
+    plain = L.LlamaLayerWeights(
+        **{f.name: getattr(layer, f.name) for f in dataclasses.fields(L.LlamaLayerWeights)}
+    )
+    np.testing.assert_array_equal(
+        L.attention_sublayer_output(heads, plain, eps), mixed
+    )  # Llama: no post-norm
+
+
+def test_masked_attention_edits_its_layer_only():
+    w = tiny_gemma(seed=9)
+    x = L.embed(IDS, w)
+    plain = L.run_from(x, w)
+    edited = L.run_from(x, w, edits={2: np.zeros_like})  # layer 2's heads say nothing
+    for i in range(2):
+        np.testing.assert_array_equal(edited.layers[i].head_outputs, plain.layers[i].head_outputs)
+    assert not np.any(edited.layers[2].head_outputs)
+    np.testing.assert_array_equal(edited.resid[:3], plain.resid[:3])  # the stream before layer 2 ...
+    assert not np.allclose(edited.resid[3], plain.resid[3])  # ... and after it, where the edit shows
+
+
+def test_cached_attention_grows_each_layers_cache_by_one_token_and_trims_the_local_ones():
+    w = tiny_gemma(seed=10)
+    c = w.config
+    cache = kv_cache.empty_cache(c.n_layers, c.n_kv_heads, c.head_dim, dtype=np.float64)
+    attend = L.cached_attention(w, cache)
+    x = L.embed(IDS[:1], w)
+    for i in range(c.n_layers):
+        (step, grown), out = attend(x, i)
+        assert step.layer == i and step.position == 0 and grown.length == 1 and out.shape == x.shape
+    for token in IDS[: WINDOW + 2]:  # two tokens past the window
+        steps_out, cache, _ = L.decode_layers(int(token), cache, w)
+    assert [layer.length for layer in cache.layers] == [WINDOW] * 5 + [WINDOW + 2]
+    assert [s.first_position for s in steps_out] == [2] * 5 + [0]  # position 4 reads keys 2, 3, 4
