@@ -30,7 +30,6 @@ def _bench_json(script: str, timeout: int) -> dict:
     return json.loads(proc.stdout)
 
 
-@pytest.mark.extended
 @pytest.mark.timeout(420)
 def test_classroom_load_smoke_passes_and_reports_its_figures() -> None:
     result = _bench_json("classroom_load.py", 400)
@@ -80,7 +79,6 @@ def test_tiled_vs_direct_smoke_matches_the_direct_output_in_less_memory() -> Non
     assert _number(r"time ratio\s+([\d.]+) x", out) > 0
 
 
-@pytest.mark.extended
 @pytest.mark.timeout(400)
 def test_page_latency_smoke_times_both_apps_and_counts_their_bytes() -> None:
     out = _run_bench("page_latency.py", 380)
@@ -90,7 +88,6 @@ def test_page_latency_smoke_times_both_apps_and_counts_their_bytes() -> None:
     assert _number(r"bytes/rerun playground\s+[\d,]+\s+floor\s+([\d,]+)", out) > 1000
 
 
-@pytest.mark.extended
 @pytest.mark.timeout(300)
 def test_cold_start_smoke_reaches_a_drawn_chart() -> None:
     out = _run_bench("cold_start.py", 280)
@@ -117,7 +114,6 @@ def test_decoder_time_smoke_reports_load_time_memory_and_steps() -> None:
     assert _number(r"KV cache at n=16\s+([\d,]+) bytes", out) == 2 * 30 * 16 * 3 * 64 * 4
 
 
-@pytest.mark.extended
 @pytest.mark.timeout(300)
 def test_llama_before_after_smoke_sees_the_same_and_a_changed_core(tmp_path) -> None:
     """Against this checkout itself: the same logits bit for bit; against a copy whose layer loop
@@ -145,7 +141,6 @@ def test_llama_before_after_smoke_sees_the_same_and_a_changed_core(tmp_path) -> 
     assert changed.returncode == 1 and "bit for bit (pass and step): NO" in changed.stdout
 
 
-@pytest.mark.extended
 @pytest.mark.timeout(300)
 def test_code_check_bench_smoke_leaves_nothing_behind() -> None:
     result = _bench_json("code_check.py", 280)
@@ -155,7 +150,6 @@ def test_code_check_bench_smoke_leaves_nothing_behind() -> None:
     )
 
 
-@pytest.mark.extended
 @pytest.mark.timeout(300)
 def test_takehome_bench_smoke_opens_the_lesson_with_no_request() -> None:
     (result,) = _bench_json("takehome.py", 280)["results"]
@@ -167,7 +161,6 @@ def test_takehome_bench_smoke_opens_the_lesson_with_no_request() -> None:
 # ---------------------------------------------------------------- issue 43 (bench/code_tab.py, bench/notebook_time.py)
 
 
-@pytest.mark.extended
 @pytest.mark.timeout(300)
 def test_code_tab_and_notebook_benches_smoke() -> None:
     out = _run_bench("code_tab.py", 280)
