@@ -58,6 +58,8 @@ def controls(t) -> None:
             PAGE.widget(t, "text_area", "text", height=80, max_chars=MAX_TEXT_CHARS,
                         help=t("training.text_help", limit=MAX_TEXT_CHARS))  # fmt: skip
             PAGE.sentence_origin(t, "tr_text")
+        else:
+            st.caption(t("training.own_example"))
         c1, c2 = st.columns(2)
         PAGE.widget(t, "number_input", "layers", *LAYERS_RANGE, step=1, where=c1)
         PAGE.widget(t, "number_input", "heads", *HEADS_RANGE, step=1, where=c2)

@@ -15,8 +15,12 @@ reference notes write it (``Q @ K.T``); several heads keep the head first (``[h,
 :data:`MUTATIONS` is the trap catalogue, written once for the project: each is the same generator with
 one mistake (scaling after the softmax, the mask added after it, ``K`` for ``K.T``, …), asked for by
 name. A mutation that has nothing to change under the given settings (a causal-mask trap on a layer
-without a causal mask) raises :class:`MutationNotApplicable`. :func:`one_head_function` writes the
-single-head function of the contract with issue 44 (its doc below), with or without a one-head trap.
+without a causal mask) raises :class:`MutationNotApplicable`. :func:`one_head_function` and
+:func:`multi_head_function` write the functions of the contract with issue 44 (their docs below), with
+or without a trap. Each trap is written the way a learner writes that mistake by hand (the mask
+skipped when there is none, the weights masked after the softmax by zeroing them, the scores used as
+the weights after they are masked), so that the code check names a learner's mistake by the trap whose
+numbers theirs equal (tests/test_codecheck_traps.py writes every trap by hand).
 
 The comments in the generated code are English whatever the UI's language: the program is the same
 text in both, so its lines, fragments and error messages match between a Japanese and an English
@@ -99,6 +103,12 @@ class Mutation:
     step: str  # the block it changes (mutations that move a step also touch the line after it)
     one_head: bool  # whether one_head_function() accepts it
 
+    @property
+    def multi_head(self) -> bool:
+        """Whether multi_head_function() accepts it: every one-head trap and the traps of merging the
+        heads (the function is given its mask, so the traps of building one have no line there)."""
+        return self.one_head or self.step in ("concat", "output")
+
 
 MUTATIONS = (
     # The scores: every query against every key.
@@ -122,8 +132,9 @@ MUTATIONS = (
     Mutation("mask_sign_flipped", "mask", True),
     Mutation("mask_as_ones", "mask", True),
     Mutation("mask_multiplies_scores", "masked", True),
-    Mutation("mask_after_softmax", "masked", True),
-    Mutation("mask_multiplies_v", "masked", True),
+    Mutation("mask_after_softmax", "masked", True),  # the weights zeroed where forbidden, after softmax
+    Mutation("mask_added_after_softmax", "masked", True),  # -inf added to the weights, after softmax
+    Mutation("mask_multiplies_v", "masked", True),  # V masked per query: mask_after_softmax's output
     # The softmax.
     Mutation("softmax_wrong_axis", "softmax_fn", True),
     Mutation("no_normalisation", "softmax_fn", True),
@@ -292,6 +303,8 @@ class _Writer:
         if self.m == "scale_after_softmax" and self.divisor is not None:
             return f"{expr} / {self.divisor}"
         if self.m == "mask_after_softmax":
+            return f"{expr} * allowed"
+        if self.m == "mask_added_after_softmax":
             return f"{expr} + M"
         return expr
 
@@ -310,7 +323,11 @@ class _Writer:
         comment = self.shape("n", "n") + (" M is added to every head" if self.multi else "")
         if self.trap("mask_multiplies_scores"):
             return [Line("masked = scaled * allowed", comment)]
-        if self.trap("mask_after_softmax") or self.trap("mask_multiplies_v"):
+        if (
+            self.trap("mask_after_softmax")
+            or self.trap("mask_added_after_softmax")
+            or self.trap("mask_multiplies_v")
+        ):
             return [Line("masked = scaled", comment)]
         return [Line("masked = scaled + M", comment + ("" if self.multi else " masked keys: -inf"))]
 
@@ -354,14 +371,19 @@ class _Writer:
 
     def head_out(self) -> list[Line]:
         comment = self.shape("n", "d_v") + " weighted averages of value rows"
-        if self.trap("mask_multiplies_v"):
-            return [Line("out = (weights * allowed) @ V", comment)]
+        if self.trap("mask_multiplies_v"):  # query i mixes a copy of V whose forbidden rows are 0
+            seen = "allowed[:, :, None] * V" + ("[:, None]" if self.multi else "")
+            spec = '"hij,hijd->hid"' if self.multi else '"ij,ijd->id"'
+            return [
+                Line(f"V_seen = {seen}", self.shape("n", "n", "d_v") + " query i's V: forbidden rows 0"),
+                Line(f"out = np.einsum({spec}, weights, V_seen)", comment),
+            ]
         if self.trap("weights_transposed"):
             return [Line(f"out = {self.t('weights')} @ V", comment)]
         if self.trap("keys_as_values"):
             return [Line("out = weights @ K", comment)]
-        if self.trap("scores_as_weights"):
-            return [Line("out = scaled @ V", comment)]
+        if self.trap("scores_as_weights"):  # the softmax skipped: what it would get goes to V
+            return [Line("out = masked @ V", comment)]
         if self.m == "scale_after_weighted_sum" and self.divisor is not None:
             return [Line(f"out = weights @ V / {self.divisor}", comment)]
         return [Line("out = weights @ V", comment)]
@@ -594,6 +616,27 @@ def example_program(mutation: str | None = None) -> Program:
     return _program(blocks, w, 1, headers=EXAMPLE_HEADERS, prints=EXAMPLE_PRINTS)
 
 
+def _function_body(w: _Writer) -> list[Line]:
+    """The lines the one-head and multi-head functions share, from the mask to each head's output.
+
+    ``mask`` None adds nothing (``M = 0.0``), the way a learner skips the mask when there is none; the
+    traps that multiply by the mask multiply by all-True then, which changes nothing either.
+    """
+    softmax, expr = w.softmax_body("masked")
+    values = w.mask_values()[0]
+    return [
+        Line("allowed = np.ones((n, n), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)"),
+        Line(f"{values.code} if mask is not None else 0.0", "0 allowed, -inf masked; no mask: 0"),
+        *w.qkv(),
+        *w.raw(),
+        *w.scaled(),
+        *w.masked(),
+        *softmax,
+        Line(f"weights = {w.after_softmax(expr)}", w.shape("n", "n") + " each row sums to 1"),
+        *w.head_out(),
+    ]
+
+
 def one_head_function(mutation: str | None = None) -> str:
     """The source of ``def attention(X, W_Q, W_K, W_V, mask, d_k):`` (with ``import numpy as np``).
 
@@ -606,20 +649,7 @@ def one_head_function(mutation: str | None = None) -> str:
     if mutation is not None and not mutation_by_name(mutation).one_head:
         raise MutationNotApplicable(f"the mutation {mutation!r} is not a one-head trap")
     w = _Writer(1, "np.sqrt(d_k)", mutation)
-    softmax, expr = w.softmax_body("masked")
-    body = [
-        Line("n = X.shape[0]"),
-        Line("allowed = np.ones((n, n), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)"),
-        *w.mask_values(),
-        *w.qkv(),
-        *w.raw(),
-        *w.scaled(),
-        *w.masked(),
-        *softmax,
-        Line(f"weights = {w.after_softmax(expr)}", "[n, n] each row sums to 1"),
-        *w.head_out(),
-        Line("return out"),
-    ]
+    body = [Line("n = X.shape[0]"), *_function_body(w), Line("return out")]
     w.check()
     head = [
         "import numpy as np",
@@ -630,6 +660,40 @@ def one_head_function(mutation: str | None = None) -> str:
         "",
         "    mask: [n, n] bool, True where query i may read key j, or None (no mask). A query whose every",
         '    key is masked gets a row of zeros."""',
+    ]
+    return "\n".join(head + list(_render(body, indent="    "))) + "\n"
+
+
+def multi_head_function(mutation: str | None = None) -> str:
+    """The source of ``def multi_head(X, W_Q, W_K, W_V, W_O, mask):`` (with ``import numpy as np``).
+
+    The contract with issue 44: X ``[n, d_model]``, W_Q and W_K ``[h, d_model, d_k]``, W_V
+    ``[h, d_model, d_v]``, W_O ``[h*d_v, d_model]``, ``mask`` as for :func:`one_head_function`; every
+    head divides by √d_k; it returns the layer's output ``[n, d_model]`` (the heads' outputs side by
+    side, head 0's columns first, times W_O). With ``mutation`` (:attr:`Mutation.multi_head`) the same
+    function with that trap.
+    """
+    if mutation is not None and not mutation_by_name(mutation).multi_head:
+        raise MutationNotApplicable(f"the mutation {mutation!r} is not a trap of the multi-head function")
+    w = _Writer(2, "np.sqrt(d_k)", mutation)  # any number of heads > 1: the head-first layout
+    body = [
+        Line("n = X.shape[0]"),
+        Line("heads, d_k, d_v = W_Q.shape[0], W_Q.shape[2], W_V.shape[2]"),
+        *_function_body(w),
+        *w.concat(),
+        *w.output(),
+        Line("return output"),
+    ]
+    w.check()
+    head = [
+        "import numpy as np",
+        "",
+        "",
+        "def multi_head(X, W_Q, W_K, W_V, W_O, mask):",
+        '    """Multi-head attention, every head at once: X [n, d_model] -> [n, d_model].',
+        "",
+        "    W_Q, W_K: [h, d_model, d_k]; W_V: [h, d_model, d_v]; W_O: [h*d_v, d_model]; mask as for one",
+        '    head: [n, n] bool, True where query i may read key j, or None (no mask)."""',
     ]
     return "\n".join(head + list(_render(body, indent="    "))) + "\n"
 

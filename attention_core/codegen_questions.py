@@ -8,7 +8,8 @@ fragment is run on the learner's sentence and compared with the right one (row s
 the largest weight, the largest weight on a forbidden key, nan and overflow, the output's distance
 from the right output, or the error that stopped it). A trap that gives the right numbers under
 these settings (the max subtraction without an overflow, a mask trap without a mask) is never
-offered; a template left with fewer than three wrong fragments that differ is not asked.
+offered, nor one that gives the same weights and output as a wrong fragment already offered (its
+consequences would be a copy); a template left with fewer than three wrong fragments is not asked.
 
 The blank is what the four programs do not share: their common first and last lines are the context
 shown around it, so a trap that moves a step (the scaling after the softmax) blanks every line it
@@ -54,7 +55,11 @@ TEMPLATES = (
     Template("causal_mask", ("triu_k0_masks_diagonal", "causal_upper_allowed", "causal_reversed"), "causal"),
     Template("padding_mask", ("pad_off_by_one", "pad_rows_masked", "pad_first_keys"), "padding"),
     Template("mask_values", ("mask_inverted", "mask_sign_flipped", "mask_as_ones")),
-    Template("mask_place", ("mask_after_softmax", "mask_multiplies_v", "mask_multiplies_scores")),
+    # masking the weights after the softmax and masking V give the same output (not the same weights)
+    Template(
+        "mask_place",
+        ("mask_after_softmax", "mask_multiplies_v", "mask_multiplies_scores", "mask_added_after_softmax"),
+    ),
     Template("softmax_axis", ("softmax_wrong_axis", "no_normalisation", "normalise_whole_matrix")),
     Template("softmax_stability", ("no_max_subtraction", "max_added", "min_subtracted")),
     Template("weighted_sum", ("weights_transposed", "keys_as_values", "scores_as_weights")),
@@ -218,6 +223,24 @@ def outcome(ns: dict | None, error: str | None, overflow: bool, right: dict, all
     )
 
 
+def _numbers(ns: dict | None, error: str | None) -> str | tuple[np.ndarray, np.ndarray]:
+    """What a run gave, to tell two wrong fragments apart: its error, or its weights and output."""
+    if ns is None:
+        return str(error)
+    return np.asarray(ns["weights"]), np.asarray(ns["output"])
+
+
+def _same_numbers(a: str | tuple, b: str | tuple) -> bool:
+    """Two runs that stopped with the same error, or gave the same weights and the same output."""
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    return _alike(a[0], b[0]) and _alike(a[1], b[1])
+
+
+def _alike(x: np.ndarray, y: np.ndarray) -> bool:
+    return x.shape == y.shape and bool(np.allclose(x, y, rtol=SAME_RTOL, atol=SAME_ATOL, equal_nan=True))
+
+
 def _blank(programs: list[list[str]]) -> tuple[int, int]:
     """The lines the programs do not share: (common first lines, common last lines)."""
     shortest = min(len(p) for p in programs)
@@ -253,14 +276,19 @@ def code_question(template: str, config: AttentionConfig, tokens, seed: int = 0)
     allowed = np.asarray(ns["allowed"], dtype=bool)
     right_option = CodeOption(None, (), outcome(ns, None, False, right, allowed))
     wrong: list[tuple[str, codegen.Program, Outcome]] = []
+    offered: list[tuple] = []
     for name in tpl.wrongs:
         try:
             program = codegen.layer_program(config, tokens, name)
         except codegen.MutationNotApplicable:
             continue
-        result = outcome(*_run(program), right, allowed)
-        if not result.right:  # a trap that gives the right numbers here is not offered
+        run = _run(program)
+        result = outcome(*run, right, allowed)
+        numbers = _numbers(run[0], run[1])
+        # a trap that gives the right numbers here is not offered, nor a copy of an offered one's
+        if not result.right and not any(_same_numbers(numbers, other) for other in offered):
             wrong.append((name, program, result))
+            offered.append(numbers)
     if len(wrong) < N_OPTIONS - 1:
         return None
     wrong = wrong[: N_OPTIONS - 1]

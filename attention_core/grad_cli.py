@@ -4,7 +4,8 @@
 
 The loss is ``L = ½‖O − Y‖²`` against an invented target ``Y`` drawn from ``--target-seed``
 (there is no right answer for a random layer). ``--json`` prints one object with the keys
-:data:`GRAD_JSON_KEYS`; bad input ends with one ``error:`` line on stderr and exit code 2.
+:data:`GRAD_JSON_KEYS`; bad input ends with one ``error:`` line on stderr and exit code 2. A text
+longer than the tokenizer keeps is cut, with a ``note:`` line on stderr saying how much was kept.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 from .backward import AttentionGrads, attention_grads
 from .config import MAX_SEED, AttentionConfigError
 from .export import print_result
+from .tokenizer import MAX_INPUT_CHARS
 from .trace import AttentionTrace
 
 # loss, config, then the arrays: [h, d_model, d_k] x2, [h, d_model, d_v], [h*d_v, d_model], [n, d_model],
@@ -80,6 +82,16 @@ def run(args: argparse.Namespace) -> int:
     except AttentionConfigError as err:
         sys.stderr.write(f"error: {err}\n")
         return 2
+    tok = trace.tokenization
+    if tok is not None and tok.truncated:  # stderr: the JSON on stdout stays one object
+        unread = (
+            f"; the {tok.chars_cut} characters after the first {MAX_INPUT_CHARS} were not read"
+            if tok.chars_cut
+            else ""
+        )
+        sys.stderr.write(
+            f"note: kept the first {len(trace.tokens) - trace.n_pad} of {tok.total_tokens} tokens{unread}\n"
+        )
     grads = attention_grads(trace, args.target_seed)
     return print_result(
         args.json, lambda: grads_to_json(trace, grads), lambda: format_grads(trace, grads, args.target_seed)

@@ -36,6 +36,7 @@ import signal
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -220,6 +221,67 @@ async def answer(page, choice, acks, nick, seq):
             await asyncio.sleep(1)
 
 
+async def start_class(browser, url: str):
+    """The teacher starts a class on the class page in a 1366×768 context of ``browser``; returns
+    (context, page, join code, session id, teacher key), the key read from the browser's cookie."""
+    tctx = await browser.new_context(viewport={"width": 1366, "height": 768}, locale="en-US")
+    tctx.set_default_timeout(TIMEOUT_MS)
+    teacher = await tctx.new_page()
+    await teacher.goto(f"{url}/class_teach?lang=en")
+    await teacher.locator(".st-key-cls_start button").click()
+    await teacher.get_by_text("Join code:").wait_for()
+    code = "".join(
+        re.search(r"\b([A-Z0-9]{3})-([A-Z0-9]{3})\b", await teacher.locator("body").inner_text()).groups()
+    )
+    cookie, deadline = None, time.monotonic() + 30
+    while cookie is None and time.monotonic() < deadline:
+        cookie = next(
+            (c["value"] for c in await tctx.cookies() if c["name"] == "attnlab_class_teacher"), None
+        )
+        await asyncio.sleep(0.2)
+    if cookie is None:
+        raise RuntimeError("the teacher's page set no key cookie within 30 s")
+    sid, token = cookie.split(".", 1)
+    return tctx, teacher, code, sid, token
+
+
+@contextmanager
+def live_cluster(store_kind: str, replicas: int = 2, env: dict | None = None, streamlit_args=()):
+    """``replicas`` app processes behind HAProxy on a new SQLite file or a throwaway PostgreSQL
+    database, each process counting its store statements; yields (cluster, the same store opened
+    here, the statistics folder). Everything is stopped and the temporary folder kept (its logs)."""
+    tmp = Path(tempfile.mkdtemp(prefix="attnlab-live-"))
+    stats = tmp / "stats"
+    pg = None
+    env = {
+        "ATTENTION_LAB_STORE_STATS": str(stats),
+        "ATTENTION_LAB_DATA_DIR": str(tmp / "data"),
+        **(env or {}),
+    }
+    if store_kind == "postgresql":
+        pg = ThrowawayPostgres().start()
+        env["ATTENTION_LAB_DATABASE_URL"] = pg.create_database("live")
+    else:
+        env["ATTENTION_LAB_DATABASE_URL"] = ""
+    cluster = Cluster(replicas, free_port(), run_dir=tmp / "run", quiet=True, env=env,
+                      streamlit_args=["--browser.gatherUsageStats", "false", *streamlit_args])  # fmt: skip
+    db = None
+    try:
+        cluster.start()
+        db = (
+            PostgresStore(env["ATTENTION_LAB_DATABASE_URL"])
+            if pg
+            else SqliteStore(tmp / "data" / "classroom.sqlite3")
+        )
+        yield cluster, db, stats
+    finally:
+        if db is not None:
+            db.close()
+        cluster.stop()
+        if pg:
+            pg.stop()
+
+
 async def run_class(cluster, db, *, store_kind: str, students: int, polls: int, kill_poll: int | None,
                     stats: Path | None = None, idle_s: float = IDLE_S, restart_after_kill: bool = False) -> dict:  # fmt: skip
     """One class on a running cluster (``db``: the same store, opened by this process for the
@@ -231,26 +293,7 @@ async def run_class(cluster, db, *, store_kind: str, students: int, polls: int, 
         browser = await pw.chromium.launch(headless=True, executable_path=chromium_executable(),
                                            args=BENCH_CHROMIUM_ARGS)  # fmt: skip
         try:
-            tctx = await browser.new_context(viewport={"width": 1366, "height": 768}, locale="en-US")
-            tctx.set_default_timeout(TIMEOUT_MS)
-            teacher = await tctx.new_page()
-            await teacher.goto(f"{cluster.url}/class_teach?lang=en")
-            await teacher.locator(".st-key-cls_start button").click()
-            await teacher.get_by_text("Join code:").wait_for()
-            code = "".join(
-                re.search(
-                    r"\b([A-Z0-9]{3})-([A-Z0-9]{3})\b", await teacher.locator("body").inner_text()
-                ).groups()
-            )
-            cookie, deadline = None, time.monotonic() + 30
-            while cookie is None and time.monotonic() < deadline:
-                cookie = next(
-                    (c["value"] for c in await tctx.cookies() if c["name"] == "attnlab_class_teacher"), None
-                )
-                await asyncio.sleep(0.2)
-            if cookie is None:
-                raise RuntimeError("the teacher's page set no key cookie within 30 s")
-            sid, token = cookie.split(".", 1)
+            tctx, teacher, code, sid, token = await start_class(browser, cluster.url)
             await teacher.locator(".st-key-cls_to_presenter button").click()
             await teacher.locator(".st-key-pg_present_next button").wait_for()
 
@@ -424,33 +467,9 @@ async def run_class(cluster, db, *, store_kind: str, students: int, polls: int, 
 
 
 async def run(store_kind: str, students: int, polls: int, kill_poll: int | None) -> dict:
-    tmp = Path(tempfile.mkdtemp(prefix="attnlab-live-"))
-    stats = tmp / "stats"
-    pg = None
-    env = {"ATTENTION_LAB_STORE_STATS": str(stats), "ATTENTION_LAB_DATA_DIR": str(tmp / "data")}
-    if store_kind == "postgresql":
-        pg = ThrowawayPostgres().start()
-        env["ATTENTION_LAB_DATABASE_URL"] = pg.create_database("live")
-    else:
-        env["ATTENTION_LAB_DATABASE_URL"] = ""
-    cluster = Cluster(2, free_port(), run_dir=tmp / "run", quiet=True, env=env,
-                      streamlit_args=["--browser.gatherUsageStats", "false"])  # fmt: skip
-    db = None
-    try:
-        cluster.start()
-        db = (
-            PostgresStore(env["ATTENTION_LAB_DATABASE_URL"])
-            if pg
-            else SqliteStore(tmp / "data" / "classroom.sqlite3")
-        )
+    with live_cluster(store_kind) as (cluster, db, stats):
         return await run_class(cluster, db, store_kind=store_kind, students=students, polls=polls,
                                kill_poll=kill_poll, stats=stats)  # fmt: skip
-    finally:
-        if db is not None:
-            db.close()
-        cluster.stop()
-        if pg:
-            pg.stop()
 
 
 def report(r: dict) -> bool:

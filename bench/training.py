@@ -3,6 +3,7 @@
     python bench/training.py                 # every target, seeds 0 1 2 for the two training runs
     python bench/training.py --seeds 0       # one seed
     python bench/training.py --experiments   # also time the five experiments at their defaults
+    python bench/training.py --phase --seeds 0 1 2 3 4 5 6 7   # the induction loss read for a plateau
     python bench/training.py --smoke         # tiny sizes, a few steps: the script still works (CI)
 
 Targets (issue 36), each printed with PASS or FAIL:
@@ -46,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 from attention_core.steps import build_mask  # noqa: E402
 from attention_core.training import experiments as X  # noqa: E402
 from attention_core.training import model as M  # noqa: E402
+from attention_core.training import verdicts as V  # noqa: E402
 from attention_core.training.optim import Adam  # noqa: E402
 from attention_core.training.train import TrainSettings, train  # noqa: E402
 
@@ -94,8 +96,8 @@ def run_induction(seeds, steps) -> bool:
         print(
             f"  induction, 2 layers, seed {seed}: {two.steps_done} steps in {two.seconds:.1f} s, accuracy on the "
             f"repeated half {two.final_accuracy:.4f} (curve >= 90 % from {first_at(two.accuracy, 0.90)}), best "
-            f"induction head L{layer}H{head} {best:.3f}, steepest loss fall at step {phase.drop_step} "
-            f"({phase.loss_before:.2f} -> {phase.loss_after:.2f})  {verdict(good)}"
+            f"induction head L{layer}H{head} {best:.3f}, steepest 50-step loss fall from step {phase.drop_start} "
+            f"({phase.drop_from:.2f} -> {phase.drop_to:.2f}), {V.phase(phase)}  {verdict(good)}"
         )
         one = train(TrainSettings(**{**INDUCTION, "layers": 1}, seed=seed, steps=steps))
         print(
@@ -190,39 +192,67 @@ def progress(config: dict, steps) -> bool:
 
 
 def experiments(smoke: bool) -> None:
-    text = "the cat sat on the mat. the dog sat on the log."
+    """Each experiment at its defaults (the page's), its numbers and its verdicts (attention_core.training.verdicts)."""
+    text = "the cat sat on the mat and the dog sat on the rug"  # the page's English default
     calls = {
         "1 sqrt(d_k)": lambda: X.sqrt_dk(X.SqrtDkSettings(steps=5) if smoke else X.SqrtDkSettings()),
         "2 leaky mask": lambda: X.leaky_mask(X.LeakySettings(text=text, steps=5 if smoke else 600)),
         "3 heads": lambda: X.heads_specialise(X.HeadsSettings(steps=5) if smoke else X.HeadsSettings()),
-        "4 induction": lambda: X.induction_layers(X.InductionSettings(steps=5 if smoke else None)),
+        "4 induction": lambda: X.induction_layers(
+            X.InductionSettings(steps=5) if smoke else X.InductionSettings()
+        ),
         "5 positions": lambda: X.positions(X.PositionsSettings(steps=5 if smoke else None)),
     }
+    verdicts = {"1": V.sqrt_verdicts, "2": V.leaky_verdicts, "3": V.heads_verdicts, "4": V.induction_verdicts,
+                "5": V.positions_verdicts}  # fmt: skip
     for name, call in calls.items():
         t0 = time.perf_counter()
         result = call()
-        print(f"  experiment {name}: {time.perf_counter() - t0:.1f} s")
+        print(f"  experiment {name}: {time.perf_counter() - t0:.1f} s; verdicts {verdicts[name[0]](result)}")
         if name.startswith("1"):
             for s in result.seeds:
                 print(f"    seed {s.seed}: |d scores| at init {s.grad_scaled:.4g} (/sqrt d_k) vs {s.grad_unscaled:.4g} (/1); "
-                      f"loss after {result.settings.steps} steps {s.loss_scaled:.4g} vs {s.loss_unscaled:.4g}")  # fmt: skip
+                      f"steps to {X.LOSS_LEVEL} {s.steps_scaled} vs {s.steps_unscaled}; loss at step {X.EARLY_STEP} "
+                      f"{s.early_scaled:.4g} vs {s.early_unscaled:.4g}; after {result.settings.steps} steps "
+                      f"{s.loss_scaled:.4g} vs {s.loss_unscaled:.4g}")  # fmt: skip
         elif name.startswith("2"):
             for r in (result.causal, result.leaky):
-                print(f"    mask {r.mask}: training loss {r.final_loss:.4f}, on the text {r.text_accuracy:.3f}, "
-                      f"generation same-place {r.generation.accuracy:.3f}, follows the text {r.generation.follows:.3f}")  # fmt: skip
+                print(f"    mask {r.mask}: training loss {r.final_loss:.4f}; positions 0..n-2 future visible "
+                      f"{r.visible[:-1].mean():.3f}, hidden {r.prefix[:-1].mean():.3f}, last {r.prefix[-1]:.3f}; "
+                      f"weight on later positions {r.future_weight[:-1].mean():.3f}, on the next "
+                      f"{r.next_weight.mean():.3f}; generated from {len(r.short.prompt)} characters "
+                      f"{r.short.accuracy:.3f}, from {len(r.full.prompt)} {r.full.accuracy:.3f}")  # fmt: skip
         elif name.startswith("3"):
             print(f"    previous-token score per head {np.round(result.previous_score, 3).tolist()}, first-token "
                   f"{np.round(result.first_score, 3).tolist()}; accuracy {result.accuracy:.3f}; lost when ablated "
-                  f"{np.round(result.accuracy_lost[:, 0], 3).tolist()}")  # fmt: skip
+                  f"{np.round(result.accuracy_lost, 3).tolist()}")  # fmt: skip
         elif name.startswith("4"):
-            print(f"    1 layer {result.one.accuracy:.3f}, 2 layers {result.two.accuracy:.3f}; previous head "
-                  f"{result.previous_head}, induction head {result.induction_head}; without the previous head "
-                  f"{result.accuracy_without_previous_head:.3f} (induction score "
-                  f"{result.induction_without_previous_head:.3f})")  # fmt: skip
+            p = result.two.phase
+            print(f"    1 layer {result.one.accuracy:.3f} (by segment lengths possible "
+                  f"{np.round(result.one.by_lengths, 2).tolist()}), 2 layers {result.two.accuracy:.3f}; previous heads "
+                  f"{result.previous_heads}, induction head {result.induction_head}; without the previous heads "
+                  f"{result.accuracy_without_previous_heads:.3f} (induction score "
+                  f"{result.induction_without_previous_heads:.3f}); plateau {p.plateau_start}-{p.plateau_end} "
+                  f"at {p.plateau_loss:.3g}, drop {p.drop_start}-{p.drop_end} {p.drop_from:.3g} -> {p.drop_to:.3g} "
+                  f"(range {p.span:.3g}, flattest {p.flattest:.3g})")  # fmt: skip
         else:
             for r in result.runs:
                 print(f"    {r.task}, positions {'on' if r.positions else 'off'}: {r.accuracy:.3f} "
-                      f"(equivariance error {r.equivariance_error:.2g})")  # fmt: skip
+                      f"(multiset baseline {r.baseline:.3f}, equivariance error {r.equivariance_error:.2g})")  # fmt: skip
+
+
+def phase_search(seeds: list[int], smoke: bool) -> None:
+    """The two-layer induction loss read for a plateau and a drop (experiments.phase_change) at the
+    experiment's width and at the induction task's own (4 heads of 16), per seed (issue 41)."""
+    for d_model, heads, steps in ((32, 2, 800), (64, 4, 500)):
+        for seed in seeds:
+            s = TrainSettings(task="induction", layers=2, heads=heads, d_model=d_model, seed=seed,
+                              steps=5 if smoke else steps)  # fmt: skip
+            run = train(s)
+            p = X.phase_change(run.losses)
+            print(f"  d_model {d_model}, {heads} heads, seed {seed}: {V.phase(p)}; flattest 50-step fall before the "
+                  f"drop {p.flattest:.3f} of the range (plateau below {X.FLAT_SHARE}); drop {p.drop_start}-{p.drop_end} "
+                  f"{p.drop_from:.3g} -> {p.drop_to:.3g}; accuracy {run.final_accuracy:.3f}")  # fmt: skip
 
 
 def main() -> int:
@@ -230,12 +260,17 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--experiments", action="store_true")
+    ap.add_argument("--phase", action="store_true", help="only the plateau-and-drop search, on --seeds")
     ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args()
     steps = 5 if args.smoke else None
     seeds = args.seeds[:1] if args.smoke else args.seeds
     repeats = 3 if args.smoke else args.repeats
     print(f"start: {uptime()}")
+    if args.phase:
+        phase_search(seeds, args.smoke)
+        print(f"end: {uptime()}")
+        return 0
     results = []
     print("previous-token task (target: >= 99 % in <= 5 s)")
     results.append(run_previous(seeds, steps))

@@ -48,11 +48,12 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/trace.py": ["tests/test_core_reference.py", "tests/test_core_numerics.py", "tests/test_mutation_kills.py"],
     "attention_core/backward.py": ["tests/test_backward.py"],
     "attention_core/grad_cli.py": ["tests/test_backward.py", "tests/test_cli_grad.py"],
-    "attention_core/training/model.py": ["tests/test_training.py"],
-    "attention_core/training/tasks.py": ["tests/test_training.py", "tests/test_training_kills_tasks.py"],
+    "attention_core/training/model.py": ["tests/test_training.py", "tests/test_training_measures.py"],
+    "attention_core/training/tasks.py": ["tests/test_training.py", "tests/test_training_kills_tasks.py", "tests/test_training_measures.py"],
     "attention_core/training/optim.py": ["tests/test_training.py"],
-    "attention_core/training/train.py": ["tests/test_training.py", "tests/test_training_kills_train.py"],
-    "attention_core/training/experiments.py": ["tests/test_training.py", "tests/test_training_experiments.py", "tests/test_training_kills_experiments_b.py", "tests/test_training_kills_experiments_a.py"],
+    "attention_core/training/train.py": ["tests/test_training.py", "tests/test_training_kills_train.py", "tests/test_training_measures.py"],
+    "attention_core/training/experiments.py": ["tests/test_training.py", "tests/test_training_experiments.py", "tests/test_training_kills_experiments_b.py", "tests/test_training_kills_experiments_a.py", "tests/test_training_measures.py", "tests/test_training_verdicts.py"],
+    "attention_core/training/verdicts.py": ["tests/test_training_verdicts.py", "tests/test_training_experiments.py"],
     "attention_core/train_cli.py": ["tests/test_cli_train.py", "tests/test_cli_train_kills.py"],
     "attention_core/explain.py": ["tests/test_explain.py"],
     "attention_core/codegen.py": ["tests/test_codegen.py", "tests/test_codegen_questions.py"],
@@ -75,6 +76,8 @@ TARGETS: dict[str, list[str]] = {
     # MiniLM (22 M parameters) loads in a fraction of a second: its real-model tests are fast enough
     # the code check's verdict (issue 44): pure, its tests build the worker's replies by hand
     "attention_core/codecheck/verdict.py": ["tests/test_codecheck_verdict.py"],
+    # the traps run on the cases: the hand-written traps, checked in this process (no worker)
+    "attention_core/codecheck/traps.py": ["tests/test_codecheck_traps.py"],
     "attention_core/models/minilm.py": [
         "tests/test_pretrained.py", "tests/test_figures_pretrained.py", "tests/test_minilm_kills.py",
     ],

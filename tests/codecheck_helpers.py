@@ -21,6 +21,25 @@ def attention(X, W_Q, W_K, W_V, mask, d_k):
     return A @ V
 """
 
+# multi_head, every head at once, as a learner vectorises it
+RIGHT_MULTI_HEAD = """import numpy as np
+
+
+def multi_head(X, W_Q, W_K, W_V, W_O, mask):
+    n = X.shape[0]
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    S = Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        S = np.where(mask, S, -np.inf)
+    m = S.max(axis=-1, keepdims=True)
+    E = np.exp(S - np.where(np.isfinite(m), m, 0.0))
+    t = E.sum(axis=-1, keepdims=True)
+    A = E / np.where(t == 0, 1.0, t)
+    O = A @ V
+    C = O.transpose(1, 0, 2).reshape(n, -1)
+    return C @ W_O
+"""
+
 
 @pytest.fixture(scope="module")
 def sandbox():
@@ -30,3 +49,19 @@ def sandbox():
     box.prestart()
     yield box
     box.close()
+
+
+def check_in_process(source: str, cases):
+    """The check's report for ``source`` on ``cases``, with the worker's job run in this process (the
+    same compile, policy and runs as in the worker, without its process and limits): for tests of the
+    verdict that need many checks of trusted, test-written code. The sandbox itself is tested with
+    the real worker (test_codecheck_check.py, test_codecheck_attacks.py)."""
+    from attention_core.codecheck import worker
+    from attention_core.codecheck.cases import reference
+    from attention_core.codecheck.check import encode_case
+    from attention_core.codecheck.traps import trap_outputs
+    from attention_core.codecheck.verdict import build_report
+
+    reply = worker.run_job({"source": source, "cases": [encode_case(c) for c in cases]})
+    refs = {(c.name, c.multi): reference(c) for c in cases}
+    return build_report(reply, None, cases, refs, trap_outputs(cases), trap_outputs(cases, multi=True))

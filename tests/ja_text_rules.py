@@ -117,11 +117,13 @@ def spacing_problems(text: str) -> list[str]:
 
 
 def punctuation_problems(text: str) -> list[str]:
-    """Half-width colons, ?/! after Japanese, half-width parentheses around Japanese text."""
+    """Half-width colons, ?/! after Japanese, half-width parentheses around Japanese text, a
+    half-width space after full-width punctuation (``**マスク。** マスク``: write ``**マスク**。マスク``)."""
     s = _visible(text)
     problems = []
     if ":" in s:
         problems.append("half-width colon (use ：)")
+    problems += [f"space after {m.strip()!r}" for m in re.findall(r"[。、] ", s)]
     problems += [f"half-width {m!r}" for m in re.findall(JA_CHAR + r"[?!]", s)]
     problems += [f"half-width parentheses {m!r}" for m in re.findall(r"\([^()]*" + JA_CHAR + r"[^()]*\)", s)]
     return problems
@@ -147,6 +149,12 @@ def emphasis_problems(text: str) -> list[str]:
         if not opening and _is_punct(before) and not (after.isspace() or _is_punct(after)):
             problems.append(f"closing ** after {before!r} before {after!r}")
     return problems
+
+
+def word_space_problems(text: str) -> list[str]:
+    """A half-width space between two Japanese characters, as a filled template can make
+    (「マスク 因果 での生成」): Japanese is written without spaces between words."""
+    return [f"space between words in {m!r}" for m in re.findall(JA_CHAR + " +" + JA_CHAR, text)]
 
 
 def code_term_problems(text: str) -> list[str]:

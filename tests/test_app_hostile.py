@@ -145,8 +145,10 @@ def chip_tokens(at: AppTest, expected: list[str]) -> list[str]:
     chips_md = [m.value for m in at.markdown if m.value.startswith((":blue-badge[", ":gray-badge["))]
     if len(expected) > CHIP_MAX_TOKENS:
         assert not chips_md, "no chips for a long sentence"
+        # the first plain text is the token line; later ones (the course files' echo of the
+        # sentence, further down the page) are the sentence itself, not tokens
         plain = [el.value for el in at.text]
-        assert plain == [" · ".join(f"{i} {tok}" for i, tok in enumerate(expected))], plain
+        assert plain and plain[0] == " · ".join(f"{i} {tok}" for i, tok in enumerate(expected)), plain[:1]
         return expected
     assert len(chips_md) == 1, "one line of token chips"
     chips = re.split(r" (?=:(?:blue|gray)-badge\[\d+ · )", chips_md[0])

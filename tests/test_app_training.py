@@ -80,6 +80,8 @@ def test_train_shows_curves_maps_reveal_and_questions(lang):
     assert msgs[verdict].format(guess=msgs["training.pattern_previous"]) in texts(at)
     assert at.radio(key="tr_q_accuracy") is not None
     assert at.radio(key="tr_guess").disabled  # locked once the run exists
+    # 12 letters: the repeated sample is 6 and the same 6 again; induction reads queries 6 … 11 only
+    assert msgs["training.reveal_how"].format(n1=11, m=6, last=11) in [c.value for c in at.caption]
 
 
 def test_broken_input_gets_a_message():
@@ -102,3 +104,55 @@ def test_presenter_mode_and_the_link(lang):
     slide = open_page(PAGE, lang=lang, tr_present=True, **TINY)
     assert [h.value for h in slide.header][0] == msgs["training.h_predict"]  # one section per slide
     assert msgs["training.h_train"] not in [h.value for h in slide.header]
+
+
+def chart_ids(at) -> set[str]:
+    return {el.proto.id.rsplit("-", 1)[-1] for el in at.get("plotly_chart")}
+
+
+def test_a_second_learner_on_the_same_settings_starts_at_guess_first():
+    """Issue 41: one session's run never locks another's guess, nor shows itself unasked."""
+    state = TINY | {"tr_seed": 9}
+    first = open_page(PAGE, tr_guess="previous", **state)
+    train(first)
+    assert first.radio(key="tr_guess").disabled
+    second = open_page(PAGE, **state)  # a new browser session, the same settings
+    msgs = catalog("en")
+    assert not second.radio(key="tr_guess").disabled and second.radio(key="tr_guess").value is None
+    assert "tr_chart_curves" not in chart_ids(second) and "tr_chart_maps" not in chart_ids(second)
+    assert msgs["training.h_reveal"] not in [h.value for h in second.header]
+    assert msgs["training.ready_elsewhere"] in [i.value for i in second.info]
+    second.radio(key="tr_guess").set_value("self").run()
+    second.button(key="tr_train").click().run()  # the kept run, at once: no new job
+    no_exception(second)
+    assert "tr_chart_curves" in chart_ids(second) and second.radio(key="tr_guess").disabled
+    guess = msgs["training.pattern_self"]
+    assert any(
+        guess in m.value for m in second.markdown if m.value.startswith(msgs["training.reveal_right"][:8])
+    )
+    assert "tr_job_train" not in second.session_state  # no worker started for it
+
+
+def test_one_step_and_a_diverged_run_say_so():
+    one = open_page(PAGE, **(TINY | {"tr_steps": 1, "tr_seed": 11}))
+    train(one)
+    page = texts(one)
+    assert "**1 step**" in page and "the curve shows no change" in page
+    assert "3.891 to 3.891" not in page
+    wild = open_page(PAGE, **(TINY | {"tr_lr": 1.0, "tr_seed": 5}))
+    train(wild)
+    warning = " ".join(w.value for w in wild.warning)
+    assert "this run diverged" in warning and "smaller learning rate than 1" in warning
+    calm = open_page(PAGE, **(TINY | {"tr_seed": 5}))  # the same run at lr 0.003 did not diverge
+    train(calm)
+    assert not [w for w in calm.warning if "diverged" in w.value]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_page_says_why_it_keeps_its_own_letters(lang):
+    msgs = catalog(lang)
+    at = open_page(PAGE, lang=lang, **TINY)
+    captions = [c.value for c in at.sidebar.caption]
+    assert msgs["training.own_example"] in captions
+    text = open_page(PAGE, lang=lang, tr_task="text", **TINY)
+    assert msgs["training.own_example"] not in [c.value for c in text.sidebar.caption]

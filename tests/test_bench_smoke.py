@@ -167,3 +167,28 @@ def test_code_tab_and_notebook_benches_smoke() -> None:
     assert _number(r"closed ([\d.]+) ms", out) > 0 and _number(r"open / closed = ([\d.]+)", out) > 0
     out = _run_bench("notebook_time.py", 200)
     assert 0 < _number(r"median ([\d.]+) s", out) < 200
+
+
+# ---------------------------------------------------------------- issue 47: a lecture hall, protocol-level
+
+
+@pytest.mark.timeout(240)
+def test_hall_smoke_follows_answers_and_counts(tmp_path) -> None:
+    """bench/hall.py --smoke: 20 protocol-level students behind HAProxy and a Chromium teacher. Every
+    student joins and follows both steps; every answer is acknowledged, stored and counted on the
+    teacher's panel; nothing about time is asserted (the machine may be loaded)."""
+    out = tmp_path / "hall.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "hall.py"), "--smoke", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=220,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-3000:]
+    (r,) = json.loads(out.read_text())
+    assert r["students"] == r["joined"] == 20
+    assert r["follow_missing"] == 0 and len(r["follow_per_step"]) == 2
+    assert r["answers_sent"] == r["answers_acked"] == len(r["stored"]) == r["panel_count"] == 20
+    assert sum(r["spread"].values()) == 20 and len(r["spread"]) == 2  # both processes took students
+    assert all(v > 0 for v in r["rss"].values())

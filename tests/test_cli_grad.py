@@ -244,3 +244,20 @@ def test_a_bad_config_is_one_error_line_and_exit_2(capsys, args):
         code, out, err = _main(capsys, "--text", "a b", *args, *extra)
         assert code == 2 and out == "", args
         assert err.startswith("error: ") and err.count("\n") == 1 and err.endswith("\n"), err
+
+
+def test_a_text_cut_to_the_first_tokens_says_so_on_stderr(capsys):
+    """Issue 41: a long sentence keeps 64 tokens; stderr says so and stdout stays one JSON object."""
+    code, out, err = run_cli(capsys, "grad", "--text", " ".join(f"w{i}" for i in range(100)), "--json")
+    assert code == 0 and json.loads(out)["dX"] and len(json.loads(out)["dX"]) == 64
+    assert err == "note: kept the first 64 of 100 tokens\n"
+    code, out, err = run_cli(capsys, "grad", "--text", "word " * 5000, "--json")
+    assert code == 0 and err == (
+        "note: kept the first 64 of 4000 tokens; the 5000 characters after the first 20000 were not read\n"
+    )
+    words = " ".join(f"w{i}" for i in range(100))
+    code, out, err = run_cli(capsys, "grad", "--text", words, "--pad", "3", "--json")
+    assert code == 0 and len(json.loads(out)["dX"]) == 67  # the [PAD]s come after the 64 kept
+    assert err == "note: kept the first 64 of 100 tokens\n"
+    code, out, err = run_cli(capsys, "grad", "--text", "a short one", "--json")
+    assert code == 0 and err == ""

@@ -27,7 +27,8 @@ def test_json_keys_shapes_and_the_same_run_as_the_core():
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert list(data) == [
-        "losses", "accuracy", "final_accuracy", "induction", "previous_token", "attention", "config", "seconds",
+        "losses", "accuracy", "final_accuracy", "final_loss", "induction", "previous_token", "sample", "attention",
+        "repeated", "repeated_attention", "config", "seconds",
     ]  # fmt: skip
     assert np.shape(data["losses"]) == np.shape(data["accuracy"]) == (6,)
     assert np.shape(data["induction"]) == np.shape(data["previous_token"]) == (2, 2)

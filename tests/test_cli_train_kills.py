@@ -188,6 +188,7 @@ def test_train_help_shows_every_option_with_its_help(capsys, monkeypatch):
         "--task {previous,reverse,sort,induction,text}",
         "--text TEXT the text for --task text (Japanese welcome)",
         "--layers LAYERS --heads HEADS --d-model D_MODEL",
+        "--d-k D_K per head (d_v the same); default: d_model / heads",
         "--steps STEPS default: the task's own number",
         "--lr LR --seed SEED",
         "--scale SCALE sqrt, none or a divisor",
@@ -220,7 +221,8 @@ def test_json_in_process_keys_shapes_and_values(capsys, task):
     assert out.endswith("}\n") and out.count("\n") == 1
     data = json.loads(out)
     assert list(data) == [
-        "losses", "accuracy", "final_accuracy", "induction", "previous_token", "attention", "config", "seconds",
+        "losses", "accuracy", "final_accuracy", "final_loss", "induction", "previous_token", "sample", "attention",
+        "repeated", "repeated_attention", "config", "seconds",
     ]  # fmt: skip
     n = SAMPLE_N[task]
     assert np.shape(data["losses"]) == np.shape(data["accuracy"]) == (5,)
@@ -339,3 +341,43 @@ def test_text_summary_scale_none_one_layer(capsys):
         "task sort: 1 layer(s), 1 head(s), d_model 8, d_k 8, mask none, divisor 1, positions on, "
         "FFN off, lr 0.05, seed 4",
     )  # fmt: skip
+
+
+# --- issue 41: the scores can be computed again, --d-k, --text ignored aloud -------------------------
+
+
+def test_json_holds_what_the_scores_are_computed_from(capsys):
+    code, out, _ = _main(capsys, *_cli_args("induction", **ARGS), "--json")
+    data = json.loads(out)
+    rep, maps = data["repeated"], np.array(data["repeated_attention"])
+    m = len(rep) // 2
+    assert rep[:m] == rep[m:] and len(set(rep[:m])) == m  # a random segment of distinct letters, twice
+    assert maps.shape == (2, 2, 2 * m, 2 * m)
+    for layer in range(2):
+        for h in range(2):
+            induction = sum(maps[layer, h, i, i - m + 1] for i in range(m, 2 * m)) / m
+            previous = sum(maps[layer, h, i, i - 1] for i in range(1, 2 * m)) / (2 * m - 1)
+            assert data["induction"][layer][h] == pytest.approx(induction, rel=1e-12)
+            assert data["previous_token"][layer][h] == pytest.approx(previous, rel=1e-12)
+    run = train(TrainSettings(task="induction", **ARGS))
+    assert data["sample"] == [run.task.labels_in[int(i)] for i in run.sample] and len(data["sample"]) == 20
+    assert data["final_loss"] == run.final_loss
+
+
+def test_d_k_is_an_option_and_the_error_names_it(settings_of, capsys):
+    assert settings_of("--d-model", "30", "--heads", "4", "--d-k", "8").head_dim == 8
+    assert settings_of("--d-model", "32", "--heads", "4").head_dim == 8  # d_model / heads
+    code, out, err = _main(capsys, "--d-model", "30", "--heads", "4")
+    assert code == 2 and "set d_k by hand (--d-k)" in err
+    code, _, err = _main(capsys, "--d-k", "65")
+    assert code == 2 and err.startswith("error: d_k must be a whole number from 1 to 64")
+
+
+def test_text_with_another_task_is_ignored_with_a_warning(capsys, monkeypatch):
+    seen = []
+    monkeypatch.setattr(train_module, "train", lambda s, **_: seen.append(s) or train(s))
+    code, out, err = _main(capsys, "--task", "previous", "--text", "hi", "--steps", "2", "--d-model", "8")
+    assert code == 0 and seen[0].text == "" and seen[0].task == "previous"
+    assert err == "warning: --text is used only by --task text; ignored for --task previous\n"
+    code, _, err = _main(capsys, "--task", "text", "--text", "hi", "--steps", "2", "--d-model", "8")
+    assert code == 0 and err == ""

@@ -128,6 +128,15 @@ def test_multi_head_is_checked_on_the_sentence_and_four_heads(sandbox):
     assert [c.case for c in report.function("multi_head").cases] == ["sentence", "four_heads"]
     wrong = source.replace("axis=-1) @ W_O", "axis=0)[: X.shape[0]] @ W_O")
     assert not check_cases(wrong, CASES, sandbox).function("multi_head").passed
+    # the heads merged without the transpose, in a loop: the trap named, the merge located
+    merged = source.replace(
+        "return np.concatenate(heads, axis=-1) @ W_O",
+        "concat = np.stack(heads).reshape(X.shape[0], -1)\n    return concat @ W_O",
+    )
+    report = check_cases(merged, CASES, sandbox)
+    assert report.multi_traps == ("heads_merged_without_transpose",) and report.traps == ()
+    loc = report.function("multi_head").first_failure.location
+    assert (loc.step, loc.variable, loc.agrees_up_to) == ("concat", "concat", "heads")
 
 
 def test_the_command_line_exit_codes(tmp_path, capsys):
@@ -138,7 +147,9 @@ def test_the_command_line_exit_codes(tmp_path, capsys):
     code, out, _ = run_cli(capsys, "check", str(right), "--mask", "causal")
     assert code == 0 and out.rstrip().endswith("PASS")
     code, out, _ = run_cli(capsys, "check", str(wrong), "--text", "a b c d")
-    assert code == 1 and "This is a known trap: divide_by_d_k." in out and "your variable S" in out
+    assert (
+        code == 1 and "the same numbers as a known trap: divide_by_d_k." in out and "your variable S" in out
+    )
     code, out, _ = run_cli(capsys, "check", str(bad))
     assert code == 2 and "import os is not allowed" in out
     code, _, err = run_cli(capsys, "check", str(tmp_path / "missing.py"))

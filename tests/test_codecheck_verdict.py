@@ -5,12 +5,13 @@ the core's reference, never from the function under test."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 
 from attention_core.codecheck import verdict as V
-from attention_core.codecheck.cases import Case, hidden_cases, reference
+from attention_core.codecheck.cases import MULTI_STEPS, Case, hidden_cases, reference
 from attention_core.codecheck.policy import Refusal
 from attention_core.codecheck.wire import WireError, decode_array, encode_array
 
@@ -66,6 +67,27 @@ def test_compare_counts_and_measures_the_gap():
     assert (d.actual_shape, d.expected_shape) == ((2, 2), (2, 2))
 
 
+def test_compare_gives_no_gap_where_the_values_agree_without_being_equal():
+    expected = np.array([1.0, -np.inf, 2.0])
+    actual = np.array([1.0 + 1e-9, -1e9, 3.0])  # within the tolerance; masked either way; wrong
+    d = V.compare(actual, expected)
+    assert d.gap.tolist() == [0.0, 0.0, 1.0] and d.count == 1 and d.max_abs == 1.0
+
+
+def test_comparing_extreme_values_warns_nothing():
+    """inf − inf and 1e308 − (−1e308) happen in a learner's wrong output: the check stays silent."""
+    actual = np.array([np.inf, 1e308, np.nan, -np.inf])
+    expected = np.array([-np.inf, -1e308, 1.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert V.agree(actual, expected).tolist() == [False, False, False, False]
+        d = V.compare(actual, expected)
+        assert d.count == 4 and math.isinf(d.max_abs)
+        assert V._distance(actual, expected)[0] == 3  # -inf for a number, NaN, -inf vs -inf's place
+        V._distance(np.array([1e308, 1.0]), np.array([-1e308, 2.0]))
+        assert V.compare(np.array([np.inf, 1.0]), np.array([np.inf, 2.0])).gap.tolist() == [0.0, 1.0]
+
+
 def test_compare_marks_a_non_finite_difference_as_infinite():
     expected = np.array([1.0, 2.0, 3.0])
     actual = np.array([1.0, np.nan, 3.5])
@@ -105,6 +127,13 @@ def test_locate_skips_variables_before_the_last_match_and_of_other_shapes():
     variables = [("junk", junk), ("S", REF.scores), ("odd", odd), ("W", wrong)]
     loc = V.locate(variables, REF)
     assert (loc.step, loc.variable, loc.agrees_up_to) == ("weights", "W", "scores")
+
+
+def test_locate_after_only_the_queries_match():
+    junk = np.zeros_like(REF.weights)  # before Q: not where the code went wrong
+    variables = [("junk", junk), ("Q", REF.Q), ("W", REF.weights * 2)]
+    loc = V.locate(variables, REF)
+    assert (loc.variable, loc.agrees_up_to) == ("W", "Q")
 
 
 def test_locate_with_no_comparable_variable_names_the_next_step():
@@ -153,16 +182,27 @@ def test_run_value_refuses_a_bad_array():
 
 def test_case_result_of_each_kind():
     expected = REF.output
-    assert V.case_result(None, "c", expected).error.code == "no_run"
+    no_run = V.case_result(None, "c", expected)
+    assert (no_run.case, no_run.status, no_run.error.code) == ("c", V.ERROR, "no_run")
     err = V.case_result({"error": {"line": 2, "message": "boom"}}, "c", expected)
-    assert (err.status, err.error.line, err.error.message) == (V.ERROR, 2, "boom")
+    assert (err.case, err.status, err.error.line, err.error.message) == ("c", V.ERROR, 2, "boom")
     assert V.case_result({"not_numbers": "str"}, "c", expected).note == "not_numbers:str"
+    assert V.case_result({"not_numbers": "x" * 100}, "c", expected).note == "not_numbers:" + "x" * 60
+    empty = V.case_result({}, "c", expected)
+    assert (empty.case, empty.status) == ("c", V.FAIL)
     big = V.case_result({"shape_only": [1000, 1000]}, "c", expected)
     assert (big.status, big.note) == (V.FAIL, "shape_only:1000×1000")
     assert V.case_result({"shape_only": ["a"]}, "c", expected).note == "shape_only:?"
     assert V.case_result({}, "c", expected).note == "no_value"
     ok = V.case_result(run(expected), "c", expected)
     assert (ok.status, ok.difference, ok.case) == (V.PASS, None, "c")
+
+
+def test_the_learners_variables_skip_what_is_not_a_named_array():
+    good = encode_array(REF.Q)
+    raw = [7, "junk", {"a": 1}, [5, good], ["Z", good, "extra"], ["bad", {"shape": "x"}], ["n" * 100, good]]
+    assert [(name, a.shape) for name, a in V._variables(raw)] == [("n" * 60, REF.Q.shape)]
+    assert V._variables("not a list") == [] and V._variables(None) == []
 
 
 def test_a_failing_attention_is_located_only_with_its_reference():
@@ -204,6 +244,65 @@ def test_traps_agree_on_nan():
     assert V.name_traps(dict(nan), {"t": dict(nan), "u": {"a": np.ones(2), "b": np.ones(2)}}, RIGHT) == ("t",)
 
 
+def test_a_trap_is_named_only_with_numbers_that_show_it():
+    """Raising everywhere the trap raises is no evidence: some case must give the trap's numbers."""
+    only_raises = {"a": None, "b": None}
+    assert V.name_traps(dict(only_raises), {"t": dict(only_raises)}, RIGHT) == ()
+    # equal on a, but a is where the trap is right: b (both raise) shows nothing either
+    right_on_a = {"a": np.ones(2), "b": None}
+    assert V.name_traps(dict(right_on_a), {"t": dict(right_on_a)}, RIGHT) == ()
+    # one case with the trap's own wrong numbers is enough
+    shows = {"a": np.full(2, 3.0), "b": None}
+    assert V.name_traps(dict(shows), {"t": dict(shows)}, RIGHT) == ("t",)
+
+
+def test_a_learner_right_but_for_the_zero_row_rule_is_given_no_trap():
+    """Even a trap whose numbers are the learner's: a NaN row where the core has zeros is the zero-row
+    rule (its own case says so), not a mistake of the catalogue."""
+    core = {"a": ZERO_ROW, "b": np.ones((1, 2))}
+    learner = {"a": NAN_ROW, "b": np.ones((1, 2))}
+    assert V.name_traps(learner, {"t": dict(learner)}, core) == ()
+    assert V.name_traps({"a": NAN_ROW, "b": np.zeros((1, 2))}, {"t": dict(learner)}, core) == ()
+
+
+def test_several_traps_are_named_in_the_catalogues_order():
+    learner = {"a": np.full(2, 2.0), "b": np.ones(2)}
+    traps = {"z": dict(learner), "other": {"a": np.ones(2), "b": np.ones(2)}, "a": dict(learner)}
+    assert V.name_traps(learner, traps, RIGHT) == ("z", "a")
+
+
+NAN_ROW = np.array([[1.0, 2.0], [np.nan, np.nan]])
+ZERO_ROW = np.array([[1.0, 2.0], [0.0, 0.0]])
+
+
+def test_like_trap_counts_a_learners_nan_row_as_the_traps_zero_row():
+    assert V.like_trap(NAN_ROW, ZERO_ROW)
+    assert not V.like_trap(ZERO_ROW, NAN_ROW)  # only that way round: the trap keeps the zero row
+    assert not V.like_trap(np.array([[1.0, 2.0], [np.nan, 0.0]]), ZERO_ROW)  # the whole row, not a part
+    assert not V.like_trap(NAN_ROW, np.array([[1.0, 2.0], [0.0, 1e-3]]))  # zeros, not small numbers
+    assert not V.like_trap(np.array([[1.5, 2.0], [np.nan, np.nan]]), ZERO_ROW)  # the rest must agree
+    assert V.like_trap(np.array([np.nan, np.nan]), np.array([np.nan, np.nan]))  # 1-D: NaN is NaN
+    assert not V.like_trap(np.array([np.nan, np.nan]), np.zeros(2))  # and no rows to excuse
+    assert V.like_trap(None, None) and not V.like_trap(NAN_ROW, None) and not V.like_trap(None, ZERO_ROW)
+    assert not V.like_trap(NAN_ROW, ZERO_ROW.T.copy()[:, :1])
+
+
+def test_a_trap_match_says_when_a_nan_row_was_counted_as_the_traps_zeros():
+    right = {"a": np.array([[1.0, 1.0], [5.0, 5.0]]), "b": np.ones((1, 2))}
+    trap = {"a": ZERO_ROW, "b": np.full((1, 2), 4.0)}  # b shows the trap's own numbers
+    learner = {"a": NAN_ROW, "b": np.full((1, 2), 4.0)}
+    assert V.trap_match("attention", learner, {"t": trap}, right) == V.TrapMatch("attention", ("t",), True)
+    exact = V.trap_match("multi_head", dict(trap), {"t": trap}, right)
+    assert exact == V.TrapMatch("multi_head", ("t",), False)
+    assert V.trap_match("attention", dict(right), {"t": trap}, right) is None
+    # a NaN row alone is no evidence: without b, the trap never shows its own numbers
+    assert V.name_traps({"a": NAN_ROW}, {"t": {"a": ZERO_ROW}}, {"a": right["a"]}) == ()
+    # a learner right but for the NaN row names nothing: that is the zero-row rule, not a trap
+    core = {"a": ZERO_ROW, "b": np.ones((1, 2))}
+    near = {"a": ZERO_ROW, "b": np.full((1, 2), 2.0)}  # a trap right on a, wrong on b
+    assert V.trap_match("attention", {"a": NAN_ROW, "b": np.ones((1, 2))}, {"t": near}, core) is None
+
+
 # --- whole reports -------------------------------------------------------------------------------
 
 ONE = [c for c in hidden_cases() if not c.multi][:2]
@@ -238,6 +337,20 @@ def test_killed_and_refused_and_empty_reports():
         {"defined": ["helper"], "printed": "hi", "printed_cut": True}, None, ONE, REFS, {}
     )
     assert (nothing.verdict, nothing.printed, nothing.printed_cut) == ("nothing", "hi", True)
+    names = tuple(c.name for c in ONE)
+    for report in (refused, module, nothing):  # every kind of report keeps the cases and the printout
+        assert report.cases == names
+    said = {"printed": "said", "printed_cut": True}
+    assert (
+        V.build_report(
+            {"refused": [{"line": 1, "code": "c", "name": "n"}], **said}, None, ONE, REFS, {}
+        ).printed
+        == "said"
+    )
+    assert V.build_report({"module_error": {"line": 1}, **said}, None, ONE, REFS, {}).printed_cut
+    assert V.build_report({"defined": []}, None, ONE, REFS, {}).printed == ""  # nothing printed
+    long = V.build_report({"defined": [], "printed": "x" * 30_000}, None, ONE, REFS, {})
+    assert long.printed == "x" * 20_000
 
 
 def test_a_right_program_passes_every_function_on_every_case():
@@ -252,6 +365,11 @@ def test_a_right_program_passes_every_function_on_every_case():
     assert [c.case for c in report.function("attention").cases] == [c.name for c in ONE]
     assert [c.case for c in report.function("multi_head").cases] == [MULTI.name]
     assert report.function("scale") is None
+    assert report.cases == (*(c.name for c in ONE), MULTI.name) and report.printed == ""
+    printing = V.build_report(
+        reply_for(outputs, ["attention"], printed="hello"), None, [*ONE, MULTI], REFS, {}
+    )
+    assert printing.printed == "hello"
 
 
 def test_step_functions_are_compared_with_their_own_step_and_the_first_wrong_is_named():
@@ -268,6 +386,7 @@ def test_step_functions_are_compared_with_their_own_step_and_the_first_wrong_is_
     assert report.function("softmax").passed and not report.function("scale").passed
     assert report.first_wrong_step.function == "scale"
     assert report.function("scale").first_failure.case == ONE[0].name
+    assert report.function("scale").first_failure.location is None  # steps are compared, not located
 
 
 def test_the_trap_is_read_from_attention_else_from_the_chained_steps():
@@ -289,6 +408,63 @@ def test_the_trap_is_read_from_attention_else_from_the_chained_steps():
         reply_for(multi_only, ["multi_head"]), None, [*ONE, MULTI], REFS, {"three": trap}
     )
     assert no_one_head.traps == () and no_one_head.verdict == "fail"
+
+
+def test_multi_heads_reference_has_every_step_head_first():
+    ref = REFS[(MULTI.name, True)]
+    assert ref.multi and ref.steps == MULTI_STEPS and not REFS[(ONE[0].name, False)].multi
+    for h in range(MULTI.W_Q.shape[0]):  # each head is the one-head reference on that head's weights
+        one = reference(Case("h", MULTI.X, MULTI.W_Q[h], MULTI.W_K[h], MULTI.W_V[h], MULTI.mask, MULTI.d_k))
+        for step in ("Q", "K", "V", "scores", "scaled", "masked", "weights"):
+            np.testing.assert_allclose(ref.step(step)[h], one.step(step), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(ref.heads[h], one.output, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ref.concat, np.concatenate(list(ref.heads), axis=-1), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ref.layer_output, ref.concat @ MULTI.W_O, rtol=0, atol=1e-12)
+
+
+def test_multi_head_is_located_and_its_traps_named():
+    ref = REFS[(MULTI.name, True)]
+    merged = ref.heads.reshape(ref.concat.shape)  # the heads merged without the transpose
+    out = merged @ MULTI.W_O
+    variables = [["O", encode_array(ref.heads)], ["C", encode_array(merged)]]
+    outputs = {("multi_head", MULTI.name): run(out, locals=variables)}
+    outputs |= {("attention", c.name): REFS[(c.name, False)].output * 3 for c in ONE}
+    one_head = {"three": {c.name: REFS[(c.name, False)].output * 3 for c in ONE}}
+    multi = {"merged": {MULTI.name: out}, "other": {MULTI.name: out + 1}}
+    reply = reply_for(outputs, ["attention", "multi_head"])
+    report = V.build_report(reply, None, [*ONE, MULTI], REFS, one_head, multi)
+    assert report.matches == (
+        V.TrapMatch("attention", ("three",), False),
+        V.TrapMatch("multi_head", ("merged",), False),
+    )
+    assert report.traps == ("three",) and report.multi_traps == ("merged",)
+    loc = report.function("multi_head").cases[0].location
+    assert (loc.step, loc.variable, loc.agrees_up_to) == ("concat", "C", "heads")
+    assert loc.difference.count > 0
+    # without multi-head traps nothing is named for it; without attention, only multi_head's
+    alone = V.build_report(reply_for(outputs, ["multi_head"]), None, [*ONE, MULTI], REFS, one_head)
+    assert alone.matches == () and alone.traps == () and alone.multi_traps == ()
+    right = {("multi_head", MULTI.name): run(ref.output, locals=variables)}
+    passed = V.build_report(reply_for(right, ["multi_head"]), None, [MULTI], REFS, {}, multi)
+    assert passed.verdict == "pass" and passed.function("multi_head").cases[0].location is None
+
+
+def test_a_learner_with_attention_and_every_step_function_is_named_from_attention():
+    trap = {c.name: REFS[(c.name, False)].output * 3 for c in ONE}
+    outputs = {("attention", c.name): trap[c.name] for c in ONE}
+    every = ["attention", "scores", "scale", "apply_mask", "softmax", "weighted_sum"]
+    report = V.build_report(reply_for(outputs, every), None, ONE, REFS, {"three": trap})
+    assert report.matches == (V.TrapMatch("attention", ("three",), False),)
+
+
+def test_nan_in_both_is_no_empty_row():
+    """Only a learner's NaN row against the trap's zeros is reported; NaN where the trap has NaN too
+    (an overflow) is plainly equal."""
+    right = {"a": np.ones((2, 2)), "b": np.ones((1, 2))}
+    trap = {"a": np.array([[np.nan, 1.0], [1.0, 1.0]]), "b": np.full((1, 2), 4.0)}
+    assert V.trap_match("attention", dict(trap), {"t": trap}, right) == V.TrapMatch(
+        "attention", ("t",), False
+    )
 
 
 def test_unknown_function_names_and_bad_runs_are_ignored():

@@ -31,6 +31,7 @@ from attention_core.codegen import (
     MutationNotApplicable,
     example_program,
     layer_program,
+    multi_head_function,
     one_head_function,
     program_values,
     run_program,
@@ -417,6 +418,98 @@ def test_layer_only_traps_are_refused_by_the_one_head_function():
                 one_head_function(m.name)
     with pytest.raises(ValueError, match="unknown mutation"):
         one_head_function("nope")
+
+
+@pytest.mark.parametrize(
+    "mutation", ["mask_inverted", "mask_as_ones", "mask_multiplies_v", "mask_after_softmax"]
+)
+def test_without_a_mask_the_functions_mask_traps_change_nothing(mutation):
+    """mask None: the function adds nothing, the way a learner skips the mask (``if mask is not None``),
+    so a learner's inverted mask is named by its trap (an all-True mask inverted would mask every key)."""
+    X, W_Q, W_K, W_V = _one_head_inputs(4)
+    right = _attention()(X, W_Q, W_K, W_V, None, 3)
+    np.testing.assert_allclose(_attention(mutation)(X, W_Q, W_K, W_V, None, 3), right, rtol=0, atol=1e-12)
+    causal = build_mask("causal", len(X))
+    assert not np.allclose(_attention(mutation)(X, W_Q, W_K, W_V, causal, 3), right)
+
+
+@pytest.mark.parametrize(
+    "mutation, written",
+    [
+        ("mask_after_softmax", "* allowed"),  # the weights zeroed where forbidden, after the softmax
+        ("mask_added_after_softmax", "total) + M"),  # -inf added to the weights
+        ("mask_multiplies_v", "V_seen = allowed[:, :, None] * V"),  # query i's V, forbidden rows 0
+        ("scores_as_weights", "out = masked @ V"),  # the softmax skipped: the masked scores mix V
+    ],
+)
+def test_traps_are_written_as_a_learner_writes_them(mutation, written):
+    assert written in one_head_function(mutation) and written not in one_head_function()
+
+
+def test_masking_v_and_masking_the_weights_after_softmax_give_the_same_output():
+    """By mathematics: sum_j (w_ij m_ij) v_j is both. The check names both (test_codecheck_traps.py)."""
+    X, W_Q, W_K, W_V = _one_head_inputs(6)
+    mask = build_mask("causal", len(X))
+    a = _attention("mask_after_softmax")(X, W_Q, W_K, W_V, mask, 3)
+    b = _attention("mask_multiplies_v")(X, W_Q, W_K, W_V, mask, 3)
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    assert not np.allclose(a, _attention()(X, W_Q, W_K, W_V, mask, 3))
+
+
+def _multi_head(mutation=None):
+    ns = {}
+    exec(multi_head_function(mutation), ns)  # noqa: S102 - generated here
+    return ns["multi_head"]
+
+
+def _multi_inputs(seed: int, heads: int = 3, n: int = 5, d_model: int = 8, d_k: int = 2, d_v: int = 3):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d_model))
+    W_Q, W_K = rng.standard_normal((2, heads, d_model, d_k))
+    W_V = rng.standard_normal((heads, d_model, d_v))
+    W_O = rng.standard_normal((heads * d_v, d_model))
+    return X, AttentionParams(W_Q, W_K, W_V, W_O)
+
+
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "padding"])
+def test_the_multi_head_function_equals_the_core(mask_kind):
+    X, p = _multi_inputs(7)
+    n = len(X)
+    mask = None if mask_kind == "none" else build_mask(mask_kind, n, 2)
+    out = _multi_head()(X, p.W_Q, p.W_K, p.W_V, p.W_O, mask)
+    allowed = np.ones((n, n), dtype=bool) if mask is None else mask
+    np.testing.assert_allclose(out, attend(X, p, allowed, np.sqrt(2)).output, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("mutation", [m.name for m in MUTATIONS if m.multi_head])
+def test_every_multi_head_trap_is_caught_by_some_input(mutation):
+    X, p = _multi_inputs(8)
+    if mutation in OVERFLOW_ONLY:
+        X = X * 40.0
+    mask = build_mask("causal", len(X))
+    right = _multi_head()(X, p.W_Q, p.W_K, p.W_V, p.W_O, mask)
+
+    def run():
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return {"out": _multi_head(mutation)(X, p.W_Q, p.W_K, p.W_V, p.W_O, mask)}
+
+    assert _differs_or_stops(run, {"out": right}), mutation
+
+
+def test_which_traps_the_multi_head_function_takes():
+    taken = {m.name for m in MUTATIONS if m.multi_head}
+    assert taken == {m.name for m in MUTATIONS if m.one_head} | {
+        "heads_merged_without_transpose",
+        "heads_merged_along_tokens",
+        "w_o_per_head_before_concat",
+    }
+    for m in MUTATIONS:
+        if not m.multi_head:  # building the causal or padding mask: the function is given its mask
+            with pytest.raises(MutationNotApplicable):
+                multi_head_function(m.name)
+    src = multi_head_function()
+    assert "def multi_head(X, W_Q, W_K, W_V, W_O, mask):" in src and "return output" in src
 
 
 # The reference notes' worked example.

@@ -66,19 +66,75 @@ def test_every_offered_wrong_option_gives_other_numbers_here(name, config, token
         assert [o.mutation for o in q.options].count(None) == 1
         assert q.answer.mutation is None and q.answer.outcome.right
         assert len({o.fragment for o in q.options}) == cq.N_OPTIONS  # four different fragments
+        runs = []  # what each option gave: its weights and output, or its error
         for option in q.options:
             try:
                 ns = _splice_and_run(q, option, config, tokens)
             except (ValueError, IndexError) as err:  # the fragment stops the program, as recorded
                 assert option.outcome.stopped and type(err).__name__ in option.outcome.error
+                runs.append(str(err))
                 continue
             assert not option.outcome.stopped
+            runs.append((np.asarray(ns["weights"], dtype=float), np.asarray(ns["output"], dtype=float)))
             same = (
                 np.shape(ns["output"]) == np.shape(right_ns["output"])
                 and np.allclose(ns["output"], right_ns["output"], rtol=1e-9, atol=1e-12)
                 and np.allclose(ns["weights"], right_ns["weights"], rtol=1e-9, atol=1e-12)
             )
             assert same == (option.mutation is None), (q.template, option.mutation)
+        for i, a in enumerate(runs):  # and no two options give the same numbers as each other
+            for b in runs[:i]:
+                assert not _same_run(a, b), q.template
+
+
+def _same_run(a, b) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    return all(x.shape == y.shape and np.allclose(x, y, equal_nan=True) for x, y in zip(a, b, strict=True))
+
+
+def test_two_fragments_are_copies_only_with_the_same_numbers_or_the_same_error():
+    w, out = np.array([[0.5, np.nan]]), np.array([[1.0, 2.0]])
+    assert cq._same_numbers((w, out), (w.copy(), out + 1e-13))  # NaN is NaN; within 1e-12
+    assert not cq._same_numbers((w, out), (w, out * (1 + 1e-7)))  # 1e-7 apart: other numbers
+    assert not cq._same_numbers((w, 0 * out), (w, 0 * out + 1e-10))  # 1e-10 from 0: beyond 1e-12
+    assert not cq._same_numbers((w, out), (w[:, :1], out))  # another shape
+    assert not cq._same_numbers((w, out), (np.array([[0.5, 0.5]]), out))  # other weights
+    assert cq._same_numbers("ValueError: x", "ValueError: x")
+    assert not cq._same_numbers("ValueError: x", "ValueError: y")
+    assert not cq._same_numbers("ValueError: x", (w, out)) and not cq._same_numbers((w, out), "x")
+    assert cq._numbers(None, "ValueError: x") == "ValueError: x"
+    weights, output = cq._numbers({"weights": [[1.0]], "output": [[2.0]]}, None)
+    assert weights.tolist() == [[1.0]] and output.tolist() == [[2.0]]
+
+
+def _asked(monkeypatch, *wrongs: str) -> tuple[cq.CodeQuestion, set]:
+    """A question of a template made here with these candidate traps, and the mutations it offers."""
+    monkeypatch.setattr(cq, "TEMPLATES", (*cq.TEMPLATES, cq.Template("made_here", wrongs)))
+    q = cq.code_question("made_here", RICH, TOKENS)
+    return q, {o.mutation for o in q.options}
+
+
+def test_two_fragments_that_stop_with_other_errors_are_both_offered(monkeypatch):
+    # K for K.T (n != d_k) and the heads stacked along the tokens both stop, each with its own error
+    q, offered = _asked(
+        monkeypatch, "k_not_transposed", "heads_merged_along_tokens", "no_scaling", "divide_by_d_k"
+    )
+    assert offered == {None, "k_not_transposed", "heads_merged_along_tokens", "no_scaling"}
+    errors = {o.outcome.error for o in q.options if o.outcome.stopped}
+    assert len(errors) == 2 and all(e.startswith("ValueError") for e in errors)
+
+
+def test_a_trap_with_the_numbers_of_an_offered_one_is_not_offered(monkeypatch):
+    # K for V and V from W_K give the same weights and the same output (weights @ X W_K, both)
+    _, offered = _asked(
+        monkeypatch, "keys_as_values", "v_from_w_k", "weights_transposed", "scores_as_weights"
+    )
+    assert offered == {None, "keys_as_values", "weights_transposed", "scores_as_weights"}
+    config = AttentionConfig(d_model=8, heads=1, mask="causal")
+    a = codegen.run_program(codegen.layer_program(config, TOKENS, "keys_as_values"))
+    b = codegen.run_program(codegen.layer_program(config, TOKENS, "v_from_w_k"))
+    assert np.array_equal(a["weights"], b["weights"]) and np.allclose(a["output"], b["output"], rtol=1e-12)
 
 
 def test_a_trap_with_the_right_numbers_here_is_not_offered():
@@ -146,11 +202,19 @@ def test_consequences_are_the_runs_numbers():
     assert not right_ns["allowed"][i, j] and ns["weights"][h, i, j] == upper.forbidden_weight
 
     q = cq.code_question("mask_place", RICH, TOKENS)
-    late_mask = _option(q, "mask_after_softmax").outcome
-    assert late_mask.forbidden_weight == -np.inf and late_mask.nan_output == late_mask.output_size
-    assert math.isnan(late_mask.distance)
+    late_mask = _option(q, "mask_after_softmax").outcome  # the forbidden weights zeroed after softmax
+    assert late_mask.forbidden_weight == 0.0 and late_mask.row_sum_max < 1 - 1e-6
     into_v = _option(q, "mask_multiplies_v").outcome
     assert 0 < into_v.forbidden_weight < 1 and into_v.nan_output == 0
+    assert math.isclose(into_v.row_sum_min, 1.0) and math.isclose(into_v.row_sum_max, 1.0)
+    assert late_mask.distance == into_v.distance > 0  # the same output, by mathematics
+    added = cq.outcome(
+        *cq._run(codegen.layer_program(RICH, TOKENS, "mask_added_after_softmax")),
+        {"weights": right_ns["weights"], "output": right_ns["output"]},
+        right_ns["allowed"],
+    )
+    assert added.forbidden_weight == -np.inf and added.nan_output == added.output_size
+    assert math.isnan(added.distance)
 
     q = cq.code_question("merge_heads", RICH, TOKENS)
     per_head = _option(q, "w_o_per_head_before_concat").outcome

@@ -60,3 +60,34 @@ def test_runs_lines_and_bars():
     assert list(bars.layout.yaxis.range) == [0, 105] and bars.layout.showlegend is False
     with pytest.raises(ValueError):
         ftr.bars(["a"], {"x": [1, 2]}, y_title="y")
+
+
+def test_runs_lines_shade_the_plateau_and_the_drop():
+    axes = AxisText("step", "loss")
+    fig = ftr.runs_lines(
+        {"2 layers": [3.0] * 10}, axes=axes, bands=[(2, 5, "plateau"), (6, 8, "<b>drop</b>")]
+    )
+    shapes = fig.layout.shapes
+    assert [(s.x0, s.x1) for s in shapes] == [(2, 5), (6, 8)] and shapes[0].fillcolor != shapes[1].fillcolor
+    labels = [a.text for a in fig.layout.annotations]
+    assert labels[0] == "plateau" and "<b>" not in labels[1]  # the labels are escaped
+    assert not ftr.runs_lines({"a": [1.0]}, axes=axes).layout.shapes
+
+
+def test_by_position_lines_from_position_0():
+    axes = AxisText("position", "accuracy")
+    fig = ftr.by_position({"seen": [1.0, 0.5], "hidden": [0.25, float("nan")]}, axes=axes, dashed=["hidden"],
+                          percent=True)  # fmt: skip
+    assert list(fig.data[0].x) == [0, 1] and list(fig.data[0].y) == [100.0, 50.0]
+    assert fig.data[1].line.dash == "dash" and fig.data[0].line.dash is None
+    assert np.isnan(fig.data[1].y[1])  # a position with no value is a gap
+    assert fig.layout.yaxis.range == (0, 105) and fig.layout.yaxis.ticksuffix == " %"
+    assert fig.layout.xaxis.dtick == 1 and fig.layout.xaxis.title.text == "position"
+    plain = ftr.by_position({"w": [0.2, 0.9]}, axes=axes)
+    assert list(plain.data[0].y) == [0.2, 0.9] and plain.layout.yaxis.range == (0, 1.05)
+
+
+def test_bars_take_an_x_title():
+    fig = ftr.bars(["0", "1"], {"a": [0.1, 0.2]}, y_title="w", x_title="position")
+    assert fig.layout.xaxis.title.text == "position"
+    assert ftr.bars(["0"], {"a": [0.1]}, y_title="w").layout.xaxis.title.text is None

@@ -7,6 +7,7 @@ test reports every offending key at once.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -257,3 +258,60 @@ def test_the_issue_33_rules_catch_a_violation(text):
 )
 def test_the_issue_33_rules_accept_good_japanese(text):
     assert not rules.forbidden_problems(text) and not rules.latin_problems(text), text
+
+
+# --- issue 41: templates as the learner reads them, filled with the words a page puts in them ------------
+
+# catalog -> key -> placeholder -> the keys (same catalog) whose words fill it; other placeholders get "0"
+FILLED = {
+    "training": {
+        "x_generated": {"model": ["x_model_causal", "x_model_none"]},
+        "x_acc_visible": {"model": ["x_model_causal", "x_model_none"]},
+        "x_acc_prefix": {"model": ["x_model_causal", "x_model_none"]},
+        "x_weight_on": {"model": ["x_model_causal", "x_model_none"], "what": ["x_future_weight", "x_next_weight"]},
+        **{f"x_positions_{v}": {"task_name": ["task_reverse", "task_sort"]} for v in ("gap_gap", "gap_no_gap")},
+        **{k: {"guess": [f"pattern_{p}" for p in ("previous", "self", "first", "induction", "spread")]}
+           for k in ("reveal_right", "reveal_wrong")},
+        "reveal_learned": {"pattern": [f"pattern_{p}" for p in ("previous", "self", "first", "induction", "spread")]},
+        **{k: {"acc_name_lower": ["acc_name_lower", "acc_name_text_lower"]}
+           for k in ("summary", "summary_one", "summary_stopped")},
+        "err_range": {"name": [f"name_{n}" for n in ("layers", "heads", "d_model", "d_k", "steps", "seed", "batch")]},
+    },
+}  # fmt: skip
+
+
+def filled(template: str, words: dict[str, list[str]], catalog: dict[str, str]) -> list[str]:
+    """``template`` with every combination of the words its page fills in (other placeholders: "0")."""
+    names = list(words)
+    out = []
+    for combo in itertools.product(*(words[n] for n in names)):
+        values = {n: catalog[k] for n, k in zip(names, combo, strict=True)}
+        out.append(rules.PLACEHOLDER.sub(lambda m, v=values: v.get(m.group(1), "0"), template))
+    return out
+
+
+FILLED_CHECKS = (rules.forbidden_problems, rules.latin_problems, rules.spacing_problems, rules.punctuation_problems,
+                 rules.word_space_problems)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(FILLED))
+def test_filled_templates_follow_the_rules(name):
+    catalog = messages(LOCALES / "ja" / f"{name}.json")
+    problems = []
+    for key, words in FILLED[name].items():
+        for text in filled(catalog[key], words, catalog):
+            problems += [
+                f"{name}.{key} filled: {p} in {text!r}" for check in FILLED_CHECKS for p in check(text)
+            ]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_filled_check_catches_a_gap_between_words():
+    """The template issue 41 found: 「マスク {mask} での生成：」 reads 「マスク 因果 での生成：」 once filled."""
+    catalog = {"mask_causal": "因果", "mask_none": "なし（漏れあり：答えが見える）"}
+    texts = filled("マスク {mask} での生成：", {"mask": ["mask_causal", "mask_none"]}, catalog)
+    assert all(rules.word_space_problems(t) for t in texts)
+    assert not rules.spacing_problems("マスク {mask} での生成：")  # the template alone passes the old rules
+    assert rules.punctuation_problems("**マスク。** マスクされたセル") and not rules.punctuation_problems(
+        "**マスク**。マスクされたセル"
+    )

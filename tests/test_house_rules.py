@@ -127,3 +127,41 @@ def test_the_download_scan_finds_a_download_that_reruns():
 @pytest.mark.parametrize("path", UI_FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_a_download_does_not_rerun_the_page(path: Path):
     assert downloads_that_rerun(path.read_text("utf-8")) == []
+
+
+def _conflict_markers(text: str) -> list[int]:
+    """Line numbers (1-based) of a merge's conflict markers: a line that is exactly '=======' or
+    starts with seven '<' or '>' and a space."""
+    return [
+        i
+        for i, line in enumerate(text.splitlines(), 1)
+        if line == "=" * 7 or line.startswith(("<" * 7 + " ", ">" * 7 + " "))
+    ]
+
+
+def test_the_marker_scan_finds_a_conflict():
+    assert _conflict_markers("a\n" + "<" * 7 + " HEAD\nb\n" + "=" * 7 + "\nc\n" + ">" * 7 + " x\n") == [
+        2,
+        4,
+        6,
+    ]
+    assert _conflict_markers("a ======= b\n" + "=" * 8 + "\n") == []
+
+
+def test_no_tracked_file_holds_a_merge_conflict():
+    """A merge committed with its conflicts unresolved once left markers in three docs pages."""
+    import subprocess
+
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    found = {}
+    for name in files:
+        path = ROOT / name
+        if path.suffix not in {".py", ".md", ".json", ".txt", ".toml", ".cfg", ".sh", ".js", ".css", ".html"}:
+            continue
+        if path.is_file() and (
+            lines := _conflict_markers(path.read_text(encoding="utf-8", errors="replace"))
+        ):
+            found[name] = lines
+    assert found == {}

@@ -1,18 +1,23 @@
-"""The five experiments' conclusions: every branch from numbers (real tiny results from the core, then
-the same results with a field changed), and the page drawing each result in both languages."""
+"""The five experiments' conclusions on the page: every verdict the core can give has its own sentence
+in both languages, filled with the numbers it tested (made-up results, tests/test_training_verdicts.py),
+and the page draws each real (tiny) result with its conclusion in both languages."""
 
 from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import pytest
 from apptest_pages import charts, open_page, texts
+from test_training_verdicts import HEADS, INDUCTION, LEAKY, SQRT, _positions
 
 from attention_core.training import experiments as X
+from attention_core.training import verdicts as VD
 from attention_ui.i18n import catalog
 from attention_ui.training import cached
 from attention_ui.training import experiments_view as V
+
+MADE_UP = {"sqrt_dk": SQRT, "leaky_mask": LEAKY, "heads_specialise": HEADS, "induction_layers": INDUCTION,
+           "positions": _positions()}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -31,92 +36,76 @@ def keys(found) -> list[str]:
     return [k for k, _ in found]
 
 
-def test_sqrt_conclusions(results):
-    r = results["sqrt_dk"]
-    big = [
-        dataclasses.replace(s, grad_scaled=2.0, grad_unscaled=1.0, loss_scaled=1.0, loss_unscaled=2.0)
-        for s in r.seeds
-    ]
-    assert keys(V.sqrt_conclusions(dataclasses.replace(r, seeds=tuple(big)))) == [
-        "training.x_sqrt_grad_all", "training.x_sqrt_loss_all"]  # fmt: skip
-    mixed = [big[0], dataclasses.replace(big[1], grad_scaled=0.5, loss_scaled=3.0)]
-    found = V.sqrt_conclusions(dataclasses.replace(r, seeds=tuple(mixed)))
-    assert keys(found) == ["training.x_sqrt_grad_some", "training.x_sqrt_loss_weak"]
-    assert found[0][1]["larger"] == 1 and found[0][1]["lo"] == "0.5" and found[1][1]["lower"] == 1
+def _values(name: str) -> dict:
+    """Every placeholder value the conclusions of ``name`` fill (the union over its sentences)."""
+    out = {}
+    for _, values in V.conclusions(name, MADE_UP[name]):
+        out |= values
+    return out
 
 
-def test_leaky_conclusions(results):
-    r = results["leaky_mask"]
-    good = dataclasses.replace(
-        r.causal,
-        final_loss=1.0,
-        generation=dataclasses.replace(r.causal.generation, accuracy=0.1, follows=0.9),
-    )
-    leak = dataclasses.replace(
-        r.leaky,
-        final_loss=0.01,
-        generation=dataclasses.replace(r.leaky.generation, accuracy=0.2, follows=0.2),
-    )
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("name", V.NAMES)
+def test_every_verdict_has_its_own_sentence(name, lang):
+    msgs = catalog(lang)
+    values = V.fill(lambda key, **kw: msgs[key].format(**kw), _values(name) | {"err": "1e-15"})
+    sentences = set()
+    for verdict in VD.OUTCOMES[name]:
+        text = msgs[f"training.x_{V.PREFIX[name]}_{verdict}"].format(**values)
+        assert "{" not in text and "nan" not in text, (verdict, text)
+        sentences.add(text)
+    assert len(sentences) == len(VD.OUTCOMES[name])  # no two verdicts read the same
+
+
+def test_conclusions_follow_the_verdicts():
+    assert keys(V.conclusions("sqrt_dk", SQRT)) == [
+        "training.x_sqrt_grad_saturated", "training.x_sqrt_speed_faster", "training.x_sqrt_final_both_low"]  # fmt: skip
+    assert keys(V.conclusions("leaky_mask", LEAKY)) == [
+        "training.x_leaky_numbers", "training.x_leaky_reading_reads_future", "training.x_leaky_generation_full_works",
+        "training.x_leaky_causal_sealed"]  # fmt: skip
+    assert keys(V.conclusions("heads_specialise", HEADS)) == [
+        "training.x_heads_split_confirmed", "training.x_heads_accuracy_reached"]  # fmt: skip
+    assert keys(V.conclusions("induction_layers", INDUCTION)) == ["training.x_induction_numbers"] + [
+        f"training.x_induction_{v}" for v in VD.induction_verdicts(INDUCTION)]  # fmt: skip
+    assert keys(V.conclusions("positions", _positions())) == [
+        "training.x_positions_gap_gap", "training.x_positions_baseline_at", "training.x_positions_gap_gap",
+        "training.x_positions_baseline_at", "training.x_positions_equivariant"]  # fmt: skip
+
+
+def _say(name, result, lang="en") -> str:
+    msgs = catalog(lang)
+    out = []
+    for key, values in V.conclusions(name, result):
+        out.append(msgs[key].format(**V.fill(lambda k, **kw: msgs[k].format(**kw), values)))
+    return "\n".join(out)
+
+
+def test_the_sentences_state_the_numbers_they_tested():
+    sqrt = _say("sqrt_dk", SQRT)
     assert (
-        keys(V.leaky_conclusions(dataclasses.replace(r, causal=good, leaky=leak)))[1]
-        == "training.x_leaky_expected"
+        "steps 23, 27, 29" in sqrt
+        and "steps 44, 77, 49" in sqrt
+        and "in at most 0.75 times the undivided run's steps" in sqrt
     )
-    # judged by reading like the text, not by the same-place share (the leaky one's 0.2 > 0.1 above)
-    worse = dataclasses.replace(leak, final_loss=2.0)  # the leaky model did not reach the lower loss
+    never = dataclasses.replace(SQRT, seeds=(dataclasses.replace(SQRT.seeds[0], steps_unscaled=None),))
+    assert "steps > 150" in _say("sqrt_dk", never)
+    leaky = _say("leaky_mask", LEAKY)
     assert (
-        keys(V.leaky_conclusions(dataclasses.replace(r, causal=good, leaky=worse)))[1]
-        == "training.x_leaky_unexpected"
+        "positions 0 to 14 put 0.60 of their weight on later positions on average (0.20 on the next" in leaky
     )
-
-
-def test_heads_conclusions(results):
-    r = results["heads_specialise"]
-    split = dataclasses.replace(
-        r, previous_score=np.array([0.9, 0.1]), first_score=np.array([0.1, 0.8]), accuracy=0.95
-    )
-    found = V.heads_conclusions(split)
-    assert keys(found) == ["training.x_heads_split"] and (found[0][1]["hp"], found[0][1]["hf"]) == (0, 1)
-    same = dataclasses.replace(split, first_score=np.array([0.7, 0.1]), accuracy=0.5)
-    assert keys(V.heads_conclusions(same)) == ["training.x_heads_same", "training.x_heads_weak"]
-
-
-def test_induction_conclusions(results):
-    r = results["induction_layers"]
-    strong = dataclasses.replace(
-        r,
-        one=dataclasses.replace(r.one, accuracy=0.2),
-        two=dataclasses.replace(r.two, accuracy=0.95, induction=np.array([[0.1], [0.8]]),
-                                phase=X.PhaseChange(500, 3.0, 1.0)),
-        induction_head=(1, 0), accuracy_without_previous_head=0.3,
-    )  # fmt: skip
-    assert keys(V.induction_conclusions(strong)) == [
-        "training.x_induction_numbers", "training.x_induction_reached", "training.x_induction_circuit",
-        "training.x_induction_phase"]  # fmt: skip
-    weak = dataclasses.replace(
-        strong, one=dataclasses.replace(strong.one, accuracy=0.95), accuracy_without_previous_head=0.94,
-        two=dataclasses.replace(strong.two, induction=np.array([[0.1], [0.3]]), phase=X.PhaseChange(500, 3.0, 2.9)),
-    )  # fmt: skip
-    assert keys(V.induction_conclusions(weak)) == [
-        "training.x_induction_numbers", "training.x_induction_not_reached", "training.x_induction_no_gap",
-        "training.x_induction_circuit_weak", "training.x_induction_no_phase"]  # fmt: skip
-
-
-def test_positions_conclusions(results):
-    r = results["positions"]
-    runs = [dataclasses.replace(x, accuracy=0.99 if x.positions else 0.2, equivariance_error=0.0 if not x.positions
-                                else 1.0) for x in r.runs]  # fmt: skip
-    found = V.positions_conclusions(dataclasses.replace(r, runs=tuple(runs)))
-    assert keys(found) == [
-        "training.x_positions_gap",
-        "training.x_positions_gap",
-        "training.x_positions_equivariant",
-    ]
-    broken = [dataclasses.replace(x, accuracy=0.5, equivariance_error=0.1) for x in r.runs]
-    found = V.positions_conclusions(dataclasses.replace(r, runs=tuple(broken)))
-    assert (
-        keys(found)[0] == "training.x_positions_no_gap"
-        and keys(found)[-1] == "training.x_positions_not_equivariant"
-    )
+    assert "100.0 %" in leaky and "30.0 %" in leaky
+    assert "the last position, 15," in leaky and "positions 3 to 14" in leaky
+    heads = _say("heads_specialise", HEADS)
+    assert "Head 0 takes the previous token (mean weight 0.99, against 0.11" in heads
+    induction = _say("induction_layers", INDUCTION)
+    assert "from step 70 to step 250" in induction and "between steps 280 and 330" in induction
+    assert "a query at position 10 is in the repeat only when the segment is 10 long" in induction
+    assert "(head 0: a score of 0.5 or more" in induction
+    many = dataclasses.replace(INDUCTION, previous_heads=(0, 2))
+    assert "(heads 0, 2: a score of 0.5 or more" in _say("induction_layers", many)
+    assert "（ヘッド 0, 2：スコア 0.5 以上" in _say("induction_layers", many, "ja")
+    positions = _say("positions", _positions())
+    assert "the best a model can expect on these inputs is 27.0 %, and it gets 27.0 %" in positions
 
 
 def test_a_stopped_experiment_concludes_nothing(results):
@@ -138,20 +127,15 @@ def test_the_page_draws_each_result_with_its_conclusion(results, lang):
         runner._remember((name, V.settings_for(name, text)), result)  # as if this experiment had run
     at = open_page("app_pages/training.py", lang=lang)
     shown = charts(at, "tr_chart_")
-    for name in (
-        "x_sqrt",
-        "x_sqrt_grad",
-        "x_leaky",
-        "x_heads_maps",
-        "x_heads_lost",
-        "x_induction",
-        "x_positions",
-    ):
+    for name in ("x_sqrt", "x_sqrt_grad", "x_leaky", "x_leaky_positions", "x_leaky_next", "x_heads_maps",
+                 "x_heads_lost", "x_induction", "x_positions"):  # fmt: skip
         assert name in shown, name
     page = texts(at)
     for name, result in results.items():
-        key, values = V.conclusions(name, result)[0]
-        assert msgs[key].split("{")[0][:12] in page, (name, key)
+        for key, _ in V.conclusions(name, result):
+            assert msgs[key].split("{")[0][:12] in page, (name, key)
+    per_seed = next(df.value for df in at.dataframe if msgs["training.x_col_grad_scaled"] in df.value.columns)
+    assert len(per_seed) == 2 and len(per_seed.columns) == 8  # one row per seed
     assert not [
         b for b in at.button if b.key and b.key.startswith("tr_x_") and not b.key.startswith("tr_x_stop")
     ]

@@ -249,6 +249,22 @@ def test_sqrt_dk_reports_each_run_and_its_settings():
             _naive_score_gradient(row.run_unscaled.settings)[:2], rel=1e-9)  # fmt: skip
         # 3 steps: the last 10 % rounds to no point, so the last loss
         assert row.loss_scaled == row.run_scaled.losses[2] and row.loss_unscaled == row.run_unscaled.losses[2]
+        # 3 steps: shorter than the 5-step mean, and than step 20
+        assert (row.steps_scaled, row.steps_unscaled) == (None, None)
+        assert math.isnan(row.early_scaled) and math.isnan(row.early_unscaled)
+
+
+def test_sqrt_dk_rows_carry_each_runs_own_steps_to_the_level_and_early_loss(monkeypatch):
+    """Which run's curve each field is read from (the functions themselves: test_training_measures.py)."""
+    monkeypatch.setattr(X, "steps_to_level", lambda losses: ("steps", float(losses[0])))
+    monkeypatch.setattr(X, "loss_at", lambda losses: ("early", float(losses[-1])))
+    r = X.sqrt_dk(X.SqrtDkSettings(d_k=4, steps=3, seeds=(1,)))
+    (row,) = r.seeds
+    assert row.steps_scaled == ("steps", row.run_scaled.losses[0])
+    assert row.steps_unscaled == ("steps", row.run_unscaled.losses[0])
+    assert row.early_scaled == ("early", row.run_scaled.losses[-1])
+    assert row.early_unscaled == ("early", row.run_unscaled.losses[-1])
+    assert row.run_scaled.losses[0] != row.run_unscaled.losses[0]
 
 
 def test_sqrt_dk_stops_after_the_run_that_was_stopped():
@@ -280,7 +296,7 @@ def test_sqrt_dk_stopped_by_the_scaled_run_alone():
 
 def test_grad_ratio_is_scaled_over_unscaled_and_infinite_over_zero():
     def row(g_s: float, g_u: float) -> X.SqrtDkSeed:
-        return X.SqrtDkSeed(0, g_s, g_u, 0.5, 0.9, 1.0, 2.0, None, None)
+        return X.SqrtDkSeed(0, g_s, g_u, 0.5, 0.9, 1.0, 2.0, None, None, math.nan, math.nan, None, None)
 
     r = X.SqrtDkResult(X.SqrtDkSettings(), (row(1.0, 4.0), row(3.0, 0.0), row(0.0, 2.0)), False)
     assert r.grad_ratio.tolist() == [0.25, math.inf, 0.0]
@@ -305,11 +321,18 @@ def test_leaky_mask_reports_both_runs_with_their_numbers():
         assert lr_run.mask == mask and st.mask_kind == mask
         assert (st.task, st.text, st.total_steps, st.seed, st.lr) == ("text", "abcabd", 3, 4, 0.02)
         assert lr_run.final_loss == lr_run.run.losses[2]  # 3 steps: the last one
-        assert lr_run.text_accuracy == lr_run.run.final_accuracy
-        g = lr_run.generation
+        g = lr_run.short
         assert g.prompt == "ab" and g.expected == "cabdab"
         out = _naive_generate(lr_run.run, [0, 1], 6)
         assert g.generated == "".join("abcd"[i] for i in out)
+        full = lr_run.full  # the window is 16 long: the whole text (6) is the prompt
+        assert full.prompt == "abcabd" and full.expected == "abcabd"
+        assert full.generated == "".join(
+            "abcd"[i] for i in _naive_generate(lr_run.run, [0, 1, 2, 0, 1, 3], 6)
+        )
+        assert lr_run.visible.shape == lr_run.prefix.shape == (16,) and lr_run.next_weight.shape == (15,)
+        np.testing.assert_array_equal(lr_run.future_weight, X.future_weight(lr_run.run))
+        np.testing.assert_array_equal(lr_run.next_weight, X.next_weight(lr_run.run))
 
 
 @pytest.mark.parametrize("stop_at", [2, 5])

@@ -172,46 +172,86 @@ def test_heads_stops_when_asked():
 # --- phase_change --------------------------------------------------------------------------------------
 
 
-def test_phase_change_of_a_short_curve_is_its_middle_and_its_ends():
-    # 5 points < 3 windows of 2: the middle step 5 // 2 = 2, the first and the last loss
-    assert X.phase_change(np.array([5.0, 4.0, 3.5, 1.0, 0.5]), window=2) == X.PhaseChange(2, 5.0, 0.5)
+def _phase(curve, **kw):
+    return X.phase_change(np.asarray(curve, dtype=float), **kw)
 
 
-def test_phase_change_from_exactly_three_windows_on_measures_the_fall():
-    # 6 points = 3 windows of 2. Moving means 4, 2.5, 1, 1, 1; falls over 2 steps 3, 1.5, 0; the first
-    # tenth is 6 // 10 = 0 points. Steepest at t = 0: drop step 0 + 2, means 4 before and 1 after.
-    assert X.phase_change(np.array([4.0, 4.0, 1.0, 1.0, 1.0, 1.0]), window=2) == X.PhaseChange(2, 4.0, 1.0)
+def test_phase_change_of_a_curve_too_short_for_one_fall():
+    """A run stopped before its first step, or one shorter than a window and a fall: nothing measured."""
+    for curve in ([], [3.0] * 5, [3.0] * 6):  # window 2 and k 5: 6 means (7 losses) make one fall
+        p = _phase(curve, window=2, k=5)
+        assert math.isnan(p.span) and p.plateau_start is None and (p.drop_start, p.drop_end) == (0, 0)
+        assert p == X.NO_PHASE
+    p = _phase([3.0] * 6 + [1.0], window=2, k=5)  # means 3 3 3 3 3 2: the one fall, from step 2 to 7
+    assert (p.span, p.drop_start, p.drop_end, p.drop_from, p.drop_to) == (1.0, 2, 7, 3.0, 2.0)
 
 
-def test_phase_change_skips_the_first_tenth_only():
-    # 40 points, window 2: 12 ×5, 5 ×20, 1 ×15. Moving means m[t] (steps t, t+1): 12 up to t = 3,
-    # 8.5 at 4, 5 from 5 to 23, 3 at 24, 1 after. Falls m[t] − m[t+2]: 7 at t = 3 (the largest, but
-    # inside the first tenth, t < 4), 3.5 at t = 4, 4 at t = 23. So the fall at t = 23: drop step 25.
-    curve = np.array([12.0] * 5 + [5.0] * 20 + [1.0] * 15)
-    assert X.phase_change(curve, window=2) == X.PhaseChange(25, 5.0, 1.0)
-    # 60 points with the default window of 20: 3 for 30 steps, then 1. The means of 20 are 3 up to
-    # t = 10, fall by 0.1 a step to 1 at t = 30. Over 20 steps the largest fall, 2, is the one from
-    # t = 10 (3) to t = 30 (1): drop step 30.
-    p = X.phase_change([3.0] * 30 + [1.0] * 30)
-    assert p.drop_step == 30
-    assert (p.loss_before, p.loss_after) == (pytest.approx(3.0, abs=1e-12), pytest.approx(1.0, abs=1e-12))
+def test_phase_change_by_hand():
+    """window 2, k 2, flat 0.1. Losses 9 9 9 9 9 5 1 1 1: means (steps 1-2 … 8-9) 9 9 9 9 7 3 1 1,
+    range 8. Falls over 2 means: 0 0 2 6 6 2: the first largest, 6, at t = 3 (from the mean of steps
+    4-5 to that of 6-7). Before it, windows that end by t = 3: t = 0, 1 (falls 0 and 0 < 0.8): the
+    plateau from step 0 + 2 to step 1 + 2 + 2, at 9 nats; the flattest fall 0."""
+    p = _phase([9, 9, 9, 9, 9, 5, 1, 1, 1], window=2, k=2, flat=0.1)
+    assert p == X.PhaseChange(8.0, 5, 7, 9.0, 3.0, 2, 5, 9.0, 0.0)
 
 
-@pytest.mark.skipif(np.finfo(np.longdouble).nmant <= 52, reason="long double is float64 here")
-def test_phase_change_reads_the_curve_as_float64():
-    """The curve is rounded to float64 before the means. With u = 2⁻⁵², long doubles 1 + 0.9u and
-    1 + 0.4u round to 1 + u and 1; their mean (1 + u + 1) / 2 = 1 + u/2 is a tie that rounds to the
-    even 1. Averaged as long doubles first it would be 1 + 0.65u, which rounds to 1 + u."""
-    u = np.longdouble(2.0) ** -52
-    curve = np.array([1 + 0.9 * u, 1 + 0.4 * u, 0, 0, 0, 0], dtype=np.longdouble)
-    # 6 points = 3 windows of 2: means 1, 0.5, 0, 0, 0; the steepest fall is from t = 0 to t = 2
-    assert X.phase_change(curve, window=2) == X.PhaseChange(2, 1.0, 0.0)
+def test_phase_change_without_a_plateau():
+    """A steady fall then a steeper one: no 2-step window falls by less than 10 % of the range."""
+    p = _phase([10, 9, 8, 7, 6, 2, 0, 0], window=1, k=2, flat=0.1)  # range 10; falls 2 2 2 5 6 2
+    assert (p.drop_start, p.drop_end, p.drop_from, p.drop_to) == (5, 7, 6.0, 0.0)
+    assert p.plateau_start is None and p.plateau_end is None and math.isnan(p.plateau_loss)
+    assert p.flattest == pytest.approx(0.2)  # windows t = 0, 1, 2 (ending by t = 4): falls 2, 2, 2
 
 
-def test_phase_change_of_an_empty_curve():
-    """A run stopped before its first step has no losses: no fall to find, and no error."""
-    p = X.phase_change(np.array([]))
-    assert p.drop_step == 0 and math.isnan(p.loss_before) and math.isnan(p.loss_after)
+def test_phase_change_takes_the_longest_flat_stretch_and_the_flat_share_as_given():
+    # means = losses (window 1). Flat windows (fall < 0.5): t = 0, 3, 4, 5; the longest run 3..5
+    curve = [10, 10, 8, 8, 8, 8, 8, 0, 0]
+    p = _phase(curve, window=1, k=1, flat=0.05)  # range 10: falls 0 2 0 0 0 0 8 0
+    assert (p.drop_start, p.plateau_start, p.plateau_end, p.plateau_loss) == (7, 3, 7, 8.0)
+    assert _phase(curve, window=1, k=1, flat=0.0).plateau_start is None  # strict: a fall of 0 is not < 0
+
+
+def test_phase_change_when_the_drop_comes_first():
+    """The steepest fall from the first mean: no window ends before it, so no plateau and no flattest."""
+    p = _phase([4.0, 0.0, 0.0, 0.0, 0.0], window=1, k=1)
+    assert (p.drop_start, p.drop_from, p.drop_to) == (1, 4.0, 0.0)
+    assert p.plateau_start is None and math.isnan(p.flattest)
+
+
+def test_phase_change_plateau_level_is_its_mean_and_flattest_a_share_below_one_nat():
+    # window 1, k 2, flat 0.1, range 5: falls 0.2 0.2 0.2 3.7 4.6 1 0; the drop from t = 4; windows
+    # t = 0 … 2 end by it, all flat: the plateau from step 1 to 5, its level the mean of 5 … 4.6
+    p = _phase([5.0, 4.9, 4.8, 4.7, 4.6, 1.0, 0.0, 0.0, 0.0], window=1, k=2, flat=0.1)
+    assert (p.plateau_start, p.plateau_end, p.drop_start) == (1, 5, 5)
+    assert p.plateau_loss == pytest.approx(4.8) and p.flattest == pytest.approx(0.2 / 5)
+    small = _phase(np.array([9, 9, 9, 9, 9, 5, 1, 1, 1]) / 10, window=2, k=2, flat=0.1)  # a range of 0.8
+    assert small.flattest == 0.0 and small.plateau_start == 2
+
+
+def test_phase_change_of_a_flat_curve():
+    p = _phase([2.0] * 10, window=2, k=2)
+    assert p.span == 0 and p.plateau_start is None and math.isnan(p.flattest)
+
+
+def test_phase_change_defaults_are_the_lab_s():
+    """20-step means, falls over 50 steps: 3 for 120 steps, then 1. The means (steps t+1 … t+20) are 3
+    up to t = 100, 1 from t = 120. The largest fall over 50, 2, first from t = 70 (step 90) to step
+    140. Windows that end by t = 70 start at t <= 20: all fall 0, so a plateau from step 20 to 90."""
+    p = _phase([3.0] * 120 + [1.0] * 100)
+    assert (p.drop_start, p.drop_end, p.plateau_start, p.plateau_end) == (90, 140, 20, 90)
+    assert p.drop_from == pytest.approx(3.0) and p.drop_to == pytest.approx(1.0)
+    assert p.plateau_loss == pytest.approx(3.0) and p.flattest == 0.0
+    # 4 % of the range (about 2): a slope of 0.06 per 50 steps is flat, one of 0.1 is not
+    for fall, flat in ((0.06, True), (0.1, False)):
+        p = _phase(list(3.0 - np.arange(170) * fall / 50) + [1.0] * 100)
+        assert (p.plateau_start is not None) is flat, fall
+
+
+def test_longest_run():
+    assert X._longest_run(np.array([], dtype=int)) is None
+    assert X._longest_run(np.array([4])) == (4, 4)
+    assert X._longest_run(np.array([0, 1, 5, 6, 7, 9])) == (5, 7)
+    assert X._longest_run(np.array([0, 1, 3, 4])) == (0, 1)  # the earliest of equal lengths
 
 
 # --- induction_layers ----------------------------------------------------------------------------------
@@ -236,9 +276,8 @@ def _induction_settings(r, labels):
         assert depth.accuracy == depth.run.final_accuracy
         np.testing.assert_array_equal(depth.induction, depth.run.induction)
         np.testing.assert_array_equal(depth.previous_token, depth.run.previous_token)
-        # 3 losses, shorter than three windows: the middle step 3 // 2 and the first and last loss
-        losses = depth.run.losses
-        assert depth.phase == X.PhaseChange(1, float(losses[0]), float(losses[2]))
+        assert depth.phase == X.NO_PHASE  # 3 losses: shorter than one mean and one fall
+        assert depth.by_lengths.shape == (7,)
 
 
 def _first_largest(values) -> int:
@@ -252,23 +291,26 @@ def _induction_heads_and_ablation(r):
     # the rows differ in their strongest head, so reading the wrong layer shows
     assert _first_largest(two.previous_token[0]) != _first_largest(two.previous_token[1])
     assert _first_largest(two.induction[0]) != _first_largest(two.induction[1])
-    assert r.previous_head == (0, _first_largest(two.previous_token[0]))
+    strong = [h for h in range(4) if float(two.previous_token[0, h]) >= 0.5]
+    assert r.previous_heads == (tuple(strong) or (_first_largest(two.previous_token[0]),))
     assert r.induction_head == (1, _first_largest(two.induction[1]))
     run = two.run
     divisor = run.settings.divisor
     batch = _final_batch(run)
     guesses = _guesses(M.logits_of(run.params, batch.tokens, run.allowed, divisor))
     assert _share(guesses, batch.targets, batch.scored, WHOLE[0]) == run.final_accuracy
-    zeroed = _without_head(run.params, 0, r.previous_head[1], run.settings.head_dim)
+    zeroed = run.params
+    for head in r.previous_heads:
+        zeroed = _without_head(zeroed, 0, head, run.settings.head_dim)
     guesses = _guesses(M.logits_of(zeroed, batch.tokens, run.allowed, divisor))
     expected = _share(guesses, batch.targets, batch.scored, WHOLE[0])
-    assert r.accuracy_without_previous_head == expected != run.final_accuracy
+    assert r.accuracy_without_previous_heads == expected != run.final_accuracy
     # the repeated sample (10 tokens and the same again): query i of the repeat, key i − 10 + 1
     w = M.forward(zeroed, run.repeated[None], run.allowed, divisor).weights()[0]  # [2, 4, 20, 20]
     h = r.induction_head[1]
     score = sum(float(w[1, h, i, i - 9]) for i in range(10, 20)) / 10
     assert len(run.repeated) == 20
-    assert r.induction_without_previous_head == pytest.approx(score, rel=1e-12)
+    assert r.induction_without_previous_heads == pytest.approx(score, rel=1e-12)
     assert abs(score - float(two.induction[1, h])) > 1e-6  # the zeroed head mattered
 
 
@@ -317,6 +359,8 @@ def _positions_settings(r, labels):
     for p in r.runs:
         s = p.run.settings
         assert (s.task, s.positions) == (p.task, p.positions)
+        # the baseline of the sequences the final accuracy is measured on (train's module doc: (seed, 4))
+        assert p.baseline == X.multiset_baseline(p.task, _final_batch(p.run).tokens, 16)
         assert (s.total_steps, s.seed, s.lr, s.layers, s.ffn) == (2, 1, 1e-2, 2, True)
         assert s.mask == "none"  # set off by name (the settings say so), not left to the task
         assert p.run.steps_done == 2 and p.accuracy == p.run.final_accuracy

@@ -112,3 +112,10 @@ def test_questions_answer_from_the_numbers():
     assert questions.pattern_question("first", 1, 1).choices[
         questions.pattern_question("first", 1, 1).correct
     ] == ("training.pattern_first")
+
+
+def test_a_percentage_never_breaks_from_its_number() -> None:
+    from attention_ui.training.experiments_view import keep_units
+
+    assert keep_units("100.0 % right, 2.0 % of it") == "100.0\u00a0% right, 2.0\u00a0% of it"
+    assert keep_units("no unit here") == "no unit here"

@@ -29,6 +29,9 @@ MULTI_HEAD = "multi_head"
 FUNCTIONS = (ONE_HEAD, *STEP_FUNCTIONS, MULTI_HEAD)
 # The one-head intermediates in the order they are computed; each step function makes one of them.
 STEPS = ("Q", "K", "V", "scores", "scaled", "masked", "weights", "output")
+# The multi-head ones: the same steps with the head first ([h, n, ...]), each head's output, the heads
+# side by side, and the layer's output (Concat · W_O).
+MULTI_STEPS = ("Q", "K", "V", "scores", "scaled", "masked", "weights", "heads", "concat", "layer_output")
 STEP_OUTPUT = {
     "scores": "scores",
     "scale": "scaled",
@@ -65,8 +68,9 @@ class Case:
 
 @dataclass(frozen=True)
 class Reference:
-    """The core's intermediates of one head (names of :data:`STEPS`); ``masked`` is ``scaled`` when
-    there is no mask. For a multi-head case only ``output`` is set."""
+    """The core's intermediates of one case: one head's (names of :data:`STEPS`; ``masked`` is
+    ``scaled`` when there is no mask), or a multi-head case's (:data:`MULTI_STEPS`: the per-head steps
+    head first, ``heads`` ``[h, n, d_v]``, ``concat`` ``[n, h*d_v]``; ``output`` is the layer's)."""
 
     output: np.ndarray
     Q: np.ndarray | None = None
@@ -76,6 +80,20 @@ class Reference:
     scaled: np.ndarray | None = None
     masked: np.ndarray | None = None
     weights: np.ndarray | None = None
+    heads: np.ndarray | None = None
+    concat: np.ndarray | None = None
+
+    @property
+    def multi(self) -> bool:
+        return self.concat is not None
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return MULTI_STEPS if self.multi else STEPS
+
+    @property
+    def layer_output(self) -> np.ndarray:
+        return self.output
 
     def step(self, name: str) -> np.ndarray:
         return getattr(self, name)
@@ -99,7 +117,20 @@ def reference(case: Case) -> Reference:
         n = case.n
         allowed = np.ones((n, n), dtype=bool) if case.mask is None else case.mask
         params = AttentionParams(W_Q=case.W_Q, W_K=case.W_K, W_V=case.W_V, W_O=case.W_O)
-        return Reference(output=attend(case.X, params, allowed, divisor).output)
+        t = attend(case.X, params, allowed, divisor)
+        masked = t.scores_scaled if case.mask is None else t.scores_masked
+        return Reference(
+            t.output,
+            t.Q,
+            t.K,
+            t.V,
+            t.scores_raw,
+            t.scores_scaled,
+            masked,
+            t.weights,
+            t.head_outputs,
+            t.concat,
+        )
     Q = case.X @ case.W_Q  # [n, d_k]
     K = case.X @ case.W_K  # [n, d_k]
     V = case.X @ case.W_V  # [n, d_v]
@@ -169,8 +200,9 @@ def hidden_cases(seed: int = HIDDEN_SEED) -> tuple[Case, ...]:
         one("causal", 6, 8, 4, 4, steps.build_mask("causal", 6)),
         one("masked_row", 4, 5, 2, 3, masked_row),
         one("padding", 5, 6, 3, 3, steps.build_mask("padding", 5, n_pad=2)),
-        # scores in the thousands: exp() of them overflows to inf unless the row's max is subtracted
-        one("large_scores", 4, 4, 2, 2, None, x_scale=60.0),
+        # scores in the thousands: exp() of them overflows to inf unless the row's max is subtracted;
+        # d_k = n, the one case where Q @ K (K not transposed) runs, so that trap can be named
+        one("large_scores", 4, 4, 4, 2, None, x_scale=60.0),
     ]
     X = rng.standard_normal((5, 8))
     W_Q, W_K, W_V = _weights(rng, 8, 3, 5, heads=4)

@@ -33,7 +33,8 @@ def check_cases(source: str, cases: Sequence[Case], sandbox: Sandbox | None = No
     box = sandbox or default_sandbox()
     reply = box.run({"source": source, "cases": [encode_case(c) for c in cases]})
     refs = {(c.name, c.multi): reference(c) for c in cases}
-    return build_report(reply.data, reply.killed, cases, refs, trap_outputs(cases))
+    traps, multi_traps = trap_outputs(cases), trap_outputs(cases, multi=True)
+    return build_report(reply.data, reply.killed, cases, refs, traps, multi_traps)
 
 
 def check(source: str, text: str, config: AttentionConfig, sandbox: Sandbox | None = None) -> Report:

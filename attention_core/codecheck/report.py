@@ -5,7 +5,7 @@ from __future__ import annotations
 from .cases import STEP_OUTPUT
 from .policy import REFUSAL_TEXT
 from .sandbox import WALL_FACTOR
-from .verdict import ERROR, PASS, CaseResult, LearnerError, Report
+from .verdict import ERROR, PASS, CaseResult, LearnerError, Report, TrapMatch
 from .worker import CPU_SECONDS, MEMORY_BYTES
 
 KILLED_TEXT = {
@@ -24,6 +24,14 @@ STEP_TEXT = {
     "masked": "the masked scores",
     "weights": "the softmax weights",
     "output": "the output weights · V",
+    "heads": "each head's output weights · V",
+    "concat": "the heads side by side (Concat)",
+    "layer_output": "the layer's output Concat · W_O",
+}
+WHO_GIVES = {
+    "attention": "your attention gives",
+    "chain": "your step functions, run one after the other, give",
+    "multi_head": "your multi_head gives",
 }
 CASE_TEXT = {
     "sentence": "your sentence",
@@ -77,6 +85,27 @@ def _case_line(result: CaseResult) -> str:
     return "\n".join(lines)
 
 
+def trap_lines(match: TrapMatch, trap_names: dict[str, str]) -> list[str]:
+    """What a trap match says: the traps' numbers equal the learner's on every case, and when several
+    are named, that they give the same numbers as each other there (never which one was written)."""
+    names = [trap_names.get(n, n) for n in match.names]
+    who = WHO_GIVES[match.function]
+    if len(names) == 1:
+        lines = [f"On every case, {who} the same numbers as a known trap: {names[0]}."]
+    else:
+        lines = [
+            f"On every case, {who} the same numbers as each of these known traps: {', '.join(names)}.",
+            "They give the same numbers as each other on every case of the check, so it cannot tell which"
+            " one you wrote.",
+        ]
+    if match.empty_rows:
+        lines.append(
+            "Counted as equal: rows where a query has no key left to read, which your code makes NaN (0/0)"
+            " and the trap zeros, as the contract asks."
+        )
+    return lines
+
+
 def report_text(report: Report, trap_names: dict[str, str] | None = None) -> str:
     """The whole report; ``trap_names`` maps a trap's id to a readable name (default: the id)."""
     lines = []
@@ -97,8 +126,8 @@ def report_text(report: Report, trap_names: dict[str, str] | None = None) -> str
     first = report.first_wrong_step
     if first is not None:
         lines.append(f"The first step that differs: {first.function}.")
-    for trap in report.traps:
-        lines.append(f"This is a known trap: {(trap_names or {}).get(trap, trap)}.")
+    for match in report.matches:
+        lines += trap_lines(match, trap_names or {})
     if report.printed:
         lines.append("Printed:")
         lines.append(report.printed.rstrip("\n"))

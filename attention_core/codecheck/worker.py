@@ -179,17 +179,24 @@ def _value(result) -> dict:
 
 
 def _learner_locals(captured: dict, arguments: tuple) -> list:
-    """The learner's numeric arrays of one call, in the order the function first names them."""
+    """The learner's numeric arrays of one call, in the order the function first names them.
+
+    A list or tuple of numeric arrays of one shape (one head's output per item, as a loop over the
+    heads collects them) is sent stacked, as the head-first array it stands for.
+    """
     import numpy as np
 
-    from .wire import encode_array
+    from .wire import MAX_DIMS, encode_array
 
     out = []
     for name, value in captured.items():
         if name.startswith("_") or name in arguments or len(out) >= MAX_LOCALS:
             continue
+        if isinstance(value, (list, tuple)) and value and len(value) <= 64:
+            if all(isinstance(v, np.ndarray) and v.shape == value[0].shape for v in value):
+                value = np.stack(value) if value[0].size * len(value) <= 10_000 else None
         if isinstance(value, np.ndarray) and value.dtype.kind in "fiub" and 0 < value.size <= 10_000:
-            if value.ndim <= 2:
+            if value.ndim <= MAX_DIMS:
                 out.append([name, encode_array(value)])
     return out
 
@@ -263,7 +270,8 @@ def _run_case(case, functions: dict) -> list[dict]:
     if case.multi:
         if functions[C.MULTI_HEAD]:
             args = (case.X, case.W_Q, case.W_K, case.W_V, case.W_O, case.mask)
-            runs.append({"fn": C.MULTI_HEAD, "case": case.name, **call(functions[C.MULTI_HEAD], args)})
+            multi = call(functions[C.MULTI_HEAD], args, capture=True)
+            runs.append({"fn": C.MULTI_HEAD, "case": case.name, **multi})
         return runs
     if functions[C.ONE_HEAD]:
         args = (case.X, case.W_Q, case.W_K, case.W_V, case.mask, case.d_k)

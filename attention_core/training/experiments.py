@@ -1,11 +1,11 @@
 """The training lab's five experiments, each a function of a small frozen settings object that
 returns a frozen result holding the numbers the page's conclusion is built from.
 
-Nothing here decides what a result means in words: the page states the comparison and the
-numbers, and says so when a difference is small. Every run goes through :func:`train.train`, so
-the same settings give the same numbers; ``on_progress(label, progress)`` reports each run by a
-label (``"scaled, seed 0"`` style keys below) and ``should_stop`` ends the current run early (the
-result then says ``stopped``).
+Nothing here decides what a result means: :mod:`.verdicts` reads these numbers against named
+conditions and margins, and the page says each verdict in words. Every run goes through
+:func:`train.train`, so the same settings give the same numbers; ``on_progress(label, progress)``
+reports each run by a label (``"scaled, seed 0"`` style keys below) and ``should_stop`` ends the
+current run early (the result then says ``stopped``).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ import numpy as np
 
 from ..arrays import read_only
 from ..labs.decoder_view import head_summary
-from ..labs.heads import previous_token_scores
+from ..labs.heads import induction_scores, previous_token_scores
 from ..steps import build_mask
 from .model import accuracy, backward, cross_entropy, forward, logits_of
-from .tasks import PAIR_VOCAB
-from .train import TrainProgress, TrainRun, TrainSettings, train
+from .tasks import INDUCTION_SEGMENT, PAIR_VOCAB
+from .train import FINAL_HELD_OUT, TrainProgress, TrainRun, TrainSettings, train
 
 Progress = Callable[[str, TrainProgress], None] | None
 Stop = Callable[[], bool] | None
@@ -39,9 +39,37 @@ def tail_mean(losses: np.ndarray, share: float = 0.1) -> float:
     return float(np.mean(losses[-k:]))
 
 
+def moving_mean(losses: np.ndarray, window: int) -> np.ndarray:
+    """``[len − window + 1]``: entry ``t`` is the mean of the losses of steps ``t + 1 … t + window``
+    (step 1 is the first); empty when the curve is shorter than ``window``."""
+    losses = np.asarray(losses, dtype=float)
+    if len(losses) < window:
+        return np.zeros(0)
+    return np.convolve(losses, np.ones(window) / window, mode="valid")
+
+
 # --------------------------------------------------------------------------------------------
 # 1. √d_k
 # --------------------------------------------------------------------------------------------
+
+LOSS_LEVEL = 0.1  # nats: "learned" for steps-to-level (the previous-token task starts near ln 16 ≈ 2.8)
+LEVEL_WINDOW = 5  # steps in the moving mean compared with LOSS_LEVEL (one batch's noise averaged out)
+EARLY_STEP = 20  # the fixed early step whose loss (the mean of LEVEL_WINDOW steps ending there) is shown
+
+
+def steps_to_level(losses: np.ndarray, level: float = LOSS_LEVEL, window: int = LEVEL_WINDOW) -> int | None:
+    """The first step at which the mean of the last ``window`` losses is below ``level``; None if
+    the curve never gets there."""
+    below = np.flatnonzero(moving_mean(losses, window) < level)
+    return int(below[0]) + window if below.size else None
+
+
+def loss_at(losses: np.ndarray, step: int = EARLY_STEP, window: int = LEVEL_WINDOW) -> float:
+    """The mean loss of steps ``step − window + 1 … step`` (NaN when the curve is shorter)."""
+    losses = np.asarray(losses, dtype=float)
+    if not window <= step <= len(losses):
+        return math.nan
+    return float(np.mean(losses[step - window : step]))
 
 
 @dataclass(frozen=True)
@@ -62,6 +90,10 @@ class SqrtDkSeed:
     max_weight_unscaled: float
     loss_scaled: float  # training loss after N steps (mean of the last 10 %)
     loss_unscaled: float
+    steps_scaled: int | None  # the first step with the moving mean below LOSS_LEVEL (None: never)
+    steps_unscaled: int | None
+    early_scaled: float  # the loss at EARLY_STEP (the mean of LEVEL_WINDOW steps ending there)
+    early_unscaled: float
     run_scaled: TrainRun
     run_unscaled: TrainRun
 
@@ -112,8 +144,12 @@ def sqrt_dk(
         r_s = _train(scaled, f"scaled, seed {seed}", on_progress, should_stop)
         r_u = _train(unscaled, f"unscaled, seed {seed}", on_progress, should_stop)
         rows.append(
-            SqrtDkSeed(seed, g_s, g_u, w_s, w_u, tail_mean(r_s.losses), tail_mean(r_u.losses), r_s, r_u)
-        )
+            SqrtDkSeed(
+                seed, g_s, g_u, w_s, w_u, tail_mean(r_s.losses), tail_mean(r_u.losses),
+                steps_to_level(r_s.losses), steps_to_level(r_u.losses), loss_at(r_s.losses),
+                loss_at(r_u.losses), r_s, r_u,
+            )
+        )  # fmt: skip
         stopped = stopped or r_s.stopped or r_u.stopped
         if stopped:
             break
@@ -130,7 +166,7 @@ class LeakySettings:
     text: str
     steps: int = 600
     seed: int = 0
-    prompt: int = 4  # characters of the text given before generating
+    prompt: int = 4  # characters of the text given before the short-prompt generation
     lr: float = 3e-3
 
 
@@ -150,11 +186,17 @@ class Generation:
 
 @dataclass(frozen=True)
 class LeakyRun:
+    """One model of the leaky-mask experiment, measured on every window of the text (each start)."""
+
     mask: str
     run: TrainRun
     final_loss: float  # training loss, mean of the last 10 % of steps
-    text_accuracy: float  # next character on the text, each position reading what the mask allows
-    generation: Generation
+    visible: np.ndarray  # [n] accuracy at each position given the whole window (as in training)
+    prefix: np.ndarray  # [n] the same positions given only the characters up to them (as in generation)
+    next_weight: np.ndarray  # [n-1] mean weight on position i+1 (next_weight)
+    future_weight: np.ndarray  # [n] mean weight on every position after i together (future_weight)
+    short: Generation  # from the text's first `prompt` characters
+    full: Generation  # from its first n characters: a full window
 
 
 @dataclass(frozen=True)
@@ -167,8 +209,8 @@ class LeakyResult:
 
 def generate(run: TrainRun, prompt_ids: list[int], length: int) -> list[int]:
     """Greedy generation: the model reads its context (the last ``n`` ids) and its answer at the
-    last position is appended, ``length`` times. Nothing after the last position exists, so a model
-    that learned to read the answer from the future has nothing to read."""
+    last position is appended, ``length`` times. Once the context is ``n`` long, every answer is
+    read at position ``n − 1``; before that, at the context's own last position."""
     ids = list(prompt_ids)
     n = run.task.n
     for _ in range(length):
@@ -205,15 +247,60 @@ def follow_share(text_ids: list[int], ids: list[int], start: int, context: int =
     return float(np.mean(hits)) if hits else 0.0
 
 
+def position_accuracy(run: TrainRun) -> tuple[np.ndarray, np.ndarray]:
+    """``(visible [n], prefix [n])``: over every window of the text (one per start), the share of
+    right next characters at each position ``i``, given the whole window as in training (the
+    model's mask decides what ``i`` reads), and given only characters ``0 … i`` as in generation."""
+    windows = run.task.text_windows()
+    divisor, kind = run.settings.divisor, run.settings.mask_kind
+    guess = logits_of(run.params, windows.tokens, run.allowed, divisor).argmax(axis=-1)  # [T, n]
+    visible = (guess == windows.targets).mean(axis=0)
+    prefix = np.array([
+        (logits_of(run.params, windows.tokens[:, : i + 1], build_mask(kind, i + 1), divisor)[:, -1].argmax(axis=-1)
+         == windows.targets[:, i]).mean()
+        for i in range(run.task.n)
+    ])  # fmt: skip
+    return read_only(visible), read_only(prefix)
+
+
+def next_weight(run: TrainRun) -> np.ndarray:
+    """``[n − 1]``: for each position ``i``, the mean weight (over every window of the text) that
+    the head putting the most there puts on position ``i + 1``. 0 under the causal mask."""
+    i = np.arange(run.task.n - 1)
+    per_head = _window_weights(run)[..., i, i + 1].mean(axis=0)  # [L, h, n-1]
+    return read_only(per_head.reshape(-1, len(i)).max(axis=0))
+
+
+def future_weight(run: TrainRun) -> np.ndarray:
+    """``[n]``: for each position ``i``, the mean weight (over every window of the text) that the
+    head putting the most there puts on all positions after ``i`` together. 0 under the causal
+    mask, and at the last position, whose window ends there."""
+    n = run.task.n
+    later = np.arange(n)[None, :] > np.arange(n)[:, None]  # [query, key]: the key comes after the query
+    per_head = np.where(later, _window_weights(run), 0.0).sum(axis=-1).mean(axis=0)  # [L, h, n]
+    return read_only(per_head.reshape(-1, n).max(axis=0))
+
+
+def _window_weights(run: TrainRun) -> np.ndarray:
+    """``[T, L, h, n, n]``: every head's map on every window of the text."""
+    windows = run.task.text_windows()
+    return forward(run.params, windows.tokens, run.allowed, run.settings.divisor).weights()
+
+
+def _leaky_run(mask: str, run: TrainRun, prompt: int) -> LeakyRun:
+    visible, prefix = position_accuracy(run)
+    return LeakyRun(
+        mask, run, tail_mean(run.losses), visible, prefix, next_weight(run), future_weight(run),
+        _generation(run, prompt), _generation(run, run.task.n),
+    )  # fmt: skip
+
+
 def leaky_mask(s: LeakySettings, on_progress: Progress = None, should_stop: Stop = None) -> LeakyResult:
     """Next-character training on the same text with and without the causal mask."""
     runs = {}
     for mask in ("causal", "none"):
         settings = TrainSettings(task="text", text=s.text, mask=mask, steps=s.steps, seed=s.seed, lr=s.lr)
-        run = _train(settings, mask, on_progress, should_stop)
-        runs[mask] = LeakyRun(
-            mask, run, tail_mean(run.losses), run.final_accuracy, _generation(run, s.prompt)
-        )
+        runs[mask] = _leaky_run(mask, _train(settings, mask, on_progress, should_stop), s.prompt)
     return LeakyResult(
         s, runs["causal"], runs["none"], runs["causal"].run.stopped or runs["none"].run.stopped
     )
@@ -280,7 +367,8 @@ def heads_specialise(
     test = task.held_out(np.random.default_rng((s.seed, 4)), 512)
     full = _pair_accuracies(logits_of(run.params, test.tokens, allowed, divisor), test.targets, test.scored)
     ablated = np.array([
-        _pair_accuracies(logits_of(run.params, test.tokens, allowed, divisor, (0, h)), test.targets, test.scored)
+        _pair_accuracies(logits_of(run.params, test.tokens, allowed, divisor, ((0, h),)), test.targets,
+                         test.scored)
         for h in range(2)
     ])  # fmt: skip
     weights = forward(run.params, test.tokens[:64], allowed, divisor).weights()[:, 0]  # [64, 2, n, n]
@@ -300,21 +388,97 @@ def heads_specialise(
 
 @dataclass(frozen=True)
 class InductionSettings:
-    steps: int | None = None  # None: the induction task's default
+    # Two heads of 16 and 800 steps: the width at which the two-layer loss stays flat before it drops
+    # on every seed tried (bench/RESULTS.md, issue 41); at 4 heads of 16 it falls steadily instead.
+    steps: int | None = 800  # None: the induction task's default
     seed: int = 0
-    d_model: int = 64
-    heads: int = 4
+    d_model: int = 32
+    heads: int = 2
     lr: float = 3e-3
+
+
+PHASE_WINDOW = 20  # steps in the moving mean the curve is read from
+PHASE_SPAN = 50  # steps over which a fall is measured
+FLAT_SHARE = 0.04  # a plateau: the moving mean falls by less than 4 % of its range over PHASE_SPAN steps
+PREVIOUS_HEAD = 0.5  # a layer-0 head is a previous-token head at this score (the reveal's threshold)
 
 
 @dataclass(frozen=True)
 class PhaseChange:
-    """Where the loss curve falls fastest, after its first tenth (the first fall is to the
-    token frequencies, which any model finds)."""
+    """A loss curve read for a plateau and a drop. A step names the last step of a moving mean of
+    :data:`PHASE_WINDOW` losses; a fall is measured over :data:`PHASE_SPAN` steps."""
 
-    drop_step: int  # the middle of the steepest fall of the moving mean
-    loss_before: float  # the moving mean just before that fall (the plateau)
-    loss_after: float  # just after it
+    span: float  # the moving mean's range (largest − smallest), the scale of every share below
+    drop_start: int  # the steepest fall: from the mean at this step …
+    drop_end: int  # … to the mean at this one (PHASE_SPAN steps later)
+    drop_from: float
+    drop_to: float
+    plateau_start: int | None  # the longest flat stretch before drop_start (None: no flat stretch)
+    plateau_end: int | None
+    plateau_loss: float  # the moving mean's average over that stretch (NaN without one)
+    flattest: float  # the smallest fall over PHASE_SPAN steps before the drop, as a share of span (NaN: none)
+
+
+NO_PHASE = PhaseChange(math.nan, 0, 0, math.nan, math.nan, None, None, math.nan, math.nan)
+
+
+def phase_change(
+    losses: np.ndarray, window: int = PHASE_WINDOW, k: int = PHASE_SPAN, flat: float = FLAT_SHARE
+) -> PhaseChange:
+    """The steepest fall of the moving mean over ``k`` steps, and before it the longest stretch in
+    which every ``k``-step fall is below ``flat`` of the mean's range (a plateau)."""
+    mean = moving_mean(losses, window)  # mean[t]: steps t+1 .. t+window, named step t + window
+    if len(mean) <= k:
+        return NO_PHASE  # too short to measure one fall
+    span = float(mean.max() - mean.min())
+    fall = mean[:-k] - mean[k:]  # fall[t]: from mean[t] to mean[t + k]
+    d = int(np.argmax(fall))
+    before = fall[: max(0, d - k + 1)]  # windows that end by the drop's start
+    flats = np.flatnonzero(before < flat * span)
+    plateau = _longest_run(flats)
+    p_start, p_end, p_loss = (None, None, math.nan) if plateau is None else (
+        plateau[0] + window, plateau[1] + k + window, float(np.mean(mean[plateau[0] : plateau[1] + k + 1])))  # fmt: skip
+    return PhaseChange(
+        span=span, drop_start=d + window, drop_end=d + k + window, drop_from=float(mean[d]),
+        drop_to=float(mean[d + k]), plateau_start=p_start, plateau_end=p_end, plateau_loss=p_loss,
+        flattest=float(before.min() / span) if len(before) and span > 0 else math.nan,
+    )  # fmt: skip
+
+
+def _longest_run(indices: np.ndarray) -> tuple[int, int] | None:
+    """The first and last of the longest run of consecutive integers in sorted ``indices`` (the
+    earliest of equally long ones); None when empty."""
+    if len(indices) == 0:
+        return None
+    breaks = np.flatnonzero(np.diff(indices) != 1)
+    starts = np.concatenate([[0], breaks + 1])
+    ends = np.concatenate([breaks, [len(indices) - 1]])
+    best = int(np.argmax(ends - starts))
+    return int(indices[starts[best]]), int(indices[ends[best]])
+
+
+def lengths_possible(n: int, i: int, segment: tuple[int, int] = INDUCTION_SEGMENT) -> int:
+    """How many segment lengths ``m`` leave query position ``i`` inside the scored repeat (``i ≥ n − m``)."""
+    lo, hi = segment
+    return max(0, hi - max(lo, n - i) + 1)
+
+
+def accuracy_by_lengths(run: TrainRun) -> np.ndarray:
+    """``[hi − lo + 1]``: on the final accuracy's sequences, the accuracy at the scored queries whose
+    position allows 1, 2, … segment lengths (NaN where there is none). At ``i = n − hi`` only the
+    longest is possible, so the answer is ``hi − 1`` places back: a position alone finds it."""
+    task, divisor = run.task, run.settings.divisor
+    test = task.held_out(np.random.default_rng((run.settings.seed, 4)), FINAL_HELD_OUT)
+    hits = (
+        logits_of(run.params, test.tokens, run.allowed, divisor).argmax(axis=-1) == test.targets
+    ) & test.scored
+    lo, hi = INDUCTION_SEGMENT
+    k = np.array([lengths_possible(task.n, i) for i in range(task.n)])
+    out = []
+    for count in range(1, hi - lo + 2):
+        where = test.scored & (k == count)[None, :]
+        out.append(float(hits[where].sum() / where.sum()) if where.any() else math.nan)
+    return read_only(np.array(out))
 
 
 @dataclass(frozen=True)
@@ -325,6 +489,7 @@ class InductionDepth:
     induction: np.ndarray  # [L, h]
     previous_token: np.ndarray  # [L, h]
     phase: PhaseChange
+    by_lengths: np.ndarray  # accuracy_by_lengths: [7] for 1 … 7 segment lengths possible at the query
 
 
 @dataclass(frozen=True)
@@ -332,28 +497,13 @@ class InductionResult:
     settings: InductionSettings
     one: InductionDepth
     two: InductionDepth
-    previous_head: tuple[int, int]  # the two-layer model's strongest previous-token head in layer 0
+    previous_heads: tuple[
+        int, ...
+    ]  # layer-0 heads of the two-layer model zeroed (PREVIOUS_HEAD; at least the strongest)
     induction_head: tuple[int, int]  # its strongest induction head in layer 1
-    accuracy_without_previous_head: float  # the two-layer model with that layer-0 head zeroed
-    induction_without_previous_head: float  # that layer-1 head's induction score then
+    accuracy_without_previous_heads: float  # the two-layer model with those heads zeroed
+    induction_without_previous_heads: float  # that layer-1 head's induction score then
     stopped: bool
-
-
-PHASE_WINDOW = 20  # steps in the moving mean and in the fall measured
-
-
-def phase_change(losses: np.ndarray, window: int = PHASE_WINDOW) -> PhaseChange:
-    """The steepest fall of the loss's moving mean over ``window`` steps, after the first tenth."""
-    losses = np.asarray(losses, dtype=float)
-    if len(losses) == 0:  # a run stopped before its first step (Stop pressed during an earlier run)
-        return PhaseChange(0, math.nan, math.nan)
-    if len(losses) < 3 * window:
-        return PhaseChange(len(losses) // 2, float(losses[0]), float(losses[-1]))
-    mean = np.convolve(losses, np.ones(window) / window, mode="valid")  # mean[t]: steps t .. t+window-1
-    fall = mean[:-window] - mean[window:]  # fall from t to t+window
-    start = len(losses) // 10
-    t = start + int(np.argmax(fall[start:]))
-    return PhaseChange(t + window, float(mean[t]), float(mean[t + window]))
 
 
 def _depth(layers: int, s: InductionSettings, on_progress: Progress, should_stop: Stop) -> InductionDepth:
@@ -362,32 +512,38 @@ def _depth(layers: int, s: InductionSettings, on_progress: Progress, should_stop
     )
     run = _train(settings, f"{layers} layer{'s' if layers > 1 else ''}", on_progress, should_stop)
     return InductionDepth(
-        layers, run, run.final_accuracy, run.induction, run.previous_token, phase_change(run.losses)
-    )
+        layers, run, run.final_accuracy, run.induction, run.previous_token, phase_change(run.losses),
+        accuracy_by_lengths(run),
+    )  # fmt: skip
+
+
+def previous_heads(scores: np.ndarray, threshold: float = PREVIOUS_HEAD) -> tuple[int, ...]:
+    """Layer 0's heads whose previous-token score reaches ``threshold``; the strongest alone if none does."""
+    scores = np.asarray(scores)
+    found = tuple(int(h) for h in np.flatnonzero(scores >= threshold))
+    return found or (int(np.argmax(scores)),)
 
 
 def induction_layers(
     s: InductionSettings = InductionSettings(), on_progress: Progress = None, should_stop: Stop = None
 ) -> InductionResult:
-    """The induction task with 1 and with 2 attention-only layers."""
+    """The induction task with 1 and with 2 attention-only layers; then the two-layer model with its
+    layer-0 previous-token heads zeroed."""
     one = _depth(1, s, on_progress, should_stop)
     two = _depth(2, s, on_progress, should_stop)
-    prev_head = (0, int(np.argmax(two.previous_token[0])))
+    prev = previous_heads(two.previous_token[0])
     ind_head = (1, int(np.argmax(two.induction[1])))
     run = two.run
     task, allowed, divisor = run.task, run.allowed, run.settings.divisor
+    zeroed = tuple((0, h) for h in prev)
     test = task.held_out(np.random.default_rng((s.seed, 4)), 512)
-    ablated = logits_of(run.params, test.tokens, allowed, divisor, prev_head)
+    ablated = logits_of(run.params, test.tokens, allowed, divisor, zeroed)
     m = len(run.repeated) // 2
-    rep = forward(
-        run.params, run.repeated[None], allowed[: 2 * m, : 2 * m], divisor, ablate=prev_head
-    ).weights()[0]
-    from ..labs.heads import induction_scores
-
+    rep = forward(run.params, run.repeated[None], allowed[: 2 * m, : 2 * m], divisor, zeroed).weights()[0]
     return InductionResult(
-        settings=s, one=one, two=two, previous_head=prev_head, induction_head=ind_head,
-        accuracy_without_previous_head=accuracy(ablated, test.targets, test.scored),
-        induction_without_previous_head=float(induction_scores(rep, m)[ind_head]),
+        settings=s, one=one, two=two, previous_heads=prev, induction_head=ind_head,
+        accuracy_without_previous_heads=accuracy(ablated, test.targets, test.scored),
+        induction_without_previous_heads=float(induction_scores(rep, m)[ind_head]),
         stopped=one.run.stopped or two.run.stopped,
     )  # fmt: skip
 
@@ -413,6 +569,7 @@ class PositionsRun:
     run: TrainRun
     accuracy: float
     equivariance_error: float  # max |f(πx) − π f(x)| over a permuted batch (0 without positions)
+    baseline: float  # multiset_baseline on the sequences the accuracy is measured on
 
 
 @dataclass(frozen=True)
@@ -435,6 +592,26 @@ def equivariance_error(run: TrainRun, seed: int = 0) -> float:
     return float(np.max(np.abs(moved - base[:, perm])))
 
 
+def multiset_baseline(task: str, tokens: np.ndarray, vocab: int) -> float:
+    """The best accuracy a model can expect on these inputs ``[B, n]`` when all it knows at a
+    position is that position's own token and which tokens the input holds (how many of each), as
+    a model without positions: on average over every order of each input's tokens.
+
+    At a position holding ``c``: for ``sort`` the answer is the ``i``-th smallest for an ``i`` it
+    cannot know, so the best guess is the most frequent token, right ``max count / n`` of the time;
+    for ``reverse`` the answer is one of the other ``n − 1`` tokens, each equally likely, so the best
+    guess is the most frequent of those, right ``max count(others) / (n − 1)`` of the time."""
+    tokens = np.asarray(tokens)
+    n = tokens.shape[1]
+    counts = (tokens[:, :, None] == np.arange(vocab)).sum(axis=1)  # [B, V]: how many of each token
+    if task == "sort":
+        return float(np.mean(counts.max(axis=1) / n))
+    if task == "reverse":
+        others = counts[:, None, :] - (np.arange(vocab)[None, None, :] == tokens[:, :, None])  # [B, n, V]
+        return float(np.mean(others.max(axis=-1) / (n - 1)))
+    raise ValueError(f"no baseline for {task!r}")
+
+
 def positions(
     s: PositionsSettings = PositionsSettings(), on_progress: Progress = None, should_stop: Stop = None
 ) -> PositionsResult:
@@ -443,15 +620,17 @@ def positions(
     for task in ("reverse", "sort"):
         for pos in (True, False):
             settings = TrainSettings(
-                task=task,
-                positions=pos,
-                steps=s.steps,
-                seed=s.seed,
-                lr=s.lr,
-                layers=s.layers,
-                ffn=s.ffn,
+                task=task, positions=pos, steps=s.steps, seed=s.seed, lr=s.lr, layers=s.layers, ffn=s.ffn,
                 mask="none",
-            )
+            )  # fmt: skip
             run = _train(settings, f"{task}, positions {'on' if pos else 'off'}", on_progress, should_stop)
-            runs.append(PositionsRun(task, pos, run, run.final_accuracy, equivariance_error(run, s.seed)))
+            test = run.task.held_out(
+                np.random.default_rng((s.seed, 4)), FINAL_HELD_OUT
+            )  # the final accuracy's
+            runs.append(
+                PositionsRun(
+                    task, pos, run, run.final_accuracy, equivariance_error(run, s.seed),
+                    multiset_baseline(task, test.tokens, run.task.vocab_in),
+                )
+            )  # fmt: skip
     return PositionsResult(s, tuple(runs), 1.0 / runs[0].run.task.vocab_out, any(r.run.stopped for r in runs))

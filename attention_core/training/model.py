@@ -17,6 +17,7 @@ updates them in a few whole-vector operations.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -193,11 +194,11 @@ def forward(
     tokens: np.ndarray,
     allowed: np.ndarray,
     divisor: float,
-    ablate: tuple[int, int] | None = None,
+    ablate: Collection[tuple[int, int]] = (),
 ) -> Forward:
     """The model on ``tokens [B, n]`` with the attention mask ``allowed [n, n]``.
 
-    ``ablate=(layer, head)``: that head's output is zeroed (its rows of W_O read as 0), the rest unchanged.
+    ``ablate``: ``(layer, head)`` pairs whose output is zeroed (their rows of W_O read as 0), the rest unchanged.
     """
     s = params.shape
     tokens = np.asarray(tokens, dtype=np.intp)
@@ -213,9 +214,11 @@ def forward(
         if s.ffn:
             attn_in, ln1 = layer_norm_forward(x, params[p + "ln1_g"], params[p + "ln1_b"])
         ap = attention_params(params, layer)
-        if ablate is not None and ablate[0] == layer:
+        zeroed = [h for lay, h in ablate if lay == layer]
+        if zeroed:
             W_O = np.array(ap.W_O)
-            W_O[ablate[1] * s.d_k : (ablate[1] + 1) * s.d_k] = 0.0
+            for head in zeroed:
+                W_O[head * s.d_k : (head + 1) * s.d_k] = 0.0
             ap = AttentionParams(W_Q=ap.W_Q, W_K=ap.W_K, W_V=ap.W_V, W_O=W_O)
         att = attend(attn_in, ap, allowed, divisor)
         h = x + att.output  # [B, n, d]
@@ -243,7 +246,7 @@ def logits_of(
     tokens: np.ndarray,
     allowed: np.ndarray,
     divisor: float,
-    ablate: tuple[int, int] | None = None,
+    ablate: Collection[tuple[int, int]] = (),
 ) -> np.ndarray:
     """``[B, n, vocab_out]`` for any number of sequences, :data:`EVAL_CHUNK` at a time (the same
     numbers as one pass: every sequence is computed on its own)."""

@@ -135,6 +135,10 @@ class Task:
         window = ids[pos]
         return Batch(window[:, :-1], window[:, 1:], np.ones((len(starts), self.n), dtype=bool))
 
+    def text_windows(self) -> Batch:
+        """``text``: every window of the text, one per start (``len(text)`` rows, wrapping round)."""
+        return self._text(np.arange(len(self.text_ids)))
+
     def held_out(self, rng: np.random.Generator, size: int) -> Batch:
         """The accuracy batch: fresh examples (text: windows that predict every character once)."""
         if self.name != "text":

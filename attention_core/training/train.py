@@ -99,7 +99,7 @@ class TrainSettings(HeadWidth):
             if self.d_model % self.heads:
                 raise TrainSettingsError(
                     "d_model_heads",
-                    f"d_model ({self.d_model}) is not divisible by heads ({self.heads}): set d_k by hand.",
+                    f"d_model ({self.d_model}) is not divisible by heads ({self.heads}): set d_k by hand (--d-k).",
                     d_model=self.d_model, heads=self.heads,
                 )  # fmt: skip
         else:
@@ -189,13 +189,14 @@ class TrainProgress:
 class TrainRun:
     """A finished (or stopped) run. Arrays are read-only.
 
-    ``losses``/``accuracy`` ``[steps_done]``: the training batch's mean cross-entropy at each step
-    (before that step's update) and the accuracy on a fixed held-out batch of :data:`HELD_OUT`
-    sequences right after it; ``final_accuracy``: the final model on :data:`FINAL_HELD_OUT` fresh
-    sequences (text: on the text, as the curve). ``snapshot_steps [S]``
-    and ``snapshots [S, L, h, n, n]``: the sample's maps after that many steps (0 = at
-    initialisation; the last is the final model). ``induction``/``previous_token`` ``[L, h]``: the
-    heads page's scores on ``repeated`` (a random half and the same again).
+        ``losses``/``accuracy`` ``[steps_done]``: the training batch's mean cross-entropy at each step
+        (before that step's update) and the accuracy on a fixed held-out batch of :data:`HELD_OUT`
+        sequences right after it; ``final_accuracy``: the final model on :data:`FINAL_HELD_OUT` fresh
+        sequences (text: on the text, as the curve), ``final_loss`` its loss there (after the last update:
+    every point of ``losses`` is measured before its step's update). ``snapshot_steps [S]``
+        and ``snapshots [S, L, h, n, n]``: the sample's maps after that many steps (0 = at
+        initialisation; the last is the final model). ``induction``/``previous_token`` ``[L, h]``: the
+        heads page's scores on ``repeated`` (a random half and the same again).
     """
 
     settings: TrainSettings
@@ -203,6 +204,7 @@ class TrainRun:
     losses: np.ndarray
     accuracy: np.ndarray
     final_accuracy: float
+    final_loss: float  # the final model's mean cross-entropy on the final accuracy's sequences
     steps_done: int
     stopped: bool
     snapshot_steps: np.ndarray
@@ -212,6 +214,7 @@ class TrainRun:
     sample_scored: np.ndarray  # [n] bool
     sample_predictions: np.ndarray  # [n] the final model's answers
     repeated: np.ndarray  # [2·(n//2)] the repeated sample's ids
+    repeated_attention: np.ndarray  # [L, h, 2m, 2m] the final maps on it, where the two scores are read
     induction: np.ndarray
     previous_token: np.ndarray
     attention: np.ndarray  # [L, h, n, n] the final maps on the sample
@@ -223,15 +226,18 @@ class TrainRun:
         return build_mask(self.settings.mask_kind, self.task.n)
 
 
+def repeated_maps(params: Params, repeated: np.ndarray, allowed: np.ndarray, divisor: float) -> np.ndarray:
+    """Every head's map ``[L, h, 2m, 2m]`` on a repeated sample ``[2m]`` (the scores are read from it)."""
+    m = len(repeated) // 2
+    return forward(params, repeated[None, :], allowed[: 2 * m, : 2 * m], divisor).weights()[0]
+
+
 def head_scores(
     params: Params, repeated: np.ndarray, allowed: np.ndarray, divisor: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """The heads page's induction and previous-token scores ``[L, h]`` on a repeated sample ``[2m]``."""
-    m = len(repeated) // 2
-    weights = forward(params, repeated[None, :], allowed[: 2 * m, : 2 * m], divisor).weights()[
-        0
-    ]  # [L, h, 2m, 2m]
-    return induction_scores(weights, m), previous_token_scores(weights)
+    weights = repeated_maps(params, repeated, allowed, divisor)
+    return induction_scores(weights, len(repeated) // 2), previous_token_scores(weights)
 
 
 def _sample_maps(params: Params, tokens: np.ndarray, allowed: np.ndarray, divisor: float) -> np.ndarray:
@@ -308,16 +314,20 @@ def train(
         snaps.append(_sample_maps(params, sample.tokens, allowed, divisor))
     final = params.frozen_copy()
     last = task.held_out(np.random.default_rng((settings.seed, 4)), FINAL_HELD_OUT)
-    ind, prev = head_scores(final, repeated, allowed, divisor)
+    rep_maps = repeated_maps(final, repeated, allowed, divisor)
+    ind, prev = induction_scores(rep_maps, len(repeated) // 2), previous_token_scores(rep_maps)
     final_fwd = forward(final, sample.tokens, allowed, divisor)
+    final_logits = logits_of(final, last.tokens, allowed, divisor)
     return TrainRun(
         settings=settings, task=task,
         losses=read_only(losses[:done].copy()), accuracy=read_only(accs[:done].copy()),
-        final_accuracy=accuracy(logits_of(final, last.tokens, allowed, divisor), last.targets, last.scored),
+        final_accuracy=accuracy(final_logits, last.targets, last.scored),
+        final_loss=cross_entropy(final_logits, last.targets, last.scored)[0],
         steps_done=done, stopped=stopped,
         snapshot_steps=read_only(np.array(snap_steps)), snapshots=read_only(np.stack(snaps)),
         sample=read_only(sample.tokens[0]), sample_targets=read_only(sample.targets[0]),
         sample_scored=read_only(sample.scored[0]), sample_predictions=read_only(final_fwd.logits[0].argmax(axis=-1)),
-        repeated=read_only(repeated), induction=read_only(ind), previous_token=read_only(prev),
+        repeated=read_only(repeated), repeated_attention=read_only(rep_maps), induction=read_only(ind),
+        previous_token=read_only(prev),
         attention=read_only(final_fwd.weights()[0]), seconds=time.perf_counter() - start, params=final,
     )  # fmt: skip

@@ -14,12 +14,12 @@ def gap_figure(
     gap: np.ndarray,
     row_labels: Sequence[str],
     col_labels: Sequence[str],
-    title: str,
     row_title: str,
     col_title: str,
 ) -> go.Figure:
     """|learner − core| per entry (0 where they agree). An infinite gap (a NaN, or an infinity where
-    the core has a number) is drawn as twice the largest finite gap, so it stands out."""
+    the core has a number) is drawn as twice the largest finite gap, so it stands out. No title: the
+    page writes it above the chart, where it wraps on a phone."""
     gap = np.asarray(gap, dtype=float)
     finite = gap[np.isfinite(gap)]
     top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
@@ -29,7 +29,6 @@ def gap_figure(
         row_labels,
         col_labels,
         kind="signed",
-        title=title,
         row_title=row_title,
         col_title=col_title,
         row_hover=row_title,

@@ -1,16 +1,29 @@
 """The code check page's views: the gate's message, the presets, the report (all words from the
-``codecheck`` catalog; the learner's names and messages are shown as code or escaped, never as
-Markdown)."""
+``codecheck`` catalog; the traps' names and explanations from the ``code`` catalog; the learner's
+names and messages are shown as code or escaped, never as Markdown).
+
+Each function's cases are a stacked list, one line per case, not a table: the lines wrap at any
+width, so on a 390 px phone the report reads without scrolling sideways (a three-column table there
+either scrolls inside its frame or squeezes the detail into a sliver), and text is what a screen
+reader reads (st.dataframe draws on a canvas)."""
 
 from __future__ import annotations
 
 import os
 
-import pandas as pd
+import numpy as np
 import streamlit as st
 
 from attention_core.codecheck.cases import STEP_OUTPUT
-from attention_core.codecheck.verdict import ERROR, PASS, CaseResult, FunctionResult, LearnerError, Report
+from attention_core.codecheck.verdict import (
+    ERROR,
+    PASS,
+    CaseResult,
+    FunctionResult,
+    LearnerError,
+    Report,
+    TrapMatch,
+)
 from attention_ui import kit
 from attention_ui.code_check import gate
 from attention_ui.code_check.figures import gap_figure
@@ -59,18 +72,23 @@ def _code(text: object) -> str:
 
 
 def plain(text: str) -> str:
-    """A message for a table cell or a code block, which show Markdown's backticks literally."""
+    """A message for a code block, which shows Markdown's backticks literally."""
     return text.replace("`", "")
 
 
-def error_text(t, error: LearnerError) -> str:
-    """One learner error in words (the line, and Python's message or our refusal)."""
+def error_text(t, error: LearnerError, markdown: bool = True) -> str:
+    """One learner error in words (the line, and Python's message or our refusal). As Markdown the
+    learner's message is escaped (a name of theirs goes inside a code span); ``markdown`` False: the
+    message as it is, for a code block."""
     line = error.line if error.line is not None else "?"
     if error.code == "memory":
         return t("codecheck.killed_memory")
     if error.code:
         return t(f"codecheck.refuse_{error.code}", line=line, name=_code(error.name or ""))
-    return t("codecheck.error_line", line=line, message=error.message or "")
+    if not markdown:
+        return t("codecheck.error_line", line=line, message=error.message or "")
+    message = " ".join((error.message or "").split())  # one line: it ends up in a list item
+    return t("codecheck.error_line", line=line, message=_md(message))
 
 
 def case_label(t, name: str) -> str:
@@ -81,7 +99,7 @@ def case_detail(t, result: CaseResult) -> str:
     if result.status == PASS:
         return ""
     if result.status == ERROR:
-        return plain(error_text(t, result.error))
+        return error_text(t, result.error)
     d = result.difference
     if d is None:
         return t("codecheck.detail_no_value")
@@ -94,15 +112,44 @@ def case_detail(t, result: CaseResult) -> str:
     return t("codecheck.detail_entries", count=d.count, total=d.total, gap=f"{d.max_abs:.3g}")
 
 
-def function_table(t, f: FunctionResult) -> pd.DataFrame:
-    status = {PASS: "✅ " + t("codecheck.status_pass"), ERROR: "⚠️ " + t("codecheck.status_error")}
-    rows = [
-        [case_label(t, c.case), status.get(c.status, "❌ " + t("codecheck.status_fail")), case_detail(t, c)]
-        for c in f.cases
-    ]
-    return pd.DataFrame(
-        rows, columns=[t("codecheck.col_case"), t("codecheck.col_result"), t("codecheck.col_detail")]
-    )
+STATUS_MARK = {PASS: "✅", ERROR: "⚠️"}  # a failure: ❌
+
+
+def case_lines(t, f: FunctionResult) -> str:
+    """One function's cases as a Markdown list: the mark, the case, pass/fail/error and what differs."""
+    items = []
+    for c in f.cases:
+        status = t(f"codecheck.status_{c.status}")
+        detail = case_detail(t, c)
+        line = t(
+            "codecheck.case_line_detail" if detail else "codecheck.case_line",
+            case=case_label(t, c.case),
+            status=status,
+            detail=detail,
+        )
+        items.append(f"- {STATUS_MARK.get(c.status, '❌')} {line}")
+    return "\n".join(items)
+
+
+def trap_text(t, match: TrapMatch) -> str:
+    """What a trap match says (Markdown, catalog text only): the traps' numbers equal the learner's on
+    every case; several traps: they give the same numbers as each other, so the check cannot tell
+    which was written. Each trap with its name and why it is wrong, from the ``code`` catalog."""
+    if len(match.names) == 1:
+        name = match.names[0]
+        parts = [t(f"codecheck.trap_named_{match.function}", name=trap_label(t, name))]
+        why = trap_why(t, name)
+        parts += [why] if why else []
+    else:
+        parts = [t(f"codecheck.traps_named_{match.function}")]
+        items = []
+        for name in match.names:
+            why = trap_why(t, name)
+            items.append(f"- **{trap_label(t, name)}**" + (t("codecheck.trap_why", why=why) if why else ""))
+        parts.append("\n".join(items))
+    if match.empty_rows:
+        parts.append(t("codecheck.trap_empty_rows"))
+    return "\n\n".join(parts)
 
 
 def show_report(t, page: kit.Page, report: Report, tokens: tuple[str, ...]) -> None:
@@ -120,20 +167,18 @@ def show_report(t, page: kit.Page, report: Report, tokens: tuple[str, ...]) -> N
         st.warning(t("codecheck.nothing"))
     elif report.module_error is not None:
         st.error(t("codecheck.module_error"), icon=":material/error:")
-        st.code(plain(error_text(t, report.module_error)), language=None)
+        st.code(plain(error_text(t, report.module_error, markdown=False)), language=None)
     else:
         st.error(t("codecheck.fail"), icon=":material/cancel:")
-    for trap in report.traps:
-        why = trap_why(t, trap)
-        text = t("codecheck.trap_named", name=_md(trap_label(t, trap))) + (f"\n\n{why}" if why else "")
-        st.warning(text, icon=":material/lightbulb:")
+    for match in report.matches:
+        st.warning(trap_text(t, match), icon=":material/lightbulb:")
     first = report.first_wrong_step
     if first is not None:
         st.markdown(t("codecheck.first_wrong_step", function=f"`{first.function}`"))
     for f in report.functions:
         made = t(f"codecheck.step_{STEP_OUTPUT[f.function]}") if f.function in STEP_OUTPUT else ""
         st.subheader(f"`{f.function}`" + (f" — {made}" if made else ""))
-        page.table(function_table(t, f), f"cases_{f.function}", always=True, hide_index=True)
+        st.markdown(case_lines(t, f))
         failure = f.first_failure
         if failure is not None and failure.status != ERROR:
             show_failure(t, page, f.function, failure, tokens)
@@ -168,9 +213,13 @@ def show_failure(t, page: kit.Page, function: str, failure: CaseResult, tokens: 
             shown = loc.difference or shown
         else:
             st.markdown(up_to + t("codecheck.located_none", step=t(f"codecheck.step_{loc.step}"), case=case))
-    if shown is None or shown.gap is None or shown.gap.ndim != 2:
+    if shown is None or shown.gap is None or shown.gap.ndim not in (2, 3):
         return
-    rows, cols = shown.gap.shape
+    gap, title = shown.gap, t("codecheck.gap_title", case=case)
+    if gap.ndim == 3:  # head first (multi_head): the first head where it differs
+        head = next(h for h in range(gap.shape[0]) if np.any(gap[h]))
+        gap, title = gap[head], t("codecheck.gap_title_head", case=case, head=head)
+    rows, cols = gap.shape
     square = failure.case == "sentence" and rows == cols == len(tokens)
     row_labels = (
         list(tokens)
@@ -178,14 +227,9 @@ def show_failure(t, page: kit.Page, function: str, failure: CaseResult, tokens: 
         else [str(i) for i in range(rows)]
     )
     col_labels = list(tokens) if square else [str(j) for j in range(cols)]
-    fig = gap_figure(
-        shown.gap,
-        row_labels,
-        col_labels,
-        t("codecheck.gap_title", case=case),
-        t("codecheck.gap_rows"),
-        t("codecheck.gap_cols"),
-    )
+    # the title above the chart, as text: it wraps on a phone, where a Plotly title is cut at the edge
+    st.markdown(f"**{_md(title)}**")
+    fig = gap_figure(gap, row_labels, col_labels, t("codecheck.gap_rows"), t("codecheck.gap_cols"))
     page.chart(fig, f"gap_{function}", t("codecheck.gap_alt", case=case))
     st.caption(t("codecheck.gap_caption"))
 

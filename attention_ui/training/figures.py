@@ -24,6 +24,7 @@ from attention_ui.figures.base import (
 LOSS_COLOR, ACCURACY_COLOR = "#0068c9", "#d95f02"
 # The runs of an experiment, in order (first run dark blue, second orange, ... distinct in CVD sims).
 RUN_COLORS = ("#0068c9", "#d95f02", "#1b9e77", "#7570b3", "#666666", "#e7298a")
+BAND_COLORS = ("#7570b3", "#d95f02")  # a plateau, then a drop
 CURVE_HEIGHT_PX = 320
 PERCENT_TICKS = (0, 25, 50, 75, 100)
 BARS_HEIGHT_PX = 300
@@ -104,10 +105,17 @@ def runs_lines(
     axes: AxisText,
     log_y: bool = False,
     dashed: Sequence[str] = (),
+    bands: Sequence[tuple[float, float, str]] = (),
 ) -> go.Figure:
     """One line per run (``series``: its translated name -> a value per step, step 1 first); the
-    ``dashed`` names are drawn dashed (a second setting beside the first's seeds)."""
+    ``dashed`` names are drawn dashed (a second setting beside the first's seeds). ``bands``: shaded
+    stretches of steps ``(first, last, translated label)``, in order (a plateau, then a drop)."""
     fig = go.Figure()
+    for i, (x0, x1, label) in enumerate(bands):
+        fig.add_vrect(
+            x0=x0, x1=x1, fillcolor=BAND_COLORS[i % len(BAND_COLORS)], opacity=0.18, line_width=0, layer="below",
+            annotation_text=escape_label(label), annotation_position="top left",
+        )  # fmt: skip
     for i, (name, values) in enumerate(series.items()):
         v = [float(x) for x in values]
         fig.add_trace(
@@ -125,6 +133,34 @@ def runs_lines(
     return fig
 
 
+def by_position(
+    series: Mapping[str, Sequence[float]],
+    *,
+    axes: AxisText,
+    dashed: Sequence[str] = (),
+    percent: bool = False,
+) -> go.Figure:
+    """One line with markers per series (its translated name -> a value per position, position 0
+    first, each between 0 and 1); ``dashed`` names drawn dashed. ``percent``: shown as 0–100 %."""
+    scale = 100.0 if percent else 1.0
+    fig = go.Figure()
+    for i, (name, values) in enumerate(series.items()):
+        v = [scale * float(x) for x in values]
+        fig.add_trace(
+            go.Scatter(
+                x=list(range(len(v))), y=v, mode="lines+markers", name=escape_label(name),
+                line=dict(color=RUN_COLORS[i % len(RUN_COLORS)], width=1.8, dash="dash" if name in dashed else None),
+                hovertemplate="%{x}: %{y:.1f}" + (" %" if percent else "") + "<extra>" + escape_label(name) + "</extra>",
+            )
+        )  # fmt: skip
+    yaxis = axes.y_axis(range=[0, 105], ticksuffix=" %") if percent else axes.y_axis(range=[0, 1.05])
+    fig.update_layout(
+        template=PLAIN_TEMPLATE, height=CURVE_HEIGHT_PX, margin=dict(l=60, r=10, t=30, b=50), legend=LEGEND_ABOVE,
+        xaxis=axes.x_axis(dtick=1), yaxis=yaxis,
+    )  # fmt: skip
+    return fig
+
+
 def bars(
     labels: Sequence[str],
     groups: Mapping[str, Sequence[float]],
@@ -132,6 +168,7 @@ def bars(
     y_title: str,
     percent: bool = False,
     y_range: tuple[float, float] | None = None,
+    x_title: str | None = None,
 ) -> go.Figure:
     """Grouped bars: one group per label (already translated), one bar per entry of ``groups``
     (its name -> one value per label). ``percent``: values are fractions, shown as 0–100 %."""
@@ -157,6 +194,7 @@ def bars(
     fig.update_layout(
         template=PLAIN_TEMPLATE, barmode="group", height=BARS_HEIGHT_PX, margin=dict(l=60, r=10, t=30, b=60),
         legend=LEGEND_ABOVE, yaxis=yaxis, showlegend=len(groups) > 1,
-        xaxis=dict(tickmode="array", tickvals=list(range(len(ticks))), ticktext=ticks),
+        xaxis=dict(tickmode="array", tickvals=list(range(len(ticks))), ticktext=ticks,
+                   title=dict(text=escape_label(x_title)) if x_title else None),
     )  # fmt: skip
     return fig

@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from attention_core.training.experiments import tail_mean
+from attention_core.training.verdicts import diverged
 from attention_ui import kit
 from attention_ui.training import cached, patterns, questions
 from attention_ui.training import figures as ftr
@@ -52,7 +54,9 @@ def sample_labels(run) -> list[str]:
 
 
 def section_predict(t, run) -> None:
-    """Before training: the learner guesses which pattern the last layer's head 0 will learn."""
+    """Before training: the learner guesses which pattern the last layer's head 0 will learn. The
+    guess locks once this session has a run to show (:mod:`.cached`: it pressed Train), never
+    because another session trained the same settings."""
     st.header(t("training.h_predict"))
     st.markdown(t("training.explain_predict"))
     PAGE.widget(t, "radio", "guess", list(patterns.PATTERNS), format_func=lambda p: t(f"training.pattern_{p}"),
@@ -86,7 +90,7 @@ def section_train(t, settings, key):
     if last is not None and last.key == key and last.state == "failed":
         st.error(t("training.err_failed"))
     if run is None:
-        st.info(t("training.not_trained"))
+        st.info(t("training.ready_elsewhere" if cached.kept_elsewhere(key) else "training.not_trained"))
         return None
     if run.steps_done == 0:  # stopped before its first step
         st.info(t("training.stopped_at_once"))
@@ -95,11 +99,24 @@ def section_train(t, settings, key):
                      total=run.steps_done if run.stopped else run.settings.total_steps,
                      **curve_titles(t, run.settings.task))  # fmt: skip
     PAGE.chart(fig, "curves", t("training.alt_curves", steps=run.steps_done))
-    summary = "training.summary_stopped" if run.stopped else "training.summary"
-    st.markdown(t(summary, steps=run.steps_done, total=run.settings.total_steps, loss0=num(run.losses[0]),
+    st.markdown(t(summary_key(run), steps=run.steps_done, total=run.settings.total_steps, loss0=num(run.losses[0]),
                   loss=num(run.losses[-1]), acc=pct(run.final_accuracy), seconds=f"{run.seconds:.1f}",
-                  acc_name=t("training.acc_name_text" if run.settings.task == "text" else "training.acc_name")))  # fmt: skip
+                  final=num(run.final_loss), acc_name_lower=t(acc_name(run) + "_lower")))  # fmt: skip
+    if diverged(run.losses):
+        st.warning(t("training.diverged", end=num(tail_mean(run.losses)), loss0=num(run.losses[0]),
+                     lr=f"{run.settings.lr:g}"))  # fmt: skip
     return run
+
+
+def summary_key(run) -> str:
+    """Stopped, one step (whose only loss is measured before its update), or the whole run."""
+    if run.stopped:
+        return "training.summary_stopped"
+    return "training.summary_one" if run.steps_done == 1 else "training.summary"
+
+
+def acc_name(run) -> str:
+    return "training.acc_name_text" if run.settings.task == "text" else "training.acc_name"
 
 
 def followed_job(job_id: int) -> Job | None:
@@ -191,7 +208,8 @@ def section_reveal(t, run) -> None:
         for h in range(found.heads)
     ]
     PAGE.table(kit.frame(rows, index=index), "patterns", always=True)
-    st.caption(t("training.reveal_how"))
+    m = len(run.repeated) // 2
+    st.caption(t("training.reveal_how", n1=len(run.sample) - 1, m=m, last=2 * m - 1))
 
 
 # --- quiz -------------------------------------------------------------------------------------------

@@ -18,11 +18,9 @@ import socket
 import time
 from urllib.parse import urlsplit
 
-from streamlit.proto.BackMsg_pb2 import BackMsg
+from st_protocol import element, element_text, finished, parse, rerun_script
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.sync.client import connect
-
-TEXT_FIELDS = ("alert", "markdown", "text", "heading", "exception")
 
 
 class Wire:
@@ -69,21 +67,7 @@ class Wire:
     ) -> list[ForwardMsg]:
         """One rerun of ``page`` with these widget values (bool: a trigger; str, int, float: that
         type, whatever the widget's own); waits until the runs it starts have finished."""
-        msg = BackMsg()
-        state = msg.rerun_script
-        state.query_string, state.page_name = query, page
-        for wid, value in (widgets or {}).items():
-            w = state.widget_states.widgets.add()
-            w.id = wid
-            if isinstance(value, bool):
-                w.trigger_value = value
-            elif isinstance(value, int):
-                w.int_value = value
-            elif isinstance(value, float):
-                w.double_value = value
-            else:
-                w.string_value = str(value)
-        self._ws.send(msg.SerializeToString())
+        self._ws.send(rerun_script(page=page, query=query, widgets=widgets))
         self.messages = []
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
@@ -91,29 +75,16 @@ class Wire:
                 raw = self._ws.recv(timeout=max(0.1, deadline - time.monotonic()))
             except TimeoutError:
                 break
-            fwd = ForwardMsg()
-            fwd.ParseFromString(raw)
+            fwd = parse(raw)
             self.messages.append(fwd)
-            kind = fwd.WhichOneof("type")
-            if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                element = fwd.delta.new_element
-                proto = getattr(element, element.WhichOneof("type"))
-                if getattr(proto, "id", ""):
-                    self.widgets[proto.id] = element.WhichOneof("type")
-            if kind == "script_finished" and fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                # a run that asks for another (st.rerun) ends "early for rerun": wait for that one too
+            el = element(fwd)
+            if el is not None and getattr(el[1], "id", ""):
+                self.widgets[el[1].id] = el[0]
+            if finished(fwd):  # a run that asks for another (st.rerun): wait for that one too
                 break
         return self.messages
 
     def text(self) -> str:
         """The text of the alerts, Markdown, text and headings the last run drew."""
-        out = []
-        for fwd in self.messages:
-            if fwd.WhichOneof("type") != "delta" or fwd.delta.WhichOneof("type") != "new_element":
-                continue
-            element = fwd.delta.new_element
-            kind = element.WhichOneof("type")
-            if kind in TEXT_FIELDS:
-                proto = getattr(element, kind)
-                out.append(getattr(proto, "body", "") or getattr(proto, "message", ""))
-        return "\n".join(out)
+        found = (element(fwd) for fwd in self.messages)
+        return "\n".join(t for t in (element_text(*el) for el in found if el) if t is not None)

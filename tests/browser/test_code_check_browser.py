@@ -1,5 +1,7 @@
 """The code check page in a real browser (issue 44), on a desktop in English and on a 390 × 844 phone
-with touch in Japanese: type a right implementation -> pass; a trap -> named; an escape -> refused.
+with touch in Japanese: type a right implementation -> pass; a trap -> named, with its explanation,
+in the page's language; an escape -> refused. On the phone the report fits the screen: nothing in it
+is wider than the screen or scrolls sideways (the cases are a list of lines, not a table).
 The test server listens on 127.0.0.1, a local address: the check is on.
 
 Screenshots: artifacts/screenshots/code_check_{desktop_en,phone_ja}_{pass,trap,refused}.png.
@@ -18,6 +20,28 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 TRAP = RIGHT.replace("/ np.sqrt(d_k)", "/ d_k")
 ESCAPE = "import os\nprint(os.environ)\n"
+# Elements of the page's main area wider than the screen (outside a box that clips them), and boxes
+# in it that scroll sideways: the report must have neither on a phone.
+SIDEWAYS_JS = """() => {
+  const W = window.innerWidth, main = document.querySelector('[data-testid="stMain"]');
+  const clipped = (el) => {
+    for (let a = el.parentElement; a && a !== main; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX !== 'visible') return true;
+    }
+    return false;
+  };
+  const out = [];
+  for (const el of main.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect(), s = getComputedStyle(el);
+    if (r.width === 0 || r.height === 0 || el.closest('.st-key-cc_code')) continue;
+    const what = el.tagName + ': ' + (el.textContent || '').trim().slice(0, 40);
+    if ((r.left < -1 || r.right > W + 1) && !clipped(el)) out.push('wide ' + what);
+    if ((s.overflowX === 'auto' || s.overflowX === 'scroll') && el.scrollWidth > el.clientWidth + 1)
+      out.push('scrolls ' + what);
+  }
+  if (document.documentElement.scrollWidth > W + 1) out.push('the page is wider than the screen');
+  return out.slice(0, 10);
+}"""
 
 
 def check(page: Page, code: str, touch: bool) -> None:
@@ -48,9 +72,14 @@ def test_pass_trap_and_escape(browser, streamlit_server: str, name, lang, size, 
         expect(page.get_by_text(translate(lang, "codecheck.pass_all", cases=8))).to_be_visible()
         screenshot(page, f"code_check_{name}_pass")
         check(page, TRAP, touch)
-        trap = page.locator('[data-testid="stAlertContentWarning"]').filter(has_text="divide")
-        expect(trap.first).to_be_visible()
+        trap = page.locator('[data-testid="stAlertContentWarning"]')
+        expect(trap.filter(has_text=translate(lang, "code.mut_divide_by_d_k")).first).to_be_visible()
+        expect(trap.filter(has_text=translate(lang, "code.mut_divide_by_d_k_why")).first).to_be_visible()
+        case = translate(lang, "codecheck.case_random_shapes")
+        expect(page.get_by_role("listitem").filter(has_text=case).first).to_be_visible()  # the cases: lines
         expect(page.locator(".js-plotly-plot").first).to_be_visible()  # where it differs
+        if size[0] < 768:
+            assert page.evaluate(SIDEWAYS_JS) == []
         screenshot(page, f"code_check_{name}_trap")
         check(page, ESCAPE, touch)
         expect(page.get_by_text(translate(lang, "codecheck.refused"))).to_be_visible()

@@ -15,6 +15,7 @@ Screenshots: artifacts/screenshots/deep_link_<lab>_<lang>.png.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
@@ -95,26 +96,18 @@ def legacy_links() -> set[str]:
 
 
 def nav_titles(lang: str) -> set[str]:
-    """Every label the app's own navigation may show in ``lang`` (from the catalogs)."""
-    keys = [
-        "app.nav_playground",
-        "app.nav_why_sqrt",
-        "app.nav_masks",
-        "app.nav_multi_head",
-        "app.nav_cost",
-        "app.nav_lookalikes",
-        "app.nav_quiz",
-        "app.nav_decoder",
-        "app.nav_positions",
-        "app.nav_inference",
-        "app.nav_block",
-        "app.nav_heads",
-        "app.nav_training",
-        "app.nav_path",
-        "app.nav_worksheet",
-        "class.nav_teach",
-        "class.nav_join",
-    ]
+    """Every label the app's own navigation may show in ``lang``: the catalog titles of every page
+    app.py registers (every ``app.nav_*`` / ``class.nav_*`` key it names, sections excepted), read
+    from its source so that a new page is known here the day it is added."""
+    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    keys = {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.fullmatch(r"(app|class)\.nav_(?!section)\w+", node.value)
+    }
+    assert len(keys) >= 18, sorted(keys)  # the playground, the labs, practice and the class
     return {translate(lang, k) for k in keys}
 
 

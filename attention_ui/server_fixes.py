@@ -1,0 +1,210 @@
+"""Three changes to Streamlit 1.67's server, installed once per process by app.py.
+
+All three were found with the lecture-hall bench (bench/hall.py; the figures are in bench/RESULTS.md,
+"A lecture hall of 300"). They apply to every session of the process (the app's normal pages share
+the server with a class), so each one keeps Streamlit's behaviour for any session it does not
+need to change. All touch private names of the pinned Streamlit: each installs itself only where
+those names are as this module expects and otherwise leaves Streamlit as it is (:func:`install`
+says which it installed, and logs the others once; a test checks that all three are installed with
+the pinned version, so an upgrade has to look at them again). ``ATTENTION_LAB_SERVER_FIXES`` (a
+comma-separated subset, or ``none``) is for A/B runs of the bench only.
+
+1. **A finished run's messages are delivered before the next run starts.** A script runner that
+   has finished its run (its state is STOP) hands that run's last messages to the event loop as
+   callbacks; when a request from the browser (a ``run_every`` tick, a click) is handled before
+   those callbacks, Streamlit starts a new runner at once and then ignores every event of the old
+   one ("Ignoring event from non-current ScriptRunner"). The browser then never gets the end of
+   that run: a student's acknowledgement ("Answer B received") while the answer was stored, or
+   the run that drew the teacher's new step while the server counted it as drawn (so the page
+   stayed on the old step), or the message that sets the page's 1-s timer again (issue 47's runs:
+   3 of 100 and 6 of 250 stored answers never confirmed to their student). Here such a request
+   waits behind the callbacks already queued (``call_soon``): every event of the finished run is
+   queued before its runner reports STOP, so they all go out first, in order. Only a request
+   handled on the session's event loop (every browser request is) waits; one from another thread
+   (a development server's file watcher) and any request while a run is going on are handled at
+   once, as Streamlit handles them.
+2. **The theme part of each run's first message is built once.** Every run, each 1-s tick of a
+   ``run_every`` fragment included, starts with a ``new_session`` message whose theme Streamlit
+   builds from its configuration six times over (``_populate_theme_msg``, which walks every
+   config option each time): 14 % of an app process's samples with 150 students following. The
+   theme comes from the configuration alone, which Streamlit parses once, when the server starts
+   (a new parse makes a new options table: the cache keeps the table each entry was built from and
+   builds again for another one), so the result is kept per section.
+3. **A run's messages wake the event loop once per batch.** Each message a script thread sends is
+   a callback for the event loop, and each callback wrote a byte to the loop's self-pipe to wake
+   it: 21 % of a busy process's samples were in that write (``_write_to_self``), 150 threads
+   taking turns. Here a session's callbacks wait in its own queue and one wake-up takes all
+   that are there, in the order sent; a callback that raises is logged and the rest still run, as
+   the event loop runs its callbacks.
+
+A fourth change, at most two joined students' script runs at once per process, was taken out: no
+recorded figure showed it helping, and bench/student_slots.py showed 150 runs finishing later behind
+two slots than all at once, with the event loop not starved to seconds either way; a student's run
+that waited on the store would also have held up every student of its process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections import deque
+
+_LOG = logging.getLogger(__name__)
+_INSTALLED: dict[str, bool] = {}
+
+
+def _assigns(cls, *names: str) -> bool:
+    """Whether ``cls.__init__`` sets these attributes (instance attributes have no class-level name to
+    look up: this is how an installer sees that a Streamlit still keeps what it reads)."""
+    code = getattr(getattr(cls, "__init__", None), "__code__", None)
+    return code is not None and set(names) <= set(code.co_names)
+
+
+def _on_loop(loop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:  # no loop runs in this thread
+        return False
+
+
+def _install_deferred_rerun(session_class=None, runner_class=None) -> bool:
+    """On ``session_class`` (Streamlit's AppSession; a test passes stand-ins with the same names)."""
+    from streamlit.runtime import app_session
+    from streamlit.runtime.scriptrunner import script_runner
+    from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequests, ScriptRequestType
+
+    session_class = session_class or app_session.AppSession
+    runner_class = runner_class or script_runner.ScriptRunner
+    original = session_class.request_rerun
+    if getattr(original, "_attention_lab", False):
+        return True
+    if not (
+        _assigns(session_class, "_scriptrunner", "_event_loop")
+        and _assigns(runner_class, "_requests")
+        and _assigns(ScriptRequests, "_state")
+    ):
+        return False
+
+    def finished(runner) -> bool:
+        requests = getattr(runner, "_requests", None)
+        return getattr(requests, "_state", None) == ScriptRequestType.STOP
+
+    def request_rerun(self, client_state=None, *, _deferred: bool = False) -> None:
+        runner = getattr(self, "_scriptrunner", None)
+        loop = getattr(self, "_event_loop", None)
+        if not _deferred and runner is not None and finished(runner) and _on_loop(loop):
+            # Its run's messages are callbacks on this loop already: let them go out first.
+            loop.call_soon(lambda: request_rerun(self, client_state, _deferred=True))
+            return
+        original(self, client_state)
+
+    request_rerun._attention_lab = True
+    session_class.request_rerun = request_rerun
+    return True
+
+
+def _install_theme_cache() -> bool:
+    from streamlit import config
+    from streamlit.runtime import app_session
+
+    original = getattr(app_session, "_populate_theme_msg", None)
+    if original is None or getattr(original, "_attention_lab", False):
+        return original is not None
+    cache: dict[str, tuple[object, bytes]] = {}  # section -> (the options table it was built from, bytes)
+
+    def populate(msg, section: str = "theme") -> None:
+        options = getattr(config, "_config_options", None)
+        hit = cache.get(section)
+        if options is None:  # not parsed yet: nothing to keep
+            original(msg, section)
+            return
+        if hit is None or hit[0] is not options:  # (the table is held, so its identity cannot be reused)
+            fresh = type(msg)()
+            original(fresh, section)
+            hit = cache[section] = (options, fresh.SerializeToString())
+        msg.MergeFromString(hit[1])
+
+    populate._attention_lab = True
+    populate.__wrapped__ = original  # Streamlit's own, for the test that compares them
+    app_session._populate_theme_msg = populate
+    return True
+
+
+def _install_batched_wakeups(session_class=None) -> bool:
+    """A script thread's events reach the event loop in batches: one wake-up of the loop (a write to
+    its self-pipe) per batch instead of one per message, the events handled in the order sent."""
+    from streamlit.runtime import app_session
+
+    session_class = session_class or app_session.AppSession
+    original = session_class._call_soon_on_event_loop
+    if getattr(original, "_attention_lab", False):
+        return True
+    if not _assigns(session_class, "_event_loop"):
+        return False
+
+    def call_soon(self, callback) -> None:
+        state = self.__dict__.get("_al_batch")
+        if state is None:
+            state = self.__dict__.setdefault("_al_batch", [threading.Lock(), deque(), False])
+        lock, pending = state[0], state[1]
+        with lock:
+            pending.append(callback)
+            if state[2]:
+                return  # a drain is already on its way: it takes this one too
+            state[2] = True
+
+        def drain() -> None:
+            with lock:
+                n = len(pending)  # the events queued now; later ones get their own wake-up
+            for _ in range(n):
+                with lock:
+                    event = pending.popleft()
+                try:
+                    event()
+                except Exception:  # the loop would log it and run the next callback: so do we
+                    _LOG.exception("attention_ui.server_fixes: a session's event-loop callback failed")
+            with lock:
+                if not pending:
+                    state[2] = False
+                    return
+            original(self, drain)
+
+        try:
+            original(self, drain)
+        except Exception:
+            with lock:
+                state[2] = False
+            raise
+
+    call_soon._attention_lab = True
+    session_class._call_soon_on_event_loop = call_soon
+    return True
+
+
+FIXES = {"deferred_rerun": _install_deferred_rerun, "theme_cache": _install_theme_cache,
+         "batched_wakeups": _install_batched_wakeups}  # fmt: skip
+ENV = "ATTENTION_LAB_SERVER_FIXES"  # for A/B runs of the bench only: a comma-separated subset, or "none"
+
+
+def install() -> dict[str, bool]:
+    """Install the fixes (once per process); returns which are installed. A Streamlit whose private
+    names differ keeps its own behaviour, said once in the server log."""
+    if _INSTALLED:
+        return dict(_INSTALLED)
+    chosen = os.environ.get(ENV)
+    wanted = set(FIXES) if chosen is None else {x.strip() for x in chosen.split(",")}
+    for name, step in FIXES.items():
+        if name not in wanted:
+            _INSTALLED[name] = False
+            continue
+        try:
+            _INSTALLED[name] = bool(step())
+        except Exception as exc:  # noqa: BLE001 - another Streamlit: the app runs as Streamlit made it
+            _INSTALLED[name] = False
+            _LOG.warning("attention_ui.server_fixes: %s not installed (%r)", name, exc)
+        else:
+            if not _INSTALLED[name]:
+                _LOG.warning("attention_ui.server_fixes: %s not installed (Streamlit's names differ)", name)
+    return dict(_INSTALLED)

@@ -1,0 +1,233 @@
+"""attention_ui/server_fixes.py: a request that finds the script runner finished waits behind that
+run's queued messages; the theme of a run's first message is built once and is what Streamlit builds;
+a session's events wake the loop once per batch, in order, and one that raises stops none of the rest.
+Each fix also leaves Streamlit alone where its private names are not what the fix reads."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import threading
+
+import pytest
+import streamlit
+from streamlit.runtime import app_session
+from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
+
+from attention_ui import server_fixes
+
+
+def test_all_fixes_are_installed_on_the_pinned_streamlit():
+    assert streamlit.__version__ == "1.67.0"  # an upgrade must look at the private names again
+    assert server_fixes.install() == dict.fromkeys(server_fixes.FIXES, True)
+    assert set(server_fixes.FIXES) == {"deferred_rerun", "theme_cache", "batched_wakeups"}
+    for patched in (
+        app_session.AppSession.request_rerun,
+        app_session.AppSession._call_soon_on_event_loop,
+        app_session._populate_theme_msg,
+    ):
+        assert getattr(patched, "_attention_lab", False)
+
+
+class _Requests:
+    def __init__(self, state):
+        self._state = state
+
+
+class _Runner:
+    def __init__(self, state):
+        self._requests = _Requests(state)
+
+
+def _session_class():
+    class Session:
+        """What AppSession.request_rerun sees: the current runner, the loop, and the order of events."""
+
+        def __init__(self, loop, runner_state):
+            self._event_loop, self._scriptrunner, self.order = loop, _Runner(runner_state), []
+
+        def request_rerun(self, client_state=None):
+            self.order.append(("request", client_state))
+
+    return Session
+
+
+@pytest.mark.parametrize("fixed", [True, False])
+def test_a_request_waits_behind_the_finished_runs_messages(fixed):
+    Session = _session_class()
+    if fixed:
+        assert server_fixes._install_deferred_rerun(Session, _Runner)
+    loop = asyncio.new_event_loop()
+    try:
+        s = Session(loop, ScriptRequestType.STOP)
+
+        async def go():
+            # the finished run's last message, queued by its thread before its runner said STOP
+            loop.call_soon_threadsafe(lambda: s.order.append(("message of the finished run", None)))
+            s.request_rerun("tick")  # the browser's tick, handled in the same loop iteration
+            for _ in range(3):
+                await asyncio.sleep(0)
+
+        loop.run_until_complete(go())
+    finally:
+        loop.close()
+    first = [what for what, _ in s.order]
+    if fixed:
+        assert first == ["message of the finished run", "request"]
+        assert s.order[1] == ("request", "tick")  # the request itself is passed on unchanged
+    else:  # Streamlit's own order: the new runner first, the old run's message then ignored
+        assert first == ["request", "message of the finished run"]
+
+
+def test_a_running_runner_takes_the_request_at_once():
+    """On the loop, as a browser's request is: a runner that is still running (or about to) takes it
+    at once, as in Streamlit; only a finished one makes it wait."""
+    Session = _session_class()
+    server_fixes._install_deferred_rerun(Session, _Runner)
+    loop = asyncio.new_event_loop()
+    try:
+        for state in (ScriptRequestType.CONTINUE, ScriptRequestType.RERUN):
+            s = Session(loop, state)
+
+            async def go(s=s):
+                s.request_rerun("click")
+                return list(s.order)  # before the loop has run anything else
+
+            assert loop.run_until_complete(go()) == [("request", "click")]
+    finally:
+        loop.close()
+
+
+def test_a_request_from_another_thread_is_handled_at_once():
+    """A development server's file watcher asks for a rerun from its own thread: ``call_soon`` is not
+    safe there (and would wait for the loop's next wake-up), so Streamlit's own handling runs."""
+    Session = _session_class()
+    server_fixes._install_deferred_rerun(Session, _Runner)
+    loop = asyncio.new_event_loop()
+    try:
+        s = Session(loop, ScriptRequestType.STOP)
+        t = threading.Thread(target=s.request_rerun, args=("file changed",))
+        t.start()
+        t.join(5)
+        assert s.order == [("request", "file changed")]
+    finally:
+        loop.close()
+
+
+def test_a_streamlit_without_the_names_keeps_its_own_request_rerun():
+    class Session:
+        def __init__(self):
+            self.loop = None  # neither _event_loop nor _scriptrunner
+
+        def request_rerun(self, client_state=None):
+            pass
+
+    own = Session.request_rerun
+    assert not server_fixes._install_deferred_rerun(Session, _Runner)
+    assert Session.request_rerun is own
+
+
+def test_the_theme_is_built_once_and_is_what_streamlit_builds(monkeypatch):
+    from streamlit import config
+    from streamlit.proto.NewSession_pb2 import CustomThemeConfig
+
+    server_fixes.install()
+    populate = app_session._populate_theme_msg
+    assert getattr(populate, "_attention_lab", False)
+    calls = []
+    real = config.get_options_for_section
+    monkeypatch.setattr(config, "get_options_for_section", lambda s: calls.append(s) or real(s))
+    options = copy.deepcopy(config.get_config_options())  # a new table: built anew, with a theme set
+    options["theme.primaryColor"].set_value("#123456", "a test")
+    options["theme.base"].set_value("dark", "a test")
+    monkeypatch.setattr(config, "_config_options", options)
+    first, second, streamlits = CustomThemeConfig(), CustomThemeConfig(), CustomThemeConfig()
+    populate(first, "theme")
+    populate(second, "theme")
+    assert calls == ["theme"]  # the second message came from the cache
+    populate.__wrapped__(streamlits, "theme")
+    assert first == second == streamlits and first.primary_color == "#123456"
+    assert first.base == CustomThemeConfig.BaseTheme.DARK
+
+    other = copy.deepcopy(options)  # a configuration parsed again: its own theme, not the kept one
+    other["theme.primaryColor"].set_value("#654321", "a test")
+    monkeypatch.setattr(config, "_config_options", other)
+    third = CustomThemeConfig()
+    populate(third, "theme")
+    assert third.primary_color == "#654321"
+    assert calls == ["theme", "theme", "theme"]  # the first table, Streamlit's own above, the new table
+
+
+class _LoopSession:
+    def __init__(self, loop):
+        self._event_loop, self.wakeups = loop, 0
+
+    def _call_soon_on_event_loop(self, callback):
+        self.wakeups += 1
+        self._event_loop.call_soon_threadsafe(callback)
+
+
+def test_a_threads_events_wake_the_loop_once_per_batch_and_keep_their_order():
+    Session = type("Session", (_LoopSession,), {})
+    assert server_fixes._install_batched_wakeups(Session)
+    loop = asyncio.new_event_loop()
+    try:
+        s, seen = Session(loop), []
+
+        def script_thread(first, last):
+            for i in range(first, last):
+                s._call_soon_on_event_loop(lambda i=i: seen.append(i))
+
+        t = threading.Thread(target=script_thread, args=(0, 100))
+        t.start()
+        t.join()  # a run's 100 messages, queued before the loop gets to them
+        loop.run_until_complete(asyncio.sleep(0.01))
+        assert seen == list(range(100)) and s.wakeups == 1
+        script_thread(100, 150)  # the next run's: a new wake-up, still in order
+        loop.run_until_complete(asyncio.sleep(0.01))
+        assert seen == list(range(150)) and s.wakeups == 2
+
+        def queues_another():  # an event queued while a batch is being handled gets a wake-up of its own
+            seen.append(150)
+            s._call_soon_on_event_loop(lambda: seen.append(151))
+
+        s._call_soon_on_event_loop(queues_another)
+        loop.run_until_complete(asyncio.sleep(0.01))
+        assert seen == list(range(152)) and s.wakeups == 4
+    finally:
+        loop.close()
+
+
+def test_an_event_that_raises_is_logged_and_the_rest_still_run(caplog):
+    """The event loop logs a callback that raises and runs the next one; a batch must do the same,
+    or one failing event would leave every later message of the session undelivered."""
+    Session = type("Session", (_LoopSession,), {})
+    server_fixes._install_batched_wakeups(Session)
+    loop = asyncio.new_event_loop()
+    try:
+        s, seen = Session(loop), []
+
+        def boom():
+            raise ValueError("an event that fails")
+
+        for callback in (lambda: seen.append(1), boom, lambda: seen.append(2)):
+            s._call_soon_on_event_loop(callback)
+        with caplog.at_level(logging.ERROR, logger=server_fixes.__name__):
+            loop.run_until_complete(asyncio.sleep(0.01))
+        assert seen == [1, 2] and "an event that fails" in caplog.text
+        s._call_soon_on_event_loop(lambda: seen.append(3))  # and the session's later events still go out
+        loop.run_until_complete(asyncio.sleep(0.01))
+        assert seen == [1, 2, 3]
+    finally:
+        loop.close()
+
+
+def test_a_streamlit_without_the_names_keeps_its_own_wakeups():
+    class Session:
+        def _call_soon_on_event_loop(self, callback):
+            pass
+
+    own = Session._call_soon_on_event_loop
+    assert not server_fixes._install_batched_wakeups(Session)
+    assert Session._call_soon_on_event_loop is own
