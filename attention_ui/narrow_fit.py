@@ -14,7 +14,10 @@ sideways when the line is longer than the column. On a 390 px phone the attentio
   that move with the content and hide a shadow once its end is in view).
 * A table (``st.dataframe``) wider than the column scrolls inside its frame, drawn on a canvas that
   no background shows through: the script marks the frame ``data-al-more="left|right|both"`` while
-  columns are hidden on that side, and the CSS shades that edge of the frame.
+  columns are hidden on that side, and the CSS shades that edge of the frame. A code block
+  (``st.code``: the code questions, the layer as a program) scrolls its long lines the same way and
+  gets the same shading (its background is the theme's, so a shadow drawn in the background, as for a
+  formula, would need the theme's colour).
 
 Nothing here reads or writes user text.
 """
@@ -31,6 +34,8 @@ MIN_ZOOM = 0.7  # a display formula is shrunk at most to this fraction of KaTeX'
 SLACK_PX = 3
 # a table's frame: st.dataframe's (its columns drawn on a canvas) and st.table's (an HTML table)
 TABLE_FRAME = '[data-testid="stDataFrameResizable"], [data-testid="stTable"]'
+CODE_FRAME = '[data-testid="stCode"]'  # st.code: its <pre> scrolls long lines sideways
+SCROLL_FRAME = f"{TABLE_FRAME}, {CODE_FRAME}"  # the frames whose hidden side the script marks
 
 _CSS = """
 <style>
@@ -43,7 +48,7 @@ _CSS = """
     radial-gradient(farthest-side at 0 50%, rgba(49, 51, 63, 0.55), rgba(49, 51, 63, 0)) left center / 16px 100% no-repeat scroll,
     radial-gradient(farthest-side at 100% 50%, rgba(49, 51, 63, 0.55), rgba(49, 51, 63, 0)) right center / 16px 100% no-repeat scroll;
 }
-[data-testid="stTable"][data-al-more] { position: relative; }
+[data-testid="stTable"][data-al-more], [data-testid="stCode"][data-al-more] { position: relative; }
 __FRAME__[data-al-more]::before, __FRAME__[data-al-more]::after {
   content: ""; position: absolute; top: 0; bottom: 0; width: 14px; pointer-events: none; z-index: 3;
 }
@@ -83,7 +88,7 @@ _SCRIPT = """
     let s = scrollers.get(frame);
     if (!s || !frame.contains(s)) {
       s = frame.querySelector(".dvn-scroller")
-        || [...frame.querySelectorAll("div")].find((d) => /auto|scroll/.test(getComputedStyle(d).overflowX));
+        || [...frame.querySelectorAll("div, pre")].find((d) => /auto|scroll/.test(getComputedStyle(d).overflowX));
       if (s) scrollers.set(frame, s);
     }
     return s;
@@ -121,13 +126,13 @@ _SCRIPT = """
 
 def fit_css() -> str:
     """The constant CSS."""
-    return _CSS.replace("__FRAME__", f":is({TABLE_FRAME})")
+    return _CSS.replace("__FRAME__", f":is({SCROLL_FRAME})")
 
 
 def fit_script() -> str:
-    """The constant script (:data:`MIN_ZOOM`, :data:`SLACK_PX` and :data:`TABLE_FRAME` filled in)."""
+    """The constant script (:data:`MIN_ZOOM`, :data:`SLACK_PX` and :data:`SCROLL_FRAME` filled in)."""
     values = {"__MIN_ZOOM__": repr(float(MIN_ZOOM)), "__SLACK_PX__": str(int(SLACK_PX))}
-    values["__FRAME_JS__"] = json.dumps(TABLE_FRAME)
+    values["__FRAME_JS__"] = json.dumps(SCROLL_FRAME)
     script = _SCRIPT
     for name, value in values.items():
         script = script.replace(name, value)
