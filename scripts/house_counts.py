@@ -219,7 +219,14 @@ def count_window_rule(sources: Sequence[Source]) -> list[str]:
                 for target in node.targets
                 if isinstance(target, ast.Name)
             )
-            lines = sorted(n.lineno for n in nodes if window_rule_hit(n, differences) is not None)
+            # a slice's bound (``losses[step - window : step]``) is a running mean's window over a
+            # sequence, not which keys a query reads
+            bounds = {
+                id(b) for n in nodes if isinstance(n, ast.Slice) for b in (n.lower, n.upper) if b is not None
+            }
+            lines = sorted(
+                n.lineno for n in nodes if id(n) not in bounds and window_rule_hit(n, differences) is not None
+            )
             if lines:
                 found.append(f"{source.path}:{name}:{lines[0]}")
     return found

@@ -39,6 +39,7 @@ NOT_WINDOW_RULES = {
     "a docstring": 'def f():\n    """query i reads keys i - window < j <= i"""\n',
     "a count": "def f(n, w):\n    return n * w - w * (w - 1) // 2\n",
     "a call": "def f(q, k, window):\n    return k >= window_start(q, window)\n",
+    "a running mean's slice": "def f(losses, step, window):\n    return losses[step - window : step].mean()\n",
 }
 
 
