@@ -4,7 +4,7 @@ import json
 
 import streamlit as st
 
-from attention_ui import chart_keys, narrow_fit, narrow_screen, server_fixes, touch
+from attention_ui import chart_keys, frontend_words, narrow_fit, narrow_screen, server_fixes, targets, touch
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
 from attention_ui.language import LANG_KEY, current_language, translator
 from attention_ui.playground import first_screen
@@ -54,13 +54,10 @@ with st.sidebar:
     narrow_fit.fit_to_width()
     # A chart's toolbar is one Tab stop (arrow keys move inside it), not one per button.
     chart_keys.one_tab_stop_per_chart(t("charts.toolbar"))
-    # On a phone, page links and buttons are at least 44 px tall (WCAG 2.5.5's target size; Streamlit
-    # draws sidebar page links 28 px and buttons 40 px tall). Constant CSS.
-    st.html(
-        f"<style>@media (max-width: {narrow_screen.NARROW_PX - 1}px) {{ "
-        '[data-testid="stSidebarNavLink"], [data-testid="stPageLink-NavLink"], '
-        '[data-testid^="stBaseButton"], .al-copy-link { min-height: 44px; } }</style>'
-    )
+    # Streamlit's own tooltips and screen-reader names ("Fullscreen", "Help for …") in the page's language.
+    frontend_words.in_page_language(t)
+    # Every target at least 24 × 24 px (WCAG 2.2, 2.5.8); on a phone page links, buttons and boxes 44 px.
+    targets.size_targets()
 
 # The page files live in app_pages/, not pages/: a folder named pages/ next to app.py makes
 # Streamlit run each new server's first session as a legacy multipage app (its file list in the

@@ -111,7 +111,9 @@ def section_block(t, trace) -> None:
         [s.in_stream for s in stats],
         stream_name=t("block.series_stream"),
         sublayer_name=t("block.series_sublayer"),
-        axes=AxisText("", t("block.axis_rms")),
+        axes=AxisText(
+            t("block.axis_mean_rms"), t("block.axis_stage")
+        ),  # short: the names leave a narrow plot
     )
     PAGE.chart(fig, "stages", t("block.alt_stages", count=len(stats)))
     st.markdown(t("block.shapes_note", n=stats[0].shape[0], d=cfg.d_model, d_ff=cfg.d_ff, h=cfg.heads))
@@ -128,8 +130,10 @@ def section_norms(t, trace) -> None:
     kit.opening(
         t("block.sec_norms"),
         t("block.explain_norms"),
-        r"\mathrm{LayerNorm}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta,\qquad "
-        r"\mathrm{RMSNorm}(x) = \gamma \odot \frac{x}{\sqrt{\tfrac{1}{d}\sum_i x_i^2 + \varepsilon}}",
+        (
+            r"\mathrm{LayerNorm}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta,",
+            r"\mathrm{RMSNorm}(x) = \gamma \odot \frac{x}{\sqrt{\tfrac{1}{d}\sum_i x_i^2 + \varepsilon}}",
+        ),
         anchor="norms",
     )
     c = lab_block.norm_comparison(trace.x)

@@ -22,6 +22,9 @@ GPU_BYTES = 80 * 10**9  # a large accelerator's memory, as a yardstick on the me
 MEASURE_CHOICES = tuple(n for n in (256, 512, 1024, 2048, 4096) if n <= MAX_DIRECT_N)
 CHECK_NS = (64, 128, 256, 512, 1024, 2048)
 BLOCKS = (16, 32, 64, 128, 256)
+# one block's update of the running max, denominator and weighted sum (kit.latex: wraps on a phone)
+ONLINE_SOFTMAX = (r"m' = \max(m, \max_j s_j),", r"\ell' = e^{m - m'}\,\ell + \sum_j e^{s_j - m'},",
+                  r"a' = e^{m - m'}\,a + \sum_j e^{s_j - m'}\, v_j,")  # fmt: skip
 COUNT_RANGE = {"heads": (1, 256), "batch": (1, 1024), "layers": (1, 256)}
 DK_RANGE = (1, 1024)
 RESULTS = "co_results"  # the live sweep's SweepPoints, kept across reruns
@@ -189,14 +192,8 @@ def section_measure(t) -> None:
 
 
 def section_tiled(t) -> None:
-    kit.opening(
-        t("cost.sec_tiled"),
-        t("cost.explain_tiled"),
-        r"m' = \max(m, \max_j s_j),\quad \ell' = e^{m - m'}\,\ell + \sum_j e^{s_j - m'},\quad "
-        r"a' = e^{m - m'}\,a + \sum_j e^{s_j - m'}\, v_j,\qquad "
-        rf"\text{{{t('cost.tex_out')}}} = a / \ell",
-        anchor="tiled",
-    )
+    out = rf"\text{{{t('cost.tex_out')}}} = a / \ell"
+    kit.opening(t("cost.sec_tiled"), t("cost.explain_tiled"), (*ONLINE_SOFTMAX, out), anchor="tiled")
     c1, c2, c3 = st.columns([2, 2, 1])
     PAGE.widget(t, "select_slider", "check_n", CHECK_NS, label="n", where=c1)
     PAGE.widget(t, "select_slider", "check_block", BLOCKS, text="block", helped=True, where=c2)

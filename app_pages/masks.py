@@ -35,7 +35,7 @@ DEFAULTS = {
     "mk_position": 3,
     "mk_matrix_method": "zero_values",
 }
-THIRD = 170  # a low estimate of a map's plot width (px) in a third of the page at 1366 px
+THIRD = 185  # a map's plot width (px) in a third of 1366 px, bar below: 193 measured (a phone: 260)
 CHOICES = ("mk_kind", "mk_head", "mk_matrix_method", "mk_position")
 TEXTS = {"mk_text": "masks.default_text", "mk_replacement": "masks.default_replacement"}  # page's language
 SHARED = kit.learner_context(text="mk_text", mask="mk_kind", seed="mk_seed")  # 16 tokens kept
@@ -91,8 +91,9 @@ def read_settings(t) -> MaskLabSettings | None:
 
 def section_masks(t, lab, hover) -> None:
     tokens, n, mask = lab.settings.tokens, len(lab.settings.tokens), lab.mask
-    # three maps in a row (THIRD): upright tick labels, cell numbers only where they fit
-    axes = dict(hover=hover, query_title=t("masks.axis_query"), key_title=t("masks.axis_key"), plot_px=THIRD)
+    # three maps in a row (THIRD), colour bars below: every column named, cell numbers only where they fit
+    axes = dict(hover=hover, query_title=t("masks.axis_query"), key_title=t("masks.axis_key"), plot_px=THIRD,
+                colorbar_below=True)  # fmt: skip
     kit.opening(t("masks.h_mask"), t("masks.explain_mask"), masks_lesson.FORMULA)
     st.markdown(t("masks.allowed_set"))
     if st.session_state["mk_all"]:

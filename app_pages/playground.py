@@ -13,12 +13,12 @@ import streamlit as st
 from attention_core import MASK_KINDS, AttentionConfigError, trace_text, worked_example_trace
 from attention_ui import kit
 from attention_ui.playground import (
-    examples,
     explain_view,
     first_screen,
     grads_view,
     presenter,
     pretrained_view,
+    sentence_box,
     share,
     steps_view,
     url_sync,
@@ -61,8 +61,6 @@ def settings_sidebar(t, example: bool, where) -> None:
             st.markdown(t("playground.example_values"))
             PAGE.tables_toggle(t)
             return
-        examples.example_picker(t, t.lang)
-        PAGE.widget(t, "text_area", "text", height=90, helped=True)
         PAGE.widget(t, "number_input", "max_tokens", *MAX_TOKENS_RANGE, step=8, helped=True)
         c1, c2 = st.columns(2)
         PAGE.widget(
@@ -205,12 +203,13 @@ def main() -> None:
         if ignored:  # both views: a malformed ?layer= is as worth naming as a malformed ?seed=
             st.warning(t("playground.url_ignored", names=", ".join(kit.escape_markdown(n) for n in ignored)))
         # The session's first view sends the sidebar's weights radio, settings and practice switch
-        # (and app.py the language switch) with steps 2–11, one run later: at 1366×768 they are
-        # below the sidebar's first screen (its navigation fills it), at 1920×1080 its foot, on a
-        # phone the sidebar is closed; drawing them first made step 1's chart ~0.3 s later in the
-        # browser (bench/RESULTS.md). Their boxes stand where they go in every run, so the page is
-        # laid out the same. A first view that draws no step (an error) draws them at once, and so
-        # does the pretrained view (its own controls come at once).
+        # (and app.py the language switch, and the example picker beside the sentence) with steps
+        # 2–11, one run later: at 1366×768 they are below the sidebar's first screen (its navigation
+        # fills it), at 1920×1080 its foot, on a phone the sidebar is closed; drawing them first made
+        # step 1's chart ~0.3 s later in the browser (bench/RESULTS.md). Their boxes stand where they
+        # go in every run, so the page is laid out the same. The sentence box is on the first screen
+        # and comes at once. A first view that draws no step (an error) draws them all at once, and
+        # so does the pretrained view (its own controls come at once).
         later = not present and first_screen.first_view(st.session_state, st.context.headers)
         if not present:
             with st.sidebar:
@@ -224,13 +223,17 @@ def main() -> None:
                 sidebar(t, example, side)
             presenter.return_script()
             PAGE.title(t)
+            draw_picker = lambda: None  # noqa: E731
             if example:
                 st.info(t("playground.example_note"))
+            else:  # the sentence on the first screen, under the introduction that asks for it
+                draw_picker = sentence_box.sentence_box(t, picker=not later)
         trace = load_trace(t, example)
         if trace is None:
             if later:
                 pretrained_view.weights_switch(t, weights_box)
                 sidebar(t, example, side)
+                draw_picker()
             return
         if present:
             presenter.render(make_view(t, trace, example), presenter_head_picker(t, trace.heads))

@@ -140,9 +140,11 @@ def section_arrow(t, lab) -> None:
             length=length,
         )
     )
+    coordinate = lambda c: t("positions.axis_coordinate", c=c)  # noqa: E731
     fig = figures_positions.rope_arrow_figure(
-        lab.arrow_path, lab.arrow_positions.tolist(), position_label=t("positions.arrow_position", p="{p}")
-    )
+        lab.arrow_path, lab.arrow_positions.tolist(), position_label=t("positions.arrow_position", p="{p}"),
+        axes=AxisText(coordinate(2 * s.pair), coordinate(2 * s.pair + 1)),
+    )  # fmt: skip
     PAGE.chart(fig, "arrow", t("positions.alt_arrow", pair=s.pair, theta=theta, length=length), width=480)
 
 

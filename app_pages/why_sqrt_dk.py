@@ -161,8 +161,11 @@ def section_peakedness(t, d_ks, n_keys, samples, seed) -> None:
     kit.opening(
         t("sqrt.h_grad"),
         t("sqrt.explain_grad"),
-        r"\frac{\partial p_i}{\partial s_j} = p_i(\delta_{ij} - p_j),\qquad "
-        r"J = \operatorname{diag}(p) - p\,p^\top,\qquad \|J\|_F \to 0 \;\; (p \to \text{one-hot})",
+        (
+            r"\frac{\partial p_i}{\partial s_j} = p_i(\delta_{ij} - p_j),",
+            r"J = \operatorname{diag}(p) - p\,p^\top,",
+            r"\|J\|_F \to 0 \;\; (p \to \text{one-hot})",
+        ),
     )
     # From 0, so the fall reads as "towards no gradient" rather than as a small wiggle.
     axes = AxisText("d_k", t("sqrt.axis_jacobian"), t("sqrt.title_jacobian"))

@@ -42,7 +42,7 @@ Conventions a page follows (and the kit relies on):
 
 Module-level helpers (usable without a :class:`Page`): :func:`init_state`, :func:`chart`,
 :func:`table`, :func:`frame`, :func:`table_height`, :func:`square_width` (one sizing rule each),
-:func:`hover_text`, :func:`warn_truncated`, :func:`show_tokens`, :func:`escape_markdown`,
+:func:`hover_text`, :func:`warn_truncated`, :func:`show_tokens`, :func:`escape_markdown`, :func:`latex`,
 :func:`refresh_translated_choices`, :func:`progress` (a long computation with a progress bar),
 :func:`opening` (a section's header, explanation and formula), :class:`Guard`, and the shared
 :data:`KEEP` and :data:`SEED_RANGE`.
@@ -278,12 +278,33 @@ def escape_markdown(text: str) -> str:
     return "".join(f"\\{ch}" if ch in _MD_SPECIAL else ch for ch in str(text))
 
 
-def opening(heading: str, explanation: str, formula: str, *, anchor: str | None = None) -> None:
+def opening(
+    heading: str, explanation: str, formula: str | Sequence[str], *, anchor: str | None = None
+) -> None:
     """A section's opening, in the order every lab uses: its header (``anchor`` for the URL), the
-    explanation (Markdown), then the formula it is about (LaTeX)."""
+    explanation (Markdown), then the formula it is about (LaTeX, or its parts: :func:`latex`)."""
     st.header(heading, anchor=anchor)
     st.markdown(explanation)
-    st.latex(formula)
+    formula_parts = (formula,) if isinstance(formula, str) else formula
+    latex(*formula_parts)
+
+
+def latex(*parts: str) -> None:
+    """A display formula made of ``parts`` (each a LaTeX string; put a separating comma at the end of
+    a part): side by side on one line where they fit, each on a line of its own where they do not.
+
+    KaTeX draws a display formula on one line: joined with ``\\qquad``, a formula of three equations
+    was 430-560 px wide, more than a 390-px phone's column even shrunk to narrow_fit.MIN_ZOOM, and
+    scrolled inside its box (issue 42, point 11). Each part is its own formula in a row that wraps,
+    centred, so a desktop keeps one line and a phone stacks them."""
+    if len(parts) == 1:
+        st.latex(parts[0])
+        return
+    with st.container(
+        horizontal=True, horizontal_alignment="center", vertical_alignment="center", gap="medium"
+    ):
+        for part in parts:
+            st.latex(part, width="content")
 
 
 def token_list_text(tokens: Sequence[str], n_pad: int = 0) -> str:

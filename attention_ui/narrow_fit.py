@@ -9,15 +9,15 @@ sideways when the line is longer than the column. On a 390 px phone the attentio
   follows) to the column's width, down to :data:`MIN_ZOOM` of its size (its symbols stay at least
   ~13 px tall). It looks again when the page changes (a rerun draws new formulas), the window is
   resized or the formula fonts arrive.
+* A formula scrolls sideways in a box that hides what overflows it; the box is padded above and below,
+  where KaTeX draws a few pixels past its own box (a root's foot was cut off).
 * A formula still too long at that size scrolls, and constant CSS draws a shadow at the edge where
   more of it is hidden (the "scroll shadow" pattern: two shadows fixed to the box, two white covers
   that move with the content and hide a shadow once its end is in view).
+* A code block (``st.code``) wider than the column scrolls, with the same shadows (code is not wrapped).
 * A table (``st.dataframe``) wider than the column scrolls inside its frame, drawn on a canvas that
   no background shows through: the script marks the frame ``data-al-more="left|right|both"`` while
-  columns are hidden on that side, and the CSS shades that edge of the frame. A code block
-  (``st.code``: the code questions, the layer as a program) scrolls its long lines the same way and
-  gets the same shading (its background is the theme's, so a shadow drawn in the background, as for a
-  formula, would need the theme's colour).
+  columns are hidden on that side, and the CSS shades that edge of the frame.
 
 Nothing here reads or writes user text.
 """
@@ -34,21 +34,33 @@ MIN_ZOOM = 0.7  # a display formula is shrunk at most to this fraction of KaTeX'
 SLACK_PX = 3
 # a table's frame: st.dataframe's (its columns drawn on a canvas) and st.table's (an HTML table)
 TABLE_FRAME = '[data-testid="stDataFrameResizable"], [data-testid="stTable"]'
-CODE_FRAME = '[data-testid="stCode"]'  # st.code: its <pre> scrolls long lines sideways
-SCROLL_FRAME = f"{TABLE_FRAME}, {CODE_FRAME}"  # the frames whose hidden side the script marks
 
 _CSS = """
 <style>
 .katex-display {
   overflow-x: auto;
   overflow-y: hidden;
+  /* KaTeX draws below its box (a root's foot, a descender: 2-7 px), which the hidden overflow cut off;
+     padding gives it room, and the margin keeps KaTeX's 1em between a formula and the text */
+  padding: 0.5em 0;
+  margin: 0.5em 0;
   background:
-    linear-gradient(to right, #ffffff 30%, rgba(255, 255, 255, 0)) left center / 28px 100% no-repeat local,
-    linear-gradient(to left, #ffffff 30%, rgba(255, 255, 255, 0)) right center / 28px 100% no-repeat local,
+    linear-gradient(to right, #ffffff 60%, rgba(255, 255, 255, 0)) left center / 28px 100% no-repeat local,
+    linear-gradient(to left, #ffffff 60%, rgba(255, 255, 255, 0)) right center / 28px 100% no-repeat local,
     radial-gradient(farthest-side at 0 50%, rgba(49, 51, 63, 0.55), rgba(49, 51, 63, 0)) left center / 16px 100% no-repeat scroll,
     radial-gradient(farthest-side at 100% 50%, rgba(49, 51, 63, 0.55), rgba(49, 51, 63, 0)) right center / 16px 100% no-repeat scroll;
 }
-[data-testid="stTable"][data-al-more], [data-testid="stCode"][data-al-more] { position: relative; }
+/* a code block's lines do not wrap (a wrapped line of code reads as two): the same shadows, the covers in
+   the block's own grey (Streamlit 1.67's light theme) */
+[data-testid="stCode"] pre {
+  background:
+    linear-gradient(to right, rgb(247, 247, 246) 60%, rgba(247, 247, 246, 0)) left center / 28px 100% no-repeat local,
+    linear-gradient(to left, rgb(247, 247, 246) 60%, rgba(247, 247, 246, 0)) right center / 28px 100% no-repeat local,
+    radial-gradient(farthest-side at 0 50%, rgba(49, 51, 63, 0.55), rgba(49, 51, 63, 0)) left center / 16px 100% no-repeat scroll,
+    radial-gradient(farthest-side at 100% 50%, rgba(49, 51, 63, 0.55), rgba(49, 51, 63, 0)) right center / 16px 100% no-repeat scroll,
+    rgb(247, 247, 246);
+}
+[data-testid="stTable"][data-al-more] { position: relative; }
 __FRAME__[data-al-more]::before, __FRAME__[data-al-more]::after {
   content: ""; position: absolute; top: 0; bottom: 0; width: 14px; pointer-events: none; z-index: 3;
 }
@@ -88,7 +100,7 @@ _SCRIPT = """
     let s = scrollers.get(frame);
     if (!s || !frame.contains(s)) {
       s = frame.querySelector(".dvn-scroller")
-        || [...frame.querySelectorAll("div, pre")].find((d) => /auto|scroll/.test(getComputedStyle(d).overflowX));
+        || [...frame.querySelectorAll("div")].find((d) => /auto|scroll/.test(getComputedStyle(d).overflowX));
       if (s) scrollers.set(frame, s);
     }
     return s;
@@ -126,13 +138,13 @@ _SCRIPT = """
 
 def fit_css() -> str:
     """The constant CSS."""
-    return _CSS.replace("__FRAME__", f":is({SCROLL_FRAME})")
+    return _CSS.replace("__FRAME__", f":is({TABLE_FRAME})")
 
 
 def fit_script() -> str:
-    """The constant script (:data:`MIN_ZOOM`, :data:`SLACK_PX` and :data:`SCROLL_FRAME` filled in)."""
+    """The constant script (:data:`MIN_ZOOM`, :data:`SLACK_PX` and :data:`TABLE_FRAME` filled in)."""
     values = {"__MIN_ZOOM__": repr(float(MIN_ZOOM)), "__SLACK_PX__": str(int(SLACK_PX))}
-    values["__FRAME_JS__"] = json.dumps(SCROLL_FRAME)
+    values["__FRAME_JS__"] = json.dumps(TABLE_FRAME)
     script = _SCRIPT
     for name, value in values.items():
         script = script.replace(name, value)

@@ -267,11 +267,12 @@ URL_PARAMS_JS = "() => Object.fromEntries(new URL(location.href).searchParams)"
 
 
 async def commit(page: Page, change: tuple[str, str], student: Student) -> float:
-    """Perform one change in the sidebar; returns the time the committing key or click happened."""
+    """Perform one change (the sentence at the top of the page, the rest in the sidebar); returns the
+    time the committing key or click happened."""
     key, value = change
     sidebar = page.locator('[data-testid="stSidebar"]')
     if key == "text":
-        box = sidebar.locator(".st-key-pg_text textarea")
+        box = page.locator('[data-testid="stMain"] .st-key-pg_text textarea')
         await box.fill(value)
         t0 = time.perf_counter()
         await box.press("Control+Enter")

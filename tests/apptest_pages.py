@@ -130,6 +130,24 @@ def chart_label_problems(fig: dict) -> list[str]:
     return problems
 
 
+def axes_without_words(at: AppTest, words_are_ticks: frozenset = frozenset()) -> list[str]:
+    """Every drawn cartesian axis with tick labels has a title (issue 42, point 14), except
+    ``words_are_ticks``, ``(chart key, axis)`` pairs whose tick labels are their words.
+    ``-> ["chart_key.xaxis", ...]`` of those without."""
+    missing = []
+    for key, spec in charts(at).items():
+        if {t.get("type", "scatter") for t in spec.get("data", [])} & {"pie", "table", "sankey"}:
+            continue
+        layout = spec.get("layout", {})
+        for name in [k for k in layout if k.startswith(("xaxis", "yaxis"))] or ["xaxis", "yaxis"]:
+            axis = layout.get(name, {})
+            if axis.get("visible") is False or axis.get("showticklabels") is False:
+                continue
+            if (key, name) not in words_are_ticks and not (axis.get("title") or {}).get("text"):
+                missing.append(f"{key}.{name}")
+    return missing
+
+
 def z(fig: dict, trace: int = 0) -> np.ndarray:
     """A heatmap trace's z as floats (None -> NaN), from a JSON list or Plotly's binary form."""
     data = fig["data"][trace]["z"]
@@ -160,7 +178,8 @@ def messages(at: AppTest) -> dict[str, list[str]]:
 
 # placeholders that hold words, not numbers (every other placeholder must show a number or a list of them)
 TEXT_FIELDS = {"stat", "what", "token", "path", "names", "reading", "char", "span", "name", "first", "last", "groups",
-               "source", "norm", "ffn", "detail", "size", "saved", "dtype", "method", "mem", "per", "nbytes"}  # fmt: skip
+               "source", "norm", "ffn", "detail", "size", "saved", "dtype", "method", "mem", "per", "nbytes",
+               "from_code", "to_code"}  # fmt: skip
 _NUMBER = (
     r"-?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?(?:%| (?:[kKMGTPE]i?)?B)?"  # 1,024 · 2.4e-07 · 38% · 16 MiB
 )

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from attention_core.models import decoding, gemma3
 from attention_ui.decoder import gemma_view
 from attention_ui.i18n import translate
-from tests.apptest_pages import chart_spec, charts, messages, no_exception, open_page, z
+from tests.apptest_pages import axes_without_words, chart_spec, charts, messages, no_exception, open_page, z
 
 PAGE = "app_pages/decoder.py"
 needs_model = pytest.mark.skipif(not gemma3.is_available(), reason="Gemma 3 270M not installed")
@@ -58,6 +58,8 @@ def test_japanese_defaults_to_gemma_with_whole_word_labels(ja_page: AppTest, tra
         np.testing.assert_allclose(shown[~upper], trace.layers[0].weights[h][~upper], atol=1e-6)
     gqa = chart_spec(at, "dc_chart_gqa")["data"]
     assert len(gqa[1]["x"]) == 4 and len(gqa[2]["x"]) == 1
+    # every chart says what its axes are (issue 42, point 14); the GQA diagram's rows are its words
+    assert not axes_without_words(at, frozenset({("dc_chart_gqa", "yaxis")}))
     assert translate("ja", "decoder.h_mqa") in headers(at)
     # the licence: base model, Gemma Terms of Use, the shipped terms file
     text = md(at)
@@ -157,8 +159,15 @@ def test_long_preset_shows_the_band_and_the_triangle() -> None:
         )
         in messages(at)["info"]
     )
-    # the long text is this page's only: the learner's sentence stays in the box and the shared context
+    # the long text is this page's only: the learner's sentence stays in the box and the shared context,
+    # as the section says (issue 42, point 9: it said the button put the long text in the box)
     assert at.session_state["dc_text"] == mine and at.session_state.get("learner_text") != long_text
+    assert translate("ja", "decoder.g_explain_local_global", window=512) in md(at)
+    # the way back from the long text is named after it, at the top and in its section (point 10)
+    labels = {b.key: b.label for b in at.button}
+    leave = translate("ja", "decoder.g_back_button")
+    assert labels["dc_back"] == labels["dc_back_below"] == leave
+    assert labels["dc_reset"] == translate("ja", "decoder.reset_button") != leave
     assert translate("ja", "decoder.g_long_on", chars=f"{len(long_text):,}") in messages(at)["info"]
     at.button(key="dc_back").click().run()
     short = len(gemma3.encode(mine).ids)

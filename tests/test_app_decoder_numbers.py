@@ -31,6 +31,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention_core.models import gemma3, smollm2
 from attention_ui.i18n import translate
+from attention_ui.kit import escape_markdown
 from tests.apptest_pages import Near, differences, message_values, no_exception, open_page, page_strings, z
 
 PAGE = "app_pages/decoder.py"
@@ -241,15 +242,15 @@ def _offset_summary(v: View) -> dict:
                 spread=Near((curves.max(axis=0) - curves.min(axis=0)).max()), plain=Near(q @ k))  # fmt: skip
 
 
-def _begun_character(v: View, token: int) -> tuple[int, int, list[str]] | None:
+def _begun_character(v: View, token: int) -> tuple[int, int, dict] | None:
     """For a token that only begins a character after the (complete) prompt: its bytes, the
-    character's length from its lead byte, and the assigned characters it can still become."""
+    character's length from its lead byte, and the words of what it can still become (_range_words)."""
     core = gemma3 if v.f.model == "gemma3" else smollm2
     piece = core.load_model().token_bytes[token] or b""
     if token_text(v.f.model, token) is not None or not piece or piece[0] < 0xC0:
         return None
     of = 2 if piece[0] < 0xE0 else 3 if piece[0] < 0xF0 else 4
-    return (len(piece), of, _assigned(piece)) if len(piece) < of else None
+    return (len(piece), of, _range_words(piece)) if len(piece) < of else None
 
 
 def _upcoming(v: View) -> dict:
@@ -259,7 +260,7 @@ def _upcoming(v: View) -> dict:
     if text is not None:
         expected["token"] = text
     elif begun is not None:
-        expected["token"] = v.t("tok_part_short", span=f"{begun[2][0]}…{begun[2][-1]}")
+        expected["token"] = v.t("tok_part_short", span=f"{begun[2]['first']}…{begun[2]['last']}")
     assert "token" in expected, "the drawn token is neither whole characters nor a begun character"
     return expected
 
@@ -268,9 +269,9 @@ def _upcoming_reading(v: View) -> list[dict]:
     begun = _begun_character(v, drawn_token(v.trace.logits, 0, 0))
     if begun is None:
         return []  # a whole token needs no reading
-    known, of, chars = begun
-    text = v.t("tok_part", known=known, of=of, count=f"{len(chars):,}", first=chars[0], last=chars[-1])
-    return [dict(reading=text)]
+    known, of, words = begun
+    text = v.t("tok_part", known=known, of=of, **words)
+    return [dict(reading=escape_markdown(text))]  # shown as Markdown: "U+53C0" as "U\\+53C0"
 
 
 def _lengths(v: View) -> dict:
@@ -726,6 +727,25 @@ def _assigned(prefix: bytes) -> list[str]:
     ]
 
 
+def _range_words(prefix: bytes) -> dict:
+    """What decoder.tok_part says of a started character, by trying every code point: the code points
+    that start with ``prefix``, how many are assigned, and the first and last of those that Unicode 3.2
+    had (outside CJK Extension A and the Specials; no combining mark), which fonts draw."""
+    every = [
+        c for c in range(0x80, 0x110000) if not 0xD800 <= c <= 0xDFFF and chr(c).encode().startswith(prefix)
+    ]
+    chars = _assigned(prefix)
+    drawn = [ch for ch in chars if unicodedata.ucd_3_2_0.category(ch) not in ("Cn", "Co", "Mn", "Mc", "Me")
+             and not 0x3400 <= ord(ch) <= 0x4DBF and not 0xFFF0 <= ord(ch) <= 0xFFFF] or chars  # fmt: skip
+    return dict(
+        from_code=f"{every[0]:04X}",
+        to_code=f"{every[-1]:04X}",
+        count=f"{len(chars):,}",
+        first=drawn[0],
+        last=drawn[-1],
+    )
+
+
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_token_word_numbers(lang) -> None:
     """The next-token words (decoder.tok_*): how many bytes, of how many, which characters remain."""
@@ -736,18 +756,30 @@ def test_token_word_numbers(lang) -> None:
     t = Translator(lang)
     v = View(None, lang, SMOL, None, 0, 0)
     neko = "猫".encode()
-    chars = _assigned(b"\xe3\x81")  # after E3 81: ぁ … み
-    span = f"{chars[0]}…{chars[-1]}"
+    hira = _range_words(b"\xe3\x81")  # after E3 81: ぁ … み, U+3040 … U+307F
+    span = f"{hira['first']}…{hira['last']}"
     part = bpe.read_token(b"", b"\xe3\x81")
     completes = bpe.read_token(neko[:2], neko[2:])
     stray = bpe.read_token(b"a", b"\x81\x81")
     v.strings = [words.short_label(t, part), words.long_label(t, part), words.short_label(t, completes),
                  words.long_label(t, completes), words.long_label(t, stray), words.long_label(t, None, "<eos>")]  # fmt: skip
     assert v.read("tok_part_short") == [dict(span=span)]
-    assert v.read("tok_part") == [
-        dict(known="2", of="3", count=f"{len(chars):,}", first=chars[0], last=chars[-1])
-    ]
+    assert v.read("tok_part") == [dict(known="2", of="3", **hira)]
+    assert hira == dict(from_code="3040", to_code="307F", count="63", first="ぁ", last="み")  # by hand
     assert v.read("tok_completes_short") == [dict(char="猫")]
     assert v.read("tok_completes") == [dict(char="猫")]
     assert v.read("tok_stray") == [dict(count="2")]
     assert v.read("tok_special") == [dict(name="<eos>")]
+    # issue 42, point 15: E9 alone can become U+9000 … U+9FFF, whose last character (鿿, Unicode 14)
+    # drew as a missing-glyph box in 「退…⊠ の一部」; the range is named by characters fonts have
+    lone = bpe.read_token(b"", b"\xe9")
+    v.strings = [words.short_label(t, lone), words.long_label(t, lone)]
+    kanji = _range_words(b"\xe9")
+    assert (kanji["first"], kanji["last"], kanji["from_code"], kanji["to_code"]) == (
+        "退",
+        "龥",
+        "9000",
+        "9FFF",
+    )
+    assert v.read("tok_part_short") == [dict(span="退…龥")]
+    assert v.read("tok_part") == [dict(known="1", of="3", **kanji)]

@@ -17,7 +17,16 @@ from streamlit.testing.v1 import AppTest
 from attention_core.labs import heads as H
 from attention_ui.heads import cached, questions, views
 from attention_ui.i18n import translate
-from tests.apptest_pages import chart_spec, charts, messages, no_exception, open_page, texts, z
+from tests.apptest_pages import (
+    axes_without_words,
+    chart_spec,
+    charts,
+    messages,
+    no_exception,
+    open_page,
+    texts,
+    z,
+)
 
 PAGE = "app_pages/heads.py"
 needs_model = pytest.mark.skipif(not H.is_available("smollm2"), reason="decoder model not installed")
@@ -114,6 +123,9 @@ def test_japanese_page() -> None:
     assert at.title[0].value == translate("ja", "heads.title")
     assert translate("ja", "heads.h_sinks") in [h.value for h in at.header]
     assert not messages(at)["error"]
+    assert charts(at) and not axes_without_words(
+        at
+    )  # every chart says what its axes are (issue 42, point 14)
 
 
 def test_a_missing_gemma_says_not_installed_with_its_command(monkeypatch) -> None:

@@ -119,7 +119,7 @@ def assert_healthy_presenter(at: AppTest, step: int) -> None:
     title = f"{step}. "
     shown = [h for h in headings(at) if h[:3].strip()[:-1].isdigit()]
     assert len(shown) == 1 and shown[0].startswith(title), shown
-    assert not any(getattr(el, "key", None) == "pg_text" for el in at.sidebar)  # controls tucked away
+    assert not [box for box in at.text_area if box.key == "pg_text"]  # controls tucked away
 
 
 def test_presenter_opens_from_a_link_at_its_step():

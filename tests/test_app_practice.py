@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from attention_core import worked_example_trace
 from attention_core.exercise import generate_exercise
 from attention_ui.i18n import translate
+from attention_ui.worksheet import worksheet_view
 from tests.apptest_pages import charts, messages, no_exception, open_page, texts
 from tests.test_app_hostile import BY_ID, MD_LIVE
 
@@ -212,6 +213,18 @@ def test_worksheet_page_previews_exercise_one(lang):
     assert q_table.to_numpy().tolist() == ex.Q.tolist()
     assert at.get("download_button")
     assert at.selectbox(key="ws_lang").value == lang  # the worksheet starts in the page's language
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_worksheet_preview_writes_the_tasks_as_the_pdf_does(lang):
+    """Issue 42, point 15: the preview said 「[i, j) 成分」 where the PDF says [i, j]; only the brackets
+    of an exponent (e^[x − max]) become parentheses on the page."""
+    at = open_page(WORKSHEET, lang=lang)
+    shown = [m.value.replace("\\", "") for m in at.markdown]
+    scores = translate(lang, "practice.task_scores").replace("^T", "ᵀ")
+    assert scores in shown and "[i, j]" in scores
+    assert not any("[i, j)" in text for text in shown)
+    assert worksheet_view.on_paper("e^[x − max] and e^x, QK^T [i, j]") == "e^(x − max) and eˣ, QKᵀ [i, j]"
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

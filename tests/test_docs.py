@@ -92,6 +92,15 @@ def test_readme_first_screen_has_the_two_commands_and_the_picture():
     assert all((ROOT / p).is_file() for p in pictures), pictures
 
 
+def test_readme_first_screen_says_how_to_choose_the_port():
+    """Issue 42, point 15: another port than 8501 is `make run PORT=…`, and the Makefile reads PORT."""
+    first = "\n".join(read(README).splitlines()[:FIRST_SCREEN])
+    said = re.search(r"`make run PORT=(\d+)`", first)
+    assert said, "the README's first screen does not say how to choose the port"
+    assert re.search(r"^PORT \?= 8501$", read(ROOT / "Makefile"), re.M)
+    assert re.search(r"^run:.*\n(?:\t.*\n)*\t.*--server\.port \$\(PORT\)", read(ROOT / "Makefile"), re.M)
+
+
 def test_readme_lists_every_docs_page():
     linked = {(README.parent / t.partition("#")[0]).resolve() for t in relative_links(README)}
     missing = [p.name for p in DOCS if p.resolve() not in linked]

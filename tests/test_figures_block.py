@@ -12,10 +12,11 @@ from attention_ui.figures import cost as fc
 
 def test_stage_figure_splits_stream_and_sublayers_in_order():
     fig = fb.stage_figure(["x", "<b>in</b>", "out", "y"], [1.0, 2.0, 3.0, 4.0], [True, False, False, True])
-    stream, sub = fig.data
-    assert list(stream.x) == ["x", "y"] and list(stream.y) == [1.0, 4.0]
-    assert list(sub.y) == [2.0, 3.0] and "<b>" not in sub.x[0]
-    assert list(fig.layout.xaxis.categoryarray) == ["x", "&lt;b&gt;in&lt;/b&gt;", "out", "y"]
+    stream, sub = fig.data  # horizontal bars: the stages on y, top to bottom in order
+    assert list(stream.y) == ["x", "y"] and list(stream.x) == [1.0, 4.0]
+    assert list(sub.x) == [2.0, 3.0] and "<b>" not in sub.y[0]
+    assert list(fig.layout.yaxis.categoryarray) == ["x", "&lt;b&gt;in&lt;/b&gt;", "out", "y"]
+    assert fig.layout.yaxis.autorange == "reversed"
     with pytest.raises(ValueError):
         fb.stage_figure(["x"], [1.0, 2.0], [True])
 

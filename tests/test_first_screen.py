@@ -10,7 +10,7 @@ import pytest
 
 from attention_ui.i18n import translate
 from attention_ui.language import LANG_KEY
-from attention_ui.playground import first_screen
+from attention_ui.playground import examples, first_screen
 from attention_ui.practice.predict_view import MODE_KEY
 from tests.apptest_pages import charts, open_page
 
@@ -57,13 +57,12 @@ def test_any_rerun_draws_the_rest(deferred):
     at.run()
     assert not at.exception
     assert len(charts(at)) == 11
-    # the settings are drawn, holding the sentence the first view was computed from
-    assert at.sidebar.text_area(key="pg_text").value == translate("en", "playground.default_text")
+    # the settings are drawn, the sentence box holding the sentence the first view was computed from
+    assert at.main.text_area(key="pg_text").value == translate("en", "playground.default_text")
     assert at.sidebar.radio(key=LANG_KEY).value == "en"
 
 
 SETTINGS = (
-    "pg_text",
     "pg_max_tokens",
     "pg_d_model",
     "pg_heads",
@@ -90,11 +89,14 @@ def test_the_first_view_sends_the_settings_with_the_rest(deferred):
     at = open_page(params={"text": "a b c a", "d_model": "12", "heads": "3", "seed": "5"})
     assert set(charts(at)) == {"pg_chart_x"}
     assert not set(SETTINGS) & sidebar_keys(at), "the settings were drawn on the first view"
+    assert at.main.text_area(key="pg_text").value == "a b c a"  # the sentence is on the first screen
+    assert not [w for w in at.selectbox if w.key == examples.PICK_KEY]  # its example picker comes later
     first_x = charts(at)["pg_chart_x"]["data"][0]["z"]
     at.button(key=first_screen.BUTTON_KEY).click().run()
     assert not at.exception
     assert set(SETTINGS) <= sidebar_keys(at)
-    assert at.sidebar.text_area(key="pg_text").value == "a b c a"
+    assert at.main.text_area(key="pg_text").value == "a b c a"
+    assert at.main.selectbox(key=examples.PICK_KEY)
     assert [at.sidebar.number_input(key=k).value for k in ("pg_d_model", "pg_heads", "pg_seed")] == [12, 3, 5]
     assert charts(at)["pg_chart_x"]["data"][0]["z"] == first_x  # the same step 1, now beside its settings
     assert len(charts(at)) == 11
@@ -107,6 +109,7 @@ def test_a_first_view_without_a_step_draws_its_settings_at_once(deferred):
     assert not charts(at)
     assert at.error, "the link was expected to show a settings error"
     assert set(SETTINGS) - {MODE_KEY} <= sidebar_keys(at)  # (the practice switch is step 1's)
+    assert at.main.selectbox(key=examples.PICK_KEY) and at.main.text_area(key="pg_text")
 
 
 def test_the_language_switch_is_left_out_only_before_it_was_ever_drawn(deferred):

@@ -272,7 +272,7 @@ def test_all_heads_on_a_slide_label_every_token_in_full():
 
     weights = np.full((2, 15, 15), 1 / 15)
     page = heatmaps.heads_small_multiples(weights, LONG)
-    assert len(page.layout.xaxis.ticktext) < 15  # the page labels every other token, cut to 6 characters
+    assert any(x.endswith("…") for x in page.layout.xaxis.ticktext)  # the page cuts them to 6 characters
     slide = projector.projector_figure(page, tokens=LONG, wide=True)
     for name in ("xaxis", "yaxis", "xaxis2"):
         axis = slide.layout[name]

@@ -32,7 +32,7 @@ def test_no_placeholder_is_left(script: str) -> None:
 def test_fit_script_carries_its_numbers() -> None:
     script = narrow_fit.fit_script()
     assert f"MIN_ZOOM = {narrow_fit.MIN_ZOOM!r}, SLACK_PX = {narrow_fit.SLACK_PX}" in script
-    assert f"const FRAME = {json.dumps(narrow_fit.SCROLL_FRAME)};" in script
+    assert f"const FRAME = {json.dumps(narrow_fit.TABLE_FRAME)};" in script
 
 
 def test_toolbar_name_is_a_javascript_string() -> None:

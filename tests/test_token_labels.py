@@ -193,17 +193,42 @@ def test_visible_never_returns_invisible_or_raw_controls():
     (b"\xe7\x8c", 0x7300, 0x733F, "猀", "猿"),  # 猫 is U+732B, inside
     (b"\xef\xbc", 0xFF00, 0xFF3F, "！", "＿"),  # full-width forms
     (b"\xc3", 0xC0, 0xFF, "À", "ÿ"),  # 110_00011: 2 bytes, U+00C0 … U+00FF
-    (b"\xe0", 0x800, 0xFFF, "ࠀ", None),  # E0 80 … E0 9F would be overlong: from U+0800 only
+    (b"\xe0", 0x800, 0xFFF, "अ", None),  # E0 80 … E0 9F would be overlong: from U+0800 only; named by
+    # its first character in the common fonts' repertoire (U+0800 is Samaritan, Unicode 5.2; U+0901 … U+0903
+    # are combining signs, which draw on nothing alone)
+    (b"\xe9", 0x9000, 0x9FFF, "退", "龥"),  # U+9FFF (鿿, Unicode 14) drew as a box: named by U+9FA5
+    (b"\xe4", 0x4000, 0x4FFF, "一", "俿"),  # U+4000 … U+4DBF are CJK Extension A: named from U+4E00
     (b"\xed", 0xD000, 0xD7FF, "퀀", None),  # ED A0 … would be surrogates, never UTF-8
     (b"\xf0\x9f\x8d", 0x1F340, 0x1F37F, "🍀", "🍿"),  # three of 🍕's four bytes (F0 9F 8D 95)
 ])  # fmt: skip
 def test_prefix_range_hand_cases(prefix, lo, hi, first, last):
+    """The range, its count, and the characters that name it (issue 42, point 15: "退…鿿 の一部" drew
+    the last as a missing-glyph box)."""
     r = B.prefix_range(prefix)
     assert (r.lo, r.hi, r.first) == (lo, hi, first)
     assert last is None or r.last == last
     expected = sum(unicodedata.category(chr(cp)) != "Cn" for cp in range(lo, hi + 1))
     assert r.count == expected and 0 < r.count <= hi - lo + 1
     assert all(chr(cp).encode("utf-8").startswith(prefix) for cp in (lo, hi))  # the ends really start so
+
+
+def test_every_started_character_is_named_by_characters_old_enough_for_fonts():
+    """Each lead byte of a 2- or 3-byte character, and each lead + one continuation byte of a 3-byte
+    one: where the range holds any Unicode 3.2 character (outside CJK Extension A and the Specials,
+    which the common fonts lack, and not a combining mark, which draws on nothing alone), both ends of
+    its name are such characters, inside the range."""
+    starts = [bytes([lead]) for lead in range(0xC2, 0xF0)]
+    starts += [bytes([lead, cont]) for lead in range(0xE0, 0xF0) for cont in range(0x80, 0xC0)]
+    for prefix in starts:
+        r = B.prefix_range(prefix)
+        if r is None:
+            continue
+        old = [cp for cp in range(r.lo, r.hi + 1)
+               if unicodedata.ucd_3_2_0.category(chr(cp)) not in ("Cn", "Co", "Mn", "Mc", "Me")
+               and not 0x3400 <= cp <= 0x4DBF and not 0xFFF0 <= cp <= 0xFFFF]  # fmt: skip
+        for end in (r.first, r.last):
+            if old and len(end) == 1:  # (a name drawn as ⟨U+…⟩ is a code point, not a glyph)
+                assert ord(end) in old, (prefix, end, hex(ord(end)))
 
 
 def test_hiragana_block_counts_63():

@@ -225,7 +225,8 @@ class LabelPart:
 class CharRange:
     """The characters the start of a UTF-8 sequence can still become: code points ``lo`` … ``hi``, of
     which ``count`` are assigned characters (in this Python's Unicode database), ``first`` … ``last``
-    the first and last of those that show as themselves (not as a code point, see :func:`visible`)."""
+    the first and last of those that show as themselves (not as a code point, see :func:`visible`)
+    and that a font is likely to have (:func:`_in_fonts`), the names of the range on a label."""
 
     lo: int
     hi: int
@@ -276,7 +277,23 @@ def prefix_range(prefix: bytes) -> CharRange | None:
     if not assigned:
         return None
     shown = [ch for ch in assigned if visible(ch) == ch] or assigned  # name the range by visible ones
-    return CharRange(lo, hi, len(assigned), visible(shown[0]), visible(shown[-1]))
+    named = [ch for ch in shown if _in_fonts(ch) and not _is_combining(ch)] or shown  # ... drawable alone
+    return CharRange(lo, hi, len(assigned), visible(named[0]), visible(named[-1]))
+
+
+# Blocks of Unicode 3.2 that common fonts still lack: CJK Extension A (U+3400 … U+4DBF, most Japanese
+# and Korean system fonts have a few of its 6,582 ideographs) and the Specials (U+FFFC, the object
+# replacement character, draws as a box saying "OBJ").
+_NOT_IN_FONTS = ((0x3400, 0x4DBF), (0xFFF0, 0xFFFF))
+
+
+def _in_fonts(ch: str) -> bool:
+    """Whether ``ch`` is a character the common fonts draw: in Unicode 3.2 already (2002) and not in
+    :data:`_NOT_IN_FONTS` (private use never gets here: :func:`visible` names it by its code point). The ends of a started character's range were often the newest
+    of a block, which fonts lack: E9 alone can become U+9000 … U+9FFF, whose last character (鿿, Unicode
+    14) drew as a box in "退…鿿"; the last such ideograph of Unicode 3.2 is 龥 (U+9FA5)."""
+    cp = ord(ch)
+    return unicodedata.ucd_3_2_0.category(ch) != "Cn" and not any(lo <= cp <= hi for lo, hi in _NOT_IN_FONTS)
 
 
 def unfinished_tail(data: bytes) -> bytes:

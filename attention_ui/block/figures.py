@@ -19,7 +19,7 @@ SUBLAYER_COLOR = "#7570b3"
 DASHES = ("solid", "dash", "dot")
 
 # The charts' English axis words (pages pass translated ones).
-STAGE_AXES = AxisText("", "RMS")
+STAGE_AXES = AxisText("RMS", "stage")
 DEPTH_AXES = AxisText("layer", "RMS")
 FLOPS_AXES = AxisText("n", "FLOPs")
 
@@ -38,26 +38,30 @@ def stage_figure(
     axes: AxisText = STAGE_AXES,
     height: int = 320,
 ) -> go.Figure:
-    """One bar per stage of the block (in order), coloured by whether it is the residual stream
-    itself or a sub-layer's input/output; the value is the mean RMS of the token vectors."""
+    """One horizontal bar per stage of the block, in order from the top, coloured by whether it is the
+    residual stream itself or a sub-layer's input/output; the value (x) is the mean RMS of the token
+    vectors. The stages' names stand on the y axis, so they read across in any language and width (on
+    a phone, upright bars turned the Japanese names on their side)."""
     if not (len(stages) == len(values) == len(in_stream)):
         raise ValueError("one value and one flag per stage")
     labels = [escape_label(s) for s in stages]
     fig = go.Figure()
     for flag, name, colour in ((True, stream_name, STREAM_COLOR), (False, sublayer_name, SUBLAYER_COLOR)):
-        xs = [lab for lab, f in zip(labels, in_stream, strict=True) if f == flag]
-        ys = [float(v) for v, f in zip(values, in_stream, strict=True) if f == flag]
+        names = [lab for lab, f in zip(labels, in_stream, strict=True) if f == flag]
+        sizes = [float(v) for v, f in zip(values, in_stream, strict=True) if f == flag]
         fig.add_trace(
             go.Bar(
-                x=xs,
-                y=ys,
+                x=sizes,
+                y=names,
+                orientation="h",
                 name=escape_label(name),
                 marker_color=colour,
-                hovertemplate="%{x}<br>%{y:.3f}<extra></extra>",
+                hovertemplate="%{y}<br>%{x:.3f}<extra></extra>",
             )
         )
-    fig.update_xaxes(categoryorder="array", categoryarray=labels)
-    return _layout(fig, axes, height)
+    legend_above_layout(fig, axes.x, axes.y, height=height, xaxis=dict(rangemode="tozero"))
+    fig.update_yaxes(categoryorder="array", categoryarray=labels, autorange="reversed")
+    return fig
 
 
 def depth_figure(

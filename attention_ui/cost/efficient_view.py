@@ -168,8 +168,12 @@ def section_linear(t, page: kit.Page) -> None:
     kit.opening(
         t("cost.sec_linear"),
         t("cost.explain_linear"),
-        r"\phi(x) = \mathrm{elu}(x) + 1,\qquad S_i = S_{i-1} + \phi(k_i)\, v_i^\top,\qquad "
-        r"z_i = z_{i-1} + \phi(k_i),\qquad o_i = \frac{\phi(q_i)^\top S_i}{\phi(q_i)^\top z_i}",
+        (
+            r"\phi(x) = \mathrm{elu}(x) + 1,",
+            r"S_i = S_{i-1} + \phi(k_i)\, v_i^\top,",
+            r"z_i = z_{i-1} + \phi(k_i),",
+            r"o_i = \frac{\phi(q_i)^\top S_i}{\phi(q_i)^\top z_i}",
+        ),
         anchor="linear-attention",
     )
     page.widget(t, "text_area", "text", height=70, helped=True)

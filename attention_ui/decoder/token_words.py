@@ -51,5 +51,5 @@ def long_label(t, reading: TokenReading | None, special: str | None = None) -> s
     if reading.becomes is not None:
         r = reading.becomes
         pieces.append(t("decoder.tok_part", known=reading.known, of=reading.of, count=f"{r.count:,}",
-                        first=r.first, last=r.last))  # fmt: skip
+                        from_code=f"{r.lo:04X}", to_code=f"{r.hi:04X}", first=r.first, last=r.last))  # fmt: skip
     return " + ".join(pieces)

@@ -232,7 +232,9 @@ def tick_positions(n: int, max_labels: int = TICK_MAX_LABELS) -> list[int]:
 LINE_PX = 16  # height of one line of tick labels
 TICK_PAD_PX = 8  # between the plot and its tick labels, and a little air beyond them
 TITLE_BAND_PX = 32  # an axis title (14 px) with its standoff
-VERTICAL_LABEL_PX = 14  # horizontal room one upright tick label needs
+# Horizontal room one tick label needs beside the next when it is turned 90° or written top to bottom
+# (a 12-px character, see upright_label): the x labels of a map are thinned only below this.
+VERTICAL_LABEL_PX = 13
 
 
 def text_px(text: str, size: int = TICK_FONT_PX) -> float:
@@ -247,28 +249,88 @@ def text_px(text: str, size: int = TICK_FONT_PX) -> float:
 
 @dataclass(frozen=True)
 class TickFit:
-    """How a bottom axis' tick labels are drawn: their angle and how far below the plot they reach."""
+    """How a bottom axis' tick labels are drawn: their angle, how far below the plot they reach, and
+    whether they are written top to bottom (``upright``: :func:`upright_labels` gives their text)."""
 
     angle: int
     depth: float
     left_overhang: float  # how far the first label reaches left of its tick (rotated labels)
+    upright: bool = False
+
+
+def is_wide(text: str) -> bool:
+    """Whether ``text`` (escaped) holds a wide character (Japanese, Chinese, Korean): one that a label
+    turned 90° shows lying on its side."""
+    return any(unicodedata.east_asian_width(ch) in "WF" for ch in html.unescape(text))
 
 
 def fit_x_ticks(labels: Sequence[str], plot_px: float) -> TickFit:
-    """Horizontal labels when they fit beside each other, else slanted 30°, else vertical.
+    """Horizontal labels when they fit beside each other, else written top to bottom when any holds a
+    Japanese (wide) character, else slanted 30°, else vertical.
 
     The same choice Plotly's automatic tick angles make, taken here from an estimate of the plot
-    width, so the margins can be fixed in advance (automargin would lay the chart out twice).
+    width, so the margins can be fixed in advance (automargin would lay the chart out twice). Turned,
+    Japanese lies on its side (issue 42, point 14: the decoder's key labels read sideways); written
+    one character under the other, it reads upright, as Japanese is written in columns.
     """
     widths = [text_px(label) for label in labels]
     widest = max(widths, default=0.0)
     per_tick = plot_px / max(1, len(labels))
     if widest + 6 <= per_tick:
         return TickFit(0, LINE_PX, 0.0)
+    if any(is_wide(label) for label in labels):
+        lines = max(label.count("<br>") + 1 for label in upright_labels(labels, per_tick))
+        return TickFit(0, lines * LINE_PX, 0.0, upright=True)
     if per_tick >= 2 * LINE_PX:
         first = widths[0] if widths else 0.0
         return TickFit(-30, 0.5 * widest + LINE_PX, 0.87 * first)
     return TickFit(-90, widest, 0.0)
+
+
+# In a label written top to bottom, the forms Japanese uses in columns: the long-vowel bar and the
+# ellipsis stand upright, brackets open downwards (Unicode's vertical presentation forms, which the
+# Japanese fonts draw).
+VERTICAL_FORMS = str.maketrans(
+    {
+        "ー": "︱",
+        "…": "︙",
+        "（": "︵",
+        "）": "︶",
+        "(": "︵",
+        ")": "︶",
+        "「": "﹁",
+        "」": "﹂",
+        "[": "﹇",
+        "]": "﹈",
+    }
+)
+
+
+def x_tick_text(labels: Sequence[str], plot_px: float) -> list[str]:
+    """The text of a bottom axis' labels (escaped) as :func:`fit_x_ticks` draws them in ``plot_px``:
+    as they are, or written top to bottom (:func:`upright_labels`) where Japanese would be turned."""
+    if not fit_x_ticks(labels, plot_px).upright:
+        return list(labels)
+    return upright_labels(labels, plot_px / max(1, len(labels)))
+
+
+def x_label_count(plot_px: float, max_labels: int = TICK_MAX_LABELS) -> int:
+    """How many x labels a map of ``plot_px`` names: one per :data:`VERTICAL_LABEL_PX`, at most
+    ``max_labels``, at least 2 (hover names every cell)."""
+    return min(max_labels, max(2, int(plot_px // VERTICAL_LABEL_PX)))
+
+
+def upright_labels(labels: Sequence[str], per_tick: float) -> list[str]:
+    """Each label (escaped) one character per line, top to bottom; a label that fits ``per_tick`` px
+    on one line (``a``, ``猫``) stays as it is."""
+    out = []
+    for label in labels:
+        if text_px(label) + 2 <= per_tick:
+            out.append(label)
+            continue
+        chars = html.unescape(label).translate(VERTICAL_FORMS)
+        out.append("<br>".join(html.escape(ch, quote=False) for ch in chars if not ch.isspace()))
+    return out
 
 
 def axis_margins(

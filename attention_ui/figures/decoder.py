@@ -16,14 +16,18 @@ import plotly.graph_objects as go
 from .base import (
     PLAIN_TEMPLATE,
     TICK_PAD_PX,
+    TITLE_BAND_PX,
     TITLE_FONT_PX,
     AxisText,
     axis_margins,
     escape_label,
+    fit_x_ticks,
     hover_labels,
     text_px,
     tick_positions,
     token_tick_labels,
+    x_label_count,
+    x_tick_text,
 )
 from .heatmaps import attention_heatmap
 
@@ -43,10 +47,17 @@ NEXT_AXES = AxisText("probability", "next token")
 CACHE_AXES = AxisText("tokens", "bytes")
 
 
-def _ticks(labels: Sequence[str], max_labels: int = 32) -> dict:
-    shown = tick_positions(len(labels), max_labels)
+def _ticks(labels: Sequence[str], plot_px: float) -> tuple[dict, float]:
+    """A token x axis in a plot of about ``plot_px``: every token while the labels fit (turned, or
+    Japanese written top to bottom), else every k-th; and how far below the plot the labels reach."""
+    shown = tick_positions(len(labels), x_label_count(plot_px))
     text = token_tick_labels(labels, max_chars=8)
-    return dict(tickmode="array", tickvals=shown, ticktext=[text[i] for i in shown])
+    shown_text = [text[i] for i in shown]
+    fit = fit_x_ticks(shown_text, plot_px)
+    axis = dict(
+        tickmode="array", tickvals=shown, ticktext=x_tick_text(shown_text, plot_px), tickangle=fit.angle
+    )
+    return axis, fit.depth
 
 
 def head_grid(
@@ -362,6 +373,7 @@ def cache_growth_figure(
 
 
 GENERATED_MARGIN = dict(l=90, r=10, t=10, b=70)
+GENERATED_PLOT_PX = 600  # a low estimate of the full-width chart's plot width at 1366 px (as heatmaps')
 
 
 def generated_rows(
@@ -394,15 +406,18 @@ def generated_rows(
             colorbar=dict(thickness=12),
         )
     )  # fmt: skip
-    ticks_x = _ticks(labels)
+    ticks_x, depth = _ticks(labels, GENERATED_PLOT_PX)
     text_y = token_tick_labels(labels, max_chars=8)
+    margin = dict(
+        GENERATED_MARGIN, b=max(GENERATED_MARGIN["b"], math.ceil(depth) + TICK_PAD_PX + TITLE_BAND_PX)
+    )
     # The query title runs up the y axis: the plot is at least as tall as it (with few generated rows
     # "generated token (query)" was cut to "generated token (q").
     plot_px = max(60 + 22 * max(1, len(rows)), math.ceil(text_px(q, TITLE_FONT_PX)) + 2 * TICK_PAD_PX)
     fig.update_layout(
         template=PLAIN_TEMPLATE,
-        height=plot_px + GENERATED_MARGIN["t"] + GENERATED_MARGIN["b"],
-        margin=GENERATED_MARGIN,
+        height=plot_px + margin["t"] + margin["b"],
+        margin=margin,
         shapes=[dict(type="line", x0=n_prompt - 0.5, x1=n_prompt - 0.5, yref="y domain", y0=0, y1=1,
                      line=dict(color="#222222", width=2, dash="dot"))],
         xaxis=dict(title=dict(text=k), range=[-0.5, n_all - 0.5], showgrid=False, zeroline=False, **ticks_x),

@@ -33,7 +33,6 @@ from .base import (
     TICK_MAX_LABELS,
     TICK_PAD_PX,
     TITLE_BAND_PX,
-    VERTICAL_LABEL_PX,
     WEIGHT_SCALE,
     HoverText,
     axis_margins,
@@ -45,6 +44,8 @@ from .base import (
     text_on,
     tick_positions,
     token_tick_labels,
+    x_label_count,
+    x_tick_text,
 )
 
 TEXT_MAX_CELLS = 12  # print cell values while both sides have at most this many cells
@@ -63,6 +64,12 @@ LARGE_MAP_CELLS = 80 * 80
 # A map with more rows or columns than this counts as large too: a 256×16 feature map's 4,096 cells
 # as JSON lists cost more to validate than the large-map path.
 LARGE_MAP_SIDE = 80
+# A colour bar under the plot (matrix_heatmap's colorbar_below): a horizontal bar at the figure's foot,
+# in a band of COLORBAR_BELOW_PX added below the x axis' labels and title.
+COLORBAR_BELOW_PX = 46
+COLORBAR_BELOW = dict(
+    orientation="h", thickness=10, len=1.0, x=0.5, xanchor="center", y=0, yanchor="bottom", yref="container"
+)
 
 
 def _clean(a: np.ndarray) -> list:
@@ -125,6 +132,7 @@ def matrix_heatmap(
     max_labels: int = TICK_MAX_LABELS,
     plot_px: float | None = None,
     bound: float | None = None,
+    colorbar_below: bool = False,
 ) -> go.Figure:
     """A heatmap of a 2-D matrix, row 0 on top.
 
@@ -136,6 +144,8 @@ def matrix_heatmap(
     margins (default: a low estimate for a square map up to 16 columns, a full-width chart beyond).
     ``bound``: a signed map's colour scale runs from −bound to bound (a scale shared with another
     map) instead of its own largest |value|; the cell numbers' colours follow the same scale.
+    ``colorbar_below``: the colour bar lies under the x axis, so the plot keeps the width a bar at its
+    side would take (three maps in a row, each naming every column).
     """
     z = np.asarray(values, dtype=float)
     if z.ndim != 2:
@@ -211,7 +221,9 @@ def matrix_heatmap(
         text=on_light,
         texttemplate=("0" if kind == "mask" else "%{text}") if show_text else None,
         textfont=dict(color=DARK_TEXT, size=CELL_FONT_PX) if show_text else None,
-        colorbar=dict(thickness=12, len=0.9) if kind != "mask" else None,
+        colorbar=(COLORBAR_BELOW if colorbar_below else dict(thickness=12, len=0.9))
+        if kind != "mask"
+        else None,
         **scale,
         **common,
     )
@@ -243,8 +255,9 @@ def matrix_heatmap(
         traces.append(light_text_trace(shown, on_dark, cells, **common))
     if plot_px is None:
         plot_px = 42.0 * n_cols if n_cols <= 16 else 600.0
-    # no more x labels than fit side by side even when turned upright (a narrow Q/K/V map of 32 dims)
-    x_max = min(max_labels, max(2, int(plot_px // VERTICAL_LABEL_PX)))
+    # every column named while the labels fit side by side turned or written top to bottom; beyond,
+    # every k-th (a narrow Q/K/V map of 32 dims); every row while there are at most max_labels
+    x_max = x_label_count(plot_px, max_labels)
     xaxis = _axis(n_cols, token_tick_labels(col_labels), col_title, x_max, cols_full if large else None)
     yaxis = _axis(n_rows, token_tick_labels(row_labels), row_title, max_labels, rows_full if large else None)
     yaxis["autorange"] = "reversed"
@@ -252,10 +265,13 @@ def matrix_heatmap(
     margin, xaxis["tickangle"] = axis_margins(
         xaxis["ticktext"], yaxis["ticktext"], plot_px, x_title=bool(col_title), y_title=bool(row_title)
     )
+    xaxis["ticktext"] = x_tick_text(xaxis["ticktext"], plot_px)  # Japanese upright, not on its side
+    if colorbar_below:  # (a mask map, which has no bar, keeps the band: its plot lines up with the others')
+        margin["b"] += COLORBAR_BELOW_PX
     layout = dict(
         xaxis=xaxis,
         yaxis=yaxis,
-        height=height or _auto_height(n_rows),
+        height=(height or _auto_height(n_rows)) + (COLORBAR_BELOW_PX if colorbar_below else 0),
         margin=dict(margin, r=10, t=40 if title else 10),
         plot_bgcolor="rgba(0,0,0,0)",
         template=PLAIN_TEMPLATE,
@@ -331,9 +347,10 @@ def attention_heatmap(
     height: int | None = None,
     plot_px: float | None = None,
     bound: float | None = None,
+    colorbar_below: bool = False,
 ) -> go.Figure:
-    """An n×n query × key matrix (scores, weights or the mask); queries are rows. ``bound``: see
-    :func:`matrix_heatmap`."""
+    """An n×n query × key matrix (scores, weights or the mask); queries are rows. ``bound`` and
+    ``colorbar_below``: see :func:`matrix_heatmap`."""
     values = np.asarray(values, dtype=float)
     if values.shape != (len(tokens), len(tokens)):
         raise ValueError("an n×n matrix with one token per row is needed")
@@ -353,6 +370,7 @@ def attention_heatmap(
         height=height,
         plot_px=plot_px,
         bound=bound,
+        colorbar_below=colorbar_below,
     )
 
 
@@ -478,8 +496,15 @@ def heads_small_multiples(
     token_hover_max: int = 24,
     titles: Sequence[str] | None = None,
     signed: bool = False,
+    query_title: str | None = None,
+    key_title: str | None = None,
 ) -> go.Figure:
     """Every head's weights ``[h, n, n]`` side by side on one shared 0..1 colour scale.
+
+    The first column's panels say ``query_title`` up their y axis and the bottom row's ``key_title``
+    under their x axis (default: the hover words, ``hover.query`` and ``hover.key``). Every row is
+    named, and every column: a row holds fewer than ``max_cols`` panels where that lets the labels fit
+    (:func:`panels_per_row`).
 
     ``titles``: one panel title each (default ``head_title`` with the head's number; already
     translated, escaped here). ``signed``: values of either sign (gradients) on one diverging scale
@@ -494,7 +519,7 @@ def heads_small_multiples(
     if len(tokens) != n:
         raise ValueError("one token per row is needed")
     masked = np.zeros((n, n), dtype=bool) if allowed is None else ~np.asarray(allowed, dtype=bool)
-    cols = min(h, max_cols)
+    cols = panels_per_row(h, n, max_cols)
     rows = math.ceil(h / cols)
     names = [head_title.format(h=k) for k in range(h)] if titles is None else [str(x) for x in titles]
     if len(names) != h:
@@ -555,21 +580,35 @@ def heads_small_multiples(
         trace.xaxis, trace.yaxis = f"x{idx if idx > 1 else ''}", f"y{idx if idx > 1 else ''}"
 
     labels = token_tick_labels(tokens, max_chars=6)
-    shown_ticks = tick_positions(n, max_labels=8)
-    ticks = dict(tickmode="array", tickvals=shown_ticks, ticktext=[labels[i] for i in shown_ticks])
-    # Panels share a full-width chart (a low estimate of 640 px for all columns).
-    margin, angle = axis_margins(
-        ticks["ticktext"], ticks["ticktext"], 0.9 * 640 / cols, x_title=False, y_title=False
-    )
+    # Panels share a full-width chart: a low estimate of 720 px for all columns at 1366 px (four
+    # panels were 165 px each), so the 12 tokens of the Japanese default sentence are all named.
+    panel_px = 0.9 * SMALL_MULTIPLES_PX / cols
+    columns = tick_positions(n, x_label_count(panel_px))
+    rows_shown = tick_positions(n)
+    x_text = [labels[i] for i in columns]
+    y_ticks = dict(tickmode="array", tickvals=rows_shown, ticktext=[labels[i] for i in rows_shown])
+    x_ticks = dict(tickmode="array", tickvals=columns, ticktext=x_tick_text(x_text, panel_px))
+    q_title = escape_label(hover.query if query_title is None else query_title)
+    k_title = escape_label(hover.key if key_title is None else key_title)
+    margin, angle = axis_margins(x_text, y_ticks["ticktext"], panel_px, x_title=True, y_title=True)
     for name, axis in layout.items():
         if name.startswith("xaxis"):
-            axis.update(showgrid=False, zeroline=False, range=[-0.5, n - 0.5], tickangle=angle, **ticks)
+            idx = int(name[5:] or 1)
+            bottom = h - cols < idx <= h  # a panel with none below it names the columns
+            axis.update(
+                showgrid=False, zeroline=False, range=[-0.5, n - 0.5], tickangle=angle, showticklabels=bottom,
+                **x_ticks,
+            )  # fmt: skip
+            if bottom:
+                axis.update(title=dict(text=k_title))
         elif name.startswith("yaxis"):
             idx = int(name[5:] or 1)
             first_col = (idx - 1) % cols == 0
             axis.update(
-                showgrid=False, zeroline=False, autorange="reversed", showticklabels=first_col, **ticks
+                showgrid=False, zeroline=False, autorange="reversed", showticklabels=first_col, **y_ticks
             )
+            if first_col:
+                axis.update(title=dict(text=q_title))
     if signed:
         finite = np.abs(weights[np.isfinite(weights) & ~masked[None]])
         bound = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
@@ -586,6 +625,21 @@ def heads_small_multiples(
     # One constructor call instead of add_traces + update_xaxes/yaxes/layout (Plotly's slow path).
     fig = go.Figure(data=traces, layout=layout)
     return fig
+
+
+SMALL_MULTIPLES_PX = 720  # heads_small_multiples: the plot width all panels share (see there)
+
+
+def panels_per_row(h: int, n: int, max_cols: int) -> int:
+    """How many of ``h`` panels of ``n`` tokens a row of :func:`heads_small_multiples` holds: up to
+    ``max_cols``, fewer where that lets every column's label fit a panel (four heads of a 16-token
+    sentence: two rows of two, not every other token named), the rows as even as they can be. Where
+    even one panel a row cannot name them all, the rows stay full (the labels are thinned anyway)."""
+    full = max(1, min(h, max_cols))
+    fits = [c for c in range(full, 0, -1) if x_label_count(0.9 * SMALL_MULTIPLES_PX / c) >= n]
+    if not fits:
+        return full
+    return math.ceil(full / math.ceil(full / fits[0]))
 
 
 CLICK_MAX_CELLS = 64 * 64  # beyond this, no click targets (cells are a few pixels wide anyway)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from attention_ui.figures.base import DIVERGING_SCALE, PLAIN_TEMPLATE, AxisText, escape_label
+from attention_ui.figures.base import DIVERGING_SCALE, PLAIN_TEMPLATE, TITLE_BAND_PX, AxisText, escape_label
 from attention_ui.figures.decoder import OTHER_COLOR, SELECTED_COLOR, head_grid
 
 QUERY_COLOR = "#1f77b4"
@@ -71,9 +71,10 @@ def before_after(labels: Sequence[str], before: Sequence[float], after: Sequence
     top = max([*before, *after, 0.01])
     fig.update_layout(
         template=PLAIN_TEMPLATE, barmode="group", height=int(110 + 34 * len(names)),
-        margin=dict(l=130, r=20, t=30, b=50), legend=dict(orientation="h", y=1.02, yanchor="bottom"),
+        margin=dict(l=130 + (TITLE_BAND_PX if axes.y else 0), r=20, t=30, b=50),
+        legend=dict(orientation="h", y=1.02, yanchor="bottom"),
         xaxis=axes.x_axis(range=[0, min(1.0, top * 1.15 + 0.02)]),
-        yaxis=dict(autorange="reversed", tickmode="array", tickvals=y, ticktext=names),
+        yaxis=axes.y_axis(autorange="reversed", tickmode="array", tickvals=y, ticktext=names),
     )  # fmt: skip
     return fig
 

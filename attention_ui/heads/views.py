@@ -114,7 +114,7 @@ def section_ablation(t, m, p, ab: H.Ablation) -> None:
     ids = list(dict.fromkeys([c.id for c in before] + [c.id for c in after]))
     pb, pa = H.probabilities(p.logits), H.probabilities(ab.logits)
     fig = fh.before_after([m.label(p.ids, i) for i in ids], pb[ids], pa[ids], before_name=t("heads.before"),
-                          after_name=t("heads.after"), axes=AxisText(t("heads.axis_prob")))  # fmt: skip
+                          after_name=t("heads.after"), axes=AxisText(t("heads.axis_prob"), t("heads.axis_candidate")))  # fmt: skip
     PAGE.chart(fig, "ablation", t("heads.alt_ablation", layer=ab.layer, head=ab.head))
     token = m.label(p.ids, ab.token)
     key = "heads.ablation_same" if before[0].id == after[0].id else "heads.ablation_changed"

@@ -34,13 +34,17 @@ def section_ssm(t, page: kit.Page) -> None:
     kit.opening(
         t("ssm.title"),
         t("ssm.intro"),
-        r"h_t = a_t \odot h_{t-1} + b\,x_t,\qquad y_t = c \cdot h_t"
-        r"\quad\Longrightarrow\quad y_t = \sum_{s \le t} W_{ts}\, x_s,\qquad "
-        r"W_{ts} = \sum_k c_k\, b_k \prod_{r=s+1}^{t} a_{r,k}",
+        (
+            r"h_t = a_t \odot h_{t-1} + b\,x_t,\qquad y_t = c \cdot h_t",
+            r"\Longrightarrow\quad y_t = \sum_{s \le t} W_{ts}\, x_s,",
+            r"W_{ts} = \sum_k c_k\, b_k \prod_{r=s+1}^{t} a_{r,k}",
+        ),
         anchor="state-space",
     )
-    st.latex(r"a_{t,k} = e^{-\Delta \lambda_k}\ \ \text{(1)},\qquad a_{t,k} = e^{-\Delta_t \lambda_k},\ "
-             r"\Delta_t = \operatorname{softplus}(w \cdot X_t / \sqrt{d} + \beta)\ \ \text{(2)}")  # fmt: skip
+    kit.latex(
+        r"a_{t,k} = e^{-\Delta \lambda_k}\ \ \text{(1)},",
+        r"a_{t,k} = e^{-\Delta_t \lambda_k},\ \Delta_t = \operatorname{softplus}(w \cdot X_t / \sqrt{d} + \beta)\ \ \text{(2)}",
+    )
     st.caption(t("ssm.formula_note"))
     c1, c2 = st.columns(2)
     names = dict(label=t("ssm.N"), help=t("ssm.N_help"), where=c1)

@@ -26,6 +26,7 @@ from attention_ui.figures.base import (
     fit_x_ticks,
     hover_labels,
     token_tick_labels,
+    x_tick_text,
 )
 from attention_ui.figures.heatmaps import (
     CELL_FONT_PX,
@@ -110,7 +111,9 @@ def panels_figure(
     if show_text is None:
         show_text = n <= 8 and panel_px / n >= TEXT_MIN_CELL_PX
     labels = token_tick_labels(tokens, max_chars=6)
-    angle = fit_x_ticks(labels, panel_px).angle  # upright rather than overlapping ([PAD] [PAD])
+    angle = fit_x_ticks(labels, panel_px).angle  # turned rather than overlapping ([PAD] [PAD])
+    x_labels = x_tick_text(labels, panel_px)  # Japanese written top to bottom, upright, instead
+    q_title, k_title = escape_label(hover.query), escape_label(hover.key)
     for k, (mat, mask) in enumerate(zip(mats, masks, strict=True)):
         single = attention_heatmap(mat, tokens, kind=kind, allowed=mask, hover=hover, show_text=show_text)
         r, c = divmod(k, cols)
@@ -121,10 +124,11 @@ def panels_figure(
             elif trace.name == "values":
                 trace.update(showscale=False, colorbar=None)
             fig.add_trace(trace, row=r + 1, col=c + 1)
-        fig.update_xaxes(**_token_axis(labels), tickangle=angle, row=r + 1, col=c + 1)
-        fig.update_yaxes(
-            **_token_axis(labels), autorange="reversed", showticklabels=c == 0, row=r + 1, col=c + 1
-        )
+        bottom = k + cols >= count  # no panel below it: it names the columns, and the first column the rows
+        fig.update_xaxes(**_token_axis(x_labels), tickangle=angle, showticklabels=bottom, row=r + 1, col=c + 1,
+                         title=dict(text=k_title if bottom else ""))  # fmt: skip
+        fig.update_yaxes(**_token_axis(labels), autorange="reversed", showticklabels=c == 0, row=r + 1, col=c + 1,
+                         title=dict(text=q_title if c == 0 else ""))  # fmt: skip
     layout: dict = dict(
         height=int(rows * max(240, min(380, 90 + 30 * n)) + 50),
         margin=dict(l=10, r=10, t=40, b=10),

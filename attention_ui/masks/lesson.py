@@ -6,9 +6,11 @@ from __future__ import annotations
 from attention_ui.figures import heatmaps
 from attention_ui.takehome.lesson import Figure, Section
 
+# Attention with the additive mask, and the mask: two parts, side by side where they fit and one
+# below the other on a phone (kit.latex; in the lesson, two formulas).
 FORMULA = (
-    r"\mathrm{Attention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V,"
-    r"\qquad M_{ij} = \begin{cases} 0 & j \in \mathcal{A}_i \\ -\infty & j \notin \mathcal{A}_i \end{cases}"
+    r"\mathrm{Attention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V,",
+    r"M_{ij} = \begin{cases} 0 & j \in \mathcal{A}_i \\ -\infty & j \notin \mathcal{A}_i \end{cases}",
 )
 TITLES = {"mask": "m_title", "masked_scores": "masked_scores_title", "weights": "weights_title"}
 
@@ -44,7 +46,7 @@ def section(t, lab, hover, kind_name: str) -> Section:
         anchor="lab-masks",
         title=t("masks.h_mask"),
         text=t("masks.explain_mask") + "\n\n" + t("masks.allowed_set"),
-        formulas=(FORMULA,),
+        formulas=FORMULA,
         figures=figures,
         note=summary(t, lab, kind_name),
         figures_in_row=True,

@@ -28,6 +28,7 @@ from attention_ui.playground.pretrained_figures import (
     panel_of_point,
     with_selection,
 )
+from attention_ui.playground.sentence_box import sentence_box
 from attention_ui.playground.settings import PAD_RANGE, PAGE, PRETRAINED_LAYERS, WEIGHTS
 from attention_ui.playground.steps_view import StepText
 
@@ -142,14 +143,14 @@ def weights_switch(t, where=None, draw: bool = True) -> bool:
 
 
 def sidebar(t) -> None:
-    """The pretrained mode's controls: sentence, [PAD]s, hiding specials; the fixed shape.
+    """The pretrained mode's controls: [PAD]s, hiding specials; the fixed shape.
 
-    The layer picker sits in the page, above the overview, next to what it changes (the head
-    picker is the step view's own, before step 2).
+    The sentence box sits at the top of the page, as in the random-weights view (sentence_box.py);
+    the layer picker in the page, above the overview, next to what it changes (the head picker is the
+    step view's own, before step 2).
     """
     with st.sidebar:
         st.header(t("playground.settings"))
-        PAGE.widget(t, "text_area", "text", height=90, help=t("pretrained.text_help"))
         PAGE.widget(t, "number_input", "pad", *PAD_RANGE, step=1, help=t("pretrained.pad_help"))
         VIEW.widget(t, "toggle", "pt_hide_special", text="hide_special", helped=True)
         PAGE.tables_toggle(t)
@@ -229,6 +230,7 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText], Callable[
     sidebar(t)
     st.title(t("playground.title"))
     st.markdown(t("pretrained.intro"))
+    sentence_box(t, help_text=t("pretrained.text_help"))
     text = st.session_state.get("pg_text") or ""
     if not text.strip():
         st.error(t("playground.err_empty"))

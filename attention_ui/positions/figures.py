@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from attention_ui.figures.base import (
     PLAIN_TEMPLATE,
+    TITLE_BAND_PX,
     AxisText,
     escape_label,
     per_token_bars_layout,
@@ -24,6 +25,8 @@ from attention_ui.figures.base import (
 SCHEME_COLORS = {"sinusoidal": "#1b9e77", "learned": "#d95f02", "rope": "#7570b3"}
 SCHEME_DASHES = {"sinusoidal": "solid", "learned": "dash", "rope": "dot"}
 OFF_COLOR, ON_COLOR = "#1b9e77", "#d95f02"
+# The arrow figure's axes: the pair's two coordinates (pages pass translated words).
+ARROW_AXES = AxisText("coordinate 2i (after RoPE)", "coordinate 2i + 1 (after RoPE)")
 
 
 def _finite(values) -> list:
@@ -97,11 +100,14 @@ def scheme_lines_figure(
     return fig
 
 
-def rope_arrow_figure(path: np.ndarray, positions: Sequence[int], *, position_label: str) -> go.Figure:
+def rope_arrow_figure(
+    path: np.ndarray, positions: Sequence[int], *, position_label: str, axes: AxisText = ARROW_AXES
+) -> go.Figure:
     """One 2-D pair of a vector after RoPE at each position, drawn as arrows from the origin.
 
     ``path [P, 2]``; every arrow has the same length (a rotation keeps it), and each turns by the
-    same angle from the one before. ``position_label`` is a template with ``{p}``.
+    same angle from the one before. ``position_label`` is a template with ``{p}``; ``axes`` names the
+    pair's two coordinates (the plane the pair turns in).
     """
     path = np.asarray(path, dtype=float)
     r = float(np.max(np.hypot(path[:, 0], path[:, 1]))) if path.size else 1.0
@@ -130,8 +136,8 @@ def rope_arrow_figure(path: np.ndarray, positions: Sequence[int], *, position_la
         template=PLAIN_TEMPLATE,
         height=420,
         width=None,
-        margin=dict(l=40, r=10, t=20, b=40),
-        xaxis=dict(range=[-lim, lim], zeroline=True, scaleanchor="y", scaleratio=1),
-        yaxis=dict(range=[-lim, lim], zeroline=True),
+        margin=dict(l=40 + TITLE_BAND_PX, r=10, t=20, b=40 + TITLE_BAND_PX),
+        xaxis=axes.x_axis(range=[-lim, lim], zeroline=True, scaleanchor="y", scaleratio=1),
+        yaxis=axes.y_axis(range=[-lim, lim], zeroline=True),
     )
     return fig

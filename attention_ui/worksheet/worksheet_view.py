@@ -6,6 +6,8 @@ which no other page should pay.
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from attention_core.exercise import generate_exercise
@@ -51,9 +53,14 @@ def file_name(settings) -> str:
     return worksheet_filename(settings)
 
 
+# An exponent in square brackets, as the PDF writes it: "e^[x − max]"; its brackets and only those
+# become parentheses on the page (an index such as "entry [i, j]" keeps its own).
+_EXPONENT = re.compile(r"\^\[([^\[\]]*)\]")
+
+
 def on_paper(text: str) -> str:
     """A catalog line written for the PDF (``QK^T``, ``e^[x − max]``) as the page shows it."""
-    return text.replace("^T", "ᵀ").replace("e^x", "eˣ").replace("^[", "^(").replace("]", ")")
+    return _EXPONENT.sub(r"^(\1)", text.replace("^T", "ᵀ").replace("e^x", "eˣ"))
 
 
 def matrix(name: str, a, row_prefix: str) -> None:

@@ -37,6 +37,7 @@ APP = '[data-testid="stApp"]'
 APP_CONNECTED = '[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
 APP_IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 REST_PENDING = ".st-key-pg_rest_pending"  # the playground's first view, until steps 2-11 are drawn
+SENTENCE_BOX = '[data-testid="stMain"] .st-key-pg_text textarea'  # the playground's sentence
 EXCEPTION = '[data-testid="stException"]'
 PLOTLY_CHART = '[data-testid="stPlotlyChart"]'
 
@@ -233,6 +234,29 @@ def switch_language(page: Page, lang: str, timeout_ms: int = TIMEOUT_MS) -> None
     names = {"en": "English", "ja": "日本語"}
     page.locator('[data-testid="stSidebar"] .st-key-lang label').filter(has_text=names[lang]).click()
     wait_for_app_run(page, timeout_ms)
+
+
+# Where an element lies against the window, the page unscrolled, and whether it is what a tap at its
+# centre reaches (nothing drawn over it, such as the sidebar on a phone).
+ON_FIRST_SCREEN_JS = """(el) => {
+  const r = el.getBoundingClientRect(), main = document.querySelector('[data-testid="stMain"]');
+  const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, width: innerWidth, height: innerHeight,
+          scrolled: (main ? main.scrollTop : 0) + window.scrollY, reached: !!top && (top === el || el.contains(top))};
+}"""
+
+
+def assert_on_first_screen(page: Page, selector: str, what: str) -> None:
+    """``selector`` is wholly inside the window of a page nobody has scrolled, and a tap reaches it."""
+    box = page.locator(selector).first
+    expect(box).to_be_visible()
+    at = box.evaluate(ON_FIRST_SCREEN_JS)
+    assert at["scrolled"] == 0, f"{what}: the page was scrolled ({at['scrolled']} px)"
+    inside = (
+        0 <= at["top"] and at["bottom"] <= at["height"] and 0 <= at["left"] and at["right"] <= at["width"]
+    )
+    assert inside, f"{what} is not on the first screen of {at['width']}×{at['height']}: {at}"
+    assert at["reached"], f"{what} is covered: a tap at its centre reaches something else"
 
 
 def tick_labels(chart: Locator, axis: str = "y") -> list[str]:

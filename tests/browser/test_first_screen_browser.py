@@ -1,6 +1,6 @@
 """The playground's first view in Chromium (attention_ui/playground/first_screen.py): step 1 comes
-first, then steps 2–11 arrive by themselves (nobody clicks), at 1366×768 (screenshots of step 1 alone
-and of the whole first view). That a later view draws every step in one run is tests/test_first_screen.py."""
+first, with the sentence box on the first screen, then steps 2–11 arrive by themselves (nobody clicks),
+at 1366×768 (screenshots of step 1 alone and of the whole first view). That a later view draws every step in one run is tests/test_first_screen.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from playwright.sync_api import Browser, expect
 from st_browser import (
     PLOTLY_CHART,
     REST_PENDING,
+    SENTENCE_BOX,
     assert_no_exception,
+    assert_on_first_screen,
     new_context,
     screenshot,
     wait_for_charts,
@@ -37,6 +39,8 @@ def test_first_view_draws_step_1_then_the_rest_by_itself(browser: Browser, strea
         page.add_init_script(SEEN_PENDING_JS)
         page.goto(streamlit_server + "/")
         page.locator(f".st-key-pg_chart_x {PLOTLY_CHART} .main-svg").first.wait_for()
+        # issue 42, point 8: the sentence the introduction asks for is on the first screen
+        assert_on_first_screen(page, SENTENCE_BOX, "the sentence box")
         screenshot(page, "first_view_step1_1366", full=False)
         wait_for_charts(page, minimum=11)  # waits, among others, for the note to have gone
         assert page.evaluate("window.__pending") is not None, "the first view was not deferred"

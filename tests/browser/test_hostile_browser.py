@@ -72,7 +72,7 @@ def test_hostile_sentences_are_shown_literally_and_never_run(page: Page, streaml
     dialogs: list[str] = []
     app.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     open_playground(app, streamlit_server + "/")
-    box = app.locator('[data-testid="stSidebar"] .st-key-pg_text textarea')
+    box = app.locator('[data-testid="stMain"] .st-key-pg_text textarea')
     base_links = set(app.evaluate(DOM_PROBE)["links"])
     for batch in BATCHES:
         sentence = " ".join(BY_ID[i] for i in batch)

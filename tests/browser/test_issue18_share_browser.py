@@ -56,7 +56,7 @@ def test_shared_scale_copy_link_export_and_the_sentence_in_a_lab(
     page = context.new_page()
     page.goto(f"{streamlit_server}/?lang=ja&seed=3")
     wait_for_app_run(page)
-    box = page.locator('[data-testid="stSidebar"] .st-key-pg_text textarea')
+    box = page.locator('[data-testid="stMain"] .st-key-pg_text textarea')
     box.fill(SENTENCE)
     box.press("Control+Enter")
     wait_for_app_run(page)

@@ -33,7 +33,7 @@ def test_a_shared_links_sentence_goes_on_into_the_sidebars_labs(
     page.goto(f"{streamlit_server}/?text={quote(SENTENCE)}&lang=ja")
     wait_for_app_run(page)
     expect(page.get_by_role("heading", level=1).first).to_contain_text(translate("en", "playground.title"))
-    expect(page.locator('[data-testid="stSidebar"] .st-key-pg_text textarea')).to_have_value(SENTENCE)
+    expect(page.locator('[data-testid="stMain"] .st-key-pg_text textarea')).to_have_value(SENTENCE)
 
     for url_path, key in (("masks", "mk_text"), ("lookalikes", "lk_text_a")):
         page.locator(f'[data-testid="stSidebarNav"] a[href$="/{url_path}"]').click()

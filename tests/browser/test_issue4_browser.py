@@ -104,7 +104,7 @@ def test_copied_url_shows_the_same_weights_in_a_new_browser(
 ) -> None:
     app = open_at(page, streamlit_server)
     wait_for_charts(app, minimum=2, timeout_ms=LONG_MS)
-    box = app.locator('[data-testid="stSidebar"] .st-key-pg_text textarea')
+    box = app.locator('[data-testid="stMain"] .st-key-pg_text textarea')
     box.fill("a dog chased the red ball")
     box.press("Control+Enter")
     wait_for_app_run(app, timeout_ms=LONG_MS)

@@ -1,30 +1,45 @@
 """Every page on a phone with touch (issue 35): 390×844, ``has_touch``, taps, never clicks.
 
 One browser context per page (the page in one language, LANGS, as a visitor whose browser is in that
-language), on the session's shared server. Each view checks:
+language), on the session's shared server; then the same session switches to the other language (a tap
+on the sidebar's language switch) and the page is measured again (issue 42: formulas, targets and words
+in both languages). Each view checks:
 
 * nothing is wider than the screen: every element of the page lies inside the 390 px, or inside a box
   on the screen that clips or scrolls it, and the page itself never scrolls sideways;
+* no toolbar a touch screen always shows (a table's) is drawn over the element above it;
 * whatever scrolls sideways (a long formula, a wide table) shows a cue at its hidden edge
   (attention_ui/narrow_fit.py), and no display formula is left scrolling that would fit shrunk;
-* page links and buttons are at least 44 px tall, chart tick and hover text at least 12 px;
+* every display formula fits the screen's width (issue 42, point 11: shrunk down to narrow_fit.MIN_ZOOM,
+  or wrapped by kit.latex), unless FORMULAS_THAT_SCROLL lists it, and no formula's foot is cut off;
+* the playground's sentence box is on the first screen, and a tap reaches it (issue 42, point 8);
+* every target is at least 24 × 24 px and the main controls (buttons, page links, text, number and
+  select fields) at least 44 px tall (issue 42, point 12; attention_ui/targets.py), in the page and in
+  the opened sidebar; chart tick and hover text at least 12 px;
+* in Japanese, no English in what Streamlit writes for a screen reader or a tooltip (issue 42, point 13:
+  attention_ui/frontend_words.py): no attribute holds a Latin word the Japanese catalogs do not use;
 * each of the first charts costs at most one Tab stop: its toolbar has one button in the
   Tab order, and Tab from it leaves the chart (attention_ui/chart_keys.py);
 * on the pages with maps a click selects from, a *tap* selects: the tapped cell becomes the chosen
   one (decoder overview, the heads page's attribution map, the playground's step-7 weights map and
   its head-output rows; attention_ui/touch.py).
 
-Screenshots of each view's first screen: artifacts/screenshots/phone_<page>_<lang>.png (a whole phone
-page is up to 6000 px tall, and resizing every chart to it for a shot cost more than the checks).
+Screenshots of each view's first screen, in both languages: artifacts/screenshots/phone_<page>_<lang>.png
+(a whole phone page is up to 6000 px tall, and resizing every chart to it for a shot cost more than the
+checks).
 """
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from playwright.sync_api import Page, expect
 from st_browser import (
     PLOTLY_CHART,
+    SENTENCE_BOX,
     assert_no_exception,
+    assert_on_first_screen,
     new_context,
     open_lab,
     screenshot,
@@ -33,8 +48,8 @@ from st_browser import (
 )
 
 from attention_core.labs import heads as H
-from attention_ui import narrow_fit
-from attention_ui.i18n import translate
+from attention_ui import narrow_fit, targets
+from attention_ui.i18n import LANGUAGE_NAMES, catalog, translate
 
 PHONE = dict(width=390, height=844)
 SLOW_MS = 120_000
@@ -57,9 +72,19 @@ PAGES = [
     "class_teach",
     "class_join",
     "training",
+    "code_check",
 ]
 MODEL_PAGES = {"decoder", "heads"}
-MIN_TARGET_PX, MIN_TEXT_PX = 44, 12
+# What a page's first screen shows without scrolling or opening the sidebar: the playground's
+# sentence box (issue 42, point 8)
+FIRST_SCREEN = {"": SENTENCE_BOX}
+MIN_TEXT_PX = 12
+# Display formulas allowed to scroll sideways at 390 px (with narrow_fit's cue): none, every one wraps or
+# shrinks to fit. A formula that cannot be split is named here by the start of its TeX.
+FORMULAS_THAT_SCROLL: tuple[str, ...] = ()
+# The Latin words a Japanese page may show in an attribute: those its catalogs use (d_model, softmax,
+# [PAD], Enter ...); anything else there is English from Streamlit's frontend.
+JA_LATIN = sorted({w for text in catalog("ja").values() for w in re.findall(r"[A-Za-z]{3,}", text)})
 CHARTS_TABBED = 3  # charts whose Tab stops are counted on each page
 
 # Elements outside the screen that no on-screen box clips or scrolls; boxes that scroll sideways with
@@ -91,24 +116,83 @@ LAYOUT_JS = """([MIN_ZOOM, SLACK]) => {
         unshrunk.push(name(el));
     }
   }
+  // a toolbar a touch screen always shows (a table's) drawn over the element above its own
+  const covered = [...main.querySelectorAll('[data-testid="stElementToolbar"]')]
+    .filter((tb) => tb.getClientRects().length > 0 && getComputedStyle(tb).opacity !== '0')
+    .filter((tb) => {
+      let above = tb.closest('[data-testid="stElementContainer"]')?.previousElementSibling;
+      while (above && above.getBoundingClientRect().height === 0) above = above.previousElementSibling;
+      return above && above.getBoundingClientRect().bottom > tb.getBoundingClientRect().top + 1;
+    }).map((tb) => name(tb.closest('[data-testid="stElementContainer"]').previousElementSibling));
   const page = document.documentElement.scrollWidth > W + 1 ? [`the page is ${document.documentElement.scrollWidth} px wide`] : [];
-  return {wide: page.concat(wide.slice(0, 10)), uncued, unshrunk};
+  return {wide: page.concat(wide.slice(0, 10)), uncued, unshrunk, covered};
 }"""
 
-# Page links and buttons shorter than MIN_TARGET_PX; chart tick and hover text smaller than MIN_TEXT_PX.
-SIZES_JS = """([minTarget, minText]) => {
-  const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
-  const targets = [...document.querySelectorAll(
-    '[data-testid="stSidebarNavLink"], [data-testid="stPageLink-NavLink"], [data-testid^="stBaseButton"], .al-copy-link'
-  )].filter((el) => (el.closest('[data-testid="stSidebar"]') || visible(el)) && el.getBoundingClientRect().height > 0);
-  const small = targets.filter((el) => el.getBoundingClientRect().height < minTarget - 0.5)
-    .map((el) => `${el.dataset.testid || el.className}: ${(el.textContent || '').trim().slice(0, 30)} ${el.getBoundingClientRect().height}px`);
-  const texts = [...document.querySelectorAll(
+# Display formulas wider than their box, or taller (cut at the foot: the box hides what overflows it),
+# each with its box's sizes and the start of its TeX.
+FORMULAS_JS = """(SLACK) => [...document.querySelectorAll('[data-testid="stMain"] .katex-display')]
+  .filter((box) => box.getClientRects().length > 0
+    && (box.scrollWidth > box.clientWidth + SLACK || box.scrollHeight > box.clientHeight + 1))
+  .map((box) => {
+    const tex = box.querySelector('annotation');
+    return {tex: tex ? tex.textContent.trim() : '', width: box.scrollWidth, box: box.clientWidth,
+            height: box.scrollHeight, box_height: box.clientHeight};
+  })"""
+
+# Targets smaller than [MIN, MIN] (or [MIN, MAIN] tall, the main controls), in the sidebar (``side``) or
+# in the page; chart tick and hover text smaller than minText. A radio option, a checkbox and a switch
+# are their labels (the input is hidden inside); a field is its input, where a tap must land.
+TARGETS_JS = r"""([MIN, MAIN, minText, side]) => {
+  const shown = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+  const where = (el) => !!el.closest('[data-testid="stSidebar"]') === side;
+  const found = [], seen = new Set();
+  const add = (el, need, what) => {
+    if (!el || seen.has(el) || !shown(el) || !where(el)) return;
+    seen.add(el);
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) return;
+    found.push({what, need, w: r.width, h: r.height,
+                name: (el.getAttribute('aria-label') || el.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 30)});
+  };
+  const all = (sel) => [...document.querySelectorAll(sel)];
+  for (const el of all('button, [role="button"]')) {
+    if (el.closest('.modebar, [data-testid="stTooltipHoverTarget"], [data-testid="stHeaderActionElements"], .js-plotly-plot')) continue;
+    if (el.closest('[data-testid="stSelectbox"] [role="group"], [data-testid="stTextInputRootElement"]')) add(el, MIN, 'field button');
+    else if (el.closest('[data-testid="stNumberInput"]')) add(el, MIN, 'stepper');
+    else add(el, MAIN, 'button');
+  }
+  for (const el of all('[data-testid="stSidebarNavLink"], [data-testid="stPageLink-NavLink"], .al-copy-link')) add(el, MAIN, 'page link');
+  for (const el of all('input[type="text"], input[type="number"], input[type="password"], textarea')) add(el, MAIN, 'field');
+  for (const el of all('input[type="radio"], input[type="checkbox"]')) add(el.closest('label') || el, MIN, el.type);
+  for (const el of all('[data-testid="stTooltipHoverTarget"] button')) add(el, MIN, 'help');
+  for (const el of all('[data-testid="stHeaderActionElements"] a')) add(el, MIN, 'heading link');
+  for (const el of all('.modebar-btn')) add(el, MIN, 'chart toolbar');
+  for (const el of all('[role="slider"], [role="tab"], summary')) add(el, MIN, el.getAttribute('role') || 'summary');
+  const small = found.filter((t) => t.w < MIN - 0.5 || t.h < t.need - 0.5)
+    .map((t) => `${t.what} ${Math.round(t.w)}×${Math.round(t.h)} (needs ${t.need}): ${t.name}`);
+  const texts = side ? [] : [...document.querySelectorAll(
     '.js-plotly-plot g.xtick text, .js-plotly-plot g.ytick text, .js-plotly-plot g.cbaxis text, .js-plotly-plot .hoverlayer text'
   )];
   const tiny = texts.filter((t) => parseFloat(t.style.fontSize || getComputedStyle(t).fontSize) < minText)
     .map((t) => `${t.textContent.slice(0, 20)} ${t.style.fontSize || getComputedStyle(t).fontSize}`);
-  return {small: small.slice(0, 10), tiny: tiny.slice(0, 10), targets: targets.length};
+  return {small: [...new Set(small)].slice(0, 12), tiny: tiny.slice(0, 10), targets: found.length};
+}"""
+
+# Attributes (a screen reader's names, tooltips, placeholders) holding a Latin word the Japanese catalogs
+# never use, nor the learner's own text (a chart's description names the tokens of an English sentence):
+# English that Streamlit's frontend wrote.
+ENGLISH_JS = """([allowed, attributes]) => {
+  const ok = new Set(allowed), out = new Set();
+  for (const box of document.querySelectorAll('textarea, input[type="text"]'))
+    for (const word of box.value.match(/[A-Za-z]{3,}/g) || []) ok.add(word);
+  for (const el of document.querySelectorAll(attributes.map((a) => `[${a}]`).join(','))) {
+    if (el.closest('[data-testid="stSkipToContent"]')) continue;
+    for (const a of attributes) {
+      const words = ((el.getAttribute(a) || '').match(/[A-Za-z]{3,}/g) || []).filter((w) => !ok.has(w));
+      if (words.length) out.add(`${a}="${el.getAttribute(a).slice(0, 50)}"`);
+    }
+  }
+  return [...out].slice(0, 12);
 }"""
 
 CHART_OF_FOCUS_JS = """() => {
@@ -137,13 +221,64 @@ def check_layout(page: Page, where: str) -> None:
     assert not found["wide"], f"{where}: wider than the 390 px screen: {found['wide']}"
     assert not found["uncued"], f"{where}: scrolls sideways with no cue: {found['uncued']}"
     assert not found["unshrunk"], f"{where}: a display formula scrolls unshrunk: {found['unshrunk']}"
+    assert not found["covered"], f"{where}: a toolbar covers the element above: {found['covered']}"
 
 
-def check_sizes(page: Page, where: str) -> None:
-    found = page.evaluate(SIZES_JS, [MIN_TARGET_PX, MIN_TEXT_PX])
-    assert found["targets"] > 0, f"{where}: no page links found (the check would pass on nothing)"
-    assert not found["small"], f"{where}: touch targets under {MIN_TARGET_PX} px: {found['small']}"
+def check_formulas(page: Page, where: str) -> None:
+    """Every display formula fits its box at 390 px (after narrow_fit's shrinking), or is listed."""
+    for _ in range(4):  # the fitting follows the run by a frame or two
+        found = page.evaluate(FORMULAS_JS, narrow_fit.SLACK_PX)
+        cut = [f for f in found if not any(f["tex"].startswith(tex) for tex in FORMULAS_THAT_SCROLL)]
+        if not cut:
+            return
+        page.wait_for_timeout(300)
+    assert not cut, f"{where}: display formulas cut: " + "; ".join(
+        f"{f['width']}×{f['height']} px in {f['box']}×{f['box_height']} px: {f['tex'][:60]}" for f in cut
+    )
+
+
+def check_sizes(page: Page, where: str, side: bool = False) -> None:
+    """Targets in the page (or in the opened sidebar, ``side``) and the charts' text."""
+    found = page.evaluate(TARGETS_JS, [targets.MIN_PX, targets.MAIN_PX, MIN_TEXT_PX, side])
+    assert found["targets"] > 0, f"{where}: no targets found (the check would pass on nothing)"
+    assert not found["small"], f"{where}: touch targets too small: {found['small']}"
     assert not found["tiny"], f"{where}: chart text under {MIN_TEXT_PX} px: {found['tiny']}"
+
+
+def check_words(page: Page, where: str) -> None:
+    english = page.evaluate(
+        ENGLISH_JS, [JA_LATIN, ["aria-label", "title", "data-title", "placeholder", "alt"]]
+    )
+    assert not english, f"{where}: English in the Japanese interface: {english}"
+
+
+SIDEBAR_OPEN = '[data-testid="stSidebar"][data-collapsed="false"]'
+
+
+def other_language(page: Page, lang: str, where: str, check) -> str:
+    """Open the sidebar (a tap), measure its targets (``check(check_sizes, …)``), tap the other language
+    and close the sidebar again; the page is reloaded in that language, scrolled to its top. Returns
+    the language."""
+    other = "ja" if lang == "en" else "en"
+    page.locator('[data-testid="stExpandSidebarButton"]').tap()
+    expect(page.locator(SIDEBAR_OPEN)).to_have_count(1)
+    page.wait_for_timeout(400)  # the sidebar's slide-in
+    check(check_sizes, page, where + " sidebar", True)
+    choice = page.locator('[data-testid="stSidebar"] .st-key-lang label').filter(
+        has_text=LANGUAGE_NAMES[other]
+    )
+    choice.scroll_into_view_if_needed()
+    choice.tap()
+    wait_for_app_run(page, timeout_ms=SLOW_MS)
+    if page.locator(SIDEBAR_OPEN).count():
+        page.locator('[data-testid="stSidebarCollapseButton"] button').tap()
+        expect(page.locator(SIDEBAR_OPEN)).to_have_count(0)
+    if page.locator(PLOTLY_CHART).count():
+        wait_for_charts(page, timeout_ms=SLOW_MS)
+    assert_no_exception(page)
+    page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollTo(0, 0)")
+    page.evaluate("() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)))")
+    return other
 
 
 def check_tab_stops(page: Page, where: str) -> None:
@@ -247,13 +382,24 @@ def test_page_on_a_phone(browser, streamlit_server: str, path: str) -> None:
         lang = LANGS[path]
         where = f"/{path} ({lang})"
         page = open_phone_view(context, streamlit_server, path, lang)
-        check(check_layout, page, where)
-        check(check_sizes, page, where)
-        screenshot(page, f"phone_{path or 'playground'}_{lang}", full=False)  # the first screen
+
+        def measure(where: str, lang: str) -> None:
+            if path in FIRST_SCREEN:  # before anything scrolls the page
+                check(assert_on_first_screen, page, FIRST_SCREEN[path], f"{where}: {FIRST_SCREEN[path]}")
+            check(check_layout, page, where)
+            check(check_formulas, page, where)
+            check(check_sizes, page, where)
+            if lang == "ja":
+                check(check_words, page, where)
+            screenshot(page, f"phone_{path or 'playground'}_{lang}", full=False)  # the first screen
+
+        measure(where, lang)
         check(check_tab_stops, page, where)
         if path in TAPS:
             check(TAPS[path], page, lang)
             check(check_layout, page, where + " after a tap")
+        other = other_language(page, lang, where, check)
+        measure(f"/{path} ({other}, switched from {lang})", other)
         page.close()
     finally:
         context.close()

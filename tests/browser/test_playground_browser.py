@@ -37,7 +37,7 @@ def chart(page: Page, name: str) -> Locator:
 
 
 def sentence_box(page: Page) -> Locator:
-    return page.locator('[data-testid="stSidebar"] .st-key-pg_text textarea')
+    return page.locator('[data-testid="stMain"] .st-key-pg_text textarea')
 
 
 def enter_sentence(page: Page, text: str) -> None:

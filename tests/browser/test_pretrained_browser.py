@@ -54,7 +54,7 @@ def choose_pretrained(page: Page, lang: str = "en") -> None:
 
 
 def enter_sentence(page: Page, text: str) -> None:
-    box = sidebar(page).locator(".st-key-pg_text textarea")
+    box = page.locator('[data-testid="stMain"] .st-key-pg_text textarea')
     box.fill(text)
     box.press("Control+Enter")
     wait_for_app_run(page, timeout_ms=SLOW_MS)
