@@ -2,7 +2,9 @@
 #   make run   - create .venv if needed, install the app's pinned packages, start the app (the live
 #                class's PyICU only where it can be built; otherwise one line says what is missing)
 #   make test  - the same plus the dev tools, the pretrained model and a Chromium, then ruff (lint
-#                and format check) and the whole pytest suite
+#                and format check) and the whole pytest suite (every test; CI runs this)
+#   make check - the inner loop: ruff, then the tests without a browser and without the pretrained
+#                models (markers browser and models); a few minutes, no Chromium, no weights needed
 #   make model - (optional) the pretrained all-MiniLM-L6-v2 and SmolLM2-135M weights for the model switches
 #   make mutate - (optional) mutation testing of attention_core, module by module (scripts/mutate.py,
 #                 MODULES="attention_core/norms.py ..." for some, MUTATE_ARGS=--rerun for the survivors);
@@ -27,7 +29,7 @@ export PIP_NO_INPUT := 1
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: run test lint browser haproxy postgres model serve-class stop-class clean mutate test-extended
+.PHONY: run test check lint browser haproxy postgres model serve-class stop-class clean mutate
 
 # A venv whose creation failed half-way is removed, so the next `make` starts over
 # instead of trusting a .venv without pip.
@@ -128,17 +130,20 @@ test: $(VENV)/.dev-deps $(VENV)/.model browser haproxy postgres
 	check() { rc=$$?; if [ $$rc = 5 ] && [ -n "$(strip $(PYTEST_ARGS))" ]; then return 0; fi; status=$$rc; }; \
 	echo "+ ruff check ."; $(PY) -m ruff check . || status=$$?; \
 	echo "+ ruff format --check ."; $(PY) -m ruff format --check . || status=$$?; \
-	echo "+ pytest -n 2 -m 'not browser and not extended' $(PYTEST_ARGS)"; $(PY) -m pytest -n 2 -m "not browser and not extended" --durations=10 $(PYTEST_ARGS) || check; \
-	echo "+ pytest -m 'browser and not extended' -n 2 $(PYTEST_ARGS)"; $(PY) -m pytest -m "browser and not extended" -n 2 --durations=5 $(PYTEST_ARGS) || check; \
+	echo "+ pytest -n 2 -m 'not browser' $(PYTEST_ARGS)"; $(PY) -m pytest -n 2 -m "not browser" --durations=10 $(PYTEST_ARGS) || check; \
+	echo "+ pytest -m browser -n 2 $(PYTEST_ARGS)"; $(PY) -m pytest -m browser -n 2 --durations=10 $(PYTEST_ARGS) || check; \
 	exit $$status
 
-# The tests marked `extended` (pyproject.toml): a second language, window size or link of a browser check
-# that make test runs once, the phone test's other ten pages, the old-link redirects, the proxy failover
-# test and the benchmarks' smoke runs (docs/running.md). make test stays
-# under 12 minutes on a fresh clone of a quiet 2-core machine without them; run this before a release
-# or after changing what they cover.
-test-extended: $(VENV)/.dev-deps $(VENV)/.model browser haproxy postgres
-	$(PY) -m pytest -m extended -n 2 --durations=5 $(PYTEST_ARGS)
+# The inner loop while changing code: ruff, then every test that needs neither a browser nor the
+# pretrained weights (pytest markers `browser` and `models`, set by the two conftest.py files), on two
+# workers, stopping at the first failure. It leaves out the browser tests (tests/browser/ and the
+# benchmarks' smoke runs) and every test in a file that looks for the weights (the golden values
+# against transformers and llama.cpp, the decoder, heads and pretrained pages and CLIs, the model
+# files' readers): make test runs those. No Chromium, model or PostgreSQL install is needed.
+check: $(VENV)/.dev-deps
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m pytest -n 2 -x -m "not browser and not models" --durations=10 $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis artifacts

@@ -19,6 +19,7 @@ import numpy as np
 
 from .arrays import read_only
 from .gqa import GroupedAttention, grouped_attention
+from .steps import window_start
 
 
 def cache_bytes(n_layers: int, n_tokens: int, n_kv_heads: int, d_k: int, bytes_per_value: int) -> int:
@@ -142,13 +143,14 @@ def append_kv(cache: LayerCache, K_new: np.ndarray, V_new: np.ndarray) -> LayerC
 def keep_window(cache: LayerCache, window: int) -> LayerCache:
     """Drop the keys and values older than the ``window`` newest (a sliding-window layer's cache).
 
-    A query at position ``p`` reads keys ``j`` with ``0 <= p - j < window``; the newest cached token
-    is at ``end - 1`` and every later query is further on, so keys before ``end - window`` are never
-    read again. ``-> a cache of min(n, window) tokens`` (a view of the kept rows, no copy).
+    A query at position ``p`` reads keys from ``window_start(p, window) = p - window + 1`` on; the
+    newest cached token is at ``end - 1`` and every later query is further on, so the keys before
+    ``window_start(end - 1, window)`` are never read again. ``-> a cache of min(n, window) tokens``
+    (a view of the kept rows, no copy).
     """
     if window < 1:
         raise ValueError("the window must hold at least 1 token")
-    drop = max(0, cache.length - window)
+    drop = max(0, window_start(cache.end - 1, window) - cache.start)
     if drop == 0:
         return cache
     return LayerCache(K=cache.K[:, drop:], V=cache.V[:, drop:], start=cache.start + drop)

@@ -13,17 +13,30 @@ from .config import MASK_KINDS
 
 
 def project(X: np.ndarray, W: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
-    """Linear projection per head.
+    """Linear projection per head, with one matrix per head.
 
     ``[..., n, d_model] @ [h, d_model, d] (+ [h, d]) -> [..., h, n, d]`` (leading batch axes allowed)
     """
-    h, d_model, d = W.shape
-    # One product for all heads ([..., n, d_model] @ [d_model, h*d]), then cut into head slices:
-    # the same sums as X @ W[h] head by head, in a fraction of the time on a batch.
-    out = split_heads(X @ np.swapaxes(W, 0, 1).reshape(d_model, h * d), h)
+    out = project_heads(X, merge_head_weights(W), W.shape[0])
     if b is not None:
         out = out + b[:, None, :]
     return out
+
+
+def project_heads(X: np.ndarray, W: np.ndarray, heads: int) -> np.ndarray:
+    """Every head's projection as one product, cut into head slices.
+
+    ``[..., n, d_model] @ [d_model, h*d] -> [..., h, n, d]``: head ``k`` gets columns ``k*d .. (k+1)*d - 1``
+    of ``W``. The same sums as one product per head, in a fraction of the time on a batch. Weights
+    stored ``[h*d, d_model]`` (PyTorch, GGUF) come in as ``W.T``, a view: no copy.
+    """
+    return split_heads(X @ W, heads)
+
+
+def merge_head_weights(W: np.ndarray) -> np.ndarray:
+    """Every head's matrix side by side, head 0's columns first: ``[h, d_model, d] -> [d_model, h*d]``."""
+    h, d_model, d = W.shape
+    return np.swapaxes(W, 0, 1).reshape(d_model, h * d)
 
 
 def raw_scores(Q: np.ndarray, K: np.ndarray) -> np.ndarray:
@@ -52,6 +65,32 @@ def build_mask(kind: str, n: int, n_pad: int = 0) -> np.ndarray:
         allowed &= np.tril(np.ones((n, n), dtype=bool))
     if "padding" in kind and n_pad:
         allowed[:, n - n_pad :] = False
+    return allowed
+
+
+def window_start(position, window: int):
+    """The oldest key a query at ``position`` reads under a causal sliding window of ``window`` keys
+    (itself included): ``position - window + 1``, so that it reads keys ``position - window < j <= position``.
+
+    The sliding window's rule is written here only; the masks (:func:`window_allowed`), the tiled
+    algorithm's key tiles and a local layer's KV cache all take it from here. Works on integers and
+    on arrays of positions alike; the result may be negative (then the window reaches back to key 0).
+    """
+    return position - window + 1
+
+
+def window_allowed(q_positions: np.ndarray, k_positions: np.ndarray, window: int | None = None) -> np.ndarray:
+    """Which keys each query may read: causal, and within a sliding window of ``window`` keys when one is given.
+
+    ``[n_q], [n_k] -> [n_q, n_k]`` bool over the tokens' positions: entry ``[i, j]`` is True when
+    ``window_start(q_i, window) <= k_j <= q_i``, i.e. ``q_i - window < k_j <= q_i`` (``window`` None:
+    ``k_j <= q_i``, the causal mask). A query always reads its own key.
+    """
+    q = np.asarray(q_positions)[:, None]  # [n_q, 1]
+    k = np.asarray(k_positions)[None, :]  # [1, n_k]
+    allowed = k <= q
+    if window is not None:
+        allowed &= k >= window_start(q, window)
     return allowed
 
 
@@ -93,6 +132,17 @@ def softmax(scores: np.ndarray) -> np.ndarray:
     if empty.any():
         return np.where(empty, 0.0, exp / np.where(empty, 1.0, total))
     return np.divide(exp, total, out=exp)  # same numbers as above, without two more n × n arrays
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """The log of :func:`softmax` over the last axis, in float64: ``[..., V] -> [..., V]``.
+
+    Computed as ``z - log Σ exp(z)`` with the row max subtracted first, so that no exponent
+    overflows and a tiny probability keeps its log instead of becoming log 0.
+    """
+    z = np.asarray(logits, dtype=np.float64)
+    z = z - z.max(axis=-1, keepdims=True)  # the largest exponent is exp(0): no overflow
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
 
 def weighted_sum(weights: np.ndarray, V: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import steps
 from .steps import apply_mask, build_mask, raw_scores, scale, softmax, weighted_sum
 
 AllowedFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -54,7 +55,7 @@ def window_key_tiles(q0: int, q1: int, n_k: int, block_k: int, window: int) -> r
     ``q0 − window + 1`` to the tile holding key ``q1 − 1``. Every other tile is wholly outside the
     window (too old for the first query or in the future of the last) and is never visited, so the
     work per query tile is about ``(window + block_q) / block_k`` tiles, not ``n_k / block_k``."""
-    first = max(0, q0 - window + 1) // block_k * block_k
+    first = max(0, steps.window_start(q0, window)) // block_k * block_k
     return range(first, min(q1, n_k), block_k)
 
 
@@ -62,8 +63,7 @@ def window_allowed(window: int) -> AllowedFn:
     """``allowed_fn`` for the causal sliding window: ``[bq], [bk] -> [bq, bk]``, i − window < j ≤ i."""
 
     def allowed(q_idx: np.ndarray, k_idx: np.ndarray) -> np.ndarray:
-        offset = q_idx[:, None] - k_idx[None, :]
-        return (offset >= 0) & (offset < window)
+        return steps.window_allowed(q_idx, k_idx, window)
 
     return allowed
 
@@ -96,7 +96,7 @@ def tile_grid(
 
 def causal_allowed(q_idx: np.ndarray, k_idx: np.ndarray) -> np.ndarray:
     """``allowed_fn`` for the causal mask: key j visible to query i when j ≤ i. ``[bq], [bk] -> [bq, bk]``."""
-    return k_idx[None, :] <= q_idx[:, None]
+    return steps.window_allowed(q_idx, k_idx)
 
 
 def online_softmax_merge(m, denom, acc, s, v):

@@ -44,7 +44,7 @@ EQUIVALENT = ROOT / "bench" / "mutation_equivalent.json"
 # pretrained weights, so one mutant costs a fraction of a second). Keep this list in step with the
 # tests: a test file that covers a module but is missing here makes its mutants look like survivors.
 TARGETS: dict[str, list[str]] = {
-    "attention_core/steps.py": ["tests/test_core_reference.py", "tests/test_core_numerics.py", "tests/test_mutation_kills.py"],
+    "attention_core/steps.py": ["tests/test_steps.py", "tests/test_core_reference.py", "tests/test_core_numerics.py", "tests/test_mutation_kills.py"],
     "attention_core/trace.py": ["tests/test_core_reference.py", "tests/test_core_numerics.py", "tests/test_mutation_kills.py"],
     "attention_core/backward.py": ["tests/test_backward.py"],
     "attention_core/grad_cli.py": ["tests/test_backward.py", "tests/test_cli_grad.py"],
@@ -65,7 +65,7 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/gqa.py": ["tests/test_gqa_kv_cache.py", "tests/test_lab_inference.py", "tests/test_mutation_kills.py"],
     "attention_core/csv_cells.py": ["tests/test_csv_cells.py"],
     "attention_core/tiled.py": ["tests/test_tiled.py", "tests/test_lab_efficient.py", "tests/test_mutation_kills.py"],
-    "attention_core/models/llama.py": ["tests/test_llama_generic.py", "tests/test_mutation_kills.py", "tests/test_gemma_family.py", "tests/test_models_fast.py"],
+    "attention_core/models/llama.py": ["tests/test_llama.py", "tests/test_llama_generic.py", "tests/test_mutation_kills.py", "tests/test_gemma_family.py", "tests/test_models_fast.py"],
     "attention_core/models/decoding.py": ["tests/test_models_fast.py", "tests/test_gemma_family.py"],
     "attention_core/models/gguf_file.py": ["tests/test_models_fast.py", "tests/test_mutation_kills.py"],
     "attention_core/models/spm_bpe.py": ["tests/test_spm_bpe.py", "tests/test_models_fast_files.py"],

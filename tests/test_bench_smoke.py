@@ -30,7 +30,6 @@ def _bench_json(script: str, timeout: int) -> dict:
     return json.loads(proc.stdout)
 
 
-@pytest.mark.extended
 @pytest.mark.timeout(420)
 def test_classroom_load_smoke_passes_and_reports_its_figures() -> None:
     result = _bench_json("classroom_load.py", 400)
@@ -80,7 +79,6 @@ def test_tiled_vs_direct_smoke_matches_the_direct_output_in_less_memory() -> Non
     assert _number(r"time ratio\s+([\d.]+) x", out) > 0
 
 
-@pytest.mark.extended
 @pytest.mark.timeout(400)
 def test_page_latency_smoke_times_both_apps_and_counts_their_bytes() -> None:
     out = _run_bench("page_latency.py", 380)
@@ -90,7 +88,6 @@ def test_page_latency_smoke_times_both_apps_and_counts_their_bytes() -> None:
     assert _number(r"bytes/rerun playground\s+[\d,]+\s+floor\s+([\d,]+)", out) > 1000
 
 
-@pytest.mark.extended
 @pytest.mark.timeout(300)
 def test_cold_start_smoke_reaches_a_drawn_chart() -> None:
     out = _run_bench("cold_start.py", 280)
@@ -117,7 +114,33 @@ def test_decoder_time_smoke_reports_load_time_memory_and_steps() -> None:
     assert _number(r"KV cache at n=16\s+([\d,]+) bytes", out) == 2 * 30 * 16 * 3 * 64 * 4
 
 
-@pytest.mark.extended
+@pytest.mark.timeout(300)
+def test_llama_before_after_smoke_sees_the_same_and_a_changed_core(tmp_path) -> None:
+    """Against this checkout itself: the same logits bit for bit; against a copy whose layer loop
+    adds half the FFN's output: "NO" and exit code 1."""
+    import shutil
+
+    from attention_core.models import smollm2
+
+    if not smollm2.is_available():
+        pytest.skip(f"optional model missing: {smollm2.INSTALL_COMMAND}")
+    script = [sys.executable, str(ROOT / "bench" / "llama_before_after.py"), "--smoke", "--before"]
+    same = subprocess.run([*script, str(ROOT)], cwd=ROOT, capture_output=True, text=True, timeout=140)
+    assert same.returncode == 0, same.stdout[-3000:] + same.stderr[-3000:]
+    assert "bit for bit (pass and step): yes" in same.stdout
+    assert _number(r"pass before\s+median\s+([\d.]+) ms", same.stdout) > 0
+    assert _number(r"step after\s+median\s+([\d.]+) ms", same.stdout) > 0
+    shutil.copytree(
+        ROOT / "attention_core", tmp_path / "attention_core", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    llama_copy = tmp_path / "attention_core" / "models" / "llama.py"
+    code = llama_copy.read_text(encoding="utf-8")
+    assert code.count("x = x + ffn_out") == 1
+    llama_copy.write_text(code.replace("x = x + ffn_out", "x = x + 0.5 * ffn_out"), encoding="utf-8")
+    changed = subprocess.run([*script, str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=140)
+    assert changed.returncode == 1 and "bit for bit (pass and step): NO" in changed.stdout
+
+
 @pytest.mark.timeout(300)
 def test_code_check_bench_smoke_leaves_nothing_behind() -> None:
     result = _bench_json("code_check.py", 280)
@@ -127,7 +150,6 @@ def test_code_check_bench_smoke_leaves_nothing_behind() -> None:
     )
 
 
-@pytest.mark.extended
 @pytest.mark.timeout(300)
 def test_takehome_bench_smoke_opens_the_lesson_with_no_request() -> None:
     (result,) = _bench_json("takehome.py", 280)["results"]
@@ -139,7 +161,6 @@ def test_takehome_bench_smoke_opens_the_lesson_with_no_request() -> None:
 # ---------------------------------------------------------------- issue 43 (bench/code_tab.py, bench/notebook_time.py)
 
 
-@pytest.mark.extended
 @pytest.mark.timeout(300)
 def test_code_tab_and_notebook_benches_smoke() -> None:
     out = _run_bench("code_tab.py", 280)

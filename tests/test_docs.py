@@ -136,3 +136,25 @@ def test_gemma_terms_are_named_wherever_gemma_is_installed_or_run():
     ]
     assert sum(bool(use.search(s)) for p in MARKDOWN for s in sections(p)) >= 3
     assert not without, without
+
+
+def layout_block() -> list[str]:
+    """The lines of docs/project-layout.md's tree (its first fenced block)."""
+    text = read(ROOT / "docs" / "project-layout.md")
+    return text.split("```")[1].splitlines()[1:]
+
+
+def test_project_layout_names_every_core_module_and_repeats_no_line():
+    lines = layout_block()
+    start = next(i for i, line in enumerate(lines) if line.startswith("attention_core/"))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i][:1] not in (" ", ""))
+    named = set(
+        re.findall(r"\b\w+\.py\b", "\n".join(lines[start:end]))
+    )  # file names, e.g. labs/heads.py's heads.py
+    modules = sorted((ROOT / "attention_core").rglob("*.py"))
+    unnamed = [
+        m.relative_to(ROOT).as_posix() for m in modules if m.stem != "__init__" and m.name not in named
+    ]
+    assert unnamed == [], f"docs/project-layout.md's attention_core/ part does not name {unnamed}"
+    said = [line.strip() for line in lines if line.strip()]
+    assert [line for line in said if said.count(line) > 1] == [], "a line of the layout is repeated"

@@ -15,6 +15,7 @@ from ..gqa import kv_memory_ratio
 from ..kv_cache import cache_bytes
 from ..models.llama import next_token_probs, pick_token
 from ..rope import apply_rope, pair_norms
+from ..steps import window_allowed
 
 HEAD_STATS = ("first", "previous", "distance", "entropy")
 
@@ -142,9 +143,8 @@ def weight_outside_window(weights: np.ndarray, window: int | None) -> float:
     w = np.asarray(weights, dtype=np.float64)
     if window is None:
         return 0.0
-    n = w.shape[-1]
-    i, j = np.indices((n, n))
-    far = (i - j) >= window
+    positions = np.arange(w.shape[-1])
+    far = window_allowed(positions, positions) & ~window_allowed(positions, positions, window)  # [n, n]
     return float(w[..., far].max()) if far.any() else 0.0
 
 

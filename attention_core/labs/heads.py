@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import steps
 from ..arrays import read_only
 from ..models import llama
 from ..norms import rms_norm
+from ..steps import log_softmax  # over the vocabulary here, in float64
 from .decoder_view import head_summary
 
 MODELS = ("smollm2", "gemma3")  # the command line's --model choices
@@ -224,13 +226,6 @@ def run_pass(ids: Sequence[int], model: HeadsModel, labels: Sequence[str] | None
 # --------------------------------------------------------------------------------------------
 # Probabilities
 # --------------------------------------------------------------------------------------------
-
-
-def log_softmax(logits: np.ndarray) -> np.ndarray:
-    """``log softmax`` over the last axis in float64: ``[..., V] -> [..., V]``."""
-    z = np.asarray(logits, dtype=np.float64)
-    z = z - z.max(axis=-1, keepdims=True)  # the largest exponent is exp(0): no overflow
-    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
 
 def kl_divergence(before: np.ndarray, after: np.ndarray) -> float:
@@ -658,8 +653,9 @@ def uniform_first_weight(n: int) -> float:
 
 def window_allowed(n: int, window: int, sinks: int = 0) -> np.ndarray:
     """Query ``i`` may see key ``j`` when ``j ≤ i`` and (``i − j < window`` or ``j < sinks``): ``[n, n]``."""
-    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
-    return (j <= i) & ((i - j < window) | (j < sinks))
+    positions = np.arange(n)
+    causal = steps.window_allowed(positions, positions)
+    return steps.window_allowed(positions, positions, window) | (causal & (positions < sinks))
 
 
 def run_masks(n: int, window: int) -> dict[str, np.ndarray]:

@@ -4,7 +4,7 @@ One attention layer with ``h`` query heads and ``g`` key/value heads (``g`` divi
 ``d_k = d_v = d_model / h``; random projections from the seed) over the learner's tokens (token
 vectors plus the sinusoidal encoding). The steps:
 
-- :func:`project_heads`: ``X [n, d]`` -> ``Q [h, n, d_k]``, ``K [g, n, d_k]``, ``V [g, n, d_k]``;
+- :func:`project_qkv`: ``X [n, d]`` -> ``Q [h, n, d_k]``, ``K [g, n, d_k]``, ``V [g, n, d_k]``;
 - :func:`causal_pass`: every row at once with the causal mask (:func:`attention_core.gqa.grouped_attention`);
 - :func:`decode_with_cache`: one token at a time: append its k and v to the cache
   (:func:`attention_core.kv_cache.append_kv`), one query row against every cached key
@@ -30,7 +30,7 @@ from ..config import AttentionConfigError
 from ..embeddings import embed
 from ..gqa import grouped_attention, kv_memory_ratio, query_heads_of
 from ..kv_cache import append_kv, cache_bytes, decode_attention, empty_layer_cache
-from ..steps import build_mask, split_heads
+from ..steps import build_mask, project_heads
 from ..tokenizer import DEFAULT_MAX_TOKENS, Tokenization, tokenize
 
 D_MODEL_RANGE = (1, 128)
@@ -139,9 +139,9 @@ def projection_weights(d_model: int, heads: int, kv_heads: int, seed: int) -> tu
     return W_Q, W_K, W_V
 
 
-def project_heads(X: np.ndarray, W_Q, W_K, W_V, heads: int, kv_heads: int) -> tuple[np.ndarray, ...]:
+def project_qkv(X: np.ndarray, W_Q, W_K, W_V, heads: int, kv_heads: int) -> tuple[np.ndarray, ...]:
     """``X [n, d]`` -> ``Q [h, n, d_k]``, ``K [g, n, d_k]``, ``V [g, n, d_k]``."""
-    return split_heads(X @ W_Q, heads), split_heads(X @ W_K, kv_heads), split_heads(X @ W_V, kv_heads)
+    return project_heads(X, W_Q, heads), project_heads(X, W_K, kv_heads), project_heads(X, W_V, kv_heads)
 
 
 def causal_pass(Q: np.ndarray, K: np.ndarray, V: np.ndarray):
@@ -336,9 +336,7 @@ def inference_lab(settings: InferenceSettings) -> InferenceLab:
         raise AttentionConfigError("The sentence is empty: type at least one word.")
     tokens = tok.tokens
     X = embed(tokens, s.d_model, s.seed, positional=True)
-    Q, K, V = project_heads(
-        X, *projection_weights(s.d_model, s.heads, s.kv_heads, s.seed), s.heads, s.kv_heads
-    )
+    Q, K, V = project_qkv(X, *projection_weights(s.d_model, s.heads, s.kv_heads, s.seed), s.heads, s.kv_heads)
     full = causal_pass(Q, K, V)
     decoded, lengths = decode_with_cache(Q, K, V)
     # appending token n: outputs of tokens 0 .. n-2 with n-1 tokens vs with n tokens

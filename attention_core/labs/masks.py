@@ -45,9 +45,8 @@ def sliding_window_mask(n: int, window: int) -> np.ndarray:
     """Causal sliding window ``[n, n]``: allowed[i, j] ⇔ i − window < j ≤ i."""
     if n < 1 or window < 1:
         raise ValueError("n and window must be positive")
-    i = np.arange(n)[:, None]
-    j = np.arange(n)[None, :]
-    return (j <= i) & (j > i - window)
+    positions = np.arange(n)
+    return steps.window_allowed(positions, positions, window)
 
 
 def allowed_mask(kind: str, n: int, n_pad: int = 0, window: int = 2) -> np.ndarray:

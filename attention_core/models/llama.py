@@ -14,19 +14,21 @@ a test can fill it with random matrices. Layer ``l`` (pre-norm, residual stream 
     x = x + PostNorm(GatedFFN(RMSNorm(x)))                  (gate: SiLU = SwiGLU, or GELU-tanh = GeGLU)
 
 where ``mask_l`` is causal, and on a local layer (``config.window_of(l)`` = w) also keeps query
-``i`` from keys older than ``w`` (``0 <= i - j < w``); ``divisor`` is √head_dim unless the config
-names another (Gemma's ``query_pre_attn_scalar``). The embedding rows are multiplied by
-``config.embed_scale`` on the way in (Gemma: √d_model), and after the last layer ``logits =
-RMSNorm(x[-1]) · embeddingᵀ`` (tied embeddings, never scaled). Every option defaults to Llama's
-behaviour. Matrices are ``[out, in]`` as PyTorch and GGUF store them, used as ``x @ W.T`` (a view:
-no copy). :func:`run_layers` is the full pass; :func:`decode_layers` is one new token against a KV
-cache (a local layer's cache keeps only the keys its window can still reach).
+``i`` from keys older than ``w`` (``i - w < j <= i``: :func:`attention_core.steps.window_allowed`);
+``divisor`` is √head_dim unless the config names another (Gemma's ``query_pre_attn_scalar``). The
+embedding rows are multiplied by ``config.embed_scale`` on the way in (Gemma: √d_model), and after
+the last layer ``logits = RMSNorm(x[-1]) · embeddingᵀ`` (tied embeddings, never scaled). Every
+option defaults to Llama's behaviour. Matrices are ``[out, in]`` as PyTorch and GGUF store them, used as ``x @ W.T`` (a view:
+no copy). :func:`layer_stack` is the one loop over the layers; the passes differ only in the
+attention they hand it: :func:`run_layers` is the full pass, :func:`run_from` a re-run from a saved
+stream (the interpretability views' ablations and masks), :func:`decode_layers` one new token against
+a KV cache (a local layer's cache keeps only the keys its window can still reach).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
@@ -36,9 +38,10 @@ from .. import steps
 from ..arrays import read_only
 from ..ffn import FFN_GATES, gated_ffn
 from ..gqa import grouped_attention, kv_head_of
-from ..kv_cache import KVCache, append_kv, decode_attention, keep_window
+from ..kv_cache import KVCache, LayerCache, append_kv, decode_attention, keep_window
 from ..norms import rms_norm
 from ..rope import ROPE_LAYOUTS, rope_cos_sin, rotate_pairs
+from ..steps import project_heads, window_allowed
 from . import gguf_file
 
 EMBED_CHUNK_ROWS = 1024  # rows of an 8-bit embedding table expanded at once for the logits
@@ -367,17 +370,18 @@ def vector_lengths(X: np.ndarray) -> np.ndarray:
     return np.sqrt(np.einsum("hnd,hnd->hn", X, X))
 
 
-def window_allowed(q_positions: np.ndarray, k_positions: np.ndarray, window: int | None) -> np.ndarray:
-    """Which keys each query may read: causal, and within ``window`` positions when one is given.
+def layer_mask(positions: np.ndarray, window: int | None, allowed: np.ndarray | None = None) -> np.ndarray:
+    """The mask of a layer with this window over tokens at ``positions [n]``: ``[n, n]`` bool.
 
-    ``[n_q], [n_k] -> [n_q, n_k]`` bool; entry ``[i, j]`` is ``0 <= q_i - k_j < window``
-    (``window`` None: ``0 <= q_i - k_j``, the causal mask). A query always reads its own key.
+    ``allowed`` None: causal, and within the window on a local layer (:func:`window_allowed`).
+    Otherwise ``allowed`` (an experiment's mask) on a global layer, and ``allowed`` AND-ed with the
+    window on a local one, so that no experiment lets a layer read further back than the model does.
     """
-    offset = np.asarray(q_positions)[:, None] - np.asarray(k_positions)[None, :]  # [n_q, n_k]
-    allowed = offset >= 0
-    if window is not None:
-        allowed &= offset < window
-    return allowed
+    if allowed is None:
+        return window_allowed(positions, positions, window)
+    if window is None:
+        return allowed
+    return _ro(np.asarray(allowed) & window_allowed(positions, positions, window))
 
 
 def sublayer_post_norm(out: np.ndarray, weight: np.ndarray | None, eps: float) -> np.ndarray:
@@ -386,19 +390,15 @@ def sublayer_post_norm(out: np.ndarray, weight: np.ndarray | None, eps: float) -
     return out if weight is None else rms_norm(out, weight, eps)
 
 
-def project_heads(h: np.ndarray, W: np.ndarray, heads: int) -> np.ndarray:
-    """``h Wᵀ`` cut into heads: ``[n, d_model], [heads·d, d_model] -> [heads, n, d]``."""
-    return steps.split_heads(h @ W.T, heads)
-
-
-def causal_allowed(n: int) -> np.ndarray:
-    """Query ``i`` may look at keys ``0..i``: ``[n, n]`` bool (the core's causal mask)."""
-    return steps.build_mask("causal", n)
-
-
 def attention_output(head_outputs: np.ndarray, W_O: np.ndarray) -> np.ndarray:
     """Concatenate the heads and mix them: ``[h, n, d], [d_model, h·d] -> [n, d_model]``."""
     return steps.merge_heads(head_outputs) @ W_O.T
+
+
+def attention_sublayer_output(head_outputs: np.ndarray, layer: LlamaLayerWeights, eps: float) -> np.ndarray:
+    """What the attention sub-layer adds to the residual stream: the heads mixed by W_O, then the
+    post-norm if the layer has one: ``[h, n, d] -> [n, d_model]``."""
+    return sublayer_post_norm(attention_output(head_outputs, layer.W_O), _extra(layer, "post_attn_norm"), eps)
 
 
 def swiglu_block(x: np.ndarray, layer: LlamaLayerWeights, eps: float, gate: str = "silu") -> np.ndarray:
@@ -514,9 +514,9 @@ def queries_keys_values(
     ``x [n, d_model]``, ``positions [n]`` -> :class:`QKV`."""
     c = config
     h = rms_norm(x, layer.attn_norm, c.rms_eps)  # [n, d_model]
-    Q_pre = project_heads(h, layer.W_Q, c.n_heads)  # [h, n, d_k]   (SmolLM2 [9, n, 64], Gemma [4, n, 256])
-    K_pre = project_heads(h, layer.W_K, c.n_kv_heads)  # [g, n, d_k] (SmolLM2 [3, n, 64], Gemma [1, n, 256])
-    V = project_heads(h, layer.W_V, c.n_kv_heads)  # [g, n, d_k]
+    Q_pre = project_heads(h, layer.W_Q.T, c.n_heads)  # [h, n, d_k] (SmolLM2 [9, n, 64], Gemma [4, n, 256])
+    K_pre = project_heads(h, layer.W_K.T, c.n_kv_heads)  # [g, n, d_k] (SmolLM2 [3, n, 64], Gemma [1, n, 256])
+    V = project_heads(h, layer.W_V.T, c.n_kv_heads)  # [g, n, d_k]
     Q_normed = head_rms_norm(Q_pre, _extra(layer, "q_norm"), c.rms_eps)  # [h, n, d_k]
     K_normed = head_rms_norm(K_pre, _extra(layer, "k_norm"), c.rms_eps)  # [g, n, d_k]
     cos, sin = rope_cos_sin(positions, c.head_dim, c.rope_base_of(index))  # [n, d_k/2] each
@@ -563,16 +563,10 @@ def attention_sublayer(
     c = config
     p = queries_keys_values(x, layer, c, positions, index)
     window = c.window_of(index)
-    mask = allowed
-    if mask is None:
-        mask = (
-            causal_allowed(len(positions)) if window is None else window_allowed(positions, positions, window)
-        )
+    mask = layer_mask(positions, window) if allowed is None else allowed
     att = grouped_attention(p.Q, p.K, p.V, mask, c.divisor)
     head_outputs = att.head_outputs if head_edit is None else head_edit(att.head_outputs)
-    output = sublayer_post_norm(
-        attention_output(head_outputs, layer.W_O), _extra(layer, "post_attn_norm"), c.rms_eps
-    )
+    output = attention_sublayer_output(head_outputs, layer, c.rms_eps)
     everything = keep == "all"
     qk_normed = _extra(layer, "q_norm") is not None
     trace = DecoderLayerTrace(
@@ -593,6 +587,54 @@ def attention_sublayer(
     return trace, output
 
 
+LayerAttention = Callable[[np.ndarray, int], tuple[object, np.ndarray]]
+# A pass's attention sub-layer: (the stream x [n, d_model], the layer's index) -> (what the pass
+# keeps of the layer, the sub-layer's output [n, d_model]). The passes below differ only in this.
+
+
+def layer_stack(
+    x: np.ndarray, weights: LlamaWeights, attend: LayerAttention, start: int = 0
+) -> Iterator[tuple[object, np.ndarray, np.ndarray]]:
+    """The decoder's layers from ``start`` on, on the residual stream ``x [n, d_model]``: each layer
+    adds its attention sub-layer's output (``attend``), then its FFN block's (:func:`ffn_block`).
+
+    Yields, layer by layer, ``(what attend kept, the FFN's output [n, d_model], the stream after the
+    layer [n, d_model])``. The one layer loop of the family: the full pass (:func:`run_layers`), a
+    re-run from a saved stream (:func:`run_from`) and a KV-cached step (:func:`decode_layers`) hand it
+    their own ``attend``.
+    """
+    c = weights.config
+    for i in range(start, c.n_layers):
+        kept, attn_out = attend(x, i)
+        x = x + attn_out
+        ffn_out = ffn_block(x, weights.layers[i], c.rms_eps, c.ffn_gate)
+        x = x + ffn_out
+        yield kept, ffn_out, x
+
+
+def masked_attention(
+    weights: LlamaWeights, positions: np.ndarray, allowed: np.ndarray | None = None, keep: str = "all",
+    edits: dict[int, HeadEdit] | None = None,
+) -> LayerAttention:  # fmt: skip
+    """The attention of a pass over whole tokens at ``positions [n]`` (see :func:`attention_sublayer`),
+    for :func:`layer_stack`: each layer's :func:`layer_mask` (``allowed`` None: causal), made once per
+    window and shared, read-only, by the layers with that window; ``edits[layer]`` edits that layer's
+    head outputs. What it keeps of a layer: its :class:`DecoderLayerTrace`."""
+    c = weights.config
+    edits = edits or {}
+    masks: dict[int | None, np.ndarray] = {}
+
+    def attend(x: np.ndarray, i: int) -> tuple[DecoderLayerTrace, np.ndarray]:
+        window = c.window_of(i)
+        if window not in masks:
+            masks[window] = layer_mask(positions, window, allowed)
+        return attention_sublayer(
+            x, weights.layers[i], c, positions, i, keep=keep, allowed=masks[window], head_edit=edits.get(i)
+        )
+
+    return attend
+
+
 def run_layers(
     ids: np.ndarray, weights: LlamaWeights, keep: str = "all"
 ) -> tuple[tuple[DecoderLayerTrace, ...], np.ndarray]:
@@ -603,22 +645,12 @@ def run_layers(
     (see :class:`DecoderLayerTrace`), which is what bounds a long prompt's trace. Layers with the
     same window share one (read-only) mask array.
     """
-    c = weights.config
-    n = len(ids)
-    positions = np.arange(n)
-    masks: dict[int | None, np.ndarray] = {}
+    attend = masked_attention(weights, np.arange(len(ids)), keep=keep)
     x = embed(ids, weights)  # [n, d_model]
     traces = []
-    for i, layer in enumerate(weights.layers):
-        window = c.window_of(i)
-        if window not in masks:
-            masks[window] = (
-                causal_allowed(n) if window is None else window_allowed(positions, positions, window)
-            )
-        trace, output = attention_sublayer(x, layer, c, positions, i, keep=keep, allowed=masks[window])
-        x = x + output
-        x = x + swiglu_block(x, layer, c.rms_eps, c.ffn_gate)
+    for trace, _, stream in layer_stack(x, weights, attend):
         traces.append(trace)
+        x = stream
     return tuple(traces), _ro(output_logits(x[-1], weights))
 
 
@@ -655,26 +687,11 @@ def run_from(
     ``keep=False`` keeps no attention trace (a long text's [h, n, n] arrays would not fit).
     ``run_from(embed(ids), w)`` reaches the same stream as :func:`run_layers` by the same operations.
     """
-    c = weights.config
     positions = np.arange(len(x)) if positions is None else positions
-    edits = edits or {}
-    masks: dict[int | None, np.ndarray | None] = {}
+    attend = masked_attention(weights, positions, allowed, edits=edits)
     resid, ffn_out, traces = [x], [], []
-    for i in range(start, c.n_layers):
-        layer = weights.layers[i]
-        window = c.window_of(i)
-        if window not in masks:
-            masks[window] = (
-                allowed if allowed is None or window is None
-                else _ro(np.asarray(allowed) & window_allowed(positions, positions, window))
-            )  # fmt: skip
-        trace, out = attention_sublayer(
-            x, layer, c, positions, i, allowed=masks[window], head_edit=edits.get(i)
-        )
-        x = x + out
-        ffn = swiglu_block(x, layer, c.rms_eps, c.ffn_gate)
-        x = x + ffn
-        resid.append(x)
+    for trace, ffn, stream in layer_stack(x, weights, attend, start):
+        resid.append(stream)
         ffn_out.append(ffn)
         if keep:
             traces.append(trace)
@@ -716,35 +733,28 @@ class DecodeLayerStep:
     first_position: int = 0
 
 
-def decode_layers(
-    token_id: int, cache: KVCache, weights: LlamaWeights
-) -> tuple[tuple[DecodeLayerStep, ...], KVCache, np.ndarray]:
-    """One new token at position ``cache.length``: per layer compute only its q, k, v, append k and v
-    to that layer's cache, and attend with one query row against the cache.
+def cached_attention(weights: LlamaWeights, cache: KVCache) -> LayerAttention:
+    """The attention of one new token at position ``cache.length`` against the KV cache, for
+    :func:`layer_stack`: per layer only its q, k, v; k and v appended to that layer's cache; one
+    query row against the cache. What it keeps of a layer: ``(its DecodeLayerStep, its grown cache)``.
 
-    On a local layer the cache then drops the keys the window no longer reaches (the new query
-    reads keys ``j`` with ``position - j < window``, and every later query reaches even fewer of the
+    On a local layer the cache then drops the keys the window no longer reaches (the new query reads
+    keys from ``window_start(position, window)`` on, and every later query reaches even fewer of the
     old ones), so its size stops growing at ``window`` tokens.
-
-    ``-> (each layer's step, the grown cache, the next token's logits [vocab])``.
     """
     c = weights.config
     position = cache.length
     positions = np.array([position])
-    x = embed(np.array([token_id]), weights)  # [1, d_model]
-    new_layers, steps_out = [], []
-    for i, layer in enumerate(weights.layers):
+
+    def attend(x: np.ndarray, i: int) -> tuple[tuple[DecodeLayerStep, LayerCache], np.ndarray]:
+        layer = weights.layers[i]
         p = queries_keys_values(x, layer, c, positions, i)  # q [h, 1, d], k, v [g, 1, d]
         window = c.window_of(i)
         layer_cache = append_kv(cache.layers[i], p.K, p.V)
         if window is not None:
             layer_cache = keep_window(layer_cache, window)
         att = decode_attention(p.Q, layer_cache, c.divisor)  # weights [h, 1, cached]
-        out = sublayer_post_norm(
-            attention_output(att.head_outputs, layer.W_O), _extra(layer, "post_attn_norm"), c.rms_eps
-        )
-        x = x + out  # [1, d_model]
-        x = x + swiglu_block(x, layer, c.rms_eps, c.ffn_gate)
+        out = attention_sublayer_output(att.head_outputs, layer, c.rms_eps)  # [1, d_model]
         step = DecodeLayerStep(
             layer=i, position=position, q_pre=p.Q_pre, q=p.Q, k_pre=p.K_pre, k=p.K, v=p.V,
             scores_raw=att.scores_raw, scores_scaled=att.scores_scaled, weights=att.weights,
@@ -755,8 +765,26 @@ def decode_layers(
             first_position=layer_cache.start,
         )  # fmt: skip
         _freeze_all(step)
+        return (step, layer_cache), out
+
+    return attend
+
+
+def decode_layers(
+    token_id: int, cache: KVCache, weights: LlamaWeights
+) -> tuple[tuple[DecodeLayerStep, ...], KVCache, np.ndarray]:
+    """One new token at position ``cache.length`` through every layer, with the KV cache (see
+    :func:`cached_attention`).
+
+    ``-> (each layer's step, the grown cache, the next token's logits [vocab])``.
+    """
+    attend = cached_attention(weights, cache)
+    x = embed(np.array([token_id]), weights)  # [1, d_model]
+    steps_out, new_layers = [], []
+    for (step, layer_cache), _, stream in layer_stack(x, weights, attend):
         steps_out.append(step)
         new_layers.append(layer_cache)
+        x = stream
     return tuple(steps_out), KVCache(tuple(new_layers)), _ro(output_logits(x[-1], weights))
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from ..backward import layer_backward
 from ..ffn import relu
 from ..norms import standardise
+from ..steps import log_softmax
 from ..trace import AttentionParams, AttentionTrace, attend
 
 FF_MULT = 4  # d_ff = 4 · d_model, as in the block lab
@@ -254,12 +255,6 @@ def logits_of(
         for i in range(0, len(tokens), EVAL_CHUNK)
     ]
     return np.concatenate(parts, axis=0)
-
-
-def log_softmax(logits: np.ndarray) -> np.ndarray:
-    """Row-wise ``log softmax`` over the last axis (the row max subtracted first, so no overflow)."""
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 def cross_entropy(logits: np.ndarray, targets: np.ndarray, scored: np.ndarray) -> tuple[float, np.ndarray]:

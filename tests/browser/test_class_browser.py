@@ -277,7 +277,6 @@ def test_a_page_that_lost_a_run_or_its_timer_follows_again(
         db.close()
 
 
-@pytest.mark.extended
 def test_bench_smoke_three_students_and_a_killed_process(cluster: Cluster, class_data: Path) -> None:
     """bench/classroom_live.py's class on this cluster: 3 phones, 2 polls, the process with more
     students SIGKILLed when half the answers of poll 2 are in (started again afterwards). Every
@@ -377,8 +376,9 @@ def qr_texts(png: bytes, scale: float) -> list[str]:
     return [r.text for r in zxingcpp.read_barcodes(img)]
 
 
-# extended until its flake is found: a fresh-clone run on 2026-12-02 projected step 6 where three
-# fast presses should have ended on 5 (one failure in four runs that day)
+# Its one known flake (a fresh-clone run on 2026-12-02 projected step 6 where three fast presses should
+# have ended on 5) was a press resolved against a page a run behind; the presenter keys' queue was fixed
+# for it (commit ac47c00), and the test runs in make test again.
 def test_a_lecture_reloads_fast_clicks_explore_and_the_back_row(browser, cluster: Cluster) -> None:
     """Issue 34 points 1-8 as a lecture: the teacher presents their own sentence with a class of a
     phone (Japanese, touch) and a laptop; three clicker presses 150 ms apart (all count, the
@@ -594,7 +594,7 @@ PHONE_STEPS = (1, 2, 3, 4, 7, 8, 9, 10, 11)
 PROBE_404 = ("/class_join/_stcore/health", "/class_join/_stcore/host-config")
 
 
-@pytest.mark.parametrize("lang", ["ja", pytest.param("en", marks=pytest.mark.extended)])
+@pytest.mark.parametrize("lang", ["ja", "en"])
 def test_a_phone_sees_each_steps_chart_on_its_first_screen(browser, cluster: Cluster, lang: str) -> None:
     """Issue 34 point 9: a joined phone (390×844, touch) that follows the teacher sees the step's
     chart on its first screen on every step: its top within the first 60 % of the window (it was

@@ -160,7 +160,7 @@ FIRST_VISIT_LABS = ("why-sqrt-dk", "masks")
 
 @pytest.mark.parametrize(
     "url_path",
-    [FIRST_VISIT_LABS[0], *(pytest.param(p, marks=pytest.mark.extended) for p in FIRST_VISIT_LABS[1:])],
+    FIRST_VISIT_LABS,
 )
 def test_first_visit_by_deep_link_shows_the_lab(browser: Browser, fresh_server: str, url_path: str) -> None:
     """First visitor of a fresh server in Japanese, then a second one in English, each by a link in the
@@ -174,7 +174,6 @@ def test_first_visit_by_deep_link_shows_the_lab(browser: Browser, fresh_server: 
             page.context.close()
 
 
-@pytest.mark.extended
 def test_old_links_reach_their_page(browser: Browser, streamlit_server: str) -> None:
     """Links copied from the legacy list (``/why_sqrt_dk``, ``/playground``) land on their page, query kept."""
     for old, new in OLD_LINKS.items():

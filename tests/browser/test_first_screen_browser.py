@@ -53,7 +53,7 @@ def test_first_view_draws_step_1_then_the_rest_by_itself(browser: Browser, strea
         context.close()
 
 
-@pytest.mark.parametrize("query", ["", pytest.param("?seed=3&head=1", marks=pytest.mark.extended)])
+@pytest.mark.parametrize("query", ["", "?seed=3&head=1"])
 def test_a_link_to_a_later_step_lands_on_it(browser: Browser, streamlit_server: str, query: str) -> None:
     """A link to step 7's anchor (``#step-softmax``) opened as a session's first view: the step is not on
     the first view (it comes one run later), and the browser never sends the fragment to the server,

@@ -47,9 +47,7 @@ def wait_for_ranges(page: Page, shared: bool) -> None:
     )
 
 
-@pytest.mark.parametrize(
-    "size", [(1920, 1080), pytest.param((1366, 768), marks=pytest.mark.extended)], ids=["1920", "1366"]
-)
+@pytest.mark.parametrize("size", [(1920, 1080), (1366, 768)], ids=["1920", "1366"])
 def test_shared_scale_copy_link_export_and_the_sentence_in_a_lab(
     browser: Browser, streamlit_server: str, size: tuple[int, int]
 ) -> None:

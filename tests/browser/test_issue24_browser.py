@@ -118,7 +118,7 @@ def test_phone_sidebar_closes_after_navigation_and_the_sentence_and_no_toolbar_c
 # page, prefix, window, browser language, the position label, the number of slides, and the keys
 # pressed with the slide each leads to (the two cases share out →, Space, Page Down, ←, Page Up)
 SLIDE_CASES = [
-    pytest.param(
+    (
         "masks",
         "mk",
         1366,
@@ -127,7 +127,6 @@ SLIDE_CASES = [
         "Section {k} of 4",
         4,
         (("ArrowRight", 2), ("Space", 3), ("ArrowLeft", 2)),
-        marks=pytest.mark.extended,
     ),
     # Japanese opens the decoder on Gemma 3 (issue 25): its four own sections make 11 slides
     ("decoder", "dc", 1920, 1080, "ja-JP", "節 {k} / 11", 11, (("PageDown", 2), ("PageUp", 1))),

@@ -99,7 +99,6 @@ def test_japanese_ui_renders_real_glyphs(browser: Browser, streamlit_server: str
         context.close()
 
 
-@pytest.mark.extended
 def test_copied_url_shows_the_same_weights_in_a_new_browser(
     page: Page, browser: Browser, streamlit_server: str
 ) -> None:

@@ -56,7 +56,6 @@ def test_lookalikes_second_sentence_changes_columns(page: Page, streamlit_server
     assert_no_exception(page)
 
 
-@pytest.mark.extended
 def test_lookalikes_japanese(page: Page, streamlit_server: str) -> None:
     open_lab(page, streamlit_server, "lookalikes")
     wait_for_charts(page)
@@ -108,7 +107,6 @@ def test_quiz_answer_right_and_wrong_then_retry(page: Page, streamlit_server: st
     assert_no_exception(page)
 
 
-@pytest.mark.extended
 def test_quiz_japanese(page: Page, streamlit_server: str) -> None:
     from attention_ui.quiz_bank import build_quiz
 

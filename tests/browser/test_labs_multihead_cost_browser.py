@@ -34,7 +34,7 @@ def chart(page: Page, key: str) -> Locator:
     return page.locator(f".st-key-{key} {PLOTLY_CHART}")
 
 
-@pytest.mark.parametrize("lang", [pytest.param("en", marks=pytest.mark.extended), "ja"])
+@pytest.mark.parametrize("lang", ["en", "ja"])
 def test_multihead_page_draws_every_section(page: Page, streamlit_server: str, lang: str) -> None:
     open_lab(page, streamlit_server, "multi-head", lang)
     assert urlparse(page.url).path == "/multi-head"  # the query holds the learner's sentence
@@ -78,7 +78,7 @@ def test_multihead_heads_follow_the_slider(page: Page, streamlit_server: str) ->
     assert_no_exception(page)
 
 
-@pytest.mark.parametrize("lang", [pytest.param("en", marks=pytest.mark.extended), "ja"])
+@pytest.mark.parametrize("lang", ["en", "ja"])
 def test_cost_page_measures_on_request(page: Page, streamlit_server: str, lang: str) -> None:
     open_lab(page, streamlit_server, "cost", lang)
     assert urlparse(page.url).path == "/cost"  # the query holds the learner's sentence
@@ -113,7 +113,7 @@ def test_cost_page_measures_on_request(page: Page, streamlit_server: str, lang: 
     assert screenshot(page, f"lab_cost_{lang}").stat().st_size > 10_000
 
 
-@pytest.mark.parametrize("lang", [pytest.param("en", marks=pytest.mark.extended), "ja"])
+@pytest.mark.parametrize("lang", ["en", "ja"])
 def test_block_page_draws_every_section(page: Page, streamlit_server: str, lang: str) -> None:
     open_lab(page, streamlit_server, "block", lang)
     assert urlparse(page.url).path == "/block"  # the query holds the learner's sentence

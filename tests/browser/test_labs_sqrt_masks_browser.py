@@ -82,7 +82,6 @@ def test_sqrt_lab_one_row_input_is_validated(page: Page, streamlit_server: str) 
     assert_no_exception(page)
 
 
-@pytest.mark.extended
 def test_sqrt_lab_in_japanese(ja_page: Page, streamlit_server: str) -> None:
     open_lab(ja_page, streamlit_server, "why-sqrt-dk", timeout_ms=SLOW_MS)
     wait_for_charts(ja_page, minimum=7, timeout_ms=SLOW_MS)
@@ -136,7 +135,6 @@ def test_masks_lab_side_by_side_and_sliding_window(page: Page, streamlit_server:
     screenshot(page, "lab_masks_sliding_en")
 
 
-@pytest.mark.extended
 def test_masks_lab_in_japanese(ja_page: Page, streamlit_server: str) -> None:
     open_lab(ja_page, streamlit_server, "masks", timeout_ms=SLOW_MS)
     wait_for_charts(ja_page, minimum=6, timeout_ms=SLOW_MS)

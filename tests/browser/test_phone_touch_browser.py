@@ -365,17 +365,7 @@ TAPS = {
 LANGS = {p: "en" if p in ("", "decoder", "heads") else ("ja", "en")[i % 2] for i, p in enumerate(PAGES)}
 
 
-# make test keeps the pages a tap selects on, one page of each language with long formulas and wide
-# tables (masks and cost in Japanese), the join page a student opens and the training lab; the other ten
-# are `extended` (make test-extended), to keep make test under 12 minutes.
-IN_MAKE_TEST = ("", "decoder", "heads", "masks", "cost", "class_join", "training")
-
-
-@pytest.mark.parametrize(
-    "path",
-    [p if p in IN_MAKE_TEST else pytest.param(p, marks=pytest.mark.extended) for p in PAGES],
-    ids=[p or "playground" for p in PAGES],
-)
+@pytest.mark.parametrize("path", PAGES, ids=[p or "playground" for p in PAGES])
 def test_page_on_a_phone(browser, streamlit_server: str, path: str) -> None:
     if path in MODEL_PAGES and not H.is_available("smollm2"):
         pytest.skip("decoder model not installed")

@@ -27,9 +27,7 @@ def click_cell(page: Page, name: str, i: int, j: int) -> None:
     wait_for_app_run(page)
 
 
-@pytest.mark.parametrize(
-    "size", [(1366, 768), pytest.param((1920, 1080), marks=pytest.mark.extended)], ids=["1366", "1920"]
-)
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)], ids=["1366", "1920"])
 def test_click_scrolls_to_the_explainer_and_frames_the_cell(
     browser: Browser, streamlit_server: str, size: tuple[int, int]
 ) -> None:

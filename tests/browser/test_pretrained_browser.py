@@ -145,7 +145,6 @@ def test_pretrained_view_draws_the_72_panel_overview_and_subword_steps(app: Page
     screenshot(app, "pretrained_en_layer4_hidden")
 
 
-@pytest.mark.extended
 def test_pretrained_view_in_japanese_with_a_japanese_sentence(app: Page) -> None:
     wait_for_charts(app, timeout_ms=SLOW_MS)
     switch_language(app, "ja", timeout_ms=SLOW_MS)

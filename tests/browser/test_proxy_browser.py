@@ -211,7 +211,6 @@ def _change_seed(page: Page, seed: str, again_after_ms: int | None = None) -> in
     return attempt
 
 
-@pytest.mark.extended
 def test_two_students_stay_on_their_process_and_survive_one_stopping(
     cluster: Cluster, browser: Browser
 ) -> None:
