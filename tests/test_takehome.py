@@ -242,3 +242,32 @@ def test_script_json_cannot_close_its_script() -> None:
     text = lesson.script_json({"label": "</script><script>alert(1)</script> & <!--"})
     assert "<" not in text and ">" not in text and "&" not in text
     assert json.loads(text) == {"label": "</script><script>alert(1)</script> & <!--"}
+
+
+def test_the_lesson_carries_plotlys_cartesian_bundle_when_it_draws_every_chart(trace) -> None:
+    """The 1.5-MB cartesian build, not the 4.8-MB full one, for the lab's heatmaps, bars and lines:
+    the same version as the installed plotly package's, the file as taken from npm (its hash)."""
+    import hashlib
+
+    small = lesson.cartesian_plotly_js()
+    assert hashlib.sha256(small.encode("utf-8")).hexdigest() == lesson.CARTESIAN_SHA256
+    assert lesson.js_version(small) == lesson.js_version(lesson.full_plotly_js()) == lesson.CARTESIAN_VERSION
+    assert (
+        (lesson.ASSETS / "plotly-cartesian-LICENSE.txt").read_text(encoding="utf-8").startswith("MIT License")
+    )
+    page = build.playground_lesson(Translator("en"), trace, SPECIAL)
+    figures = json.loads(re.search(r"id='al-figures'>(.*?)</script>", page, re.S).group(1))
+    assert lesson.trace_types(figures) <= lesson.CARTESIAN_TRACES
+    assert small in page and lesson.full_plotly_js() not in page
+    assert len(page.encode("utf-8")) < 2 * 2**20
+
+
+def test_a_chart_the_cartesian_bundle_cannot_draw_or_another_version_gets_the_full_build(monkeypatch) -> None:
+    full, small = lesson.full_plotly_js(), lesson.cartesian_plotly_js()
+    assert lesson.plotly_js({"heatmap", "bar", "scatter", "histogram"}) == small
+    assert lesson.plotly_js({"heatmap", "sankey"}) == full  # a type outside the bundle
+    assert lesson.trace_types([{"data": [{"x": [1]}, {"type": "bar"}]}, {"data": []}]) == {"scatter", "bar"}
+    monkeypatch.setattr(lesson, "CARTESIAN_VERSION", "4.1.0")  # plotly upgraded, the asset not
+    assert lesson.plotly_js({"heatmap"}) == full
+    assert lesson.js_version("/**\n* plotly.js (cartesian - minified) v12.3.45\n*/") == "12.3.45"
+    assert lesson.js_version("/* some other v1.2.3 script */") == ""

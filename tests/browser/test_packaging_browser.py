@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import numpy as np
 from conftest import _stop
@@ -69,6 +70,11 @@ def test_wheel_installs_and_the_command_serves_the_app(browser, tmp_path) -> Non
     assert (
         refused.returncode == 2 and refused.stderr.startswith("error: ") and refused.stderr.count("\n") == 1
     )
+    # a lesson from the installed wheel: its cartesian plotly.js asset came with it
+    made = subprocess.run([command, "lesson", "--text", "the cat sat", "-o", "made.html"],
+                          cwd=elsewhere, env=env, **run)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert "plotly.js (cartesian - minified) v" in (Path(elsewhere) / "made.html").read_text(encoding="utf-8")
 
     port = free_port()
     log = (tmp_path / "server.log").open("w", encoding="utf-8")
