@@ -721,8 +721,9 @@ def verdict(r: dict, timing: bool = True) -> list[str]:
         out.append(f"follow p95 {r['follow'][1]:.1f} s > {HOLDS['follow_p95_s']:g} s")
     if r["follow_missing"]:
         out.append(f"{r['follow_missing']} (student, step) never shown")
-    if timing and (r["states"] or any(v[1] for v in r["checks"].values())):
-        out.append(f"HAProxy marked a backend down: {r['states']}")
+    downs = [s for s in r["states"] if s[2] != "UP"]  # a server coming UP (its first check) is no failure
+    if timing and (downs or any(v[1] for v in r["checks"].values())):
+        out.append(f"HAProxy marked a backend down: {downs or r['checks']}")
     unconfirmed = sorted(set(stored) - set(acked))
     if unconfirmed:
         out.append(

@@ -192,3 +192,21 @@ def test_hall_smoke_follows_answers_and_counts(tmp_path) -> None:
     assert r["answers_sent"] == r["answers_acked"] == len(r["stored"]) == r["panel_count"] == 20
     assert sum(r["spread"].values()) == 20 and len(r["spread"]) == 2  # both processes took students
     assert all(v > 0 for v in r["rss"].values())
+
+
+def test_hall_verdict_counts_a_server_going_down_not_one_coming_up() -> None:
+    """HAProxy logs a server's first UP too: only a DOWN (or a failed check) fails the run."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import hall
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    ok = {"students": 2, "joined": 2, "follow": (0.5, 1.0, 1.2), "follow_missing": 0, "stored": [["a", 0], ["b", 1]],
+          "_acked": {"a": "A", "b": "B"}, "answers_sent": 2, "panel_count": 2, "poll_on_panel_s": 0.4,
+          "panel_lag": (0.1, 0.2, 0.3), "closed": [], "checks": {"r1": (0, 0), "r2": (0, 0)},
+          "states": [(1.0, "r2", "UP")]}  # fmt: skip
+    assert hall.verdict(ok) == []
+    down = dict(ok, states=[(1.0, "r2", "UP"), (40.2, "r1", "DOWN")])
+    assert any("marked a backend down" in w and "DOWN" in w for w in hall.verdict(down))
+    failed_check = dict(ok, checks={"r1": (3, 1), "r2": (0, 0)})
+    assert any("marked a backend down" in w for w in hall.verdict(failed_check))
