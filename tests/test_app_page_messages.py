@@ -202,7 +202,8 @@ def test_block_messages(lang) -> None:
     check(strings, lang, "block.crossover", dict(n=f"{cross:,.0f}", d="768", h="12", d_ff="3072", mult="4",
                                                  limit="6"))  # fmt: skip  # (8 + 4 · 4) / 4
     stages = charts(at, "bl_chart_")["stages"]["data"]
-    shown = [y for tr in stages for y in tr["y"]]
+    # the bars lie across (orientation "h", issue 42 point 14): their lengths are x, their names y
+    shown = [v for tr in stages for v in tr["x" if tr.get("orientation") == "h" else "y"]]
     assert sorted(shown) == pytest.approx(
         sorted(st.mean_rms for st in lab_block.stage_stats(trace)), rel=1e-9
     )
