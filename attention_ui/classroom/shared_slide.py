@@ -40,7 +40,8 @@ def view_key(view: dict) -> str:
 # cache_resource, not cache_data: cache_data pickles the recorded messages and unpickles them on
 # every hit; cache_resource keeps them as they are, and the replay copies them into each page.
 # (bench/RESULTS.md "Shared slides": a phone's slide 13 ms with cache_data, 8.6 ms with cache_resource.)
-@st.cache_resource(max_entries=64, show_spinner=False)  # SLIDES_MAX, as a literal (tests/test_cache_bounds.py)
+# max_entries is SLIDES_MAX written as a literal, as tests/test_cache_bounds.py asks of every cache.
+@st.cache_resource(max_entries=64, show_spinner=False)
 def _body(key: str, lang: str, head: int, name: str, _view: steps_view.View, _explanation: str) -> None:
     steps_view.step_body(_view, name, _explanation)
 
