@@ -534,14 +534,39 @@ class Hall:
                 return
             self.tab_events.append(f"{time.strftime('%H:%M:%S')} {name}: {what}"[:300])
 
+        frames: deque = deque(maxlen=40)  # the last messages the tab received, summed up
+
+        def frame(payload) -> None:
+            with suppress(Exception):
+                fwd = proto.parse(payload if isinstance(payload, bytes) else payload.encode("latin-1"))
+                kind = fwd.WhichOneof("type")
+                what = kind
+                if kind == "delta":
+                    what = f"delta {fwd.delta.WhichOneof('type')}"
+                    el = proto.element(fwd)
+                    if el:
+                        what += f" {el[0]}"
+                elif kind == "new_session":
+                    what = f"new_session fragments {list(fwd.metadata.run.fragment_ids)[:2]}"
+                elif kind == "script_finished":
+                    what = f"script_finished {fwd.script_finished}"
+                path = list(fwd.metadata.delta_path)
+                frames.append(f"{time.time() % 100:.2f} {what} path={path} frag={fwd.delta.fragment_id[:8]}")
+
+        def on_error(e) -> None:
+            note(f"page error: {e}")
+            for f in list(frames):
+                note(f"  received before it: {f}")
+
         def on_ws(ws) -> None:
             note(f"websocket opened {ws.url[-30:]}")
+            ws.on("framereceived", frame)
             ws.on("close", lambda _ws: note("websocket closed"))
             ws.on("socketerror", lambda err: note(f"websocket error {err}"))
 
         page.on("websocket", on_ws)
         page.on("console", lambda m: m.type in ("error", "warning") and note(f"console {m.type}: {m.text}"))
-        page.on("pageerror", lambda e: note(f"page error: {e}"))
+        page.on("pageerror", on_error)
 
     async def store_watch(self, sid: str, token: str) -> None:
         """When the teacher's step reached the store (the click's own delay, apart from the students')."""
