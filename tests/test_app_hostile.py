@@ -35,7 +35,7 @@ TEXT_BOXES = [
     ("app_pages/multi_head.py", "text_area", "mh_text"),
     ("app_pages/lookalikes.py", "text_input", "lk_text_a"),
     ("app_pages/lookalikes.py", "text_input", "lk_text_b"),
-    ("app_pages/why_sqrt_dk.py", "text_input", "sq_row"),
+    ("app_pages/scaling.py", "text_input", "scaling_row"),
     ("app_pages/positions.py", "text_area", "ps_text"),
     ("app_pages/inference.py", "text_area", "if_text"),
     ("app_pages/cost.py", "text_area", "co_text"),
