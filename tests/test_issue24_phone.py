@@ -156,7 +156,7 @@ PRESENTED = [
     ("cost", "co", True),
     ("block", "bl", True),
     ("lookalikes", "lk", True),
-    ("positions", "ps", True),
+    ("positions", "positions", True),
     ("inference", "if", True),
     ("decoder", "dc", True),
     ("heads", "hd", True),
