@@ -15,7 +15,7 @@ from tests.apptest_pages import charts, no_exception, open_page, z
 
 SENTENCES = {"en": "hello world again today", "ja": "先生の文がラボに届く"}
 LABS = {  # page -> its sentence box, and whether it is a text area (else a text input)
-    "app_pages/masks.py": "mk_text",
+    "app_pages/masks.py": "masks_text",
     "app_pages/lookalikes.py": "lk_text_a",
     "app_pages/cost.py": "co_text",
     "app_pages/block.py": "bl_text",
@@ -105,7 +105,7 @@ def test_the_decoder_starts_from_the_learners_sentence(lang):
 def test_a_decoder_link_s_sentence_goes_on_into_the_labs():
     at = open_page("app_pages/decoder.py", params={"text": "the sky is"}, check=False)
     go(at, "app_pages/masks.py")
-    assert at.text_area(key="mk_text").value == "the sky is"
+    assert at.text_area(key="masks_text").value == "the sky is"
 
 
 @pytest.mark.parametrize(("locale", "link", "shown"), [("en-US", "ja", "en"), ("ja-JP", "en", "ja")])

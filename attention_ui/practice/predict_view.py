@@ -325,8 +325,8 @@ def masks_lab(t, lab) -> bool:
     return ask_all(
         t,
         [
-            masked_row_question("mk_mask", lab.mask.allowed, row, tokens),
-            sums_question("mk_sums", weights, row),
+            masked_row_question("masks_mask", lab.mask.allowed, row, tokens),
+            sums_question("masks_sums", weights, row),
         ],
     )
 

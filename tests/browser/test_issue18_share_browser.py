@@ -113,7 +113,7 @@ def test_shared_scale_copy_link_export_and_the_sentence_in_a_lab(
     wait_for_path(page, "masks")
     wait_for_app_run(page)
     wait_for_charts(page)
-    expect(page.locator('[data-testid="stSidebar"] .st-key-mk_text textarea')).to_have_value(SENTENCE)
+    expect(page.locator('[data-testid="stSidebar"] .st-key-masks_text textarea')).to_have_value(SENTENCE)
     expect(page).to_have_url(re.compile(r"[?&]text=" + re.escape(quote_plus(SENTENCE))))
     screenshot(page, f"masks_carried_sentence_{size[0]}_ja", full=False)
     assert_no_exception(page)
