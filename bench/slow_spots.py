@@ -51,7 +51,7 @@ TARGET_COLD_RATIO = 1.3
 LAB_READY = {
     "masks": ".st-key-masks_text",
     "multi-head": ".st-key-mh_text",
-    "cost": ".st-key-co_text",
+    "cost": ".st-key-cost_text",
     "block": ".st-key-bl_text",
     "lookalikes": ".st-key-lk_text_a",
     "positions": ".st-key-positions_text",

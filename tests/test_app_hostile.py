@@ -38,7 +38,7 @@ TEXT_BOXES = [
     ("app_pages/scaling.py", "text_input", "scaling_row"),
     ("app_pages/positions.py", "text_area", "positions_text"),
     ("app_pages/inference.py", "text_area", "if_text"),
-    ("app_pages/cost.py", "text_area", "co_text"),
+    ("app_pages/cost.py", "text_area", "cost_text"),
     ("app_pages/block.py", "text_area", "bl_text"),
     # the decoder page draws its sentence only with the optional model installed
     *([("app_pages/decoder.py", "text_area", "dc_text")] if smollm2.is_available() else []),
@@ -112,7 +112,7 @@ def test_every_text_box_survives_the_corpus(page: str, kind: str, key: str) -> N
             "lk_text_b",
             "positions_text",
             "if_text",
-            "co_text",
+            "cost_text",
             "bl_text",
             "dc_text",
         ):

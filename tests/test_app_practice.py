@@ -124,11 +124,11 @@ def test_masks_lab_predictions_then_maps():
 
 def test_cost_lab_doubling_prediction():
     at = open_page(COST, lang="ja", pr_mode=True)
-    assert boxes(at) == {"co_double"} and not charts(at)
-    at.radio(key="pr_in_co_double").set_value(4)
-    at.button(key="pr_check_co_double").click().run()
+    assert boxes(at) == {"cost_double"} and not charts(at)
+    at.radio(key="pr_in_cost_double").set_value(4)
+    at.button(key="pr_check_cost_double").click().run()
     assert at.success[0].value == translate("ja", "practice.right", mine="× 4")
-    assert "memory" in charts(at, "co_chart_")
+    assert "memory" in charts(at, "cost_chart_")
 
 
 @pytest.mark.parametrize("text_id", ["markdown", "plotly_link", "img_pwned", "latex", "streamlit_directives"])

@@ -153,7 +153,7 @@ PRESENTED = [
     ("scaling", "scaling", False),
     ("masks", "masks", True),
     ("multi_head", "mh", True),
-    ("cost", "co", True),
+    ("cost", "cost", True),
     ("block", "bl", True),
     ("lookalikes", "lk", True),
     ("positions", "positions", True),

@@ -335,4 +335,4 @@ def cost_lab(t) -> bool:
     """The cost lab's hook, before its tables and charts: what doubling n does to memory."""
     with st.sidebar:
         mode_toggle(t)
-    return ask(t, memory_question("co_double")) if active() else True
+    return ask(t, memory_question("cost_double")) if active() else True
