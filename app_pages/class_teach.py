@@ -62,6 +62,7 @@ def main() -> None:
         # default one; the class's view (the projected sentence and step) becomes this session's
         follow.adopt_view(st.session_state, info.view)
         st.session_state[follow.OWNER_KEY] = cls["sid"]
+    teacher_view.watchdog()  # a panel that lost its connection reloads instead of staying white
     teacher_view.join_box(t, cls, info)
     if st.session_state.pop("cls_new_key", False):
         st.info(t("class.key_saved_note"))

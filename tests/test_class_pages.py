@@ -546,3 +546,12 @@ def test_the_class_panel_draws_the_count_and_the_poll_in_one_timed_fragment(clas
     assert every == 1.0 and {"cls_live_count", "cls_live_poll"} <= set(keys), timers
     assert any("Students here:** 1" in m.value for m in teacher.markdown)
     assert teacher.get("plotly_chart") and teacher.button(key=f"cls_close_{poll.seq}")
+
+
+def test_the_class_panel_carries_its_reload_watchdog(class_store):
+    """While a class runs, the panel has the watchdog that reloads a tab whose connection is lost
+    (tested in Chromium by tests/browser/test_class_browser.py), asking the app's own health path."""
+    at = open_page(TEACH)
+    assert "__alPanelWatchdog" not in scripts(at)  # no class: nothing live to lose
+    teacher, _ = start_class()
+    assert '"/_stcore/health"' in scripts(teacher) and "location.reload()" in scripts(teacher)

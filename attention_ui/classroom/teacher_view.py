@@ -331,6 +331,66 @@ def student_count(t, cls: dict) -> None:
     count()
 
 
+RELOAD_AFTER_S = 10  # a panel whose connection has been down this long reloads (if the server answers)
+RELOAD_AT_MOST_EVERY_S = 60
+# The panel's watchdog (constant). Why: under load, Streamlit's frontend on the teacher's panel threw
+# "Cannot set a node at a delta path", closed its websocket and never connected again: the panel
+# stayed white and counted nothing until someone reloaded it (bench/RESULTS.md, "Why the teacher
+# stops"). What it does: when the page has not been connected for RELOAD_AFTER_S and the server's
+# health check answers (a server that is down keeps Streamlit's own retries: a reload then would
+# leave a browser error page with nothing to retry), it reloads the page, at most once per
+# RELOAD_AT_MOST_EVERY_S (counted in the tab's session storage, so across reloads). The class comes
+# back with the reload: the teacher's cookie holds it.
+_WATCHDOG = """
+<style>.st-key-cls_teach_watchdog, [data-testid="stLayoutWrapper"]:has(> .st-key-cls_teach_watchdog)
+{ display: none !important; }</style>
+<script>
+(() => {
+  if (window.__alPanelWatchdog) return;
+  const state = (window.__alPanelWatchdog = { down: 0, reloading: false });
+  const afterMs = __AFTER__ * 1000, everyMs = __EVERY__ * 1000, storeKey = "alPanelReloadAt";
+  let downSince = null;
+  setInterval(async () => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app || app.getAttribute("data-test-connection-state") === "CONNECTED") {
+      downSince = null;
+      return;
+    }
+    const now = Date.now();
+    if (downSince === null) downSince = now;
+    state.down = now - downSince;
+    if (state.reloading || now - downSince < afterMs) return;
+    if (now - Number(sessionStorage.getItem(storeKey) || 0) < everyMs) return;
+    try {
+      const answer = await fetch(__HEALTH__, { cache: "no-store" });
+      if (!answer.ok) return;
+    } catch (err) {
+      return;  // the server is down: Streamlit's own retries reconnect when it is back
+    }
+    state.reloading = true;
+    sessionStorage.setItem(storeKey, String(now));
+    location.reload();
+  }, 1000);
+})();
+</script>
+"""
+
+
+def watchdog() -> None:
+    """The class panel's watchdog (see _WATCHDOG), in a hidden box."""
+    import json
+
+    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    health = "/" + (base + "/" if base else "") + "_stcore/health"
+    script = (
+        _WATCHDOG.replace("__AFTER__", str(RELOAD_AFTER_S))
+        .replace("__EVERY__", str(RELOAD_AT_MOST_EVERY_S))
+        .replace("__HEALTH__", json.dumps(health))
+    )
+    with st.container(key="cls_teach_watchdog"):
+        st.html(script, unsafe_allow_javascript=True)
+
+
 def one_per_device(t, cls: dict, info) -> None:
     """The teacher's "one vote per device" switch (classroom/store.py: a cookie plus the address)."""
 
