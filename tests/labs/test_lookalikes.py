@@ -188,3 +188,118 @@ def test_layer_cost_claims_of_the_page():
             assert (c.attention_total_macs < c.lstm_total_macs) == (n < 2 * d)
     with pytest.raises(ValueError):
         layer_cost(0, 4)
+
+
+def test_cross_attention_biases_mask_and_shape_checks():
+    from attention_core.labs import lookalikes as lk
+    from attention_core.trace import AttentionParams
+
+    rng = np.random.default_rng(14)
+    h, d, dk = 2, 4, 2
+    P = AttentionParams(
+        *(rng.normal(size=(h, d, dk)) for _ in range(3)), rng.normal(size=(h * dk, d)),
+        b_Q=rng.normal(size=(h, dk)), b_K=rng.normal(size=(h, dk)), b_V=rng.normal(size=(h, dk)), b_O=rng.normal(size=d),
+    )  # fmt: skip
+    Xq = np.array([[1, 0, 2, 0], [0, 1, 0, 1]])  # integers: converted to float
+    Xkv = rng.normal(size=(3, d))
+    allowed = np.array([[1, 1, 0], [1, 0, 0]])  # 0/1: a mask, not numbers
+    got = lk.cross_attention(Xq, Xkv, P, 2.0, allowed)
+    heads = []
+    for j in range(h):
+        q, k, v = Xq @ P.W_Q[j] + P.b_Q[j], Xkv @ P.W_K[j] + P.b_K[j], Xkv @ P.W_V[j] + P.b_V[j]
+        out = np.zeros((2, dk))
+        for i in range(2):
+            js = [c for c in range(3) if allowed[i, c]]
+            s = [float(q[i] @ k[c]) / 2.0 for c in js]
+            e = [math.exp(x - max(s)) for x in s]
+            out[i] = sum(w / sum(e) * v[c] for w, c in zip(e, js, strict=True))
+        heads.append(out)
+    np.testing.assert_allclose(got.output, np.concatenate(heads, axis=1) @ P.W_O + P.b_O, atol=1e-12)
+    for bad in ((np.zeros(4), Xkv), (Xq, np.zeros(4)), (np.zeros((2, 3)), Xkv)):
+        with pytest.raises(ValueError):
+            lk.cross_attention(*bad, P, 2.0)
+
+
+def test_additive_params_and_scores_by_hand():
+    from attention_core.labs import lookalikes as lk
+
+    rng = np.random.default_rng(0)  # the default seed, draws in the order W1, W2, v
+    W1, W2, v = (
+        rng.standard_normal((3, 2)) / math.sqrt(2),
+        rng.standard_normal((3, 4)) / math.sqrt(4),
+        rng.standard_normal(3) / math.sqrt(3),
+    )
+    p = lk.init_additive_params(2, 4, 3)
+    np.testing.assert_array_equal(p.W1, W1)
+    np.testing.assert_array_equal(p.W2, W2)
+    np.testing.assert_array_equal(p.v, v)
+    Q = np.array([[True, False]])  # booleans and integers are numbers here
+    K = np.array([[1, 0, 2, 0], [0, 1, 0, 1]])
+    W1i = np.array([[1, 0], [0, 1], [1, 1]])
+    expected = [
+        [
+            sum(float(v[a]) * math.tanh((W1i[a] @ [1.0, 0.0]) + (W2[a] @ K[j])) for a in range(3))
+            for j in range(2)
+        ]
+    ]
+    np.testing.assert_allclose(lk.additive_scores(Q, K.astype(float), W1i, W2, v), expected, atol=1e-14)
+    cmp = lk.compare_scores(
+        Q.astype(float), np.array([[1.0, 0.0], [0.0, 1.0]]), lk.init_additive_params(2, 2, 3)
+    )
+    assert (
+        cmp.additive_scores.shape == (1, 2)
+        and not cmp.additive_scores.flags.writeable
+        and cmp.dot_params == 0
+    )
+
+
+def test_layer_cost_paths_and_curves_fields():
+    from attention_core.labs import lookalikes as lk
+
+    c = lk.layer_cost(5, 3)
+    assert (c.n, c.d) == (5, 3)
+    p = lk.rnn_steps_illustration(1)
+    assert (p.n, p.i, p.j, p.rnn_path_length, p.attention_path_length) == (1, 0, 0, 0, 0)
+    p = lk.rnn_steps_illustration(5, 3, 1)
+    assert (p.n, p.i, p.j, p.rnn_path_length, p.rnn_hidden_states) == (5, 3, 1, 2, (1, 2, 3))
+    assert lk.rnn_steps_illustration(5, 0, 0).attention_path_length == 0
+    for bad in ((5, 5, 0), (5, 0, 5), (5, -1, 0), (5, 0, -1), (0, 0, 0)):
+        with pytest.raises(ValueError):
+            lk.rnn_steps_illustration(*bad)
+    cc = lk.cost_curves(8, 64)
+    assert (cc.n, cc.d) == (8, 64) and cc.ns[0] == 1.0 and cc.ns[-1] == 64 * 16
+    assert len(cc.ns) <= 120 and len(lk.cost_curves(8, 64, 7).ns) <= 7
+
+
+def test_lookalikes_lab_settings_reach_every_trace():
+    from attention_core import AttentionConfig
+    from attention_core.labs import lookalikes as lk
+    from attention_core.trace import trace_text
+
+    lab = lk.lookalikes_lab("a b c d", "e f g h i", 8, 2, 3, 1, 4, 3)
+    cfg = AttentionConfig(d_model=8, heads=2, seed=3)
+    assert (
+        lab.a.tokens == ("a", "b", "c")
+        and lab.b.tokens == ("e", "f", "g")
+        and lab.causal.tokens == ("a", "b", "c")
+    )
+    np.testing.assert_array_equal(lab.a.Q, trace_text("a b c", cfg).Q)
+    np.testing.assert_array_equal(lab.b.X, trace_text("e f g", cfg).X)
+    Q, K = lab.a.Q[1], lab.a.K[1]
+    ref = lk.compare_scores(Q, K, lk.init_additive_params(Q.shape[1], K.shape[1], 4, seed=3), lab.a.divisor)
+    np.testing.assert_array_equal(lab.scores.additive_scores, ref.additive_scores)
+    np.testing.assert_allclose(lab.scores.dot_scores, Q @ K.T / math.sqrt(4), atol=1e-15)
+    assert lab.causal_last_row_same and lab.causal_masked == 3
+
+
+def test_compare_scores_of_booleans_and_the_curve_points():
+    from attention_core.labs import lookalikes as lk
+
+    Q = np.array([[True, True], [True, False]])
+    K = np.array([[True, True], [False, True]])
+    cmp = lk.compare_scores(Q, K, lk.init_additive_params(2, 2, 3))
+    np.testing.assert_allclose(
+        cmp.dot_scores, [[2 / math.sqrt(2), 1 / math.sqrt(2)], [1 / math.sqrt(2), 0.0]]
+    )
+    cc = lk.cost_curves(1000, 2000)  # 62.5 … 32,000: 120 distinct whole numbers
+    assert len(cc.ns) == 120 and cc.ns[0] == 62.0 and cc.ns[-1] == 32000.0

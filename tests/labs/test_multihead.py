@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from attention_core.labs import multihead as mh
 from attention_core.labs.multihead import (
     cost_vs_heads,
     head_sweep,
@@ -15,6 +16,8 @@ from attention_core.labs.multihead import (
     split_vs_separate,
     valid_head_counts,
 )
+
+TOL = 1e-10  # what a check reads as equal; a deliberately broken input gives far more
 
 
 def test_hand_counted_small_case():
@@ -106,3 +109,60 @@ def test_multihead_lab_checks_by_hand():
         w = lab.trace.weights[head].tolist()
         tops.add(tuple(max(range(6), key=lambda j, row=row: row[j]) for row in w))
     assert lab.distinct_patterns == len(tops)
+
+
+def test_head_counts_and_cost_limits():
+    from attention_core.labs import multihead as mh
+
+    assert mh.valid_head_counts(1) == (1,) and mh.valid_head_counts(12) == (1, 2, 3, 4, 6, 12)
+    c = mh.multihead_cost(1, 1, 1)
+    assert (c.n, c.d_model, c.heads, c.d_k, c.d_v) == (1, 1, 1, 1, 1) and type(c.d_k) is int
+    for bad in ((0, 4, 2), (4, 0, 2), (4, 4, 0)):
+        with pytest.raises(ValueError):
+            mh.multihead_cost(*bad)
+    sweep = mh.cost_vs_heads(10, 8, [2, 4.0], bias=True)
+    assert [s.heads for s in sweep] == [2, 4]
+    assert sweep[0].params_out == 2 * 4 * 8 + 8  # W_O plus its bias
+    assert [s.heads for s in mh.cost_vs_heads(10, 8)] == [1, 2, 4, 8]
+
+
+def test_split_check_fields_boolean_inputs_and_no_rows():
+    from attention_core.labs import multihead as mh
+
+    X = np.array([[True, False, True], [True, True, False]])
+    W = np.array([[True, True, False, True], [False, True, True, True], [True, False, True, False]])
+    chk = mh.split_vs_separate(X, W, 2)
+    assert (chk.heads, chk.d_k) == (2, 2)
+    products = X.astype(float) @ W.astype(float)  # sums of products, not logical ors
+    np.testing.assert_array_equal(chk.split, np.stack([products[:, :2], products[:, 2:]]))
+    np.testing.assert_array_equal(chk.separate, chk.split)
+    assert chk.max_abs_diff == 0.0 and chk.equal
+    empty = mh.split_vs_separate(np.zeros((0, 3)), np.ones((3, 4)), 2)
+    assert empty.max_abs_diff == 0.0 and empty.split.shape == (2, 0, 2)
+    assert mh.merge_head_weights(np.ones((2, 3, 4), dtype=int)).dtype == np.float64
+
+
+def test_multihead_lab_settings_and_a_wrong_split(monkeypatch):
+    from attention_core import AttentionConfig
+    from attention_core.labs import multihead as mh
+    from attention_core.trace import trace_text
+
+    lab = mh.multihead_lab("one two three four five", 8, 2, 4, max_tokens=3)
+    assert lab.trace.tokens == ("one", "two", "three") and lab.head_dims == (8, 4, 2, 1)
+    assert all(type(d) is int for d in lab.head_dims)
+    ref = trace_text("one two three", AttentionConfig(d_model=8, heads=2, seed=4))
+    np.testing.assert_array_equal(lab.trace.Q, ref.Q)
+    assert lab.split_vs_trace <= 1e-12
+    monkeypatch.setattr(mh, "split_heads", lambda x, h: x.reshape(x.shape[0], -1, h).transpose(2, 0, 1))
+    assert mh.multihead_lab("one two three", 8, 2, 4).split_vs_trace > 0.1
+
+
+def test_split_check_of_a_wrong_head_cut_is_large(monkeypatch):
+    rng = np.random.default_rng(4)
+    X, W = rng.normal(size=(5, 8)), rng.normal(size=(8, 8))
+    good = mh.split_vs_separate(X, W, 2)
+    assert good.equal and good.max_abs_diff <= TOL
+    # cutting the columns the other way round (column j to head j % h) is a different split
+    monkeypatch.setattr(mh, "split_heads", lambda x, h: x.reshape(x.shape[0], -1, h).transpose(2, 0, 1))
+    bad = mh.split_vs_separate(X, W, 2)
+    assert not bad.equal and bad.max_abs_diff > 0.1

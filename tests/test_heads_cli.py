@@ -18,7 +18,7 @@ import pytest
 
 from attention_core import cli, heads_cli
 from attention_core.labs import heads as H
-from tests.test_lab_heads import naive_forward
+from tests.labs.test_heads import naive_forward
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_PY = ROOT / ".venv" / "bin" / "python"
@@ -154,7 +154,7 @@ def gemma():
 
 
 def test_gemma_text_contract(gemma, capsys):
-    from tests.test_lab_heads_gemma import naive_gemma
+    from tests.labs.test_heads import naive_gemma
 
     code, out, _ = run_main(capsys, "--model", "gemma3", "--text", "The capital of France is", "--json",
                             "--ablate", "0.2")  # fmt: skip
@@ -169,7 +169,7 @@ def test_gemma_text_contract(gemma, capsys):
     assert abs(total - data["logit"]) <= 1e-4
     ab = data["ablated"]
     assert (ab["layer"], ab["head"]) == (0, 2)
-    # the ablated top 5 are in order by an independent pass (tests/test_lab_heads_gemma.py's), on those ids
+    # the ablated top 5 are in order by an independent pass (tests/labs/test_heads.py's), on those ids
     ids = [t["id"] for t in ab["top"]]
     after = naive_gemma(data["token_ids"], gemma.weights, ablate=(0, 2), vocab_ids=ids)
     assert (np.diff(after) <= 1e-4).all()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from attention_core.labs.quiz import (
@@ -373,3 +374,33 @@ def test_the_values_asked_stay_in_the_banks_ranges():
     for key, values in (("a", {0.5, 0.6, 0.8, 0.9}), ("b", {0.5, 1.0, 2.0}), ("c", {1.0, 2.0, 3.0}),
                         ("lag", {1, 2, 3})):  # fmt: skip
         assert _seen("ssm_weight", key) == values, key
+
+
+def test_quiz_distinct_build_and_seed_checks():
+    from attention_core.labs import quiz as qz
+
+    assert qz._distinct((1, 2), 3.0, 0.0) and not qz._distinct((2, 3), (2, 3), 0.0)
+    assert not qz._distinct(1.0, 1.5, 0.25)  # exactly 2·tol apart: too close to tell apart
+    assert qz._distinct(1.0, 1.625, 0.25)  # 0.625 > 2·tol
+    rng = np.random.default_rng(0)
+    q = qz._build("k", 7, rng, {}, 1.0, 0.0, [2.0, 3.0], [4.0], unit="MiB")
+    assert (q.seed, q.unit, sorted(q.choices)) == (7, "MiB", [1.0, 2.0, 3.0, 4.0]) and q.choices[
+        q.answer_index
+    ] == 1.0
+    with pytest.raises(RuntimeError):
+        qz._build("k", 7, np.random.default_rng(0), {}, 1.0, 0.0, [2.0, 3.0], [1.0])  # only two distinct
+    for bad in (-1, True, 1.5, "3"):
+        with pytest.raises(ValueError):
+            qz.generate_question("kv_cache_size", bad)
+    assert qz.generate_question("kv_cache_size", np.int64(3)).seed == 3
+
+
+def test_quiz_worked_numbers_of_the_kv_cache_by_hand():
+    from attention_core.labs import quiz as qz
+
+    q = qz.generate_question("kv_cache_size", 5)
+    p = q.params
+    assert q.unit == "MiB"
+    assert qz.worked_numbers(q) == {
+        "bytes": 2 * p["layers"] * p["n"] * p["kv_heads"] * p["d_k"] * p["bytes_per_value"]
+    }

@@ -1,6 +1,6 @@
-"""Ring attention and the state-space recurrences against references written here: plain loops over
-keys, the running max and denominator recomputed from their definitions, closed forms of the counts,
-and deliberately broken merges and schedules that the equality check must catch."""
+"""Ring attention against references written here: plain loops over keys, the running max and
+denominator recomputed from their definitions, closed forms of the counts, and deliberately broken
+merges and schedules that the equality check must catch."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import pytest
 
 from attention_core import tiled
 from attention_core.labs import ring as r
-from attention_core.labs import ssm
 
 
 def naive_attention(Q, K, V, causal):
@@ -170,72 +169,143 @@ def test_min_block_to_hide_is_the_first_block_that_hides(bw, rate):
 # --- state-space recurrences ------------------------------------------------------------------
 
 
-def loop_weights(a, b, c):
-    """W_ts = Σ_k c_k b_k Π_{r=s+1..t} a_{r,k} with explicit products."""
-    n, N = a.shape
-    W = np.zeros((n, n))
-    for t in range(n):
-        for s in range(t + 1):
-            W[t, s] = sum(c[k] * b[k] * math.prod(a[q, k] for q in range(s + 1, t + 1)) for k in range(N))
-    return W
-
-
-def test_implied_weights_equal_loops_and_the_scan():
-    rng = np.random.default_rng(5)
-    n, N = 9, 3
-    a, b, c, x = (
-        rng.uniform(0.2, 0.95, (n, N)),
-        rng.standard_normal(N),
-        rng.standard_normal(N),
-        rng.standard_normal(n),
-    )
-    W = ssm.ssm_implied_weights(a, b, c)
-    assert np.max(np.abs(W - loop_weights(a, b, c))) <= 1e-12
-    assert np.max(np.abs(ssm.diagonal_ssm_scan(x, a, b, c).y - W @ x)) <= 1e-12
-    impulse = ssm.diagonal_ssm_scan(np.eye(n)[2], a, b, c).y  # x = δ at s = 2: column 2 of W
-    assert np.allclose(impulse, W[:, 2], atol=1e-12)
-
-
-def test_fixed_decay_is_a_convolution_selective_is_not():
-    lab = ssm.ssm_lab("the cat sat on the mat because it was warm", d_model=16, seed=1)
-    assert lab.toeplitz_gaps["ssm_fixed"] <= 1e-12
-    assert lab.toeplitz_gaps["ssm_selective"] > 1e-3
-    lam = np.arange(1, lab.N + 1)
-    a = np.exp(-lab.delta * lam)
-    W = lab.weights["ssm_fixed"]
-    rng = np.random.default_rng([1, 29])
-    rng.standard_normal(16), rng.standard_normal(16)
-    b, c = rng.standard_normal(lab.N) / math.sqrt(lab.N), rng.standard_normal(lab.N)
-    for lag in range(4):
-        assert W[lag + 3, 3] == pytest.approx(float(np.sum(c * b * a**lag)), abs=1e-12)
-    for name, diff in lab.recurrence_diffs.items():
-        assert diff <= 1e-12, name
-    assert np.allclose(lab.row_sums["attention"], 1) and np.allclose(lab.row_sums["linear"], 1)
-    assert np.all(np.triu(lab.weights["ssm_selective"], 1) == 0)
-
-
-def test_selective_steps_depend_on_the_token_and_meet_the_fixed_one_at_zero():
-    X = np.zeros((3, 4))
-    assert np.allclose(ssm.selective_steps(X, np.ones(4), 0.7), 0.7)
-    assert ssm.softplus(np.array([800.0]))[0] == 800.0
-
-
-def test_state_sizes_by_hand():
-    s = ssm.state_sizes(16, 4, ns=(10, 1000))
-    assert s.attention == (320, 32000) and s.linear == (272, 272) and s.ssm == (64, 64)
-    with pytest.raises(ValueError):
-        ssm.ssm_lab("a b", N=0)
-
-
 def test_the_pages_overlap_formula_counts_4d_plus_6_flops_per_score():
     for d in (1, 16, 128):  # the cost lab's LaTeX writes b²(4d + 6)/F
         assert r.block_compute_flops(1, d) == 4 * d + 6
         assert r.block_compute_flops(10, d) == 100 * (4 * d + 6)
 
 
-def test_implied_weights_stay_finite_for_fast_decay():
-    a = np.full((40, 2), np.exp(-80.0))  # the fastest decay the page allows: Δ = 2, λ = 16 … and beyond
-    W = ssm.ssm_implied_weights(a, np.ones(2), np.ones(2))
-    assert np.all(np.isfinite(W)) and np.allclose(np.diag(W), 2.0) and np.all(np.triu(W, 1) == 0)
-    lab = ssm.ssm_lab(" ".join(["word"] * 16), N=16, delta=5.0)
-    assert max(lab.recurrence_diffs.values()) <= 1e-12
+def test_ring_block_bounds_one_token_per_device():
+    from attention_core.labs import ring as r
+
+    assert r.block_bounds(4, 4) == ((0, 1), (1, 2), (2, 3), (3, 4))
+
+
+def test_ring_attention_input_checks_one_at_a_time():
+    """Each malformed input alone is refused with the ring's own message (not a later NumPy error)."""
+    from attention_core.labs import ring as r
+
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.standard_normal((6, 2)) for _ in range(3))
+    bad = [
+        (Q[:, 0], K[:, 0], V),  # 1-D queries and keys of the same shape
+        (Q, K[:5], V),  # one key fewer
+        (Q, K, V[:5]),  # one value row fewer, V still 2-D
+    ]
+    for q, k, v in bad:
+        with pytest.raises(ValueError, match="expected Q"):
+            r.ring_attention(q, k, v, 2)
+    with pytest.raises(ValueError, match="followed row"):
+        r.ring_attention(Q, K, V, 2, row=6)
+    good = r.ring_schedule(2)
+    for entry in (2, -1):  # one block index out of range, the rest a valid schedule
+        sched = good.copy()
+        sched[0, 1] = entry
+        with pytest.raises(ValueError, match="a schedule is"):
+            r.ring_attention(Q, K, V, 2, schedule=sched)
+
+
+def test_ring_attention_follows_row_zero_by_default_and_finds_its_device():
+    from attention_core.labs import ring as r
+
+    rng = np.random.default_rng(1)
+    Q, K, V = (rng.standard_normal((8, 2)) for _ in range(3))
+    first = r.ring_attention(Q, K, V, 4)
+    assert (first.row, first.row_device) == (0, 0)
+    for row, device in ((1, 0), (2, 1), (3, 1), (4, 2), (7, 3)):  # blocks [0,2) [2,4) [4,6) [6,8)
+        assert r.ring_attention(Q, K, V, 4, row=row).row_device == device
+
+
+def test_ring_attention_skips_future_blocks_and_keeps_the_callers_schedule():
+    """Causal, P = 4: device p folds in p + 1 blocks, so 6 of the 16 are skipped; a schedule given as
+    floats is read as block indices, and the caller's array is neither frozen nor aliased."""
+    from attention_core.labs import ring as r
+
+    rng = np.random.default_rng(2)
+    Q, K, V = (rng.standard_normal((8, 2)) for _ in range(3))
+    ring = r.ring_attention(Q, K, V, 4, causal=True)
+    assert int((~ring.computed).sum()) == 6 and ring.blocks_per_device.tolist() == [1, 2, 3, 4]
+    sched = r.ring_schedule(4)
+    from_floats = r.ring_attention(Q, K, V, 4, causal=True, schedule=sched.astype(float))
+    np.testing.assert_array_equal(from_floats.output, ring.output)
+    given = r.ring_attention(Q, K, V, 4, schedule=sched)
+    assert sched.flags.writeable
+    sched[0, 0] = 3
+    assert given.schedule[0, 0] == 0
+
+
+def test_ring_row_state_before_any_allowed_key_is_minus_infinity():
+    """Causal, P = 2, a schedule that hands device 0 the future block first: row 0's running max is
+    −∞ and its denominator 0 after step 0, then its own key's score and e^0 = 1 after step 1."""
+    from attention_core.labs import ring as r
+
+    Q = np.array([[1.0, 0.0], [0.0, 1.0]])
+    K = np.array([[2.0, 0.0], [0.0, 2.0]])
+    ring = r.ring_attention(Q, K, np.eye(2), 2, causal=True, schedule=[[1, 0], [1, 0]])
+    assert np.isneginf(ring.row_max).tolist() == [True, False]
+    assert ring.row_max[1] == pytest.approx(2 / math.sqrt(2)) and ring.row_denom.tolist() == [0.0, 1.0]
+
+
+def test_ring_lab_fields_and_its_documented_seed():
+    from attention_core.labs import ring as r
+
+    lab = r.ring_lab(12, 3, 4, True, 5)
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.standard_normal((12, 3)) for _ in range(3))
+    np.testing.assert_array_equal(lab.ring.output, r.ring_attention(Q, K, V, 4, True, 5).output)
+    assert (lab.n, lab.d, lab.P, lab.causal, lab.ring.row) == (12, 3, 4, True, 5)
+    assert (lab.blocks_total, lab.blocks_computed) == (16, 10)  # P², P(P + 1)/2
+
+
+def test_ring_zigzag_tokens_by_hand():
+    from attention_core.labs import ring as r
+
+    eight = r.device_tokens(8, 4, "zigzag")  # 2P chunks of one token: p and 2P − 1 − p
+    assert [t.tolist() for t in eight] == [[0, 7], [1, 6], [2, 5], [3, 4]]
+    ten = r.device_tokens(10, 2, "zigzag")  # chunk edges 0, 2, 5, 7, 10
+    assert [t.tolist() for t in ten] == [[0, 1, 7, 8, 9], [2, 3, 4, 5, 6]]
+    with pytest.raises(ValueError, match="zig-zag"):
+        r.device_tokens(7, 4, "zigzag")
+
+
+def test_ring_costs_limits_one_at_a_time():
+    from attention_core.labs import ring as r
+
+    ok = dict(n=16, d=4, P=4, bytes_per_element=2, bandwidth=1.0, flop_rate=1.0)
+    for key, value in (("n", 3), ("P", 1), ("P", 17), ("d", 0), ("bytes_per_element", 0),
+                       ("bandwidth", 0.0), ("flop_rate", 0.0)):  # fmt: skip
+        with pytest.raises(ValueError):
+            r.ring_costs(**(ok | {key: value}))
+    for key, value in (("n", 4), ("P", 2), ("P", 16), ("d", 1), ("bytes_per_element", 1),
+                       ("bandwidth", 0.5), ("flop_rate", 0.5)):  # fmt: skip
+        r.ring_costs(**(ok | {key: value}))  # the edges of the ranges are accepted
+
+
+def test_ring_costs_every_field_by_hand():
+    """n = 10, d = 8, P = 4, 2 bytes: blocks of b = ⌈10/4⌉ = 3 tokens."""
+    from attention_core.labs import ring as r
+    from attention_core.labs.multihead import SOFTMAX_FLOPS_PER_ELEMENT as S
+
+    c = r.ring_costs(10, 8, 4, 2, 1e9, 1e12)
+    assert (c.n, c.d, c.P, c.bytes_per_element, c.block) == (10, 8, 4, 2, 3) and type(c.block) is int
+    assert c.memory == {"q": 24, "kv_now": 48, "kv_next": 48, "state": 30, "scores": 9}
+    assert (c.device_bytes, c.full_matrix_bytes) == (2 * 159, 200)
+    assert (c.send_bytes_per_device, c.send_bytes_per_step, c.send_steps, c.send_bytes_total) == (
+        96,
+        384,
+        3,
+        1152,
+    )
+    flops = 2 * 9 * 8 + (1 + S) * 9 + 2 * 9 * 8  # QKᵀ, scaling + softmax, ·V on a 3 × 3 block
+    assert c.block_flops == flops
+    assert c.compute_seconds == pytest.approx(flops / 1e12) and c.transfer_seconds == pytest.approx(96 / 1e9)
+
+
+def test_ring_min_block_at_an_exact_ratio():
+    """With B = 1 byte/s and F = the FLOPs of one score, transfer 2bdβ ≤ compute b² ⇔ b ≥ 2dβ exactly."""
+    from attention_core.labs import ring as r
+    from attention_core.labs.multihead import SOFTMAX_FLOPS_PER_ELEMENT as S
+
+    d, beta = 4, 2
+    c = r.ring_costs(64, d, 2, beta, 1.0, 4 * d + 1 + S)
+    assert c.min_block_to_hide == 2 * d * beta

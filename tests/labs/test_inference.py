@@ -11,6 +11,7 @@ import pytest
 from attention_core import AttentionConfigError
 from attention_core.embeddings import embed
 from attention_core.kv_cache import append_kv, empty_layer_cache
+from attention_core.labs import inference as inf
 from attention_core.labs import inference as li
 
 TOL = 1e-10
@@ -200,3 +201,165 @@ def test_results_are_read_only():
     ]
     arrays += list(pos.scores.values()) + list(pos.extrapolation.values())
     assert not any(a.flags.writeable for a in arrays)
+
+
+def test_inference_settings_limits():
+    from attention_core.labs import inference as inf
+
+    lo, hi = inf.D_MODEL_RANGE
+    h_hi = inf.HEADS_RANGE[1]
+    assert inf.InferenceSettings("a", d_model=lo, heads=1, kv_heads=1).d_model == lo
+    assert inf.InferenceSettings("a", d_model=hi, heads=1, kv_heads=1).d_model == hi
+    assert inf.InferenceSettings("a", d_model=h_hi * 2, heads=h_hi, kv_heads=1).heads == h_hi
+    for bad in (
+        dict(d_model=lo - 1, heads=1),
+        dict(d_model=hi + 1, heads=1),
+        dict(d_model=h_hi * 4, heads=h_hi * 2),
+    ):
+        with pytest.raises(AttentionConfigError):
+            inf.InferenceSettings("a", kv_heads=1, **bad)
+
+
+def test_projection_weights_have_variance_one_over_d():
+    from attention_core.labs import inference as inf
+
+    W_Q, W_K, W_V = inf.projection_weights(64, 4, 2, 0)
+    assert W_Q.shape == (64, 64) and W_K.shape == (64, 32) and W_V.shape == (64, 32)
+    for W in (W_Q, W_K, W_V):
+        assert 0.9 / 8 < W.std() < 1.1 / 8  # N(0, 1/64): standard deviation 1/8
+    np.testing.assert_array_equal(W_Q, inf.projection_weights(64, 4, 2, 0)[0])
+    assert not np.array_equal(W_Q, inf.projection_weights(64, 4, 2, 1)[0])
+
+
+def test_inference_lab_of_two_tokens_and_its_fields():
+    from attention_core.labs import inference as inf
+
+    s = inf.InferenceSettings("a a", d_model=8, heads=2, kv_heads=1, seed=2)
+    lab = inf.inference_lab(s)
+    assert lab.settings is s and lab.tokenization is not None and lab.d_k == 4 and type(lab.d_k) is int
+    assert lab.change_causal.shape == (1,) and lab.change_causal[0] == 0.0
+    assert lab.change_bidirectional.shape == (1,) and lab.change_bidirectional[0] > 1e-6
+    # the same word twice differs only by its position: the outputs of the two rows differ
+    assert np.max(np.abs(lab.full[:, 0] - lab.full[:, 1])) > 1e-3
+    cut = inf.inference_lab(inf.InferenceSettings("one two three four five", max_tokens=3))
+    assert cut.tokens == ("one", "two", "three")
+    assert inf.prefix_change(np.zeros((2, 0, 3)), np.zeros((2, 1, 3))).shape == (0,)
+
+
+def test_flops_curve_counts_are_integers():
+    from attention_core.labs import inference as inf
+
+    c = inf.flops_curve([4, 8], 16, 4, 2)
+    assert c.ns == (4, 8) and all(type(v) is int for v in c.cached + c.recompute)
+    assert c.cached[0] == 2 * 16 * (4 + 2 * 2) * 4 + 4 * 4 * 4 * 4
+
+
+def _shape(**kw):
+    from attention_core.labs import inference as li
+
+    base = dict(key="k", name="m", layers=4, heads=8, kv_heads=2, head_dim=16, source="s", context=100)
+    return li.ModelShape(**(base | kw))
+
+
+def test_model_shape_checks_and_windowed_layers():
+    assert _shape().layers_windowed == 0 and _shape(window=10).layers_windowed == 4
+    assert _shape(window=10, window_layers=3).layers_windowed == 3
+    _shape(context=1, window=0, window_layers=0)  # the edges are accepted
+    _shape(window_layers=4)
+    for bad in (
+        dict(kv_heads=3),
+        dict(context=0),
+        dict(window=-1),
+        dict(window_layers=-1),
+        dict(window_layers=5),
+    ):
+        with pytest.raises(ValueError, match="^m: "):
+            _shape(**bad)
+
+
+def test_flops_knee_and_tokens_held_by_hand():
+    from attention_core.labs import inference as li
+
+    assert li.flops_knee(64, 4, 2) == 64 * 8 / 8 == 64.0  # d(h + 2g) / 2h
+    assert li.flops_knee(30, 3, 1) == 30 * 5 / 6
+    assert (li.tokens_held(10, 0), li.tokens_held(10, 4), li.tokens_held(3, 4)) == (10, 4, 3)
+
+
+def test_cache_size_with_some_windowed_layers_by_hand():
+    """4 layers, 3 of them windowed at W = 5, n = 12, 2 KV heads of 16 values, 2 bytes:
+    2 · (3·5 + 1·12) · 2 · 16 · 2 = 3456 bytes; MHA (8 KV heads) is 4 times that."""
+    from attention_core.labs import inference as li
+
+    s = li.cache_size(4, 12, 8, 2, 16, 2, window=5, window_layers=3)
+    assert (s.bytes, s.bytes_mha, s.saved, s.held) == (3456, 4 * 3456, 3 * 3456, 5)
+    assert s.ratio == 0.25
+    assert li.cache_size(4, 12, 8, 2, 16, 2, window=5).bytes == 2 * 4 * 5 * 2 * 16 * 2  # all layers windowed
+    assert li.cache_size(4, 12, 8, 2, 16, 2).bytes == 2 * 4 * 12 * 2 * 16 * 2  # no window
+    with pytest.raises(AttentionConfigError):
+        li.cache_size(4, 12, 8, 2, 16, 2, window=5, window_layers=5)
+
+
+def test_cache_calculation_caps_n_and_sizes_every_bar():
+    from attention_core.labs import inference as li
+
+    shape = _shape(window=5, window_layers=3)
+    calc = li.cache_calculation(shape, 500, 2, 2, 5)
+    assert (calc.asked, calc.n, calc.window, calc.capped) == (500, 100, 5, True)
+    per_g = lambda g: 2 * (3 * 5 + 1 * 100) * g * 16 * 2  # noqa: E731
+    assert calc.size.bytes == per_g(2) and calc.bars == tuple((g, per_g(g)) for g in (1, 2, 4, 8))
+    small = li.cache_calculation(shape, 40, 2, 2, 5)
+    assert (small.n, small.capped) == (40, False)
+    plain = li.cache_calculation(_shape(), 40, 4, 2, 10)  # no window of its own: the typed one, all layers
+    assert plain.size.bytes == 2 * 4 * 10 * 4 * 16 * 2
+
+
+def test_gemma3_270m_shape_by_hand():
+    """Gemma 3 270M: 18 layers, 4 query heads over 1 KV head of 256, 32,768 positions, and 15 of the
+    18 layers local with a 512-token window (five local layers before each global one)."""
+    from attention_core.labs import inference as li
+
+    s = li.gemma3_270m_shape()
+    assert (s.key, s.name, s.layers, s.heads, s.kv_heads, s.head_dim) == (
+        "gemma3_270m",
+        "Gemma 3 270M",
+        18,
+        4,
+        1,
+        256,
+    )
+    assert (s.context, s.window, s.window_layers, s.layers_windowed) == (32_768, 512, 15, 15)
+    assert s.source == "its GGUF file's metadata (the file this project runs)"
+
+
+def test_cache_size_without_a_window_ignores_the_windowed_layer_count():
+    from attention_core.labs import inference as li
+
+    every = 2 * 4 * 12 * 2 * 16 * 2
+    assert li.cache_size(4, 12, 8, 2, 16, 2, window=0, window_layers=5).bytes == every  # no window: no check
+    assert li.cache_size(0, 12, 8, 2, 16, 2).bytes == 0  # no layers, no cache
+    # a shape without a window of its own: the typed window applies to every layer, whatever window_layers says
+    calc = li.cache_calculation(_shape(window_layers=3), 40, 4, 2, 10)
+    assert calc.size.bytes == 2 * 4 * 10 * 4 * 16 * 2
+
+
+def test_cache_gap_of_a_cache_that_forgets_is_large(monkeypatch):
+    """A cache that keeps only the last two tokens (a bug, not a window the page claims) must show."""
+    s = inf.InferenceSettings("the quick brown fox jumps over the lazy dog")
+    assert inf.inference_lab(s).cache_gap <= TOL
+    real_append = inf.append_kv
+
+    def forgetful(cache, K_new, V_new):
+        full = real_append(cache, K_new, V_new)
+        return type(full)(K=full.K[:, -2:], V=full.V[:, -2:])
+
+    monkeypatch.setattr(inf, "append_kv", forgetful)
+    # one query row per step (m = 1), so the short cache is accepted: only the gap can tell
+    lab = inf.inference_lab(s)
+    assert lab.cache_gap > 1e-3
+
+
+def test_cache_gap_of_a_wrong_divisor_is_large(monkeypatch):
+    s = inf.InferenceSettings("a b c d e")
+    real = inf.decode_attention
+    monkeypatch.setattr(inf, "decode_attention", lambda q, cache, divisor: real(q, cache, divisor * 2))
+    assert inf.inference_lab(s).cache_gap > 1e-3

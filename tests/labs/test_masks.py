@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attention_core.config import PAD_TOKEN, AttentionConfig
-from attention_core.embeddings import token_embedding
+from attention_core.embeddings import embed, token_embedding
 from attention_core.labs.masks import (
     D_MODEL,
     METHODS,
@@ -211,3 +211,184 @@ def test_leakage_map_uses_the_leak_kind():
     assert settings.leak_kind == "sliding"
     assert leakage_map(settings, "correct").total_leaks == 0
     assert leakage_map(settings, "zero_weights").total_leaks > 0
+
+
+def _mk_params(seed=16, h=2, d=4, dk=2, bias=False):
+    from attention_core.trace import AttentionParams
+
+    rng = np.random.default_rng(seed)
+    extra = {}
+    if bias:
+        extra = dict(
+            b_Q=rng.normal(size=(h, dk)),
+            b_K=rng.normal(size=(h, dk)),
+            b_V=rng.normal(size=(h, dk)),
+            b_O=rng.normal(size=d),
+        )
+    return AttentionParams(
+        *(rng.normal(size=(h, d, dk)) for _ in range(3)), rng.normal(size=(h * dk, d)), **extra
+    )
+
+
+def _layer_loop(X, P, allowed, divisor):
+    heads = []
+    for j in range(P.W_Q.shape[0]):
+        bias = {n: 0.0 if getattr(P, n) is None else getattr(P, n)[j] for n in ("b_Q", "b_K", "b_V")}
+        q, k, v = X @ P.W_Q[j] + bias["b_Q"], X @ P.W_K[j] + bias["b_K"], X @ P.W_V[j] + bias["b_V"]
+        out = np.zeros((len(X), v.shape[1]))
+        for i in range(len(X)):
+            js = [c for c in range(len(X)) if allowed[i][c]]
+            s = [float(q[i] @ k[c]) / divisor for c in js]
+            e = [math.exp(x - max(s)) for x in s]
+            out[i] = sum(w / sum(e) * v[c] for w, c in zip(e, js, strict=True))
+        heads.append(out)
+    return np.concatenate(heads, axis=1) @ P.W_O + (0.0 if P.b_O is None else P.b_O)
+
+
+def test_mask_builders_defaults_and_fields():
+    from attention_core.labs import masks as mk
+
+    for bad in ((0, 2), (2, 0)):
+        with pytest.raises(ValueError):
+            mk.sliding_window_mask(*bad)
+    assert mk.allowed_mask("padding", 3).all()  # no [PAD] by default
+    assert mk.allowed_mask("sliding", 4).tolist() == [
+        [1, 0, 0, 0],
+        [1, 1, 0, 0],
+        [0, 1, 1, 0],
+        [0, 0, 1, 1],
+    ]  # w = 2
+    m = mk.mask_matrices("padding", 4, 1)
+    assert (m.kind, m.n, m.n_pad, m.window, m.masked_cells) == ("padding", 4, 1, None, 4)
+    s = mk.mask_matrices("sliding", 5, window=3)
+    assert (s.n_pad, s.window) == (0, 3) and s.allowed_per_query.tolist() == [1, 2, 3, 3, 3]
+    assert mk.mask_matrices("sliding", 4).window == 2
+
+
+def test_masking_methods_fields_names_and_booleans():
+    import warnings
+
+    from attention_core.labs import masks as mk
+
+    Q = np.array([[[True, False], [True, True], [False, True]]] * 2)  # [h 2, n 3, d 2], booleans
+    V = np.arange(12.0).reshape(2, 3, 2)
+    allowed = np.array([[False, False, False], [True, True, False], [True, True, True]])  # row 0: no key
+    s = np.einsum("hid,hjd->hij", Q.astype(float), Q.astype(float)) / 2.0
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    soft = e / e.sum(axis=-1, keepdims=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        results = {m: mk.masked_attention(m, Q, Q, V, allowed, 2.0) for m in mk.METHODS}
+    assert [r.method for r in results.values()] == list(mk.METHODS)
+    for r in results.values():
+        np.testing.assert_allclose(r.scores, s, atol=1e-15)
+        assert r.row_sums.shape == (2, 3)
+    np.testing.assert_allclose(results["zero_values"].softmax_weights, soft, atol=1e-15)
+    np.testing.assert_allclose(results["zero_weights"].softmax_weights, soft, atol=1e-15)
+    np.testing.assert_allclose(results["correct"].softmax_weights, results["correct"].effective_weights)
+    assert results["renormalise"].effective_weights[:, 0].tolist() == [[0.0] * 3] * 2  # no key: zeros
+    np.testing.assert_allclose(results["renormalise"].output, results["correct"].output, atol=1e-12)
+    np.testing.assert_allclose(results["renormalise"].row_sums[:, 1:], 1.0)
+
+
+def test_multihead_output_and_leakage_defaults():
+    from attention_core.labs import masks as mk
+
+    P = _mk_params(bias=True)
+    X = np.array([[1, 0, 2, 0], [0, 1, 0, 1], [2, 1, 0, 0]])  # integers
+    causal = np.tril(np.ones((3, 3), bool))
+    np.testing.assert_allclose(
+        mk.multihead_output(X, P, causal, 2.0), _layer_loop(X.astype(float), P, causal, 2.0), atol=1e-12
+    )
+    lk = mk.leakage(X, P, 1)  # method correct, causal mask, divisor √d_k, replacement from default_rng(0)
+    assert (lk.method, lk.position) == ("correct", 1) and lk.verdict == "zero"
+    X2 = X.astype(float)
+    X2[1] = np.random.default_rng(0).standard_normal(4)
+    np.testing.assert_allclose(lk.after, _layer_loop(X2, P, causal, math.sqrt(2)), atol=1e-12)
+
+
+def test_leakage_matrix_passes_mask_divisor_method_and_seed_on():
+    from attention_core.labs import masks as mk
+
+    P = _mk_params()
+    X = np.random.default_rng(17).normal(size=(3, 4))
+    m = mk.leakage_matrix(X, P)
+    assert m.method == "correct" and m.total_leaks == 0
+    X2 = X.copy()
+    X2[2] = np.random.default_rng((0, 2)).standard_normal(4)  # seed 0, changed row 2
+    causal = np.tril(np.ones((3, 3), bool))
+    moved = np.max(
+        np.abs(_layer_loop(X2, P, causal, math.sqrt(2)) - _layer_loop(X, P, causal, math.sqrt(2))), axis=1
+    )
+    np.testing.assert_allclose(m.moved[2], moved, atol=1e-12)
+    full = mk.leakage_matrix(X, P, "correct", np.ones((3, 3), bool), 1.0, seed=4)
+    assert full.total_leaks == 3  # no mask: every earlier output moves
+    X3 = X.copy()
+    X3[1] = np.random.default_rng((4, 1)).standard_normal(4)
+    ones = np.ones((3, 3), bool)
+    expected = np.max(np.abs(_layer_loop(X3, P, ones, 1.0) - _layer_loop(X, P, ones, 1.0)), axis=1)
+    np.testing.assert_allclose(full.moved[1], expected, atol=1e-12)
+    assert mk.leakage_matrix(X, P, "zero_values").method == "zero_values"
+
+
+def test_mask_lab_layer_swap_and_map_use_every_setting():
+    from attention_core.labs import masks as mk
+
+    layer = mk.lab_layer(("a", "b"), 1, 3)
+    assert layer.X.shape == (3, mk.D_MODEL) and layer.heads == mk.HEADS
+    s = mk.MaskLabSettings(("a", "b", "c", "d"), 1, "sliding", 3, 5)
+    lab = mk.mask_lab(s)
+    assert lab.settings is s and lab.mask.kind == "sliding" and lab.mask.window == 3
+    assert all(m.n_pad == 1 for m in lab.all_masks) and lab.all_masks[-1].window == 3
+    swap = mk.swap_leakage(s, 1, "zzz")
+    layer = mk.lab_layer(s.sentence, 1, 5)
+    allowed = mk.sliding_window_mask(5, 3)
+    X2 = np.array(layer.X)
+    X2[1] = embed(("a", "zzz", "c", "d", "[PAD]"), mk.D_MODEL, 5, True)[1]
+    ref = mk.leakage(layer.X, layer.params, 1, "correct", allowed, layer.divisor, replacement=X2[1])
+    np.testing.assert_allclose(swap[0].after, ref.after, atol=1e-12)
+    np.testing.assert_allclose(swap[0].moved, ref.moved, atol=1e-12)
+    lmap = mk.leakage_map(s, "correct")
+    ref_map = mk.leakage_matrix(layer.X, layer.params, "correct", allowed, layer.divisor, seed=5)
+    np.testing.assert_allclose(lmap.moved, ref_map.moved, atol=1e-12)
+    pad = mk.MaskLabSettings(("a", "b", "c"), 2, "causal+padding", 2, 1)
+    np.testing.assert_allclose(
+        mk.leakage_map(pad, "correct").moved,
+        mk.leakage_matrix(
+            mk.lab_layer(("a", "b", "c"), 2, 1).X,
+            mk.lab_layer(("a", "b", "c"), 2, 1).params,
+            "correct",
+            mk.allowed_mask("causal+padding", 5, 2),
+            seed=1,
+        ).moved,
+        atol=1e-12,
+    )
+
+
+def test_masks_leakage_of_an_unchanged_row_is_zero_for_every_method():
+    """Replacing a row by itself changes nothing, whatever the (wrong) masking method: before and
+    after are the same layer run."""
+    from attention_core.labs import masks as m
+
+    layer = m.lab_layer(("a", "b", "c", "d"), 0, 2)
+    for method in m.METHODS:
+        for position in range(4):
+            r = m.leakage(layer.X, layer.params, position, method, replacement=layer.X[position])
+            assert not r.moved.any() and r.verdict == "zero", (method, position)
+
+
+def test_masks_row_sums_of_the_wrong_methods_by_hand():
+    """A padding mask hides the [PAD] keys of every row: zeroing their weights after softmax leaves
+    each row the softmax mass of the real keys (< 1); the correct method's rows sum to 1."""
+    from attention_core.labs import masks as m
+
+    lab = m.mask_lab(m.MaskLabSettings(("a", "b", "c"), 2, "padding", 2, 0))
+    summary = {s.method: s for s in lab.summary}
+    s = np.asarray(lab.methods[0].scores)  # [5, 5] scaled scores of the chosen head
+    w = np.exp(s - s.max(axis=1, keepdims=True))
+    real_mass = w[:, :3].sum(axis=1) / w.sum(axis=1)  # [5] softmax weight on the 3 real keys
+    assert summary["zero_weights"].row_sum_max == pytest.approx(real_mass.max(), abs=1e-12)
+    assert summary["zero_weights"].row_sum_min == pytest.approx(real_mass.min(), abs=1e-12)
+    assert real_mass.max() < 1 - 1e-6
+    assert summary["correct"].row_sum_max == pytest.approx(1.0, abs=1e-12)
+    assert summary["renormalise"].row_sum_max == pytest.approx(1.0, abs=1e-12)

@@ -181,3 +181,107 @@ def test_spread_entropy_and_jacobian_summaries_by_hand():
     p = softmax_peakedness((1, 64), n_keys=8, samples=200, seed=0)
     top = max(*p.jacobian_norm_raw.tolist(), *p.jacobian_norm_scaled.tolist())
     assert p.jacobian_norm_max == top
+
+
+def test_dot_variance_defaults_draws_and_limits(monkeypatch):
+    from attention_core.labs import scaling as sc
+
+    v = sc.dot_variance_experiment([3], samples=5)
+    rng = np.random.default_rng((0, 3))  # the documented per-d_k generator, seed 0
+    q, k = rng.standard_normal((5, 3)), rng.standard_normal((5, 3))
+    s = np.sum(q * k, axis=1)
+    assert v.raw_variance[0] == pytest.approx(np.var(s, ddof=1), rel=1e-13)
+    assert v.scaled_variance[0] == pytest.approx(np.var(s / math.sqrt(3), ddof=1), rel=1e-13)
+    assert v.d_ks == (3,) and v.samples == 5
+    assert v.scaled_standard_error[0] == pytest.approx(math.sqrt((2 * 9 + 18) / 5) / 3)
+    assert sc.dot_variance_experiment([2]).samples == 20_000
+    assert sc.dot_variance_experiment([2], samples=2).samples == 2
+    with pytest.raises(ValueError):
+        sc.dot_variance_experiment([2], samples=1)
+    # _CHUNK = 4 numbers: one row of d_k = 3 per chunk, q and k drawn chunk by chunk
+    monkeypatch.setattr(sc, "_CHUNK", 4)
+    v = sc.dot_variance_experiment([3], samples=5)
+    rng = np.random.default_rng((0, 3))
+    chunks = []
+    for m in (1, 1, 1, 1, 1):
+        q, k = rng.standard_normal((m, 3)), rng.standard_normal((m, 3))
+        chunks.append(np.sum(q * k, axis=1))
+    assert v.raw_variance[0] == pytest.approx(np.var(np.concatenate(chunks), ddof=1), rel=1e-13)
+    monkeypatch.setattr(sc, "MAX_DRAWS", 100)
+    sc.dot_variance_experiment([5], samples=100)  # 100 · 5 · 2 = 1000 = MAX_DRAWS · 10: allowed
+    with pytest.raises(ValueError):
+        sc.dot_variance_experiment([5], samples=101)
+
+
+def test_score_draws_defaults_and_limits(monkeypatch):
+    from attention_core.labs import scaling as sc
+
+    s = sc.score_samples(4)
+    assert (s.d_k, s.n_keys, s.samples, s.scaled, s.divisor) == (4, 8, 2000, True, 2.0)
+    rng = np.random.default_rng((0, 4))
+    q, k = rng.standard_normal((2000, 1, 4)), rng.standard_normal((2000, 8, 4))
+    np.testing.assert_allclose(s.scores, np.sum(q * k, axis=2) / 2.0, atol=1e-14)
+    assert sc.score_samples(4, scaled=False).divisor == 1.0
+    assert sc.score_samples(1, 1, 1).scores.shape == (1, 1)
+    for bad in ((0, 1, 1), (1, 0, 1), (1, 1, 0)):
+        with pytest.raises(ValueError):
+            sc.score_samples(*bad)
+    monkeypatch.setattr(sc, "MAX_DRAWS", 90)
+    sc.score_samples(3, 2, 10)  # 10 · 3 · 3 = 90: allowed
+    with pytest.raises(ValueError):
+        sc.score_samples(3, 2, 11)
+    assert sc.samples_within([2, 4], 3, 1000, 240) == 50  # floor(240 / 24) = 10, raised to the minimum 50
+    assert (
+        sc.samples_within([2, 4], 3, 1000, 2400, minimum=1) == 100
+        and type(sc.samples_within([1], 1, 9, 9, 1)) is int
+    )
+
+
+def test_peakedness_defaults_fields_and_entropy_of_zeros():
+    from attention_core.labs import scaling as sc
+
+    p = sc.softmax_peakedness([4], samples=50)
+    assert (p.d_ks, p.n_keys, p.samples) == ((4,), 16, 50)
+    raw = np.einsum(
+        "sqd,skd->sk",
+        *(lambda r: (r.standard_normal((50, 1, 4)), r.standard_normal((50, 16, 4))))(
+            np.random.default_rng((0, 4))
+        ),
+    )
+    e = np.exp((raw / 2.0) - (raw / 2.0).max(axis=1, keepdims=True))
+    w = e / e.sum(axis=1, keepdims=True)
+    assert p.max_weight_scaled[0] == pytest.approx(w.max(axis=1).mean(), rel=1e-12)
+    ent = -np.sum(w * np.log(w), axis=1).mean()
+    assert p.entropy_scaled[0] == pytest.approx(ent, rel=1e-12)
+    assert sc.softmax_peakedness([2], n_keys=2, samples=10).n_keys == 2
+    assert sc.softmax_peakedness([1]).samples == 2000
+    with pytest.raises(ValueError):
+        sc.softmax_peakedness([2], n_keys=1, samples=10)
+    assert sc.entropy_nats(np.array([0.5, 0.5, 0.0])) == pytest.approx(math.log(2))
+    assert sc.entropy_nats(np.array([1, 0])) == 0.0  # integers: one-hot
+
+
+def test_one_row_by_hand_and_parse_limits():
+    from attention_core.labs import scaling as sc
+
+    r = sc.one_row([1, 3])  # divisor 1 by default, integers accepted
+    e = [math.exp(-2), 1.0]
+    assert r.divisor == 1.0 and r.scaled.tolist() == [1.0, 3.0]
+    assert r.weights.tolist() == pytest.approx([e[0] / sum(e), e[1] / sum(e)])
+    p = r.weights
+    assert r.entropy == pytest.approx(-sum(x * math.log(x) for x in p))
+    assert r.jacobian_norm == pytest.approx(
+        math.sqrt(sum((p[i] * ((i == j) - p[j])) ** 2 for i in range(2) for j in range(2)))
+    )
+    assert sc.one_row([5.0]).weights.tolist() == [1.0]  # one score is a row too
+    for bad in ([], [[1.0, 2.0]]):
+        with pytest.raises(ValueError):
+            sc.one_row(bad)
+    assert sc.parse_scores("x" * 30)[2] == {"part": "x" * 20}
+    assert sc.parse_scores(f"{sc.MAX_ABS_SCORE:g} 1")[0] == [
+        sc.MAX_ABS_SCORE,
+        1.0,
+    ]  # the limit itself is allowed
+    assert sc.parse_scores("1e5 1")[1:] == ("scores_range", {"limit": "10000"})
+    assert sc.parse_scores(" ".join(["1"] * 32))[0] == [1.0] * 32
+    assert sc.parse_scores(" ".join(["1"] * 33))[1:] == ("scores_count", {"count": 33, "lo": 2, "hi": 32})

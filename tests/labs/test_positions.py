@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 
 from attention_core import AttentionConfigError
+from attention_core.embeddings import embed
 from attention_core.labs import positions as lp
+from attention_core.labs import positions as pos
+from tests.labs.test_efficient import _loop_full
 
 TOL = 1e-10
 
@@ -163,3 +166,104 @@ def test_the_learned_table_has_the_size_of_a_sinusoidal_row():
     sin_sq = np.mean(np.sum(positional_encoding(512, d) ** 2, axis=1))
     assert sin_sq == pytest.approx(d / 2, rel=1e-12)  # sin² + cos² = 1 for each of the d/2 pairs
     assert np.mean(np.sum(table**2, axis=1)) == pytest.approx(d / 2, rel=0.02)
+
+
+def test_positions_settings_limits():
+    from attention_core.labs import positions as p
+
+    ok = [
+        dict(d_model=2), dict(d_model=128), dict(seen=2, offset=1), dict(seen=512),
+        dict(seen=10, offset=9), dict(offset=0), dict(d_model=16, pair=7), dict(seen=200, offset=64),
+    ]  # fmt: skip
+    for kw in ok:
+        p.PositionsSettings("a", **kw)
+    bad = [
+        dict(d_model=1), dict(d_model=130), dict(d_model=15), dict(seen=1, offset=0), dict(seen=513),
+        dict(seen=10, offset=10), dict(offset=-1), dict(d_model=16, pair=8), dict(seen=200, offset=65),
+        dict(seed=-1),
+    ]  # fmt: skip
+    for kw in bad:
+        with pytest.raises(AttentionConfigError):
+            p.PositionsSettings("a", **kw)
+
+
+def test_position_steps_by_hand():
+    from attention_core.labs import positions as p
+
+    W_Q, W_K, W_V = p.head_weights(64, 1)
+    assert not np.array_equal(W_Q, W_K) and not np.array_equal(W_K, W_V) and not np.array_equal(W_Q, W_V)
+    for W in (W_Q, W_K, W_V):
+        assert 0.9 / 8 < W.std() < 1.1 / 8  # N(0, 1/64)
+    np.testing.assert_array_equal(p.shuffle_order(8, 3), p.shuffle_order(8, 3))
+    assert p.row_gaps(np.array([[1.0]]), np.array([[0.0]]), np.array([0])).tolist() == [1.0]
+    assert p.row_gaps(np.zeros((0, 3)), np.zeros((0, 3)), np.arange(0)).shape == (0,)
+    assert p.row_gaps(np.ones((2, 3)), np.zeros((2, 3)), np.array([1, 0])).tolist() == [1.0, 1.0]
+    assert p.equivariance_gap(np.zeros((0, 3)), np.zeros((0, 3)), np.arange(0)) == 0.0
+    assert p.position_vectors("sinusoidal", np.arange(0), 4, None).shape == (0, 4)
+
+
+def test_unseen_angle_pairs_against_a_loop():
+    from attention_core.labs import positions as p
+
+    for d in (2, 8, 16):
+        for seen in range(2, 400):
+            expected = sum(1 for i in range(d // 2) if 10000.0 ** (-2 * i / d) * (seen - 1) < 2 * math.pi)
+            assert p.unseen_angle_pairs(d, seen) == expected, (d, seen)
+
+
+def test_positions_lab_fields():
+    from attention_core.labs import positions as p
+
+    s = p.PositionsSettings(
+        "one two three four five", d_model=8, seed=2, seen=12, offset=3, pair=1, max_tokens=4
+    )
+    lab = p.positions_lab(s)
+    assert lab.settings is s and lab.tokenization is not None
+    assert lab.tokens == ("one", "two", "three", "four") and (lab.query_token, lab.key_token) == (
+        "four",
+        "one",
+    )
+    assert lab.placements.tolist() == list(range(3, 12)) and lab.arrow_positions.tolist() == list(range(9))
+    assert lab.unseen_pairs == p.unseen_angle_pairs(8, 12)
+    W_Q, W_K, W_V = p.head_weights(8, 2)
+    X = embed(lab.tokens, 8, 2, False)
+    np.testing.assert_allclose(lab.out_plain, _loop_full(X @ W_Q, X @ W_K, X @ W_V), atol=1e-12)
+    np.testing.assert_allclose(
+        lab.out_plain_shuffled, _loop_full(*(X[lab.perm] @ W for W in (W_Q, W_K, W_V))), atol=1e-12
+    )
+    pe = np.array(
+        [
+            [
+                math.sin(pos / 10000 ** (2 * (i // 2) / 8))
+                if i % 2 == 0
+                else math.cos(pos / 10000 ** (2 * (i // 2) / 8))
+                for i in range(8)
+            ]
+            for pos in range(4)
+        ]
+    )
+    np.testing.assert_allclose(lab.out_pos, _loop_full(*((X + pe) @ W for W in (W_Q, W_K, W_V))), atol=1e-12)
+    for arr in (
+        lab.perm,
+        lab.out_plain,
+        lab.out_plain_shuffled,
+        lab.out_pos,
+        lab.placements,
+        lab.arrow_positions,
+    ):
+        assert not arr.flags.writeable
+
+
+def test_equivariance_gap_with_the_wrong_permutation_is_large():
+    rng = np.random.default_rng(3)
+    out = rng.normal(size=(5, 4))
+    perm = np.array([3, 0, 4, 1, 2])
+    shuffled_out = out[perm]
+    assert pos.equivariance_gap(shuffled_out, out, perm) == 0.0
+    wrong = np.arange(5)  # forgetting to permute
+    expected = max(float(np.max(np.abs(out[perm][i] - out[i]))) for i in range(5))
+    assert pos.equivariance_gap(shuffled_out, out, wrong) == pytest.approx(expected)
+    assert expected > 0.1
+    np.testing.assert_allclose(
+        pos.row_gaps(shuffled_out, out, wrong), [np.max(np.abs(out[perm][i] - out[i])) for i in range(5)]
+    )
