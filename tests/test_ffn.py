@@ -1,7 +1,5 @@
-"""RMSNorm / LayerNorm (attention_core/norms.py) and the FFNs (attention_core/ffn.py).
-
-References: hand values, and loops written from the formulas.
-"""
+"""The FFNs (attention_core/ffn.py): activations by hand values, the FFN blocks against loops written
+from the formulas, erf against the standard library."""
 
 from __future__ import annotations
 
@@ -11,52 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from attention_core import ffn, norms
-
-
-def test_rms_norm_hand_values():
-    # [3, 4]: mean square 12.5, root 3.5355...; eps 0
-    out = norms.rms_norm(np.array([[3.0, 4.0]]), np.ones(2), eps=0.0)
-    np.testing.assert_allclose(out, [[3 / math.sqrt(12.5), 4 / math.sqrt(12.5)]], rtol=1e-15)
-    out = norms.rms_norm(np.array([[3.0, 4.0]]), np.array([2.0, -1.0]), eps=0.0)
-    np.testing.assert_allclose(out, [[6 / math.sqrt(12.5), -4 / math.sqrt(12.5)]], rtol=1e-15)
-    # eps keeps a zero row finite
-    np.testing.assert_array_equal(norms.rms_norm(np.zeros((1, 3)), np.ones(3), eps=1e-5), np.zeros((1, 3)))
-
-
-def test_rms_norm_matches_loop_and_ignores_scale_of_input():
-    rng = np.random.default_rng(0)
-    x, w = rng.standard_normal((4, 6)), rng.standard_normal(6)
-    ref = np.array(
-        [
-            [x[i, j] / math.sqrt(sum(v * v for v in x[i]) / 6 + 1e-5) * w[j] for j in range(6)]
-            for i in range(4)
-        ]
-    )
-    np.testing.assert_allclose(norms.rms_norm(x, w, 1e-5), ref, rtol=1e-13)
-    np.testing.assert_allclose(norms.rms_norm(7.5 * x, w, 0.0), norms.rms_norm(x, w, 0.0), rtol=1e-13)
-    # no centring, unlike LayerNorm: a shifted row normalises differently
-    assert not np.allclose(norms.rms_norm(x + 3, w, 0.0), norms.rms_norm(x, w, 0.0))
-
-
-def test_rms_norm_keeps_float32():
-    x = np.ones((2, 4), dtype=np.float32)
-    assert norms.rms_norm(x, np.ones(4, dtype=np.float32)).dtype == np.float32
-
-
-def test_layer_norm_hand_values():
-    x = np.array([[1.0, 2.0, 3.0, 4.0]])
-    expected = np.array([[-1.5, -0.5, 0.5, 1.5]]) / math.sqrt(1.25)  # mean 2.5, biased variance 1.25
-    np.testing.assert_allclose(norms.layer_norm(x, np.ones(4), np.zeros(4), eps=0.0), expected, rtol=1e-15)
-    gamma, beta = np.array([2.0, 2.0, 0.5, 1.0]), np.array([1.0, 0.0, 0.0, -1.0])
-    np.testing.assert_allclose(norms.layer_norm(x, gamma, beta, eps=0.0), expected * gamma + beta, rtol=1e-15)
-    beta3 = np.array([0.1, -0.2, 0.3])
-    np.testing.assert_allclose(
-        norms.layer_norm(np.full((2, 3), 7.0), np.ones(3), beta3), [beta3, beta3], atol=1e-12
-    )
-
-
-# ------------------------------------------------------------------------------------------------ FFN
+from attention_core import ffn
 
 
 @pytest.mark.parametrize(("x", "expected"), [
@@ -113,3 +66,26 @@ def test_mlp_ffn_matches_loop(activation):
 def test_mlp_ffn_rejects_unknown_activation():
     with pytest.raises(ValueError, match="activation"):
         ffn.mlp_ffn(np.ones((1, 2)), np.ones((2, 2)), None, np.ones((2, 2)), None, "tanh")
+
+
+@pytest.mark.parametrize(
+    "x", [0.0, 0.3, -1.2, 2.9, 2.999, 3.0, 3.0001, 3.01, 3.2, 3.7, 4.5, 5.5, 6.0, -3.05, -4.0, 8.0, 27.0]
+)
+def test_erf_matches_the_standard_library(x):
+    # the Taylor side (|x| <= 3) is good to ~1e-14 as documented, the continued fraction to ~1e-16
+    tol = 2e-14 if abs(x) <= 3 else 2e-15
+    assert ffn.erf(np.array([x]))[0] == pytest.approx(math.erf(x), abs=tol)
+
+
+def test_erf_of_integers_and_arrays():
+    got = ffn.erf(np.array([[1, -2], [4, 0]]))  # integers in, floats out
+    assert got.dtype == np.float64 and got.shape == (2, 2)
+    np.testing.assert_allclose(got, [[math.erf(1), math.erf(-2)], [math.erf(4), 0.0]], atol=2e-15)
+
+
+def test_mlp_ffn_defaults_to_gelu():
+    rng = np.random.default_rng(2)
+    x, W_in, W_out = rng.normal(size=(3, 4)), rng.normal(size=(4, 6)), rng.normal(size=(6, 4))
+    hidden = x @ W_in
+    expected = np.vectorize(lambda v: 0.5 * v * (1 + math.erf(v / math.sqrt(2))))(hidden) @ W_out
+    np.testing.assert_allclose(ffn.mlp_ffn(x, W_in, None, W_out, None), expected, atol=1e-12)

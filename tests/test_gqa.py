@@ -1,7 +1,7 @@
-"""Grouped-query attention (attention_core/gqa.py) and the KV cache (attention_core/kv_cache.py).
+"""Grouped-query attention (attention_core/gqa.py).
 
-References: a plain-Python loop written from the formulas (head j reads KV head j // (h/g)), the
-core's multi-head steps for g = h, and hand-counted cache sizes.
+References: a plain-Python loop written from the formulas (head j reads KV head j // (h/g)) and the
+core's multi-head steps for g = h.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from attention_core import gqa, kv_cache, steps
+from attention_core import gqa, steps
 
 
 def naive_grouped(Q, K, V, causal: bool, divisor: float):
@@ -97,64 +97,9 @@ def test_float32_weights_stay_float32():
     assert att.weights.dtype == np.float32 and att.head_outputs.dtype == np.float32
 
 
-# ---------------------------------------------------------------------------------------------- KV cache
-
-
-def test_cache_bytes_formula_hand_values():
-    # SmolLM2-135M, 64 tokens, float32: 2 · 30 · 64 · 3 · 64 · 4
-    assert kv_cache.cache_bytes(30, 64, 3, 64, 4) == 2_949_120
-    # the same model with one KV head per query head (MHA) would hold three times as much
-    assert kv_cache.cache_bytes(30, 64, 9, 64, 4) == 3 * 2_949_120
-    assert kv_cache.cache_bytes(1, 0, 3, 64, 2) == 0
-    with pytest.raises(ValueError):
-        kv_cache.cache_bytes(1, -1, 1, 1, 1)
-
-
-def test_cache_grows_by_appending_and_reports_its_size():
-    rng = np.random.default_rng(9)
-    cache = kv_cache.empty_cache(n_layers=2, n_kv_heads=3, d_k=4)
-    assert cache.length == 0 and cache.nbytes == 0
-    for step in range(1, 4):
-        layers = []
-        for layer in cache.layers:
-            k = rng.standard_normal((3, 1, 4)).astype(np.float32)
-            v = rng.standard_normal((3, 1, 4)).astype(np.float32)
-            new = kv_cache.append_kv(layer, k, v)
-            np.testing.assert_array_equal(new.K[:, -1:], k)
-            np.testing.assert_array_equal(new.K[:, :-1], layer.K)  # the old rows are untouched
-            assert layer.length == step - 1  # and the old cache is unchanged
-            layers.append(new)
-        cache = kv_cache.KVCache(tuple(layers))
-        assert cache.length == step
-        assert cache.nbytes == kv_cache.cache_bytes(2, step, 3, 4, 4)
-    assert not cache.layers[0].K.flags.writeable
-
-
-def test_cache_shape_errors():
-    layer = kv_cache.empty_layer_cache(3, 4)
-    with pytest.raises(ValueError):
-        kv_cache.append_kv(layer, np.zeros((2, 1, 4)), np.zeros((3, 1, 4)))
-    with pytest.raises(ValueError):
-        kv_cache.KVCache((layer, kv_cache.append_kv(layer, np.zeros((3, 1, 4)), np.zeros((3, 1, 4)))))
-    with pytest.raises(ValueError):
-        kv_cache.decode_attention(np.zeros((9, 1, 4)), layer, 2.0)
-
-
-@pytest.mark.parametrize(("h", "g"), [(9, 3), (4, 4), (4, 1)])
-def test_one_row_per_step_equals_full_causal_attention(h, g):
-    """Feeding tokens one at a time through the cache gives every row of the full causal pass."""
-    rng = np.random.default_rng(h + g)
-    n, d = 7, 4
-    Q, K, V = rng.standard_normal((h, n, d)), rng.standard_normal((g, n, d)), rng.standard_normal((g, n, d))
-    full = gqa.grouped_attention(Q, K, V, steps.build_mask("causal", n), 2.0)
-    layer = kv_cache.empty_layer_cache(g, d, dtype=np.float64)
-    for t in range(n):
-        layer = kv_cache.append_kv(layer, K[:, t : t + 1], V[:, t : t + 1])
-        row = kv_cache.decode_attention(Q[:, t : t + 1], layer, 2.0)
-        assert row.weights.shape == (h, 1, t + 1)
-        np.testing.assert_allclose(row.weights[:, 0], full.weights[:, t, : t + 1], atol=1e-13)
-        np.testing.assert_allclose(row.head_outputs[:, 0], full.head_outputs[:, t], atol=1e-13)
-    # several new rows at once keep the causal mask among themselves
-    cache = kv_cache.LayerCache(K=K, V=V)
-    last3 = kv_cache.decode_attention(Q[:, -3:], cache, 2.0)
-    np.testing.assert_allclose(last3.weights, full.weights[:, -3:], atol=1e-13)
+def test_group_size_of_one_head():
+    assert gqa.group_size(1, 1) == 1
+    assert gqa.group_size(6, 2) == 3
+    for h, g in ((0, 1), (1, 0), (-2, 1)):
+        with pytest.raises(ValueError):
+            gqa.group_size(h, g)

@@ -322,7 +322,7 @@ def test_is_available_with_the_file_and_both_libraries(monkeypatch, toy_file):
 def test_sampled_generation_is_one_generator_over_full_passes(monkeypatch, toy):
     """temperature 1, top_k 5, seed 3: each token drawn from the full pass's distribution with one
     np.random.default_rng(3) for the whole run (llama.next_token_probs and pick_token, themselves
-    checked by hand in tests/test_mutation_kills.py)."""
+    checked by hand in tests/models/test_llama.py)."""
     monkeypatch.setattr(S, "load_model", lambda: toy)
     _, steps = S.generate(" cat cat", 4, temperature=1.0, top_k=5, seed=3)
     rng = np.random.default_rng(3)
