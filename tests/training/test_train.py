@@ -13,6 +13,7 @@ import types
 import numpy as np
 import pytest
 
+from attention_core.labs import heads as H
 from attention_core.steps import build_mask
 from attention_core.training import model as M
 from attention_core.training import tasks as T
@@ -434,3 +435,111 @@ def test_head_scores_on_a_repeated_sample_shorter_than_the_context():
     for h in range(2):
         assert ind[0, h] == pytest.approx(np.mean([w[0, h, i, i - 3] for i in range(4, 8)]), rel=1e-12)
         assert prev[0, h] == pytest.approx(np.mean([w[0, h, i, i - 1] for i in range(1, 8)]), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs, key",
+    [
+        ({"task": "nope"}, "task"),
+        ({"task": "text", "text": "  "}, "text_empty"),
+        ({"task": "text", "text": "a" * (T.MAX_TEXT_CHARS + 1)}, "text_long"),
+        ({"steps": 0}, "steps"),
+        ({"steps": TR.MAX_STEPS + 1}, "steps"),
+        ({"layers": 3}, "layers"),
+        ({"heads": 5}, "heads"),
+        ({"d_model": 65}, "d_model"),
+        ({"d_model": 30, "heads": 4}, "d_model_heads"),
+        ({"d_k": 65}, "d_k"),
+        ({"scale": "cube"}, "scale"),
+        ({"scale": 0.0}, "divisor"),
+        ({"mask": "padding"}, "mask"),
+        ({"lr": 0.0}, "lr"),
+        ({"lr": float("nan")}, "lr"),
+        ({"seed": -1}, "seed"),
+        ({"batch": 0}, "batch"),
+        ({"offset": 5}, "offset"),
+        ({"positions": 1}, "positions"),
+    ],
+)
+def test_bad_settings_are_refused_with_a_reason_key(kwargs, key):
+    with pytest.raises(TR.TrainSettingsError) as err:
+        TR.TrainSettings(**kwargs)
+    assert err.value.key == key and str(err.value)
+
+
+def test_settings_resolve_their_defaults():
+    s = TR.TrainSettings(task="induction", heads=4, d_model=64)
+    assert (s.head_dim, s.divisor, s.mask_kind, s.total_steps) == (
+        16,
+        4.0,
+        "causal",
+        TR.DEFAULT_STEPS["induction"],
+    )
+    assert TR.TrainSettings(task="reverse").mask_kind == "none"
+    assert TR.TrainSettings(scale=2.5).divisor == 2.5 and TR.TrainSettings(scale="none").divisor == 1.0
+
+
+SMALL_RUN = {"d_model": 16, "heads": 2, "lr": 1e-2, "batch": 16}
+
+
+def test_same_seed_same_losses_to_the_bit_and_another_seed_differs():
+    a = TR.train(TR.TrainSettings(task="induction", layers=2, steps=12, **SMALL_RUN))
+    b = TR.train(TR.TrainSettings(task="induction", layers=2, steps=12, **SMALL_RUN))
+    c = TR.train(TR.TrainSettings(task="induction", layers=2, steps=12, seed=1, **SMALL_RUN))
+    assert a.losses.tobytes() == b.losses.tobytes() and a.accuracy.tobytes() == b.accuracy.tobytes()
+    assert a.params.flat.tobytes() == b.params.flat.tobytes()
+    assert a.losses[0] != c.losses[0]
+
+
+def test_the_previous_token_task_is_learned_and_the_head_says_so():
+    run = TR.train(TR.TrainSettings(task="previous", steps=80, **SMALL_RUN))
+    assert run.losses[-5:].mean() < 0.2 * run.losses[:5].mean()
+    assert run.final_accuracy > 0.95 and run.accuracy[-1] > 0.95
+    assert run.previous_token.max() > 0.8
+    # the scores are the heads page's, on the run's own repeated sample
+    ind, prev = TR.head_scores(run.params, run.repeated, run.allowed, run.settings.divisor)
+    w = M.forward(run.params, run.repeated[None], run.allowed[:12, :12], run.settings.divisor).weights()[0]
+    assert np.array_equal(prev, H.previous_token_scores(w)) and np.array_equal(ind, H.induction_scores(w, 6))
+    assert TR.induction_scores is H.induction_scores and TR.previous_token_scores is H.previous_token_scores
+    assert np.array_equal(run.induction, ind) and np.array_equal(run.previous_token, prev)
+    assert run.snapshots.shape == (len(run.snapshot_steps), 1, 2, 12, 12)
+    assert run.snapshot_steps[0] == 0 and run.snapshot_steps[-1] == 80
+    np.testing.assert_array_equal(run.snapshots[-1], run.attention)
+    assert not np.allclose(run.snapshots[0], run.attention)  # the maps changed while it learned
+
+
+def test_stop_keeps_what_was_trained_and_progress_is_reported():
+    seen = []
+    calls = iter(range(1000))
+
+    def stop() -> bool:
+        return next(calls) >= 7  # asked before each step: 7 steps run
+
+    run = TR.train(
+        TR.TrainSettings(task="previous", steps=50, **SMALL_RUN), on_progress=seen.append, should_stop=stop
+    )
+    assert run.stopped and run.steps_done == 7 and len(run.losses) == len(run.accuracy) == 7
+    assert run.snapshot_steps[-1] == 7
+    full = TR.train(TR.TrainSettings(task="previous", steps=7, **SMALL_RUN))
+    assert run.losses.tobytes() == full.losses.tobytes()  # the same 7 steps
+    np.testing.assert_array_equal(run.attention, full.attention)
+    assert seen[0].step == 1 and len(seen[0].losses) == 1 and seen[0].steps == 50
+    assert all(len(p.losses) == len(p.accuracy) == p.step for p in seen)
+    whole = []
+    TR.train(TR.TrainSettings(task="previous", steps=5, **SMALL_RUN), on_progress=whole.append)
+    assert whole[-1].step == 5 and whole[-1].attention.shape == (1, 2, 12, 12)
+
+
+def test_ablating_a_head_is_zeroing_its_rows_of_w_o():
+    run = TR.train(TR.TrainSettings(task="previous", steps=3, **SMALL_RUN))
+    tokens = run.task.batch(np.random.default_rng(0), 2).tokens
+    W_O = run.params["0.W_O"]
+    ablated = M.forward(run.params, tokens, run.allowed, run.settings.divisor, ablate=((0, 1),))
+    edited = run.params.frozen_copy()
+    flat = edited.flat.copy()
+    p = M.Params(edited.shape, flat)
+    p["0.W_O"][8:16] = 0.0  # head 1's d_v = 8 rows
+    np.testing.assert_array_equal(
+        ablated.logits, M.forward(p, tokens, run.allowed, run.settings.divisor).logits
+    )
+    assert W_O[8:16].any()  # the run's own weights are untouched

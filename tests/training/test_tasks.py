@@ -1,9 +1,11 @@
-"""The training tasks (attention_core/training/tasks.py) pinned where tests/test_training.py left room:
-answers worked by hand on given sequences (and their dtypes), the whole range of random draws
+"""The training tasks (attention_core/training/tasks.py): each task's rows against loops written from
+their definitions, answers worked by hand on given sequences (and their dtypes), the whole range of random draws
 (token 0, every start of the text, every segment length up to n/2), the held-out and sample windows,
 the repeated sample, each task's sizes and labels, and the limits and reasons of the refusals."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -242,3 +244,77 @@ def test_the_text_task_without_a_text_is_refused_as_empty():
     with pytest.raises(T.TaskError) as err:
         T.make_task("text")
     assert err.value.key == "text_empty"
+
+
+def test_previous_reverse_sort_and_pairs_answers():
+    rng = np.random.default_rng(0)
+    for name, offset in (
+        ("previous", 1),
+        ("previous", 3),
+        ("reverse", 1),
+        ("sort", 1),
+        ("previous_first", 1),
+    ):
+        task = T.make_task(name, offset=offset)
+        b = task.batch(rng, 4)
+        assert b.tokens.shape == b.targets.shape == b.scored.shape == (4, task.n)
+        assert b.tokens.min() >= 0 and b.tokens.max() < task.vocab_in
+        for row, target, scored in zip(b.tokens.tolist(), b.targets.tolist(), b.scored.tolist(), strict=True):
+            n = len(row)
+            for i in range(n):
+                if name == "previous":
+                    assert scored[i] == (i >= offset)
+                    if i >= offset:
+                        assert target[i] == row[i - offset]
+                elif name == "reverse":
+                    assert scored[i] and target[i] == row[n - 1 - i]
+                elif name == "sort":
+                    assert scored[i] and target[i] == sorted(row)[i]
+                else:
+                    assert scored[i] == (i >= 1)
+                    if i >= 1:
+                        assert target[i] == row[i - 1] * T.PAIR_VOCAB + row[0]
+                        assert (
+                            task.labels_out[target[i]] == task.labels_in[row[i - 1]] + task.labels_in[row[0]]
+                        )
+
+
+def test_induction_rows_are_filler_segment_segment():
+    task = T.make_task("induction")
+    b = task.batch(np.random.default_rng(1), 64)
+    n = task.n
+    lengths = set()
+    for row, target, scored in zip(b.tokens.tolist(), b.targets.tolist(), b.scored.tolist(), strict=True):
+        # the segment length m: the shortest period of the tail that matches the text before it
+        m = next(
+            m
+            for m in range(T.INDUCTION_SEGMENT[0], T.INDUCTION_SEGMENT[1] + 1)
+            if row[n - m :] == row[n - 2 * m : n - m]
+        )
+        lengths.add(m)
+        assert len(set(row[: n - m])) == n - m  # filler and segment: no token twice
+        for i in range(n):
+            assert scored[i] == (n - m <= i <= n - 2)
+            if scored[i]:
+                assert target[i] == row[i + 1]
+                j = row.index(row[i])  # the earlier occurrence of this token ...
+                assert j == i - m and row[j + 1] == target[i]  # ... and what followed it is the answer
+    assert len(lengths) >= 4  # the segment length varies, so no fixed offset finds the answer
+
+
+def test_text_task_wraps_round_and_takes_japanese():
+    text = "ねこがねた。"
+    task = T.make_task("text", text=text)
+    assert task.labels_in == tuple(sorted(set(text))) and task.vocab_in == 5
+    b = task.batch(np.random.default_rng(0), 3)
+    ids = [task.labels_in.index(c) for c in text]
+    for row, target in zip(b.tokens.tolist(), b.targets.tolist(), strict=True):
+        start = next(
+            s for s in range(len(text)) if all(row[i] == ids[(s + i) % len(text)] for i in range(task.n))
+        )
+        assert target == [ids[(start + i + 1) % len(text)] for i in range(task.n)]
+    held = task.held_out(np.random.default_rng(0), 99)
+    # every character of the text is predicted once: windows start 0, n, 2n, ...
+    assert held.tokens.shape == (math.ceil(len(text) / task.n), task.n)
+    sample = task.sample(np.random.default_rng(0))
+    assert "".join(task.labels_in[i] for i in sample.tokens[0][: len(text)]) == text

@@ -1,7 +1,7 @@
 """The code check end to end (issue 44), through the real worker: the right implementation passes, each
 trap written by hand as a learner would is named from the code generator's catalogue, an exception
 points at the learner's line, step functions and multi_head are checked, and the command line's exit
-codes. (The attacks are in test_codecheck_attacks.py, the verdict's logic in test_codecheck_verdict.py.)"""
+codes. (The attacks are in codecheck/test_sandbox.py, the verdict's logic in codecheck/test_verdict.py.)"""
 
 from __future__ import annotations
 

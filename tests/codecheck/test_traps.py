@@ -5,7 +5,7 @@ same numbers on every case, when both are named and the report says they give th
 The sources here are written by hand, never generated. They run through the worker's own job code
 (compile under the policy, the runs, the locals) in this process (tests/codecheck_helpers.py
 ``check_in_process``), so the many checks stay fast; the real sandbox names traps in
-test_codecheck_check.py and the browser test.
+test_check.py and the browser test.
 """
 
 from __future__ import annotations
