@@ -20,7 +20,7 @@ without a causal mask) raises :class:`MutationNotApplicable`. :func:`one_head_fu
 or without a trap. Each trap is written the way a learner writes that mistake by hand (the mask
 skipped when there is none, the weights masked after the softmax by zeroing them, the scores used as
 the weights after they are masked), so that the code check names a learner's mistake by the trap whose
-numbers theirs equal (tests/test_codecheck_traps.py writes every trap by hand).
+numbers theirs equal (tests/codecheck/test_traps.py writes every trap by hand).
 
 The comments in the generated code are English whatever the UI's language: the program is the same
 text in both, so its lines, fragments and error messages match between a Japanese and an English

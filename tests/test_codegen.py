@@ -447,7 +447,7 @@ def test_traps_are_written_as_a_learner_writes_them(mutation, written):
 
 
 def test_masking_v_and_masking_the_weights_after_softmax_give_the_same_output():
-    """By mathematics: sum_j (w_ij m_ij) v_j is both. The check names both (test_codecheck_traps.py)."""
+    """By mathematics: sum_j (w_ij m_ij) v_j is both. The check names both (codecheck/test_traps.py)."""
     X, W_Q, W_K, W_V = _one_head_inputs(6)
     mask = build_mask("causal", len(X))
     a = _attention("mask_after_softmax")(X, W_Q, W_K, W_V, mask, 3)
