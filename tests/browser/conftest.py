@@ -20,6 +20,7 @@ import os
 import signal
 import subprocess
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -135,6 +136,9 @@ def _slow_first(items: list[pytest.Item]) -> None:
     """Reorder ``items`` in place: SLOW_FILES_S's files first, longest first; the rest as collected.
     The same on every xdist worker (a stable sort on a fixed table), as xdist requires."""
     root = Path(__file__).resolve().parents[2]
+    gone = [name for name in SLOW_FILES_S if not (root / name).exists()]
+    if gone:  # a renamed file would silently lose its place at the front
+        warnings.warn(f"tests/browser/conftest.py SLOW_FILES_S names missing files: {gone}", stacklevel=1)
 
     def weight(item: pytest.Item) -> int:
         try:
