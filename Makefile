@@ -121,7 +121,8 @@ lint: $(VENV)/.dev-deps
 # 2-core machine, 340 s instead of 449 s in one process, all passing.
 # (xdist's --dist loadgroup would do this in one run, but it ignores xdist_group under pytest 9.2.)
 # All three steps always run, so one failure does not hide another; the exit code is the last failure's.
-# --durations lists the slowest tests in the log, to keep an eye on the time budget.
+# --durations lists the slowest tests in the log, to keep an eye on the time budget; the slowest browser
+# files run first (SLOW_FILES_S in tests/browser/conftest.py), so neither worker ends on a long test.
 # pytest's exit code 5 ("no tests collected") is a failure, except when PYTEST_ARGS narrowed the
 # selection on purpose (e.g. -k matching no browser test).
 # The test run installs the model too, so the golden-value tests of the pretrained path run.
