@@ -277,7 +277,7 @@ def test_click_scrolls_to_the_explainer_and_frames_the_cell(
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=streamlit_server)
     page = context.new_page()
     page.goto(f"{streamlit_server}/?lang=en&seed=7&heads=4")
-    wait_for_app_run(page)
+    wait_for_app_run(page, timeout_ms=LONG_MS)  # a first view: on a busy machine it may be slow
     wait_for_charts(page, 10)
     # the copy-link button copies the page's own address, which holds the view
     page.locator(".al-copy-link").click()

@@ -64,7 +64,7 @@ def test_shared_scale_copy_link_export_and_the_sentence_in_a_lab(
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=streamlit_server)
     page = context.new_page()
     page.goto(f"{streamlit_server}/?lang=ja&seed=3")
-    wait_for_app_run(page)
+    wait_for_app_run(page, timeout_ms=LONG_MS)  # a first view: on a busy machine it may be slow
     box = page.locator('[data-testid="stMain"] .st-key-pg_text textarea')
     box.fill(SENTENCE_JA)
     box.press("Control+Enter")
