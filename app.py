@@ -63,7 +63,7 @@ with st.sidebar:
 # Streamlit run each new server's first session as a legacy multipage app (its file list in the
 # sidebar, "Page not found" for /why-sqrt-dk) until app.py's st.navigation takes over.
 LABS = [
-    ("app_pages/why_sqrt_dk.py", "app.nav_why_sqrt", "📏", "why-sqrt-dk"),
+    ("app_pages/scaling.py", "app.nav_why_sqrt", "📏", "why-sqrt-dk"),
     ("app_pages/masks.py", "app.nav_masks", "🎭", "masks"),
     ("app_pages/multi_head.py", "app.nav_multi_head", "🧩", "multi-head"),
     ("app_pages/cost.py", "app.nav_cost", "📈", "cost"),
@@ -78,7 +78,14 @@ LABS = [
 ]
 # That legacy file list linked pages by file name; such links still reach their page. (The
 # playground, as the default page, lives at "/"; its url_path below is only an internal name.)
-OLD_URL_PATHS = {"playground": "", "why_sqrt_dk": "why-sqrt-dk", "multi_head": "multi-head"}
+# A page's one name (its script's stem, docs/architecture.md) reaches it too where its URL is spelled
+# otherwise: a first run opens a page by its file name (AppTest, before st.navigation has run).
+OLD_URL_PATHS = {
+    "playground": "",
+    "why_sqrt_dk": "why-sqrt-dk",
+    "multi_head": "multi-head",
+    "scaling": "why-sqrt-dk",
+}
 
 
 def redirect_page(old_url_path: str, target):

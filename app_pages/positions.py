@@ -2,7 +2,7 @@
 sinusoidal, learned-style and RoPE side by side; RoPE's turning pairs; extrapolation past the
 longest seen position.
 
-Widgets (``ps_`` keys) -> a frozen ``PositionsSettings`` -> one cached ``positions_lab`` call ->
+Widgets (``positions_`` keys) -> a frozen ``PositionsSettings`` -> one cached ``positions_lab`` call ->
 builders in ``attention_ui.positions.figures`` -> the page kit. All text comes from the
 ``positions`` catalog.
 """
@@ -18,10 +18,17 @@ from attention_ui.figures.base import AxisText
 from attention_ui.positions import figures as figures_positions
 
 ROUNDING_LIMIT = 1e-10  # a difference below this is floating-point rounding (float64, values ~1)
-DEFAULTS = {"ps_d_model": 16, "ps_seed": 0, "ps_seen": 32, "ps_offset": 2, "ps_pair": 0, "ps_tables": False}
-TEXTS = {"ps_text": "positions.default_text"}
-SHARED = kit.learner_context(text="ps_text", seed="ps_seed")  # d_model stays the lab's
-PAGE = kit.Page("ps", "positions", DEFAULTS, translated_defaults=TEXTS, shared=SHARED)
+DEFAULTS = {
+    "positions_d_model": 16,
+    "positions_seed": 0,
+    "positions_seen": 32,
+    "positions_offset": 2,
+    "positions_pair": 0,
+    "positions_tables": False,
+}
+TEXTS = {"positions_text": "positions.default_text"}
+SHARED = kit.learner_context(text="positions_text", seed="positions_seed")  # d_model stays the lab's
+PAGE = kit.Page("positions", "positions", DEFAULTS, translated_defaults=TEXTS, shared=SHARED)
 
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_positions.positions_lab)
 
@@ -32,33 +39,33 @@ def fmt(x: float) -> str:
 
 def controls(t) -> None:
     PAGE.widget(t, "text_area", "text", height=80, helped=True)
-    if not PAGE.sentence_origin(t, "ps_text"):
+    if not PAGE.sentence_origin(t, "positions_text"):
         st.caption(t("positions.own_example"))
     PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=2, helped=True)
     PAGE.widget(t, "number_input", "seen", *SEEN_RANGE, step=1, helped=True)
     PAGE.seed_input(t)
     s = st.session_state
     # keep the dependent inputs inside their ranges after d_model or L changed
-    s["ps_pair"] = min(int(s["ps_pair"]), int(s["ps_d_model"]) // 2 - 1)
-    s["ps_offset"] = min(int(s["ps_offset"]), int(s["ps_seen"]) - 1, OFFSET_RANGE[1])
-    max_offset = min(OFFSET_RANGE[1], int(s["ps_seen"]) - 1)
+    s["positions_pair"] = min(int(s["positions_pair"]), int(s["positions_d_model"]) // 2 - 1)
+    s["positions_offset"] = min(int(s["positions_offset"]), int(s["positions_seen"]) - 1, OFFSET_RANGE[1])
+    max_offset = min(OFFSET_RANGE[1], int(s["positions_seen"]) - 1)
     PAGE.widget(t, "number_input", "offset", OFFSET_RANGE[0], max_offset, step=1, helped=True)
-    PAGE.widget(t, "number_input", "pair", 0, int(s["ps_d_model"]) // 2 - 1, step=1, helped=True)
+    PAGE.widget(t, "number_input", "pair", 0, int(s["positions_d_model"]) // 2 - 1, step=1, helped=True)
     PAGE.tables_toggle(t)
 
 
 def load_lab(t):
     """The cached lab for the sentence, or None after saying why there is none."""
     s = st.session_state
-    if int(s["ps_d_model"]) % 2:  # (an empty sentence is said by sentence_lab)
+    if int(s["positions_d_model"]) % 2:  # (an empty sentence is said by sentence_lab)
         st.error(t("positions.err_range", name="d_model", lo=D_MODEL_RANGE[0], hi=D_MODEL_RANGE[1]))
         return None
     names = ("d_model", "seed", "seen", "offset", "pair")
 
     def compute(text: str):
-        return cached_lab(PositionsSettings(text, **{name: int(s[f"ps_{name}"]) for name in names}))
+        return cached_lab(PositionsSettings(text, **{name: int(s[f"positions_{name}"]) for name in names}))
 
-    return PAGE.sentence_lab(t, "ps_text", "positions lab", compute)
+    return PAGE.sentence_lab(t, "positions_text", "positions lab", compute)
 
 
 def section_shuffle(t, lab) -> None:

@@ -34,7 +34,9 @@ import streamlit as st
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
 from attention_ui.language import LANG_KEY, current_language
 
-_PREFIX = re.compile(r"^[a-z]{2,4}$")  # a page's widget prefix: the only text filled into the scripts
+# a page's widget prefix, the page's one name (docs/architecture.md): the only text filled into the
+# scripts, so lower-case letters and underscores only
+_PREFIX = re.compile(r"^[a-z][a-z_]{1,15}$")
 
 # Static CSS (the prefix is a page's constant): bigger type, no sidebar, the hidden Home/End buttons.
 _CSS = """
@@ -266,7 +268,7 @@ SLIDE_WORDS = {
 
 def _checked(prefix: str) -> str:
     if not _PREFIX.match(prefix):
-        raise ValueError(f"a page prefix is 2-4 lower-case letters, not {prefix!r}")
+        raise ValueError(f"a page prefix is 2-16 lower-case letters or underscores, not {prefix!r}")
     return prefix
 
 

@@ -27,7 +27,7 @@ from attention_core.labs.quiz import QUIZ_KINDS, QuizQuestion, generate_question
 
 # pages a question can point to (the paths registered in app.py)
 PLAYGROUND = "app_pages/playground.py"
-WHY_SQRT = "app_pages/why_sqrt_dk.py"
+WHY_SQRT = "app_pages/scaling.py"
 MASKS = "app_pages/masks.py"
 MULTI_HEAD = "app_pages/multi_head.py"
 COST = "app_pages/cost.py"

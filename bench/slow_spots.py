@@ -54,7 +54,7 @@ LAB_READY = {
     "cost": ".st-key-co_text",
     "block": ".st-key-bl_text",
     "lookalikes": ".st-key-lk_text_a",
-    "positions": ".st-key-ps_text",
+    "positions": ".st-key-positions_text",
     "inference": ".st-key-if_text",
 }
 LABS = tuple(LAB_READY)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 WORDS = "the cat sat on a mat while students read notes about attention and softmax weights".split()
 MASKS = ("none", "causal", "padding", "causal+padding")
 LABS = (
-    "app_pages/why_sqrt_dk.py",
+    "app_pages/scaling.py",
     "app_pages/masks.py",
     "app_pages/multi_head.py",
     "app_pages/lookalikes.py",

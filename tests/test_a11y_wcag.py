@@ -192,7 +192,7 @@ def test_a_link_to_a_lab_opens_on_its_sentence_and_the_lab_writes_it(lang):
     for page, key in (
         ("masks", "mk_text"),
         ("block", "bl_text"),
-        ("positions", "ps_text"),
+        ("positions", "positions_text"),
         ("inference", "if_text"),
     ):
         at = open_page(f"app_pages/{page}.py", lang=None, params={"text": sentence, "lang": lang})

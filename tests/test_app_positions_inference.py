@@ -30,32 +30,32 @@ def test_positions_page_default(lang):
     assert off < 1e-12 and on > 1e-3
     rope = translate(lang, "positions.spread_metric", name=translate(lang, "positions.scheme_rope"))
     assert metric(at, rope) < 1e-12
-    assert set(charts(at, "ps_chart_")) == {"shuffle", "schemes", "arrow", "extrapolation"}
-    ext = chart_spec(at, "ps_chart_extrapolation")
+    assert set(charts(at, "positions_chart_")) == {"shuffle", "schemes", "arrow", "extrapolation"}
+    ext = chart_spec(at, "positions_chart_extrapolation")
     assert len(ext["data"][0]["x"]) == 3 * 32  # 0 … 3L−1 with the default L = 32
 
 
 def test_positions_controls_change_the_figures():
-    at = open_page(POSITIONS, ps_seen=10, ps_offset=4, ps_pair=2, ps_d_model=8)
+    at = open_page(POSITIONS, positions_seen=10, positions_offset=4, positions_pair=2, positions_d_model=8)
     no_exception(at)
-    schemes = chart_spec(at, "ps_chart_schemes")
+    schemes = chart_spec(at, "positions_chart_schemes")
     assert schemes["data"][0]["x"] == list(range(4, 10))  # every placement inside 0 … L−1
-    arrow = chart_spec(at, "ps_chart_arrow")
+    arrow = chart_spec(at, "positions_chart_arrow")
     pts = [(tr["x"][0], tr["y"][0]) for tr in arrow["data"][1:]]
     step = 10000 ** (-2 * 2 / 8)  # θ for pair 2 of d = 8
     turn = (math.atan2(pts[1][1], pts[1][0]) - math.atan2(pts[0][1], pts[0][0])) % (2 * math.pi)
     assert turn == pytest.approx(step, abs=1e-6)
     # shrinking L pulls the offset back inside 0 … L−1
-    at.number_input(key="ps_seen").set_value(3).run()
+    at.number_input(key="positions_seen").set_value(3).run()
     no_exception(at)
-    assert at.session_state["ps_offset"] == 2 and not at.error
+    assert at.session_state["positions_offset"] == 2 and not at.error
 
 
 def test_positions_one_token_and_odd_width():
-    at = open_page(POSITIONS, ps_text="solo")
+    at = open_page(POSITIONS, positions_text="solo")
     no_exception(at)
     assert messages(at)["info"]  # nothing to shuffle
-    at = open_page(POSITIONS, ps_d_model=7)
+    at = open_page(POSITIONS, positions_d_model=7)
     no_exception(at)
     assert at.error and not charts(at)
 
@@ -110,7 +110,7 @@ def test_inference_one_token():
 
 
 def test_tables_switch_shows_the_numbers_behind_the_charts():
-    at = open_page(POSITIONS, ps_tables=True, ps_text="a b c d")
+    at = open_page(POSITIONS, positions_tables=True, positions_text="a b c d")
     no_exception(at)
     shuffle = at.dataframe[0].value
     assert list(shuffle.index) == ["a", "b", "c", "d"] and shuffle.shape == (4, 2)

@@ -52,7 +52,7 @@ def test_playground_export_menu_gives_the_lesson_scorm_and_quiz(monkeypatch, lan
     [
         ("app_pages/masks.py", "mk_dl_lesson", "masks.h_mask"),
         ("app_pages/multi_head.py", "mh_dl_lesson", "multihead.sec_heads"),
-        ("app_pages/why_sqrt_dk.py", "sq_dl_lesson", "sqrt.h_variance"),
+        ("app_pages/scaling.py", "scaling_dl_lesson", "scaling.h_variance"),
     ],
 )
 def test_each_lab_gives_its_lesson(monkeypatch, page, key, section) -> None:

@@ -24,17 +24,17 @@ def text(key: str, lang: str = "en", **values) -> str:
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_sqrt_128_is_about_11_3(lang):
-    assert "\\sqrt{128} \\approx 11.3" in text("sqrt.explain_row", lang)
-    assert "\\sqrt{64} = 8" in text("sqrt.explain_row", lang)
+    assert "\\sqrt{128} \\approx 11.3" in text("scaling.explain_row", lang)
+    assert "\\sqrt{64} = 8" in text("scaling.explain_row", lang)
     assert f"{AttentionConfig(d_model=128, heads=1).divisor:.1f}" == "11.3" == f"{math.sqrt(128):.1f}"
     assert AttentionConfig(d_model=64, heads=1).divisor == 8
 
 
 def test_the_default_row_behaves_as_the_hint_says():
-    """sqrt.row_hint: divisor 1 gives one bar near 1 and a tiny ‖J‖; divisor 8 makes ‖J‖ several times larger."""
+    """scaling.row_hint: divisor 1 gives one bar near 1 and a tiny ‖J‖; divisor 8 makes ‖J‖ several times larger."""
     row = [8, 4, 2, 0, -2, -6]
-    assert "8, 4, 2, 0, -2, -6" in text("sqrt.row_scores_help") and "8, 4, 2, 0, -2, -6" in text(
-        "sqrt.row_scores_help", "ja"
+    assert "8, 4, 2, 0, -2, -6" in text("scaling.row_scores_help") and "8, 4, 2, 0, -2, -6" in text(
+        "scaling.row_scores_help", "ja"
     )
     raw, scaled = one_row(row, 1.0), one_row(row, 8.0)
     assert raw.max_weight > 0.95

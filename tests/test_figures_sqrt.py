@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attention_ui.figures.base import AxisText
-from attention_ui.why_sqrt_dk import figures as fsq
+from attention_ui.scaling import figures as fsq
 
 D_KS = (1, 4, 16, 64)
 

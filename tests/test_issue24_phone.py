@@ -150,13 +150,13 @@ def test_a_page_link_in_the_text_wraps_instead_of_being_cut():
 
 # page, prefix, whether its state lives in its URL (so it gets the copy-link button)
 PRESENTED = [
-    ("why_sqrt_dk", "sq", False),
+    ("scaling", "scaling", False),
     ("masks", "mk", True),
     ("multi_head", "mh", True),
     ("cost", "co", True),
     ("block", "bl", True),
     ("lookalikes", "lk", True),
-    ("positions", "ps", True),
+    ("positions", "positions", True),
     ("inference", "if", True),
     ("decoder", "dc", True),
     ("heads", "hd", True),

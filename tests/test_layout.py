@@ -291,3 +291,54 @@ def test_the_paths_the_architecture_notes_name_exist() -> None:
 def test_the_path_check_can_fail(token: str, found: bool) -> None:
     assert _exists(token) is found
     assert _named_paths(f"see `{token}` and `app_pages/<page>.py`") == [token]
+
+
+# --- one name per page (issue 46): the URLs people linked to before a rename keep reaching their page ---
+
+# Every URL path app.py served before the pages took one name (main at a05c9b4), with the page (script
+# stem) it opened then, as it is called now. A rename that drops or re-points one of them fails here;
+# tests/browser/test_deep_links.py opens them in a browser, query string included.
+URLS_BEFORE = {
+    "start": "playground", "playground": "playground", "": "playground",
+    "why-sqrt-dk": "scaling", "why_sqrt_dk": "scaling", "masks": "masks", "multi-head": "multi_head",
+    "multi_head": "multi_head", "cost": "cost", "block": "block", "lookalikes": "lookalikes",
+    "positions": "positions", "inference": "inference", "quiz": "quiz", "decoder": "decoder",
+    "heads": "heads", "training": "training", "path": "path", "worksheet": "worksheet",
+    "code_check": "code_check", "class_teach": "class_teach", "class_join": "class_join",
+}  # fmt: skip
+
+
+def served_urls(source: str) -> dict[str, str]:
+    """URL path -> page script stem, from app.py's page lists and its old-URL redirects."""
+    tables = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in ("LABS", "PRACTICE", "CLASS", "OLD_URL_PATHS"):
+                tables[name] = ast.literal_eval(node.value)
+    served = {"start": "playground", "": "playground"}  # the default page: "/" (url_path "start")
+    for name in ("LABS", "PRACTICE", "CLASS"):
+        served |= {url: Path(path).stem for path, _key, _icon, url in tables[name]}
+    return served | {old: served[new] for old, new in tables["OLD_URL_PATHS"].items()}
+
+
+def test_every_old_url_still_opens_its_page() -> None:
+    served = served_urls((ROOT / "app.py").read_text(encoding="utf-8"))
+    assert {url: served.get(url) for url in URLS_BEFORE} == URLS_BEFORE
+
+
+def test_a_dropped_old_url_is_caught() -> None:
+    source = (ROOT / "app.py").read_text(encoding="utf-8")
+    dropped = re.sub(r'"why_sqrt_dk":\s*"why-sqrt-dk",\s*', "", source)
+    assert dropped != source and "why_sqrt_dk" not in served_urls(dropped)
+
+
+def test_a_page_with_a_core_lab_takes_the_labs_name() -> None:
+    """The rule of docs/architecture.md for the pages renamed so far: script, package, catalog, prefix."""
+    for name in ("scaling", "positions"):
+        assert (ROOT / "attention_core" / "labs" / f"{name}.py").is_file()
+        assert (ROOT / "app_pages" / f"{name}.py").is_file() and (ROOT / "attention_ui" / name).is_dir()
+        assert (ROOT / "attention_ui" / "locales" / "en" / f"{name}.json").is_file()
+        assert f'kit.Page("{name}", "{name}"' in (ROOT / "app_pages" / f"{name}.py").read_text(
+            encoding="utf-8"
+        )

@@ -262,6 +262,38 @@ def test_the_lesson_carries_plotlys_cartesian_bundle_when_it_draws_every_chart(t
     assert len(page.encode("utf-8")) < 2 * 2**20
 
 
+def test_the_lessons_charts_do_not_check_their_tick_labels_for_overflow(trace) -> None:
+    """Every axis and drawn colour bar of the lesson says ticklabeloverflow "allow" (Plotly's default
+    re-measures every label after placing each one); a setting a figure makes itself is kept."""
+    page = build.playground_lesson(Translator("en"), trace, SPECIAL)
+    figures = json.loads(re.search(r"id='al-figures'>(.*?)</script>", page, re.S).group(1))
+    axes = [v for f in figures for k, v in f["layout"].items() if re.fullmatch(r"[xy]axis\d*", k)]
+    assert len(axes) >= 2 * len(figures)
+    assert all(axis["ticklabeloverflow"] == "allow" for axis in axes)
+    bars = [
+        tr
+        for f in figures
+        for tr in f["data"]
+        if tr["type"] == "heatmap" and tr.get("showscale") is not False
+    ]
+    bars = [tr for tr in bars if not tr.get("coloraxis")]
+    assert bars and all(tr["colorbar"]["ticklabeloverflow"] == "allow" for tr in bars)
+    shared = [f["layout"]["coloraxis"] for f in figures if "coloraxis" in f["layout"]]
+    assert shared and all(c["colorbar"]["ticklabeloverflow"] == "allow" for c in shared)
+    spec = lesson.labels_unchecked(
+        {
+            "data": [{"type": "bar"}, {"type": "heatmap", "showscale": False}],
+            "layout": {"yaxis": {"ticklabeloverflow": "hide past domain"}},
+        }
+    )
+    assert spec["layout"] == {
+        "xaxis": {"ticklabeloverflow": "allow"},
+        "yaxis": {"ticklabeloverflow": "hide past domain"},
+    }
+    assert "colorbar" not in spec["data"][1]  # a bar that is not drawn is left alone
+    assert lesson.labels_unchecked({"data": [{"type": "pie"}], "layout": {}})["layout"] == {}
+
+
 def test_a_chart_the_cartesian_bundle_cannot_draw_or_another_version_gets_the_full_build(monkeypatch) -> None:
     full, small = lesson.full_plotly_js(), lesson.cartesian_plotly_js()
     assert lesson.plotly_js({"heatmap", "bar", "scatter", "histogram"}) == small

@@ -41,7 +41,7 @@ SLOW_MS = 120_000  # a first run on a fresh server compiles and caches everythin
 
 # Each lab's url path -> the catalog key of the title the lab itself shows (its h1).
 LAB_TITLES = {
-    "why-sqrt-dk": "sqrt.title",
+    "why-sqrt-dk": "scaling.title",
     "masks": "masks.title",
     "multi-head": "multihead.title",
     "cost": "cost.title",
@@ -195,15 +195,15 @@ def test_language_switch_after_a_deep_link_keeps_the_lab_and_its_inputs(
     page = open_link(browser, f"{streamlit_server}/why-sqrt-dk")
     try:
         assert_clean_lab(page, "why-sqrt-dk", "en")
-        box = page.locator(".st-key-sq_row input")
+        box = page.locator(".st-key-scaling_row input")
         box.fill("1 2 3 4")
         box.press("Enter")
         wait_for_app_run(page, timeout_ms=SLOW_MS)
         switch_language(page, "ja", timeout_ms=SLOW_MS)
         expect(page.get_by_role("heading", level=1).first).to_contain_text(
-            translate("ja", "sqrt.title"), timeout=SLOW_MS
+            translate("ja", "scaling.title"), timeout=SLOW_MS
         )
-        expect(page.locator(".st-key-sq_row input")).to_have_value("1 2 3 4")
+        expect(page.locator(".st-key-scaling_row input")).to_have_value("1 2 3 4")
         assert urlparse(page.url).path == "/why-sqrt-dk", page.url
         assert_no_exception(page)
     finally:

@@ -43,9 +43,9 @@ def test_positions_and_inference_pages(page: Page, streamlit_server: str) -> Non
     assert metric_value(page, translate("en", "positions.gap_off")) < 1e-12
     assert metric_value(page, translate("en", "positions.gap_on")) > 1e-3
     # three scheme lines; the learned one breaks off at L in the extrapolation plot
-    expect(chart(page, "ps_chart_schemes").locator("g.scatterlayer g.trace")).to_have_count(3)
-    expect(chart(page, "ps_chart_arrow").locator("g.annotation")).to_have_count(9)
-    expect(chart(page, "ps_chart_extrapolation").locator("g.scatterlayer g.trace")).to_have_count(3)
+    expect(chart(page, "positions_chart_schemes").locator("g.scatterlayer g.trace")).to_have_count(3)
+    expect(chart(page, "positions_chart_arrow").locator("g.annotation")).to_have_count(9)
+    expect(chart(page, "positions_chart_extrapolation").locator("g.scatterlayer g.trace")).to_have_count(3)
     assert screenshot(page, "lab_positions_en").stat().st_size > 10_000
 
     switch_language(page, "ja")

@@ -55,18 +55,18 @@ def test_sqrt_lab_loads_draws_and_validates_the_one_row_input(page: Page, stream
     wait_for_charts(page, minimum=7, timeout_ms=SLOW_MS)
     assert_no_exception(page)
     expect(page.get_by_role("heading", level=1)).to_contain_text(
-        translate("en", "sqrt.title"), timeout=SLOW_MS
+        translate("en", "scaling.title"), timeout=SLOW_MS
     )
     # The variance chart has one tick per power of two in the default range 1 … 256.
-    assert tick_labels(chart(page, "sq_chart_var_raw"), "x") == [str(2**i) for i in range(9)]
+    assert tick_labels(chart(page, "scaling_chart_var_raw"), "x") == [str(2**i) for i in range(9)]
     # Error bars are drawn for the measured points.
-    expect(chart(page, "sq_chart_var_raw").locator("g.errorbar").first).to_be_attached(timeout=SLOW_MS)
+    expect(chart(page, "scaling_chart_var_raw").locator("g.errorbar").first).to_be_attached(timeout=SLOW_MS)
     # The one-row widget shows one bar per default score.
-    expect(chart(page, "sq_chart_row").locator("g.point")).to_have_count(6, timeout=SLOW_MS)
+    expect(chart(page, "scaling_chart_row").locator("g.point")).to_have_count(6, timeout=SLOW_MS)
     assert screenshot(page, "lab_sqrt_en").stat().st_size > 10_000
 
     # the one-row input is validated (same page session: a lab load costs more than the check)
-    box = page.locator(".st-key-sq_row input")
+    box = page.locator(".st-key-scaling_row input")
     box.fill("1, two, 3")
     box.press("Enter")
     wait_for_app_run(page, timeout_ms=SLOW_MS)
@@ -75,14 +75,14 @@ def test_sqrt_lab_loads_draws_and_validates_the_one_row_input(page: Page, stream
     box.fill("1 2 3 4")
     box.press("Enter")
     wait_for_app_run(page, timeout_ms=SLOW_MS)
-    expect(chart(page, "sq_chart_row").locator("g.point")).to_have_count(4, timeout=SLOW_MS)
+    expect(chart(page, "scaling_chart_row").locator("g.point")).to_have_count(4, timeout=SLOW_MS)
     assert_no_exception(page)
 
 
 def test_sqrt_lab_in_japanese(ja_page: Page, streamlit_server: str) -> None:
     open_lab(ja_page, streamlit_server, "why-sqrt-dk", timeout_ms=SLOW_MS)
     wait_for_charts(ja_page, minimum=7, timeout_ms=SLOW_MS)
-    title = translate("ja", "sqrt.title")
+    title = translate("ja", "scaling.title")
     assert CJK.search(title)
     expect(ja_page.get_by_role("heading", level=1)).to_contain_text(title, timeout=SLOW_MS)
     assert_no_exception(ja_page)
