@@ -55,8 +55,17 @@ def scroll_script(panel: str, clicks: int) -> str:
 
 
 def chosen_cell(state) -> tuple[int, int] | None:
-    """The cell the open cell explainer shows, to frame on the maps (None while it is closed)."""
-    return (int(state.get(Q_KEY, 0)), int(state.get(K_KEY, 0))) if state.get(CELL_OPEN) else None
+    """The cell the open cell explainer shows, to frame on the maps (None while it is closed).
+
+    Read before the selectboxes are drawn (the export menu reads it), a choice can still be the
+    browser's label of a cell of the previous sentence ("2 · sat"): Streamlit turns it back into an
+    index only when the selectbox is drawn. Such a choice is no cell yet: None, as when closed."""
+    if not state.get(CELL_OPEN):
+        return None
+    q, k = state.get(Q_KEY, 0), state.get(K_KEY, 0)
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (q, k)):
+        return None
+    return q, k
 
 
 CELL_CHART_KEYS = tuple(CHART_PREFIX + name for name in CELL_CHARTS)
