@@ -404,7 +404,7 @@ class _Writer:
     def output(self) -> list[Line]:
         if self.multi and self.trap("w_o_per_head_before_concat"):
             code = "output = np.concatenate([out[i] @ W_O[i * d_v:(i + 1) * d_v] for i in range(heads)], axis=-1)"
-            return [Line(code, "")]
+            return [Line(code, "[n, h*d_model]")]
         return [Line("output = concat @ W_O", "[n, d_model] W_O mixes the heads back")]
 
     def mask_block(self, kind: str, inline: bool = False) -> list[Line]:
