@@ -6,6 +6,7 @@
     .venv/bin/python bench/hall.py --table --replicas 3            # the same with 3 (or 4) processes
     .venv/bin/python bench/hall.py --table --store postgresql      # ... with PostgreSQL as the store
     .venv/bin/python bench/hall.py --smoke                         # the test suite's short run
+    .venv/bin/python bench/hall.py --students 100 --teacher-log    # + the teacher's tabs: errors, screenshots
 
 ``--table`` runs N = 50, 100, 200, 300 and 300 again, each on a fresh cluster, prints each run and
 then the table (exit status 0 only if every run holds).
@@ -503,6 +504,13 @@ def haproxy_log_states(cluster, since: float) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- the class
+PRESENTER_STATE_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const title = document.querySelector('h1');  // the slide's heading: "3. Raw scores QKᵀ"
+    return [title && title.innerText.slice(0, 40), app && app.getAttribute('data-test-script-state'), app && app.getAttribute('data-test-connection-state')];
+}"""
+
+
 class Hall:
     def __init__(self, args, cluster, db) -> None:
         self.args, self.cluster, self.db = args, cluster, db
@@ -514,6 +522,51 @@ class Hall:
         self.poll_on_panel: float | None = None
         self.stored_at: dict[int, float] = {}  # the class's step -> when this process first read it
         self.page_errors: list[str] = []  # a teacher tab that crashed (the panel then stays empty)
+        self.tab_events: list[str] = []  # the teacher's tabs: websockets opened and closed, console errors
+        self.tabs_closing = False
+
+    def watch_tab(self, page, name: str) -> None:
+        """The teacher's tab's websockets (opened, closed) and console errors, with the time: a tab that
+        stops following says when and how here."""
+
+        def note(what: str) -> None:
+            if self.tabs_closing:  # the run's own end closes every websocket: not an event
+                return
+            self.tab_events.append(f"{time.strftime('%H:%M:%S')} {name}: {what}"[:300])
+
+        frames: deque = deque(maxlen=40)  # the last messages the tab received, summed up
+
+        def frame(payload) -> None:
+            with suppress(Exception):
+                fwd = proto.parse(payload if isinstance(payload, bytes) else payload.encode("latin-1"))
+                kind = fwd.WhichOneof("type")
+                what = kind
+                if kind == "delta":
+                    what = f"delta {fwd.delta.WhichOneof('type')}"
+                    el = proto.element(fwd)
+                    if el:
+                        what += f" {el[0]}"
+                elif kind == "new_session":
+                    what = f"new_session fragments {list(fwd.metadata.run.fragment_ids)[:2]}"
+                elif kind == "script_finished":
+                    what = f"script_finished {fwd.script_finished}"
+                path = list(fwd.metadata.delta_path)
+                frames.append(f"{time.time() % 100:.2f} {what} path={path} frag={fwd.delta.fragment_id[:8]}")
+
+        def on_error(e) -> None:
+            note(f"page error: {e}")
+            for f in list(frames):
+                note(f"  received before it: {f}")
+
+        def on_ws(ws) -> None:
+            note(f"websocket opened {ws.url[-30:]}")
+            ws.on("framereceived", frame)
+            ws.on("close", lambda _ws: note("websocket closed"))
+            ws.on("socketerror", lambda err: note(f"websocket error {err}"))
+
+        page.on("websocket", on_ws)
+        page.on("console", lambda m: m.type in ("error", "warning") and note(f"console {m.type}: {m.text}"))
+        page.on("pageerror", on_error)
 
     async def store_watch(self, sid: str, token: str) -> None:
         """When the teacher's step reached the store (the click's own delay, apart from the students')."""
@@ -557,6 +610,8 @@ class Hall:
                 for name, page in (("presenter", presenter), ("panel", panel)):
                     page.on("crash", lambda _p, n=name: self.page_errors.append(f"teacher's {n} tab crashed at"
                                                                                 f" {time.strftime('%H:%M:%S')}"))  # fmt: skip
+                    if args.teacher_log:
+                        self.watch_tab(page, name)
                 await panel.goto(f"{self.base}/class_teach?lang=en")
                 await panel.locator(".st-key-cls_open button").wait_for()
                 await presenter.locator(".st-key-cls_to_presenter button").click()
@@ -610,6 +665,13 @@ class Hall:
                     if n + 1 == args.poll_at:
                         self.poll_open_click = time.time()
                         await panel.locator(".st-key-cls_open button").click()
+                    if args.teacher_log:  # the presenter tab just before the next click
+                        await asyncio.sleep(max(0.0, self.clicks[step] + args.step_every - time.time() - 0.3))
+                        with suppress(Exception):
+                            state = await presenter.evaluate(PRESENTER_STATE_JS)
+                            self.tab_events.append(
+                                f"{time.strftime('%H:%M:%S')} presenter before step {step + 1}: {state}"
+                            )
                     await asyncio.sleep(max(0.0, self.clicks[step] + args.step_every - time.time()))
                 t_steps_end = time.time()
                 if spy is not None:
@@ -626,6 +688,11 @@ class Hall:
                 watcher.cancel()
                 stored.cancel()
                 r["cpu"] = sampler.cpu_between(t_steps, t_steps_end)
+                for name, page in (("presenter", presenter), ("panel", panel)) if args.teacher_log else ():
+                    with suppress(Exception):  # what the teacher's tabs showed at the end (bench/out)
+                        await page.screenshot(
+                            path=str(ROOT / "bench" / "out" / f"hall_{args.students}_{name}.png")
+                        )
                 with suppress(Exception):  # what the panel showed at the end (a panel that stopped: why)
                     r["panel_text"] = (await panel.locator("body").inner_text(timeout=10_000))[-600:]
                 r["stored"] = [
@@ -634,6 +701,7 @@ class Hall:
             finally:
                 sampler.stop()
                 await asyncio.gather(*(s.close() for s in self.students))
+                self.tabs_closing = True
                 await browser.close()
         r.update(self._figures(joined, step, sampler))
         r["load_after"] = sampler.loads[-1]
@@ -704,6 +772,7 @@ class Hall:
             if not any(k >= last_step for k in s.arrived):
                 s.errors.append(f"last step shown {max(s.arrived, default=None)}; run_every timers {len(s.timers)};"
                                 f" last message {time.time() - s.last_message:.0f} s ago; {list(s.log)[-12:]}")  # fmt: skip
+        r["tab_events"] = self.tab_events
         r["errors"] = self.page_errors + [f"{s.nick}: {e}" for s in self.students for e in s.errors]
         r["closed"] = [f"{s.nick}: {s.closed}" for s in self.students if s.closed]
         return r
@@ -743,6 +812,9 @@ def verdict(r: dict, timing: bool = True) -> list[str]:
         out.append(f"an answer reached the panel {r['panel_lag'][2]:.1f} s after its acknowledgement")
     if r["closed"]:
         out.append(f"{len(r['closed'])} websockets closed")
+    broken = [e for e in r.get("tab_events", []) if "page error" in e or "websocket closed" in e]
+    if broken:  # the teacher's tab threw or lost its connection (Streamlit's page does not recover)
+        out.append(f"the teacher's tab broke: {broken[0][:160]}")
     return out
 
 
@@ -779,6 +851,8 @@ def report(r: dict, timing: bool = True) -> bool:
     )
     for line in r["haproxy_log"][:10]:
         print(f"  {line}")
+    for line in r.get("tab_events", [])[:20]:
+        print(f"  teacher {line}")
     for line in (r["errors"] + r["closed"])[:15]:
         print(f"  {line}")
     wrong = verdict(r, timing)
@@ -832,6 +906,9 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--profile", action="store_true",
                     help="py-spy (50 Hz) on the first app process while the teacher steps (bench/requirements-bench.txt)")  # fmt: skip
+    ap.add_argument("--teacher-log", action="store_true",
+                    help="record the teacher's tabs (websockets, console and page errors, the presenter's state"
+                         " before each click) and screenshot them into bench/out at the end")  # fmt: skip
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args(argv)
     if args.smoke:

@@ -210,3 +210,9 @@ def test_hall_verdict_counts_a_server_going_down_not_one_coming_up() -> None:
     assert any("marked a backend down" in w and "DOWN" in w for w in hall.verdict(down))
     failed_check = dict(ok, checks={"r1": (3, 1), "r2": (0, 0)})
     assert any("marked a backend down" in w for w in hall.verdict(failed_check))
+    # The teacher's panel tab threw (issue 47: Streamlit's "Cannot set a node at a delta path") and
+    # closed its websocket: the run fails and says so, not only "the panel counted 0".
+    tab = dict(ok, tab_events=["20:15:07 panel: page error: Cannot set a node at a delta path",
+                               "20:15:07 panel: websocket closed"])  # fmt: skip
+    assert any("teacher's tab broke" in w and "delta path" in w for w in hall.verdict(tab))
+    assert hall.verdict(dict(ok, tab_events=["20:14:30 panel: websocket opened x"])) == []
