@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from attention_ui import assets
 from attention_ui.narrow_screen import NARROW_PX
 from attention_ui.st_structure import testid
 
@@ -54,22 +55,20 @@ def targets_css() -> str:
     """The constant CSS (:data:`MIN_PX`, :data:`MAIN_PX` and the selectors filled in)."""
     low, main, narrow = int(MIN_PX), int(MAIN_PX), int(NARROW_PX) - 1
     centred = "display: inline-flex; align-items: center; justify-content: center;"
-    return f"""
-<style>
-label{testid("stRadioOption")}, label:has(> span > input[type="checkbox"]) {{ min-height: {low}px; }}
-{testid("stTooltipHoverTarget")} > button {{ min-width: {low}px; min-height: {low}px; margin: -4px 0; {centred} }}
-{testid("stHeaderActionElements")} > a {{ min-width: {low}px; min-height: {low}px; {centred} }}
-.js-plotly-plot .plotly .modebar .modebar-btn {{ height: {low}px; }}
-{testid("stTextInputRootElement")} button {{ min-width: {low}px; min-height: {low}px; }}
-@media (max-width: {narrow}px) {{
-  {", ".join(MAIN_CONTROLS)} {{ min-height: {main}px; }}
-  {", ".join(SQUARE)} {{ min-width: {main}px; }}
-}}
-@media (hover: none) {{
-  {TABLE} {{ margin-top: {TABLE_ROOM}; }}
-}}
-</style>
-"""
+    values = {
+        "__LOW__": str(low),
+        "__MAIN__": str(main),
+        "__NARROW__": str(narrow),
+        "__CENTRED__": centred,
+        "__MAIN_CONTROLS__": ", ".join(MAIN_CONTROLS),
+        "__SQUARE__": ", ".join(SQUARE),
+        "__TABLE__": TABLE,
+        "__TABLE_ROOM__": TABLE_ROOM,
+    }
+    css = assets.style("targets.css")
+    for name, value in values.items():
+        css = css.replace(name, value)
+    return css
 
 
 def size_targets() -> None:
