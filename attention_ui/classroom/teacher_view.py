@@ -343,39 +343,7 @@ RELOAD_AT_MOST_EVERY_S = 60
 # leave a browser error page with nothing to retry), it reloads the page, at most once per
 # RELOAD_AT_MOST_EVERY_S (counted in the tab's session storage, so across reloads). The class comes
 # back with the reload: the teacher's cookie holds it.
-_WATCHDOG = """
-<style>.st-key-cls_teach_watchdog, [data-testid="stLayoutWrapper"]:has(> .st-key-cls_teach_watchdog)
-{ display: none !important; }</style>
-<script>
-(() => {
-  if (window.__alPanelWatchdog) return;
-  const state = (window.__alPanelWatchdog = { down: 0, reloading: false });
-  const afterMs = __AFTER__ * 1000, everyMs = __EVERY__ * 1000, storeKey = "alPanelReloadAt";
-  let downSince = null;
-  setInterval(async () => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    if (!app || app.getAttribute("data-test-connection-state") === "CONNECTED") {
-      downSince = null;
-      return;
-    }
-    const now = Date.now();
-    if (downSince === null) downSince = now;
-    state.down = now - downSince;
-    if (state.reloading || now - downSince < afterMs) return;
-    if (now - Number(sessionStorage.getItem(storeKey) || 0) < everyMs) return;
-    try {
-      const answer = await fetch(__HEALTH__, { cache: "no-store" });
-      if (!answer.ok) return;
-    } catch (err) {
-      return;  // the server is down: Streamlit's own retries reconnect when it is back
-    }
-    state.reloading = true;
-    sessionStorage.setItem(storeKey, String(now));
-    location.reload();
-  }, 1000);
-})();
-</script>
-"""
+_WATCHDOG = assets.style("class_panel_watchdog.css") + assets.script("class_panel_watchdog.js")
 
 
 def watchdog() -> None:
@@ -385,7 +353,8 @@ def watchdog() -> None:
     base = str(st.get_option("server.baseUrlPath") or "").strip("/")
     health = "/" + (base + "/" if base else "") + "_stcore/health"
     script = (
-        _WATCHDOG.replace("__AFTER__", str(RELOAD_AFTER_S))
+        _WATCHDOG.replace("__BOX__", "cls_teach_watchdog")
+        .replace("__AFTER__", str(RELOAD_AFTER_S))
         .replace("__EVERY__", str(RELOAD_AT_MOST_EVERY_S))
         .replace("__HEALTH__", json.dumps(health))
     )
