@@ -323,8 +323,8 @@ def test_the_watchers_fragment_id_is_the_same_whatever_the_page_shows(class_stor
     assert len(seen) >= 8 and len(set(seen)) == 1, seen
 
 
-def test_hide_the_answers_until_the_poll_is_closed(class_store):
-    """A projected panel can keep an open poll's histogram to itself: only the count shows."""
+def class_with_one_answer(class_store):
+    """A class with an open poll that one phone answered (option A): (teacher page, class, poll)."""
     teacher, cls = start_class()
     phone = join(cls["code"])
     teacher.button(key="cls_open").click().run()
@@ -332,6 +332,12 @@ def test_hide_the_answers_until_the_poll_is_closed(class_store):
     phone.run()
     choose(phone, f"cls_choice_{poll.poll_id}", 0)
     phone.button(key=f"cls_send_{poll.poll_id}").click().run()
+    return teacher, cls, poll
+
+
+def test_hide_the_answers_until_the_poll_is_closed(class_store):
+    """A projected panel can keep an open poll's histogram to itself: only the count shows."""
+    teacher, cls, poll = class_with_one_answer(class_store)
     teacher.run()
     assert teacher.get("plotly_chart")  # public by default
     teacher.toggle(key="cls_hide_open").set_value(True).run()
@@ -531,13 +537,7 @@ def test_the_class_panel_draws_the_count_and_the_poll_in_one_timed_fragment(clas
 
     monkeypatch.setattr(streamlit, "fragment", fragment)
     monkeypatch.setattr(streamlit, "container", container)
-    teacher, cls = start_class()
-    phone = join(cls["code"])
-    teacher.button(key="cls_open").click().run()
-    poll = class_store.tallies(cls["sid"], cls["token"])[-1].poll
-    phone.run()
-    choose(phone, f"cls_choice_{poll.poll_id}", 0)
-    phone.button(key=f"cls_send_{poll.poll_id}").click().run()
+    teacher, cls, poll = class_with_one_answer(class_store)
     timers.clear()
     teacher.run()
     no_exception(teacher)
