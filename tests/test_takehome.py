@@ -335,19 +335,20 @@ def test_the_lessons_axis_titles_are_annotations_plotly_does_not_measure_labels_
 
 def test_an_axis_title_sits_in_the_band_its_margin_keeps() -> None:
     """x: in the middle of the bottom margin's title band (above a colour bar below the plot); y: of
-    the left margin's; each beside its own panel. A margin Plotly grows itself keeps its title."""
+    the left margin's; each beside its own panel. A margin Plotly grows itself keeps its title, and so
+    does a figure whose margins were not sized for a title band (another template, or too narrow)."""
     from attention_ui.figures import heatmaps
 
-    def spec(**trace):
+    def spec(margin=None, template=None, **trace):
         return {
             "data": [{"type": "heatmap", "xaxis": "x2", "yaxis": "y2", **trace}],
             "layout": {
-                "margin": {"l": 70, "b": 60},
+                "margin": margin or {"l": 70, "b": 60},
                 "xaxis": {"title": {"text": "k", "font": {"color": "red"}}},
                 "xaxis2": {"anchor": "y2", "title": {"text": "key"}},
                 "yaxis2": {"anchor": "x2", "title": {"text": "query"}},
                 "yaxis": {"automargin": True, "title": {"text": "grown"}},
-                "template": {"layout": {"xaxis": {"title": {"standoff": 8}}}},
+                "template": lesson._plain_template() if template is None else template,
             },
         }
 
@@ -359,17 +360,13 @@ def test_an_axis_title_sits_in_the_band_its_margin_keeps() -> None:
     assert notes["k"]["font"] == {"size": 14, "color": "red"} and notes["k"]["yref"] == "y domain"
     q = notes["query"]
     assert (q["xref"], q["x"], q["xshift"], q["yref"], q["y"], q["textangle"]) == (
-        "x2 domain",
-        0,
-        -(70 - 16),
-        "y2 domain",
-        0.5,
-        -90,
-    )
+        "x2 domain", 0, -(70 - 16), "y2 domain", 0.5, -90,
+    )  # fmt: skip
     assert out["yaxis"]["title"] == {"text": "grown"}  # automargin: Plotly measures anyway
-    assert out["template"]["layout"]["xaxis"]["title"] == {"standoff": 8}  # a title is left: kept
+    assert out["template"]["layout"]["xaxis"]["title"]["standoff"] == 8  # a title is left: kept
     below = lesson.titles_as_annotations(spec(colorbar={"orientation": "h"}))["layout"]
     key = next(a for a in below["annotations"] if a["text"] == "key")
     assert key["yshift"] == -(60 - heatmaps.COLORBAR_BELOW_PX - 16)
-    bare = lesson.titles_as_annotations({"data": [], "layout": {"xaxis": {"title": {"text": "t"}}}})
-    assert bare["layout"]["xaxis"]["title"] == {"text": "t"}  # no fixed margins: no band to put it in
+    for kept in (spec(margin={"l": 10, "b": 10}), spec(template={"layout": {}}), spec(margin={"t": 5})):
+        unchanged = json.loads(json.dumps(kept))
+        assert lesson.titles_as_annotations(kept) == unchanged

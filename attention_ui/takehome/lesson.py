@@ -31,7 +31,7 @@ import plotly.io as pio
 from attention_core.explain import explain_cell
 from attention_ui import kit
 from attention_ui.figures import heatmaps
-from attention_ui.figures.base import TITLE_BAND_PX, TITLE_FONT_PX
+from attention_ui.figures.base import PLAIN_TEMPLATE, TICK_PAD_PX, TITLE_BAND_PX, TITLE_FONT_PX
 from attention_ui.playground.explain_view import cell_lines
 from attention_ui.playground.steps_view import (
     NUMBERED,
@@ -161,6 +161,16 @@ def _automargin(layout: dict, key: str) -> bool:
     return bool((template.get(key[0] + "axis") or {}).get("automargin"))
 
 
+@cache
+def _plain_json() -> str:
+    return pio.to_json(PLAIN_TEMPLATE, validate=False)
+
+
+def _plain_template() -> dict:
+    """PLAIN_TEMPLATE as a figure's JSON holds it (a fresh copy)."""
+    return json.loads(_plain_json())
+
+
 def titles_as_annotations(spec: dict) -> dict:
     """``spec`` (a figure's JSON) with each axis title drawn as an annotation in the band the margins
     keep for it, in place; no label is lost.
@@ -171,13 +181,16 @@ def titles_as_annotations(spec: dict) -> dict:
     TITLE_BAND_PX (:func:`attention_ui.figures.base.axis_margins`), with the colour-bar band
     (``heatmaps.COLORBAR_BELOW_PX``) outermost when a horizontal bar lies below the plot, so the title
     goes in the middle of that band, beside its own plot (``<axis> domain``: a panel of a grid too).
-    Left alone: an axis whose margin Plotly grows itself (automargin: it measures the labels anyway),
-    a title on the top or right side, a figure without fixed margins.
+    Only figures drawn with :data:`PLAIN_TEMPLATE` follow that convention, and only a margin with room
+    for the band and the labels' pad has one. Left alone: other figures (the √d_k lab's line charts,
+    10-px margins), an axis whose margin Plotly grows itself (automargin: it measures the labels
+    anyway), a title on the top or right side.
     """
     layout = spec.setdefault("layout", {})
     margin = layout.get("margin") or {}
     axes = [k for k, v in layout.items() if isinstance(v, dict) and re.fullmatch(r"[xy]axis\d*", k)]
-    if "l" not in margin or "b" not in margin:
+    room = TITLE_BAND_PX + TICK_PAD_PX
+    if layout.get("template") != _plain_template() or min(margin.get("l", 0), margin.get("b", 0)) < room:
         return spec
     below = any(
         (trace.get("colorbar") or {}).get("orientation") == "h" and trace.get("showscale") is not False
