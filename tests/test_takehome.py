@@ -370,3 +370,12 @@ def test_an_axis_title_sits_in_the_band_its_margin_keeps() -> None:
     for kept in (spec(margin={"l": 10, "b": 10}), spec(template={"layout": {}}), spec(margin={"t": 5})):
         unchanged = json.loads(json.dumps(kept))
         assert lesson.titles_as_annotations(kept) == unchanged
+
+
+def test_an_axis_that_keeps_its_title_grows_its_margin_for_it() -> None:
+    """The √d_k lab's charts (10-px margins, not PLAIN_TEMPLATE) clipped their labels in the lesson."""
+    spec = {"layout": {"xaxis": {"title": {"text": "d_k"}}, "yaxis": {"automargin": False, "title": {"text": "v"}},
+                       "xaxis2": {}}}  # fmt: skip
+    out = lesson.margins_for_titles(spec)["layout"]
+    assert out["xaxis"]["automargin"] is True and out["yaxis"]["automargin"] is False
+    assert "automargin" not in out["xaxis2"]

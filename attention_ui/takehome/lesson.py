@@ -234,7 +234,24 @@ def _figure_json(fig) -> dict:
     layout = spec.setdefault("layout", {})
     layout.pop("width", None)
     layout["autosize"] = True
-    return titles_as_annotations(labels_unchecked({"data": spec.get("data", []), "layout": layout}))
+    spec = titles_as_annotations(labels_unchecked({"data": spec.get("data", []), "layout": layout}))
+    return margins_for_titles(spec)
+
+
+def margins_for_titles(spec: dict) -> dict:
+    """``spec`` with automargin on every axis that still has a title, in place: a figure not drawn
+    with :data:`PLAIN_TEMPLATE` (the √d_k lab's line charts) gets its room for labels and titles from
+    Streamlit's theme in the app, which the lesson does not carry; without it, 10-px margins clipped
+    its tick labels and laid its titles over them."""
+    layout = spec.get("layout", {})
+    for key, axis in layout.items():
+        if (
+            isinstance(axis, dict)
+            and re.fullmatch(r"[xy]axis\d*", key)
+            and (axis.get("title") or {}).get("text")
+        ):
+            axis.setdefault("automargin", True)
+    return spec
 
 
 def step_sections(t, trace, head: int = 0, cell: tuple[int, int] | None = None) -> list[Section]:
