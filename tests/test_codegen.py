@@ -447,7 +447,7 @@ def test_traps_are_written_as_a_learner_writes_them(mutation, written):
 
 
 def test_masking_v_and_masking_the_weights_after_softmax_give_the_same_output():
-    """By mathematics: sum_j (w_ij m_ij) v_j is both. The check names both (test_codecheck_traps.py)."""
+    """By mathematics: sum_j (w_ij m_ij) v_j is both. The check names both (codecheck/test_traps.py)."""
     X, W_Q, W_K, W_V = _one_head_inputs(6)
     mask = build_mask("causal", len(X))
     a = _attention("mask_after_softmax")(X, W_Q, W_K, W_V, mask, 3)
@@ -615,3 +615,43 @@ def test_run_program_takes_a_text_or_a_namespace_and_values_skip_missing_names()
     assert "weights" in ns
     values = program_values({"X": np.zeros((2, 3)), "output": np.ones((2, 3))}, 2)
     assert set(values) == {"X", "output"}  # a name missing in the middle does not stop the others
+
+
+def _shape_claims(program, ns, heads: int) -> tuple[int, set[str]]:
+    """How many array lines of ``program`` claim a shape in their comment (each claim checked against
+    the array the line made in ``ns``), and the names of the arrays it assigns."""
+    sizes = {"n": ns["n"], "d_model": ns["d_model"], "d_k": ns["d_k"], "d_v": ns["d_v"], "h": heads}
+    sizes |= {"h*d_v": heads * ns["d_v"], "h*d_model": heads * ns["d_model"], "1": 1}
+    sizes["ceil(d_model/2)"] = -(-ns["d_model"] // 2)
+    checked = 0
+    for line in program.source.splitlines():
+        match = SHAPE_COMMENT.match(line)
+        if match and isinstance(ns.get(match.group(1)), np.ndarray):
+            dims = tuple(sizes[d.strip()] for d in match.group(2).split(","))
+            assert np.shape(ns[match.group(1)]) == dims, line
+            checked += 1
+    assigned = {m.group(1) for m in (re.match(r"^(\w+) = ", ln) for ln in program.source.splitlines()) if m}
+    return checked, {name for name in assigned if isinstance(ns.get(name), np.ndarray)}
+
+
+@pytest.mark.parametrize("config", [RICH, RICH_ONE], ids=["heads", "one_head"])
+def test_a_traps_lines_keep_their_shape_comments(config):
+    """A trap changes a line's code, never what its comment claims: every array line of every trap's
+    program that runs still says its shape, and the shape is the array's (with the head axis exactly
+    when there are heads)."""
+    tried = 0
+    for mutation in MUTATIONS:
+        try:
+            program = layer_program(config, TOKENS, mutation=mutation.name)
+        except MutationNotApplicable:
+            continue
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                ns = run_program(program)
+        except (ValueError, IndexError):  # a trap that stops the program (a shape mismatch)
+            continue
+        checked, arrays = _shape_claims(program, ns, config.heads)
+        assert checked == len(arrays), mutation.name
+        tried += 1
+    assert tried >= 10

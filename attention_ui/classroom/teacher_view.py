@@ -11,11 +11,12 @@ import time
 import segno
 import streamlit as st
 
-from attention_ui import kit
+from attention_ui import assets, kit
 from attention_ui.classroom import code_polls, follow, questions, state
 from attention_ui.classroom.export import results_csv
 from attention_ui.classroom.figures import HEIGHT as HISTOGRAM_HEIGHT
 from attention_ui.classroom.figures import answers_histogram
+from attention_ui.st_structure import key_class
 from attention_ui.takehome import buttons as takehome_buttons
 from classroom import ClassError
 from classroom.model import icu_ready
@@ -26,8 +27,9 @@ SEEN_WITHIN_S = 60.0  # the count of students: those whose page was open in the 
 # Streamlit fades an element while its fragment reruns; a count refreshed every second would
 # flicker on the projector. Constant CSS: the live parts stay at full opacity.
 _STEADY_CSS = (
-    "<style>.st-key-cls_live_poll [data-stale='true'], .st-key-cls_live_count [data-stale='true']"
-    " { opacity: 1 !important; transition: none !important; }</style>"
+    assets.style("class_steady.css")
+    .replace("__POLL__", key_class("cls_live_poll"))
+    .replace("__COUNT__", key_class("cls_live_count"))
 )
 
 

@@ -437,43 +437,10 @@ def _section_html(section: Section, figure_ids: list[dict], start: int) -> str:
     return "".join(parts)
 
 
-PAGE_CSS = """
-:root { color-scheme: light; }
-* { box-sizing: border-box; }
-body { margin: 0; font: 16px/1.55 system-ui, -apple-system, "Segoe UI", "Hiragino Sans", "Noto Sans CJK JP",
-  "Yu Gothic", Meiryo, sans-serif; color: #262730; background: #ffffff; overflow-wrap: anywhere; }
-main { max-width: 980px; margin: 0 auto; padding: 1rem; }
-h1 { font-size: 1.7rem; line-height: 1.25; } h2 { font-size: 1.3rem; margin-top: 2.2rem; border-top: 1px solid #e6e6ea;
-  padding-top: 1rem; } h3 { font-size: 1.1rem; }
-math { font-family: math, "STIX Two Math", "Cambria Math", "Latin Modern Math", serif; font-size: 1.1em; }
-.formula, .scroll { overflow-x: auto; max-width: 100%; }
-.formula { margin: 0.6rem 0; }
-.sentence { white-space: pre-wrap; background: #f4f5f8; padding: 0.6rem 0.8rem; border-radius: 0.4rem; }
-.tokens { display: flex; flex-wrap: wrap; gap: 0.3rem; padding: 0; list-style: none; }
-.tokens li { border: 1px solid #c9ccd6; border-radius: 0.3rem; padding: 0.05rem 0.4rem; white-space: pre-wrap; }
-.tokens li.pad { color: #5c5f6e; border-style: dashed; }
-table { border-collapse: collapse; } th, td { border: 1px solid #d5d7de; padding: 0.2rem 0.5rem; text-align: right; }
-th[scope='row'], .settings th { text-align: left; }
-figure { margin: 0.5rem 0; min-width: 0; } .chart { width: 100%; min-height: 220px; }
-.row { display: grid; grid-template-columns: repeat(auto-fit, minmax(260px, 1fr)); gap: 0.5rem; }
-.note, .about, .pick { color: #4a4d5a; }
-.cell { border: 1px solid #d5d7de; border-radius: 0.5rem; padding: 0.2rem 1rem 0.6rem; margin-top: 1rem; }
-.steps li { margin: 0.3rem 0; }
-nav ul { padding-left: 1.3rem; columns: 2 14rem; }
-@media print { .chart { break-inside: avoid; } }
-"""
+PAGE_CSS = (ASSETS / "lesson.css").read_text(encoding="utf-8")
 
 # Constant script: draw every chart from the JSON above it, with plotly.js from this file.
-_DRAW = """
-(() => {
-  const figures = JSON.parse(document.getElementById("al-figures").textContent);
-  const config = { displaylogo: false, responsive: true, toImageButtonOptions: { format: "png", scale: 2 } };
-  for (const el of document.querySelectorAll(".chart[data-figure]")) {
-    const spec = figures[Number(el.dataset.figure)];
-    Plotly.newPlot(el, spec.data, spec.layout, config).then(() => { el.dataset.drawn = "1"; });
-  }
-})();
-"""
+_DRAW = (ASSETS / "lesson_draw.js").read_text(encoding="utf-8")
 
 
 def build_lesson(t, trace, sections: list[Section], *, title: str, text: str) -> str:
