@@ -6,7 +6,8 @@ zip takes ≤ 3 s from the press. The build is timed as the download buttons run
 functions, attention_ui.takehome.build); the open is timed in a fresh Chromium page per repeat, from
 navigation start to the last chart's ``Plotly.newPlot`` promise (``data-drawn``), with every network
 request refused and counted (there must be none). ``main_thread_s``: the renderer main thread's busy
-time until then (CDP Performance ``TaskDuration``), which a loaded machine stretches less than wall-clock.
+time until then (CDP Performance ``TaskDuration``: the tasks' wall time, so a loaded machine still
+stretches it; compare builds on a quiet machine, or by thread time in a trace).
 
     python bench/takehome.py                  # the playground's default sentence and a 24-token one, en and ja
     python bench/takehome.py --smoke          # one build and one open, to check the script works
