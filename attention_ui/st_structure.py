@@ -18,7 +18,7 @@ import re
 # data-testid values -> what selects them (a value used as a prefix, ``[data-testid^="stBaseButton"]``,
 # is declared as that prefix).
 TEST_IDS: dict[str, str] = {
-    "stApp": "presenter_keys.js (is a run going on?), class_watchdog.js",
+    "stApp": "presenter_keys.js (is a run going on?), class_watchdog.js, class_panel_watchdog.js",
     "stAppViewContainer": "presenter_return.js (the page's scroller)",
     "stMain": "presenter.css, presenter_return.js, first_screen.js, class_present_strip.css, app.py",
     "stMainBlockContainer": "presenter.css, class_joined_head.css",
@@ -43,7 +43,7 @@ TEST_IDS: dict[str, str] = {
     "stMarkdownContainer": "class_joined_head.css, class_present_strip.css",
     "stMarkdownBadge": "presenter.css",
     "stElementContainer": "targets.TABLE, classroom/state.py, training/views.py",
-    "stLayoutWrapper": "class_watchdog.css",
+    "stLayoutWrapper": "class_watchdog.css, class_panel_watchdog.css",
     "stFullScreenFrame": "playground_slide.css, targets.TABLE",
     "stPlotlyChart": "playground_slide.css",
     "stDataFrame": "targets.TABLE",
@@ -58,7 +58,7 @@ CLASSES: dict[str, str] = {
 # attributes of the app's root (``[data-testid="stApp"]``) -> what reads them
 ATTRIBUTES: dict[str, str] = {
     "data-test-script-state": "presenter_keys.js, class_watchdog.js (notRunning: no run going on)",
-    "data-test-connection-state": "class_watchdog.js (CONNECTED)",
+    "data-test-connection-state": "class_watchdog.js, class_panel_watchdog.js (CONNECTED)",
 }
 # the class a keyed widget or container gets: st-key-<key>
 KEY_CLASS_PREFIX = "st-key-"
