@@ -407,7 +407,7 @@ class _Writer:
             return [Line(code, "[n, h*d_model]")]
         return [Line("output = concat @ W_O", "[n, d_model] W_O mixes the heads back")]
 
-    def mask_block(self, kind: str, inline: bool = False) -> list[Line]:
+    def mask_block(self, kind: str) -> list[Line]:
         """``allowed`` (True where query i may read key j) for a mask kind, then M."""
         lines = []
         if "causal" in kind:
