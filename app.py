@@ -4,7 +4,16 @@ import json
 
 import streamlit as st
 
-from attention_ui import chart_keys, frontend_words, narrow_fit, narrow_screen, server_fixes, targets, touch
+from attention_ui import (
+    assets,
+    chart_keys,
+    frontend_words,
+    narrow_fit,
+    narrow_screen,
+    server_fixes,
+    targets,
+    touch,
+)
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
 from attention_ui.language import LANG_KEY, current_language, translator
 from attention_ui.playground import first_screen
@@ -30,22 +39,13 @@ with st.sidebar:
     # Captions carry content (notes under charts, hints): Streamlit draws them grey at 60 % opacity,
     # 2.6-3.9:1 on white; this colour, the one the charts' text uses, at full opacity is 6.3:1
     # (WCAG 2.1 AA asks 4.5:1). Constant CSS.
-    st.html(
-        '<style>[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p '
-        "{ color: #5c5f6e; opacity: 1; }</style>"
-    )
+    st.html(assets.style("captions.css"))
     # A link in a page's text wraps instead of ending in "…" (Streamlit keeps page links on one line,
     # which cut the guided path's "Continue in the playground: …" on a phone). Constant CSS.
-    st.html(
-        '<style>[data-testid="stMain"] [data-testid="stPageLink-NavLink"] :is(span, div, p) '
-        "{ white-space: normal; overflow: visible; text-overflow: clip; }</style>"
-    )
+    st.html(assets.style("page_links.css"))
     # On a phone, the cell numbers of a map wider than kit.DENSE_COLUMNS would run together: hidden
     # there (hover or a tap gives each value). Constant CSS.
-    st.html(
-        '<style>@media (max-width: 640px) { [class*="_chart_"][class*="_dense"] g.heatmap-label '
-        "{ display: none; } }</style>"
-    )
+    st.html(assets.style("dense_maps.css"))
     # On a phone the sidebar closes after a page is chosen or the sentence applied (issue 24).
     narrow_screen.close_sidebar_when_done()
     # On a touch screen a tap on a chart that selects (on_select) selects the tapped cell (plotly.js #6721).

@@ -62,8 +62,8 @@ def main() -> None:
         # default one; the class's view (the projected sentence and step) becomes this session's
         follow.adopt_view(st.session_state, info.view)
         st.session_state[follow.OWNER_KEY] = cls["sid"]
+    teacher_view.watchdog()  # a panel that lost its connection reloads instead of staying white
     teacher_view.join_box(t, cls, info)
-    teacher_view.student_count(t, cls, shared=True)
     if st.session_state.pop("cls_new_key", False):
         st.info(t("class.key_saved_note"))
     left, right = st.columns([1, 2])
@@ -80,7 +80,7 @@ def main() -> None:
         teacher_view.one_per_device(t, cls, info)
         teacher_view.end_button(t, cls)
     with right:
-        teacher_view.poll_panel(t, cls)
+        teacher_view.live_panel(t, cls)  # the count of students and the poll: one live fragment
 
 
 main()

@@ -20,7 +20,7 @@ without a causal mask) raises :class:`MutationNotApplicable`. :func:`one_head_fu
 or without a trap. Each trap is written the way a learner writes that mistake by hand (the mask
 skipped when there is none, the weights masked after the softmax by zeroing them, the scores used as
 the weights after they are masked), so that the code check names a learner's mistake by the trap whose
-numbers theirs equal (tests/test_codecheck_traps.py writes every trap by hand).
+numbers theirs equal (tests/codecheck/test_traps.py writes every trap by hand).
 
 The comments in the generated code are English whatever the UI's language: the program is the same
 text in both, so its lines, fragments and error messages match between a Japanese and an English
@@ -404,10 +404,10 @@ class _Writer:
     def output(self) -> list[Line]:
         if self.multi and self.trap("w_o_per_head_before_concat"):
             code = "output = np.concatenate([out[i] @ W_O[i * d_v:(i + 1) * d_v] for i in range(heads)], axis=-1)"
-            return [Line(code, "")]
+            return [Line(code, "[n, h*d_model]")]
         return [Line("output = concat @ W_O", "[n, d_model] W_O mixes the heads back")]
 
-    def mask_block(self, kind: str, inline: bool = False) -> list[Line]:
+    def mask_block(self, kind: str) -> list[Line]:
         """``allowed`` (True where query i may read key j) for a mask kind, then M."""
         lines = []
         if "causal" in kind:

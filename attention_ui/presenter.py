@@ -31,36 +31,17 @@ from collections.abc import Callable, Mapping, Sequence
 
 import streamlit as st
 
+from attention_ui import assets
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
 from attention_ui.language import LANG_KEY, current_language
+from attention_ui.st_structure import key_class
 
 # a page's widget prefix, the page's one name (docs/architecture.md): the only text filled into the
 # scripts, so lower-case letters and underscores only
 _PREFIX = re.compile(r"^[a-z][a-z_]{1,15}$")
 
 # Static CSS (the prefix is a page's constant): bigger type, no sidebar, the hidden Home/End buttons.
-_CSS = """
-<style>
-section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
-[data-testid="stExpandSidebarButton"] { display: none !important; }
-[data-testid="stMainBlockContainer"] { padding-top: 1rem; padding-bottom: 1rem; max-width: 100%; }
-[data-testid="stMain"] .stMarkdown p, [data-testid="stMain"] .stMarkdown li { font-size: 1.35rem; line-height: 1.6; }
-[data-testid="stMain"] h1 { font-size: 2.6rem; padding-top: 0.25rem; }
-[data-testid="stMain"] h2 { font-size: 2.2rem; padding-top: 0.25rem; }
-[data-testid="stMain"] h3 { font-size: 1.7rem; }
-[data-testid="stMain"] .katex { font-size: 1.3em; }
-[data-testid="stMain"] [data-testid="stMarkdownBadge"] { font-size: 1.1rem; }
-[data-testid="stMain"] .katex-display { overflow-x: auto; overflow-y: hidden; padding-bottom: 0.2rem; }
-.st-key-__PREFIX___present_first, .st-key-__PREFIX___present_last,
-[class*="st-key-__PREFIX___present_go_"] { display: none !important; }
-@media (max-height: 900px) {  /* a 1366×768 projector: more of the slide above the fold */
-  [data-testid="stMain"] .stMarkdown p, [data-testid="stMain"] .stMarkdown li { font-size: 1.12rem; line-height: 1.5; }
-  [data-testid="stMain"] h1 { font-size: 2.1rem; padding-top: 0; padding-bottom: 0.5rem; }
-  [data-testid="stMain"] h2 { font-size: 1.8rem; padding-top: 0; }
-  [data-testid="stMain"] .katex { font-size: 1.12em; }
-}
-</style>
-"""
+_CSS = assets.style("presenter.css")
 
 # Constant JavaScript (only the prefix and the slide numbers are filled in): keys and presentation
 # clickers (which send PageDown/PageUp or the arrows) drive the Previous/Next buttons, Home/End the
@@ -72,185 +53,12 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 # drawn its slide: a clicker pressed three times 150 ms apart sent three clicks into one run, which
 # Streamlit took as one (a button is one trigger per run) and which could start from the address of
 # a slide already left (the projector showed 2 -> 1 -> 2 and ended on step 2 instead of 4).
-_KEYS_JS = """
-<script>
-(() => {
-  const NEXT = ["ArrowRight", "ArrowDown", "PageDown", " "], PREV = ["ArrowLeft", "ArrowUp", "PageUp"];
-  window.__alPresenterPrefix = "__PREFIX__";  // the page presenting now; the listener below reads it
-  const press = (name) => document.querySelector(".st-key-" + window.__alPresenterPrefix + "_present_" + name + " button");
-  if (!window.__alPresenterKeys) {
-    window.__alPresenterKeys = true;
-    const queue = (window.__alPresenterQueue = { moves: [], waiting: null, target: null, closing: false, clicks: 0, openedAt: 0, closeAt: 0 });
-    // A click on a button that draws a slide over this one (the live class's "Show the join code"):
-    // the next press closes it, even when it comes before that slide (and its close button) is drawn.
-    document.addEventListener("click", (e) => {
-      const openers = window.__alPresenterOpeners, t = e.target;
-      if (openers && t && t.closest && t.closest(openers)) queue.openedAt = performance.now();
-    }, true);
-    const running = () => {  // a run going on, or asked for ("rerunRequested") and not started yet
-      const app = document.querySelector('[data-testid="stApp"]');
-      return !!app && app.getAttribute("data-test-script-state") !== "notRunning";
-    };
-    const shown = () => {  // "prefix:slide" drawn last: the end-of-slide script, else the key script
-      const p = window.__alPresenterPrefix + ":", d = window.__alPresenterDrawn;
-      return d && d.startsWith(p) ? d : window.__alPresenterShown;
-    };
-    const pump = () => {  // one loop at a time (queue.pumping), every 30 ms while there is work
-      const w = queue.waiting;
-      if (w) {  // the last click's run: wait until it has drawn its change and ended (at most 15 s)
-        if ((!w.drawn() || running()) && performance.now() - w.at < 15000) {
-          setTimeout(pump, 30);
-          return;
-        }
-        queue.waiting = null;
-        queue.closing = false;
-      }
-      if (!queue.moves.length) { queue.pumping = false; queue.target = null; return; }
-      queue.since = queue.since || performance.now();
-      if (!running() || performance.now() - queue.since > 15000) {
-        // A close asked for right after the slide's opener was clicked: wait for its close button
-        // (at most 5 s; a slide that never came up leaves nothing to close).
-        if (queue.moves[0] === "close" && !press("close") && performance.now() - queue.closeAt < 5000) {
-          setTimeout(pump, 30);
-          return;
-        }
-        queue.since = 0;
-        const move = queue.moves.shift();
-        const b = press(typeof move === "number" ? "go_" + move : move);
-        if (move === "close" && !b) queue.closing = false;
-        if (b && !b.disabled) {
-          const t0 = performance.now(), search = location.search, want = window.__alPresenterPrefix + ":" + move;
-          let seen = null;
-          // Drawn: the wanted slide, and the address the run wrote (or 0.4 s): a click sent with
-          // the address of a slide already left would take the page back there.
-          const drawn = move === "close" ? () => !press("close") : move === "exit" ? () => !press("next") : () => {
-            if (shown() !== want) return false;
-            seen = seen || performance.now();
-            return location.search !== search || performance.now() - seen > 400;
-          };
-          queue.waiting = { drawn, at: t0 };
-          queue.clicks += 1;
-          b.click();
-        }
-      }
-      setTimeout(pump, 30);
-    };
-    const wanted = (e) => {
-      if (!press("next") || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return null;
-      const el = e.target;
-      if (el && el.closest && el.closest("input, textarea, select, [contenteditable], [role=listbox], [role=combobox]")) return null;
-      if (NEXT.includes(e.key)) return "next";
-      if (PREV.includes(e.key)) return "prev";
-      if (e.key === "Home") return "first";
-      if (e.key === "End") return "last";
-      if (e.key === "Escape") return "exit";
-      return null;
-    };
-    // Each press becomes the slide it asks for, counted from the last one asked for while a move is
-    // queued or not yet drawn (the screen may be a run behind), and from the slide on the screen
-    // once nothing is (a mouse click on Next may have moved it since): the button for that slide is
-    // clicked, so a run Streamlit repeats with the same click lands on the same slide.
-    const busy = () => queue.moves.length > 0 || (!!queue.waiting && !queue.waiting.drawn());
-    const over = () => window.__alPresenterOverlay || (queue.openedAt > 0 && performance.now() - queue.openedAt < 5000);
-    const queued = (name) => {
-      if (name === "exit") return "exit";
-      if (!busy()) queue.target = null;
-      if (over() && !queue.closing && !busy() && (name === "next" || name === "prev")) {
-        queue.closing = true;  // a slide drawn over this one (the live class's join code): closed first
-        queue.closeAt = performance.now();
-        queue.openedAt = 0;
-        window.__alPresenterOverlay = false;
-        return "close";
-      }
-      const base = queue.target ?? window.__alPresenterStep, last = window.__alPresenterLast;
-      const to = Math.max(1, Math.min(last, { next: base + 1, prev: base - 1, first: 1, last }[name]));
-      if (to === base) return null;
-      queue.target = to;
-      queue.openedAt = 0;  // a step move closes a slide drawn over the step, too
-      window.__alPresenterOverlay = false;
-      return to;
-    };
-    document.addEventListener("keydown", (e) => {
-      const name = wanted(e);
-      if (!name) return;
-      e.preventDefault();  // no page scroll, no second click of a focused button
-      e.stopPropagation();
-      if (e.repeat) return;
-      const move = queued(name);
-      if (move === null) return;
-      queue.moves.push(move);
-      if (!queue.pumping) { queue.pumping = true; pump(); }
-    }, true);
-    document.addEventListener("keyup", (e) => { if (wanted(e)) { e.preventDefault(); e.stopPropagation(); } }, true);
-  }
-  const STEP = __STEP__, LAST = __LAST__, OVERLAY = __OVERLAY__;
-  window.__alPresenterShown = "__PREFIX__:" + STEP;  // the slide this run drew (the queue's pump waits for it)
-  window.__alPresenterOpeners = "__OPENERS__";
-  if (!window.__alPresenterQueue.closing) window.__alPresenterOverlay = OVERLAY;  // drawn over this step?
-  if (OVERLAY) window.__alPresenterQueue.openedAt = 0;  // the opened slide is here: no longer pending
-  window.__alPresenterStep = STEP;
-  window.__alPresenterLast = LAST;
-  let tries = 0;
-  const settle = () => {
-    const next = press("next"), prev = press("prev");
-    const ready = next && prev && next.disabled === (STEP === LAST) && prev.disabled === (STEP === 1);
-    if (!ready) { if (++tries < 60) setTimeout(settle, 50); return; }
-    const active = document.activeElement;
-    const CONTROLS = "__CONTROLS__";
-    if (!active || active.disabled || !active.isConnected || !active.closest || !active.closest(CONTROLS)) {
-      (next.disabled ? prev : next).focus();
-    }
-  };
-  setTimeout(settle, 0);
-})();
-</script>
-"""
+_KEYS_JS = assets.script("presenter_keys.js")
 
 # Constant JavaScript for the normal page (only the prefix is filled in): remember where the learner
 # was when presenter mode started (the scroll position) and, after Exit, scroll back there and focus
 # the presenter button.
-_RETURN_JS = """
-<script>
-(() => {
-  const P = "__PREFIX__";
-  const SAVED = "attention-lab-present-return-" + P, EXITED = "attention-lab-present-exited-" + P;
-  const scroller = () => {
-    for (const sel of ['[data-testid="stMain"]', '[data-testid="stAppViewContainer"]']) {
-      const el = document.querySelector(sel);
-      if (el && el.scrollHeight > el.clientHeight + 1 && /(auto|scroll)/.test(getComputedStyle(el).overflowY)) return el;
-    }
-    return document.scrollingElement;
-  };
-  window.__alPresenterReturn = window.__alPresenterReturn || {};
-  if (!window.__alPresenterReturn[P]) {
-    window.__alPresenterReturn[P] = true;
-    document.addEventListener("click", (e) => {
-      const t = e.target;
-      if (!t || !t.closest) return;
-      if (t.closest(".st-key-" + P + "_present_start")) sessionStorage.setItem(SAVED, String(scroller().scrollTop));
-      if (t.closest(".st-key-" + P + "_present_exit")) sessionStorage.setItem(EXITED, "1");
-    }, true);
-  }
-  if (!sessionStorage.getItem(EXITED)) return;
-  sessionStorage.removeItem(EXITED);
-  const top = Number(sessionStorage.getItem(SAVED) || 0);
-  sessionStorage.removeItem(SAVED);
-  let tries = 0;
-  const restore = () => {
-    const el = scroller(), start = document.querySelector(".st-key-" + P + "_present_start button");
-    if (!start || (el.scrollHeight < top + el.clientHeight && ++tries < 100)) { setTimeout(restore, 50); return; }
-    el.scrollTop = top;
-    start.focus({ preventScroll: true });
-    // the page may still be settling (charts drawing): look once more
-    setTimeout(() => {
-      if (!document.activeElement || document.activeElement === document.body) start.focus({ preventScroll: true });
-      if (Math.abs(el.scrollTop - top) > 2) el.scrollTop = top;
-    }, 700);
-  };
-  setTimeout(restore, 0);
-})();
-</script>
-"""
+_RETURN_JS = assets.script("presenter_return.js")
 
 # The words of the controls: catalog keys (the playground says "step", the other pages "slide").
 SLIDE_WORDS = {
@@ -299,10 +107,10 @@ def keys_script(
     names = [f"{_checked(prefix)}_present_{b}" for b in ("prev", "next", "lang", "exit")] + list(controls)
     if not all(re.fullmatch(r"[a-z_]+", name) for name in [*names, *openers]):
         raise ValueError("widget keys of the controls are lower-case letters and underscores")
-    selector = ", ".join(f".st-key-{name}" for name in names)
+    selector = ", ".join(key_class(name) for name in names)
     script = _KEYS_JS.replace("__STEP__", str(int(step))).replace("__LAST__", str(int(last)))
     script = script.replace("__OVERLAY__", "true" if overlay else "false")
-    script = script.replace("__OPENERS__", ", ".join(f".st-key-{name}" for name in openers))
+    script = script.replace("__OPENERS__", ", ".join(key_class(name) for name in openers))
     return script.replace("__CONTROLS__", selector).replace("__PREFIX__", prefix)
 
 

@@ -19,33 +19,35 @@ from __future__ import annotations
 
 import streamlit as st
 
+from attention_ui import assets
 from attention_ui.narrow_screen import NARROW_PX
+from attention_ui.st_structure import testid
 
 MIN_PX = 24  # WCAG 2.2, 2.5.8: every target
 MAIN_PX = 44  # the main controls on a phone (WCAG 2.5.5)
 
 # The main controls; on a phone each is at least MAIN_PX tall.
 MAIN_CONTROLS = (
-    '[data-testid="stSidebarNavLink"]',
-    '[data-testid="stPageLink-NavLink"]',
-    '[data-testid^="stBaseButton"]',
-    '[data-testid="stPopoverButton"]',
+    testid("stSidebarNavLink"),
+    testid("stPageLink-NavLink"),
+    testid("stBaseButton", "^="),
+    testid("stPopoverButton"),
     ".al-copy-link",
-    '[data-testid="stExpandSidebarButton"]',
-    '[data-testid="stSidebarCollapseButton"] button',
+    testid("stExpandSidebarButton"),
+    testid("stSidebarCollapseButton") + " button",
     # the boxes' own fields, what a tap must land on (their frames grow with them)
-    '[data-testid="stNumberInputField"]',
-    '[data-testid="stTextInputField"]',
-    '[data-testid="stSelectbox"] input[role="combobox"]',
+    testid("stNumberInputField"),
+    testid("stTextInputField"),
+    testid("stSelectbox") + ' input[role="combobox"]',
 )
 # The sidebar's two buttons are icons: square targets.
-SQUARE = ('[data-testid="stExpandSidebarButton"]', '[data-testid="stSidebarCollapseButton"] button')
+SQUARE = (testid("stExpandSidebarButton"), testid("stSidebarCollapseButton") + " button")
 
 
 # A table's toolbar, which a touch screen always shows, sits MAIN_PX above the table (its buttons are main
 # controls): on a touch screen the table keeps that room, less the gap between two elements (1rem), so
 # the toolbar is not drawn over the formula or text above it.
-TABLE = '[data-testid="stElementContainer"]:has(> [data-testid="stFullScreenFrame"] > [data-testid="stDataFrame"])'
+TABLE = f"{testid('stElementContainer')}:has(> {testid('stFullScreenFrame')} > {testid('stDataFrame')})"
 TABLE_ROOM = f"calc({MAIN_PX}px - 1rem)"
 
 
@@ -53,22 +55,20 @@ def targets_css() -> str:
     """The constant CSS (:data:`MIN_PX`, :data:`MAIN_PX` and the selectors filled in)."""
     low, main, narrow = int(MIN_PX), int(MAIN_PX), int(NARROW_PX) - 1
     centred = "display: inline-flex; align-items: center; justify-content: center;"
-    return f"""
-<style>
-label[data-testid="stRadioOption"], label:has(> span > input[type="checkbox"]) {{ min-height: {low}px; }}
-[data-testid="stTooltipHoverTarget"] > button {{ min-width: {low}px; min-height: {low}px; margin: -4px 0; {centred} }}
-[data-testid="stHeaderActionElements"] > a {{ min-width: {low}px; min-height: {low}px; {centred} }}
-.js-plotly-plot .plotly .modebar .modebar-btn {{ height: {low}px; }}
-[data-testid="stTextInputRootElement"] button {{ min-width: {low}px; min-height: {low}px; }}
-@media (max-width: {narrow}px) {{
-  {", ".join(MAIN_CONTROLS)} {{ min-height: {main}px; }}
-  {", ".join(SQUARE)} {{ min-width: {main}px; }}
-}}
-@media (hover: none) {{
-  {TABLE} {{ margin-top: {TABLE_ROOM}; }}
-}}
-</style>
-"""
+    values = {
+        "__LOW__": str(low),
+        "__MAIN__": str(main),
+        "__NARROW__": str(narrow),
+        "__CENTRED__": centred,
+        "__MAIN_CONTROLS__": ", ".join(MAIN_CONTROLS),
+        "__SQUARE__": ", ".join(SQUARE),
+        "__TABLE__": TABLE,
+        "__TABLE_ROOM__": TABLE_ROOM,
+    }
+    css = assets.style("targets.css")
+    for name, value in values.items():
+        css = css.replace(name, value)
+    return css
 
 
 def size_targets() -> None:

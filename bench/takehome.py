@@ -5,7 +5,9 @@ Targets: the lesson opens (every chart drawn) in ≤ 2 s, is ≤ 6 MB; building 
 zip takes ≤ 3 s from the press. The build is timed as the download buttons run it (the same
 functions, attention_ui.takehome.build); the open is timed in a fresh Chromium page per repeat, from
 navigation start to the last chart's ``Plotly.newPlot`` promise (``data-drawn``), with every network
-request refused and counted (there must be none).
+request refused and counted (there must be none). ``main_thread_s``: the renderer main thread's busy
+time until then (CDP Performance ``TaskDuration``: the tasks' wall time, so a loaded machine still
+stretches it; compare builds on a quiet machine, or by thread time in a trace).
 
     python bench/takehome.py                  # the playground's default sentence and a 24-token one, en and ja
     python bench/takehome.py --smoke          # one build and one open, to check the script works
@@ -68,7 +70,7 @@ def time_builds(t, text: str, config: AttentionConfig, repeats: int) -> dict:
 def time_open(browser, path: Path, repeats: int) -> dict:
     from st_browser import new_context
 
-    opens, requests, charts = [], 0, 0
+    opens, cpu, requests, charts = [], [], 0, 0
     for _ in range(repeats):
         context = new_context(browser)
         seen: list[str] = []
@@ -77,15 +79,20 @@ def time_open(browser, path: Path, repeats: int) -> dict:
             lambda route, seen=seen: (seen.append(route.request.url), route.abort()),
         )
         page = context.new_page()
+        cdp = context.new_cdp_session(page)
+        cdp.send("Performance.enable")
         page.goto(path.as_uri())
         handle = page.wait_for_function(_DRAWN_JS, timeout=60_000)
         opens.append(handle.json_value() / 1000)
+        metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+        cpu.append(metrics["TaskDuration"])
         charts = page.locator(".chart[data-drawn='1']:has(svg.main-svg)").count()
         requests += len(seen)
         context.close()
     return {
         "open_s": _median(opens),
         "open_max_s": max(opens),
+        "main_thread_s": _median(cpu),
         "requests": requests,
         "charts_with_svg": charts,
     }
@@ -130,7 +137,7 @@ def main() -> int:
         print(
             f"  {r['case']:28s} {r['lang']} n={r['n']:3d}  lesson {r['lesson_bytes'] / 2**20:5.2f} MB  "
             f"build lesson {r['lesson_build_s']:5.2f} s  SCORM zip {r['scorm_build_s']:5.2f} s  "
-            f"open {r['open_s']:5.2f} s (max {r['open_max_s']:5.2f} s)  charts {r['charts_with_svg']}  "
+            f"open {r['open_s']:5.2f} s (max {r['open_max_s']:5.2f} s, main thread {r['main_thread_s']:5.2f} s)  charts {r['charts_with_svg']}  "
             f"requests {r['requests']}"
         )
     return 0

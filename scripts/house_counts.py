@@ -24,9 +24,11 @@ Issue 46's "Done means" counts:
 - ``web_code_chars``: characters of the Python strings that hold HTML, CSS or JavaScript (a tag, a
   CSS declaration or a line of script); ``streamlit_structure``: names of Streamlit's page structure
   in Python strings (``data-testid``, ``.st-key-``, ``stMain`` and the like).
-- ``tests_outside_module_files``: test files whose name is not a product module's (its stem, its
-  package, ``<package>_<stem>``, ``app_<page>``); ``round_named_tests``: named after an issue or a
-  mutation round; ``core_modules_without_tests``: attention_core modules with no ``test_<stem>.py``.
+- ``tests_outside_module_files``: test files not named after a product module (``tests/<package>/
+  test_<stem>.py``, or ``tests/test_<name>.py`` with the module's stem, its package, ``<package>_<stem>``
+  or ``app_<page>``); ``round_named_tests``: named after an issue or a mutation round;
+  ``core_modules_without_tests``: attention_core modules without their test file (attention_core/x/y.py:
+  ``tests/x/test_y.py``; attention_core/y.py: ``tests/test_y.py``).
 - ``extended_tests``: every ``pytest.mark.extended`` in the tests (tests ``make test`` left out).
 
 The repeated rules (ask 3, the model's code once; "before" is main at c9e85f9):
@@ -44,7 +46,7 @@ The repeated rules (ask 3, the model's code once; "before" is main at c9e85f9):
   labs/inference.project_heads and labs/multihead.split_vs_separate with ``[d_model, h·d]``).
   After: 2 (steps.project_heads, which every pass calls, and labs/multihead.split_vs_separate, the
   multi-head lab's check that writes the cut out on purpose beside one product per head:
-  tests/test_lab_checks_fail.py swaps that module's ``split_heads`` to show the check catches a
+  tests/labs/test_multihead.py swaps that module's ``split_heads`` to show the check catches a
   wrong cut).
 - ``llama_layer_loops``: loops in models/llama.py that run a layer's sub-layers (their body adds the
   FFN block). Before: 3 (run_layers, run_from, decode_layers; the issue counted the first two).
@@ -499,7 +501,8 @@ def _extra_names(places_: list[str]) -> int:
     return sum(len(p.split(": ", 1)[1].split(", ")) - 1 for p in places_)
 
 
-ROUND_NAMED = re.compile(r"issue\d*|_i\d+[a-z]?\b|kills|mutation|round")
+# named after an issue (issue4, _i24, _i42n) or a mutation round; not i18n, not "playground"
+ROUND_NAMED = re.compile(r"issue\d*|_i(?!18n)\d+[a-z]?\b|kills|mutation|(?:^|_)rounds?(?:_|$)")
 
 
 def module_test_names(house: House) -> set[str]:
@@ -524,10 +527,35 @@ def _test_files(house: House) -> list[Source]:
     return [s for s in house.tests if Path(s.path).name.startswith("test_")]
 
 
+def module_test_path(module: str) -> str:
+    """Where the test of an attention_core module lives: ``tests/<package>/test_<stem>.py`` for a
+    module of a subpackage (attention_core/labs/masks.py: tests/labs/test_masks.py), ``tests/test_<stem>.py``
+    for one of the package itself (attention_core/steps.py: tests/test_steps.py)."""
+    parts = Path(module).with_suffix("").parts[1:]
+    return "/".join(("tests", *parts[:-1], f"test_{parts[-1]}.py"))
+
+
+def _package_test_paths(house: House) -> set[str]:
+    """``tests/<package>/test_<stem>.py`` for every product module ``<...>/<package>/<stem>.py``."""
+    return {
+        f"tests/{parts[-2]}/test_{parts[-1]}.py"
+        for s in house.product
+        if len(parts := Path(s.path).with_suffix("").parts) > 2 and parts[-1] != "__init__"
+    }
+
+
 def count_tests_outside_module_files(house: House) -> list[str]:
-    """Test files not named after a product module (see :func:`module_test_names`)."""
-    named = module_test_names(house)
-    return [s.path for s in _test_files(house) if Path(s.path).stem[len("test_") :] not in named]
+    """Test files not named after a product module: ``tests/<package>/test_<stem>.py`` for a module of
+    that package, or ``tests/test_<name>.py`` (and a browser test's ``tests/browser/test_<name>.py``)
+    with a name of :func:`module_test_names`."""
+    named, in_package = module_test_names(house), _package_test_paths(house)
+    by_name = ("tests", "tests/browser")  # folders whose files are found by name alone
+    return [
+        s.path
+        for s in _test_files(house)
+        if s.path not in in_package
+        and not (Path(s.path).parent.as_posix() in by_name and Path(s.path).stem[len("test_") :] in named)
+    ]
 
 
 def count_round_named_tests(house: House) -> list[str]:
@@ -536,14 +564,14 @@ def count_round_named_tests(house: House) -> list[str]:
 
 
 def count_core_modules_without_tests(house: House) -> list[str]:
-    """attention_core modules with no ``tests/**/test_<stem>.py``."""
-    tested = {Path(s.path).stem[len("test_") :] for s in _test_files(house)}
+    """attention_core modules whose test file (:func:`module_test_path`) does not exist."""
+    tests = {s.path for s in _test_files(house)}
     return [
         s.path
         for s in house.product
         if s.path.startswith("attention_core/")
         and Path(s.path).stem not in ("__init__", "__main__")
-        and Path(s.path).stem not in tested
+        and module_test_path(s.path) not in tests
     ]
 
 
@@ -613,7 +641,7 @@ COUNTS: tuple[Count, ...] = (
     ),
     Count(
         "core_modules_without_tests",
-        "attention_core modules without a test_<module>.py",
+        "attention_core modules without tests/<package>/test_<module>.py",
         count_core_modules_without_tests,
     ),
     Count("extended_tests", "uses of the `extended` marker (tests CI never ran)", count_extended_tests),

@@ -44,42 +44,42 @@ EQUIVALENT = ROOT / "bench" / "mutation_equivalent.json"
 # pretrained weights, so one mutant costs a fraction of a second). Keep this list in step with the
 # tests: a test file that covers a module but is missing here makes its mutants look like survivors.
 TARGETS: dict[str, list[str]] = {
-    "attention_core/steps.py": ["tests/test_steps.py", "tests/test_core_reference.py", "tests/test_core_numerics.py", "tests/test_mutation_kills.py"],
-    "attention_core/trace.py": ["tests/test_core_reference.py", "tests/test_core_numerics.py", "tests/test_mutation_kills.py"],
+    "attention_core/steps.py": ["tests/test_steps.py", "tests/test_core_reference.py", "tests/test_core_numerics.py"],
+    "attention_core/trace.py": ["tests/test_trace.py", "tests/test_core_reference.py", "tests/test_core_numerics.py"],
     "attention_core/backward.py": ["tests/test_backward.py"],
-    "attention_core/grad_cli.py": ["tests/test_backward.py", "tests/test_cli_grad.py"],
-    "attention_core/training/model.py": ["tests/test_training.py", "tests/test_training_measures.py"],
-    "attention_core/training/tasks.py": ["tests/test_training.py", "tests/test_training_kills_tasks.py", "tests/test_training_measures.py"],
-    "attention_core/training/optim.py": ["tests/test_training.py"],
-    "attention_core/training/train.py": ["tests/test_training.py", "tests/test_training_kills_train.py", "tests/test_training_measures.py"],
-    "attention_core/training/experiments.py": ["tests/test_training.py", "tests/test_training_experiments.py", "tests/test_training_kills_experiments_b.py", "tests/test_training_kills_experiments_a.py", "tests/test_training_measures.py", "tests/test_training_verdicts.py"],
-    "attention_core/training/verdicts.py": ["tests/test_training_verdicts.py", "tests/test_training_experiments.py"],
-    "attention_core/train_cli.py": ["tests/test_cli_train.py", "tests/test_cli_train_kills.py"],
+    "attention_core/grad_cli.py": ["tests/test_backward.py", "tests/test_grad_cli.py"],
+    "attention_core/training/model.py": ["tests/training/test_model.py", "tests/training/test_optim.py", "tests/training/test_tasks.py", "tests/training/test_train.py", "tests/training/test_experiments.py", "tests/test_training_measures.py"],
+    "attention_core/training/tasks.py": ["tests/training/test_model.py", "tests/training/test_optim.py", "tests/training/test_tasks.py", "tests/training/test_train.py", "tests/training/test_experiments.py", "tests/test_training_measures.py"],
+    "attention_core/training/optim.py": ["tests/training/test_model.py", "tests/training/test_optim.py", "tests/training/test_tasks.py", "tests/training/test_train.py", "tests/training/test_experiments.py"],
+    "attention_core/training/train.py": ["tests/training/test_model.py", "tests/training/test_optim.py", "tests/training/test_tasks.py", "tests/training/test_train.py", "tests/training/test_experiments.py", "tests/test_training_measures.py"],
+    "attention_core/training/experiments.py": ["tests/training/test_model.py", "tests/training/test_optim.py", "tests/training/test_tasks.py", "tests/training/test_train.py", "tests/training/test_experiments.py", "tests/test_training_experiments.py", "tests/test_training_measures.py", "tests/training/test_verdicts.py"],
+    "attention_core/training/verdicts.py": ["tests/training/test_verdicts.py", "tests/test_training_experiments.py"],
+    "attention_core/train_cli.py": ["tests/test_train_cli.py"],
     "attention_core/explain.py": ["tests/test_explain.py"],
     "attention_core/codegen.py": ["tests/test_codegen.py", "tests/test_codegen_questions.py"],
     "attention_core/codegen_questions.py": ["tests/test_codegen_questions.py"],
-    "attention_core/rope.py": ["tests/test_rope.py", "tests/test_lab_positions.py", "tests/test_mutation_kills.py"],
-    "attention_core/norms.py": ["tests/test_norms_ffn.py", "tests/test_lab_block.py", "tests/test_mutation_kills.py"],
-    "attention_core/ffn.py": ["tests/test_norms_ffn.py", "tests/test_lab_block.py", "tests/test_mutation_kills.py"],
-    "attention_core/kv_cache.py": ["tests/test_gqa_kv_cache.py", "tests/test_lab_inference.py", "tests/test_mutation_kills.py"],
-    "attention_core/gqa.py": ["tests/test_gqa_kv_cache.py", "tests/test_lab_inference.py", "tests/test_mutation_kills.py"],
+    "attention_core/rope.py": ["tests/test_rope.py", "tests/labs/test_positions.py"],
+    "attention_core/norms.py": ["tests/test_norms.py", "tests/labs/test_block.py"],
+    "attention_core/ffn.py": ["tests/test_ffn.py", "tests/labs/test_block.py"],
+    "attention_core/kv_cache.py": ["tests/test_kv_cache.py", "tests/labs/test_inference.py"],
+    "attention_core/gqa.py": ["tests/test_gqa.py", "tests/labs/test_inference.py"],
     "attention_core/csv_cells.py": ["tests/test_csv_cells.py"],
-    "attention_core/tiled.py": ["tests/test_tiled.py", "tests/test_lab_efficient.py", "tests/test_mutation_kills.py"],
-    "attention_core/models/llama.py": ["tests/test_llama.py", "tests/test_llama_generic.py", "tests/test_mutation_kills.py", "tests/test_gemma_family.py", "tests/test_models_fast.py"],
-    "attention_core/models/decoding.py": ["tests/test_models_fast.py", "tests/test_gemma_family.py"],
-    "attention_core/models/gguf_file.py": ["tests/test_models_fast.py", "tests/test_mutation_kills.py"],
-    "attention_core/models/spm_bpe.py": ["tests/test_spm_bpe.py", "tests/test_models_fast_files.py"],
-    "attention_core/models/byte_bpe.py": ["tests/test_token_labels.py", "tests/test_decoder_token_words.py", "tests/test_models_fast.py", "tests/test_byte_bpe_edges.py"],
-    "attention_core/models/chunked_file.py": ["tests/test_chunked_file.py", "tests/test_models_fast_files.py"],
-    "attention_core/models/gemma3.py": ["tests/test_gemma3_fast.py", "tests/test_gemma_family.py"],
-    "attention_core/models/smollm2.py": ["tests/test_smollm2_fast.py"],
+    "attention_core/tiled.py": ["tests/test_tiled.py", "tests/labs/test_efficient.py"],
+    "attention_core/models/llama.py": ["tests/models/test_llama.py", "tests/test_llama_generic.py", "tests/test_gemma_family.py", "tests/models/test_gguf_file.py"],
+    "attention_core/models/decoding.py": ["tests/models/test_gguf_file.py", "tests/test_gemma_family.py"],
+    "attention_core/models/gguf_file.py": ["tests/models/test_gguf_file.py", "tests/models/test_llama.py"],
+    "attention_core/models/spm_bpe.py": ["tests/models/test_spm_bpe.py", "tests/test_models_fast_files.py"],
+    "attention_core/models/byte_bpe.py": ["tests/test_token_labels.py", "tests/test_decoder_token_words.py", "tests/models/test_gguf_file.py", "tests/models/test_byte_bpe.py"],
+    "attention_core/models/chunked_file.py": ["tests/models/test_chunked_file.py", "tests/test_models_fast_files.py"],
+    "attention_core/models/gemma3.py": ["tests/models/test_gemma3.py", "tests/test_gemma_family.py"],
+    "attention_core/models/smollm2.py": ["tests/models/test_smollm2.py"],
     # MiniLM (22 M parameters) loads in a fraction of a second: its real-model tests are fast enough
     # the code check's verdict (issue 44): pure, its tests build the worker's replies by hand
-    "attention_core/codecheck/verdict.py": ["tests/test_codecheck_verdict.py"],
+    "attention_core/codecheck/verdict.py": ["tests/codecheck/test_verdict.py"],
     # the traps run on the cases: the hand-written traps, checked in this process (no worker)
-    "attention_core/codecheck/traps.py": ["tests/test_codecheck_traps.py"],
+    "attention_core/codecheck/traps.py": ["tests/codecheck/test_traps.py"],
     "attention_core/models/minilm.py": [
-        "tests/test_pretrained.py", "tests/test_figures_pretrained.py", "tests/test_minilm_kills.py",
+        "tests/models/test_minilm.py", "tests/test_figures_pretrained.py",
     ],
 }  # fmt: skip
 # Modules whose tests are too slow per mutant for a two-core machine: only with --all. (None left:
@@ -87,24 +87,24 @@ TARGETS: dict[str, list[str]] = {
 # the tests write; byte_bpe's list also holds tests/test_token_labels.py, whose property tests read
 # the real SmolLM2 tokenizer.)
 HEAVY: dict[str, list[str]] = {}
-LAB_TESTS = ["tests/test_lab_checks_fail.py", "tests/test_lab_mutation_kills.py"]
+# Each lab's own test file (tests/labs/test_<lab>.py), and the other lab tests that call it.
 for _lab, _tests in {
-    "block": ["tests/test_lab_block.py"],
-    "cost": ["tests/test_lab_cost.py"],
-    "decoder_view": ["tests/test_lab_decoder_view.py", "tests/test_gemma_view.py"],
-    "efficient": ["tests/test_lab_efficient.py"],
-    "inference": ["tests/test_lab_inference.py"],
-    "lookalikes": ["tests/test_lab_lookalikes.py"],
-    "masks": ["tests/test_lab_masks.py"],
-    "multihead": ["tests/test_lab_multihead.py"],
-    "positions": ["tests/test_lab_positions.py"],
-    "quiz": ["tests/test_lab_quiz.py", "tests/test_quiz_bank.py"],
-    "scaling": ["tests/test_lab_scaling.py"],
-    "heads": ["tests/test_lab_heads.py", "tests/test_lab_heads_gemma.py"],
-    "ring": ["tests/test_lab_ring_ssm.py"],
-    "ssm": ["tests/test_lab_ring_ssm.py"],
+    "block": ["tests/labs/test_block.py"],
+    "cost": ["tests/labs/test_cost.py"],
+    "decoder_view": ["tests/labs/test_decoder_view.py", "tests/test_gemma_view.py"],
+    "efficient": ["tests/labs/test_efficient.py", "tests/labs/test_cost.py"],
+    "inference": ["tests/labs/test_inference.py"],
+    "lookalikes": ["tests/labs/test_lookalikes.py"],
+    "masks": ["tests/labs/test_masks.py"],
+    "multihead": ["tests/labs/test_multihead.py", "tests/labs/test_ring.py"],
+    "positions": ["tests/labs/test_positions.py", "tests/labs/test_inference.py"],
+    "quiz": ["tests/labs/test_quiz.py", "tests/test_quiz_bank.py"],
+    "scaling": ["tests/labs/test_scaling.py"],
+    "heads": ["tests/labs/test_heads.py"],
+    "ring": ["tests/labs/test_ring.py"],
+    "ssm": ["tests/labs/test_ssm.py"],
 }.items():
-    TARGETS[f"attention_core/labs/{_lab}.py"] = _tests + LAB_TESTS
+    TARGETS[f"attention_core/labs/{_lab}.py"] = _tests
 # Tests left out of one module's run (a pytest -k expression): the heads lab's tests on the real
 # SmolLM2-135M and Gemma 3 270M take seconds each and would run for most of its mutants; the same
 # checks run on the tiny random Llama and Gemma models in those files, and what only the real

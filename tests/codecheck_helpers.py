@@ -55,7 +55,7 @@ def check_in_process(source: str, cases):
     """The check's report for ``source`` on ``cases``, with the worker's job run in this process (the
     same compile, policy and runs as in the worker, without its process and limits): for tests of the
     verdict that need many checks of trusted, test-written code. The sandbox itself is tested with
-    the real worker (test_codecheck_check.py, test_codecheck_attacks.py)."""
+    the real worker (codecheck/test_check.py, codecheck/test_sandbox.py)."""
     from attention_core.codecheck import worker
     from attention_core.codecheck.cases import reference
     from attention_core.codecheck.check import encode_case

@@ -4,7 +4,7 @@ One English session (opened from a shared link: model, sentence, head, token in 
 the module; the model loads once per test process. Expected values come from the core's functions
 (``attention_core.labs.heads``) called here, never from the page's helpers. The 270-head sweep and
 the 370-token mask experiment are not run here (they are timed in bench/heads_time.py and their
-numbers tested in tests/test_lab_heads.py): the sweep's view is fed a finished sweep through its
+numbers tested in tests/labs/test_heads.py): the sweep's view is fed a finished sweep through its
 store.
 """
 
@@ -149,7 +149,7 @@ def gemma_core():
     enc = g.encode(GEMMA_TEXT, True)
     p = H.run_pass(enc.ids, g, enc.labels)
     # the top token from the pass's own logits (the logit lens's last row is that, tested in
-    # tests/test_lab_heads_gemma.py): no second 18 x 262,144 read-out here
+    # tests/labs/test_heads.py): no second 18 x 262,144 read-out here
     return g, p, H.attribution(p, g.weights, int(np.argmax(p.logits)))
 
 
@@ -225,7 +225,7 @@ def test_a_shared_link_keeps_its_sentence_over_the_learners() -> None:
 @pytest.mark.parametrize("window_worse", [True, False])
 def test_mask_view_states_what_its_numbers_say(page: AppTest, monkeypatch, window_worse: bool) -> None:
     """The 370-token experiment is replaced by made-up losses (its numbers are tested in
-    test_lab_heads.py); the sentence must follow them, including when the window is not worse."""
+    tests/labs/test_heads.py); the sentence must follow them, including when the window is not worse."""
     at = page
     n, w = 100, 64
     rng = np.random.default_rng(1)

@@ -156,6 +156,7 @@ def test_takehome_bench_smoke_opens_the_lesson_with_no_request() -> None:
     assert result["requests"] == 0 and result["charts_with_svg"] == 11
     assert 0 < result["lesson_bytes"] <= 6 * 2**20
     assert result["lesson_build_s"] > 0 and result["scorm_build_s"] > 0 and result["open_s"] > 0
+    assert 0 < result["main_thread_s"]
 
 
 # ---------------------------------------------------------------- issue 43 (bench/code_tab.py, bench/notebook_time.py)

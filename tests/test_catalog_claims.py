@@ -6,16 +6,23 @@ there (in both languages), and recomputes it independently or with the core's ow
 
 from __future__ import annotations
 
+import importlib.metadata
 import math
+import os
 
 import numpy as np
 import pytest
 
 from attention_core.config import AttentionConfig
+from attention_core.labs import decoder_view
+from attention_core.labs import heads as H
+from attention_core.labs import ring as lab_ring
 from attention_core.labs.cost import MAX_DIRECT_N, measure_direct_attention, memory_table
 from attention_core.labs.masks import LAB_MASK_KINDS, allowed_mask
 from attention_core.labs.scaling import one_row
+from attention_core.models.gemma3 import CHUNK_DISTRIBUTIONS, GEMMA3_270M, MODEL_DISTRIBUTION
 from attention_ui.i18n import LANGUAGES, translate
+from classroom.model import Poll, PollTally
 
 
 def text(key: str, lang: str = "en", **values) -> str:
@@ -113,3 +120,203 @@ def test_without_positions_reordering_only_reorders_the_outputs():
         out = trace_tokens(tokens, cfg).output
         out_perm = trace_tokens(tuple(tokens[i] for i in perm), cfg).output
         assert np.allclose(out_perm, out[perm], atol=1e-12) == equivariant
+
+
+# --------------------------------------------------------------------------------------------------
+# Issue 33, points 8-10: each claim the catalogs make, worked out here independently of the code
+# that shows it, then read back in both languages. The old wordings are named so they cannot return.
+
+
+def both(key: str, **values: object) -> tuple[str, str]:
+    return translate("en", key, **values), translate("ja", key, **values)
+
+
+# --- 8. ring: when the b × b block is the largest part -------------------------------------------------
+
+
+def _memory(b: int, d: int) -> dict[str, int]:
+    return lab_ring.ring_costs(4 * b, d, 4, 2, 100e9, 100e12).memory  # P = 4 devices: block b
+
+
+@pytest.mark.parametrize("d", [16, 64])
+def test_the_score_block_is_largest_once_b_exceeds_2d_and_all_others_once_6d_plus_2(d: int) -> None:
+    for b, largest, above_all in (
+        (2 * d, False, False), (2 * d + 1, True, False), (6 * d + 2, True, False), (6 * d + 3, True, True),
+    ):  # fmt: skip
+        mem = _memory(b, d)
+        others = [v for k, v in mem.items() if k != "scores"]
+        assert mem["scores"] == b * b
+        assert (mem["scores"] > max(others), mem["scores"] > sum(others)) == (largest, above_all), b
+    en, ja = both("ring.memory_note")
+    assert "largest single part once b > 2d" in en and "all the other parts together once b > 6d + 2" in en
+    assert "b が 2d を超えると" in ja and "b が 6d + 2 を超えると" in ja and "exceeds 6d;" not in en
+
+
+# --- 9. QK-norm caps the lengths; it does not fix them ----------------------------------------------------
+
+
+def test_after_the_norm_a_length_is_at_most_root_d_times_the_largest_gain() -> None:
+    rng = np.random.default_rng(0)
+    d = 8
+    gain = rng.uniform(-3.0, 2.0, d)
+    x = rng.normal(size=(500, d)) * rng.uniform(0.01, 100.0, (500, 1))  # any lengths
+    normed = gain * x / np.sqrt((x**2).mean(axis=1, keepdims=True))
+    lengths = np.linalg.norm(normed, axis=1)
+    cap = decoder_view.norm_length_cap(gain)
+    assert cap == pytest.approx(np.sqrt(d) * 3.0, rel=0.05) and lengths.max() <= cap
+    assert lengths.max() - lengths.min() > 1.0  # the lengths vary: the norm does not fix them
+    one_hot = np.eye(d)[np.abs(gain).argmax()]  # all of x on the largest gain reaches the cap
+    reached = np.linalg.norm(gain * one_hot / np.sqrt((one_hot**2).mean()))
+    assert reached == pytest.approx(cap)
+    en, ja = both("decoder.g_h_qk_norm")
+    assert "fixed" not in en and "caps" in en and "そろえる" not in ja and "上限" in ja
+    en, ja = both("decoder.g_score_bound_holds")
+    assert "this bound holds for this sentence" in en and "for any input" in en
+    assert "この文についての上限" in ja and "どの入力でも" in ja
+
+
+# --- 10. imprecise statements -------------------------------------------------------------------------
+
+
+def test_induction_is_looking_and_copying_and_the_score_measures_the_looking() -> None:
+    en, ja = both("heads.explain_induction")
+    assert "both halves" in en and "measures the looking only" in en
+    assert "見ることと写すことの両方" in ja and "測るのは見ることだけ" in ja
+
+
+@pytest.mark.parametrize("m", [4, 10])
+def test_uniform_bounds_with_and_without_bos(m: int) -> None:
+    """A uniform head: query i of the second copy (positions m..2m-1 of the sequence) weighs each of
+    the i + 1 keys it sees equally, one key more when <bos> is read first."""
+    for bos, key, low, high in ((0, "induction_summary", "1/(2m)", "1/(m+1)"),
+                                (1, "induction_summary_bos", "1/(2m+1)", "1/(m+2)")):  # fmt: skip
+        weights = [1 / (i + 1 + bos) for i in range(m, 2 * m)]
+        assert (min(weights), max(weights)) == (1 / (2 * m + bos), 1 / (m + 1 + bos))
+        for text in both(f"heads.{key}"):
+            assert f"{low} " in text and f"{high} " in text
+    en, ja = both("heads.induction_bos")
+    assert "losses below" in en and "下のスコア" in ja
+
+
+def test_after_the_shift_the_mean_lengths_differ_and_the_text_says_so() -> None:
+    rng = np.random.default_rng(1)
+    Q, K = rng.normal(1.0, 1.0, (12, 6)), rng.normal(-2.0, 0.5, (12, 6))
+    Qs, Ks, c = H.qk_common_space(Q, K)
+    mean = lambda X: np.linalg.norm(X, axis=1).mean()  # noqa: E731
+    assert mean(Q * c) == pytest.approx(mean(K / c))  # matched before the move
+    assert abs(mean(Qs) - mean(Ks)) > 0.1  # not after it
+    en, ja = both("heads.explain_qk")
+    assert "no longer the queries'" in en and "もうクエリとそろっていません" in ja
+
+
+def test_the_long_text_memory_figures() -> None:
+    n = 827
+    dropped = decoder_view.dropped_detail_bytes(GEMMA3_270M, n)
+    assert dropped["q"] == 18 * 4 * n * 256 * 4 and round(dropped["q"] / 1e6) == 61
+    assert dropped["scores"] == 2 * 18 * 4 * n * n * 4 and dropped["scores"] > 6 * dropped["q"]
+    en, ja = both("decoder.g_rope_long")
+    assert "several hundred MB" not in en and "{scores_mb} MB" in en and "{q_mb} MB" in en
+    assert "数百 MB" not in ja and "{scores_mb} MB" in ja
+
+
+def test_the_install_sizes() -> None:
+    en, ja = both("decoder.g_not_installed_pip")
+    assert "four packages of about 63 MB" in en and "0.2 MB" in en and "250 MB" in en
+    assert "各約 63 MB のパッケージ 4 個" in ja and "0.2 MB" in ja and "約 250 MB" in ja
+    try:
+        dists = [importlib.metadata.distribution(d) for d in (MODEL_DISTRIBUTION, *CHUNK_DISTRIBUTIONS)]
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("Gemma's packages are not installed: the sizes are not measured here")
+    sizes = [sum(os.path.getsize(p) for f in d.files if (p := d.locate_file(f)).is_file()) for d in dists]
+    assert sizes[0] < 0.3e6 and all(60e6 < s < 66e6 for s in sizes[1:])
+    assert 245e6 < sum(sizes) < 260e6
+
+
+def test_one_logsumexp_per_row_gives_back_the_weights() -> None:
+    """FlashAttention-2/3 keep one statistic per row, L = m + log ℓ: exp(s - L) is the softmax row."""
+    s = np.random.default_rng(2).normal(size=(5, 9)) * 4
+    m, ell = s.max(axis=1, keepdims=True), np.exp(s - s.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True)
+    lse = m + np.log(ell)
+    np.testing.assert_allclose(np.exp(s - lse), np.exp(s) / np.exp(s).sum(axis=1, keepdims=True), rtol=1e-12)
+    en, ja = both("cost.method_flash")
+    assert "FlashAttention-1 keeps two per row" in en and "keep one, their logsumexp" in en
+    assert "logsumexp の 1 つ" in ja and "統計量 2 つ（" not in ja
+
+
+def test_the_share_is_over_the_answers_given() -> None:
+    poll = Poll("p", 1, 0, {}, 3, 0, "revealed")
+    assert PollTally(poll, (2, 1, 1)).share_right == 0.5  # 2 of 4 answers, whatever the class size
+    en, ja = both("class.revealed")
+    assert "of the answers given" in en and "class that had it" not in en and "回答のうち" in ja
+
+
+def test_nystrom_landmarks_come_from_queries_and_keys() -> None:
+    for key in ("cost.method_linear", "quiz.q_ring_linear_why"):
+        en, ja = both(key)
+        assert "landmark keys" not in en and "queries" in en[en.index("Nyström") :]
+        assert "クエリとキー" in ja[ja.index("ナイストローム") :]
+
+
+def test_a_class_has_no_minimum_length(tmp_path) -> None:
+    from classroom.sqlite_store import SqliteStore
+
+    store = SqliteStore(tmp_path / "c.sqlite3")
+    store.migrate()
+    store.start_session(hours=0.001)  # 3.6 seconds: accepted, so "a few minutes" was no minimum
+    en, ja = both("class.err_hours")
+    assert "few minutes" not in en and "more than 0 and at most 48 hours" in en and "数分" not in ja
+
+
+def test_the_ring_grid_says_what_grey_and_green_mean() -> None:
+    """Green cells are the blocks a device folds in, grey the wholly future ones the causal mask hides."""
+    from attention_ui.figures import cost as fcost
+
+    lab = lab_ring.ring_lab(16, 4, 4, causal=True, row=0)
+    bounds = lab_ring.block_bounds(16, 4)
+    for p in range(4):
+        for t in range(4):
+            k0 = bounds[int(lab.ring.schedule[p, t])][0]
+            assert lab.ring.computed[p, t] == (k0 < bounds[p][1])  # some key not after every query
+    scale = fcost.block_grid_trace([[0.0, 1.0]]).colorscale  # 0 = skipped, 1 = folded in
+    assert (scale[0][1], scale[-1][1]) == (fcost.SKIPPED_COLOR, fcost.COMPUTED_COLOR)
+    en, ja = both("ring.schedule_note")
+    assert "Green: the device folds" in en and "Grey: it skips" in en and "causal mask" in en
+    assert "緑のマス" in ja and "灰色のマス" in ja
+
+
+# --------------------------------------------------------------------------------------------------
+# Issue 42, points 9-10: what the decoder's long-text section says its button does, and the names of
+# its two "back" buttons. The behaviour each sentence describes is driven in
+# tests/test_app_decoder_gemma.py (the long text leaves the learner's sentence in the box); here the words
+# are read in both languages, and the old wordings are named so they cannot return.
+
+
+def test_the_long_text_button_is_said_to_leave_the_sentence_in_the_box() -> None:
+    en, ja = both("decoder.g_explain_local_global", window=512)
+    assert (
+        "puts one in the sentence box" not in en and "入力欄に入れられます" not in ja
+    )  # false: it never does
+    assert "runs this page on one" in en and "your sentence stays in the box" in en
+    assert (
+        "長い文でこのページを動かします" in ja
+        and "入力した文は入力欄にもほかのページにもそのまま残ります" in ja
+    )
+
+
+GENERATED = {"en": "generated tokens", "ja": "生成したトークン"}
+LONG_TEXT = {"en": "long text", "ja": "長い文"}
+BACK = {"en": ("back", "return", "undo"), "ja": ("戻",)}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_two_back_buttons_name_what_each_one_takes_away(lang: str) -> None:
+    """「元の文に戻す」 (undo the generated tokens) and 「入力した文に戻る」 (leave the long text) were both
+    a "back to the sentence": each now names what it removes, and only one of them says "back"."""
+    reset, leave = translate(lang, "decoder.reset_button"), translate(lang, "decoder.g_back_button")
+    assert GENERATED[lang] in reset and LONG_TEXT[lang] not in reset
+    assert LONG_TEXT[lang] in leave and GENERATED[lang] not in leave
+    assert not any(word in reset.lower() for word in BACK[lang])
+    assert reset not in ("Back to the sentence", "元の文に戻す") and leave not in (
+        "Back to your sentence",
+        "入力した文に戻る",
+    )

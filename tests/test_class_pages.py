@@ -323,8 +323,8 @@ def test_the_watchers_fragment_id_is_the_same_whatever_the_page_shows(class_stor
     assert len(seen) >= 8 and len(set(seen)) == 1, seen
 
 
-def test_hide_the_answers_until_the_poll_is_closed(class_store):
-    """A projected panel can keep an open poll's histogram to itself: only the count shows."""
+def class_with_one_answer(class_store):
+    """A class with an open poll that one phone answered (option A): (teacher page, class, poll)."""
     teacher, cls = start_class()
     phone = join(cls["code"])
     teacher.button(key="cls_open").click().run()
@@ -332,6 +332,12 @@ def test_hide_the_answers_until_the_poll_is_closed(class_store):
     phone.run()
     choose(phone, f"cls_choice_{poll.poll_id}", 0)
     phone.button(key=f"cls_send_{poll.poll_id}").click().run()
+    return teacher, cls, poll
+
+
+def test_hide_the_answers_until_the_poll_is_closed(class_store):
+    """A projected panel can keep an open poll's histogram to itself: only the count shows."""
+    teacher, cls, poll = class_with_one_answer(class_store)
     teacher.run()
     assert teacher.get("plotly_chart")  # public by default
     teacher.toggle(key="cls_hide_open").set_value(True).run()
@@ -491,3 +497,61 @@ def test_the_shared_slides_are_bounded(monkeypatch):
     shared_slide.drawer({"text": "view 0", "step": 1}, "en")(types.SimpleNamespace(head=0), "x", "")
     assert len(built) == shared_slide.SLIDES_MAX + 2  # ...and the oldest was dropped
     shared_slide.clear()
+
+
+def test_the_class_panel_draws_the_count_and_the_poll_in_one_timed_fragment(class_store, monkeypatch):
+    """The class panel has ONE ``run_every`` fragment, and each of its runs draws both the count of
+    students and the poll: two timed fragments on the teacher's tab (the count every 2 s, the poll
+    every 1 s) broke Streamlit's frontend under load (bench/RESULTS.md, "Why the teacher stops")."""
+    import functools
+
+    import streamlit
+
+    real_fragment, real_container = streamlit.fragment, streamlit.container
+    timers: list[tuple[float, list[str]]] = []  # (run_every, keys of the boxes its runs drew)
+    inside: list[list[str]] = []
+
+    def container(*args, **kwargs):
+        if inside and kwargs.get("key"):
+            inside[-1].append(kwargs["key"])
+        return real_container(*args, **kwargs)
+
+    def fragment(func=None, *, run_every=None):
+        def wrap(f):
+            if run_every is None:
+                return real_fragment(f)
+            keys: list[str] = []
+            timers.append((run_every, keys))
+
+            @functools.wraps(f)
+            def body(*args, **kwargs):
+                inside.append(keys)
+                try:
+                    return f(*args, **kwargs)
+                finally:
+                    inside.pop()
+
+            return real_fragment(body, run_every=run_every)
+
+        return wrap if func is None else wrap(func)
+
+    monkeypatch.setattr(streamlit, "fragment", fragment)
+    monkeypatch.setattr(streamlit, "container", container)
+    teacher, cls, poll = class_with_one_answer(class_store)
+    timers.clear()
+    teacher.run()
+    no_exception(teacher)
+    assert len(timers) == 1, timers
+    every, keys = timers[0]
+    assert every == 1.0 and {"cls_live_count", "cls_live_poll"} <= set(keys), timers
+    assert any("Students here:** 1" in m.value for m in teacher.markdown)
+    assert teacher.get("plotly_chart") and teacher.button(key=f"cls_close_{poll.seq}")
+
+
+def test_the_class_panel_carries_its_reload_watchdog(class_store):
+    """While a class runs, the panel has the watchdog that reloads a tab whose connection is lost
+    (tested in Chromium by tests/browser/test_class_browser.py), asking the app's own health path."""
+    at = open_page(TEACH)
+    assert "__alPanelWatchdog" not in scripts(at)  # no class: nothing live to lose
+    teacher, _ = start_class()
+    assert '"/_stcore/health"' in scripts(teacher) and "location.reload()" in scripts(teacher)

@@ -14,7 +14,7 @@ import pytest
 
 from attention_core import cli, decoder_cli
 from attention_core.models import gemma3 as G
-from tests.test_cli_decoder import KEYS, assert_one_line_error, run_cli
+from tests.test_decoder_cli import KEYS, assert_one_line_error, run_cli
 
 
 @pytest.fixture(scope="module")

@@ -447,7 +447,7 @@ def test_traps_are_written_as_a_learner_writes_them(mutation, written):
 
 
 def test_masking_v_and_masking_the_weights_after_softmax_give_the_same_output():
-    """By mathematics: sum_j (w_ij m_ij) v_j is both. The check names both (test_codecheck_traps.py)."""
+    """By mathematics: sum_j (w_ij m_ij) v_j is both. The check names both (codecheck/test_traps.py)."""
     X, W_Q, W_K, W_V = _one_head_inputs(6)
     mask = build_mask("causal", len(X))
     a = _attention("mask_after_softmax")(X, W_Q, W_K, W_V, mask, 3)
@@ -615,3 +615,153 @@ def test_run_program_takes_a_text_or_a_namespace_and_values_skip_missing_names()
     assert "weights" in ns
     values = program_values({"X": np.zeros((2, 3)), "output": np.ones((2, 3))}, 2)
     assert set(values) == {"X", "output"}  # a name missing in the middle does not stop the others
+
+
+def _shape_claims(program, ns, heads: int) -> tuple[int, set[str]]:
+    """How many array lines of ``program`` claim a shape in their comment (each claim checked against
+    the array the line made in ``ns``), and the names of the arrays it assigns."""
+    sizes = {"n": ns["n"], "d_model": ns["d_model"], "d_k": ns["d_k"], "d_v": ns["d_v"], "h": heads}
+    sizes |= {"h*d_v": heads * ns["d_v"], "h*d_model": heads * ns["d_model"], "1": 1}
+    sizes["ceil(d_model/2)"] = -(-ns["d_model"] // 2)
+    checked = 0
+    for line in program.source.splitlines():
+        match = SHAPE_COMMENT.match(line)
+        if match and isinstance(ns.get(match.group(1)), np.ndarray):
+            dims = tuple(sizes[d.strip()] for d in match.group(2).split(","))
+            assert np.shape(ns[match.group(1)]) == dims, line
+            assert heads > 1 or "h" not in re.split(r"[ ,*]+", match.group(2)), line  # one head: no head axis
+            checked += 1
+    assigned = {m.group(1) for m in (re.match(r"^(\w+) = ", ln) for ln in program.source.splitlines()) if m}
+    return checked, {name for name in assigned if isinstance(ns.get(name), np.ndarray)}
+
+
+@pytest.mark.parametrize("config", [RICH, RICH_ONE], ids=["heads", "one_head"])
+def test_a_traps_lines_keep_their_shape_comments(config):
+    """A trap changes a line's code, never what its comment claims: every array line of every trap's
+    program that runs still says its shape, and the shape is the array's (with the head axis exactly
+    when there are heads)."""
+    tried = 0
+    for mutation in MUTATIONS:
+        try:
+            program = layer_program(config, TOKENS, mutation=mutation.name)
+        except MutationNotApplicable:
+            continue
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                ns = run_program(program)
+        except (ValueError, IndexError):  # a trap that stops the program (a shape mismatch)
+            continue
+        checked, arrays = _shape_claims(program, ns, config.heads)
+        assert checked == len(arrays), mutation.name
+        tried += 1
+    assert tried >= 10
+
+
+def test_comments_line_up_at_the_comment_column():
+    """A comment beside a short line starts at COMMENT_COLUMN, so the comments of a block form one
+    column; beside a longer line it follows two spaces after the code."""
+    lines = [ln for ln in layer_program(RICH, TOKENS).source.splitlines() if "  # " in ln]
+    short = [ln for ln in lines if len(ln.split("  # ")[0].rstrip()) < codegen.COMMENT_COLUMN - 2]
+    assert short and all(ln.index("# ") == codegen.COMMENT_COLUMN for ln in short)
+    long_ = [ln for ln in lines if ln not in short]
+    assert long_ and all(ln.split("# ")[0].endswith(("  ", "   ")) for ln in long_)
+    assert all(
+        not ln.split("  # ")[0].endswith("   ")
+        for ln in long_
+        if len(ln.split("  # ")[0]) > codegen.COMMENT_COLUMN
+    )
+
+
+@pytest.mark.parametrize("mutation", [m.name for m in MUTATIONS])
+def test_a_trap_keeps_the_names_the_right_program_assigns(mutation):
+    """A trap is a wrong right-hand side (or a missing line), never a renamed variable: every name a
+    trap's program assigns at the top level is one the right program assigns, or the trap's own
+    helper (V_seen)."""
+    config = RICH if mutation not in ("no_projections",) else RICH_ONE
+    try:
+        wrong = layer_program(config, TOKENS, mutation)
+    except MutationNotApplicable:
+        wrong = layer_program(RICH_ONE, TOKENS, mutation)
+    right = layer_program(config, TOKENS)
+
+    def names(program):
+        heads = (re.match(r"^(\w+(?:, \w+)*) = ", ln) for ln in program.source.splitlines())
+        return {name for m in heads if m for name in m.group(1).split(", ")}
+
+    assert names(wrong) - names(right) <= {"V_seen"}, mutation
+
+
+@pytest.mark.parametrize("pad", [0, 2])
+def test_the_settings_comment_names_the_pads_only_when_there_are_some(pad):
+    setup = layer_program(AttentionConfig(d_model=6, heads=1, pad=pad, mask="padding"), TOKENS).blocks[
+        "setup"
+    ]
+    note = next(ln for ln in setup if ln.startswith("# Settings"))
+    assert ("[PAD]" in note) == (pad > 0) and (f"+ {pad}" in note) == (pad > 0)
+
+
+def test_wrapped_token_lines_stay_inside_the_brackets_and_indented():
+    """A long sentence wraps: the first line opens the list with its first token, every further line
+    is indented by four spaces, and no line passes 100 characters unless one token alone does."""
+    tokens = tuple(f"token{i:03d}" for i in range(40)) + ("x" * 120,)
+    lines = [ln.code for ln in codegen._tokens_lines(tokens)]
+    assert lines[0].startswith("tokens = ['token000', ")
+    assert all(ln.startswith("    '") for ln in lines[1:]) and lines[-1].endswith("]")
+    assert all(len(ln) <= 100 for ln in lines if "x" * 120 not in ln)
+    for a, b in zip(lines, lines[1:], strict=False):  # a line breaks only where the next token would not fit
+        assert len(a) + len(b.strip().split(", ")[0]) + 2 > 100
+    first_huge = [ln.code for ln in codegen._tokens_lines(("y" * 150, "b"))]
+    assert first_huge[0].startswith("tokens = ['yyy")  # never a bare "tokens = [" line
+    assert eval("".join(first_huge).removeprefix("tokens = ")) == ["y" * 150, "b"]  # noqa: S307 - our own literal
+
+
+def _function_locals(source: str, name: str, *args):
+    """Run the generated function ``name`` and return its local variables at its return."""
+    ns: dict = {}
+    exec(source, ns)  # noqa: S102 - generated here
+    seen: dict = {}
+
+    def tracer(frame, event, arg):
+        if frame.f_code.co_name == name:
+            if event == "return":
+                seen.update(frame.f_locals)
+            return tracer
+        return None
+
+    sys.settrace(tracer)
+    try:
+        ns[name](*args)
+    finally:
+        sys.settrace(None)
+    return seen
+
+
+def test_the_functions_shape_comments_are_their_arrays_shapes():
+    """The one-head and multi-head functions' comments claim the same shapes as the program's."""
+    n, d_model, d_k, d_v, heads = 5, 6, 3, 2, 3
+    X, W_Q, W_K, W_V = _one_head_inputs(4, n=n, d_model=d_model, d_k=d_k, d_v=d_v)
+    causal = ~np.triu(np.ones((n, n), dtype=bool), k=1)
+    X2, p = _multi_inputs(5, heads=heads, n=n, d_model=d_model, d_k=d_k, d_v=d_v)
+    cases = [
+        (one_head_function(), "attention", (X, W_Q, W_K, W_V, causal, d_k), 1),
+        (multi_head_function(), "multi_head", (X2, p.W_Q, p.W_K, p.W_V, p.W_O, causal), heads),
+    ]
+    for source, name, args, h in cases:
+        local = _function_locals(source, name, *args)
+        sizes = {
+            "n": n,
+            "d_model": d_model,
+            "d_k": local["d_k"] if h > 1 else d_k,
+            "d_v": d_v,
+            "h": h,
+            "h*d_v": h * d_v,
+        }
+        checked = 0
+        for line in source.splitlines():
+            match = re.match(r"^\s+(\w+) = .*#\s*\[([^\]]+)\]", line)
+            if match and isinstance(local.get(match.group(1)), np.ndarray):
+                dims = tuple(sizes[d.strip()] for d in match.group(2).split(","))
+                assert np.shape(local[match.group(1)]) == dims, (name, line)
+                checked += 1
+        assert checked >= 7, (name, checked)  # Q, K, V, scores, scaled, masked, weights, out (...)

@@ -79,7 +79,7 @@ def test_the_house_writes_each_rule_once():
     assert [p.split(":")[:2] for p in got["log_softmax"]] == [["attention_core/steps.py", "log_softmax"]]
     assert [p.split(":")[1] for p in got["llama_layer_loops"]] == ["layer_stack"]
     # the one projection every pass calls, and the multi-head lab's check that writes the cut out on
-    # purpose beside one product per head (tests/test_lab_checks_fail.py swaps its split_heads)
+    # purpose beside one product per head (tests/labs/test_multihead.py swaps its split_heads)
     assert sorted(p.split(":")[1] for p in got["head_projection"]) == ["project_heads", "split_vs_separate"]
 
 
@@ -136,9 +136,18 @@ def test_names_of_a_page():
 
 def test_tests_by_module_and_the_extended_marker():
     h = house(
-        {"attention_core/labs/masks.py": "", "attention_core/steps.py": "", "app_pages/masks.py": ""},
         {
-            "tests/test_lab_masks.py": "",
+            "attention_core/labs/masks.py": "",
+            "attention_core/labs/scaling.py": "",
+            "attention_core/models/llama.py": "",
+            "attention_core/steps.py": "",
+            "app_pages/masks.py": "",
+        },
+        {
+            "tests/labs/test_masks.py": "",  # its package's folder: the rule
+            "tests/test_lab_scaling.py": "",  # named after the module, but not where the rule looks
+            "tests/test_llama.py": "",  # the stem alone, outside the package's folder
+            "tests/labs/test_steps.py": "",  # a top-level module's test in a package's folder
             "tests/test_app_masks.py": "",
             "tests/test_issue18.py": "import pytest\n\n@pytest.mark.extended\ndef test_a():\n    pass\n",
             "tests/test_mutation_kills.py": "",
@@ -146,10 +155,57 @@ def test_tests_by_module_and_the_extended_marker():
         },
     )
     by = {c.name: c.find(h) for c in HC.COUNTS}
-    assert by["tests_outside_module_files"] == ["tests/test_issue18.py", "tests/test_mutation_kills.py"]
+    assert by["tests_outside_module_files"] == [
+        "tests/labs/test_steps.py",
+        "tests/test_issue18.py",
+        "tests/test_mutation_kills.py",
+    ]
     assert by["round_named_tests"] == ["tests/test_issue18.py", "tests/test_mutation_kills.py"]
-    assert by["core_modules_without_tests"] == ["attention_core/labs/masks.py", "attention_core/steps.py"]
+    assert by["core_modules_without_tests"] == [
+        "attention_core/labs/scaling.py",
+        "attention_core/models/llama.py",
+        "attention_core/steps.py",
+    ]
     assert by["extended_tests"] == ["tests/test_issue18.py:3"]
+    assert HC.module_test_path("attention_core/labs/masks.py") == "tests/labs/test_masks.py"
+    assert HC.module_test_path("attention_core/steps.py") == "tests/test_steps.py"
+    named = (
+        "test_app_issue4",
+        "test_catalog_claims_i24",
+        "test_x_i42n",
+        "test_cli_train_kills",
+        "test_round_2",
+    )
+    assert all(HC.ROUND_NAMED.search(n) for n in named)
+    assert not any(HC.ROUND_NAMED.search(n) for n in ("test_i18n", "test_app_playground", "test_surround"))
+
+
+# attention_core modules whose own test file is not made yet (issue 46, ask 4), each with where its
+# tests are now. The list only shrinks: a module that gets its file must leave it (the test below fails
+# both ways), and a new module comes with its file.
+WITHOUT_TEST_FILE = {
+    "attention_core/check_cli.py": "`check` command: tests/codecheck/test_check.py",
+    "attention_core/cli_exercise.py": "`exercise` command: tests/test_exercise.py",
+    "attention_core/code_cli.py": "`code` command: tests/test_codegen.py and tests/test_cli.py",
+    "attention_core/exercise_text.py": "the exercise's words: tests/test_exercise.py, tests/test_worksheet.py",
+    "attention_core/codecheck/cases.py": "the hidden cases: tests/codecheck/test_verdict.py, test_sandbox.py",
+    "attention_core/codecheck/policy.py": "the sandbox's policy: tests/codecheck/test_sandbox.py",
+    "attention_core/codecheck/report.py": "the report: tests/codecheck/test_traps.py, test_sandbox.py",
+    "attention_core/codecheck/templates.py": "the blanks: tests/codecheck/test_check.py, test_app_code_check.py",
+    "attention_core/codecheck/wire.py": "the worker's replies: tests/codecheck/test_verdict.py",
+    "attention_core/codecheck/worker.py": "the worker: tests/codecheck/test_sandbox.py, test_traps.py",
+    "attention_core/models/availability.py": "which models are installed: tests/models/test_minilm.py",
+    "attention_core/models/decoding.py": "decoding: tests/models/test_gguf_file.py, tests/labs/test_heads.py",
+}
+
+
+def test_every_core_module_has_its_test_file():
+    """attention_core/x/y.py is tested in tests/x/test_y.py, attention_core/y.py in tests/test_y.py."""
+    missing = HC.measure()["core_modules_without_tests"]
+    new = sorted(set(missing) - set(WITHOUT_TEST_FILE))
+    assert not new, f"no test file for {new}: write {[HC.module_test_path(m) for m in new]}"
+    done = sorted(set(WITHOUT_TEST_FILE) - set(missing))
+    assert not done, f"{done} have their test files now: take them off WITHOUT_TEST_FILE"
 
 
 def test_no_test_is_marked_extended_any_more():

@@ -32,6 +32,7 @@ SHARED_PACKAGES = (
     "practice",
     "takehome",
     "program",
+    "assets",  # the browser code (JavaScript and CSS files) of the shell and the pages
 )  # attention_ui sub-packages whose modules several pages use
 SHELL = "app"  # app.py: it runs around every page
 EVERY_PAGE = "<every page>"

@@ -131,3 +131,20 @@ def test_run_serve_class_and_models_start_what_they_should(monkeypatch, tmp_path
     ]
     with pytest.raises(SystemExit):
         cli.main(["run", "--port", "0"])
+
+
+def test_the_wheel_carries_the_browser_code_files() -> None:
+    # hatchling's own list of what the wheel holds (no wheel is written): the pages' JavaScript and CSS
+    # (attention_ui/assets/) and the take-home lesson's plotly.js, which are not Python files
+    from hatchling.builders.wheel import WheelBuilder
+
+    from attention_ui import assets
+    from attention_ui.takehome import lesson
+
+    carried = {f.distribution_path for f in WheelBuilder(str(ROOT)).recurse_included_files()}
+    wanted = [*assets.files(), *lesson.ASSETS.iterdir()]
+    assert len(assets.files()) > 10
+    missing = sorted(
+        p.relative_to(ROOT).as_posix() for p in wanted if p.relative_to(ROOT).as_posix() not in carried
+    )
+    assert not missing, f"the wheel leaves out {missing}"

@@ -135,3 +135,15 @@ def test_step_4_says_equals_for_an_exact_root_and_approx_otherwise():
     assert scaled_latex(exact, False).endswith(r"\sqrt{4} = 2")
     inexact = trace_text("a b c", AttentionConfig(d_model=16, heads=2))  # d_k = 8
     assert scaled_latex(inexact, False).endswith(r"\sqrt{8} \approx 2.828")
+
+
+@pytest.mark.parametrize("stale", ["2 · sat", None, True, 1.0])
+def test_a_stale_cell_label_from_the_browser_is_no_chosen_cell(stale):
+    """The export menu reads the chosen cell before the selectboxes are drawn; the browser may still
+    send the label of a cell of the previous sentence (seen in Chromium: "2 · sat" stopped the page)."""
+    opened = {explain_view.CELL_OPEN: True, explain_view.Q_KEY: 3, explain_view.K_KEY: 1}
+    assert explain_view.chosen_cell(opened) == (3, 1)
+    assert explain_view.chosen_cell({**opened, explain_view.CELL_OPEN: False}) is None
+    assert explain_view.chosen_cell({**opened, explain_view.Q_KEY: stale}) is None
+    assert explain_view.chosen_cell({**opened, explain_view.K_KEY: stale}) is None
+    assert explain_view.chosen_cell({explain_view.CELL_OPEN: True}) == (0, 0)  # nothing chosen yet

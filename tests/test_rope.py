@@ -164,3 +164,73 @@ def test_float32_stays_float32():
 def test_bad_arguments(head_dim, base, layout):
     with pytest.raises(ValueError):
         rope.apply_rope(np.ones((1, max(head_dim, 1))), np.array([1]), base, layout)
+
+
+def test_rope_head_dim_and_base_limits():
+    from attention_core import rope
+
+    for bad in (0, 1, 3, 5):
+        with pytest.raises(ValueError):
+            rope.rope_frequencies(bad, 10000.0)
+    np.testing.assert_allclose(rope.rope_frequencies(2, 10000.0), [1.0])
+    # any base above 1 is allowed: 1.5^(−2i/4) for i = 0, 1
+    np.testing.assert_allclose(rope.rope_frequencies(4, 1.5), [1.0, 1.5**-0.5], rtol=1e-15)
+    for bad in (1.0, 0.5, -3.0):
+        with pytest.raises(ValueError):
+            rope.rope_frequencies(4, bad)
+
+
+def test_rope_default_layout_is_interleaved():
+    from attention_core import rope
+
+    first, second = rope.pair_indices(6)
+    assert first.tolist() == [0, 2, 4] and second.tolist() == [1, 3, 5]
+    x = np.array([3.0, 4.0, 6.0, 8.0])
+    np.testing.assert_allclose(rope.pair_norms(x), [5.0, 10.0])
+    np.testing.assert_allclose(rope.pair_norms(x, "half"), [math.hypot(3, 6), math.hypot(4, 8)])
+
+
+def test_rotate_pairs_checks_both_tables_and_rotates_integers_in_float64():
+    from attention_core import rope
+
+    cos, sin = rope.rope_cos_sin(np.arange(2), 4, 10.0)
+    with pytest.raises(ValueError):
+        rope.rotate_pairs(np.zeros((2, 4)), cos, sin[:1])  # sin has the wrong shape, cos is right
+    with pytest.raises(ValueError):
+        rope.rotate_pairs(np.zeros((2, 4)), cos[:1], sin)
+    x = np.array([[1, 0, 0, 2], [1, 0, 0, 2]])  # integers: rotated in float64
+    got = rope.rotate_pairs(x, cos, sin)
+    assert got.dtype == np.float64
+    th = 10.0**-0.5  # pair 1's angle per position with d = 4, base 10
+    expected = [[1, 0, 0, 2], [math.cos(1), math.sin(1), -2 * math.sin(th), 2 * math.cos(th)]]
+    np.testing.assert_allclose(got, expected, atol=1e-15)
+    assert rope.rotate_pairs(x.astype(np.float32), cos, sin).dtype == np.float32
+
+
+def test_llama_cpp_row_order_by_hand():
+    from attention_core import rope
+
+    W = np.arange(16.0).reshape(8, 2)  # two heads of d = 4, rows 0..3 and 4..7
+    moved = rope.half_to_interleaved_rows(W, 2)
+    assert moved[:, 0].tolist() == [0.0, 4.0, 2.0, 6.0, 8.0, 12.0, 10.0, 14.0]  # rows 0, 2, 1, 3 | 4, 6, 5, 7
+    np.testing.assert_array_equal(rope.interleaved_to_half_rows(moved, 2), W)
+    W3 = np.arange(8.0 * 3 * 2).reshape(8, 3, 2)  # extra trailing axes are carried along
+    np.testing.assert_array_equal(rope.interleaved_to_half_rows(rope.half_to_interleaved_rows(W3, 2), 2), W3)
+    for f in (rope.half_to_interleaved_rows, rope.interleaved_to_half_rows):
+        with pytest.raises(ValueError):
+            f(np.zeros((6, 2)), 4)
+
+
+def test_rotate_pairs_of_float32_is_float32_arithmetic():
+    """The tables are cast to float32 first, so the rotation is float32 arithmetic, bit for bit."""
+    from attention_core import rope
+
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(2, 40, 8)).astype(np.float32)
+    cos, sin = rope.rope_cos_sin(np.arange(40) * 37, 8, 10000.0)
+    c, s = cos.astype(np.float32), sin.astype(np.float32)
+    a, b = x[..., 0::2], x[..., 1::2]
+    expected = np.empty_like(x)
+    expected[..., 0::2] = a * c - b * s
+    expected[..., 1::2] = a * s + b * c
+    np.testing.assert_array_equal(rope.rotate_pairs(x, cos, sin), expected)

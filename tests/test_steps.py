@@ -75,3 +75,15 @@ def test_merge_head_weights_and_project_with_one_matrix_per_head():
     got = steps.project(X, Wf, b)
     np.testing.assert_allclose(got, np.stack([X @ Wf[k] + b[k] for k in range(2)]), atol=1e-12)
     np.testing.assert_allclose(steps.project(X, Wf), np.stack([X @ Wf[k] for k in range(2)]), atol=1e-12)
+
+
+def test_padding_and_causal_masks_by_hand():
+    assert steps.build_mask("causal", 3).tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    assert steps.build_mask("padding", 3, 1).tolist() == [[1, 1, 0]] * 3
+    assert steps.build_mask("causal+padding", 3, 1).tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 0]]
+    assert steps.build_mask("none", 2).tolist() == [[1, 1], [1, 1]]
+
+
+def test_padding_mask_without_pads_hides_nothing():
+    assert steps.build_mask("padding", 3).all()  # n_pad defaults to 0
+    assert steps.build_mask("causal+padding", 2).tolist() == [[1, 0], [1, 1]]

@@ -303,3 +303,79 @@ def test_a_chart_the_cartesian_bundle_cannot_draw_or_another_version_gets_the_fu
     assert lesson.plotly_js({"heatmap"}) == full
     assert lesson.js_version("/**\n* plotly.js (cartesian - minified) v12.3.45\n*/") == "12.3.45"
     assert lesson.js_version("/* some other v1.2.3 script */") == ""
+
+
+def _titles(layout: dict) -> list[str]:
+    return [
+        v["title"]["text"]
+        for k, v in layout.items()
+        if re.fullmatch(r"[xy]axis\d*", k) and (v.get("title") or {}).get("text")
+    ]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_lessons_axis_titles_are_annotations_plotly_does_not_measure_labels_for(trace, lang) -> None:
+    """A title (or the template's standoff) on an axis makes Plotly measure every tick label's box to
+    place it; the lesson draws each title as an annotation instead, every one of them kept."""
+    t = Translator(lang)
+    sections = lesson.step_sections(t, trace, 1, _special_cell(trace))
+    page = lesson.build_lesson(t, trace, sections, title="x", text=SPECIAL)
+    figures = json.loads(re.search(r"id='al-figures'>(.*?)</script>", page, re.S).group(1))
+    sources = [f.figure for s in sections for f in s.figures]
+    assert len(figures) == len(sources) >= 10
+    for spec, source in zip(figures, sources, strict=True):
+        layout = spec["layout"]
+        assert _titles(layout) == []
+        template = layout["template"]["layout"]
+        assert all("standoff" not in (template.get(k) or {}).get("title", {}) for k in ("xaxis", "yaxis"))
+        wanted = _titles(json.loads(source.to_json())["layout"])
+        notes = [a["text"] for a in layout.get("annotations", []) if a.get("font", {}).get("size") == 14]
+        assert wanted and sorted(notes) == sorted(wanted)
+
+
+def test_an_axis_title_sits_in_the_band_its_margin_keeps() -> None:
+    """x: in the middle of the bottom margin's title band (above a colour bar below the plot); y: of
+    the left margin's; each beside its own panel. A margin Plotly grows itself keeps its title, and so
+    does a figure whose margins were not sized for a title band (another template, or too narrow)."""
+    from attention_ui.figures import heatmaps
+
+    def spec(margin=None, template=None, **trace):
+        return {
+            "data": [{"type": "heatmap", "xaxis": "x2", "yaxis": "y2", **trace}],
+            "layout": {
+                "margin": margin or {"l": 70, "b": 60},
+                "xaxis": {"title": {"text": "k", "font": {"color": "red"}}},
+                "xaxis2": {"anchor": "y2", "title": {"text": "key"}},
+                "yaxis2": {"anchor": "x2", "title": {"text": "query"}},
+                "yaxis": {"automargin": True, "title": {"text": "grown"}},
+                "template": lesson._plain_template() if template is None else template,
+            },
+        }
+
+    out = lesson.titles_as_annotations(spec())["layout"]
+    notes = {a["text"]: a for a in out["annotations"]}
+    assert set(notes) == {"k", "key", "query"}
+    assert notes["key"]["xref"] == "x2 domain" and notes["key"]["yref"] == "y2 domain"
+    assert (notes["key"]["x"], notes["key"]["y"], notes["key"]["yshift"]) == (0.5, 0, -(60 - 16))
+    assert notes["k"]["font"] == {"size": 14, "color": "red"} and notes["k"]["yref"] == "y domain"
+    q = notes["query"]
+    assert (q["xref"], q["x"], q["xshift"], q["yref"], q["y"], q["textangle"]) == (
+        "x2 domain", 0, -(70 - 16), "y2 domain", 0.5, -90,
+    )  # fmt: skip
+    assert out["yaxis"]["title"] == {"text": "grown"}  # automargin: Plotly measures anyway
+    assert out["template"]["layout"]["xaxis"]["title"]["standoff"] == 8  # a title is left: kept
+    below = lesson.titles_as_annotations(spec(colorbar={"orientation": "h"}))["layout"]
+    key = next(a for a in below["annotations"] if a["text"] == "key")
+    assert key["yshift"] == -(60 - heatmaps.COLORBAR_BELOW_PX - 16)
+    for kept in (spec(margin={"l": 10, "b": 10}), spec(template={"layout": {}}), spec(margin={"t": 5})):
+        unchanged = json.loads(json.dumps(kept))
+        assert lesson.titles_as_annotations(kept) == unchanged
+
+
+def test_an_axis_that_keeps_its_title_grows_its_margin_for_it() -> None:
+    """The √d_k lab's charts (10-px margins, not PLAIN_TEMPLATE) clipped their labels in the lesson."""
+    spec = {"layout": {"xaxis": {"title": {"text": "d_k"}}, "yaxis": {"automargin": False, "title": {"text": "v"}},
+                       "xaxis2": {}}}  # fmt: skip
+    out = lesson.margins_for_titles(spec)["layout"]
+    assert out["xaxis"]["automargin"] is True and out["yaxis"]["automargin"] is False
+    assert "automargin" not in out["xaxis2"]

@@ -121,3 +121,126 @@ def test_tile_grid_matches_the_tiled_algorithm(n: int, block: int, causal: bool)
     assert int(grid.sum()) == run.tiles_computed and int((~grid).sum()) == run.tiles_skipped
     with pytest.raises(ValueError):
         tile_grid(0, 4, 4, 4)
+
+
+def _loop_attention(Q, K, V, allowed):
+    out = np.zeros((len(Q), V.shape[1]))
+    for i in range(len(Q)):
+        js = [j for j in range(len(K)) if allowed(i, j)]
+        s = [float(Q[i] @ K[j]) / math.sqrt(Q.shape[1]) for j in js]
+        e = [math.exp(v - max(s)) for v in s]
+        for w, j in zip(e, js, strict=True):
+            out[i] += w / sum(e) * V[j]
+    return out
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [((3,), (3, 2), (3, 2)), ((3, 2), (3,), (3, 2)), ((3, 2), (3, 2), (3,)), ((3, 2), (3, 3), (3, 2)),
+     ((3, 2), (3, 2), (4, 2))],
+)  # fmt: skip
+def test_tiled_refuses_each_wrong_shape(shapes):
+    from attention_core.tiled import tiled_attention
+
+    with pytest.raises(ValueError):
+        tiled_attention(*(np.zeros(s) for s in shapes))
+
+
+def test_tiled_block_and_window_limits():
+    from attention_core.tiled import tiled_attention
+
+    Q = np.random.default_rng(7).normal(size=(5, 2))
+    for bq, bk in ((0, 1), (1, 0)):
+        with pytest.raises(ValueError):
+            tiled_attention(Q, Q, Q, bq, bk)
+    with pytest.raises(ValueError):
+        tiled_attention(Q, Q, Q, 2, 2, window=0)
+    with pytest.raises(ValueError):
+        tiled_attention(Q[:4], Q, Q, 2, 2, window=2)  # a window needs as many queries as keys
+    # window 1: every query sees only itself, so the output is V
+    np.testing.assert_allclose(tiled_attention(Q, Q, Q, 1, 1, window=1).output, Q, atol=1e-15)
+    # a window of 2.0 (a float) is the window of 2
+    got = tiled_attention(Q, Q, Q, 2, 2, window=2.0).output
+    np.testing.assert_allclose(got, _loop_attention(Q, Q, Q, lambda i, j: i - 2 < j <= i), atol=1e-13)
+
+
+def test_tiled_defaults_are_64_blocks_no_mask_and_integers_become_floats():
+    from attention_core.tiled import direct_attention, tiled_attention
+
+    rng = np.random.default_rng(8)
+    Q, K, V = rng.integers(-3, 4, (130, 2)), rng.integers(-3, 4, (130, 2)), rng.integers(-3, 4, (130, 3))
+    t = tiled_attention(Q, K, V)
+    assert (t.tiles_computed, t.tiles_skipped, t.max_tile_elements) == (9, 0, 64 * 64)
+    expected = _loop_attention(Q.astype(float), K.astype(float), V.astype(float), lambda i, j: True)
+    np.testing.assert_allclose(t.output, expected, atol=1e-12)
+    np.testing.assert_allclose(direct_attention(Q, K, V), expected, atol=1e-12)
+    with pytest.raises(ValueError):
+        direct_attention(Q[:5], K, V, causal=True)
+
+
+def test_tile_grid_defaults_and_limits():
+    from attention_core.tiled import tile_grid
+
+    g = tile_grid(5, 4, 2, 2)
+    assert g.dtype == np.bool_ and g.shape == (3, 2) and g.all()  # no mask by default
+    assert tile_grid(3, 3, 1, 1, causal=True).tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    w = tile_grid(6, 6, 2, 2, window=2)
+    assert w.dtype == np.bool_ and w.tolist() == [[1, 0, 0], [1, 1, 0], [0, 1, 1]]
+    for bad in ((0, 3, 1, 1), (3, 0, 1, 1), (3, 3, 0, 1), (3, 3, 1, 0)):
+        with pytest.raises(ValueError):
+            tile_grid(*bad)
+
+
+def test_tiled_reports_its_blocks_and_the_tiles_a_custom_mask_skips():
+    from attention_core.tiled import tiled_attention
+
+    rng = np.random.default_rng(12)
+    Q, K, V = rng.normal(size=(4, 2)), rng.normal(size=(4, 2)), rng.normal(size=(4, 3))
+    t = tiled_attention(Q, K, V, 2, 3)
+    assert (t.block_q, t.block_k) == (2, 3)
+
+    def first_two_keys(q_idx, k_idx):
+        return np.broadcast_to(k_idx[None, :] < 2, (len(q_idx), len(k_idx)))
+
+    t = tiled_attention(Q, K, V, 2, 2, allowed_fn=first_two_keys)
+    assert (t.tiles_computed, t.tiles_skipped) == (2, 2)  # key tile 1 is wholly masked for both query tiles
+    np.testing.assert_allclose(t.output, _loop_attention(Q, K, V, lambda i, j: j < 2), atol=1e-13)
+
+
+def test_tiled_keeps_a_row_far_below_another_rows_scores():
+    """Each query row has its own running maximum: one row scoring ~1000 above another in the same
+    tile must not push the other's exponentials to 0."""
+    from attention_core.tiled import tiled_attention
+
+    Q = np.array([[40.0, 0.0], [0.0, 0.01]])
+    K = np.array([[40.0, 0.0], [39.0, 1.0], [0.0, 1.0]])  # row 0 scores up to 1600/√2 ≈ 1131
+    V = np.array([[1.0], [2.0], [3.0]])
+    expected = _loop_attention(Q, K, V, lambda i, j: True)
+    np.testing.assert_allclose(tiled_attention(Q, K, V, 2, 3).output, expected, atol=1e-12)
+
+
+def test_tiled_fully_masked_row_is_zero_without_warnings():
+    import warnings
+
+    from attention_core.tiled import tiled_attention
+
+    Q = np.random.default_rng(13).normal(size=(3, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 0/0 division behind the 0
+        out = tiled_attention(
+            Q, Q, Q, 3, 3, allowed_fn=lambda q, k: (q[:, None] > 0) & (k[None, :] >= 0)
+        ).output
+    assert out[0].tolist() == [0.0, 0.0]
+    np.testing.assert_allclose(out[1:], _loop_attention(Q, Q, Q, lambda i, j: True)[1:], atol=1e-13)
+
+
+def test_boolean_queries_and_keys_are_numbers_not_logic():
+    """0/1 inputs given as booleans: their scores are sums of products (2 here), not a logical or."""
+    from attention_core.tiled import direct_attention, tiled_attention
+
+    Q = np.array([[True, True], [True, False]])
+    K = np.array([[True, True], [False, True]])
+    V = np.array([[1.0, 0.0], [0.0, 1.0]])
+    expected = _loop_attention(Q.astype(float), K.astype(float), V, lambda i, j: True)
+    np.testing.assert_allclose(tiled_attention(Q, K, V, 2, 2).output, expected, atol=1e-13)
+    np.testing.assert_allclose(direct_attention(Q, K, V), expected, atol=1e-13)

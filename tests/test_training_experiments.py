@@ -1,5 +1,5 @@
 """The five experiments' conclusions on the page: every verdict the core can give has its own sentence
-in both languages, filled with the numbers it tested (made-up results, tests/test_training_verdicts.py),
+in both languages, filled with the numbers it tested (made-up results, tests/training/test_verdicts.py),
 and the page draws each real (tiny) result with its conclusion in both languages."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import dataclasses
 
 import pytest
 from apptest_pages import charts, open_page, texts
-from test_training_verdicts import HEADS, INDUCTION, LEAKY, SQRT, _positions
 
 from attention_core.training import experiments as X
 from attention_core.training import verdicts as VD
 from attention_ui.i18n import catalog
 from attention_ui.training import cached
 from attention_ui.training import experiments_view as V
+from tests.training.test_verdicts import HEADS, INDUCTION, LEAKY, SQRT, _positions
 
 MADE_UP = {"sqrt_dk": SQRT, "leaky_mask": LEAKY, "heads_specialise": HEADS, "induction_layers": INDUCTION,
            "positions": _positions()}  # fmt: skip

@@ -10,7 +10,7 @@ import time
 
 import streamlit as st
 
-from attention_ui import kit
+from attention_ui import assets, kit
 from attention_ui.classroom import follow, state, teacher_view
 from classroom import ClassError
 from classroom.model import icu_ready
@@ -62,19 +62,7 @@ CODE_SLIDE_KEY = "cls_code_slide"  # the step at which "Show the join code" was 
 # Static CSS: the running class's strip is one line; the slide's chart box leaves room for it (the
 # class strip used to push the chart's x axis below a 1920×1080 or 1366×768 window). The join-code
 # slide: the code at 15 % of the window's height, the QR code at 48 %.
-STRIP_CSS = """
-<style>
-.st-key-cls_present_strip p { margin-bottom: 0; }
-.st-key-cls_present_strip [data-testid="stMarkdownContainer"] p { font-size: 1.1rem !important; line-height: 1.3 !important; }
-[data-testid="stMain"]:has(.st-key-cls_present_strip) .st-key-pg_slide_chart { height: calc(100vh - 13.5rem) !important; }
-[data-testid="stMain"]:has(.st-key-cls_present_strip) [class*="st-key-pg_slide_wide_"] { height: calc(100vh - 28rem) !important; }
-.st-key-cls_code_qr img, .st-key-cls_code_qr svg { height: 48vh !important; width: 48vh !important; max-width: none !important; }
-[data-testid="stMain"] .st-key-cls_code_big [data-testid="stMarkdownContainer"] p {
-  font-size: 15vh !important; line-height: 1.15 !important; font-weight: 700; letter-spacing: 0.06em;
-  font-family: "Source Code Pro", monospace; margin: 0; white-space: nowrap; }
-[data-testid="stMain"] .st-key-cls_code_url [data-testid="stMarkdownContainer"] p { font-size: 3.2vh !important; overflow-wrap: anywhere; }
-</style>
-"""
+STRIP_CSS = assets.style("class_present_strip.css")
 
 
 def _show_code(step: int) -> None:

@@ -18,6 +18,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import streamlit as st
 
+from attention_ui import assets
 from classroom import ClassError, StoreSettings, open_store
 from classroom.client import PROXY_HEADER, client_address, proxy_proven
 from classroom.pulse_cache import PulseCache
@@ -149,10 +150,7 @@ def set_cookie(name: str, value: str | None, max_age_s: int) -> None:
 # The cookie scripts' elements take no room: drawn in the run right after "Start a live class",
 # their two boxes (and the gaps between) pushed presenter mode's slide down by 30 px and cut its
 # chart's x axis at 1920×1080 (issue 42 point 7). Constant CSS and a marker, no user text.
-_NO_BOX = (
-    '<span class="al-script-only"></span><style>[data-testid="stElementContainer"]:has(.al-script-only)'
-    " { display: none !important; }</style>"
-)
+_NO_BOX = '<span class="al-script-only"></span>' + assets.style("class_script_only.css")
 
 
 def _teacher_class(key: str, cookie: str, tried: str, *, ended: bool) -> dict | None:

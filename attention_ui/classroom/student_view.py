@@ -14,7 +14,7 @@ import time
 
 import streamlit as st
 
-from attention_ui import kit
+from attention_ui import assets, kit
 from attention_ui.classroom import code_polls, follow, questions, shared_slide, state
 from attention_ui.playground import steps_view
 from classroom import NICKNAME_MAX, ClassError
@@ -164,64 +164,7 @@ def draw_marker(prefix: str, seen, tail: str = "") -> None:
 # is connected and not in a run, and has asked for no rerun for WATCHDOG_QUIET_S, or has shown
 # another state than it should for WATCHDOG_MISMATCH_S, it clicks the hidden button: a full run, which draws the class as it is and
 # gives the browser its timer again. At most one such click per WATCHDOG_QUIET_S.
-_WATCHDOG = """
-<style>
-.st-key-__BOX__, [class*="st-key-__EXPECT__"],
-[data-testid="stLayoutWrapper"]:has(> .st-key-__BOX__),
-[data-testid="stLayoutWrapper"]:has(> [class*="st-key-__EXPECT__"]) { display: none !important; }
-</style>
-<script>
-(() => {
-  if (window.__alClassWatchdog) return;
-  const counts = (window.__alClassWatchdog = { resyncs: 0, quiet: 0, mismatch: 0 });
-  const quietMs = __QUIET__ * 1000, mismatchMs = __MISMATCH__ * 1000;
-  let lastAsk = performance.now(), lastClick = -Infinity, mismatchSince = null;
-  // Each tick of the watcher's timer sends the server a rerun request (a few hundred bytes; the
-  // connection's heartbeat is a few bytes): note when the page last asked.
-  const send = WebSocket.prototype.send;
-  WebSocket.prototype.send = function (data) {
-    if ((data.byteLength ?? data.size ?? data.length ?? 0) > __ASK_BYTES__) lastAsk = performance.now();
-    return send.call(this, data);
-  };
-  const marker = (prefix) => {
-    const el = document.querySelector('[class*="st-key-' + prefix + '"]');
-    const name = el && [...el.classList].find((c) => c.startsWith("st-key-" + prefix));
-    return name ? name.slice(("st-key-" + prefix).length) : null;
-  };
-  const stepShown = () => {  // "step 4 of 11" / "ステップ 4 / 11": the teacher's step, as drawn
-    const text = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')].map((e) => e.innerText);
-    const m = text.join(" ").match(/(\\d+) of \\d+|(\\d+) \\/ \\d+/);
-    return m ? m[1] || m[2] : null;
-  };
-  setInterval(() => {
-    const now = performance.now();
-    const app = document.querySelector('[data-testid="stApp"]');
-    const button = document.querySelector(".st-key-__BOX___now button");
-    if (!app || !button || app.getAttribute("data-test-connection-state") !== "CONNECTED") {
-      lastAsk = now;  // not a following page, or not connected: nothing to watch
-      mismatchSince = null;
-      return;
-    }
-    if (app.getAttribute("data-test-script-state") !== "notRunning") return;  // in a run: wait
-    // The page's DRAWN marker against the watcher's EXPECT one; without a DRAWN marker (seen under
-    // load on pages that showed the right step, cause unknown), the step its caption shows.
-    const [expected, expectedStep] = (marker("__EXPECT__") || "").split("_step");
-    const drawn = marker("__DRAWN__"), shown = stepShown();
-    const wrong = expected && (drawn !== null ? drawn !== expected : shown !== null && shown !== expectedStep);
-    if (!wrong) mismatchSince = null;
-    else if (mismatchSince === null) mismatchSince = now;
-    const lost = mismatchSince !== null && now - mismatchSince >= mismatchMs;
-    if ((now - lastAsk < quietMs && !lost) || now - lastClick < quietMs) return;
-    lastClick = lastAsk = now;
-    mismatchSince = null;
-    counts.resyncs += 1;
-    counts[lost ? "mismatch" : "quiet"] += 1;
-    if (lost) counts.states = [...(counts.states || []), [expected, drawn, expectedStep, shown]].slice(-5);
-    button.click();
-  }, 1000);
-})();
-</script>
-"""
+_WATCHDOG = assets.style("class_watchdog.css") + assets.script("class_watchdog.js")
 for _name, _value in (("__BOX__", RESYNC_KEY), ("__EXPECT__", EXPECT_PREFIX), ("__DRAWN__", DRAWN_PREFIX),
                       ("__QUIET__", str(WATCHDOG_QUIET_S)), ("__MISMATCH__", str(WATCHDOG_MISMATCH_S)),
                       ("__ASK_BYTES__", str(ASK_BYTES))):  # fmt: skip
@@ -367,13 +310,7 @@ def slide(t, me: dict, head, view: dict) -> int:
 # made small): the title as small as its text, the step it follows right under it (no gap, so
 # not the -1 rem margin Streamlit gives a heading to close one); the step's
 # heading one size down; the page's top margin no taller than Streamlit's header bar (3.75 rem).
-_JOINED_HEAD_CSS = (
-    "<style>.st-key-cls_joined_head h1 { font-size: 1.15rem !important; padding: 0 !important; }"
-    " .st-key-cls_joined_head { gap: 0 !important; }"
-    ' .st-key-cls_joined_head [data-testid="stMarkdownContainer"] { margin-bottom: 0 !important; }'
-    " .st-key-cls_slide h3 { font-size: 1.25rem !important; padding: 0 !important; }"
-    ' [data-testid="stMainBlockContainer"] { padding-top: 4rem !important; }</style>'
-)
+_JOINED_HEAD_CSS = assets.style("class_joined_head.css")
 
 
 def page(t) -> None:

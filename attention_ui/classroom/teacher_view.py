@@ -11,23 +11,25 @@ import time
 import segno
 import streamlit as st
 
-from attention_ui import kit
+from attention_ui import assets, kit
 from attention_ui.classroom import code_polls, follow, questions, state
 from attention_ui.classroom.export import results_csv
 from attention_ui.classroom.figures import HEIGHT as HISTOGRAM_HEIGHT
 from attention_ui.classroom.figures import answers_histogram
+from attention_ui.st_structure import key_class
 from attention_ui.takehome import buttons as takehome_buttons
 from classroom import ClassError
 from classroom.model import icu_ready
 
-POLL_REFRESH_S = 1.0  # the projector's histogram and answer count
-COUNT_REFRESH_S = 2.0
+POLL_REFRESH_S = 1.0  # the class panel's live parts: the count of students, the histogram and answer count
+COUNT_REFRESH_S = 2.0  # the presenter's strip's count of students
 SEEN_WITHIN_S = 60.0  # the count of students: those whose page was open in the last minute
 # Streamlit fades an element while its fragment reruns; a count refreshed every second would
 # flicker on the projector. Constant CSS: the live parts stay at full opacity.
 _STEADY_CSS = (
-    "<style>.st-key-cls_live_poll [data-stale='true'], .st-key-cls_live_count [data-stale='true']"
-    " { opacity: 1 !important; transition: none !important; }</style>"
+    assets.style("class_steady.css")
+    .replace("__POLL__", key_class("cls_live_poll"))
+    .replace("__COUNT__", key_class("cls_live_count"))
 )
 
 
@@ -229,10 +231,13 @@ def poll_picker(t, cls: dict, view: dict, *, where=st) -> None:
             )
 
 
-def poll_panel(t, cls: dict, *, height: int = HISTOGRAM_HEIGHT) -> None:
-    """The latest poll: live count and histogram; close and reveal (refreshed every second). With
-    "hide until closed" (for a projected panel) an open poll shows only its number of answers, so
-    the class's answers do not steer those still thinking."""
+def live_panel(t, cls: dict, *, height: int = HISTOGRAM_HEIGHT) -> None:
+    """The class panel's live parts: the count of students and the latest poll, drawn by ONE
+    ``run_every`` fragment every POLL_REFRESH_S. Two such fragments on one page (the count every 2 s,
+    the poll every 1 s) got their ticks' runs in bursts on a busy machine, most cut short, and
+    Streamlit's frontend then threw "Cannot set a node at a delta path", closed its websocket and
+    left the panel white (bench/RESULTS.md, "Why the teacher stops"). One timer: no two fragment
+    runs of this page can interleave."""
     db = state.store()
     hide = st.toggle(t("class.hide_open"), key="cls_hide_open", help=t("class.hide_open_help"))
 
@@ -240,8 +245,17 @@ def poll_panel(t, cls: dict, *, height: int = HISTOGRAM_HEIGHT) -> None:
 
     @st.fragment(run_every=POLL_REFRESH_S)
     def live() -> None:
+        _count(t, db, cls, shared=True)
         with st.container(key="cls_live_poll"):
-            draw()
+            _poll(t, db, cls, hide=hide, height=height)
+
+    live()
+
+
+def _poll(t, db, cls: dict, *, hide: bool, height: int) -> None:
+    """The latest poll: live count and histogram; close and reveal. With "hide until closed" (for a
+    projected panel) an open poll shows only its number of answers, so the class's answers do not
+    steer those still thinking."""
 
     def draw() -> None:
         try:
@@ -286,32 +300,66 @@ def poll_panel(t, cls: dict, *, height: int = HISTOGRAM_HEIGHT) -> None:
             c2.button(t("class.reveal"), key=f"cls_reveal_{p.seq}", icon=":material/visibility:",
                       on_click=_act, args=(t, lambda: db.close_poll(cls["sid"], cls["token"], p.poll_id, reveal=True)))  # fmt: skip
 
-    live()
+    draw()
 
 
-def student_count(t, cls: dict, *, shared: bool = False) -> None:
-    """The count of students (every COUNT_REFRESH_S); with ``shared`` (the class panel, not the
-    projector's strip) also how many identities share an address."""
+def _count(t, db, cls: dict, *, shared: bool) -> None:
+    """The count of students, in its container; with ``shared`` also how many identities share an
+    address."""
+    try:
+        info = db.teacher_session(cls["sid"], cls["token"])
+    except ClassError:
+        return
+    try:  # students whose page was open in the last minute: every identity made counts 5 for 3 people
+        seen = db.students_seen(cls["sid"], cls["token"], within_s=SEEN_WITHIN_S)
+    except ClassError:
+        seen = info.students
+    with st.container(key="cls_live_count"):
+        st.markdown(t("class.students_seen", n=seen), help=t("class.students_seen_help"))
+        if shared and info.shared_address:
+            st.caption(t("class.shared_address", n=info.shared_address, most=info.most_per_address))
+
+
+def student_count(t, cls: dict) -> None:
+    """The presenter's strip's count of students (its only live part), every COUNT_REFRESH_S."""
     db = state.store()
 
     st.html(_STEADY_CSS)
 
     @st.fragment(run_every=COUNT_REFRESH_S)
     def count() -> None:
-        try:
-            info = db.teacher_session(cls["sid"], cls["token"])
-        except ClassError:
-            return
-        try:  # students whose page was open in the last minute: every identity made counts 5 for 3 people
-            seen = db.students_seen(cls["sid"], cls["token"], within_s=SEEN_WITHIN_S)
-        except ClassError:
-            seen = info.students
-        with st.container(key="cls_live_count"):
-            st.markdown(t("class.students_seen", n=seen), help=t("class.students_seen_help"))
-            if shared and info.shared_address:
-                st.caption(t("class.shared_address", n=info.shared_address, most=info.most_per_address))
+        _count(t, db, cls, shared=False)
 
     count()
+
+
+RELOAD_AFTER_S = 10  # a panel whose connection has been down this long reloads (if the server answers)
+RELOAD_AT_MOST_EVERY_S = 60
+# The panel's watchdog (constant). Why: under load, Streamlit's frontend on the teacher's panel threw
+# "Cannot set a node at a delta path", closed its websocket and never connected again: the panel
+# stayed white and counted nothing until someone reloaded it (bench/RESULTS.md, "Why the teacher
+# stops"). What it does: when the page has not been connected for RELOAD_AFTER_S and the server's
+# health check answers (a server that is down keeps Streamlit's own retries: a reload then would
+# leave a browser error page with nothing to retry), it reloads the page, at most once per
+# RELOAD_AT_MOST_EVERY_S (counted in the tab's session storage, so across reloads). The class comes
+# back with the reload: the teacher's cookie holds it.
+_WATCHDOG = assets.style("class_panel_watchdog.css") + assets.script("class_panel_watchdog.js")
+
+
+def watchdog() -> None:
+    """The class panel's watchdog (see _WATCHDOG), in a hidden box."""
+    import json
+
+    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    health = "/" + (base + "/" if base else "") + "_stcore/health"
+    script = (
+        _WATCHDOG.replace("__BOX__", "cls_teach_watchdog")
+        .replace("__AFTER__", str(RELOAD_AFTER_S))
+        .replace("__EVERY__", str(RELOAD_AT_MOST_EVERY_S))
+        .replace("__HEALTH__", json.dumps(health))
+    )
+    with st.container(key="cls_teach_watchdog"):
+        st.html(script, unsafe_allow_javascript=True)
 
 
 def one_per_device(t, cls: dict, info) -> None:

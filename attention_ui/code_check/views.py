@@ -24,9 +24,10 @@ from attention_core.codecheck.verdict import (
     Report,
     TrapMatch,
 )
-from attention_ui import kit
+from attention_ui import assets, kit
 from attention_ui.code_check import gate
 from attention_ui.code_check.figures import gap_figure
+from attention_ui.st_structure import key_class
 
 PREFIX = "cc"
 DEFAULTS = {"cc_kind": "causal", "cc_seed": 0, "cc_preset": "removed"}
@@ -34,7 +35,7 @@ PRESETS = ("empty", "removed")
 MASKS = ("none", "causal", "padding", "causal+padding")
 PAD_FOR_PADDING = 2  # [PAD] tokens appended when the mask masks padding
 # Constant CSS (no user text): the code box in a monospaced font, as code is read.
-MONO = '<style>.st-key-cc_code textarea {font-family: "Source Code Pro", ui-monospace, monospace;}</style>'
+MONO = assets.style("code_check_mono.css").replace("__CODE__", key_class("cc_code"))
 
 
 def session_gate() -> tuple[bool, str]:

@@ -16,7 +16,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core.explain import explain_cell, explain_row
-from attention_ui import kit
+from attention_ui import assets, kit
 from attention_ui.playground import figures as playground_figures
 from attention_ui.playground import grads_view
 from attention_ui.playground.steps_view import CELL_CHARTS, CHART_PREFIX, PLOTLY_CONFIG, View
@@ -28,23 +28,7 @@ SCROLL_TO = "pg_cell_scroll_to"  # the panel to bring into view after a click: "
 
 # Constant JavaScript (only the click count and a fixed panel name are filled in): bring the panel a
 # click opened into view and move keyboard focus there, so the click is not answered ~2,400 px away.
-_SCROLL_JS = """
-<script>
-(() => {
-  const CLICK = __CLICK__, PANEL = ".st-key-pg___PANEL___panel";
-  let tries = 0;
-  const go = () => {
-    const el = document.querySelector(PANEL);
-    if (!el) { if (++tries < 80) setTimeout(go, 50); return; }
-    el.setAttribute("tabindex", "-1");
-    el.style.scrollMarginTop = "4.5rem";  // below the app's fixed header
-    el.scrollIntoView({ block: "start" });
-    el.focus({ preventScroll: true });
-  };
-  setTimeout(go, 0);
-})();
-</script>
-"""
+_SCROLL_JS = assets.script("explain_scroll.js")
 
 
 def scroll_script(panel: str, clicks: int) -> str:
@@ -55,8 +39,17 @@ def scroll_script(panel: str, clicks: int) -> str:
 
 
 def chosen_cell(state) -> tuple[int, int] | None:
-    """The cell the open cell explainer shows, to frame on the maps (None while it is closed)."""
-    return (int(state.get(Q_KEY, 0)), int(state.get(K_KEY, 0))) if state.get(CELL_OPEN) else None
+    """The cell the open cell explainer shows, to frame on the maps (None while it is closed).
+
+    Read before the selectboxes are drawn (the export menu reads it), a choice can still be the
+    browser's label of a cell of the previous sentence ("2 · sat"): Streamlit turns it back into an
+    index only when the selectbox is drawn. Such a choice is no cell yet: None, as when closed."""
+    if not state.get(CELL_OPEN):
+        return None
+    q, k = state.get(Q_KEY, 0), state.get(K_KEY, 0)
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (q, k)):
+        return None
+    return q, k
 
 
 CELL_CHART_KEYS = tuple(CHART_PREFIX + name for name in CELL_CHARTS)

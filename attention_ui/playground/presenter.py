@@ -12,6 +12,7 @@ import dataclasses
 
 import streamlit as st
 
+from attention_ui import assets
 from attention_ui import presenter as kit_presenter
 from attention_ui.playground.steps_view import PER_HEAD, STEPS, View, render_step
 
@@ -19,16 +20,7 @@ PRESENT_KEY, STEP_KEY = "pg_present", "pg_step"
 
 # The page kit's presenter CSS (bigger type, no sidebar), plus the playground's slide: the chart box as
 # tall as the window below the controls and the heading. Static CSS only (no user text).
-_SLIDE_CSS = """
-<style>
-[class*="st-key-pg_slide_wide_"] { height: calc(100vh - 24rem) !important; min-height: 16rem; flex: none !important; }
-[class*="st-key-pg_slide_wide_"] > div, [class*="st-key-pg_slide_wide_"] [data-testid="stFullScreenFrame"],
-[class*="st-key-pg_slide_wide_"] [data-testid="stPlotlyChart"] { height: 100% !important; }
-.st-key-pg_slide_chart { height: calc(100vh - 9.5rem) !important; min-height: 26rem; flex: none !important; }
-.st-key-pg_slide_chart > div, .st-key-pg_slide_chart [data-testid="stFullScreenFrame"],
-.st-key-pg_slide_chart [data-testid="stPlotlyChart"] { height: 100% !important; }
-</style>
-"""
+_SLIDE_CSS = assets.style("playground_slide.css")
 _CSS = kit_presenter.css("pg") + _SLIDE_CSS
 # The controls' words: the playground presents steps.
 WORDS = {

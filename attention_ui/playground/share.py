@@ -10,49 +10,19 @@ import html
 import streamlit as st
 
 from attention_core import export
+from attention_ui import assets
 from attention_ui.playground import explain_view
 from attention_ui.playground.export import csv_file_name
 from attention_ui.takehome import build, buttons
 
-# Constant JavaScript: copy the page's own address (which holds the whole view) to the clipboard,
-# with the older copy command where the Clipboard API is missing (a page served over plain http),
-# and say the outcome in a polite live region. Labels come from the catalog, HTML-escaped, as data.
+# The copy-link button. Its constant script (assets/share_copy.js) copies the page's own address (which
+# holds the whole view) to the clipboard, with the older copy command where the Clipboard API is missing
+# (a page served over plain http), and says the outcome in a polite live region. Labels come from the catalog, HTML-escaped, as data.
 _COPY_HTML = """
 <div class="al-share">
 <button type="button" class="al-copy-link" data-done="{done}" data-failed="{failed}">{label}</button>
 <span class="al-copy-status" role="status" aria-live="polite"></span>
 </div>
-<style>
-.al-copy-link {{ font: inherit; font-size: 0.95rem; padding: 0.3rem 0.8rem; border-radius: 0.5rem; cursor: pointer;
-  border: 1px solid rgba(49, 51, 63, 0.35); background: #ffffff; color: #31333f; }}
-.al-copy-link:hover {{ border-color: #d33682; color: #b0245f; }}
-.al-copy-link:focus-visible {{ outline: 2px solid #1c5fb8; outline-offset: 2px; }}
-.al-copy-status {{ margin-left: 0.6rem; color: #31333f; font-size: 0.95rem; }}
-</style>
-<script>
-(() => {{
-  for (const button of document.querySelectorAll(".al-copy-link")) {{
-    if (button.dataset.ready) continue;
-    button.dataset.ready = "1";
-    const status = button.parentElement.querySelector(".al-copy-status");
-    const fallback = (text) => {{
-      const box = document.createElement("textarea");
-      box.value = text; box.setAttribute("readonly", ""); box.style.position = "fixed"; box.style.opacity = "0";
-      document.body.appendChild(box); box.select();
-      let ok = false;
-      try {{ ok = document.execCommand("copy"); }} catch (e) {{ ok = false; }}
-      box.remove();
-      return ok;
-    }};
-    button.addEventListener("click", async () => {{
-      const url = window.location.href;
-      let ok = false;
-      try {{ await navigator.clipboard.writeText(url); ok = true; }} catch (e) {{ ok = fallback(url); }}
-      status.textContent = ok ? button.dataset.done : button.dataset.failed;
-    }});
-  }}
-}})();
-</script>
 """
 
 
@@ -64,6 +34,7 @@ def copy_link(t) -> None:
         done=esc("playground.share_done"),
         failed=esc("playground.share_failed"),
     )
+    body += assets.style("share_copy.css") + assets.script("share_copy.js")
     st.html(body, unsafe_allow_javascript=True)
 
 

@@ -31,6 +31,7 @@ import plotly.io as pio
 from attention_core.explain import explain_cell
 from attention_ui import kit
 from attention_ui.figures import heatmaps
+from attention_ui.figures.base import PLAIN_TEMPLATE, TICK_PAD_PX, TITLE_BAND_PX, TITLE_FONT_PX
 from attention_ui.playground.explain_view import cell_lines
 from attention_ui.playground.steps_view import (
     NUMBERED,
@@ -151,12 +152,106 @@ def labels_unchecked(spec: dict) -> dict:
     return spec
 
 
+def _automargin(layout: dict, key: str) -> bool:
+    """Whether Plotly grows the margin for axis ``key`` (its own setting, else its template's)."""
+    own = layout[key].get("automargin")
+    if own is not None:
+        return bool(own)
+    template = (layout.get("template") or {}).get("layout") or {}
+    return bool((template.get(key[0] + "axis") or {}).get("automargin"))
+
+
+@cache
+def _plain_json() -> str:
+    return pio.to_json(PLAIN_TEMPLATE, validate=False)
+
+
+def _plain_template() -> dict:
+    """PLAIN_TEMPLATE as a figure's JSON holds it (a fresh copy)."""
+    return json.loads(_plain_json())
+
+
+def titles_as_annotations(spec: dict) -> dict:
+    """``spec`` (a figure's JSON) with each axis title drawn as an annotation in the band the margins
+    keep for it, in place; no label is lost.
+
+    Plotly places an axis title by measuring every tick label's box (for its standoff), then again to
+    keep the title off them: in a CPU profile of the 24-token, 4-head lesson opening in Chromium, a
+    quarter of the drawing. The figure builders size fixed margins as tick labels + TICK_PAD_PX +
+    TITLE_BAND_PX (:func:`attention_ui.figures.base.axis_margins`), with the colour-bar band
+    (``heatmaps.COLORBAR_BELOW_PX``) outermost when a horizontal bar lies below the plot, so the title
+    goes in the middle of that band, beside its own plot (``<axis> domain``: a panel of a grid too).
+    Only figures drawn with :data:`PLAIN_TEMPLATE` follow that convention, and only a margin with room
+    for the band and the labels' pad has one. Left alone: other figures (the √d_k lab's line charts,
+    10-px margins), an axis whose margin Plotly grows itself (automargin: it measures the labels
+    anyway), a title on the top or right side.
+    """
+    layout = spec.setdefault("layout", {})
+    margin = layout.get("margin") or {}
+    axes = [k for k, v in layout.items() if isinstance(v, dict) and re.fullmatch(r"[xy]axis\d*", k)]
+    room = TITLE_BAND_PX + TICK_PAD_PX
+    if layout.get("template") != _plain_template() or min(margin.get("l", 0), margin.get("b", 0)) < room:
+        return spec
+    below = any(
+        (trace.get("colorbar") or {}).get("orientation") == "h" and trace.get("showscale") is not False
+        for trace in spec.get("data", [])
+    )
+    moved = 0
+    for key in axes:
+        axis = layout[key]
+        title = axis.get("title") or {}
+        text = title.get("text")
+        letter, number = key[0], key[5:]
+        if not text or _automargin(layout, key) or axis.get("side") not in (None, "bottom", "left"):
+            continue
+        other = "y" if letter == "x" else "x"
+        here, there = f"{letter}{number}", axis.get("anchor") or f"{other}{number}"
+        if there == "free" or f"{other}axis{there[1:]}" not in layout:
+            continue
+        font = {"size": TITLE_FONT_PX, **(title.get("font") or {})}
+        note = dict(text=text, showarrow=False, font=font, xanchor="center", yanchor="middle")
+        if letter == "x":
+            band = margin["b"] - (heatmaps.COLORBAR_BELOW_PX if below else 0) - TITLE_BAND_PX / 2
+            note.update(xref=f"{here} domain", x=0.5, yref=f"{there} domain", y=0, yshift=-band)
+        else:
+            band = margin["l"] - TITLE_BAND_PX / 2
+            note.update(
+                xref=f"{there} domain", x=0, xshift=-band, yref=f"{here} domain", y=0.5, textangle=-90
+            )
+        layout.setdefault("annotations", []).append(note)
+        axis.pop("title")
+        moved += 1
+    if moved and not any((layout[k].get("title") or {}) for k in axes):
+        # no title left to stand off: the template's standoff alone makes Plotly measure the labels
+        template = (layout.get("template") or {}).get("layout") or {}
+        for key in ("xaxis", "yaxis"):
+            ((template.get(key) or {}).get("title") or {}).pop("standoff", None)
+    return spec
+
+
 def _figure_json(fig) -> dict:
     spec = json.loads(pio.to_json(fig, validate=False))
     layout = spec.setdefault("layout", {})
     layout.pop("width", None)
     layout["autosize"] = True
-    return labels_unchecked({"data": spec.get("data", []), "layout": layout})
+    spec = titles_as_annotations(labels_unchecked({"data": spec.get("data", []), "layout": layout}))
+    return margins_for_titles(spec)
+
+
+def margins_for_titles(spec: dict) -> dict:
+    """``spec`` with automargin on every axis that still has a title, in place: a figure not drawn
+    with :data:`PLAIN_TEMPLATE` (the √d_k lab's line charts) gets its room for labels and titles from
+    Streamlit's theme in the app, which the lesson does not carry; without it, 10-px margins clipped
+    its tick labels and laid its titles over them."""
+    layout = spec.get("layout", {})
+    for key, axis in layout.items():
+        if (
+            isinstance(axis, dict)
+            and re.fullmatch(r"[xy]axis\d*", key)
+            and (axis.get("title") or {}).get("text")
+        ):
+            axis.setdefault("automargin", True)
+    return spec
 
 
 def step_sections(t, trace, head: int = 0, cell: tuple[int, int] | None = None) -> list[Section]:
@@ -342,43 +437,10 @@ def _section_html(section: Section, figure_ids: list[dict], start: int) -> str:
     return "".join(parts)
 
 
-PAGE_CSS = """
-:root { color-scheme: light; }
-* { box-sizing: border-box; }
-body { margin: 0; font: 16px/1.55 system-ui, -apple-system, "Segoe UI", "Hiragino Sans", "Noto Sans CJK JP",
-  "Yu Gothic", Meiryo, sans-serif; color: #262730; background: #ffffff; overflow-wrap: anywhere; }
-main { max-width: 980px; margin: 0 auto; padding: 1rem; }
-h1 { font-size: 1.7rem; line-height: 1.25; } h2 { font-size: 1.3rem; margin-top: 2.2rem; border-top: 1px solid #e6e6ea;
-  padding-top: 1rem; } h3 { font-size: 1.1rem; }
-math { font-family: math, "STIX Two Math", "Cambria Math", "Latin Modern Math", serif; font-size: 1.1em; }
-.formula, .scroll { overflow-x: auto; max-width: 100%; }
-.formula { margin: 0.6rem 0; }
-.sentence { white-space: pre-wrap; background: #f4f5f8; padding: 0.6rem 0.8rem; border-radius: 0.4rem; }
-.tokens { display: flex; flex-wrap: wrap; gap: 0.3rem; padding: 0; list-style: none; }
-.tokens li { border: 1px solid #c9ccd6; border-radius: 0.3rem; padding: 0.05rem 0.4rem; white-space: pre-wrap; }
-.tokens li.pad { color: #5c5f6e; border-style: dashed; }
-table { border-collapse: collapse; } th, td { border: 1px solid #d5d7de; padding: 0.2rem 0.5rem; text-align: right; }
-th[scope='row'], .settings th { text-align: left; }
-figure { margin: 0.5rem 0; min-width: 0; } .chart { width: 100%; min-height: 220px; }
-.row { display: grid; grid-template-columns: repeat(auto-fit, minmax(260px, 1fr)); gap: 0.5rem; }
-.note, .about, .pick { color: #4a4d5a; }
-.cell { border: 1px solid #d5d7de; border-radius: 0.5rem; padding: 0.2rem 1rem 0.6rem; margin-top: 1rem; }
-.steps li { margin: 0.3rem 0; }
-nav ul { padding-left: 1.3rem; columns: 2 14rem; }
-@media print { .chart { break-inside: avoid; } }
-"""
+PAGE_CSS = (ASSETS / "lesson.css").read_text(encoding="utf-8")
 
 # Constant script: draw every chart from the JSON above it, with plotly.js from this file.
-_DRAW = """
-(() => {
-  const figures = JSON.parse(document.getElementById("al-figures").textContent);
-  const config = { displaylogo: false, responsive: true, toImageButtonOptions: { format: "png", scale: 2 } };
-  for (const el of document.querySelectorAll(".chart[data-figure]")) {
-    const spec = figures[Number(el.dataset.figure)];
-    Plotly.newPlot(el, spec.data, spec.layout, config).then(() => { el.dataset.drawn = "1"; });
-  }
-})();
-"""
+_DRAW = (ASSETS / "lesson_draw.js").read_text(encoding="utf-8")
 
 
 def build_lesson(t, trace, sections: list[Section], *, title: str, text: str) -> str:

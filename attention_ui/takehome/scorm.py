@@ -25,6 +25,7 @@ import zipfile
 from xml.etree import ElementTree as ET
 
 from attention_ui.quiz_bank import Worded
+from attention_ui.takehome import lesson
 from attention_ui.takehome.lesson import PAGE_CSS, script_json
 from attention_ui.takehome.markup import markdown_html, plain
 
@@ -99,107 +100,9 @@ def _question_html(number: int, q: Worded, t) -> str:
 
 
 # Constant script: the quiz and its SCORM 1.2 calls (the texts and answers come from the JSON above).
-_QUIZ_JS = r"""
-(() => {
-  const data = JSON.parse(document.getElementById("al-quiz").textContent);
-  const status = document.getElementById("al-status");
-  const find = (win) => {
-    for (let tries = 0; win && tries < 10; tries++) {
-      try { if (win.API) return win.API; } catch (e) { return null; }
-      if (!win.parent || win.parent === win) break;
-      win = win.parent;
-    }
-    return null;
-  };
-  let api = find(window);
-  try { if (!api && window.opener) api = find(window.opener); } catch (e) { api = null; }
-  const start = Date.now();
-  let open = false;
-  if (api) open = String(api.LMSInitialize("")) === "true";
-  if (!open) { status.textContent = data.texts.no_platform; status.hidden = false; }
-  const get = (name) => (open ? String(api.LMSGetValue(name) || "") : "");
-  const set = (name, value) => { if (open) api.LMSSetValue(name, String(value)); };
-  const commit = () => { if (open) api.LMSCommit(""); };
-  const timespan = (ms) => {
-    const cs = Math.floor(ms / 10), s = Math.floor(cs / 100), pad = (v, n) => String(v).padStart(n, "0");
-    return `${pad(Math.floor(s / 3600), 4)}:${pad(Math.floor(s / 60) % 60, 2)}:${pad(s % 60, 2)}.${pad(cs % 100, 2)}`;
-  };
-  let state = { a: {}, s: 0 };
-  try { const saved = JSON.parse(get("cmi.suspend_data") || "{}"); if (saved && saved.a) state = saved; } catch (e) {}
-  if (get("cmi.core.lesson_status") === "not attempted" || get("cmi.core.lesson_status") === "") set("cmi.core.lesson_status", "incomplete");
-  const boxes = [...document.querySelectorAll("fieldset.question")];
-  const save = () => { set("cmi.suspend_data", JSON.stringify(state)); commit(); };
-  const show = () => {
-    let right = 0;
-    boxes.forEach((box, q) => {
-      const chosen = state.a[q];
-      const ok = chosen === data.correct[q];
-      if (ok) right += 1;
-      for (const input of box.querySelectorAll("input")) input.disabled = true;
-      const mark = box.querySelector(".mark");
-      mark.textContent = ok ? data.texts.right : data.texts.wrong[q];
-      mark.className = "mark " + (ok ? "right" : "wrong");
-      mark.hidden = false;
-      const fb = box.querySelector(`.feedback[data-choice="${chosen}"]`);
-      if (fb) fb.hidden = false;
-    });
-    const percent = Math.round((100 * right) / boxes.length);
-    const result = document.getElementById("al-result");
-    result.textContent = data.texts.score.replace("{correct}", right).replace("{total}", boxes.length)
-      .replace("{percent}", percent).replace("{pass_mark}", data.passMark) + " " + (percent >= data.passMark ? data.texts.passed : data.texts.failed);
-    result.hidden = false;
-    return percent;
-  };
-  boxes.forEach((box, q) => {
-    for (const input of box.querySelectorAll("input")) {
-      if (state.a[q] === Number(input.value)) input.checked = true;
-      input.addEventListener("change", () => { state.a[q] = Number(input.value); save(); });
-    }
-  });
-  const finish = () => {
-    if (!open) return;
-    set("cmi.core.session_time", timespan(Date.now() - start));
-    set("cmi.core.exit", state.s ? "" : "suspend");
-    commit();
-    api.LMSFinish("");
-    open = false;
-  };
-  document.getElementById("al-submit").addEventListener("click", () => {
-    const missing = boxes.filter((_, q) => state.a[q] === undefined).length;
-    const warn = document.getElementById("al-missing");
-    if (missing) { warn.textContent = data.texts.unanswered.replace("{count}", missing); warn.hidden = false; return; }
-    warn.hidden = true;
-    state.s = 1;
-    const percent = show();
-    set("cmi.core.score.min", 0);
-    set("cmi.core.score.max", 100);
-    set("cmi.core.score.raw", percent);
-    set("cmi.core.lesson_status", percent >= data.passMark ? "passed" : "failed");
-    set("cmi.core.session_time", timespan(Date.now() - start));
-    set("cmi.core.exit", "");
-    save();
-    document.getElementById("al-submit").disabled = true;
-  });
-  if (state.s) { show(); document.getElementById("al-submit").disabled = true; }
-  window.addEventListener("pagehide", finish);
-  window.addEventListener("beforeunload", finish);
-  document.body.dataset.ready = open ? "lms" : "alone";
-})();
-"""
+_QUIZ_JS = (lesson.ASSETS / "scorm_quiz.js").read_text(encoding="utf-8")
 
-QUIZ_CSS = """
-fieldset.question { border: 1px solid #d5d7de; border-radius: 0.5rem; margin: 1rem 0; padding: 0.4rem 1rem 0.8rem; min-width: 0; }
-legend { font-weight: 600; padding: 0 0.3rem; }
-.option { display: flex; gap: 0.5rem; align-items: flex-start; padding: 0.45rem 0.2rem; min-height: 44px; }
-.option input { margin-top: 0.3rem; width: 1.1rem; height: 1.1rem; flex: none; }
-pre { overflow-x: auto; background: #f4f5f8; padding: 0.5rem; border-radius: 0.3rem; margin: 0.2rem 0; }
-.mark.right { color: #1b6b32; font-weight: 600; } .mark.wrong { color: #a3161b; font-weight: 600; }
-.feedback { border-left: 4px solid #c9ccd6; padding-left: 0.7rem; }
-button { font: inherit; padding: 0.6rem 1.2rem; border-radius: 0.5rem; border: 1px solid #31333f; background: #ffffff; min-height: 44px; }
-button:focus-visible, a:focus-visible { outline: 2px solid #1c5fb8; outline-offset: 2px; }
-.status { background: #fff4d6; padding: 0.5rem 0.8rem; border-radius: 0.3rem; }
-#al-result { font-weight: 600; font-size: 1.1rem; }
-"""
+QUIZ_CSS = (lesson.ASSETS / "scorm_quiz.css").read_text(encoding="utf-8")
 
 
 def quiz_html(t, questions: list[Worded], *, title: str, pass_mark: int, lesson_href: str = LESSON) -> str:

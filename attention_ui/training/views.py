@@ -13,7 +13,8 @@ import streamlit as st
 
 from attention_core.training.experiments import tail_mean
 from attention_core.training.verdicts import diverged
-from attention_ui import kit
+from attention_ui import assets, kit
+from attention_ui.st_structure import key_class
 from attention_ui.training import cached, patterns, questions
 from attention_ui.training import figures as ftr
 from attention_ui.training.jobs import TRAIN, Job
@@ -23,10 +24,7 @@ PAGE = kit.Page("tr", "training")  # widget keys and charts only; the page binds
 POLL_S = 0.4  # the live box's refresh: at least twice a second, as the issue asks
 # Streamlit fades a fragment's elements while it reruns; the live box reruns every POLL_S, so it
 # would stay faded the whole run. Constant CSS: its elements keep full opacity.
-LIVE_CSS = (
-    "<style>.st-key-tr_live [data-stale], [data-testid='stElementContainer']:has(> div > .st-key-tr_live)"
-    " { opacity: 1 !important; transition: none !important; }</style>"
-)
+LIVE_CSS = assets.style("training_live.css").replace("__LIVE__", key_class("tr_live"))
 GUESS_KEY = "tr_guess"
 
 

@@ -20,6 +20,7 @@ import os
 import signal
 import subprocess
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -116,12 +117,45 @@ def browser() -> Iterator[Browser]:
         browser.close()
 
 
+# The files whose tests take longest, with their seconds in a fresh-clone CI run on two cores (the
+# slowest tests of `make test`'s --durations list). They run first, the longest first: xdist's `load`
+# scheduler hands out tests in collection order, so a file left at the end (test_bench_smoke.py is
+# collected after tests/browser/) kept one worker busy for minutes while the other had finished.
+# A file keeps its own order (its module fixtures, such as a class's cluster, start once per worker).
+SLOW_FILES_S = {
+    "tests/browser/test_class_browser.py": 230,  # a cluster; the lecture ~55 s, bench smoke ~47 s, ...
+    "tests/browser/test_axe_browser.py": 220,  # 4 × ~55 s: every page in each language, in halves
+    "tests/test_bench_smoke.py": 200,  # the classroom load smoke ~66 s, then the other benches
+    "tests/browser/test_hostile_browser.py": 60,
+    "tests/browser/test_pretrained_browser.py": 60,
+    "tests/browser/test_packaging_browser.py": 45,  # a wheel built and installed into a fresh venv
+}
+
+
+def _slow_first(items: list[pytest.Item]) -> None:
+    """Reorder ``items`` in place: SLOW_FILES_S's files first, longest first; the rest as collected.
+    The same on every xdist worker (a stable sort on a fixed table), as xdist requires."""
+    root = Path(__file__).resolve().parents[2]
+    gone = [name for name in SLOW_FILES_S if not (root / name).exists()]
+    if gone:  # a renamed file would silently lose its place at the front
+        warnings.warn(f"tests/browser/conftest.py SLOW_FILES_S names missing files: {gone}", stacklevel=1)
+
+    def weight(item: pytest.Item) -> int:
+        try:
+            return SLOW_FILES_S.get(item.path.resolve().relative_to(root).as_posix(), 0)
+        except ValueError:
+            return 0
+
+    items.sort(key=lambda item: -weight(item))
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects, so `-m "not browser"` never starts a browser here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     for item in items:
         if here in item.path.parents:
             item.add_marker(pytest.mark.browser)
+    _slow_first(items)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -307,3 +307,68 @@ def screenshot(page: Page, name: str, *, full: bool = True) -> Path:
     else:
         page.screenshot(path=str(path), animations="disabled")
     return path
+
+
+# ---------------------------------------------------------------- the playground and the chart toolbars
+
+LONG_MS = 150_000  # the shared 2-core machine can be very busy; a slow run is not a failure
+
+
+def pg_chart(page: Page, name: str) -> Locator:
+    """The playground chart drawn with ``key=f"pg_chart_{name}"``."""
+    return page.locator(f".st-key-pg_chart_{name} {PLOTLY_CHART}")
+
+
+def z_values(chart: Locator) -> list:
+    """The first trace's z matrix as Plotly holds it in the browser."""
+    return chart.locator(".js-plotly-plot").evaluate("gd => gd.data[0].z")
+
+
+def current_url(page: Page) -> str:
+    """The address bar: Streamlit updates it with history.replaceState, which page.url may lag."""
+    return page.evaluate("() => location.href")
+
+
+def open_at(page: Page, base: str, query: str = "", charts: int = 2) -> Page:
+    """``base/query`` opened with the long timeouts, once ``charts`` charts are drawn."""
+    page.set_default_timeout(LONG_MS)
+    page.goto(f"{base}/{query}")
+    wait_for_charts(page, minimum=charts, timeout_ms=LONG_MS)
+    return page
+
+
+# Every part of a chart that Plotly's toolbar (.modebar, also while it is hidden) overlaps: the plot
+# areas, any drawn text (cell numbers, tick labels, titles, legend entries) and colour bars.
+TOOLBAR_OVER_DATA_JS = """() => {
+  const hit = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+  const out = [];
+  let bars = 0;
+  for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+    const bar = chart.querySelector('.modebar');
+    if (!bar || bar.getBoundingClientRect().width === 0) continue;
+    bars += 1;
+    const b = bar.getBoundingClientRect();
+    for (const el of chart.querySelectorAll('.nsewdrag, .main-svg text, .legend .bg, .colorbar')) {
+      const r = el.getBoundingClientRect();
+      if (r.width > 0 && r.height > 0 && hit(b, r) && (el.tagName !== 'text' || el.textContent.trim())) {
+        const key = (chart.closest('[class*="st-key-"]')?.className.match(/st-key-(\\S+)/) || [])[1];
+        out.push(`${key}: ${el.getAttribute('class') || el.tagName} ${(el.textContent || '').slice(0, 20)}`);
+      }
+    }
+  }
+  return {bars, covered: out};
+}"""
+
+SIDEBAR = '[data-testid="stSidebar"]'
+
+
+def no_toolbar_over_data(page: Page, where: str) -> None:
+    """Some chart has a toolbar, and no toolbar lies over a chart's data or text."""
+    found = page.evaluate(TOOLBAR_OVER_DATA_JS)
+    assert found["bars"] > 0, f"{where}: no chart toolbar found"
+    assert found["covered"] == [], f"{where}: the toolbar covers {found['covered']}"
+
+
+def sidebar_open(page: Page) -> bool:
+    box = page.locator(SIDEBAR).bounding_box()
+    return box is not None and box["width"] > 0 and box["x"] + box["width"] > 1

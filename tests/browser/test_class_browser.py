@@ -278,6 +278,67 @@ def test_a_page_that_lost_a_run_or_its_timer_follows_again(
         db.close()
 
 
+def test_a_teacher_panel_that_lost_its_connection_reloads(
+    browser, cluster: Cluster, class_data: Path
+) -> None:
+    """Under load the class panel's frontend closed its websocket and never connected again: a white
+    panel counting nothing (bench/RESULTS.md, "Why the teacher stops"). Here the test cuts the tab's
+    websocket and refuses every new one (Streamlit's own retries then never get through) until the
+    page navigates: the panel's watchdog sees the server's health check answer and reloads, and
+    the class comes back from the teacher's cookie. Without the watchdog the tab stays cut off."""
+    from attention_ui.classroom.teacher_view import RELOAD_AFTER_S
+    from classroom.sqlite_store import SqliteStore
+
+    db = SqliteStore(class_data / "classroom.sqlite3")
+    db.migrate()
+    cls = db.start_session()
+    ctx = new_context(browser, width=1366, height=768, timeout_ms=SLOW_MS)
+    ctx.add_cookies([{"name": "attnlab_class_teacher", "value": f"{cls.session_id}.{cls.teacher_token}",
+                      "url": cluster.url}])  # fmt: skip
+    cut, sockets, loads = {"on": False, "refused": 0}, [], []
+
+    def route(ws) -> None:
+        if cut["on"]:
+            cut["refused"] += 1
+            ws.close()
+            return
+        ws.connect_to_server()
+        sockets.append(ws)
+
+    def navigated(request) -> None:  # a reload: its page may connect again
+        if request.is_navigation_request():
+            cut["on"] = False
+
+    try:
+        p = ctx.new_page()
+        p.route_web_socket(re.compile(r".*/_stcore/stream.*"), route)
+        p.on("request", navigated)
+        p.on("load", lambda _: loads.append(time.monotonic()))
+        p.goto(f"{cluster.url}/class_teach?lang=en")
+        wait_for_app_run(p, SLOW_MS)
+        expect(p.get_by_text(re.compile(r"Students here:\s*0"))).to_be_visible(timeout=SLOW_MS)
+        expect(p.locator(".st-key-cls_teach_watchdog")).to_be_hidden()
+        p.wait_for_function("() => !!window.__alPanelWatchdog", timeout=SLOW_MS)
+        loaded, t0 = len(loads), time.monotonic()
+        cut["on"] = True
+        sockets[-1].close()
+        p.wait_for_function(
+            "() => window.__alPanelWatchdog && window.__alPanelWatchdog.down > 0", timeout=SLOW_MS
+        )
+        deadline = time.monotonic() + RELOAD_AFTER_S + 60
+        while len(loads) == loaded and time.monotonic() < deadline:
+            p.wait_for_timeout(250)
+        assert len(loads) > loaded, f"no reload; {cut['refused']} websockets refused"
+        print(f"the panel reloaded {time.monotonic() - t0:.1f} s after its connection was cut")
+        assert cut["refused"] > 0  # Streamlit really tried to reconnect, and could not
+        wait_for_app_run(p, SLOW_MS)
+        expect(p.get_by_text(re.compile(r"Students here:\s*0"))).to_be_visible(timeout=SLOW_MS)
+        assert_no_exception(p)
+    finally:
+        ctx.close()
+        db.close()
+
+
 def test_bench_smoke_three_students_and_a_killed_process(cluster: Cluster, class_data: Path) -> None:
     """bench/classroom_live.py's class on this cluster: 3 phones, 2 polls, the process with more
     students SIGKILLed when half the answers of poll 2 are in (started again afterwards). Every

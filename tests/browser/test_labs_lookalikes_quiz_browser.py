@@ -31,7 +31,9 @@ def lk_chart(page: Page, name: str):
     return page.locator(f".st-key-lk_chart_{name} {PLOTLY_CHART}")
 
 
-def test_lookalikes_page_draws_rectangular_cross_attention(page: Page, streamlit_server: str) -> None:
+def test_lookalikes_draws_cross_attention_follows_the_second_sentence_and_speaks_japanese(
+    page: Page, streamlit_server: str
+) -> None:
     open_lab(page, streamlit_server, "lookalikes")
     wait_for_charts(page, minimum=7)
     assert_no_exception(page)
@@ -42,10 +44,7 @@ def test_lookalikes_page_draws_rectangular_cross_attention(page: Page, streamlit
     assert tick_labels(cross, "x") == ["le", "chat", "était", "assis", "sur", "le", "tapis"]
     assert screenshot(page, "lookalikes_en").stat().st_size > 10_000
 
-
-def test_lookalikes_second_sentence_changes_columns(page: Page, streamlit_server: str) -> None:
-    open_lab(page, streamlit_server, "lookalikes")
-    wait_for_charts(page)
+    # the second sentence sets the columns (same page session: a lab load costs more than the check)
     box = page.locator('[data-testid="stSidebar"] .st-key-lk_text_b input')
     box.fill("a <b> & c")
     box.press("Enter")
@@ -55,9 +54,7 @@ def test_lookalikes_second_sentence_changes_columns(page: Page, streamlit_server
     expect(cross.locator("g.xtick text")).to_have_text(["a", "<", "b", ">", "&", "c"])
     assert_no_exception(page)
 
-
-def test_lookalikes_japanese(page: Page, streamlit_server: str) -> None:
-    open_lab(page, streamlit_server, "lookalikes")
+    # and in Japanese, switched in the sidebar
     wait_for_charts(page)
     switch_language(page, "ja")
     title = translate("ja", "lookalikes.title")

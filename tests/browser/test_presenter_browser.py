@@ -1,13 +1,32 @@
 """Presenter mode in a real browser at projector size (issue 18): the map fills the slide with large
 numbers, keys and clickers move the steps, focus stays on the controls, Exit returns to the place
-the learner left. One page load; every check follows from the keys pressed in it."""
+the learner left. One page load; every check follows from the keys pressed in it.
+
+Also: a link into presenter mode (``?present=1&step=7``) and its Next button writing the step into the
+address (issue 4); presenter mode's keys on a lab at 1366×768 and on the decoder at 1920×1080, where
+no chart toolbar covers data (issue 24)."""
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs, urlparse
+
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-from st_browser import assert_no_exception, new_context, screenshot, wait_for_app_run, wait_for_charts
+from st_browser import (
+    LONG_MS,
+    assert_no_exception,
+    current_url,
+    new_context,
+    no_toolbar_over_data,
+    open_at,
+    screenshot,
+    sidebar_open,
+    wait_for_app_run,
+    wait_for_charts,
+)
+
+from attention_ui.i18n import translate
 
 pytestmark = pytest.mark.browser
 
@@ -135,4 +154,69 @@ def test_presenter_slides_fit_a_1366x768_projector(
     press(page, "Home")
     assert h1(page).startswith("1. ")
     assert_no_exception(page)
+    context.close()
+
+
+def test_presenter_mode_steps_and_url(page: Page, streamlit_server: str) -> None:
+    open_at(page, streamlit_server, "?present=1&step=7", charts=1)
+    expect(page.get_by_role("heading", level=1).first).to_contain_text("7.", timeout=LONG_MS)
+    expect(page.locator('[data-testid="stSidebar"]')).to_be_hidden(timeout=LONG_MS)
+    screenshot(page, "issue4_presenter", full=False)
+    page.get_by_role("button", name=translate("en", "playground.present_next")).click()
+    wait_for_app_run(page, timeout_ms=LONG_MS)
+    page.wait_for_function("() => location.search.includes('step=8')", timeout=LONG_MS)
+    assert parse_qs(urlparse(current_url(page)).query)["present"] == ["1"]
+    expect(page.get_by_role("heading", level=1).first).to_contain_text("8.", timeout=LONG_MS)
+
+
+# page, prefix, window, browser language, the position label, the number of slides, and the keys
+# pressed with the slide each leads to (the two cases share out →, Space, Page Down, ←, Page Up)
+SLIDE_CASES = [
+    (
+        "masks",
+        "masks",
+        1366,
+        768,
+        "en-US",
+        "Section {k} of 4",
+        4,
+        (("ArrowRight", 2), ("Space", 3), ("ArrowLeft", 2)),
+    ),
+    # Japanese opens the decoder on Gemma 3 (issue 25): its four own sections make 11 slides
+    ("decoder", "dc", 1920, 1080, "ja-JP", "節 {k} / 11", 11, (("PageDown", 2), ("PageUp", 1))),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "prefix", "width", "height", "locale", "position", "last", "keys"), SLIDE_CASES
+)
+def test_presenter_keys_on_a_lab_and_the_decoder(
+    browser: Browser, streamlit_server: str, path, prefix, width, height, locale, position, last, keys
+) -> None:
+    context = new_context(browser, width=width, height=height, locale=locale)
+    page = context.new_page()
+    page.goto(f"{streamlit_server}/{path}")
+    wait_for_app_run(page, timeout_ms=90_000)  # the decoder loads its model on a worker's first visit
+    wait_for_charts(page)
+    no_toolbar_over_data(page, f"{path} at {width} px")
+    page.locator(f".st-key-{prefix}_present_start button").first.click()
+    wait_for_app_run(page)
+    assert_no_exception(page)
+    main = page.locator('[data-testid="stMain"]')
+
+    def at(k: int) -> None:
+        expect(main.get_by_text(position.format(k=k), exact=True)).to_be_visible()
+
+    at(1)
+    assert not sidebar_open(page)  # the slide has the whole window
+    page.wait_for_function(f"() => document.activeElement.closest('.st-key-{prefix}_present_next')")
+    for key, slide in (*keys, ("End", last), ("Home", 1)):
+        page.keyboard.press(key)
+        wait_for_app_run(page)
+        at(slide)
+    screenshot(page, f"issue24-presenter-{path}-{width}", full=False)
+    page.keyboard.press("Escape")
+    wait_for_app_run(page)
+    expect(page.locator(f".st-key-{prefix}_present_start")).to_have_count(1)  # the page again
+    assert page.locator("h1").count() == 1
     context.close()

@@ -64,6 +64,34 @@ def _open_lesson(browser, path: Path, *, phone: bool = False, lang: str = "en"):
     return context, page, seen, count
 
 
+# Every annotation of every chart (the axis titles are annotations in the lesson, lesson.titles_as_annotations;
+# the grid's panel titles): [chart id, text, what is wrong] when one is empty, reaches outside its chart's
+# SVG (clipped) or overlaps a tick label.
+_ANNOTATION_FAULTS_JS = """() => {
+  const faults = [];
+  const meets = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  for (const el of document.querySelectorAll('.chart[data-figure]')) {
+    const box = el.querySelector('svg.main-svg').getBoundingClientRect();
+    const ticks = [...el.querySelectorAll('.xtick text, .ytick text')]
+      .map((t) => t.getBoundingClientRect()).filter((r) => r.width > 0);
+    for (const note of el.querySelectorAll('.annotation-text')) {
+      const r = note.getBoundingClientRect(), text = note.textContent;
+      if (!text.trim() || r.width === 0) faults.push([el.id, text, 'empty']);
+      if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1)
+        faults.push([el.id, text, 'clipped']);
+      if (ticks.some((t) => meets(r, t))) faults.push([el.id, text, 'on a tick label']);
+    }
+  }
+  return faults;
+}"""
+
+
+def _titles_drawn(page, count: int) -> None:
+    """Every chart's axis titles drawn (two or more annotations each), none clipped or on a label."""
+    assert page.locator(".chart[data-figure] .annotation-text").count() >= 2 * count
+    assert page.evaluate(_ANNOTATION_FAULTS_JS) == []
+
+
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_offline_lesson_draws_everything_with_no_request(browser, tmp_path, lang) -> None:
     t = Translator(lang)
@@ -94,6 +122,7 @@ def test_offline_lesson_draws_everything_with_no_request(browser, tmp_path, lang
         assert page.evaluate("() => window.__pwned === undefined")
         assert page.locator("main img, main b:has-text('bold')").count() == 0
         assert page.evaluate("() => document.documentElement.lang") == lang
+        _titles_drawn(page, count)
         screenshot(page, f"takehome_lesson_desktop_{lang}")
     finally:
         context.close()
@@ -101,6 +130,7 @@ def test_offline_lesson_draws_everything_with_no_request(browser, tmp_path, lang
     context, page, seen, _ = _open_lesson(browser, path, phone=True, lang=lang)
     try:
         assert seen == [path.as_uri()]
+        _titles_drawn(page, count)
         wide = page.evaluate("() => document.scrollingElement.scrollWidth - window.innerWidth")
         assert wide <= 0, f"the phone scrolls sideways by {wide} px"
         screenshot(page, f"takehome_lesson_phone_{lang}")
