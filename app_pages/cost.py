@@ -1,6 +1,6 @@
 """Cost-at-scale lab: memory and FLOPs of the n × n matrix, a live measurement as n doubles (on request,
 bounded by MAX_DIRECT_N), tiled attention with an online softmax; the window, linear and ring sections
-live in ``attention_ui.cost.efficient_view``/``ring_view``. Widgets (``co_``) -> ``labs.cost`` -> figures.
+live in ``attention_ui.cost.efficient_view``/``ring_view``. Widgets (``cost_``) -> ``labs.cost`` -> figures.
 """
 
 from __future__ import annotations
@@ -27,26 +27,26 @@ ONLINE_SOFTMAX = (r"m' = \max(m, \max_j s_j),", r"\ell' = e^{m - m'}\,\ell + \su
                   r"a' = e^{m - m'}\,a + \sum_j e^{s_j - m'}\, v_j,")  # fmt: skip
 COUNT_RANGE = {"heads": (1, 256), "batch": (1, 1024), "layers": (1, 256)}
 DK_RANGE = (1, 1024)
-RESULTS = "co_results"  # the live sweep's SweepPoints, kept across reruns
-RESULTS_META = "co_results_meta"
+RESULTS = "cost_results"  # the live sweep's SweepPoints, kept across reruns
+RESULTS_META = "cost_results_meta"
 DEFAULTS = {
-    "co_dtype": "fp16",
-    "co_heads": 1,
-    "co_batch": 1,
-    "co_layers": 1,
-    "co_dk": 64,
-    "co_max_n": 2048,
-    "co_block": 128,
-    "co_check_n": 512,
-    "co_check_block": 64,
-    "co_causal": False,
-    "co_tables": False,
+    "cost_dtype": "fp16",
+    "cost_heads": 1,
+    "cost_batch": 1,
+    "cost_layers": 1,
+    "cost_dk": 64,
+    "cost_max_n": 2048,
+    "cost_block": 128,
+    "cost_check_n": 512,
+    "cost_check_block": 64,
+    "cost_causal": False,
+    "cost_tables": False,
     RESULTS: (),
     RESULTS_META: None,
     **cost_efficient.DEFAULTS,
 }
 TEXTS, SHARED = cost_efficient.TRANSLATED_DEFAULTS, cost_efficient.SHARED  # SHARED: the learner's sentence
-PAGE = kit.Page("co", "cost", DEFAULTS, translated_defaults=TEXTS, shared=SHARED)
+PAGE = kit.Page("cost", "cost", DEFAULTS, translated_defaults=TEXTS, shared=SHARED)
 
 cached_memory = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.memory_table)
 cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.flops_table)
@@ -89,8 +89,8 @@ def section_extended(t) -> None:
     for column, name in zip(counts, COUNT_RANGE, strict=True):
         PAGE.widget(t, "number_input", name, *COUNT_RANGE[name], step=1, where=column)
     s = st.session_state
-    dtype = s["co_dtype"] if s["co_dtype"] in DTYPE_BYTES else "fp16"
-    heads, batch, layers = int(s["co_heads"]), int(s["co_batch"]), int(s["co_layers"])
+    dtype = s["cost_dtype"] if s["cost_dtype"] in DTYPE_BYTES else "fp16"
+    heads, batch, layers = int(s["cost_heads"]), int(s["cost_batch"]), int(s["cost_layers"])
     rows = cached_memory(NOTES_SEQUENCE_LENGTHS, DTYPE_BYTES[dtype], heads, batch, layers)
     columns = {"n": [r.n for r in rows], t("cost.col_elements"): [r.elements for r in rows]}
     columns |= figures_cost.unit_columns(t, rows) | {
@@ -112,7 +112,7 @@ def section_extended(t) -> None:
 
     st.subheader(t("cost.sec_flops_chart"), anchor="flops-chart")
     PAGE.widget(t, "number_input", "dk", *DK_RANGE, step=16, label="d_k", help=t("cost.dk_help"))
-    d_k = int(s["co_dk"])
+    d_k = int(s["cost_dk"])
     st.latex(r"\text{FLOPs} \approx h\,(2 n^2 d_k + 6 n^2 + 2 n^2 d_v)")
     flops = cached_flops(CHART_NS, d_k, None, heads)
     fseries = {
@@ -148,9 +148,9 @@ def section_measure(t) -> None:
     PAGE.widget(t, "select_slider", "max_n", MEASURE_CHOICES, helped=True, where=c1)
     PAGE.widget(t, "select_slider", "block", BLOCKS, helped=True, where=c2)
     b1, b2 = st.columns([1, 1])
-    if b1.button(t("cost.measure_button"), key="co_run", type="primary", icon=":material/timer:"):
-        run_measurement(t, int(st.session_state["co_max_n"]), int(st.session_state["co_block"]))
-    if st.session_state[RESULTS] and b2.button(t("cost.clear_button"), key="co_clear"):
+    if b1.button(t("cost.measure_button"), key="cost_run", type="primary", icon=":material/timer:"):
+        run_measurement(t, int(st.session_state["cost_max_n"]), int(st.session_state["cost_block"]))
+    if st.session_state[RESULTS] and b2.button(t("cost.clear_button"), key="cost_clear"):
         st.session_state[RESULTS], st.session_state[RESULTS_META] = [], None
     points = st.session_state[RESULTS]
     if not points:
@@ -199,7 +199,7 @@ def section_tiled(t) -> None:
     PAGE.widget(t, "select_slider", "check_block", BLOCKS, text="block", helped=True, where=c2)
     PAGE.widget(t, "toggle", "causal", where=c3)
     s = st.session_state
-    n, block, causal = int(s["co_check_n"]), int(s["co_check_block"]), bool(s["co_causal"])
+    n, block, causal = int(s["cost_check_n"]), int(s["cost_check_block"]), bool(s["cost_causal"])
     with PAGE.guard(t, "tiled check") as run:
         check = cached_check(n, block, causal)
     if run.failed:

@@ -1,6 +1,6 @@
 """Lab "Masks": where the mask goes, the classic mistakes, and leakage measured.
 
-Widgets (``mk_`` keys) -> :class:`MaskLabSettings` -> cached calls into ``attention_core.labs.masks``
+Widgets (``masks_`` keys) -> :class:`MaskLabSettings` -> cached calls into ``attention_core.labs.masks``
 (``mask_lab``, ``swap_leakage``, ``leakage_map``) -> builders in ``attention_ui.figures`` -> the
 page kit's charts and tables. All text from the ``masks`` catalog.
 """
@@ -25,21 +25,24 @@ MAX_TOKENS = 16  # the leakage matrix runs 2·n layers; 16 keeps it instant and 
 PAD_RANGE = (0, 4)
 WINDOW_RANGE = (1, 8)
 DEFAULTS = {
-    "mk_kind": "causal",
-    "mk_pad": 2,
-    "mk_window": 2,
-    "mk_seed": 0,
-    "mk_head": 0,
-    "mk_all": False,
-    "mk_tables": False,
-    "mk_position": 3,
-    "mk_matrix_method": "zero_values",
+    "masks_kind": "causal",
+    "masks_pad": 2,
+    "masks_window": 2,
+    "masks_seed": 0,
+    "masks_head": 0,
+    "masks_all": False,
+    "masks_tables": False,
+    "masks_position": 3,
+    "masks_matrix_method": "zero_values",
 }
 THIRD = 185  # a map's plot width (px) in a third of 1366 px, bar below: 193 measured (a phone: 260)
-CHOICES = ("mk_kind", "mk_head", "mk_matrix_method", "mk_position")
-TEXTS = {"mk_text": "masks.default_text", "mk_replacement": "masks.default_replacement"}  # page's language
-SHARED = kit.learner_context(text="mk_text", mask="mk_kind", seed="mk_seed")  # 16 tokens kept
-PAGE = kit.Page("mk", "masks", DEFAULTS, choice_keys=CHOICES, translated_defaults=TEXTS, shared=SHARED)
+CHOICES = ("masks_kind", "masks_head", "masks_matrix_method", "masks_position")
+TEXTS = {
+    "masks_text": "masks.default_text",
+    "masks_replacement": "masks.default_replacement",
+}  # page's language
+SHARED = kit.learner_context(text="masks_text", mask="masks_kind", seed="masks_seed")  # 16 tokens kept
+PAGE = kit.Page("masks", "masks", DEFAULTS, choice_keys=CHOICES, translated_defaults=TEXTS, shared=SHARED)
 
 # The core's results are frozen with read-only arrays: one object can serve every session.
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.mask_lab)
@@ -67,26 +70,26 @@ def controls(t) -> None:
 def read_settings(t) -> MaskLabSettings | None:
     """The page's settings from the widgets, or None after saying what is wrong."""
     s = st.session_state
-    tok = tokenize(s["mk_text"] or "", max_tokens=MAX_TOKENS)
+    tok = tokenize(s["masks_text"] or "", max_tokens=MAX_TOKENS)
     if not tok.tokens:
         st.error(t("masks.err_empty"))
         return None
     PAGE.warn_truncated(t, tok)
-    n_pad = PAGE.whole(t, "mk_pad", t("masks.pad"), PAD_RANGE)
+    n_pad = PAGE.whole(t, "masks_pad", t("masks.pad"), PAD_RANGE)
     if n_pad is None:
         return None
     if len(tok.tokens) + n_pad < 2:
         st.error(t("masks.err_short"))
         return None
     kit.show_tokens(tuple(tok.tokens) + (PAD_TOKEN,) * n_pad, n_pad)
-    window = PAGE.whole(t, "mk_window", t("masks.window"), WINDOW_RANGE)
+    window = PAGE.whole(t, "masks_window", t("masks.window"), WINDOW_RANGE)
     if window is None:
         return None
-    seed = PAGE.whole(t, "mk_seed", t("masks.seed"), kit.SEED_RANGE)
+    seed = PAGE.whole(t, "masks_seed", t("masks.seed"), kit.SEED_RANGE)
     if seed is None:
         return None
-    kind = s["mk_kind"] if s["mk_kind"] in LAB_MASK_KINDS else "causal"
-    return MaskLabSettings(tuple(tok.tokens), n_pad, kind, window, seed, int(s["mk_head"]))
+    kind = s["masks_kind"] if s["masks_kind"] in LAB_MASK_KINDS else "causal"
+    return MaskLabSettings(tuple(tok.tokens), n_pad, kind, window, seed, int(s["masks_head"]))
 
 
 def section_masks(t, lab, hover) -> None:
@@ -96,7 +99,7 @@ def section_masks(t, lab, hover) -> None:
                 colorbar_below=True)  # fmt: skip
     kit.opening(t("masks.h_mask"), t("masks.explain_mask"), masks_lesson.FORMULA)
     st.markdown(t("masks.allowed_set"))
-    if st.session_state["mk_all"]:
+    if st.session_state["masks_all"]:
         names = [kind_name(t, m.kind) for m in lab.all_masks]
         fig = fmk.mask_panels_figure([m.allowed for m in lab.all_masks], names, tokens, hover=hover)
         PAGE.chart(fig, "all_masks", t("masks.alt_all_masks", n=n))
@@ -161,14 +164,14 @@ def section_leakage(t, settings: MaskLabSettings) -> None:
     st.markdown(t("masks.explain_leak"))
     if leak_kind != settings.kind:
         st.info(t("masks.info_leak_causal", kind=kind_name(t, settings.kind)))
-    if st.session_state["mk_position"] not in range(1, n):
-        st.session_state["mk_position"] = min(3, n - 1)
+    if st.session_state["masks_position"] not in range(1, n):
+        st.session_state["masks_position"] = min(3, n - 1)
     c1, c2 = st.columns(2)
     positions = {i: f"#{i} {tokens[i]}" for i in range(1, n)}
     PAGE.widget(t, "selectbox", "position", list(positions), format_func=positions.get, helped=True, where=c1)
     PAGE.widget(t, "text_input", "replacement", helped=True, where=c2)
-    position = int(st.session_state["mk_position"])
-    replacement = (st.session_state["mk_replacement"] or "").strip()
+    position = int(st.session_state["masks_position"])
+    replacement = (st.session_state["masks_replacement"] or "").strip()
     if not replacement or len(replacement) > 40:
         st.error(t("masks.err_replacement"))
         return
@@ -200,7 +203,7 @@ def section_leakage(t, settings: MaskLabSettings) -> None:
     st.subheader(t("masks.h_matrix"))
     st.markdown(t("masks.explain_matrix"))
     PAGE.widget(t, "selectbox", "matrix_method", METHODS, format_func=names.get)
-    method = st.session_state["mk_matrix_method"]
+    method = st.session_state["masks_matrix_method"]
     with st.spinner(t("masks.computing")):
         lm = cached_leakage_map(settings, method)
     fig = fmk.leakage_heatmap(
@@ -234,7 +237,7 @@ def main() -> None:
         return
     with st.sidebar:  # the lesson: this section, then every step on the learner's sentence (issue 45)
         section = lambda: masks_lesson.section(t, lab, hover, kind_name(t, lab.mask.kind))  # noqa: E731
-        buttons.lab_lesson_button(t, "mk_dl_lesson", "app.nav_masks", section)
+        buttons.lab_lesson_button(t, "masks_dl_lesson", "app.nav_masks", section)
     PAGE.section(PAGE.takeaway, t)
 
 

@@ -7,7 +7,7 @@ positions lab, an inference/KV-cache lab, a practice page) bind it the same way.
 
 Bind a page once, at the top of its file, then use it in ``main()``::
 
-    PAGE = kit.Page("mk", "masks", DEFAULTS, choice_keys=("mk_kind",))
+    PAGE = kit.Page("masks", "masks", DEFAULTS, choice_keys=("masks_kind",))
     cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.mask_lab)
 
     def main() -> None:
@@ -15,13 +15,13 @@ Bind a page once, at the top of its file, then use it in ``main()``::
         PAGE.title(t)                       # masks.title and masks.intro
         with st.sidebar:
             PAGE.widget(t, "number_input", "pad", 0, 4, step=1, helped=True)
-            #   st.number_input labelled masks.pad, tooltip masks.pad_help, key mk_pad, kept across pages
-            PAGE.seed_input(t)              # masks.seed, key mk_seed, 0 … SEED_RANGE[1]
-            PAGE.tables_toggle(t)           # masks.show_tables, key mk_tables
+            #   st.number_input labelled masks.pad, tooltip masks.pad_help, key masks_pad, kept across pages
+            PAGE.seed_input(t)              # masks.seed, key masks_seed, 0 … SEED_RANGE[1]
+            PAGE.tables_toggle(t)           # masks.show_tables, key masks_tables
         with PAGE.guard(t, "mask lab") as run:   # an error shows masks.err_unexpected, never a traceback
             lab = cached_lab(settings)      # one cached core call, a frozen result
-            PAGE.chart(fig, "mask", alt)    # st.plotly_chart keyed mk_chart_mask, alt text, app toolbar
-            PAGE.table(lambda: frame)       # built and shown only while mk_tables is on
+            PAGE.chart(fig, "mask", alt)    # st.plotly_chart keyed masks_chart_mask, alt text, app toolbar
+            PAGE.table(lambda: frame)       # built and shown only while masks_tables is on
         if run.failed:
             return
 
@@ -32,7 +32,7 @@ DataFrame, a mapping of columns (``index=``, ``index_name=``, ``localized=`` col
 
 Conventions a page follows (and the kit relies on):
 
-* widget keys start with the page's prefix (``mk_``); the tables switch is ``<prefix>_tables``,
+* widget keys start with the page's prefix (``masks_``); the tables switch is ``<prefix>_tables``,
   the seed ``<prefix>_seed``; charts are keyed ``<prefix>_chart_<name>``, tables ``<prefix>_table_<name>``;
 * messages live in the page's catalog namespace: ``<ns>.title``, ``<ns>.intro``, ``<ns>.seed``,
   ``<ns>.show_tables``, ``<ns>.err_unexpected``, ``<ns>.err_range`` (``name``, ``lo``, ``hi``),
@@ -139,7 +139,7 @@ def share_context(
 ) -> None:
     """Keep a page's settings and the learner's shared context in step; call before any widget.
 
-    ``shared`` maps a page key (``mk_text``) to a shared key (:data:`LEARNER_TEXT`). A value the learner
+    ``shared`` maps a page key (``masks_text``) to a shared key (:data:`LEARNER_TEXT`). A value the learner
     changed on this page since the last call is published to the shared key; a page whose value the
     learner has not changed here since it last synchronised takes the shared value (the sentence set in
     the playground), if ``accepts[page_key]`` (default: any value) says the page can use it. So a lab
@@ -182,7 +182,7 @@ def divides(key: str) -> Callable[[object], bool]:
 
 def learner_context(**page_keys: str) -> dict[str, str]:
     """A page's ``shared`` mapping by name, in the order given (a head count after its d_model):
-    ``learner_context(text="mk_text", seed="mk_seed")`` -> ``{"mk_text": LEARNER_TEXT, ...}``."""
+    ``learner_context(text="masks_text", seed="masks_seed")`` -> ``{"masks_text": LEARNER_TEXT, ...}``."""
     names = {url: common for common, url in CONTEXT_URL.items()}
     return {key: names[name] for name, key in page_keys.items()}
 

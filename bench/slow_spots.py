@@ -49,9 +49,9 @@ PRETRAINED = translate("en", "pretrained.weights_pretrained")  # the switch's op
 TARGET_COLD_RATIO = 1.3
 # each lab by a widget only it has (its sidebar's sentence or first control)
 LAB_READY = {
-    "masks": ".st-key-mk_text",
+    "masks": ".st-key-masks_text",
     "multi-head": ".st-key-mh_text",
-    "cost": ".st-key-co_text",
+    "cost": ".st-key-cost_text",
     "block": ".st-key-bl_text",
     "lookalikes": ".st-key-lk_text_a",
     "positions": ".st-key-positions_text",

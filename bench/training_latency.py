@@ -46,7 +46,7 @@ def reruns(count: int, first_seed: int) -> list[float]:
     at = open_page("app_pages/masks.py")
     times = []
     for i in range(count):
-        at.session_state["mk_seed"] = first_seed + i
+        at.session_state["masks_seed"] = first_seed + i
         start = time.perf_counter()
         at.run()
         times.append(time.perf_counter() - start)

@@ -75,7 +75,7 @@ def no_exception(at: AppTest) -> None:
 def charts(at: AppTest, prefix: str = "") -> dict[str, dict]:
     """The Plotly figures on the page as JSON, by widget key without ``prefix``.
 
-    ``charts(at)`` -> ``{"pg_chart_weights": {...}, ...}``; ``charts(at, "mk_chart_")`` -> ``{"mask": ...}``.
+    ``charts(at)`` -> ``{"pg_chart_weights": {...}, ...}``; ``charts(at, "masks_chart_")`` -> ``{"mask": ...}``.
     """
     found = {}
     for el in at.get("plotly_chart"):

@@ -93,24 +93,24 @@ def test_lab_charts_drawn_in_streamlits_theme_get_readable_text():
 def test_share_context_follows_the_learner_and_keeps_a_lab_edit():
     from attention_ui.kit import share_context
 
-    shared = {"mk_text": "learner_text"}
-    state = {"mk_text": "lab default"}
+    shared = {"masks_text": "learner_text"}
+    state = {"masks_text": "lab default"}
     share_context(state, shared)  # first visit, nothing shared yet: the page keeps its default
-    assert state["mk_text"] == "lab default" and "learner_text" not in state
+    assert state["masks_text"] == "lab default" and "learner_text" not in state
     state["learner_text"] = "my own sentence"  # set in the playground
     share_context(state, shared)
-    assert state["mk_text"] == "my own sentence"
-    state["mk_text"] = "edited in the lab"  # the learner changes it here …
+    assert state["masks_text"] == "my own sentence"
+    state["masks_text"] = "edited in the lab"  # the learner changes it here …
     share_context(state, shared)
     assert state["learner_text"] == "edited in the lab"  # … and it carries back
-    state["mk_text"] = "kept"
+    state["masks_text"] = "kept"
     share_context(state, shared)
     state["learner_text"] = "kept"
-    share_context(state, {"mk_text": "learner_text"}, {"mk_text": lambda v: False})
-    assert state["mk_text"] == "kept"
+    share_context(state, {"masks_text": "learner_text"}, {"masks_text": lambda v: False})
+    assert state["masks_text"] == "kept"
     state["learner_text"] = "refused"
-    share_context(state, shared, {"mk_text": lambda v: v != "refused"})
-    assert state["mk_text"] == "kept"  # a value the page cannot use is not taken
+    share_context(state, shared, {"masks_text": lambda v: v != "refused"})
+    assert state["masks_text"] == "kept"  # a value the page cannot use is not taken
 
 
 def test_labs_start_from_the_playgrounds_sentence_and_d_model():
@@ -119,7 +119,7 @@ def test_labs_start_from_the_playgrounds_sentence_and_d_model():
     at.number_input(key="pg_d_model").set_value(32).run()
     at.switch_page("app_pages/masks.py").run()
     assert not at.exception
-    assert at.text_area(key="mk_text").value == "a dog ran home"
+    assert at.text_area(key="masks_text").value == "a dog ran home"
     at.switch_page("app_pages/multi_head.py").run()
     assert not at.exception
     assert at.text_area(key="mh_text").value == "a dog ran home"
@@ -127,7 +127,7 @@ def test_labs_start_from_the_playgrounds_sentence_and_d_model():
     assert at.sidebar.text_area(key="mh_text")  # the lab's controls sit in the sidebar, like the playground's
     at.text_area(key="mh_text").input("the lab's own").run()
     at.switch_page("app_pages/masks.py").run()
-    assert at.text_area(key="mk_text").value == "the lab's own"  # and back: the latest edit wins
+    assert at.text_area(key="masks_text").value == "the lab's own"  # and back: the latest edit wins
 
 
 def test_seed_heads_and_mask_carry_where_the_lab_can_take_them():
@@ -147,8 +147,8 @@ def test_seed_heads_and_mask_carry_where_the_lab_can_take_them():
     assert (s["mh_d_model"], s["mh_heads"], s["mh_seed"]) == (32, 4, 5)
     assert at.query_params["seed"] in ("5", ["5"]) and at.query_params["heads"] in ("4", ["4"])
     go("masks")
-    assert (at.session_state["mk_kind"], at.session_state["mk_seed"]) == ("causal", 5)
-    at.selectbox(key="mk_kind").set_value("sliding").run()  # a mask only this lab has
+    assert (at.session_state["masks_kind"], at.session_state["masks_seed"]) == ("causal", 5)
+    at.selectbox(key="masks_kind").set_value("sliding").run()  # a mask only this lab has
     go("block")
     assert at.session_state["bl_mask"] == "none" and at.session_state["bl_seed"] == 5  # "sliding" refused
     go("playground")
@@ -190,7 +190,7 @@ def test_a_labs_url_holds_the_shared_context_and_is_read_once():
 def test_a_link_to_a_lab_opens_on_its_sentence_and_the_lab_writes_it(lang):
     sentence = "the dog chased a ball" if lang == "en" else "犬がボールを追いかけた"
     for page, key in (
-        ("masks", "mk_text"),
+        ("masks", "masks_text"),
         ("block", "bl_text"),
         ("positions", "positions_text"),
         ("inference", "if_text"),

@@ -63,10 +63,10 @@ def test_the_multi_head_lab_shows_its_lines():
 
 
 def test_the_masks_lab_shows_its_mask_and_none_for_the_sliding_window():
-    at = open_page("app_pages/masks.py", mk_code=True, mk_kind="causal")
+    at = open_page("app_pages/masks.py", masks_code=True, masks_kind="causal")
     codes = _codes(at)
     assert len(codes) == 1 and "allowed = ~np.triu(np.ones((n, n), dtype=bool), k=1)" in codes[0]
-    at = open_page("app_pages/masks.py", mk_code=True, mk_kind="sliding")
+    at = open_page("app_pages/masks.py", masks_code=True, masks_kind="sliding")
     assert _codes(at) == []
 
 

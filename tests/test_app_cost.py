@@ -13,9 +13,9 @@ PAGE = "app_pages/cost.py"
 
 # AppTest does not expose a dataframe's key, so each table is found by a column only it has.
 TABLE_COLUMNS = {
-    "co_table_notes": "cost.col_notes",
-    "co_table_extended": "cost.col_gpus",
-    "co_table_measure": "cost.col_direct_peak",
+    "cost_table_notes": "cost.col_notes",
+    "cost_table_extended": "cost.col_gpus",
+    "cost_table_measure": "cost.col_direct_peak",
 }
 
 
@@ -31,7 +31,7 @@ def test_notes_table_matches_hand_arithmetic() -> None:
     at = open_page(PAGE)
     no_exception(at)
     assert at.title[0].value == translate("en", "cost.title")
-    frame = frame_by_key(at, "co_table_notes")
+    frame = frame_by_key(at, "cost_table_notes")
     assert list(frame["n"]) == [2048, 8192, 32768, 131072, 1_000_000]
     assert list(frame[translate("en", "cost.col_bytes")]) == [2 * n * n for n in frame["n"]]
     assert list(frame[translate("en", "cost.col_binary")]) == [
@@ -50,14 +50,14 @@ def test_notes_table_matches_hand_arithmetic() -> None:
 
 
 def test_extended_controls_multiply_the_memory() -> None:
-    at = open_page(PAGE, co_dtype="fp32", co_heads=8, co_batch=4, co_layers=12)
+    at = open_page(PAGE, cost_dtype="fp32", cost_heads=8, cost_batch=4, cost_layers=12)
     no_exception(at)
-    frame = frame_by_key(at, "co_table_extended")
+    frame = frame_by_key(at, "cost_table_extended")
     elements = frame[translate("en", "cost.col_elements")]
     assert list(elements) == [8 * 4 * 12 * n * n for n in frame["n"]]
     # 2048² · 4 B · 8 · 4 · 12 = 6,442,450,944 B = 6 GiB
     assert frame[translate("en", "cost.col_binary")][0] == "6 GiB"
-    mem = chart_spec(at, "co_chart_memory")
+    mem = chart_spec(at, "cost_chart_memory")
     fp32 = mem["data"][0]
     assert fp32["y"][0] == 128 * 128 * 4 * 8 * 4 * 12
     assert len(mem["data"]) == 3  # FP32, FP16/BF16, FP8
@@ -65,9 +65,9 @@ def test_extended_controls_multiply_the_memory() -> None:
 
 def test_flops_chart_follows_d_k() -> None:
     at = open_page(PAGE)
-    at.number_input(key="co_dk").set_value(128).run()
+    at.number_input(key="cost_dk").set_value(128).run()
     no_exception(at)
-    spec = chart_spec(at, "co_chart_flops")
+    spec = chart_spec(at, "cost_chart_flops")
     n = spec["data"][0]["x"][0]
     assert spec["data"][0]["y"][0] == 2 * n * n * 128  # QKᵀ: 2 FLOPs per multiply-add
     assert spec["data"][-1]["y"][0] == 2 * (2 * n * n * 128) + 6 * n * n  # + A·V + scale/softmax
@@ -75,12 +75,12 @@ def test_flops_chart_follows_d_k() -> None:
 
 
 def test_live_measurement_runs_on_request_and_survives_reruns() -> None:
-    at = open_page(PAGE, co_max_n=256)
-    at.button(key="co_run").click().run()
+    at = open_page(PAGE, cost_max_n=256)
+    at.button(key="cost_run").click().run()
     no_exception(at)
-    frame = frame_by_key(at, "co_table_measure")
+    frame = frame_by_key(at, "cost_table_measure")
     assert list(frame["n"]) == [128, 256]
-    results = at.session_state["co_results"]
+    results = at.session_state["cost_results"]
     direct = [p.direct for p in results]
     tiled = [p.tiled for p in results]
     assert [r.n for r in direct] == [128, 256] and [r.n for r in tiled] == [128, 256]
@@ -88,26 +88,26 @@ def test_live_measurement_runs_on_request_and_survives_reruns() -> None:
     # The n² law: doubling n multiplies the direct peak by about 4 (3.5 … 4.5 leaves room for overheads).
     assert 3.5 < direct[1].peak_bytes / direct[0].peak_bytes < 4.5
     assert tiled[1].peak_bytes < direct[1].peak_bytes
-    assert chart_spec(at, "co_chart_peak")["data"][0]["x"] == [128, 256]
+    assert chart_spec(at, "cost_chart_peak")["data"][0]["x"] == [128, 256]
     # A rerun caused by another control keeps the results (no new measurement needed).
-    at.toggle(key="co_causal").set_value(True).run()
+    at.toggle(key="cost_causal").set_value(True).run()
     no_exception(at)
-    assert at.session_state["co_results"] == results
-    assert list(frame_by_key(at, "co_table_measure")["n"]) == [128, 256]
-    at.button(key="co_clear").click().run()
-    assert at.session_state["co_results"] == []
+    assert at.session_state["cost_results"] == results
+    assert list(frame_by_key(at, "cost_table_measure")["n"]) == [128, 256]
+    at.button(key="cost_clear").click().run()
+    assert at.session_state["cost_results"] == []
 
 
 def test_tiled_check_agrees_with_direct() -> None:
-    at = open_page(PAGE, co_check_n=256, co_check_block=32)
+    at = open_page(PAGE, cost_check_n=256, cost_check_block=32)
     no_exception(at)
     diff = float(at.metric[0].value)
     assert diff < 1e-10
     assert at.metric[1].value == "64 / 64"  # (256 / 32)² tiles, none skipped without a mask
-    at.toggle(key="co_causal").set_value(True).run()
+    at.toggle(key="cost_causal").set_value(True).run()
     no_exception(at)
     assert at.metric[1].value == "36 / 64"  # 8·9/2 tiles on or below the diagonal
-    grid = chart_spec(at, "co_chart_tiles")["data"][0]["z"]
+    grid = chart_spec(at, "cost_chart_tiles")["data"][0]["z"]
     assert sum(map(sum, grid)) == 36
 
 
@@ -124,7 +124,7 @@ def test_japanese_page() -> None:
 def test_tables_on_request() -> None:
     at = open_page(PAGE)
     before = len(at.dataframe)
-    at.toggle(key="co_tables").set_value(True).run()
+    at.toggle(key="cost_tables").set_value(True).run()
     no_exception(at)
     assert len(at.dataframe) == before + 4  # memory chart, FLOPs chart, tile grid, ring row state
     tiles = next(df.value for df in at.dataframe if "#" in df.value.columns)
@@ -138,18 +138,18 @@ def metric(at: AppTest, key: str, lang: str = "en") -> str:
 
 
 def test_sliding_window_section() -> None:
-    at = open_page(PAGE, co_win_n=512, co_window=32, co_win_block=64)
+    at = open_page(PAGE, cost_win_n=512, cost_window=32, cost_win_block=64)
     no_exception(at)
     assert float(metric(at, "cost.win_diff")) <= 1e-10
     assert float(metric(at, "cost.win_model_diff")) > 1e-3  # n > w: a different model
     # query tile q sees key tiles from the one holding q·64 − 31 up to q: tile 0 one, the others two
     assert metric(at, "cost.check_tiles") == f"{1 + 2 * 7} / 64"
-    grid = chart_spec(at, "co_chart_window_tiles")["data"][0]["z"]
+    grid = chart_spec(at, "cost_chart_window_tiles")["data"][0]["z"]
     assert grid[3] == [0, 0, 1, 1, 0, 0, 0, 0]
     needed = sum(min(i + 1, 32) for i in range(512))
     assert any(f"{needed:,}" in m.value for m in at.markdown)
-    assert not at.session_state["co_window_results"]  # nothing timed before the button
-    at2 = open_page(PAGE, co_win_n=256, co_window=256)
+    assert not at.session_state["cost_window_results"]  # nothing timed before the button
+    at2 = open_page(PAGE, cost_win_n=256, cost_window=256)
     assert translate("en", "cost.win_same", w=256) in [m.value for m in at2.markdown]
 
 
@@ -157,22 +157,22 @@ def test_window_timing_on_request(monkeypatch) -> None:
     from attention_core.labs import efficient
 
     monkeypatch.setattr(efficient, "WINDOW_SWEEP_NS", (128, 256))
-    at = open_page(PAGE, co_window=16)
-    at.button(key="co_win_run").click().run()
+    at = open_page(PAGE, cost_window=16)
+    at.button(key="cost_win_run").click().run()
     no_exception(at)
-    points = at.session_state["co_window_results"]
+    points = at.session_state["cost_window_results"]
     assert [p.n for p in points] == [128, 256] and points[0].window == 16
-    assert chart_spec(at, "co_chart_window_time")["layout"]["xaxis"]["type"] == "log"
+    assert chart_spec(at, "cost_chart_window_time")["layout"]["xaxis"]["type"] == "log"
     at.run()  # kept across reruns
-    assert len(at.session_state["co_window_results"]) == 2
+    assert len(at.session_state["cost_window_results"]) == 2
 
 
 def test_linear_attention_section() -> None:
-    at = open_page(PAGE, co_text="a b c d e")
+    at = open_page(PAGE, cost_text="a b c d e")
     no_exception(at)
     assert float(metric(at, "cost.lin_diff")) <= 1e-10
     assert metric(at, "cost.lin_state") == "16 × 16"
-    row = chart_spec(at, "co_chart_linear_row")
+    row = chart_spec(at, "cost_chart_linear_row")
     assert [len(tr["y"]) for tr in row["data"]] == [5, 5]  # the last query sees all five keys
     assert all(abs(sum(tr["y"]) - 1) < 1e-9 for tr in row["data"])
     exact = next(
@@ -183,7 +183,7 @@ def test_linear_attention_section() -> None:
         translate("en", "cost.no"),
         translate("en", "cost.no"),
     ]
-    at.text_area(key="co_text").input("  ").run()
+    at.text_area(key="cost_text").input("  ").run()
     no_exception(at)
     assert translate("en", "cost.err_empty") in [e.value for e in at.error]
 
@@ -211,8 +211,8 @@ def test_live_measurement_progress_counts_the_sizes(monkeypatch) -> None:
         return original(steps, total, step=spy, **kwargs)
 
     monkeypatch.setattr(kit, "progress", recording)
-    at = open_page(PAGE, co_max_n=256)
-    at.button(key="co_run").click().run()
+    at = open_page(PAGE, cost_max_n=256)
+    at.button(key="cost_run").click().run()
     no_exception(at)
     # sizes 128 and 256: none done (the first size named), then each size as it finishes
     assert texts == [

@@ -30,15 +30,15 @@ BY_ID = {e["id"]: e for e in TEXTS}
 # (page file, widget kind, widget key) for every free-text box in the app.
 TEXT_BOXES = [
     ("app_pages/playground.py", "text_area", "pg_text"),
-    ("app_pages/masks.py", "text_area", "mk_text"),
-    ("app_pages/masks.py", "text_input", "mk_replacement"),
+    ("app_pages/masks.py", "text_area", "masks_text"),
+    ("app_pages/masks.py", "text_input", "masks_replacement"),
     ("app_pages/multi_head.py", "text_area", "mh_text"),
     ("app_pages/lookalikes.py", "text_input", "lk_text_a"),
     ("app_pages/lookalikes.py", "text_input", "lk_text_b"),
     ("app_pages/scaling.py", "text_input", "scaling_row"),
     ("app_pages/positions.py", "text_area", "positions_text"),
     ("app_pages/inference.py", "text_area", "if_text"),
-    ("app_pages/cost.py", "text_area", "co_text"),
+    ("app_pages/cost.py", "text_area", "cost_text"),
     ("app_pages/block.py", "text_area", "bl_text"),
     # the decoder page draws its sentence only with the optional model installed
     *([("app_pages/decoder.py", "text_area", "dc_text")] if smollm2.is_available() else []),
@@ -102,17 +102,17 @@ def test_every_text_box_survives_the_corpus(page: str, kind: str, key: str) -> N
         where = f"{page} {key} <- {entry['id']}"
         assert not at.exception, (where, at.exception)
         msgs = messages(at)
-        if entry["expect"]["refused"] and key not in ("mk_replacement",):
+        if entry["expect"]["refused"] and key not in ("masks_replacement",):
             assert msgs["error"], (where, "empty text must be refused with a message")
         if entry["expect"]["truncated"] and key in (
             "pg_text",
-            "mk_text",
+            "masks_text",
             "mh_text",
             "lk_text_a",
             "lk_text_b",
             "positions_text",
             "if_text",
-            "co_text",
+            "cost_text",
             "bl_text",
             "dc_text",
         ):

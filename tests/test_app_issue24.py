@@ -15,9 +15,9 @@ from tests.apptest_pages import charts, no_exception, open_page, z
 
 SENTENCES = {"en": "hello world again today", "ja": "先生の文がラボに届く"}
 LABS = {  # page -> its sentence box, and whether it is a text area (else a text input)
-    "app_pages/masks.py": "mk_text",
+    "app_pages/masks.py": "masks_text",
     "app_pages/lookalikes.py": "lk_text_a",
-    "app_pages/cost.py": "co_text",
+    "app_pages/cost.py": "cost_text",
     "app_pages/block.py": "bl_text",
 }
 
@@ -64,19 +64,19 @@ def test_a_labs_own_sentence_is_said_to_be_its_own_and_a_typed_one_carries_back(
     at.text_input(key="lk_text_a").input("a bird sang").run()
     assert translate("en", "app.sentence_yours") in captions(at)
     go(at, "app_pages/cost.py")
-    assert at.text_area(key="co_text").value == "a bird sang"
+    assert at.text_area(key="cost_text").value == "a bird sang"
     go(at, "app_pages/playground.py")
     assert at.text_area(key="pg_text").value == "a bird sang"
 
 
 def test_the_cost_labs_linear_sentence_is_the_learners():
     at = open_page("app_pages/cost.py")
-    assert at.text_area(key="co_text").value == translate("en", "cost.default_text")
+    assert at.text_area(key="cost_text").value == translate("en", "cost.default_text")
     assert translate("en", "app.sentence_own") in captions(at)
-    n_own = z(charts(at)["co_chart_softmax_weights"]).shape
+    n_own = z(charts(at)["cost_chart_softmax_weights"]).shape
     at = open_page(params={"text": "one two three"})
     go(at, "app_pages/cost.py")
-    assert z(charts(at)["co_chart_softmax_weights"]).shape == (3, 3) != n_own
+    assert z(charts(at)["cost_chart_softmax_weights"]).shape == (3, 3) != n_own
     assert translate("en", "app.sentence_yours") in captions(at)
 
 
@@ -105,7 +105,7 @@ def test_the_decoder_starts_from_the_learners_sentence(lang):
 def test_a_decoder_link_s_sentence_goes_on_into_the_labs():
     at = open_page("app_pages/decoder.py", params={"text": "the sky is"}, check=False)
     go(at, "app_pages/masks.py")
-    assert at.text_area(key="mk_text").value == "the sky is"
+    assert at.text_area(key="masks_text").value == "the sky is"
 
 
 @pytest.mark.parametrize(("locale", "link", "shown"), [("en-US", "ja", "en"), ("ja-JP", "en", "ja")])

@@ -63,8 +63,8 @@ def test_the_box_is_the_learners_sentence_across_pages_and_controls() -> None:
     assert at.main.text_area(key="pg_text").value == "a dog ran home"
     at.switch_page("app_pages/masks.py").run()
     no_exception(at)
-    assert at.sidebar.text_area(key="mk_text").value == "a dog ran home"
-    at.sidebar.text_area(key="mk_text").input("a cat sat down").run()
+    assert at.sidebar.text_area(key="masks_text").value == "a dog ran home"
+    at.sidebar.text_area(key="masks_text").input("a cat sat down").run()
     at.switch_page("app_pages/playground.py").run()
     no_exception(at)
     assert at.main.text_area(key="pg_text").value == "a cat sat down"

@@ -32,7 +32,7 @@ def default_page() -> AppTest:
 def test_page_loads_with_mask_maps_and_leakage(default_page: AppTest) -> None:
     at = default_page
     assert at.title[0].value == translate("en", "masks.title")
-    specs = charts(at, "mk_chart_")
+    specs = charts(at, "masks_chart_")
     assert {"mask", "masked_scores", "weights", "methods", "leak_bars", "leak_matrix"} <= set(specs)
     # 6 words + 2 [PAD]: the mask map has 8 rows; causal masks the 28 cells above the diagonal.
     assert specs["mask"]["layout"]["yaxis"]["ticktext"] == [
@@ -70,21 +70,21 @@ def test_leakage_verdicts_match_the_core_attention(default_page: AppTest) -> Non
 
 def test_correct_method_has_no_leaks_in_the_matrix() -> None:
     at = open_page(PAGE)
-    at.selectbox(key="mk_matrix_method").set_value("correct").run()
+    at.selectbox(key="masks_matrix_method").set_value("correct").run()
     assert not at.exception
     assert any(m.value.endswith("0 of the 28 past cells moved.") for m in at.markdown)
-    at.selectbox(key="mk_matrix_method").set_value("zero_weights").run()
+    at.selectbox(key="masks_matrix_method").set_value("zero_weights").run()
     assert any("28 of the 28 past cells moved." in m.value for m in at.markdown)
 
 
 @pytest.mark.parametrize("kind", LAB_MASK_KINDS)
 def test_every_mask_kind_side_by_side(kind: str) -> None:
     at = open_page(PAGE)
-    at.toggle(key="mk_all").set_value(True).run()
-    at.selectbox(key="mk_kind").set_value(kind).run()
-    at.number_input(key="mk_window").set_value(3).run()
+    at.toggle(key="masks_all").set_value(True).run()
+    at.selectbox(key="masks_kind").set_value(kind).run()
+    at.number_input(key="masks_window").set_value(3).run()
     assert not at.exception and not at.error
-    specs = charts(at, "mk_chart_")
+    specs = charts(at, "masks_chart_")
     assert "all_masks" in specs
     if kind in ("none", "padding"):
         assert any(
@@ -97,13 +97,13 @@ def test_every_mask_kind_side_by_side(kind: str) -> None:
 
 def test_other_controls_and_bad_input() -> None:
     at = open_page(PAGE)
-    at.number_input(key="mk_pad").set_value(0).run()
-    at.number_input(key="mk_seed").set_value(5).run()
-    at.radio(key="mk_head").set_value(1).run()
-    at.selectbox(key="mk_position").set_value(5).run()
-    at.text_input(key="mk_replacement").set_value("<b>dog</b>").run()
+    at.number_input(key="masks_pad").set_value(0).run()
+    at.number_input(key="masks_seed").set_value(5).run()
+    at.radio(key="masks_head").set_value(1).run()
+    at.selectbox(key="masks_position").set_value(5).run()
+    at.text_input(key="masks_replacement").set_value("<b>dog</b>").run()
     assert not at.exception and not at.error
-    assert charts(at, "mk_chart_")["mask"]["layout"]["yaxis"]["ticktext"] == [
+    assert charts(at, "masks_chart_")["mask"]["layout"]["yaxis"]["ticktext"] == [
         "the",
         "cat",
         "sat",
@@ -111,27 +111,27 @@ def test_other_controls_and_bad_input() -> None:
         "the",
         "mat",
     ]
-    at.toggle(key="mk_tables").set_value(True).run()
+    at.toggle(key="masks_tables").set_value(True).run()
     # mask, scores, weights, 4 method weights, the method summary, the verdicts, moved, matrix
     assert not at.exception and len(at.dataframe) == 11
-    at.toggle(key="mk_all").set_value(True).run()
+    at.toggle(key="masks_all").set_value(True).run()
     visible = next(
         df.value for df in at.dataframe if translate("en", "masks.kind_sliding") in df.value.columns
     )
     assert list(visible[translate("en", "masks.kind_causal")]) == [1, 2, 3, 4, 5, 6]
     assert list(visible[translate("en", "masks.kind_none")]) == [6] * 6
-    at.text_input(key="mk_replacement").set_value("   ").run()
+    at.text_input(key="masks_replacement").set_value("   ").run()
     assert any(e.value == translate("en", "masks.err_replacement") for e in at.error)
-    at.text_area(key="mk_text").set_value("").run()
+    at.text_area(key="masks_text").set_value("").run()
     assert any(e.value == translate("en", "masks.err_empty") for e in at.error)
-    at.text_area(key="mk_text").set_value(
+    at.text_area(key="masks_text").set_value(
         "one two three four five six seven eight nine ten eleven twelve "
         "thirteen fourteen fifteen sixteen seventeen eighteen"
     ).run()
     assert not at.exception
     assert any("18 tokens" in w.value for w in at.warning)
-    at.text_area(key="mk_text").set_value("solo").run()
-    at.number_input(key="mk_pad").set_value(0).run()
+    at.text_area(key="masks_text").set_value("solo").run()
+    at.number_input(key="masks_pad").set_value(0).run()
     assert any(e.value == translate("en", "masks.err_short") for e in at.error)
 
 
@@ -144,7 +144,7 @@ def test_japanese_page() -> None:
 
 def test_same_replacement_token_says_nothing_changes() -> None:
     at = open_page(PAGE)
-    at.text_input(key="mk_replacement").set_value("on").run()  # position 3 is already "on"
+    at.text_input(key="masks_replacement").set_value("on").run()  # position 3 is already "on"
     assert not at.exception
     assert any(i.value == translate("en", "masks.info_same_token") for i in at.info)
     rows = {name: row for name, row in leak_table(at).iterrows()}

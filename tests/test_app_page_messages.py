@@ -257,7 +257,7 @@ NOTES_NS = [2_048, 8_192, 32_768, 131_072, 1_000_000]  # the reference notes' ro
 
 @pytest.fixture(scope="module")
 def cost_runs():
-    return {lang: open_page(COST, lang=lang, co_tables=True) for lang in ("en", "ja")}
+    return {lang: open_page(COST, lang=lang, cost_tables=True) for lang in ("en", "ja")}
 
 
 def table_with(at, column: str):
@@ -289,11 +289,11 @@ def test_cost_memory_and_flops_numbers(cost_runs, lang) -> None:
     # the two format boxes (extended table, ring costs), then the memory chart's lines and table columns
     check(strings, lang, "cost.dtype_name", formats + formats + lines + lines)
     check(strings, lang, "cost.alt_memory", dict(heads="1", batch="1", layers="1"))
-    memory = charts(at, "co_chart_")["memory"]["data"]
+    memory = charts(at, "cost_chart_")["memory"]["data"]
     for line, size in zip(memory, (4, 2, 1), strict=False):
         assert list(line["y"]) == [size * n * n for n in CHART_NS]
     check(strings, lang, "cost.alt_flops", dict(d_k="64", heads="1"))
-    flops = {tr_["name"]: tr_["y"] for tr_ in charts(at, "co_chart_")["flops"]["data"]}
+    flops = {tr_["name"]: tr_["y"] for tr_ in charts(at, "cost_chart_")["flops"]["data"]}
     assert flops[tr("cost.flops_total")] == [2 * n * n * 64 + 6 * n * n + 2 * n * n * 64 for n in CHART_NS]
     assert flops[tr("cost.flops_softmax")] == [6 * n * n for n in CHART_NS]
     table = table_with(at, tr("cost.flops_total"))
@@ -328,13 +328,13 @@ def test_cost_tiled_window_linear_and_ring_numbers(cost_runs, lang) -> None:
     tiles = table_with(at, "#")
     assert list(tiles["#"]) == [str(i) for i in range(8)]
     assert set(tiles.iloc[:, 1:].to_numpy().ravel()) == {translate(lang, "cost.tile_computed")}
-    assert np.array(z(charts(at, "co_chart_")["tiles"])).size == 64
+    assert np.array(z(charts(at, "cost_chart_")["tiles"])).size == 64
     # the sliding window at its defaults: n = 1,024, w = 64, b = 64
     win = lab_efficient.window_check(1024, 64, 64)
     check(strings, lang, "cost.win_ok", dict(diff=f"{win.max_abs_diff:.2e}"))
     check(strings, lang, "cost.win_model", dict(diff=f"{win.diff_to_causal:.2e}", w="64"))
     check(strings, lang, "cost.alt_window_tiles", dict(tiles="16", block="64", n="1024", w="64"))
-    grid = z(charts(at, "co_chart_")["window_tiles"])
+    grid = z(charts(at, "cost_chart_")["window_tiles"])
     needed = [[any(i - 64 < j <= i for i in (q * 64, q * 64 + 63) for j in (k * 64, k * 64 + 63)) or k == q - 1 or k == q
                for k in range(16)] for q in range(16)]  # fmt: skip  # the diagonal tile and the one before it
     assert (
@@ -350,7 +350,7 @@ def test_cost_tiled_window_linear_and_ring_numbers(cost_runs, lang) -> None:
         dict(block="128", top=f"{lab_efficient.WINDOW_SWEEP_NS[-1]:,}"),
     )
     # linear attention on the page's sentence
-    lin = lab_efficient.linear_lab(at.session_state["co_text"])
+    lin = lab_efficient.linear_lab(at.session_state["cost_text"])
     n = len(lin.tokens)
     check(
         strings,
@@ -361,7 +361,7 @@ def test_cost_tiled_window_linear_and_ring_numbers(cost_runs, lang) -> None:
     check(strings, lang, "cost.alt_softmax_weights", dict(n=str(n)))
     check(strings, lang, "cost.alt_linear_weights", dict(n=str(n)))
     check(strings, lang, "cost.alt_linear_row", dict(row=str(n - 1)))  # a new sentence shows its last query
-    row = {tr_["name"]: tr_["y"] for tr_ in charts(at, "co_chart_")["linear_row"]["data"]}
+    row = {tr_["name"]: tr_["y"] for tr_ in charts(at, "cost_chart_")["linear_row"]["data"]}
     np.testing.assert_allclose(
         row[translate(lang, "cost.softmax_weights")], lin.softmax_weights[n - 1], rtol=1e-9
     )
@@ -369,7 +369,7 @@ def test_cost_tiled_window_linear_and_ring_numbers(cost_runs, lang) -> None:
         row[translate(lang, "cost.linear_weights")], lin.linear_weights[n - 1], rtol=1e-9
     )
     check(strings, lang, "cost.alt_linear_flops", dict(d="64"))
-    lines = {tr_["name"]: tr_["y"] for tr_ in charts(at, "co_chart_")["linear_flops"]["data"]}
+    lines = {tr_["name"]: tr_["y"] for tr_ in charts(at, "cost_chart_")["linear_flops"]["data"]}
     ns = [2**k for k in range(7, 17)]
     per_score = 2 * 64 + 6 + 2 * 64
     assert lines[translate(lang, "cost.flops_linear_attention")] == [
@@ -394,7 +394,7 @@ def test_cost_tiled_window_linear_and_ring_numbers(cost_runs, lang) -> None:
     check(strings, lang, "ring.load_causal", dict(removed=str(P * P - folded), total=str(P * P),
                                                   share=f"{(P * P - folded) / (P * P):.0%}", P="4"))  # fmt: skip
     check(strings, lang, "ring.alt_load", dict(P="4"))
-    assert list(charts(at, "co_chart_")["ring_load"]["data"][0]["y"]) == [1, 2, 3, 4]
+    assert list(charts(at, "cost_chart_")["ring_load"]["data"][0]["y"]) == [1, 2, 3, 4]
     check(strings, lang, "ring.alt_orders", dict(n="64", P="4"))
     check(strings, lang, "ring.cost_intro", dict(P="4"))
     b, d, beta, bw, rate = 131_072 // P, 128, 2, 50e9, 200e12
@@ -432,11 +432,11 @@ def test_cost_measured_sweeps_show_what_was_measured(monkeypatch) -> None:
     from attention_core.labs import efficient
 
     monkeypatch.setattr(efficient, "WINDOW_SWEEP_NS", (128, 256))
-    at = open_page(COST, co_max_n=256, co_window=16)
-    at.button(key="co_run").click().run()
-    at.button(key="co_win_run").click().run()
+    at = open_page(COST, cost_max_n=256, cost_window=16)
+    at.button(key="cost_run").click().run()
+    at.button(key="cost_win_run").click().run()
     strings = page_strings(at)
-    points = at.session_state["co_results"]
+    points = at.session_state["cost_results"]
     assert [p.n for p in points] == [128, 256]
     peaks = [p.direct.peak_bytes for p in points]
     check(strings, "en", "cost.measure_meta", dict(max_n="256", block="128"))
@@ -445,7 +445,7 @@ def test_cost_measured_sweeps_show_what_was_measured(monkeypatch) -> None:
                                                      tiled=format_bytes(points[1].tiled.peak_bytes)))  # fmt: skip
     check(strings, "en", "cost.alt_peak", dict(count="2"))
     check(strings, "en", "cost.alt_time", dict(count="2"))
-    found = charts(at, "co_chart_")
+    found = charts(at, "cost_chart_")
     peak = found["peak"]["data"]
     assert peak[0]["y"] == peaks and peak[1]["y"] == [p.tiled.peak_bytes for p in points]
     assert peak[2]["y"] == [8 * n * n for n in (128, 256)]  # one float64 n × n matrix
@@ -460,7 +460,7 @@ def test_cost_measured_sweeps_show_what_was_measured(monkeypatch) -> None:
     ]
     statuses = [s.label for s in at.status]
     assert statuses[0] == translate("en", "cost.measure_done", count=2), statuses
-    window = at.session_state["co_window_results"]
+    window = at.session_state["cost_window_results"]
     assert [p.n for p in window] == [128, 256]
     check(strings, "en", "cost.win_time_meta", dict(w="16", block="128", d="64"))
     last = window[-1]
@@ -487,8 +487,8 @@ def test_cost_ring_charts_and_other_settings() -> None:
     """The ring's schedule, load, placements and times by hand; without a mask; over a slow link."""
     from attention_core.labs import ring as lab_ring
 
-    at = open_page(COST, co_tables=True)
-    found = charts(at, "co_chart_")
+    at = open_page(COST, cost_tables=True)
+    found = charts(at, "cost_chart_")
     P, n = 4, 64
     cells = found["ring_schedule"]["data"][0]
     blocks = [
@@ -524,7 +524,7 @@ def test_cost_ring_charts_and_other_settings() -> None:
     assert times[0]["x"] == ns
     assert times[0]["y"] == pytest.approx([x * x * (4 * 128 + 6) / 200e12 for x in b], rel=1e-12)
     assert times[1]["y"] == pytest.approx([2 * x * 128 * 2 / 50e9 for x in b], rel=1e-12)
-    slow = open_page(COST, co_ring_causal=False, co_ring_bw=0.1)
+    slow = open_page(COST, cost_ring_causal=False, cost_ring_bw=0.1)
     strings = page_strings(slow)
     check(strings, "en", "ring.load_full", dict(total="16"))
     min_b = math.ceil(2 * 128 * 2 * 200e12 / (0.1e9 * (4 * 128 + 6)))

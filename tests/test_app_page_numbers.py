@@ -172,7 +172,7 @@ def test_inference_page_reports_a_broken_cache_as_an_error(monkeypatch):
 
 def test_cost_page_window_and_linear_numbers():
     text = "one two three four five six"
-    at = open_page("app_pages/cost.py", co_win_n=256, co_window=32, co_win_block=64, co_text=text)
+    at = open_page("app_pages/cost.py", cost_win_n=256, cost_window=32, cost_win_block=64, cost_text=text)
     no_exception(at)
     n, w, block = 256, 32, 64
     chk = lab_efficient.window_check(n, w, block)

@@ -108,37 +108,37 @@ def test_missing_prediction_asks_again():
 
 def test_masks_lab_predictions_then_maps():
     at = open_page(MASKS, pr_mode=True)
-    assert boxes(at) == {"mk_mask", "mk_sums"} and "mask" not in charts(at, "mk_chart_")
+    assert boxes(at) == {"masks_mask", "masks_sums"} and "mask" not in charts(at, "masks_chart_")
     prompt = next(m.value for m in at.markdown if "does the mask remove" in m.value)
     row = int(prompt.split("row ")[1].split(" ")[0])
     n = 8  # the default sentence: 6 words and 2 [PAD]s; causal with padding hides later keys and pads
     removed = sorted({j for j in range(n) if j > row or j >= 6})
-    at.multiselect(key="pr_in_mk_mask").set_value(removed)
-    at.button(key="pr_check_mk_mask").click().run()
-    assert "mask" not in charts(at, "mk_chart_")  # one question still open
-    at.radio(key="pr_in_mk_sums").set_value(False)
-    at.button(key="pr_check_mk_sums").click().run()
-    assert {"mask", "masked_scores", "weights"} <= set(charts(at, "mk_chart_"))
+    at.multiselect(key="pr_in_masks_mask").set_value(removed)
+    at.button(key="pr_check_masks_mask").click().run()
+    assert "mask" not in charts(at, "masks_chart_")  # one question still open
+    at.radio(key="pr_in_masks_sums").set_value(False)
+    at.button(key="pr_check_masks_sums").click().run()
+    assert {"mask", "masked_scores", "weights"} <= set(charts(at, "masks_chart_"))
     assert len(at.success) == 1 and len(at.error) == 1  # removed keys right, "does not sum to 1" wrong
 
 
 def test_cost_lab_doubling_prediction():
     at = open_page(COST, lang="ja", pr_mode=True)
-    assert boxes(at) == {"co_double"} and not charts(at)
-    at.radio(key="pr_in_co_double").set_value(4)
-    at.button(key="pr_check_co_double").click().run()
+    assert boxes(at) == {"cost_double"} and not charts(at)
+    at.radio(key="pr_in_cost_double").set_value(4)
+    at.button(key="pr_check_cost_double").click().run()
     assert at.success[0].value == translate("ja", "practice.right", mine="× 4")
-    assert "memory" in charts(at, "co_chart_")
+    assert "memory" in charts(at, "cost_chart_")
 
 
 @pytest.mark.parametrize("text_id", ["markdown", "plotly_link", "img_pwned", "latex", "streamlit_directives"])
 def test_hostile_tokens_in_predictions_stay_text(text_id):
-    at = open_page(MASKS, pr_mode=True, mk_text=BY_ID[text_id]["text"])
+    at = open_page(MASKS, pr_mode=True, masks_text=BY_ID[text_id]["text"])
     # every hostile sentence is tokenized (cut to the lab's 16 tokens), so the question must be asked:
     # a missing box is a failure, not a reason to pass silently
-    assert "mk_mask" in boxes(at), boxes(at)
-    at.multiselect(key="pr_in_mk_mask").set_value([0])
-    at.button(key="pr_check_mk_mask").click().run()
+    assert "masks_mask" in boxes(at), boxes(at)
+    at.multiselect(key="pr_in_masks_mask").set_value([0])
+    at.button(key="pr_check_masks_mask").click().run()
     no_exception(at)
     shown = texts(at) + "\n".join(s.value for s in at.success)
     assert not MD_LIVE.search(shown)

@@ -130,16 +130,18 @@ def test_the_ablation_bars_name_their_candidates() -> None:
 
 def test_the_masks_maps_name_all_14_tokens_upright_with_their_colour_bars_below() -> None:
     at = open_page("app_pages/masks.py", lang="ja")
-    for key in ("mk_chart_mask", "mk_chart_masked_scores", "mk_chart_weights"):
+    for key in ("masks_chart_mask", "masks_chart_masked_scores", "masks_chart_weights"):
         layout = charts(at)[key]["layout"]
         assert layout["xaxis"]["tickvals"] == list(range(14)) and layout["yaxis"]["tickvals"] == list(
             range(14)
         )
         assert layout["xaxis"]["tickangle"] == 0
         assert layout["xaxis"]["ticktext"] == [stacked(x) if len(x) > 1 else x for x in MASKS_JA]
-    for key in ("mk_chart_masked_scores", "mk_chart_weights"):
+    for key in ("masks_chart_masked_scores", "masks_chart_weights"):
         assert charts(at)[key]["data"][0]["colorbar"]["orientation"] == "h"
-    heights = {json.dumps(charts(at)[k]["layout"]["height"]) for k in ("mk_chart_mask", "mk_chart_weights")}
+    heights = {
+        json.dumps(charts(at)[k]["layout"]["height"]) for k in ("masks_chart_mask", "masks_chart_weights")
+    }
     assert len(heights) == 1  # the three maps line up
 
 

@@ -151,9 +151,9 @@ def test_a_page_link_in_the_text_wraps_instead_of_being_cut():
 # page, prefix, whether its state lives in its URL (so it gets the copy-link button)
 PRESENTED = [
     ("scaling", "scaling", False),
-    ("masks", "mk", True),
+    ("masks", "masks", True),
     ("multi_head", "mh", True),
-    ("cost", "co", True),
+    ("cost", "cost", True),
     ("block", "bl", True),
     ("lookalikes", "lk", True),
     ("positions", "positions", True),

@@ -1,7 +1,7 @@
 """The cost lab's ring attention section (issue 29): P simulated devices, the schedule, one query row's
 running state, causal skipping and load, and the per-device costs with the overlap condition.
 
-Called by ``app_pages/cost.py`` with its page kit (``co_ring_`` keys); text: the ``ring`` catalog.
+Called by ``app_pages/cost.py`` with its page kit (``cost_ring_`` keys); text: the ``ring`` catalog.
 Widgets -> ``attention_core.labs.ring`` (cached) -> ``attention_ui.cost.ring_figures`` -> the page kit.
 """
 
@@ -25,22 +25,22 @@ RATE_RANGE = (0.1, 10_000.0)  # TFLOP/s one device sustains
 TIME_NS = tuple(2**k for k in range(10, 25))  # 1,024 … 16,777,216
 TOLERANCE = 1e-12
 DEFAULTS = {
-    "co_ring_P": 4,
-    "co_ring_n": 64,
-    "co_ring_causal": True,
-    "co_ring_row": 40,
-    "co_ring_cost_n": 131_072,
-    "co_ring_cost_d": 128,
-    "co_ring_dtype": "bf16",
-    "co_ring_bw": 50.0,
-    "co_ring_rate": 200.0,
+    "cost_ring_P": 4,
+    "cost_ring_n": 64,
+    "cost_ring_causal": True,
+    "cost_ring_row": 40,
+    "cost_ring_cost_n": 131_072,
+    "cost_ring_cost_d": 128,
+    "cost_ring_dtype": "bf16",
+    "cost_ring_bw": 50.0,
+    "cost_ring_rate": 200.0,
 }
 
 cached_ring = st.cache_resource(max_entries=32, show_spinner=False)(lab_ring.ring_lab)
 
 
 def widget(t, page: kit.Page, kind: str, name: str, *args, where=st, **kwargs):
-    """A ``co_ring_<name>`` widget labelled ``ring.<name>`` with the tooltip ``ring.<name>_help``."""
+    """A ``cost_ring_<name>`` widget labelled ``ring.<name>`` with the tooltip ``ring.<name>_help``."""
     return page.widget(
         t,
         kind,
@@ -65,12 +65,12 @@ def section_ring(t, page: kit.Page) -> None:
     widget(t, page, "slider", "P", *lab_ring.P_RANGE, where=c1)
     widget(t, page, "select_slider", "n", RING_NS, where=c2)
     s = st.session_state
-    n, P = int(s["co_ring_n"]), int(s["co_ring_P"])
-    if not 0 <= int(s["co_ring_row"]) < n:  # a smaller n: follow its last row
-        s["co_ring_row"] = n - 1
+    n, P = int(s["cost_ring_n"]), int(s["cost_ring_P"])
+    if not 0 <= int(s["cost_ring_row"]) < n:  # a smaller n: follow its last row
+        s["cost_ring_row"] = n - 1
     widget(t, page, "number_input", "row", 0, n - 1, step=1, where=c3)
     widget(t, page, "toggle", "causal", where=c4)
-    causal, row = bool(s["co_ring_causal"]), int(s["co_ring_row"])
+    causal, row = bool(s["cost_ring_causal"]), int(s["cost_ring_row"])
     with page.guard(t, "ring attention") as run:
         lab = cached_ring(n, RING_D, P, causal, row)
     if run.failed:
@@ -173,9 +173,9 @@ def section_costs(t, page: kit.Page, P: int) -> None:
     widget(t, page, "number_input", "bw", *BANDWIDTH_RANGE, step=10.0, where=c[3])
     widget(t, page, "number_input", "rate", *RATE_RANGE, step=10.0, where=c[4])
     s = st.session_state
-    n, d = int(s["co_ring_cost_n"]), int(s["co_ring_cost_d"])
-    beta = DTYPE_BYTES.get(s["co_ring_dtype"], 2)
-    bw, rate = float(s["co_ring_bw"]) * 1e9, float(s["co_ring_rate"]) * 1e12
+    n, d = int(s["cost_ring_cost_n"]), int(s["cost_ring_cost_d"])
+    beta = DTYPE_BYTES.get(s["cost_ring_dtype"], 2)
+    bw, rate = float(s["cost_ring_bw"]) * 1e9, float(s["cost_ring_rate"]) * 1e12
     if n < P:
         st.error(t("ring.err_n", P=P))
         return

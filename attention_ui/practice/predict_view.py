@@ -325,8 +325,8 @@ def masks_lab(t, lab) -> bool:
     return ask_all(
         t,
         [
-            masked_row_question("mk_mask", lab.mask.allowed, row, tokens),
-            sums_question("mk_sums", weights, row),
+            masked_row_question("masks_mask", lab.mask.allowed, row, tokens),
+            sums_question("masks_sums", weights, row),
         ],
     )
 
@@ -335,4 +335,4 @@ def cost_lab(t) -> bool:
     """The cost lab's hook, before its tables and charts: what doubling n does to memory."""
     with st.sidebar:
         mode_toggle(t)
-    return ask(t, memory_question("co_double")) if active() else True
+    return ask(t, memory_question("cost_double")) if active() else True

@@ -142,7 +142,7 @@ def masks_code(t, settings) -> None:
             pad=settings.n_pad,
             seed=settings.seed,
         )
-    lab_code(t, config, settings.sentence, ("mask", "masked", "softmax"), "mk_code")
+    lab_code(t, config, settings.sentence, ("mask", "masked", "softmax"), "masks_code")
 
 
 def trace_code(t, trace, steps: tuple[str, ...], key: str) -> None:

@@ -86,29 +86,29 @@ def test_cost_page_measures_on_request(page: Page, streamlit_server: str, lang: 
     assert_no_exception(page)
     expect(page.get_by_role("heading", level=1)).to_contain_text(translate(lang, "cost.title"))
     expect(page.get_by_text(translate(lang, "cost.measure_hint"))).to_be_visible()
-    expect(chart(page, "co_chart_peak")).to_have_count(0)  # nothing measured yet
+    expect(chart(page, "cost_chart_peak")).to_have_count(0)  # nothing measured yet
     # Issue 14: the sliding window's band of tiles and linear attention's weights are drawn too.
-    expect(chart(page, "co_chart_window_tiles")).to_have_count(1)
-    expect(chart(page, "co_chart_linear_row").locator("g.trace.bars")).to_have_count(2)
+    expect(chart(page, "cost_chart_window_tiles")).to_have_count(1)
+    expect(chart(page, "cost_chart_linear_row").locator("g.trace.bars")).to_have_count(2)
     expect(page.get_by_text(translate(lang, "cost.win_time_hint"))).to_be_visible()
 
     # Smallest limit (n = 128, 256) keeps the test quick, then measure.
-    thumb = page.locator(".st-key-co_max_n input[type='range']")
+    thumb = page.locator(".st-key-cost_max_n input[type='range']")
     thumb.focus()
     thumb.press("Home")
     wait_for_app_run(page)
-    page.locator(".st-key-co_run button").click()
+    page.locator(".st-key-cost_run button").click()
     wait_for_app_run(page, timeout_ms=120_000)
-    peak = chart(page, "co_chart_peak")
+    peak = chart(page, "cost_chart_peak")
     expect(peak).to_have_count(1, timeout=60_000)
     wait_for_charts(page, minimum=5)  # + peak memory and time
     assert tick_labels(peak, "x") == ["128", "256"]
     expect(page.get_by_text(re.compile(r"(about|約) \d\.\d\d"))).to_be_visible()
 
     # Another control's rerun keeps the results.
-    page.locator(".st-key-co_causal label").click()
+    page.locator(".st-key-cost_causal label").click()
     wait_for_app_run(page)
-    expect(chart(page, "co_chart_peak")).to_have_count(1)
+    expect(chart(page, "cost_chart_peak")).to_have_count(1)
     assert_no_exception(page)
     assert screenshot(page, f"lab_cost_{lang}").stat().st_size > 10_000
 

@@ -103,10 +103,10 @@ def test_masks_lab_shows_exact_zero_leakage_side_by_side_and_sliding_window(
     )
     # The mask map is labelled with the sentence plus the two default [PAD] tokens.
     tokens = ["the", "cat", "sat", "on", "the", "mat", "[PAD]", "[PAD]"]
-    assert tick_labels(chart(page, "mk_chart_mask"), "y") == tokens
+    assert tick_labels(chart(page, "masks_chart_mask"), "y") == tokens
     # The leakage chart marks all 3 earlier outputs of the correct method as "0 exactly", and draws
     # no bar for it; both mistakes get a bar at every earlier position.
-    bars = chart(page, "mk_chart_leak_bars")
+    bars = chart(page, "masks_chart_leak_bars")
     zero = translate("en", "masks.zero_exact")
     expect(bars.locator("g.textpoint text", has_text=zero).first).to_be_visible(timeout=SLOW_MS)
     traces = bars.locator(".js-plotly-plot").evaluate(
@@ -119,11 +119,11 @@ def test_masks_lab_shows_exact_zero_leakage_side_by_side_and_sliding_window(
     assert screenshot(page, "lab_masks_en").stat().st_size > 10_000
 
     # side by side, then the sliding window (same page session)
-    page.locator(".st-key-mk_all label").click()
+    page.locator(".st-key-masks_all label").click()
     wait_for_app_run(page, timeout_ms=SLOW_MS)
     wait_for_charts(page, minimum=7, timeout_ms=SLOW_MS)
-    expect(chart(page, "mk_chart_all_masks")).to_have_count(1, timeout=SLOW_MS)
-    page.locator(".st-key-mk_kind [data-testid='stSelectbox']").click()
+    expect(chart(page, "masks_chart_all_masks")).to_have_count(1, timeout=SLOW_MS)
+    page.locator(".st-key-masks_kind [data-testid='stSelectbox']").click()
     page.get_by_role("option", name=translate("en", "masks.kind_sliding")).click()
     wait_for_app_run(page, timeout_ms=SLOW_MS)
     wait_for_charts(page, minimum=7, timeout_ms=SLOW_MS)

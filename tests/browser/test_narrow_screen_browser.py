@@ -70,7 +70,7 @@ def test_phone_sidebar_closes_after_navigation_and_the_sentence_and_no_toolbar_c
     wait_sidebar_closed(page)  # the chosen page is visible, not covered
 
     open_sidebar(page)
-    box = page.locator(".st-key-mk_text textarea")
+    box = page.locator(".st-key-masks_text textarea")
     box.fill("a dog ran home")
     box.press("Control+Enter")
     wait_for_app_run(page)

@@ -174,7 +174,7 @@ def test_presenter_mode_steps_and_url(page: Page, streamlit_server: str) -> None
 SLIDE_CASES = [
     (
         "masks",
-        "mk",
+        "masks",
         1366,
         768,
         "en-US",

@@ -21,7 +21,7 @@ SECTIONS = {
         "cost",
         "ring.title",
         ("ring_schedule", "ring_row", "ring_load", "ring_orders", "ring_times"),
-        "co",
+        "cost",
     ),
     "ssm": (
         "lookalikes",

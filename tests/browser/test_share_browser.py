@@ -122,7 +122,7 @@ def test_shared_scale_copy_link_export_and_the_sentence_in_a_lab(
     wait_for_path(page, "masks")
     wait_for_app_run(page)
     wait_for_charts(page)
-    expect(page.locator('[data-testid="stSidebar"] .st-key-mk_text textarea')).to_have_value(SENTENCE_JA)
+    expect(page.locator('[data-testid="stSidebar"] .st-key-masks_text textarea')).to_have_value(SENTENCE_JA)
     expect(page).to_have_url(re.compile(r"[?&]text=" + re.escape(quote_plus(SENTENCE_JA))))
     screenshot(page, f"masks_carried_sentence_{size[0]}_ja", full=False)
     assert_no_exception(page)
@@ -142,7 +142,7 @@ def test_a_shared_links_sentence_goes_on_into_the_sidebars_labs(
     expect(page.get_by_role("heading", level=1).first).to_contain_text(translate("en", "playground.title"))
     expect(page.locator('[data-testid="stMain"] .st-key-pg_text textarea')).to_have_value(LINK_SENTENCE)
 
-    for url_path, key in (("masks", "mk_text"), ("lookalikes", "lk_text_a")):
+    for url_path, key in (("masks", "masks_text"), ("lookalikes", "lk_text_a")):
         page.locator(f'[data-testid="stSidebarNav"] a[href$="/{url_path}"]').click()
         wait_for_path(page, url_path)
         wait_for_app_run(page)
