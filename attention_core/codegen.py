@@ -349,7 +349,7 @@ class _Writer:
         else:
             lines.append(Line(f"e = np.exp({src})", "exp(-inf) = 0: a masked key gets no weight"))
         if self.trap("normalise_whole_matrix"):
-            lines.append(Line("total = e.sum()", ""))
+            lines.append(Line("total = e.sum()", "one sum for the whole matrix"))
         else:
             lines.append(Line(f"total = e.sum(axis={axis}, keepdims=True)", "one sum per row"))
         expr = "e" if self.trap("no_normalisation") else "e / np.where(total == 0.0, 1.0, total)"

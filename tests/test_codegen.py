@@ -765,3 +765,73 @@ def test_the_functions_shape_comments_are_their_arrays_shapes():
                 assert np.shape(local[match.group(1)]) == dims, (name, line)
                 checked += 1
         assert checked >= 7, (name, checked)  # Q, K, V, scores, scaled, masked, weights, out (...)
+
+
+ASSIGNS = re.compile(r"^(\s*)(\w+(?:, \w+)*|\w+\[[^\]]*\]) = ")
+
+
+def _uncommented(source: str, skip: tuple[str, ...]) -> list[str]:
+    """The lines of ``source`` that assign something and carry no comment, but for the names in ``skip``
+    (the settings a learner reads as they are) and the body of token_vector (a recipe, not a step)."""
+    out, in_recipe = [], False
+    for line in source.splitlines():
+        if line.startswith("def "):
+            in_recipe = line.startswith("def token_vector")
+        elif line and not line.startswith(" "):
+            in_recipe = False
+        match = ASSIGNS.match(line)
+        if match and not in_recipe and match.group(2).split("[")[0] not in skip and "  # " not in line:
+            out.append(line)
+    return out
+
+
+SETTINGS_NAMES = ("tokens", "n, d_model, heads, d_k, d_v", "n, d_model, d_k, d_v", "seed")
+
+
+@pytest.mark.parametrize("config", [RICH, RICH_ONE], ids=["heads", "one_head"])
+def test_every_line_that_computes_says_what_it_does(config):
+    """Every line that computes a step carries its comment, in the right program, in every trap's
+    program and in the softmax; the settings lines are the only bare ones."""
+    programs = [layer_program(config, TOKENS)]
+    for mutation in MUTATIONS:
+        with contextlib.suppress(MutationNotApplicable):
+            programs.append(layer_program(config, TOKENS, mutation.name))
+    for program in programs:
+        assert _uncommented(program.source, SETTINGS_NAMES) == [], program.mutation
+    assert _uncommented(example_program().source, ("rng", "n, d_model, d_k, d_v")) == []
+    assert any(ln.startswith("# Settings: the reference notes'") for ln in example_program().blocks["setup"])
+    for source in (one_head_function(), multi_head_function()):
+        bare = [ln.strip() for ln in _uncommented(source, ("n", "heads, d_k, d_v", "allowed"))]
+        assert bare == [], bare
+
+
+@pytest.mark.parametrize("config", [RICH, RICH_ONE, AttentionConfig(d_model=6, heads=2, scale=2.5)])
+def test_comments_say_what_holds_for_these_settings(config):
+    """The comments that depend on the settings: the head axis is spoken of only when there are heads
+    (Q for every head at once, M added to every head), a single head's masked line names -inf, and
+    the scaled line says which divisor it uses."""
+    program = layer_program(config, TOKENS)
+    lines = {b: " ".join(program.blocks[b]) for b in ("qkv", "masked", "scaled")}
+    multi = config.heads > 1
+    assert ("every head at once" in lines["qkv"]) == multi
+    assert ("M is added to every head" in lines["masked"]) == multi
+    assert ("masked keys: -inf" in lines["masked"]) == (not multi)
+    assert ("divided before the softmax" in lines["scaled"]) == (config.scale == "sqrt")
+    assert ("divided by your divisor" in lines["scaled"]) == (config.scale not in ("sqrt", "none"))
+
+
+def test_the_w_o_per_head_trap_skips_the_concatenation():
+    """The trap multiplies each head by its slice of W_O and concatenates the products: no concat line."""
+    wrong = layer_program(RICH, TOKENS, "w_o_per_head_before_concat")
+    assert wrong.code["concat"] == () and "concat =" not in wrong.source
+
+
+def test_a_last_token_that_would_end_at_column_101_goes_to_the_next_line():
+    lines = [ln.code for ln in codegen._tokens_lines(("a" * 40, "b" * 45))]
+    assert len(lines) == 2 and all(len(ln) <= 100 for ln in lines)
+
+
+def test_the_multi_head_function_takes_every_multi_head_trap():
+    for m in MUTATIONS:
+        if m.multi_head:
+            assert "def multi_head(" in multi_head_function(m.name)
