@@ -798,6 +798,8 @@ def test_every_line_that_computes_says_what_it_does(config):
             programs.append(layer_program(config, TOKENS, mutation.name))
     for program in programs:
         assert _uncommented(program.source, SETTINGS_NAMES) == [], program.mutation
+        returns = [ln for ln in program.blocks["softmax_fn"] if ln.strip().startswith("return ")]
+        assert returns and all("  # " in ln for ln in returns), program.mutation  # why 0 and not 0/0
     assert _uncommented(example_program().source, ("rng", "n, d_model, d_k, d_v")) == []
     assert any(ln.startswith("# Settings: the reference notes'") for ln in example_program().blocks["setup"])
     for source in (one_head_function(), multi_head_function()):
