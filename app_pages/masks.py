@@ -18,31 +18,13 @@ from attention_ui import kit, practice, tables
 from attention_ui.figures.base import AxisText
 from attention_ui.masks import figures as fmk
 from attention_ui.masks import lesson as masks_lesson
+from attention_ui.masks.settings import MAX_TOKENS, PAD_RANGE, TABLE, WINDOW_RANGE
 from attention_ui.program import code_view
 from attention_ui.takehome import buttons
 
-MAX_TOKENS = 16  # the leakage matrix runs 2·n layers; 16 keeps it instant and the maps readable
-PAD_RANGE = (0, 4)
-WINDOW_RANGE = (1, 8)
-DEFAULTS = {
-    "masks_kind": "causal",
-    "masks_pad": 2,
-    "masks_window": 2,
-    "masks_seed": 0,
-    "masks_head": 0,
-    "masks_all": False,
-    "masks_tables": False,
-    "masks_position": 3,
-    "masks_matrix_method": "zero_values",
-}
 THIRD = 185  # a map's plot width (px) in a third of 1366 px, bar below: 193 measured (a phone: 260)
-CHOICES = ("masks_kind", "masks_head", "masks_matrix_method", "masks_position")
-TEXTS = {
-    "masks_text": "masks.default_text",
-    "masks_replacement": "masks.default_replacement",
-}  # page's language
-SHARED = kit.learner_context(text="masks_text", mask="masks_kind", seed="masks_seed")  # 16 tokens kept
-PAGE = kit.Page("masks", "masks", DEFAULTS, choice_keys=CHOICES, translated_defaults=TEXTS, shared=SHARED)
+PAGE = kit.Page.of(TABLE, "masks")
+key = TABLE.key
 
 # The core's results are frozen with read-only arrays: one object can serve every session.
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.mask_lab)
@@ -70,26 +52,26 @@ def controls(t) -> None:
 def read_settings(t) -> MaskLabSettings | None:
     """The page's settings from the widgets, or None after saying what is wrong."""
     s = st.session_state
-    tok = tokenize(s["masks_text"] or "", max_tokens=MAX_TOKENS)
+    tok = tokenize(s[key("text")] or "", max_tokens=MAX_TOKENS)
     if not tok.tokens:
         st.error(t("masks.err_empty"))
         return None
     PAGE.warn_truncated(t, tok)
-    n_pad = PAGE.whole(t, "masks_pad", t("masks.pad"), PAD_RANGE)
+    n_pad = PAGE.whole(t, key("pad"), t("masks.pad"), PAD_RANGE)
     if n_pad is None:
         return None
     if len(tok.tokens) + n_pad < 2:
         st.error(t("masks.err_short"))
         return None
     kit.show_tokens(tuple(tok.tokens) + (PAD_TOKEN,) * n_pad, n_pad)
-    window = PAGE.whole(t, "masks_window", t("masks.window"), WINDOW_RANGE)
+    window = PAGE.whole(t, key("window"), t("masks.window"), WINDOW_RANGE)
     if window is None:
         return None
-    seed = PAGE.whole(t, "masks_seed", t("masks.seed"), kit.SEED_RANGE)
+    seed = PAGE.whole(t, key("seed"), t("masks.seed"), kit.SEED_RANGE)
     if seed is None:
         return None
-    kind = s["masks_kind"] if s["masks_kind"] in LAB_MASK_KINDS else "causal"
-    return MaskLabSettings(tuple(tok.tokens), n_pad, kind, window, seed, int(s["masks_head"]))
+    kind = s[key("kind")] if s[key("kind")] in LAB_MASK_KINDS else "causal"
+    return MaskLabSettings(tuple(tok.tokens), n_pad, kind, window, seed, int(s[key("head")]))
 
 
 def section_masks(t, lab, hover) -> None:
@@ -99,7 +81,7 @@ def section_masks(t, lab, hover) -> None:
                 colorbar_below=True)  # fmt: skip
     kit.opening(t("masks.h_mask"), t("masks.explain_mask"), masks_lesson.FORMULA)
     st.markdown(t("masks.allowed_set"))
-    if st.session_state["masks_all"]:
+    if PAGE.value("all"):
         names = [kind_name(t, m.kind) for m in lab.all_masks]
         fig = fmk.mask_panels_figure([m.allowed for m in lab.all_masks], names, tokens, hover=hover)
         PAGE.chart(fig, "all_masks", t("masks.alt_all_masks", n=n))
@@ -120,7 +102,9 @@ def section_masks(t, lab, hover) -> None:
     PAGE.table(lambda: tables.mask_table(mask.allowed, tokens))
     PAGE.table(lambda: tables.attention_table(lab.masked_scores, tokens))
     PAGE.table(lambda: tables.attention_table(weights, tokens))
-    code_view.masks_code(t, lab.settings)  # the lines of these three maps, for the kinds the program writes
+    code_view.masks_code(
+        t, lab.settings, key("code")
+    )  # the lines of these three maps, for the kinds the program writes
 
 
 def section_mistakes(t, lab, hover) -> None:
@@ -164,14 +148,14 @@ def section_leakage(t, settings: MaskLabSettings) -> None:
     st.markdown(t("masks.explain_leak"))
     if leak_kind != settings.kind:
         st.info(t("masks.info_leak_causal", kind=kind_name(t, settings.kind)))
-    if st.session_state["masks_position"] not in range(1, n):
-        st.session_state["masks_position"] = min(3, n - 1)
+    if st.session_state[key("position")] not in range(1, n):
+        st.session_state[key("position")] = min(3, n - 1)
     c1, c2 = st.columns(2)
     positions = {i: f"#{i} {tokens[i]}" for i in range(1, n)}
     PAGE.widget(t, "selectbox", "position", list(positions), format_func=positions.get, helped=True, where=c1)
     PAGE.widget(t, "text_input", "replacement", helped=True, where=c2)
-    position = int(st.session_state["masks_position"])
-    replacement = (st.session_state["masks_replacement"] or "").strip()
+    position = int(st.session_state[key("position")])
+    replacement = (PAGE.value("replacement") or "").strip()
     if not replacement or len(replacement) > 40:
         st.error(t("masks.err_replacement"))
         return
@@ -203,7 +187,7 @@ def section_leakage(t, settings: MaskLabSettings) -> None:
     st.subheader(t("masks.h_matrix"))
     st.markdown(t("masks.explain_matrix"))
     PAGE.widget(t, "selectbox", "matrix_method", METHODS, format_func=names.get)
-    method = st.session_state["masks_matrix_method"]
+    method = PAGE.value("matrix_method")
     with st.spinner(t("masks.computing")):
         lm = cached_leakage_map(settings, method)
     fig = fmk.leakage_heatmap(
@@ -237,7 +221,7 @@ def main() -> None:
         return
     with st.sidebar:  # the lesson: this section, then every step on the learner's sentence (issue 45)
         section = lambda: masks_lesson.section(t, lab, hover, kind_name(t, lab.mask.kind))  # noqa: E731
-        buttons.lab_lesson_button(t, "masks_dl_lesson", "app.nav_masks", section)
+        buttons.lab_lesson_button(t, key("dl_lesson"), "app.nav_masks", section)
     PAGE.section(PAGE.takeaway, t)
 
 

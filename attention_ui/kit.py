@@ -61,6 +61,7 @@ from attention_core.labs.masks import LAB_MASK_KINDS
 from attention_ui.figures.base import HoverText, readable_text, toolbar_room
 from attention_ui.i18n import DEFAULT_LANGUAGE, Translator, catalog
 from attention_ui.language import translator
+from attention_ui.settings_table import Table
 
 log = logging.getLogger(__name__)
 
@@ -523,6 +524,27 @@ class Page:
     link: bool = (
         False  # the page keeps its state in its URL by its own code (the decoder): a copy-link button
     )
+    # the page's table of settings (attention_ui/settings_table.py); :meth:`of` derives the fields
+    # above from it, and :meth:`key` then refuses a name the table does not declare
+    settings: Table | None = None
+
+    @classmethod
+    def of(cls, table: Table, namespace: str, *, url_context: bool = True, link: bool = False) -> Page:
+        """The page bound to its table of settings: defaults, translated defaults and choices, and the
+        learner's shared context all come from the table."""
+        return cls(table.prefix, namespace, table.defaults, table.choice_keys, table.translated_defaults,
+                   table.shared, table.shared_accepts, url_context, link, table)  # fmt: skip
+
+    def key(self, name: str, *parts: object) -> str:
+        """The session key of the page's setting ``name`` (``parts``: a member of the family ``name_*``);
+        a page with a table refuses a name it does not declare."""
+        if self.settings is not None:
+            return self.settings.key(name, *parts)
+        return "_".join([self.prefix, name, *map(str, parts)])
+
+    def value(self, name: str, *parts: object):
+        """The session's value of the page's setting ``name`` (None while unset)."""
+        return st.session_state.get(self.key(name, *parts))
 
     def start(self) -> Translator:
         """Session defaults, translated choices re-sent after a language switch; the translator."""
@@ -533,9 +555,7 @@ class Page:
         if self.shared:
             self._share(t)
         if self.choice_keys:
-            refresh_translated_choices(
-                st.session_state, self.choice_keys, t.lang, f"{self.prefix}_lang_shown"
-            )
+            refresh_translated_choices(st.session_state, self.choice_keys, t.lang, self.key("lang_shown"))
         return t
 
     def _share(self, t: Translator) -> None:
@@ -543,7 +563,7 @@ class Page:
         if not self.url_context:
             share_context(st.session_state, self.shared, self.shared_accepts)
             return
-        marker, url = f"{self.prefix}_url_written", st.query_params.to_dict()
+        marker, url = self.key("url_written"), st.query_params.to_dict()
         ignored = read_context_url(st.session_state, url, self.shared, self.shared_accepts, marker)
         share_context(st.session_state, self.shared, self.shared_accepts)
         query = context_query(st.session_state, self.shared, t.lang)
@@ -583,7 +603,7 @@ class Page:
     @property
     def presenting(self) -> bool:
         """Whether the page is in presenter mode (:mod:`attention_ui.presenter`)."""
-        return bool(st.session_state.get(f"{self.prefix}_present"))
+        return bool(st.session_state.get(self.key("present")))
 
     def slides(self, main: Callable[[], None]) -> Callable[[], None]:
         """Decorate the page's ``main`` for presenter mode, one :meth:`section` per slide; the sidebar
@@ -622,7 +642,7 @@ class Page:
         if helped:
             kwargs["help"] = t(f"{self.namespace}.{text}_help")
         label = t(f"{self.namespace}.{text}") if label is None else label
-        return getattr(where, kind)(label, *args, key=f"{self.prefix}_{name}", persist_state=KEEP, **kwargs)
+        return getattr(where, kind)(label, *args, key=self.key(name), persist_state=KEEP, **kwargs)
 
     def seed_input(self, t: Translator, where=st) -> None:
         self.widget(t, "number_input", "seed", *SEED_RANGE, step=1, where=where)
@@ -632,7 +652,7 @@ class Page:
 
     @property
     def tables_on(self) -> bool:
-        return bool(st.session_state.get(f"{self.prefix}_tables"))
+        return bool(st.session_state.get(self.key("tables")))
 
     def chart(self, fig, name: str, alt: str, *, width: int | str = "stretch", **kwargs) -> None:
         """:func:`chart` keyed ``<prefix>_chart_<name>``; on a slide, restyled for a projector."""
@@ -640,13 +660,13 @@ class Page:
             from attention_ui.playground.projector import slide_figure
 
             fig = slide_figure(fig)
-        chart(fig, f"{self.prefix}_chart_{name}", alt, width=width, **kwargs)
+        chart(fig, self.key("chart", name), alt, width=width, **kwargs)
 
     def table(self, data, name: str | None = None, *, always: bool = False, **kwargs) -> None:
         """:func:`table` behind a chart, shown while the tables switch is on (``always``: a table of
         the page's own, shown whatever the switch says)."""
         if always or self.tables_on:
-            table(data, key=f"{self.prefix}_table_{name}" if name else None, **kwargs)
+            table(data, key=self.key("table", name) if name else None, **kwargs)
 
     def hover(self, t: Translator) -> HoverText:
         return hover_text(t, self.namespace)

@@ -18,15 +18,17 @@ import streamlit as st
 
 from attention_core import predict
 from attention_ui import kit
+from attention_ui.practice.settings import TABLE
 
-MODE_KEY = "pr_mode"
+key = TABLE.key
+MODE_KEY = key("mode")
 # attention_ui.playground.presenter.PRESENT_KEY, not imported: presenter imports steps_view, which
 # imports this module.
 PRESENT_KEY = "pg_present"
 FACTOR_OPTIONS = (2, 4, 8, 16)  # "doubling n multiplies the memory by ..."
 COST_N = 2_048  # the n of the cost lab's question (the notes' first row)
 SHAPE_MAX = 1_000_000
-HELD_KEY = "pr_held"  # a question of this run waits: the later per-head steps wait with it
+HELD_KEY = TABLE.key("held")  # a question of this run waits: the later per-head steps wait with it
 HELD_STEPS = ("scaled", "mask", "masked", "softmax", "head_out")
 SKIPPED = "skipped"  # stored instead of a response when the learner chose to see the map directly
 KINDS = ("shape", "key", "keys", "yesno", "factor")
@@ -164,35 +166,35 @@ def mode_toggle(t, where=st) -> None:
 
 
 def store(q: Question, response: object) -> None:
-    st.session_state[f"pr_ans_{q.qid}"] = (q.signature, response)
+    st.session_state[key("ans", q.qid)] = (q.signature, response)
 
 
 def _submit(q: Question) -> None:
-    value = st.session_state.get(f"pr_in_{q.qid}")
+    value = st.session_state.get(key("in", q.qid))
     if q.kind == "shape":
-        value = (st.session_state.get(f"pr_in_{q.qid}_r"), st.session_state.get(f"pr_in_{q.qid}_c"))
+        value = (st.session_state.get(key("in", q.qid, "r")), st.session_state.get(key("in", q.qid, "c")))
         value = None if None in value else value
     if q.kind == "keys" and value is None:
         value = ()
     if value is None:
-        st.session_state[f"pr_missing_{q.qid}"] = True
+        st.session_state[key("missing", q.qid)] = True
         return
-    st.session_state[f"pr_missing_{q.qid}"] = False
+    st.session_state[key("missing", q.qid)] = False
     store(q, tuple(value) if q.kind in ("shape", "keys") else value)
 
 
 def stored(q: Question) -> object | None:
     """The learner's response to ``q`` (or SKIPPED), None while unanswered."""
-    saved = st.session_state.get(f"pr_ans_{q.qid}")
+    saved = st.session_state.get(key("ans", q.qid))
     return saved[1] if saved is not None and saved[0] == q.signature else None
 
 
 def _input(t, q: Question) -> None:
-    key = f"pr_in_{q.qid}"
+    name = key("in", q.qid)
     if q.kind == "shape":
         c1, c2, _ = st.columns([1, 1, 2])
-        c1.number_input(t("practice.rows"), 1, SHAPE_MAX, value=None, step=1, key=f"{key}_r")
-        c2.number_input(t("practice.cols"), 1, SHAPE_MAX, value=None, step=1, key=f"{key}_c")
+        c1.number_input(t("practice.rows"), 1, SHAPE_MAX, value=None, step=1, key=key("in", q.qid, "r"))
+        c2.number_input(t("practice.cols"), 1, SHAPE_MAX, value=None, step=1, key=key("in", q.qid, "c"))
     elif q.kind == "key":
         names = dict(zip(q.options, q.labels, strict=True))
         st.selectbox(
@@ -200,7 +202,7 @@ def _input(t, q: Question) -> None:
             q.options,
             index=None,
             format_func=names.get,
-            key=key,
+            key=name,
             placeholder=t("practice.choose_key"),
         )
     elif q.kind == "keys":
@@ -209,7 +211,7 @@ def _input(t, q: Question) -> None:
             t("practice.your_keys"),
             q.options,
             format_func=names.get,
-            key=key,
+            key=name,
             placeholder=t("practice.choose_keys"),
         )
     elif q.kind == "yesno":
@@ -219,7 +221,7 @@ def _input(t, q: Question) -> None:
             (True, False),
             index=None,
             format_func=yes_no.get,
-            key=key,
+            key=name,
             horizontal=True,
         )
     else:
@@ -228,7 +230,7 @@ def _input(t, q: Question) -> None:
             q.options,
             index=None,
             format_func=lambda f: f"× {f}",
-            key=key,
+            key=name,
             horizontal=True,
         )
 
@@ -258,15 +260,15 @@ def ask(t, q: Question, always: bool = False) -> bool:
     if response is not None:
         verdict(t, q, response)
         return True
-    with st.container(border=True, key=f"pr_box_{q.qid}"):
+    with st.container(border=True, key=key("box", q.qid)):
         st.markdown(t("practice.predict_first"))
         st.markdown(t(q.prompt, **dict(q.values)))
         _input(t, q)
-        if st.session_state.get(f"pr_missing_{q.qid}"):
+        if st.session_state.get(key("missing", q.qid)):
             st.warning(t("practice.missing"))
         c1, c2, _ = st.columns([1, 1, 2])
-        c1.button(t("practice.check"), key=f"pr_check_{q.qid}", on_click=_submit, args=(q,), type="primary")
-        c2.button(t("practice.show"), key=f"pr_skip_{q.qid}", on_click=store, args=(q, SKIPPED))
+        c1.button(t("practice.check"), key=key("check", q.qid), on_click=_submit, args=(q,), type="primary")
+        c2.button(t("practice.show"), key=key("skip", q.qid), on_click=store, args=(q, SKIPPED))
     return False
 
 

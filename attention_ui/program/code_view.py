@@ -128,7 +128,7 @@ def lab_code(
         st.code("\n\n".join(program.step_source(s) for s in steps), language="python", height="content")
 
 
-def masks_code(t, settings) -> None:
+def masks_code(t, settings, key: str) -> None:
     """The masks lab's code tab: its layer (the lab's d_model, heads and seed) with its mask, when the
     mask is one the program writes (not the sliding window nor the others the lab adds)."""
     from attention_core.labs import masks as lab_masks
@@ -142,7 +142,7 @@ def masks_code(t, settings) -> None:
             pad=settings.n_pad,
             seed=settings.seed,
         )
-    lab_code(t, config, settings.sentence, ("mask", "masked", "softmax"), "masks_code")
+    lab_code(t, config, settings.sentence, ("mask", "masked", "softmax"), key)
 
 
 def trace_code(t, trace, steps: tuple[str, ...], key: str) -> None:
