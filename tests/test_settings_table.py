@@ -15,6 +15,7 @@ from attention_ui.settings_table import NO_DEFAULT, Setting, Table
 # The pages whose settings are all in their table (issue 46, ask 1), and each table's module.
 CONVERTED = {
     "app_pages/masks.py": "attention_ui.masks.settings",
+    "app_pages/quiz.py": "attention_ui.quiz.settings",
 }
 
 
@@ -101,3 +102,36 @@ def test_a_page_leaves_only_declared_keys_in_the_session(page):
         importlib.import_module(module)
     undeclared = [k for k in at.session_state.keys() if S.owner(k) is None and k not in S.APP_KEYS]
     assert undeclared == [], f"{page} keeps session keys no table declares: {sorted(undeclared)}"
+
+
+def _undeclared(at) -> list[str]:
+    for module in CONVERTED.values():
+        importlib.import_module(module)
+    return sorted(k for k in at.session_state.keys() if S.owner(k) is None and k not in S.APP_KEYS)
+
+
+def _answer_the_quiz(at) -> None:
+    """Answer a question wrongly, retry the missed ones, answer a code question."""
+    radio = next(r for r in at.main.radio if r.key and r.key.startswith("quiz_r_"))
+    radio.set_value(0).run()
+    for r in at.main.radio:
+        if r.key and r.key.startswith("quiz_r_") and r.key != radio.key:
+            r.set_value(0)
+    at.run()
+    at.button(key="quiz_retry_btn").click().run()
+    code = next(r for r in at.main.radio if r.key and r.key.startswith("quiz_code_q_"))
+    code.set_value(1).run()
+
+
+# A page's other views and actions, driven so that the keys they leave are checked too.
+DRIVEN = {
+    "app_pages/quiz.py": _answer_the_quiz,
+}
+
+
+@pytest.mark.parametrize("page", sorted(DRIVEN))
+def test_a_driven_page_leaves_only_declared_keys_in_the_session(page):
+    at = open_page(page)
+    DRIVEN[page](at)
+    assert not at.exception, at.exception
+    assert _undeclared(at) == [], f"{page} keeps session keys no table declares: {_undeclared(at)}"
