@@ -159,7 +159,7 @@ PRESENTED = [
     ("positions", "positions", True),
     ("inference", "if", True),
     ("decoder", "dc", True),
-    ("heads", "hd", True),
+    ("heads", "heads", True),
 ]
 
 
