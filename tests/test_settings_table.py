@@ -16,6 +16,8 @@ from attention_ui.settings_table import NO_DEFAULT, Setting, Table
 CONVERTED = {
     "app_pages/masks.py": "attention_ui.masks.settings",
     "app_pages/quiz.py": "attention_ui.quiz.settings",
+    "app_pages/heads.py": "attention_ui.heads.settings",
+    "app_pages/training.py": "attention_ui.training.settings",
 }
 
 
@@ -123,9 +125,20 @@ def _answer_the_quiz(at) -> None:
     code.set_value(1).run()
 
 
+def _train(at) -> None:
+    """Press Train on a tiny model and follow the run to its maps, snapshot and questions."""
+    from tests.test_app_training import TINY, train
+
+    # a seed of its own: a run kept by the server would change what test_app_training's pages say
+    for k, v in (TINY | {"training_seed": 17}).items():
+        at.session_state[k] = v
+    train(at.run())
+
+
 # A page's other views and actions, driven so that the keys they leave are checked too.
 DRIVEN = {
     "app_pages/quiz.py": _answer_the_quiz,
+    "app_pages/training.py": _train,
 }
 
 
