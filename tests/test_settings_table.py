@@ -4,6 +4,7 @@ is not declared fails at once, and a page leaves in the session only keys some t
 from __future__ import annotations
 
 import importlib
+import os
 
 import pytest
 from apptest_pages import open_page
@@ -18,6 +19,7 @@ CONVERTED = {
     "app_pages/quiz.py": "attention_ui.quiz.settings",
     "app_pages/heads.py": "attention_ui.heads.settings",
     "app_pages/training.py": "attention_ui.training.settings",
+    "app_pages/codecheck.py": "attention_ui.codecheck.settings",
 }
 
 
@@ -135,10 +137,29 @@ def _train(at) -> None:
     train(at.run())
 
 
+def _check_code(at) -> None:
+    """Load a preset and check it (the check turned on, as tests/test_app_codecheck.py does), so the
+    report's keys are checked too."""
+    from attention_ui.codecheck import gate
+
+    before = os.environ.get(gate.ENV)
+    os.environ[gate.ENV] = "1"
+    try:
+        at.button(key="codecheck_load").click().run()
+        at.button(key="codecheck_check").click().run()
+    finally:
+        if before is None:
+            del os.environ[gate.ENV]
+        else:
+            os.environ[gate.ENV] = before
+    assert "codecheck_report" in at.session_state
+
+
 # A page's other views and actions, driven so that the keys they leave are checked too.
 DRIVEN = {
     "app_pages/quiz.py": _answer_the_quiz,
     "app_pages/training.py": _train,
+    "app_pages/codecheck.py": _check_code,
 }
 
 
