@@ -205,14 +205,14 @@ def test_path_ignores_a_malformed_url():
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_worksheet_page_previews_exercise_one(lang):
-    at = open_page(WORKSHEET, lang=lang, ws_first_seed=42)
+    at = open_page(WORKSHEET, lang=lang, worksheet_first_seed=42)
     ex = generate_exercise(42)
-    assert at.title[0].value == translate(lang, "practice.ws_title")
-    assert translate(lang, "practice.ws_preview", seed=42) in [s.value for s in at.header]
+    assert at.title[0].value == translate(lang, "worksheet.ws_title")
+    assert translate(lang, "worksheet.ws_preview", seed=42) in [s.value for s in at.header]
     q_table = at.dataframe[0].value
     assert q_table.to_numpy().tolist() == ex.Q.tolist()
     assert at.get("download_button")
-    assert at.selectbox(key="ws_lang").value == lang  # the worksheet starts in the page's language
+    assert at.selectbox(key="worksheet_lang").value == lang  # the worksheet starts in the page's language
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
@@ -221,7 +221,7 @@ def test_worksheet_preview_writes_the_tasks_as_the_pdf_does(lang):
     of an exponent (e^[x − max]) become parentheses on the page."""
     at = open_page(WORKSHEET, lang=lang)
     shown = [m.value.replace("\\", "") for m in at.markdown]
-    scores = translate(lang, "practice.task_scores").replace("^T", "ᵀ")
+    scores = translate(lang, "worksheet.task_scores").replace("^T", "ᵀ")
     assert scores in shown and "[i, j]" in scores
     assert not any("[i, j)" in text for text in shown)
     assert worksheet_view.on_paper("e^[x − max] and e^x, QK^T [i, j]") == "e^(x − max) and eˣ, QKᵀ [i, j]"
@@ -229,8 +229,8 @@ def test_worksheet_preview_writes_the_tasks_as_the_pdf_does(lang):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_worksheet_page_explains_a_too_large_class(lang):
-    at = open_page(WORKSHEET, lang=lang, ws_students=60, ws_exercises=4)
+    at = open_page(WORKSHEET, lang=lang, worksheet_students=60, worksheet_exercises=4)
     assert messages(at)["error"] == [
-        translate(lang, "practice.err_total", hi=180, students=60, exercises=4, total=240)
+        translate(lang, "worksheet.err_total", hi=180, students=60, exercises=4, total=240)
     ]
     assert not at.get("download_button")

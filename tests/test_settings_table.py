@@ -20,6 +20,7 @@ CONVERTED = {
     "app_pages/heads.py": "attention_ui.heads.settings",
     "app_pages/training.py": "attention_ui.training.settings",
     "app_pages/codecheck.py": "attention_ui.codecheck.settings",
+    "app_pages/worksheet.py": "attention_ui.worksheet.settings",
 }
 
 
@@ -155,11 +156,22 @@ def _check_code(at) -> None:
     assert "codecheck_report" in at.session_state
 
 
+def _build_worksheet(at) -> None:
+    """A class too large (the builder's message), then a causal sheet with its code questions."""
+    at.number_input(key="worksheet_students").set_value(60).run()
+    at.number_input(key="worksheet_exercises").set_value(4).run()
+    at.number_input(key="worksheet_students").set_value(2).run()
+    at.toggle(key="worksheet_causal").set_value(True).run()
+    at.toggle(key="worksheet_code").set_value(True).run()
+    assert at.get("download_button")
+
+
 # A page's other views and actions, driven so that the keys they leave are checked too.
 DRIVEN = {
     "app_pages/quiz.py": _answer_the_quiz,
     "app_pages/training.py": _train,
     "app_pages/codecheck.py": _check_code,
+    "app_pages/worksheet.py": _build_worksheet,
 }
 
 
