@@ -151,7 +151,7 @@ def test_hostile_tokens_in_predictions_stay_text(text_id):
 def test_path_answers_go_into_the_url_and_come_back(lang):
     ex = generate_exercise(11)
     at = open_page(PATH, lang=lang, params={"seed": "11"})
-    assert at.title[0].value == translate(lang, "practice.path_title")
+    assert at.title[0].value == translate(lang, "path.path_title")
     assert boxes(at) == {"path_shape"}
     answer_shape(at, "path_shape", ex.n, ex.n)
     assert "path_chart_scores" in charts(at)
@@ -180,7 +180,7 @@ def test_path_answers_go_into_the_url_and_come_back(lang):
     )
     assert [e.value for e in back.error] == [wrong_text]
     # stop 2 asks 1 of the path's 5 questions; the mask stop asks 2 (the count beside "of 4 stops")
-    assert translate(lang, "practice.path_stop_questions", count=1, all=5) in [c.value for c in back.caption]
+    assert translate(lang, "path.path_stop_questions", count=1, all=5) in [c.value for c in back.caption]
     back.button(key="path_back").click().run()
     assert "path_chart_scores" in charts(back) and len(back.success) == 1
 
@@ -189,9 +189,9 @@ def test_path_summary_counts_right_answers():
     ex = generate_exercise(0)
     params = {"seed": "0", "stop": "5", "answers": f"{ex.n}x{ex.n}~s~~y~8"}
     at = open_page(PATH, params=params)
-    assert translate("en", "practice.summary_line", right=2, total=5) in texts(at)
+    assert translate("en", "path.summary_line", right=2, total=5) in texts(at)
     table = at.dataframe[0].value
-    marks = [translate("en", f"practice.mark_{m}") for m in ("right", "skipped", "open", "right", "wrong")]
+    marks = [translate("en", f"path.mark_{m}") for m in ("right", "skipped", "open", "right", "wrong")]
     assert [cell.split(" ", 1)[1] for cell in table.iloc[:, 2]] == marks
 
 

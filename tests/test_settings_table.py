@@ -21,6 +21,7 @@ CONVERTED = {
     "app_pages/training.py": "attention_ui.training.settings",
     "app_pages/codecheck.py": "attention_ui.codecheck.settings",
     "app_pages/worksheet.py": "attention_ui.worksheet.settings",
+    "app_pages/path.py": "attention_ui.path.settings",
 }
 
 
@@ -166,12 +167,26 @@ def _build_worksheet(at) -> None:
     assert at.get("download_button")
 
 
+def _walk_the_path(at) -> None:
+    """Every stop to the summary: the mask stop's code question answered, one step back on the way."""
+    at.button(key="path_next").click().run()
+    at.button(key="path_back").click().run()
+    for _ in range(2):
+        at.button(key="path_next").click().run()
+    at.radio(key="path_code_q").set_value(0).run()
+    assert "path_code_answer" in at.session_state
+    while any(b.key == "path_next" for b in at.button):
+        at.button(key="path_next").click().run()
+    assert at.dataframe  # the summary's table
+
+
 # A page's other views and actions, driven so that the keys they leave are checked too.
 DRIVEN = {
     "app_pages/quiz.py": _answer_the_quiz,
     "app_pages/training.py": _train,
     "app_pages/codecheck.py": _check_code,
     "app_pages/worksheet.py": _build_worksheet,
+    "app_pages/path.py": _walk_the_path,
 }
 
 

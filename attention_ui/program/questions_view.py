@@ -150,17 +150,19 @@ def quiz_section(t, table: Table) -> None:
 PATH_TEMPLATE = "mask_place"  # the guided path's mask stop asks where the mask goes, in code
 
 
-def _path_pick(key: str) -> None:
+def _path_pick(table: Table, key: str) -> None:
     value = st.session_state.get(key)
-    if value is not None and st.session_state.get("path_code_answer") is None:
-        st.session_state["path_code_answer"] = int(value)
+    if value is not None and st.session_state.get(table.key("code_answer")) is None:
+        st.session_state[table.key("code_answer")] = int(value)
 
 
-def path_question(t) -> None:
-    """The guided path's code question on the learner's sentence (causal mask and one [PAD])."""
+def path_question(t, table: Table) -> None:
+    """The guided path's code question on the learner's sentence (causal mask and one [PAD]); its keys
+    are the path's ``table``'s (attention_ui/path/settings.py)."""
     config, tokens = learner_settings(st.session_state, t("playground.default_text"), "causal+padding", 1)
     questions = [q for q in cached_questions(config, tokens, 0) if q.template == PATH_TEMPLATE]
     if not questions:
         return
     st.subheader(t("code.path_code_title"), anchor="path-code")
-    show_question(t, 1, questions[0], st.session_state.get("path_code_answer"), _path_pick, "path_code_q")
+    chosen = st.session_state.get(table.key("code_answer"))
+    show_question(t, 1, questions[0], chosen, partial(_path_pick, table), table.key("code_q"))

@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 def test_path_predict_reveal_reload_and_japanese_worksheet(page: Page, streamlit_server: str) -> None:
     open_lab(page, streamlit_server, "path", "ja")
-    expect(page.get_by_role("heading", level=1)).to_contain_text(translate("ja", "practice.path_title"))
+    expect(page.get_by_role("heading", level=1)).to_contain_text(translate("ja", "path.path_title"))
     ex = generate_exercise(0)
     # Predict the shape of QKᵀ: nothing is drawn before the answer.
     expect(page.locator(".st-key-pr_box_path_shape")).to_be_visible()
