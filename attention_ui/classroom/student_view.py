@@ -259,9 +259,7 @@ def _draw_poll(t, me: dict, p) -> None:
             if p.state == "revealed" and p.correct is not None:
                 share = "—" if p.share_right is None else f"{p.share_right:.0%}"
                 st.success(t("class.revealed", answer=names[p.correct], share=share))
-                code_polls.show_consequences_of(
-                    t, p.question, p.correct, p.my_choice, key=TABLE.key("code", p.poll_id)
-                )
+                code_polls.show_consequences_of(t, p.question, p.correct, p.my_choice, p.poll_id)
             else:
                 st.info(t("class.poll_closed_wait"))
 

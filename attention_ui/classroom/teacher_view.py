@@ -278,7 +278,7 @@ def _poll(t, db, cls: dict, *, hide: bool, height: int) -> None:
         else:
             histogram(p, tally, revealed)
         if revealed:  # a code question: what each fragment did, as the quiz shows it
-            code_polls.show_consequences_of(t, p.question, p.correct, None, key=TABLE.key("code", p.seq))
+            code_polls.show_consequences_of(t, p.question, p.correct, None, p.seq)
         buttons(p, revealed)
 
     def histogram(p, tally, revealed: bool) -> None:
