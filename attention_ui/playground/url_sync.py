@@ -9,6 +9,12 @@
   over the URL (and over the page's defaults), or that change would be undone.
 * ``write_url(state)`` runs after the page has settled its values and updates the URL only when it
   differs, which does not trigger a rerun.
+* A URL this session wrote before is not read again, unless the browser went back or forward to it.
+  Every rerun sends the browser's URL as it is then; a browser that has not yet received the last
+  runs' URLs (a busy server, or a busy browser, can hold them back for seconds) sends an older one
+  of ours with the next click. Reading it as a new link undid that click and the ones before: the
+  presenter's Next went back to the slide the URL still named, and a class's students with it
+  (issue 47, bench/streamlit_session_trace).
 
 The language parameter is applied by ``attention_ui.language.current_language`` (app.py draws the
 language selectbox before this page runs, so its value cannot be changed here).
@@ -25,6 +31,8 @@ from attention_ui.playground.settings import PAGE
 _BY_STATE = {p.state: p for p in url_state.PARAMS}
 
 WRITTEN = "pg_url_written"  # the URL parameters this session last read or wrote
+OURS = "pg_url_ours"  # the URLs this session wrote, newest last (at most OURS_KEPT)
+OURS_KEPT = 32
 IGNORED = "pg_url_ignored"  # parameter names ignored at the last read
 NOTICE_FOR = "pg_url_notice_for"  # the serialised view the notice belongs to
 
@@ -38,11 +46,25 @@ def snapshot() -> dict[str, str | list[str]]:
     return out
 
 
+def history_navigation() -> bool:
+    """Whether this run was started by the browser's back or forward button. Streamlit 1.67 keeps that
+    on the run's context (private: tests/test_url_sync.py checks it is still there); without it,
+    False: a URL of ours is then never read again, and back/forward keeps the view."""
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+        return bool(getattr(get_script_run_ctx(suppress_warning=True), "is_history_navigation", False))
+    except Exception:  # noqa: BLE001 - bare mode or a changed internal API
+        return False
+
+
 def read_url(state) -> None:
     current = snapshot()
     if WRITTEN in state and state[WRITTEN] == current:
         return
     first = WRITTEN not in state
+    if not first and current in state.get(OURS, ()) and not history_navigation():
+        return  # an older URL of ours, sent by a browser that is behind: write_url puts the view back
     if not first and not current:
         # another page's navigation dropped our parameters: keep the session's view
         state[WRITTEN] = current
@@ -130,3 +152,5 @@ def write_url(state) -> None:
     if snapshot() != target:
         st.query_params.from_dict(target)
     state[WRITTEN] = dict(target)
+    ours = [url for url in state.get(OURS, ()) if url != target]
+    state[OURS] = [*ours[-(OURS_KEPT - 1) :], dict(target)]
