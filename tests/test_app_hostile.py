@@ -39,7 +39,7 @@ TEXT_BOXES = [
     ("app_pages/positions.py", "text_area", "positions_text"),
     ("app_pages/inference.py", "text_area", "if_text"),
     ("app_pages/cost.py", "text_area", "cost_text"),
-    ("app_pages/block.py", "text_area", "bl_text"),
+    ("app_pages/block.py", "text_area", "block_text"),
     # the decoder page draws its sentence only with the optional model installed
     *([("app_pages/decoder.py", "text_area", "dc_text")] if smollm2.is_available() else []),
 ]
@@ -113,7 +113,7 @@ def test_every_text_box_survives_the_corpus(page: str, kind: str, key: str) -> N
             "positions_text",
             "if_text",
             "cost_text",
-            "bl_text",
+            "block_text",
             "dc_text",
         ):
             assert msgs["warning"], (where, "cut text must be announced", msgs)

@@ -18,7 +18,7 @@ LABS = {  # page -> its sentence box, and whether it is a text area (else a text
     "app_pages/masks.py": "masks_text",
     "app_pages/lookalikes.py": "lk_text_a",
     "app_pages/cost.py": "cost_text",
-    "app_pages/block.py": "bl_text",
+    "app_pages/block.py": "block_text",
 }
 
 

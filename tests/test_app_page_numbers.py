@@ -41,11 +41,11 @@ def all_text(at) -> str:
 
 def test_block_page_numbers():
     text = "the cat sat on the mat"
-    at = open_page("app_pages/block.py", bl_text=text, bl_tables=True, bl_depth=3)
+    at = open_page("app_pages/block.py", block_text=text, block_tables=True, block_depth=3)
     s = at.session_state
     cfg = lab_block.BlockConfig(
-        d_model=int(s["bl_d_model"]), heads=int(s["bl_heads"]), norm=s["bl_norm"], placement=s["bl_placement"],
-        ffn=s["bl_ffn"], mask=s["bl_mask"], seed=int(s["bl_seed"]),
+        d_model=int(s["block_d_model"]), heads=int(s["block_heads"]), norm=s["block_norm"], placement=s["block_placement"],
+        ffn=s["block_ffn"], mask=s["block_mask"], seed=int(s["block_seed"]),
     )  # fmt: skip
     trace = lab_block.block_lab(text, cfg)
     stats = lab_block.stage_stats(trace)
@@ -75,8 +75,8 @@ def test_block_page_numbers():
     assert list(depth[tr("block.placement_post")]) == pytest.approx(list(run.post_rms), rel=1e-12)
     assert f"{run.pre_rms[-1]:.2f}" in all_text(at) and f"{run.post_rms[-1]:.2f}" in all_text(at)
     # the FLOPs table against the closed forms, written out here
-    d, h, mult = int(s["bl_flops_d"]), int(s["bl_flops_h"]), int(s["bl_ff_mult"])
-    kind = s["bl_ffn"]
+    d, h, mult = int(s["block_flops_d"]), int(s["block_flops_h"]), int(s["block_ff_mult"])
+    kind = s["block_ffn"]
     flops = frame(at, "block.flops_n2")
     c_ffn = 6 if kind == "swiglu" else 4
     for n, proj, ffn, lin, n2 in flops[
@@ -97,7 +97,7 @@ def test_block_page_numbers():
 def test_block_page_reports_a_broken_residual_as_an_error(monkeypatch):
     """If the sum did not hold, the page must say so instead of printing its success sentence."""
     monkeypatch.setattr(lab_block, "residual_gap", lambda trace: 0.125)
-    at = open_page("app_pages/block.py", bl_text="a broken residual check")
+    at = open_page("app_pages/block.py", block_text="a broken residual check")
     assert tr("block.residual_broken", diff="1.25e-01") in [e.value for e in at.error]
     assert not any("Pre-LN" in s.value for s in at.success)
 

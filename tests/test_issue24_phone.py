@@ -154,7 +154,7 @@ PRESENTED = [
     ("masks", "masks", True),
     ("multi_head", "mh", True),
     ("cost", "cost", True),
-    ("block", "bl", True),
+    ("block", "block", True),
     ("lookalikes", "lk", True),
     ("positions", "positions", True),
     ("inference", "if", True),
