@@ -16,7 +16,7 @@ from tests.apptest_pages import charts, no_exception, open_page, z
 SENTENCES = {"en": "hello world again today", "ja": "先生の文がラボに届く"}
 LABS = {  # page -> its sentence box, and whether it is a text area (else a text input)
     "app_pages/masks.py": "masks_text",
-    "app_pages/lookalikes.py": "lk_text_a",
+    "app_pages/lookalikes.py": "lookalikes_text_a",
     "app_pages/cost.py": "cost_text",
     "app_pages/block.py": "block_text",
 }
@@ -58,10 +58,10 @@ def test_a_shared_links_sentence_goes_on_into_the_labs(lang):
 def test_a_labs_own_sentence_is_said_to_be_its_own_and_a_typed_one_carries_back():
     at = open_page("app_pages/lookalikes.py")
     own = translate("en", "lookalikes.default_text_a")
-    assert box(at, "lk_text_a").value == own
+    assert box(at, "lookalikes_text_a").value == own
     assert translate("en", "app.sentence_own") in captions(at)
     assert translate("en", "app.sentence_yours") not in captions(at)
-    at.text_input(key="lk_text_a").input("a bird sang").run()
+    at.text_input(key="lookalikes_text_a").input("a bird sang").run()
     assert translate("en", "app.sentence_yours") in captions(at)
     go(at, "app_pages/cost.py")
     assert at.text_area(key="cost_text").value == "a bird sang"

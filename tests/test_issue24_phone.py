@@ -155,7 +155,7 @@ PRESENTED = [
     ("multi_head", "mh", True),
     ("cost", "cost", True),
     ("block", "block", True),
-    ("lookalikes", "lk", True),
+    ("lookalikes", "lookalikes", True),
     ("positions", "positions", True),
     ("inference", "if", True),
     ("decoder", "dc", True),
