@@ -195,7 +195,7 @@ def test_a_link_to_a_lab_opens_on_its_sentence_and_the_lab_writes_it(lang):
         ("masks", "masks_text"),
         ("block", "block_text"),
         ("positions", "positions_text"),
-        ("inference", "if_text"),
+        ("inference", "inference_text"),
     ):
         at = open_page(f"app_pages/{page}.py", lang=None, params={"text": sentence, "lang": lang})
         assert at.text_area(key=key).value == sentence, page

@@ -37,7 +37,7 @@ TEXT_BOXES = [
     ("app_pages/lookalikes.py", "text_input", "lookalikes_text_b"),
     ("app_pages/scaling.py", "text_input", "scaling_row"),
     ("app_pages/positions.py", "text_area", "positions_text"),
-    ("app_pages/inference.py", "text_area", "if_text"),
+    ("app_pages/inference.py", "text_area", "inference_text"),
     ("app_pages/cost.py", "text_area", "cost_text"),
     ("app_pages/block.py", "text_area", "block_text"),
     # the decoder page draws its sentence only with the optional model installed
@@ -111,7 +111,7 @@ def test_every_text_box_survives_the_corpus(page: str, kind: str, key: str) -> N
             "lookalikes_text_a",
             "lookalikes_text_b",
             "positions_text",
-            "if_text",
+            "inference_text",
             "cost_text",
             "block_text",
             "dc_text",

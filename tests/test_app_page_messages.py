@@ -61,11 +61,11 @@ def cache(shape, n: int, g: int, per_value: int = 2, held: int | None = None) ->
 def inference_runs():
     runs = {}
     for lang in ("en", "ja"):
-        at = open_page(INFERENCE, lang=lang, if_tables=True)
+        at = open_page(INFERENCE, lang=lang, inference_tables=True)
         s = at.session_state
         lab = lab_inference.inference_lab(
-            lab_inference.InferenceSettings(s["if_text"], int(s["if_d_model"]), int(s["if_heads"]),
-                                            int(s["if_kv_heads"]), int(s["if_seed"]))
+            lab_inference.InferenceSettings(s["inference_text"], int(s["inference_d_model"]), int(s["inference_heads"]),
+                                            int(s["inference_kv_heads"]), int(s["inference_seed"]))
         )  # fmt: skip
         runs[lang] = (at, lab, page_strings(at))
     return runs
@@ -113,7 +113,7 @@ def test_inference_messages(inference_runs, lang) -> None:
 
 def test_inference_over_the_context_and_with_a_window() -> None:
     """Mistral 7B asked for 100,000 tokens: capped at its 8,192, each layer holds the last 4,096."""
-    at = open_page(INFERENCE, if_preset=4, if_calc_n=100_000)
+    at = open_page(INFERENCE, inference_preset=4, inference_calc_n=100_000)
     strings = page_strings(at)
     name, layers, heads, kv, d_k, context = MISTRAL
     check(strings, "en", "inference.over_context", dict(name=name, asked="100,000", context="8,192"))
@@ -126,14 +126,14 @@ def test_inference_over_the_context_and_with_a_window() -> None:
     assert [m.value for m in at.metric if m.label == translate("en", "inference.size_metric", g=kv)] == [
         format_bytes(size)
     ]
-    bars = charts(at, "if_chart_")["size"]["data"][0]
+    bars = charts(at, "inference_chart_")["size"]["data"][0]
     assert list(bars["x"]) == ["1", "2", "4", "8", "16", "32"]  # every g that divides h = 32
     assert list(bars["y"]) == [cache(MISTRAL, 8192, int(g), held=4096) for g in bars["x"]]
 
 
 def test_inference_charts_and_flops_table(inference_runs) -> None:
     at, lab, _ = inference_runs["en"]
-    found = charts(at, "if_chart_")
+    found = charts(at, "inference_chart_")
     ns = [2**k for k in range(17)]
     flops = found["flops"]["data"]
     assert list(flops[0]["x"]) == ns

@@ -157,7 +157,7 @@ PRESENTED = [
     ("block", "block", True),
     ("lookalikes", "lookalikes", True),
     ("positions", "positions", True),
-    ("inference", "if", True),
+    ("inference", "inference", True),
     ("decoder", "dc", True),
     ("heads", "hd", True),
 ]

@@ -337,7 +337,7 @@ def test_a_dropped_old_url_is_caught() -> None:
 
 def test_a_page_with_a_core_lab_takes_the_labs_name() -> None:
     """The rule of docs/architecture.md for the pages renamed so far: script, package, catalog, prefix."""
-    for name in ("scaling", "positions", "masks", "cost", "block", "lookalikes"):
+    for name in ("scaling", "positions", "masks", "cost", "block", "lookalikes", "inference"):
         assert (ROOT / "attention_core" / "labs" / f"{name}.py").is_file()
         assert (ROOT / "app_pages" / f"{name}.py").is_file() and (ROOT / "attention_ui" / name).is_dir()
         assert (ROOT / "attention_ui" / "locales" / "en" / f"{name}.json").is_file()

@@ -15,6 +15,7 @@ from attention_ui.settings_table import NO_DEFAULT, Setting, Table
 # The pages whose settings are all in their table (issue 46, ask 1), and each table's module.
 CONVERTED = {
     "app_pages/block.py": "attention_ui.block.settings",
+    "app_pages/inference.py": "attention_ui.inference.settings",
     "app_pages/lookalikes.py": "attention_ui.lookalikes.settings",
     "app_pages/masks.py": "attention_ui.masks.settings",
 }
