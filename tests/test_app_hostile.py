@@ -41,7 +41,7 @@ TEXT_BOXES = [
     ("app_pages/cost.py", "text_area", "cost_text"),
     ("app_pages/block.py", "text_area", "block_text"),
     # the decoder page draws its sentence only with the optional model installed
-    *([("app_pages/decoder.py", "text_area", "dc_text")] if smollm2.is_available() else []),
+    *([("app_pages/decoder.py", "text_area", "decoder_text")] if smollm2.is_available() else []),
 ]
 
 # The lab pages get a cross-section of the corpus (every kind of hostility once); the playground,
@@ -114,7 +114,7 @@ def test_every_text_box_survives_the_corpus(page: str, kind: str, key: str) -> N
             "inference_text",
             "cost_text",
             "block_text",
-            "dc_text",
+            "decoder_text",
         ):
             assert msgs["warning"], (where, "cut text must be announced", msgs)
         assert_nothing_live(at, where)

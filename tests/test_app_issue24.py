@@ -87,16 +87,16 @@ def test_the_decoder_starts_from_the_learners_sentence(lang):
     at = open_page(lang=lang)
     at.text_area(key="pg_text").input(SENTENCES["en"]).run()
     go(at, "app_pages/decoder.py")
-    assert at.text_area(key="dc_text").value == SENTENCES["en"]
+    assert at.text_area(key="decoder_text").value == SENTENCES["en"]
     assert translate(lang, "app.sentence_yours") in captions(at)
     # the page's model: SmolLM2 in English, Gemma 3 in Japanese (issue 25), each with its own tokens
-    core = {"smollm2": smollm2, "gemma3": gemma3}[at.session_state["dc_model"]]
-    assert at.session_state["dc_model"] == ("gemma3" if lang == "ja" else "smollm2")
+    core = {"smollm2": smollm2, "gemma3": gemma3}[at.session_state["decoder_model"]]
+    assert at.session_state["decoder_model"] == ("gemma3" if lang == "ja" else "smollm2")
     expected = core.run_text(SENTENCES["en"]).n
-    assert z(charts(at)["dc_chart_weights_0"]).shape == (expected, expected)
+    assert z(charts(at)["decoder_chart_weights_0"]).shape == (expected, expected)
     if lang == "en":  # with no sentence of the learner's: the page's own (test_app_decoder's), and it says so
         own = open_page("app_pages/decoder.py", lang=lang)
-        assert own.text_area(key="dc_text").value == translate(lang, "decoder.default_text")
+        assert own.text_area(key="decoder_text").value == translate(lang, "decoder.default_text")
         assert translate(lang, "app.sentence_own") in captions(own)
     else:
         assert translate("en", "app.sentence_yours") not in captions(at)  # said in the page's language

@@ -158,7 +158,7 @@ PRESENTED = [
     ("lookalikes", "lookalikes", True),
     ("positions", "positions", True),
     ("inference", "inference", True),
-    ("decoder", "dc", True),
+    ("decoder", "decoder", True),
     ("heads", "hd", True),
 ]
 

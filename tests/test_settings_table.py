@@ -15,6 +15,7 @@ from attention_ui.settings_table import NO_DEFAULT, Setting, Table
 # The pages whose settings are all in their table (issue 46, ask 1), and each table's module.
 CONVERTED = {
     "app_pages/block.py": "attention_ui.block.settings",
+    "app_pages/decoder.py": "attention_ui.decoder.settings",
     "app_pages/inference.py": "attention_ui.inference.settings",
     "app_pages/lookalikes.py": "attention_ui.lookalikes.settings",
     "app_pages/masks.py": "attention_ui.masks.settings",
@@ -97,10 +98,38 @@ def test_a_shared_setting_travels_under_the_url_name_of_the_learner_context(modu
         assert s.default is NO_DEFAULT or s.text is None
 
 
+def undeclared_keys(at) -> list[str]:
+    for module in CONVERTED.values():
+        importlib.import_module(module)
+    return sorted(k for k in at.session_state.keys() if S.owner(k) is None and k not in S.APP_KEYS)
+
+
 @pytest.mark.parametrize("page", sorted(CONVERTED))
 def test_a_page_leaves_only_declared_keys_in_the_session(page):
     at = open_page(page)
-    for module in CONVERTED.values():
-        importlib.import_module(module)
-    undeclared = [k for k in at.session_state.keys() if S.owner(k) is None and k not in S.APP_KEYS]
-    assert undeclared == [], f"{page} keeps session keys no table declares: {sorted(undeclared)}"
+    assert undeclared_keys(at) == [], f"{page} keeps session keys no table declares"
+
+
+def test_the_decoder_on_its_other_model_and_generating_leaves_only_declared_keys():
+    """The decoder's first run shows SmolLM2 in English: Gemma 3's own sections and a generated
+    token set keys of their own."""
+    at = open_page("app_pages/decoder.py", decoder_model="gemma3")
+    at.button(key="decoder_next").click().run()
+    assert not at.exception and at.session_state["decoder_generated"]
+    assert undeclared_keys(at) == []
+
+
+def test_the_decoder_url_reads_and_writes_each_url_setting_of_its_table():
+    """The decoder keeps its view in its own URL (attention_ui/decoder/url.py): the parameters that
+    code reads and writes are the table's ``url`` entries, each under its setting's key, and each
+    reads back what it wrote. The URL code forgetting an entry, or a parameter the table does not
+    declare, fails here."""
+    from attention_ui.decoder import url
+    from attention_ui.decoder.settings import TABLE
+
+    carried = {p.url: p.state for p in url.PARAMS if p.url != "lang"}  # the language is the app's
+    assert carried == {name: key for key, name in TABLE.url_names.items()}
+    state = {key: TABLE.defaults.get(key, "smollm2") for key in TABLE.url_names}
+    state[TABLE.key("text")] = "the cat sat"
+    state[TABLE.key("layer")], state[TABLE.key("head")] = 5, 3  # not the defaults: the value travels
+    assert url.parse(url.serialise(state)) == (state, ())
