@@ -38,7 +38,7 @@ The repeated rules (ask 3, the model's code once; "before" is main at c9e85f9):
 - ``window_rule``: functions that write the sliding-window rule "i − w < j ≤ i" themselves, that
   is, a position difference compared with a window or a window subtracted from a position.
   Before: 7 (llama.window_allowed, tiled.window_allowed, tiled.window_key_tiles,
-  labs/masks.sliding_window_mask, labs/heads.window_allowed, labs/decoder_view.weight_outside_window,
+  labs/masks.sliding_window_mask, labs/heads.window_allowed, labs/decoder.weight_outside_window,
   kv_cache.keep_window; the issue counted the four mask builders). After: 1 (steps.window_start).
 - ``log_softmax``: functions that compute a log of a sum of exponentials. Before: 2
   (training/model.log_softmax, labs/heads.log_softmax). After: 1 (steps.log_softmax).
