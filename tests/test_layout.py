@@ -47,6 +47,7 @@ REUSED = {
     "attention_ui.playground.first_screen": "app.py asks it whether this run draws the first screen only",
     "attention_ui.heads.questions": "the training lab's computed quiz uses the heads page's Question",
     "attention_ui.classroom.presenter_hook": "the playground's presenter mode starts a live class",
+    "attention_ui.classroom.settings": "presenter mode names the live class's keys (its teacher, its join code)",
     "attention_ui.playground.projector": "kit.Page.chart restyles every page's chart on a slide with it",
     "attention_ui.playground.explain_view": "the offline lesson writes the cell explainer's steps (cell_lines)",
     "attention_ui.classroom.questions": "the lesson's quiz asks the live class's questions on its sentence",
@@ -337,14 +338,21 @@ def test_a_dropped_old_url_is_caught() -> None:
 
 def test_a_page_with_a_core_lab_takes_the_labs_name() -> None:  # or its core package's (codecheck)
     """The rule of docs/architecture.md for the pages renamed so far: script, package, catalog, prefix."""
-    for name in ("scaling", "positions", "masks", "cost", "quiz", "heads", "codecheck"):
+    for name in (
+        "scaling", "positions", "masks", "cost", "block", "lookalikes", "inference", "decoder", "quiz", "heads",
+        "codecheck",
+    ):  # fmt: skip
         assert (ROOT / "attention_core" / "labs" / f"{name}.py").is_file() or (
             ROOT / "attention_core" / name
         ).is_dir()
         assert (ROOT / "app_pages" / f"{name}.py").is_file() and (ROOT / "attention_ui" / name).is_dir()
         assert (ROOT / "attention_ui" / "locales" / "en" / f"{name}.json").is_file()
         page = (ROOT / "app_pages" / f"{name}.py").read_text(encoding="utf-8")
-        if f'kit.Page.of(TABLE, "{name}"' in page:  # the prefix is its table's (issue 46, ask 1)
+        table = (
+            ROOT / "attention_ui" / name / "settings.py"
+        )  # the decoder binds its kit there (its views share it)
+        bound = page + (table.read_text(encoding="utf-8") if table.is_file() else "")
+        if f'kit.Page.of(TABLE, "{name}"' in bound:  # the prefix is its table's (issue 46, ask 1)
             assert importlib.import_module(f"attention_ui.{name}.settings").TABLE.prefix == name
         else:
             assert f'kit.Page("{name}", "{name}"' in page
