@@ -236,7 +236,9 @@ def test_mask_view_states_what_its_numbers_say(page: AppTest, monkeypatch, windo
     at.session_state["heads_masks"], at.session_state["heads_window"] = True, w
     at.run()
     no_exception(at)
-    np.testing.assert_allclose(chart_spec(at, "heads_chart_masks")["data"][1]["y"], losses["window"], atol=1e-12)
+    np.testing.assert_allclose(
+        chart_spec(at, "heads_chart_masks")["data"][1]["y"], losses["window"], atol=1e-12
+    )
     body = texts(at)
     assert f"(b) {fake.mean_beyond('window'):.3f}" in body and f"positions {w} to {n - 2}" in body
     verdict = translate("en", "heads.verdict_worse" if window_worse else "heads.verdict_not_worse")

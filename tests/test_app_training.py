@@ -118,7 +118,9 @@ def test_a_second_learner_on_the_same_settings_starts_at_guess_first():
     assert first.radio(key="training_guess").disabled
     second = open_page(PAGE, **state)  # a new browser session, the same settings
     msgs = catalog("en")
-    assert not second.radio(key="training_guess").disabled and second.radio(key="training_guess").value is None
+    assert (
+        not second.radio(key="training_guess").disabled and second.radio(key="training_guess").value is None
+    )
     assert "training_chart_curves" not in chart_ids(second) and "training_chart_maps" not in chart_ids(second)
     assert msgs["training.h_reveal"] not in [h.value for h in second.header]
     assert msgs["training.ready_elsewhere"] in [i.value for i in second.info]

@@ -137,5 +137,7 @@ def test_the_page_draws_each_result_with_its_conclusion(results, lang):
     per_seed = next(df.value for df in at.dataframe if msgs["training.x_col_grad_scaled"] in df.value.columns)
     assert len(per_seed) == 2 and len(per_seed.columns) == 8  # one row per seed
     assert not [
-        b for b in at.button if b.key and b.key.startswith("training_x_") and not b.key.startswith("training_x_stop")
+        b
+        for b in at.button
+        if b.key and b.key.startswith("training_x_") and not b.key.startswith("training_x_stop")
     ]
