@@ -14,6 +14,7 @@ from attention_ui.settings_table import NO_DEFAULT, Setting, Table
 
 # The pages whose settings are all in their table (issue 46, ask 1), and each table's module.
 CONVERTED = {
+    "app_pages/cost.py": "attention_ui.cost.settings",
     "app_pages/masks.py": "attention_ui.masks.settings",
     "app_pages/positions.py": "attention_ui.positions.settings",
     "app_pages/scaling.py": "attention_ui.scaling.settings",
