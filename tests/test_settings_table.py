@@ -16,6 +16,7 @@ from attention_ui.settings_table import NO_DEFAULT, Setting, Table
 CONVERTED = {
     "app_pages/cost.py": "attention_ui.cost.settings",
     "app_pages/masks.py": "attention_ui.masks.settings",
+    "app_pages/multihead.py": "attention_ui.multihead.settings",
     "app_pages/positions.py": "attention_ui.positions.settings",
     "app_pages/scaling.py": "attention_ui.scaling.settings",
 }
