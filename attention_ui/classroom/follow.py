@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_core import trace_text, worked_example_trace
+from attention_ui.classroom.settings import TABLE
 from attention_ui.i18n import translate
 from attention_ui.playground.settings import CONFIG_KEYS, DEFAULTS, read_config
 from attention_ui.playground.steps_view import STEPS
@@ -36,7 +37,9 @@ def view_of(state) -> dict:
     }
 
 
-OWNER_KEY = "cls_view_owner"  # the class whose view this session's playground state is (it published it)
+OWNER_KEY = TABLE.key(
+    "view_owner"
+)  # the class whose view this session's playground state is (it published it)
 
 
 def adopt_view(state, view: dict) -> None:

@@ -14,6 +14,7 @@ import streamlit as st
 
 from attention_ui import assets
 from attention_ui import presenter as kit_presenter
+from attention_ui.classroom.settings import TABLE as CLASS
 from attention_ui.playground.steps_view import PER_HEAD, STEPS, View, render_step
 
 PRESENT_KEY, STEP_KEY = "pg_present", "pg_step"
@@ -52,7 +53,7 @@ def keys_script(step: int, overlay: bool = False) -> str:
     """The presenter's key handling and focus script for ``step`` (integers and a flag only are
     filled in); ``overlay``: the live class's join-code slide is up on this step."""
     return kit_presenter.keys_script(
-        "pg", step, len(STEPS), controls=("pg_head",), overlay=overlay, openers=("cls_present_code",)
+        "pg", step, len(STEPS), controls=("pg_head",), overlay=overlay, openers=(CLASS.key("present_code"),)
     )
 
 
@@ -100,7 +101,7 @@ def render(view: View, head_picker) -> None:
 def teaching_here() -> bool:
     """Might this browser run a live class? (Its key in the session or its cookie; the class strip
     checks the store.)"""
-    if st.session_state.get("cls_teacher"):
+    if st.session_state.get(CLASS.key("teacher")):
         return True
     try:
         return "attnlab_class_teacher" in st.context.cookies
