@@ -50,7 +50,7 @@ TARGET_COLD_RATIO = 1.3
 # each lab by a widget only it has (its sidebar's sentence or first control)
 LAB_READY = {
     "masks": ".st-key-masks_text",
-    "multi-head": ".st-key-mh_text",
+    "multi-head": ".st-key-multihead_text",
     "cost": ".st-key-cost_text",
     "block": ".st-key-bl_text",
     "lookalikes": ".st-key-lk_text_a",

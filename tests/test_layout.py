@@ -303,8 +303,8 @@ def test_the_path_check_can_fail(token: str, found: bool) -> None:
 # tests/browser/test_deep_links.py opens them in a browser, query string included.
 URLS_BEFORE = {
     "start": "playground", "playground": "playground", "": "playground",
-    "why-sqrt-dk": "scaling", "why_sqrt_dk": "scaling", "masks": "masks", "multi-head": "multi_head",
-    "multi_head": "multi_head", "cost": "cost", "block": "block", "lookalikes": "lookalikes",
+    "why-sqrt-dk": "scaling", "why_sqrt_dk": "scaling", "masks": "masks", "multi-head": "multihead",
+    "multi_head": "multihead", "cost": "cost", "block": "block", "lookalikes": "lookalikes",
     "positions": "positions", "inference": "inference", "quiz": "quiz", "decoder": "decoder",
     "heads": "heads", "training": "training", "path": "path", "worksheet": "worksheet",
     "code_check": "code_check", "class_teach": "class_teach", "class_join": "class_join",
@@ -338,7 +338,17 @@ def test_a_dropped_old_url_is_caught() -> None:
 
 def test_a_page_with_a_core_lab_takes_the_labs_name() -> None:
     """The rule of docs/architecture.md for the pages renamed so far: script, package, catalog, prefix."""
-    for name in ("scaling", "positions", "masks", "cost", "block", "lookalikes", "inference", "decoder"):
+    for name in (
+        "scaling",
+        "positions",
+        "masks",
+        "cost",
+        "block",
+        "lookalikes",
+        "inference",
+        "decoder",
+        "multihead",
+    ):
         assert (ROOT / "attention_core" / "labs" / f"{name}.py").is_file()
         assert (ROOT / "app_pages" / f"{name}.py").is_file() and (ROOT / "attention_ui" / name).is_dir()
         assert (ROOT / "attention_ui" / "locales" / "en" / f"{name}.json").is_file()

@@ -22,7 +22,11 @@ CONVERTED = {
     "app_pages/decoder.py": "attention_ui.decoder.settings",
     "app_pages/inference.py": "attention_ui.inference.settings",
     "app_pages/lookalikes.py": "attention_ui.lookalikes.settings",
+    "app_pages/cost.py": "attention_ui.cost.settings",
     "app_pages/masks.py": "attention_ui.masks.settings",
+    "app_pages/multihead.py": "attention_ui.multihead.settings",
+    "app_pages/positions.py": "attention_ui.positions.settings",
+    "app_pages/scaling.py": "attention_ui.scaling.settings",
     TEACH: "attention_ui.classroom.settings",
     JOIN: "attention_ui.classroom.settings",
 }
