@@ -15,6 +15,7 @@ from attention_ui.settings_table import NO_DEFAULT, Setting, Table
 # The pages whose settings are all in their table (issue 46, ask 1), and each table's module.
 CONVERTED = {
     "app_pages/masks.py": "attention_ui.masks.settings",
+    "app_pages/playground.py": "attention_ui.playground.settings",
 }
 
 
@@ -81,6 +82,17 @@ def test_the_kit_reads_defaults_choices_and_sharing_from_the_table():
     assert S.owner("zy_heads") is table and S.owner("zz9_heads") is None
 
 
+def test_a_page_may_give_a_kit_key_its_default_and_url_name():
+    """The playground's URL carries the kit's tables switch and presenter flag: declared again with more
+    (a default, a URL name), the page's entry replaces the kit's; declared again bare, it is an error."""
+    table = Table("zx", Setting("tables", False, url="tables"), Setting("present", url="present"))
+    assert table.defaults == {"zx_tables": False}
+    assert table.url_names == {"zx_tables": "tables", "zx_present": "present"}
+    assert table.owns("zx_present_next") and table.key("slide") == "zx_slide"  # the rest of the kit stays
+    with pytest.raises(ValueError, match="declared twice"):
+        Table("zw", Setting("tables", False, url="t"), Setting("tables", True, url="t"))
+
+
 def test_a_page_without_a_table_still_builds_its_keys():
     assert kit.Page("ab", "ab").key("q", 3) == "ab_q_3"
 
@@ -94,10 +106,39 @@ def test_a_shared_setting_travels_under_the_url_name_of_the_learner_context(modu
         assert s.default is NO_DEFAULT or s.text is None
 
 
+def _undeclared(at) -> list[str]:
+    for module in CONVERTED.values():
+        importlib.import_module(module)
+    return sorted(k for k in at.session_state.keys() if S.owner(k) is None and k not in S.APP_KEYS)
+
+
 @pytest.mark.parametrize("page", sorted(CONVERTED))
 def test_a_page_leaves_only_declared_keys_in_the_session(page):
     at = open_page(page)
-    for module in CONVERTED.values():
-        importlib.import_module(module)
-    undeclared = [k for k in at.session_state.keys() if S.owner(k) is None and k not in S.APP_KEYS]
-    assert undeclared == [], f"{page} keeps session keys no table declares: {sorted(undeclared)}"
+    assert _undeclared(at) == [], f"{page} keeps session keys no table declares: {_undeclared(at)}"
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"present": "1", "step": "5"},  # presenter mode, a per-head step (the head picker in its controls)
+        {"present": "1", "step": "9"},  # a wide step's slide box
+        {"weights": "pretrained", "layer": "2", "hide": "1"},  # the pretrained weights' view
+        {"auto": "0", "scale": "custom", "all_heads": "1", "tables": "1"},  # hand-set sizes, every switch on
+    ],
+)
+def test_the_playgrounds_other_views_leave_only_declared_keys(params):
+    """The playground's views beyond its first: presenter mode, the pretrained weights, the gradients
+    step, the cell and row explainers, the export menu and the take-home buttons (drawn with the steps)."""
+    from attention_core.models import minilm
+
+    if params.get("weights") and not minilm.is_available():
+        pytest.skip("pretrained model not installed")
+    at = open_page(params=params)
+    if "present" not in params:
+        for switch in ("pg_grads", "pg_explain_cell", "pg_explain_row"):
+            at.toggle(key=switch).set_value(True).run()
+        assert not at.exception
+    # presenter mode draws the live class's start button: the class's own key (its table: attention_ui/classroom)
+    undeclared = [k for k in _undeclared(at) if not k.startswith("cls_")]
+    assert undeclared == [], f"the playground ({params}) keeps undeclared keys: {undeclared}"
