@@ -12,23 +12,28 @@ import time
 import streamlit as st
 
 from attention_ui.classroom import follow, presenter_hook, state, teacher_view
+from attention_ui.classroom.settings import TABLE
 from attention_ui.language import translator
+from attention_ui.playground.settings import PAGE as PLAYGROUND
 
-PLAYGROUND = "app_pages/playground.py"
+PLAYGROUND_SCRIPT = "app_pages/playground.py"
 
 
 def present() -> None:
     """Presenter mode on the class's step: this session's playground state is the class's view
     (main() adopted it when this session had not published it)."""
-    st.session_state["pg_present"] = True
-    st.switch_page(PLAYGROUND, query_params={"present": "1", "step": str(st.session_state.get("pg_step", 1))})
+    st.session_state[PLAYGROUND.key("present")] = True
+    st.switch_page(
+        PLAYGROUND_SCRIPT,
+        query_params={"present": "1", "step": str(st.session_state.get(PLAYGROUND.key("step"), 1))},
+    )
 
 
 def main() -> None:
     t = translator()
     st.title(t("class.teach_title"))
     teacher_view.cookie_script()
-    if st.session_state.pop("cls_clear_cookie", False):
+    if st.session_state.pop(TABLE.key("clear_cookie"), False):
         state.set_cookie(state.TEACHER_COOKIE, None, 0)
         ended = st.session_state.get(state.ENDED_KEY)
         if ended:  # its results stay downloadable from this browser after a reload too
@@ -64,7 +69,7 @@ def main() -> None:
         st.session_state[follow.OWNER_KEY] = cls["sid"]
     teacher_view.watchdog()  # a panel that lost its connection reloads instead of staying white
     teacher_view.join_box(t, cls, info)
-    if st.session_state.pop("cls_new_key", False):
+    if st.session_state.pop(TABLE.key("new_key"), False):
         st.info(t("class.key_saved_note"))
     left, right = st.columns([1, 2])
     with left:
@@ -72,7 +77,7 @@ def main() -> None:
         st.caption(t("class.poll_from_step", step=info.view.get("step", 1)))
         teacher_view.poll_picker(t, cls, info.view)
         st.divider()
-        if st.button(t("class.to_presenter"), key="cls_to_presenter", icon=":material/slideshow:"):
+        if st.button(t("class.to_presenter"), key=TABLE.key("to_presenter"), icon=":material/slideshow:"):
             present()
         teacher_view.export_button(t, cls)
         teacher_view.course_files(t, info.view)

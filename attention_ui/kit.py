@@ -216,18 +216,54 @@ def _context_value(common: str, raw: object):
     return None
 
 
+URLS_KEPT = 32  # the URLs a page remembers having written (url_ours)
+
+
+def history_navigation() -> bool:
+    """Whether this run was started by the browser's back or forward button. Streamlit 1.67 keeps that
+    on the run's context (private; tests/test_url_sync.py checks it is still there); without it,
+    False: a URL a page wrote is then never read again, and back/forward keeps the view."""
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+        return bool(getattr(get_script_run_ctx(suppress_warning=True), "is_history_navigation", False))
+    except Exception:  # noqa: BLE001 - bare mode or a changed internal API
+        return False
+
+
+def url_of_ours(session_state, ours: str, query: Mapping[str, object]) -> bool:
+    """Whether ``query`` is a URL this page wrote earlier in the session (kept under ``ours``) and the
+    browser did not go back or forward to it. Every rerun sends the browser's URL as it is then, and
+    a browser that has not yet received the last runs' URLs (a busy server or a busy browser can
+    hold them back for seconds) sends an older one of ours with its next click: not a new link.
+    Reading it undid that click and the ones before it (issue 47: the presenter's Next went back to
+    the slide the URL still named, and a class's students with it)."""
+    return dict(query) in session_state.get(ours, ()) and not history_navigation()
+
+
+def keep_url(session_state, ours: str, query: Mapping[str, object]) -> None:
+    """Remember ``query`` as a URL this page wrote (the last :data:`URLS_KEPT`)."""
+    query = dict(query)
+    older = [url for url in session_state.get(ours, ()) if url != query]
+    session_state[ours] = [*older[-(URLS_KEPT - 1) :], query]
+
+
 def read_context_url(
     session_state,
     query: Mapping[str, str],
     shared: Mapping[str, str],
     accepts: Mapping[str, Callable[[object], bool]],
     marker: str,
+    ours: str | None = None,
 ) -> list[str]:
     """Take the shared settings a lab's URL holds (a shared or reloaded link) into the page and the
-    learner's context; call before :func:`share_context`. A URL the page wrote itself (kept under
-    ``marker``) or an empty one (the page was reached from the menu) is not read again. Returns the
-    names of the parameters that could not be used (malformed, or a value the page cannot take)."""
+    learner's context; call before :func:`share_context`. A URL the page wrote itself (the last one
+    kept under ``marker``, the earlier ones under ``ours``: :func:`url_of_ours`) or an empty one (the
+    page was reached from the menu) is not read again. Returns the names of the parameters that
+    could not be used (malformed, or a value the page cannot take)."""
     if not query or dict(query) == session_state.get(marker):
+        return []
+    if ours is not None and url_of_ours(session_state, ours, query):
         return []
     ignored = []
     for key, common in shared.items():
@@ -563,13 +599,14 @@ class Page:
         if not self.url_context:
             share_context(st.session_state, self.shared, self.shared_accepts)
             return
-        marker, url = self.key("url_written"), st.query_params.to_dict()
-        ignored = read_context_url(st.session_state, url, self.shared, self.shared_accepts, marker)
+        marker, ours, url = self.key("url_written"), self.key("url_ours"), st.query_params.to_dict()
+        ignored = read_context_url(st.session_state, url, self.shared, self.shared_accepts, marker, ours)
         share_context(st.session_state, self.shared, self.shared_accepts)
         query = context_query(st.session_state, self.shared, t.lang)
         if url != query:
             st.query_params.from_dict(query)
         st.session_state[marker] = query
+        keep_url(st.session_state, ours, query)
         if ignored:
             st.warning(t("app.url_ignored", names=", ".join(ignored)))
 

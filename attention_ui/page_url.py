@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
-from attention_ui.kit import MAX_URL_TEXT, adopt_context
+from attention_ui.kit import MAX_URL_TEXT, adopt_context, keep_url, url_of_ours
 from attention_ui.playground import url_state as pg
 from attention_ui.playground.url_state import Param
 
@@ -25,10 +25,14 @@ def snapshot() -> dict:
 
 
 class PageUrl:
-    """``params``: the page's table; ``written``: the session key of the query the page last wrote."""
+    """``params``: the page's table; ``written``: the session key of the query the page last wrote
+    (``<prefix>_url_written``; the ones before it are kept under ``<prefix>_url_ours``)."""
 
     def __init__(self, params: Sequence[Param], written: str) -> None:
+        if not written.endswith("_url_written"):
+            raise ValueError(f"a page's URL marker is '<prefix>_url_written', not {written!r}")
         self.params, self.written = tuple(params), written
+        self.ours = written.removesuffix("written") + "ours"
         self.by_url = {p.url: p for p in self.params}
 
     def parse(self, params: Mapping[str, object]) -> tuple[dict, tuple[str, ...]]:
@@ -69,6 +73,8 @@ class PageUrl:
         if self.written in state and not current:  # another page's navigation dropped the parameters
             state[self.written] = current
             return ()
+        if self.written in state and url_of_ours(state, self.ours, current):
+            return ()  # an older URL of ours, sent by a browser that is behind: write() puts it back
         values, ignored = self.parse(current)
         for key, value in values.items():
             if key != "lang":  # the language is applied by attention_ui.language before the page runs
@@ -82,3 +88,4 @@ class PageUrl:
         if snapshot() != target:
             st.query_params.from_dict(target)
         state[self.written] = dict(target)
+        keep_url(state, self.ours, target)

@@ -86,6 +86,9 @@ KIT_SETTINGS = (
         why="the language the choice widgets were last drawn in (kit.refresh_translated_choices)",
     ),
     Setting("url_written", why="the URL the page wrote itself, not read again as a shared link"),
+    Setting(
+        "url_ours", why="the URLs the page wrote before (kit.url_of_ours): a browser behind sends them back"
+    ),
     Setting("chart_*", why="a chart's element key (Page.chart)"),
     Setting("table_*", why="a table's element key (Page.table)"),
     Setting("tk_*", why="the take-home buttons: count, pass, scorm, format, quiz (attention_ui/takehome)"),

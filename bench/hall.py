@@ -661,6 +661,10 @@ class Hall:
                 for n in range(args.steps):
                     step += 1
                     self.clicks[step] = time.time()
+                    # (on the clock of the servers' traces, bench/streamlit_session_trace)
+                    if args.teacher_log:
+                        self.tab_events.append(f"{time.strftime('%H:%M:%S')} click to step {step} at "
+                                               f"monotonic {time.monotonic():.3f}")  # fmt: skip
                     await presenter.locator(".st-key-pg_present_next button").click()
                     if n + 1 == args.poll_at:
                         self.poll_open_click = time.time()

@@ -47,6 +47,7 @@ REUSED = {
     "attention_ui.playground.first_screen": "app.py asks it whether this run draws the first screen only",
     "attention_ui.heads.questions": "the training lab's computed quiz uses the heads page's Question",
     "attention_ui.classroom.presenter_hook": "the playground's presenter mode starts a live class",
+    "attention_ui.classroom.settings": "presenter mode names the live class's keys (its teacher, its join code)",
     "attention_ui.playground.projector": "kit.Page.chart restyles every page's chart on a slide with it",
     "attention_ui.playground.explain_view": "the offline lesson writes the cell explainer's steps (cell_lines)",
     "attention_ui.classroom.questions": "the lesson's quiz asks the live class's questions on its sentence",

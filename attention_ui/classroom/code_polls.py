@@ -16,6 +16,7 @@ import streamlit as st
 from attention_core.codegen_questions import CodeQuestion, code_question
 from attention_ui import kit
 from attention_ui.classroom import questions
+from attention_ui.classroom.settings import TABLE
 from attention_ui.program.questions_view import show_consequences
 
 
@@ -45,13 +46,13 @@ def asked(question: dict, correct: int | None) -> CodeQuestion | None:
     return q
 
 
-def show_consequences_of(t, question: dict, correct: int | None, chosen: int | None, key: str) -> None:
+def show_consequences_of(t, question: dict, correct: int | None, chosen: int | None, poll: object) -> None:
     """After the reveal: each fragment and what it did on the poll's sentence, two per row (one under
-    the other on a phone); ``chosen``: this student's answer (None on the projector). Nothing for
-    another kind of poll."""
+    the other on a phone); ``chosen``: this student's answer (None on the projector); ``poll``: the
+    poll's number (the panel) or id (a phone), which keys its boxes. Nothing for another kind of poll."""
     q = asked(question, correct)
     if q is None:
         return
-    with st.container(key=f"{key}_consequences"):
+    with st.container(key=TABLE.key("code", poll, "consequences")):
         st.markdown(t("class.code_consequences"))
-        show_consequences(t, q, chosen, key)
+        show_consequences(t, q, chosen, TABLE.key("code", poll))

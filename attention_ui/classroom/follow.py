@@ -7,8 +7,10 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_core import trace_text, worked_example_trace
+from attention_ui.classroom.settings import TABLE
 from attention_ui.i18n import translate
-from attention_ui.playground.settings import CONFIG_KEYS, DEFAULTS, TABLE, read_config
+from attention_ui.playground.settings import CONFIG_KEYS, DEFAULTS, read_config
+from attention_ui.playground.settings import TABLE as PLAYGROUND
 from attention_ui.playground.steps_view import STEPS
 
 cached_trace = st.cache_resource(max_entries=32, show_spinner=False)(trace_text)
@@ -21,7 +23,7 @@ def _plain(value):
 
 def _live() -> dict[str, str]:
     """Setting name -> session key of what a student receives: the playground table's ``live`` entries."""
-    return {key.removeprefix(TABLE.prefix + "_"): key for key in TABLE.live_keys}
+    return {key.removeprefix(PLAYGROUND.prefix + "_"): key for key in PLAYGROUND.live_keys}
 
 
 def view_of(state) -> dict:
@@ -42,7 +44,9 @@ def view_of(state) -> dict:
     }
 
 
-OWNER_KEY = "cls_view_owner"  # the class whose view this session's playground state is (it published it)
+OWNER_KEY = TABLE.key(
+    "view_owner"
+)  # the class whose view this session's playground state is (it published it)
 
 
 def adopt_view(state, view: dict) -> None:

@@ -12,6 +12,8 @@ import streamlit as st
 
 from attention_ui import assets, kit
 from attention_ui.classroom import follow, state, teacher_view
+from attention_ui.classroom.settings import TABLE
+from attention_ui.playground.settings import PAGE as PLAYGROUND
 from classroom import ClassError
 from classroom.model import icu_ready
 
@@ -50,7 +52,7 @@ def start_button(t, where) -> None:
     its own would push a 1366×768 slide past the window). In a process without PyICU it opens the
     class page, which says why no class starts here and how to add it (no room for that in the row)."""
     if where.button(
-        t("class.present_start"), key="cls_present_start", icon=":material/groups:", width="stretch"
+        t("class.present_start"), key=TABLE.key("present_start"), icon=":material/groups:", width="stretch"
     ):
         if not icu_ready():
             st.switch_page(CLASS_PAGE)
@@ -58,7 +60,7 @@ def start_button(t, where) -> None:
             st.rerun()
 
 
-CODE_SLIDE_KEY = "cls_code_slide"  # the step at which "Show the join code" was pressed
+CODE_SLIDE_KEY = TABLE.key("code_slide")  # the step at which "Show the join code" was pressed
 # Static CSS: the running class's strip is one line; the slide's chart box leaves room for it (the
 # class strip used to push the chart's x axis below a 1920×1080 or 1366×768 window). The join-code
 # slide: the code at 15 % of the window's height, the QR code at 48 %.
@@ -99,16 +101,16 @@ def code_slide(t, step: int) -> None:
         return
     address = state.join_address(info.join_url, cls["code"])
     qr, text = st.columns([1, 1.25], vertical_alignment="center")
-    with qr.container(key="cls_code_qr"):
+    with qr.container(key=TABLE.key("code_qr")):
         st.image(teacher_view.qr_svg(address))
     with text:
         st.markdown(t("class.code_slide_title"))
-        with st.container(key="cls_code_big"):
+        with st.container(key=TABLE.key("code_big")):
             st.markdown(kit.escape_markdown(state.format_code(cls["code"])))
-        with st.container(key="cls_code_url"):
+        with st.container(key=TABLE.key("code_url")):
             st.markdown(t("class.code_slide_url", url=kit.escape_markdown(address)))
         teacher_view.local_address_warning(t, address)
-        st.button(t("class.code_slide_close", step=step), key="pg_present_close", on_click=_hide_code,
+        st.button(t("class.code_slide_close", step=step), key=PLAYGROUND.key("present", "close"), on_click=_hide_code,
                   icon=":material/close:")  # fmt: skip
 
 
@@ -126,8 +128,8 @@ def strip(t) -> bool:
         return False
     info = state.store().teacher_session(cls["sid"], cls["token"])
     st.html(STRIP_CSS)
-    step = st.session_state.get("pg_step", 1)
-    with st.container(key="cls_present_strip"):
+    step = st.session_state.get(PLAYGROUND.key("step"), 1)
+    with st.container(key=TABLE.key("present_strip")):
         line, count, show, panel = st.columns([4.6, 1.5, 1.3, 1.5], vertical_alignment="center")
         address = state.join_address(info.join_url, cls["code"])
         line.markdown(
@@ -135,18 +137,18 @@ def strip(t) -> bool:
         )
         with count:
             teacher_view.student_count(t, cls)
-        show.button(t("class.code_slide"), key="cls_present_code", icon=":material/qr_code_2:", on_click=_show_code,
+        show.button(t("class.code_slide"), key=TABLE.key("present_code"), icon=":material/qr_code_2:", on_click=_show_code,
                     args=(step,), width="stretch")  # fmt: skip
         if panel.button(
-            t("class.panel"), key="cls_present_panel", icon=":material/how_to_vote:", width="stretch"
+            t("class.panel"), key=TABLE.key("present_panel"), icon=":material/how_to_vote:", width="stretch"
         ):
             st.switch_page(CLASS_PAGE)
     return True
 
 
 def _back_to_class(step: int) -> None:
-    st.session_state["pg_present"] = True
-    st.session_state["pg_step"] = step
+    st.session_state[PLAYGROUND.key("present")] = True
+    st.session_state[PLAYGROUND.key("step")] = step
 
 
 def playground_banner(t) -> None:
@@ -163,7 +165,7 @@ def playground_banner(t) -> None:
         follow.adopt_view(st.session_state, info.view)
         st.session_state[follow.OWNER_KEY] = cls["sid"]
     step = int(info.view.get("step") or 1)
-    with st.container(border=True, key="cls_pg_banner"):
+    with st.container(border=True, key=TABLE.key("pg_banner")):
         st.markdown(t("class.pg_banner", code=state.format_code(cls["code"]), step=step))
-        st.button(t("class.pg_back", step=step), key="cls_pg_back", on_click=_back_to_class, args=(step,),
+        st.button(t("class.pg_back", step=step), key=TABLE.key("pg_back"), on_click=_back_to_class, args=(step,),
                   type="primary", icon=":material/slideshow:")  # fmt: skip

@@ -19,15 +19,16 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import streamlit as st
 
 from attention_ui import assets
+from attention_ui.classroom.settings import TABLE
 from classroom import ClassError, StoreSettings, open_store
 from classroom.client import PROXY_HEADER, client_address, proxy_proven
 from classroom.pulse_cache import PulseCache
 
-TEACHER_KEY, STUDENT_KEY = "cls_teacher", "cls_student"
+TEACHER_KEY, STUDENT_KEY = TABLE.key("teacher"), TABLE.key("student")
 TEACHER_COOKIE, STUDENT_COOKIE = "attnlab_class_teacher", "attnlab_class_student"
 # After "End the class": the ended class's key, so that its results stay downloadable from this
 # browser after a reload (for the store's retention time, or until another class starts).
-ENDED_KEY, ENDED_COOKIE = "cls_ended", "attnlab_class_ended"
+ENDED_KEY, ENDED_COOKIE = TABLE.key("ended"), "attnlab_class_ended"
 JOIN_PATH = "class_join"  # app.py's url_path of the student page
 
 
@@ -95,7 +96,7 @@ def client_key() -> str:
         forwarded = st.context.headers.get_all("X-Forwarded-For")
         proof = st.context.headers.get_all(PROXY_HEADER)
     except Exception:  # outside a browser session (tests)
-        return "s:" + st.session_state.setdefault("cls_client", secrets.token_hex(8))
+        return "s:" + st.session_state.setdefault(TABLE.key("client"), secrets.token_hex(8))
     config = settings()
     return client_address(remote, forwarded, config.trusted_proxies,
                           proxy_ok=proxy_proven(proof, config.proxy_secret))  # fmt: skip
@@ -174,13 +175,13 @@ def _teacher_class(key: str, cookie: str, tried: str, *, ended: bool) -> dict | 
 
 def teacher() -> dict | None:
     """This browser's class as teacher: from the session, else from its cookie (after a reload)."""
-    return _teacher_class(TEACHER_KEY, TEACHER_COOKIE, "cls_teacher_cookie_tried", ended=False)
+    return _teacher_class(TEACHER_KEY, TEACHER_COOKIE, TABLE.key("teacher_cookie_tried"), ended=False)
 
 
 def ended() -> dict | None:
     """The class this browser ended last (its results stay downloadable): from the session, else
     from its cookie (after a reload); None when the store no longer has it."""
-    return _teacher_class(ENDED_KEY, ENDED_COOKIE, "cls_ended_cookie_tried", ended=True)
+    return _teacher_class(ENDED_KEY, ENDED_COOKIE, TABLE.key("ended_cookie_tried"), ended=True)
 
 
 def student() -> dict | None:
@@ -188,8 +189,9 @@ def student() -> dict | None:
     if s.get(STUDENT_KEY):
         return s[STUDENT_KEY]
     pair = _split(_cookie(STUDENT_COOKIE))
-    if pair and not s.get("cls_student_cookie_tried"):
-        s["cls_student_cookie_tried"] = True
+    tried = TABLE.key("student_cookie_tried")
+    if pair and not s.get(tried):
+        s[tried] = True
         joined = store().resume_student(pair[0], pair[1])
         if joined is not None:
             s[STUDENT_KEY] = {"sid": joined.session_id, "token": joined.student_token, "code": joined.code,

@@ -16,24 +16,28 @@ import streamlit as st
 
 from attention_ui import assets, kit
 from attention_ui.classroom import code_polls, follow, questions, shared_slide, state
+from attention_ui.classroom.settings import TABLE
 from attention_ui.playground import steps_view
 from classroom import NICKNAME_MAX, ClassError
 from classroom.model import BLANK_LETTERS, Pulse
 from classroom.pulse_cache import moved_on, progress
 
 FOLLOW_REFRESH_S = 1.0  # the teacher's change reaches the phone within about this plus one redraw
-SEEN_KEY, AWAY_KEY, OWN_STEP_KEY = "cls_seen", "cls_away", "cls_own_step"
-DRAWING_KEY = "cls_drawing"  # set while a full run draws the page (see watcher)
-RESYNC_KEY = "cls_resync"  # the watchdog's box and its hidden button (key RESYNC_KEY + "_now")
+SEEN_KEY, AWAY_KEY, OWN_STEP_KEY = TABLE.key("seen"), TABLE.key("away"), TABLE.key("own_step")
+DRAWING_KEY = TABLE.key("drawing")  # set while a full run draws the page (see watcher)
+RESYNC_KEY = TABLE.key("resync")  # the watchdog's box (its hidden button: TABLE.key("resync_now"))
 WATCHDOG_QUIET_S = 8  # a following page that has sent no rerun request for this long redraws itself
 WATCHDOG_MISMATCH_S = 3  # ... and one that shows another state than it should for this long
-DRAWN_PREFIX, EXPECT_PREFIX = "cls_drawn_", "cls_expect_"  # markers: what the page shows / should show
-DRAWN_AT_KEY = "cls_drawn_at"  # when this session's last full run ended (time.monotonic)
-DRAWN_STEP_KEY = "cls_drawn_step"  # the teacher's step that run drew (its caption says it)
+DRAWN_PREFIX, EXPECT_PREFIX = (
+    TABLE.family("drawn") + "_",
+    TABLE.family("expect") + "_",
+)  # markers: what the page shows / should show
+DRAWN_AT_KEY = TABLE.key("drawn_at")  # when this session's last full run ended (time.monotonic)
+DRAWN_STEP_KEY = TABLE.key("drawn_step")  # the teacher's step that run drew (its caption says it)
 EXPECT_FOR_S = 15  # after a full run, the watcher's ticks say for this long what the page should show
 ASK_BYTES = 32  # a longer message from the page is a rerun request (a tick's: ~200 B; a heartbeat: one flag)
 CODE_PARAM_MAX = 64
-PRESENCE_KEY, PRESENCE_EVERY_S = "cls_presence_at", 20.0  # see present()
+PRESENCE_KEY, PRESENCE_EVERY_S = TABLE.key("presence_at"), 20.0  # see present()
 
 
 def code_from_url() -> str:
@@ -65,13 +69,15 @@ def join_form(t) -> None:
     raw_code = st.query_params.get("code")
     if raw_code is not None and not code_from_url():
         st.warning(t("class.err_code_param"))
-    with st.form("cls_join_form"):
-        code = st.text_input(t("class.code_label"), value=code_from_url(), max_chars=16, key="cls_join_code")
+    with st.form(TABLE.key("join_form")):
+        code = st.text_input(
+            t("class.code_label"), value=code_from_url(), max_chars=16, key=TABLE.key("join_code")
+        )
         # No max_chars: at the limit the box cut a longer nickname silently (and a 500-character
         # paste left it empty), and at 1000 its counter said "25/1000" and a long paste was cut to
         # 1000, which the message then named (issue 42 point 7); the check below counts what was typed
         nick = st.text_input(
-            t("class.nick_label", n=NICKNAME_MAX), key="cls_join_nick", help=t("class.nick_help")
+            t("class.nick_label", n=NICKNAME_MAX), key=TABLE.key("join_nick"), help=t("class.nick_help")
         )
         go = st.form_submit_button(t("class.join"), type="primary", width="stretch")
     st.caption(t("class.join_stored", days=f"{state.settings().retention_days:g}"))
@@ -91,7 +97,7 @@ def join_form(t) -> None:
         return
     st.session_state[state.STUDENT_KEY] = {"sid": joined.session_id, "token": joined.student_token,
                                            "code": joined.code, "nick": joined.nickname}  # fmt: skip
-    st.session_state["cls_student_cookie"] = True
+    st.session_state[TABLE.key("student_cookie")] = True
     st.rerun()
 
 
@@ -176,7 +182,7 @@ def watchdog(t):
     box that the page's DRAWN marker joins at the end of the run; returns that box."""
     box = st.container(key=RESYNC_KEY)
     with box:
-        st.button(t("class.resync"), key=RESYNC_KEY + "_now")
+        st.button(t("class.resync"), key=TABLE.key("resync_now"))
         st.html(_WATCHDOG, unsafe_allow_javascript=True)
     return box
 
@@ -187,14 +193,18 @@ def _send(me: dict, poll_id: str, key: str, names: list[str]) -> None:
     anything (issue 42 point 7), so only one of the options offered goes on."""
     picked = st.session_state.get(key)
     if not isinstance(picked, str) or picked not in names:
-        st.session_state["cls_ack"] = (poll_id, None, "class.answer_refused_unknown")
+        st.session_state[TABLE.key("ack")] = (poll_id, None, "class.answer_refused_unknown")
         return
     choice = names.index(picked)
     db = state.store()
     if db.answer(me["sid"], me["token"], poll_id, choice):
-        st.session_state["cls_ack"] = (poll_id, choice, None)
+        st.session_state[TABLE.key("ack")] = (poll_id, choice, None)
         return
-    st.session_state["cls_ack"] = (poll_id, None, db.answer_refusal(me["sid"], me["token"], poll_id, choice))
+    st.session_state[TABLE.key("ack")] = (
+        poll_id,
+        None,
+        db.answer_refusal(me["sid"], me["token"], poll_id, choice),
+    )
 
 
 def poll_box(t, me: dict) -> tuple[int | None, str | None]:
@@ -218,10 +228,10 @@ def poll_box(t, me: dict) -> tuple[int | None, str | None]:
 def _draw_poll(t, me: dict, p) -> None:
     labels = questions.choice_labels(t, p.question)
     names = [f"{chr(65 + i)}. {kit.escape_markdown(lab)}" for i, lab in enumerate(labels)]
-    with st.container(border=True, key="cls_poll_box"):
+    with st.container(border=True, key=TABLE.key("poll_box")):
         st.markdown(t("class.poll_heading", seq=p.seq, state=t(f"class.state_{p.state}")))
         code_polls.show_question(t, p.question)
-        key = f"cls_choice_{p.poll_id}"
+        key = TABLE.key("choice", p.poll_id)
         if p.state == "open":
             if key not in st.session_state and p.my_choice is not None:
                 st.session_state[key] = names[p.my_choice]
@@ -233,9 +243,9 @@ def _draw_poll(t, me: dict, p) -> None:
                 # an uncaught TypeError (issue 42 point 7). Forgotten here, the widget's state with it.
                 del st.session_state[key]
             st.radio(t("class.your_answer"), names, key=key, index=None)
-            st.button(t("class.send"), key=f"cls_send_{p.poll_id}", on_click=_send, args=(me, p.poll_id, key, names),
+            st.button(t("class.send"), key=TABLE.key("send", p.poll_id), on_click=_send, args=(me, p.poll_id, key, names),
                       type="primary", width="stretch", disabled=st.session_state.get(key) is None)  # fmt: skip
-            ack = st.session_state.get("cls_ack")
+            ack = st.session_state.get(TABLE.key("ack"))
             if ack and ack[0] == p.poll_id:
                 if ack[1] is None:
                     st.error(t(ack[2]))
@@ -249,9 +259,7 @@ def _draw_poll(t, me: dict, p) -> None:
             if p.state == "revealed" and p.correct is not None:
                 share = "—" if p.share_right is None else f"{p.share_right:.0%}"
                 st.success(t("class.revealed", answer=names[p.correct], share=share))
-                code_polls.show_consequences_of(
-                    t, p.question, p.correct, p.my_choice, key=f"cls_code_{p.poll_id}"
-                )
+                code_polls.show_consequences_of(t, p.question, p.correct, p.my_choice, p.poll_id)
             else:
                 st.info(t("class.poll_closed_wait"))
 
@@ -281,12 +289,12 @@ def slide(t, me: dict, head, view: dict) -> int:
     step = int(st.session_state.get(OWN_STEP_KEY, teacher_step)) if away else teacher_step
     if away:
         st.info(t("class.away_note", step=teacher_step))
-        st.button(t("class.back"), key="cls_back", on_click=_back, type="primary", width="stretch",
+        st.button(t("class.back"), key=TABLE.key("back"), on_click=_back, type="primary", width="stretch",
                   icon=":material/undo:")  # fmt: skip
         c1, c2 = st.columns(2)
-        c1.button(t("class.prev"), key="cls_own_prev", on_click=_own, args=(-1, teacher_step), width="stretch",
+        c1.button(t("class.prev"), key=TABLE.key("own_prev"), on_click=_own, args=(-1, teacher_step), width="stretch",
                   disabled=step <= 1)  # fmt: skip
-        c2.button(t("class.next"), key="cls_own_next", on_click=_own, args=(1, teacher_step), width="stretch",
+        c2.button(t("class.next"), key=TABLE.key("own_next"), on_click=_own, args=(1, teacher_step), width="stretch",
                   disabled=step >= len(steps_view.STEPS))  # fmt: skip
     else:
         head.caption(t("class.following", step=teacher_step, total=len(steps_view.STEPS)))
@@ -296,12 +304,12 @@ def slide(t, me: dict, head, view: dict) -> int:
         k = max(0, min(int(view.get("head", 0)), trace.heads - 1))
         v = steps_view.View(t=t, trace=trace, example=view.get("preset") == "example", head=k, show_tables=False,
                             text_after=t("class.step_text"), draw_body=shared_slide.drawer(view, t.lang))  # fmt: skip
-        with st.container(key="cls_slide"):
+        with st.container(key=TABLE.key("slide")):
             steps_view.render_step(v, steps_view.STEPS[step - 1], step, heading_level="subheader")
     if not away:
         # Its key is not AWAY_KEY: a button's own session value is reset to False on the next run,
         # which took the student back to following at their first Previous/Next or teacher step.
-        st.button(t("class.explore"), key="cls_explore", on_click=_away, icon=":material/explore:")
+        st.button(t("class.explore"), key=TABLE.key("explore"), on_click=_away, icon=":material/explore:")
     return teacher_step
 
 
@@ -315,7 +323,7 @@ _JOINED_HEAD_CSS = assets.style("class_joined_head.css")
 
 def page(t) -> None:
     slot = st.container()  # first, so the watcher's fragment id never depends on what follows
-    if st.session_state.pop("cls_student_cookie", False):
+    if st.session_state.pop(TABLE.key("student_cookie"), False):
         me = st.session_state.get(state.STUDENT_KEY)
         if me:
             state.set_cookie(state.STUDENT_COOKIE, f"{me['sid']}.{me['token']}", 48 * 3600)
@@ -333,12 +341,12 @@ def page(t) -> None:
     if pulse is None or not pulse.live:
         head.title(t("class.join_title"))
         st.info(t("class.over_student"))
-        if st.button(t("class.join_another"), key="cls_leave"):
+        if st.button(t("class.join_another"), key=TABLE.key("leave")):
             st.session_state.pop(state.STUDENT_KEY, None)
             state.set_cookie(state.STUDENT_COOKIE, None, 0)
             st.rerun()
         return
-    head = head.container(key="cls_joined_head")  # the page's H1 kept (screen readers), one line high
+    head = head.container(key=TABLE.key("joined_head"))  # the page's H1 kept (screen readers), one line high
     with head:
         st.html(_JOINED_HEAD_CSS)
         st.title(t("class.join_title"))

@@ -16,6 +16,7 @@ from attention_ui.classroom import code_polls, follow, questions, state
 from attention_ui.classroom.export import results_csv
 from attention_ui.classroom.figures import HEIGHT as HISTOGRAM_HEIGHT
 from attention_ui.classroom.figures import answers_histogram
+from attention_ui.classroom.settings import TABLE
 from attention_ui.st_structure import key_class
 from attention_ui.takehome import buttons as takehome_buttons
 from classroom import ClassError
@@ -28,8 +29,8 @@ SEEN_WITHIN_S = 60.0  # the count of students: those whose page was open in the 
 # flicker on the projector. Constant CSS: the live parts stay at full opacity.
 _STEADY_CSS = (
     assets.style("class_steady.css")
-    .replace("__POLL__", key_class("cls_live_poll"))
-    .replace("__COUNT__", key_class("cls_live_count"))
+    .replace("__POLL__", key_class(TABLE.key("live_poll")))
+    .replace("__COUNT__", key_class(TABLE.key("live_count")))
 )
 
 
@@ -51,17 +52,17 @@ def start(t, join_url: str | None = None) -> bool:
         return False
     st.session_state[state.TEACHER_KEY] = {"sid": started.session_id, "token": started.teacher_token,
                                            "code": started.code}  # fmt: skip
-    st.session_state["cls_new_key"] = True
-    st.session_state["cls_set_cookie"] = int(state.settings().class_hours * 3600)
+    st.session_state[TABLE.key("new_key")] = True
+    st.session_state[TABLE.key("set_cookie")] = int(state.settings().class_hours * 3600)
     st.session_state.pop(state.ENDED_KEY, None)  # "until you start another class", as the page says
-    st.session_state["cls_ended_cookie_tried"] = True
+    st.session_state[TABLE.key("ended_cookie_tried")] = True
     return True
 
 
 def cookie_script() -> None:
     """After a start or resume: remember the key in this browser's cookie (never drawn)."""
     cls = st.session_state.get(state.TEACHER_KEY)
-    age = st.session_state.pop("cls_set_cookie", None)
+    age = st.session_state.pop(TABLE.key("set_cookie"), None)
     if cls and age:
         state.set_cookie(state.TEACHER_COOKIE, f"{cls['sid']}.{cls['token']}", age)
         state.set_cookie(state.ENDED_COOKIE, None, 0)  # a new class: the ended one's results go
@@ -107,7 +108,7 @@ def key_file(t, cls: dict) -> None:
     """The key as a downloaded file (for another device): the file holds it, the page does not."""
     text = t("class.key_file_text", code=state.format_code(cls["code"]), key=cls["token"])
     st.download_button(t("class.key_download"), _key_file_data(text), file_name=f"attention-lab-class-{cls['code']}.txt",
-                       mime="text/plain", key="cls_key_download", icon=":material/key:",
+                       mime="text/plain", key=TABLE.key("key_download"), icon=":material/key:",
                        help=t("class.key_help"), on_click="ignore")  # fmt: skip
 
 
@@ -135,10 +136,10 @@ def start_panel(t) -> None:
         url = None
     else:
         url = st.text_input(
-            t("class.join_url"), key="cls_join_url_input", max_chars=500, help=t("class.join_url_help")
+            t("class.join_url"), key=TABLE.key("join_url_input"), max_chars=500, help=t("class.join_url_help")
         )
     if st.button(
-        t("class.start"), key="cls_start", type="primary", icon=":material/groups:", disabled=not ready
+        t("class.start"), key=TABLE.key("start"), type="primary", icon=":material/groups:", disabled=not ready
     ):
         if start(t, url):
             st.rerun()
@@ -148,9 +149,11 @@ def start_panel(t) -> None:
 def resume_panel(t) -> None:
     with st.expander(t("class.resume_heading")):
         st.caption(t("class.resume_help"))
-        with st.form("cls_resume_form", clear_on_submit=True):
-            code = st.text_input(t("class.code_label"), max_chars=16, key="cls_resume_code")
-            key = st.text_input(t("class.key_label"), type="password", max_chars=128, key="cls_resume_key")
+        with st.form(TABLE.key("resume_form"), clear_on_submit=True):
+            code = st.text_input(t("class.code_label"), max_chars=16, key=TABLE.key("resume_code"))
+            key = st.text_input(
+                t("class.key_label"), type="password", max_chars=128, key=TABLE.key("resume_key")
+            )
             go = st.form_submit_button(t("class.resume"))
         if go:
             db = state.store_or_error(t)
@@ -162,7 +165,7 @@ def resume_panel(t) -> None:
                 st.error(t(err.key, **err.values))
                 return
             st.session_state[state.TEACHER_KEY] = {"sid": info.session_id, "token": key, "code": info.code}
-            st.session_state["cls_set_cookie"] = max(60, int(info.expires_at - time.time()))
+            st.session_state[TABLE.key("set_cookie")] = max(60, int(info.expires_at - time.time()))
             st.rerun()
 
 
@@ -202,7 +205,7 @@ def _act(t, action) -> None:
     try:
         action()
     except ClassError as err:
-        st.session_state["cls_error"] = (err.key, err.values)
+        st.session_state[TABLE.key("error")] = (err.key, err.values)
 
 
 def poll_picker(t, cls: dict, view: dict, *, where=st) -> None:
@@ -213,14 +216,14 @@ def poll_picker(t, cls: dict, view: dict, *, where=st) -> None:
     live = [k for k in questions.LIVE_KINDS] if trace is not None else []
     options = [("live", k) for k in live] + [("quiz", k) for k in questions.QUIZ_KINDS]
     labels = {o: t(f"class.pick_{o[0]}_{o[1]}") for o in options}
-    choice = where.selectbox(t("class.pick"), options, format_func=labels.get, key="cls_pick")
-    if where.button(t("class.open_poll"), key="cls_open", icon=":material/how_to_vote:"):
+    choice = where.selectbox(t("class.pick"), options, format_func=labels.get, key=TABLE.key("pick"))
+    if where.button(t("class.open_poll"), key=TABLE.key("open"), icon=":material/how_to_vote:"):
         if choice[0] == "live":
             q = questions.live_question(choice[1], trace, int(view.get("head") or 0))
         else:
             q = questions.quiz_question(choice[1], seed=int(time.time()) % 100_000)
         if q is None:
-            st.session_state["cls_error"] = ("class.err_no_question", {})
+            st.session_state[TABLE.key("error")] = ("class.err_no_question", {})
         else:
             db = state.store()
             _act(
@@ -239,14 +242,14 @@ def live_panel(t, cls: dict, *, height: int = HISTOGRAM_HEIGHT) -> None:
     left the panel white (bench/RESULTS.md, "Why the teacher stops"). One timer: no two fragment
     runs of this page can interleave."""
     db = state.store()
-    hide = st.toggle(t("class.hide_open"), key="cls_hide_open", help=t("class.hide_open_help"))
+    hide = st.toggle(t("class.hide_open"), key=TABLE.key("hide_open"), help=t("class.hide_open_help"))
 
     st.html(_STEADY_CSS)
 
     @st.fragment(run_every=POLL_REFRESH_S)
     def live() -> None:
         _count(t, db, cls, shared=True)
-        with st.container(key="cls_live_poll"):
+        with st.container(key=TABLE.key("live_poll")):
             _poll(t, db, cls, hide=hide, height=height)
 
     live()
@@ -275,7 +278,7 @@ def _poll(t, db, cls: dict, *, hide: bool, height: int) -> None:
         else:
             histogram(p, tally, revealed)
         if revealed:  # a code question: what each fragment did, as the quiz shows it
-            code_polls.show_consequences_of(t, p.question, p.correct, None, key=f"cls_code_{p.seq}")
+            code_polls.show_consequences_of(t, p.question, p.correct, None, p.seq)
         buttons(p, revealed)
 
     def histogram(p, tally, revealed: bool) -> None:
@@ -284,7 +287,7 @@ def _poll(t, db, cls: dict, *, hide: bool, height: int) -> None:
             title=t("class.answers_count", n=tally.total), count_title=t("class.count_axis"),
         )  # fmt: skip
         fig.update_layout(height=height)
-        kit.chart(fig, key=f"cls_hist_{p.seq}", alt=t("class.hist_alt"))
+        kit.chart(fig, key=TABLE.key("hist", p.seq), alt=t("class.hist_alt"))
         if revealed:
             share = tally.share_right
             st.success(t("class.revealed", answer=kit.escape_markdown(
@@ -294,10 +297,10 @@ def _poll(t, db, cls: dict, *, hide: bool, height: int) -> None:
     def buttons(p, revealed: bool) -> None:
         c1, c2 = st.columns(2)
         if p.state == "open":
-            c1.button(t("class.close_poll"), key=f"cls_close_{p.seq}", icon=":material/lock:",
+            c1.button(t("class.close_poll"), key=TABLE.key("close", p.seq), icon=":material/lock:",
                       on_click=_act, args=(t, lambda: db.close_poll(cls["sid"], cls["token"], p.poll_id)))  # fmt: skip
         if not revealed:
-            c2.button(t("class.reveal"), key=f"cls_reveal_{p.seq}", icon=":material/visibility:",
+            c2.button(t("class.reveal"), key=TABLE.key("reveal", p.seq), icon=":material/visibility:",
                       on_click=_act, args=(t, lambda: db.close_poll(cls["sid"], cls["token"], p.poll_id, reveal=True)))  # fmt: skip
 
     draw()
@@ -314,7 +317,7 @@ def _count(t, db, cls: dict, *, shared: bool) -> None:
         seen = db.students_seen(cls["sid"], cls["token"], within_s=SEEN_WITHIN_S)
     except ClassError:
         seen = info.students
-    with st.container(key="cls_live_count"):
+    with st.container(key=TABLE.key("live_count")):
         st.markdown(t("class.students_seen", n=seen), help=t("class.students_seen_help"))
         if shared and info.shared_address:
             st.caption(t("class.shared_address", n=info.shared_address, most=info.most_per_address))
@@ -353,12 +356,12 @@ def watchdog() -> None:
     base = str(st.get_option("server.baseUrlPath") or "").strip("/")
     health = "/" + (base + "/" if base else "") + "_stcore/health"
     script = (
-        _WATCHDOG.replace("__BOX__", "cls_teach_watchdog")
+        _WATCHDOG.replace("__BOX__", TABLE.key("teach_watchdog"))
         .replace("__AFTER__", str(RELOAD_AFTER_S))
         .replace("__EVERY__", str(RELOAD_AT_MOST_EVERY_S))
         .replace("__HEALTH__", json.dumps(health))
     )
-    with st.container(key="cls_teach_watchdog"):
+    with st.container(key=TABLE.key("teach_watchdog")):
         st.html(script, unsafe_allow_javascript=True)
 
 
@@ -369,13 +372,16 @@ def one_per_device(t, cls: dict, info) -> None:
         _act(
             t,
             lambda: state.store().set_one_per_device(
-                cls["sid"], cls["token"], st.session_state["cls_one_device"]
+                cls["sid"], cls["token"], st.session_state[TABLE.key("one_device")]
             ),
         )
 
-    st.session_state["cls_one_device"] = info.one_per_device
+    st.session_state[TABLE.key("one_device")] = info.one_per_device
     st.toggle(
-        t("class.one_per_device"), key="cls_one_device", on_change=change, help=t("class.one_per_device_help")
+        t("class.one_per_device"),
+        key=TABLE.key("one_device"),
+        on_change=change,
+        help=t("class.one_per_device_help"),
     )
 
 
@@ -399,7 +405,7 @@ def export_button(t, cls: dict) -> None:
     except ClassError:
         return
     st.download_button(t("class.export"), lambda: results_file(t, db, cls),
-                       file_name=f"attention-lab-class-{cls['code']}.csv", mime="text/csv", key="cls_export",
+                       file_name=f"attention-lab-class-{cls['code']}.csv", mime="text/csv", key=TABLE.key("export"),
                        icon=":material/download:", on_click="ignore")  # fmt: skip
 
 
@@ -411,11 +417,11 @@ def course_files(t, view: dict) -> None:
     text = " ".join(trace.tokens) if view.get("preset") == "example" else str(view.get("text") or "")
     head = max(0, min(int(view.get("head") or 0), trace.heads - 1))
     with st.expander(t("takehome.course_files"), icon=":material/school:"):
-        takehome_buttons.course_files(t, "cls", trace, text, head, heading=False)
+        takehome_buttons.course_files(t, TABLE.prefix, trace, text, head, heading=False)
 
 
 def _confirm_end(on: bool) -> None:
-    st.session_state["cls_end_confirm"] = on
+    st.session_state[TABLE.key("end_confirm")] = on
 
 
 def end_button(t, cls: dict) -> None:
@@ -431,26 +437,30 @@ def end_button(t, cls: dict) -> None:
             pass
         st.session_state[state.ENDED_KEY] = dict(cls)
         st.session_state.pop(state.TEACHER_KEY, None)
-        st.session_state.pop("cls_end_confirm", None)
-        st.session_state["cls_clear_cookie"] = True
+        st.session_state.pop(TABLE.key("end_confirm"), None)
+        st.session_state[TABLE.key("clear_cookie")] = True
 
     st.button(
-        t("class.end"), key="cls_end", on_click=_confirm_end, args=(True,), icon=":material/stop_circle:"
+        t("class.end"),
+        key=TABLE.key("end"),
+        on_click=_confirm_end,
+        args=(True,),
+        icon=":material/stop_circle:",
     )
-    if not st.session_state.get("cls_end_confirm"):
+    if not st.session_state.get(TABLE.key("end_confirm")):
         return
 
     @st.dialog(t("class.end_title"), on_dismiss=lambda: _confirm_end(False))
     def ask() -> None:
         # A dialog runs as a fragment: a press reruns only it, and only a full rerun closes it.
-        with st.container(key="cls_end_box"):
+        with st.container(key=TABLE.key("end_box")):
             st.warning(t("class.end_confirm"))
             yes, no = st.columns(2)
-            if yes.button(t("class.end_yes"), key="cls_end_yes", type="primary", icon=":material/stop_circle:",
+            if yes.button(t("class.end_yes"), key=TABLE.key("end_yes"), type="primary", icon=":material/stop_circle:",
                           width="stretch"):  # fmt: skip
                 end()
                 st.rerun()
-            if no.button(t("class.end_no"), key="cls_end_no", width="stretch"):
+            if no.button(t("class.end_no"), key=TABLE.key("end_no"), width="stretch"):
                 _confirm_end(False)
                 st.rerun()
 
@@ -458,6 +468,6 @@ def end_button(t, cls: dict) -> None:
 
 
 def show_error(t) -> None:
-    err = st.session_state.pop("cls_error", None)
+    err = st.session_state.pop(TABLE.key("error"), None)
     if err:
         st.error(t(err[0], **err[1]))

@@ -14,6 +14,7 @@ import streamlit as st
 
 from attention_ui import assets
 from attention_ui import presenter as kit_presenter
+from attention_ui.classroom.settings import TABLE as CLASS
 from attention_ui.playground.settings import TABLE
 from attention_ui.playground.steps_view import PER_HEAD, STEPS, View, render_step
 
@@ -55,7 +56,7 @@ def keys_script(step: int, overlay: bool = False) -> str:
     slide's controls row draws (the table's ``presenter`` entries: the head picker) keep the focus."""
     return kit_presenter.keys_script(
         TABLE.prefix, step, len(STEPS), controls=TABLE.presenter_keys, overlay=overlay,
-        openers=("cls_present_code",),
+        openers=(CLASS.key("present_code"),),
     )  # fmt: skip
 
 
@@ -103,7 +104,7 @@ def render(view: View, head_picker) -> None:
 def teaching_here() -> bool:
     """Might this browser run a live class? (Its key in the session or its cookie; the class strip
     checks the store.)"""
-    if st.session_state.get("cls_teacher"):
+    if st.session_state.get(CLASS.key("teacher")):
         return True
     try:
         return "attnlab_class_teacher" in st.context.cookies

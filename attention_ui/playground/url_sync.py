@@ -9,6 +9,8 @@
   over the URL (and over the page's defaults), or that change would be undone.
 * ``write_url(state)`` runs after the page has settled its values and updates the URL only when it
   differs, which does not trigger a rerun.
+* A URL this session wrote before is not read again, unless the browser went back or forward to it
+  (:func:`attention_ui.kit.url_of_ours`: a browser that is behind sends older URLs of ours).
 
 The language parameter is applied by ``attention_ui.language.current_language`` (app.py draws the
 language selectbox before this page runs, so its value cannot be changed here).
@@ -26,6 +28,7 @@ from attention_ui.playground.settings import PAGE, TABLE
 _BY_STATE = {p.state: p for p in url_state.PARAMS}
 
 WRITTEN = TABLE.key("url_written")  # the URL parameters this session last read or wrote
+OURS = TABLE.key("url_ours")  # the URLs this session wrote before (kit.url_of_ours)
 IGNORED = TABLE.key("url_ignored")  # parameter names ignored at the last read
 NOTICE_FOR = TABLE.key("url_notice_for")  # the serialised view the notice belongs to
 
@@ -44,6 +47,8 @@ def read_url(state) -> None:
     if WRITTEN in state and state[WRITTEN] == current:
         return
     first = WRITTEN not in state
+    if not first and kit.url_of_ours(state, OURS, current):
+        return  # an older URL of ours, sent by a browser that is behind: write_url puts the view back
     if not first and not current:
         # another page's navigation dropped our parameters: keep the session's view
         state[WRITTEN] = current
@@ -131,3 +136,4 @@ def write_url(state) -> None:
     if snapshot() != target:
         st.query_params.from_dict(target)
     state[WRITTEN] = dict(target)
+    kit.keep_url(state, OURS, target)
