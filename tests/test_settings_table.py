@@ -132,20 +132,13 @@ def keys_of(at) -> set[str]:
 
 
 def undeclared(keys) -> list[str]:
-    """The ``keys`` (an AppTest's, or a set of keys) that no table declares (nor the app-wide list).
-
-    The live class writes the playground's keys (the view it adopts, presenter mode's step): until the
-    playground has its table (issue 46, converted on its own), its prefix's keys are left to it here;
-    once it has one, they are checked like every other."""
+    """The ``keys`` (an AppTest's, or a set of keys) that no table declares (nor the app-wide list). The
+    live class writes the playground's keys (the view it adopts, presenter mode's step): the playground's
+    table declares them."""
     for module in CONVERTED.values():
         importlib.import_module(module)
-    from attention_ui.playground.settings import PAGE as playground
-
-    def unchecked(key: str) -> bool:
-        return playground.settings is None and key.startswith(playground.prefix + "_")
-
     keys = keys if isinstance(keys, set) else keys_of(keys)
-    return sorted(k for k in keys if S.owner(k) is None and k not in S.APP_KEYS and not unchecked(k))
+    return sorted(k for k in keys if S.owner(k) is None and k not in S.APP_KEYS)
 
 
 @pytest.mark.parametrize("page", sorted(CONVERTED))

@@ -1,10 +1,12 @@
-"""The playground's settings: its widgets' defaults and ranges, and their values -> an AttentionConfig.
+"""The playground's settings: its table of session keys (defaults, ranges, URL names, what presenter
+mode and the live class carry), and their values -> an AttentionConfig.
 
-No Streamlit calls, so the checks are testable without a browser. :func:`read_config` returns
-the config or every :class:`Problem` found; a problem names a message-catalog key and its
-placeholder values, and the page translates and shows it. The URL state (url_state.py) accepts
-exactly these ranges. :data:`PAGE` binds the playground to the page kit (prefix ``pg``, catalog
-``playground``); the pretrained view's widgets use it too.
+No Streamlit calls, so the checks are testable without a browser. :data:`TABLE` declares every key
+of the playground and its views (attention_ui/settings_table.py); the URL state (url_state.py) reads
+and writes its ``url`` entries with exactly these ranges. :func:`read_config` returns the config or
+every :class:`Problem` found; a problem names a message-catalog key and its placeholder values, and
+the page translates and shows it. :data:`PAGE` binds the playground to the page kit (prefix ``pg``,
+catalog ``playground``); the pretrained view's widgets use the same table.
 """
 
 from __future__ import annotations
