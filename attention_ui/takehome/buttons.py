@@ -83,7 +83,7 @@ def course_files(
     """The SCORM package and the quiz file for a course platform, with the teacher's choices: how
     many questions, the pass mark, Moodle XML or GIFT. Widgets keyed ``<prefix>_tk_…`` by ``page``, the
     page's key maker (``TABLE.key``: the kit's ``tk_*`` keys of its table), or a bare prefix for a
-    page that has no table yet (the class and the quiz pages, issue 46); ``seed``: the
+    page that has no table yet (the quiz page, issue 46); ``seed``: the
     quiz page's computed questions for this seed (default: the lesson's); ``heading``: a bold title
     (off inside an expander that already names it)."""
     key = _key_maker(page)
