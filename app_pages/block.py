@@ -2,7 +2,7 @@
 around attention on the learner's sentence; the stream's size with depth; where attention sits in
 encoder, decoder and encoder–decoder models; FLOPs of projections and FFN beside the n² term.
 
-Widgets (``bl_`` keys) -> ``attention_core.labs.block`` -> ``attention_ui.block.figures`` -> the page
+Widgets (``block_`` keys, declared in ``attention_ui.block.settings``) -> ``attention_core.labs.block`` -> ``attention_ui.block.figures`` -> the page
 kit. All text comes from the ``block`` catalog.
 """
 
@@ -15,34 +15,22 @@ from attention_core.labs import block as lab_block
 from attention_core.labs.multihead import valid_head_counts
 from attention_ui import kit
 from attention_ui.block import figures as figures_block
+from attention_ui.block.settings import (
+    D_MODELS,
+    DEPTHS,
+    FF_MULT_RANGE,
+    FLOPS_D_RANGE,
+    FLOPS_H_RANGE,
+    MAX_HEADS,
+    TABLE,
+)
 from attention_ui.figures.base import AxisText
 
-D_MODELS = (8, 16, 32, 64)
-MAX_HEADS = 8
-DEPTHS = (1, 48)
-FLOPS_D_RANGE = (16, 16384)
-FLOPS_H_RANGE = (1, 128)
 CHART_NS = tuple(2**k for k in range(5, 21))  # 32 … 1,048,576
 ROUNDING_LIMIT = 1e-10  # a residual gap above this is not rounding: the page reports an error
 ARCHITECTURES = ("encoder", "decoder", "encdec")
-DEFAULTS = {
-    "bl_d_model": 16,
-    "bl_heads": 2,
-    "bl_norm": "layer",
-    "bl_placement": "pre",
-    "bl_ffn": "gelu",
-    "bl_mask": "none",
-    "bl_seed": 0,
-    "bl_depth": 12,
-    "bl_flops_d": 768,
-    "bl_flops_h": 12,
-    "bl_ff_mult": 4,
-    "bl_tables": False,
-}
-TEXTS = {"bl_text": "block.default_text"}
-SHARED = kit.learner_context(text="bl_text", mask="bl_mask", seed="bl_seed")  # not d_model, heads
-ACCEPTS = {"bl_mask": lab_block.MASKS.__contains__}
-PAGE = kit.Page("bl", "block", DEFAULTS, translated_defaults=TEXTS, shared=SHARED, shared_accepts=ACCEPTS)
+PAGE = kit.Page.of(TABLE, "block")
+key = TABLE.key
 
 cached_block = st.cache_resource(max_entries=32, show_spinner=False)(lab_block.block_lab)
 cached_depth = st.cache_resource(max_entries=32, show_spinner=False)(lab_block.depth_run)
@@ -52,9 +40,9 @@ cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_block.f
 def controls(t) -> None:
     PAGE.widget(t, "text_area", "text", height=70, helped=True)
     PAGE.widget(t, "select_slider", "d_model", D_MODELS, label="d_model")
-    heads = [h for h in valid_head_counts(int(st.session_state["bl_d_model"])) if h <= MAX_HEADS]
-    if st.session_state.get("bl_heads") not in heads:
-        st.session_state["bl_heads"] = heads[-1] if st.session_state.get("bl_heads", 1) > heads[-1] else 1
+    heads = [h for h in valid_head_counts(int(PAGE.value("d_model"))) if h <= MAX_HEADS]
+    if PAGE.value("heads") not in heads:
+        st.session_state[key("heads")] = heads[-1] if st.session_state.get(key("heads"), 1) > heads[-1] else 1
     PAGE.widget(t, "select_slider", "heads", heads)
     names = {k: t(f"block.ffn_{k}") for k in lab_block.FFNS}
     PAGE.widget(t, "selectbox", "ffn", lab_block.FFNS, format_func=names.get, helped=True)
@@ -70,16 +58,16 @@ def controls(t) -> None:
 
 
 def read_config(t) -> lab_block.BlockConfig | None:
-    s = st.session_state
+    v = PAGE.value
     try:
         return lab_block.BlockConfig(
-            d_model=int(s["bl_d_model"]),
-            heads=int(s["bl_heads"]),
-            norm=s["bl_norm"],
-            placement=s["bl_placement"],
-            ffn=s["bl_ffn"],
-            mask=s["bl_mask"],
-            seed=int(s["bl_seed"]),
+            d_model=int(v("d_model")),
+            heads=int(v("heads")),
+            norm=v("norm"),
+            placement=v("placement"),
+            ffn=v("ffn"),
+            mask=v("mask"),
+            seed=int(v("seed")),
         )
     except (AttentionConfigError, TypeError, ValueError):
         st.error(t("block.err_config"))
@@ -97,18 +85,18 @@ def section_block(t, trace) -> None:
         st.latex(r"h = N_1(x + \mathrm{Attn}(x)),\qquad y = N_2(h + \mathrm{FFN}(h))")
     st.caption(t("block.formula_note", norm=n_name))
     stats = lab_block.stage_stats(trace)
-    stage_names = [t(f"block.stage_{s.name}") for s in stats]
+    stage_names = [t(f"block.stage_{row.name}") for row in stats]
     table = {
         t("block.col_stage"): stage_names,
-        t("block.col_shape"): [f"{s.shape[0]} × {s.shape[1]}" for s in stats],
-        t("block.col_rms"): [f"{s.mean_rms:.3f}" for s in stats],
-        t("block.col_row_mean"): [f"{s.max_abs_row_mean:.2e}" for s in stats],
+        t("block.col_shape"): [f"{row.shape[0]} × {row.shape[1]}" for row in stats],
+        t("block.col_rms"): [f"{row.mean_rms:.3f}" for row in stats],
+        t("block.col_row_mean"): [f"{row.max_abs_row_mean:.2e}" for row in stats],
     }
     PAGE.table(table, "stages", always=True, hide_index=True)
     fig = figures_block.stage_figure(
         stage_names,
-        [s.mean_rms for s in stats],
-        [s.in_stream for s in stats],
+        [row.mean_rms for row in stats],
+        [row.in_stream for row in stats],
         stream_name=t("block.series_stream"),
         sublayer_name=t("block.series_sublayer"),
         axes=AxisText(
@@ -153,7 +141,7 @@ def section_depth(t, text: str, cfg) -> None:
     st.header(t("block.sec_depth"), anchor="depth")
     st.markdown(t("block.explain_depth"))
     PAGE.widget(t, "slider", "depth", *DEPTHS, helped=True)
-    depth = int(st.session_state["bl_depth"])
+    depth = int(PAGE.value("depth"))
     with PAGE.guard(t, "depth run") as run:
         result = cached_depth(text, cfg, depth)
     if run.failed:
@@ -187,17 +175,16 @@ def section_flops(t) -> None:
     c1, c2, c3 = st.columns(3)
     PAGE.widget(t, "number_input", "flops_d", *FLOPS_D_RANGE, step=64, label="d_model", where=c1)
     PAGE.widget(t, "number_input", "flops_h", *FLOPS_H_RANGE, step=1, label="h", where=c2)
-    PAGE.widget(t, "number_input", "ff_mult", 1, 8, step=1, helped=True, where=c3)
-    d = PAGE.whole(t, "bl_flops_d", "d_model", FLOPS_D_RANGE)
-    h = PAGE.whole(t, "bl_flops_h", "h", FLOPS_H_RANGE)
-    mult = PAGE.whole(t, "bl_ff_mult", t("block.ff_mult"), (1, 8))
+    PAGE.widget(t, "number_input", "ff_mult", *FF_MULT_RANGE, step=1, helped=True, where=c3)
+    d = PAGE.whole(t, key("flops_d"), "d_model", FLOPS_D_RANGE)
+    h = PAGE.whole(t, key("flops_h"), "h", FLOPS_H_RANGE)
+    mult = PAGE.whole(t, key("ff_mult"), t("block.ff_mult"), FF_MULT_RANGE)
     if d is None or h is None or mult is None:
         return
-    s = st.session_state
     if d % h:
         st.error(t("block.err_heads", d=d, h=h))
         return
-    kind = s["bl_ffn"] if s["bl_ffn"] in lab_block.FFNS else "gelu"
+    kind = PAGE.value("ffn") if PAGE.value("ffn") in lab_block.FFNS else "gelu"
     rows = cached_flops(CHART_NS, d, h, mult * d, kind)
     series = {
         t("block.flops_projections"): [r.projections for r in rows],
@@ -223,7 +210,7 @@ def section_flops(t) -> None:
 def main() -> None:
     t = PAGE.open(controls)
     cfg = read_config(t)
-    text = st.session_state.get("bl_text") or ""
+    text = PAGE.value("text") or ""
     if cfg is not None and not text.strip():
         st.error(t("block.err_empty"))
     elif cfg is not None:

@@ -1,7 +1,7 @@
-"""A real decoder: SmolLM2-135M or Gemma 3 270M (``dc_model``) on the learner's sentence (causal attention, GQA, RoPE, the next-token
+"""A real decoder: SmolLM2-135M or Gemma 3 270M (the ``model`` setting) on the learner's sentence (causal attention, GQA, RoPE, the next-token
 distribution and generation with the KV cache).
 
-Widgets (``dc_`` keys) -> the sentence and choices -> cached core calls (``attention_ui.decoder.cached``:
+Widgets (``decoder_`` keys, declared in ``attention_ui.decoder.settings``) -> the sentence and choices -> cached core calls (``attention_ui.decoder.cached``:
 one trace per sentence, one decode step per generated token) -> builders in
 ``attention_ui.figures.decoder`` -> charts and text from the ``decoder`` catalog. Without the model
 package the page says how to install it and draws nothing else.
@@ -13,7 +13,7 @@ from functools import partial
 
 import streamlit as st
 
-from attention_core.labs import decoder_view
+from attention_core.labs import decoder as lab_decoder
 from attention_core.models import gemma3, smollm2
 from attention_ui import kit
 from attention_ui.decoder import cached, gemma_view, generation_view, models, sections, url
@@ -23,16 +23,15 @@ from attention_ui.figures import decoder as fdc
 
 def chosen_model() -> str:
     """The chosen model's name; anything else in the session becomes the default (SmolLM2)."""
-    s = st.session_state
-    if s.get("dc_model") not in models.MODELS:
-        s["dc_model"] = models.MODELS[0]
-    return s["dc_model"]
+    if PAGE.value("model") not in models.MODELS:
+        st.session_state[PAGE.key("model")] = models.MODELS[0]
+    return PAGE.value("model")
 
 
 def clamp_choices(name: str) -> None:
     """Layer and head within the chosen model's (a URL or the other model may hold larger ones)."""
     config, s = models.config(name), st.session_state
-    for key, n in (("dc_layer", config.n_layers), ("dc_head", config.n_heads)):
+    for key, n in ((PAGE.key("layer"), config.n_layers), (PAGE.key("head"), config.n_heads)):
         if not (isinstance(s.get(key), int) and 0 <= s[key] < n):
             s[key] = 0
 
@@ -46,7 +45,7 @@ def controls(t, name: str) -> None:
         if name == "gemma3":
             st.caption(t("decoder.gemma_licence", terms_url=gemma3.TERMS_URL))
         PAGE.widget(t, "text_area", "text", height=90, helped=True, on_change=gemma_view.on_back)
-        if not PAGE.sentence_origin(t, "dc_text"):
+        if not PAGE.sentence_origin(t, PAGE.key("text")):
             st.caption(t("decoder.own_example"))
         layers = list(range(config.n_layers))
         fmt_layer = partial(_layer_option, t, config)
@@ -69,20 +68,20 @@ def _head_option(t, group: int, h: int) -> str:
 
 
 def read_settings(t) -> DecoderSettings | None:
-    s = st.session_state
-    text = gemma_view.long_preset(t.lang) if gemma_view.long_on(chosen_model()) else s.get("dc_text") or ""
+    v = PAGE.value
+    text = gemma_view.long_preset(t.lang) if gemma_view.long_on(chosen_model()) else v("text") or ""
     if not text.strip():
         st.error(t("decoder.err_empty"))
         return None
-    seed = PAGE.whole(t, "dc_seed", t("decoder.seed"), kit.SEED_RANGE)
+    seed = PAGE.whole(t, PAGE.key("seed"), t("decoder.seed"), kit.SEED_RANGE)
     if seed is None:
         return None
-    top_k = s.get("dc_top_k", 0)
+    top_k = st.session_state.get(PAGE.key("top_k"), 0)
     top_k = top_k if isinstance(top_k, int) and url.TOP_K_RANGE[0] <= top_k <= url.TOP_K_RANGE[1] else 0
-    temperature = float(s.get("dc_temperature", 1.0))
+    temperature = float(st.session_state.get(PAGE.key("temperature"), 1.0))
     return DecoderSettings(
-        text, int(s["dc_layer"]), int(s["dc_head"]), temperature, top_k, seed, chosen_model(),
-        no_special=s.get("dc_no_special") is True,
+        text, int(v("layer")), int(v("head")), temperature, top_k, seed, chosen_model(),
+        no_special=v("no_special") is True,
     )  # fmt: skip
 
 
@@ -91,7 +90,7 @@ def read_settings(t) -> DecoderSettings | None:
 
 def on_grid_pick() -> None:
     """A click on the overview grid selects that layer and head."""
-    event = st.session_state.get("dc_chart_grid")
+    event = PAGE.value("chart", "grid")
     try:
         points = event["selection"]["points"]
     except (KeyError, TypeError):
@@ -100,7 +99,7 @@ def on_grid_pick() -> None:
         config = models.config(chosen_model())
         picked = fdc.picked_head(points[0], config.n_layers, config.n_heads)
         if picked is not None:
-            st.session_state["dc_layer"], st.session_state["dc_head"] = picked
+            st.session_state[PAGE.key("layer")], st.session_state[PAGE.key("head")] = picked
 
 
 # --- sections ---------------------------------------------------------------------------------------
@@ -130,9 +129,9 @@ def section_overview(t, settings: DecoderSettings) -> None:
 
     st.header(model_text(t, settings.model, "h_overview"), anchor="overview")
     st.markdown(model_text(t, settings.model, "explain_overview"))
-    stats = list(decoder_view.HEAD_STATS)
+    stats = list(lab_decoder.HEAD_STATS)
     PAGE.widget(t, "selectbox", "stat", stats, format_func=lambda s: t(f"decoder.stat_{s}"), helped=True)
-    stat = st.session_state["dc_stat"] if st.session_state["dc_stat"] in stats else "first"
+    stat = PAGE.value("stat") if PAGE.value("stat") in stats else "first"
     config = models.config(settings.model)
     grid = cached.head_grid(settings.text, stat, settings.model)
     fig = fdc.head_grid(
@@ -155,7 +154,7 @@ def section_overview(t, settings: DecoderSettings) -> None:
 @PAGE.slides
 def main() -> None:
     t = PAGE.start()
-    st.session_state.setdefault("dc_model", DEFAULT_MODEL.get(t.lang, models.MODELS[0]))
+    st.session_state.setdefault(PAGE.key("model"), DEFAULT_MODEL.get(t.lang, models.MODELS[0]))
     ignored = url.read_url(st.session_state, PAGE.shared)
     name = chosen_model()
     clamp_choices(name)

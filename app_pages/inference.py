@@ -3,7 +3,7 @@ learner's sentence); FLOPs per step with and without the cache; the cache-size c
 public model shapes and a slider from MHA through GQA to MQA; the grouped heads' weights; why the
 causal mask is what makes caching valid.
 
-Widgets (``if_`` keys) -> a frozen ``InferenceSettings`` -> one cached ``inference_lab`` call (plus
+Widgets (``inference_`` keys, declared in ``attention_ui.inference.settings``) -> a frozen ``InferenceSettings`` -> one cached ``inference_lab`` call (plus
 the cheap counts ``flops_curve`` and ``cache_size``) -> builders in ``attention_ui.inference.figures``
 -> the page kit. The calculator's section lives in ``attention_ui.inference.size_view``. All text comes
 from the ``inference`` catalog.
@@ -14,37 +14,19 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_core.labs import inference as lab_inference
-from attention_core.labs.inference import (
-    D_MODEL_RANGE,
-    HEADS_RANGE,
-    PRESETS,
-    InferenceSettings,
-    kv_choices,
-)
+from attention_core.labs.inference import D_MODEL_RANGE, HEADS_RANGE, InferenceSettings, kv_choices
 from attention_ui import kit
 from attention_ui.figures.base import AxisText
 from attention_ui.inference import figures as figures_inference
 from attention_ui.inference import size_view as inference_size
+from attention_ui.inference.settings import TABLE
 from attention_ui.inference.size_view import fit_choice
 
 ROUNDING_LIMIT = 1e-10  # a difference below this is floating-point rounding (float64, values ~1)
 FLOPS_NS = tuple(2**k for k in range(0, 17))  # context lengths of the FLOPs chart: 1 … 65,536
 FLOPS_N_BIG = 4096  # the n the text quotes
-DEFAULTS = {
-    "if_d_model": 16,
-    "if_heads": 4,
-    "if_kv_heads": 2,
-    "if_seed": 0,
-    "if_tables": False,
-    "if_preset": 1,  # SmolLM2-135M
-    "if_calc_n": 8192,
-    "if_dtype": "float16 / bfloat16",
-    "if_calc_kv": PRESETS[1].kv_heads,
-    "if_calc_window": PRESETS[1].window,
-}
-TEXTS = {"if_text": "inference.default_text"}
-SHARED = kit.learner_context(text="if_text", seed="if_seed")  # d_model stays the lab's
-PAGE = kit.Page("if", "inference", DEFAULTS, translated_defaults=TEXTS, shared=SHARED)
+PAGE = kit.Page.of(TABLE, "inference")
+key = TABLE.key
 
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_inference.inference_lab)
 cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_inference.flops_curve)
@@ -52,15 +34,14 @@ cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_inferen
 
 def controls(t) -> None:
     PAGE.widget(t, "text_area", "text", height=80, helped=True)
-    s = st.session_state
     PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=1, label="d_model", helped=True)
-    d_model = int(s["if_d_model"])
+    d_model = int(PAGE.value("d_model"))
     heads = tuple(h for h in range(HEADS_RANGE[0], HEADS_RANGE[1] + 1) if d_model % h == 0)
-    fit_choice("if_heads", heads)
+    fit_choice(key("heads"), heads)
     if len(heads) > 1:
         PAGE.widget(t, "select_slider", "heads", heads, helped=True)
-    kvs = kv_choices(int(s["if_heads"]))
-    fit_choice("if_kv_heads", kvs)
+    kvs = kv_choices(int(PAGE.value("heads")))
+    fit_choice(key("kv_heads"), kvs)
     if len(kvs) > 1:
         PAGE.widget(t, "select_slider", "kv_heads", kvs, helped=True)
     PAGE.seed_input(t)
@@ -69,23 +50,22 @@ def controls(t) -> None:
 
 def load_lab(t):
     """The cached lab for the sentence, or None after saying why there is none."""
-    s = st.session_state
     names = ("d_model", "heads", "kv_heads", "seed")
 
     def compute(text: str):
-        return cached_lab(InferenceSettings(text, **{name: int(s[f"if_{name}"]) for name in names}))
+        return cached_lab(InferenceSettings(text, **{name: int(PAGE.value(name)) for name in names}))
 
-    return PAGE.sentence_lab(t, "if_text", "inference lab", compute)
+    return PAGE.sentence_lab(t, key("text"), "inference lab", compute)
 
 
 def section_cache(t, lab) -> None:
-    s, n = lab.settings, len(lab.tokens)
+    cfg, n = lab.settings, len(lab.tokens)
     st.header(t("inference.sec_cache"), anchor="cache")
-    st.markdown(t("inference.explain_cache", n=n, h=s.heads, g=s.kv_heads, d_k=lab.d_k))
+    st.markdown(t("inference.explain_cache", n=n, h=cfg.heads, g=cfg.kv_heads, d_k=lab.d_k))
     diff = f"{lab.cache_gap:.3g}"
     st.metric(t("inference.cache_gap"), diff)
     if lab.cache_gap < ROUNDING_LIMIT:
-        st.success(t("inference.cache_equal", n=n, h=s.heads, diff=diff))
+        st.success(t("inference.cache_equal", n=n, h=cfg.heads, diff=diff))
     else:
         st.error(t("inference.cache_differs", diff=diff))
     steps = {
@@ -98,10 +78,10 @@ def section_cache(t, lab) -> None:
 
 
 def section_flops(t, lab) -> None:
-    s = lab.settings
+    cfg = lab.settings
     kit.opening(
         t("inference.sec_flops"),
-        t("inference.explain_flops", d_model=s.d_model, h=s.heads, g=s.kv_heads),
+        t("inference.explain_flops", d_model=cfg.d_model, h=cfg.heads, g=cfg.kv_heads),
         r"\underbrace{2 d (h + 2g) d_k + 4 h\, n\, d_k}_{\text{"
         + t("inference.series_cached")
         + r"}} \qquad \underbrace{n \cdot 2 d (h + 2g) d_k + 4 h\, n^2 d_k}_{\text{"
@@ -109,7 +89,7 @@ def section_flops(t, lab) -> None:
         + "}}",
         anchor="flops",
     )
-    curve = cached_flops(FLOPS_NS, s.d_model, s.heads, s.kv_heads)
+    curve = cached_flops(FLOPS_NS, cfg.d_model, cfg.heads, cfg.kv_heads)
     big = curve.ns.index(FLOPS_N_BIG)
     cached, recompute = curve.cached[big], curve.recompute[big]
     st.markdown(
@@ -119,31 +99,31 @@ def section_flops(t, lab) -> None:
             cached=f"{cached:,}",
             recompute=f"{recompute:,}",
             ratio=f"{recompute / cached:,.0f}",
-            knee=f"{lab_inference.flops_knee(s.d_model, s.heads, s.kv_heads):,.3g}",
+            knee=f"{lab_inference.flops_knee(cfg.d_model, cfg.heads, cfg.kv_heads):,.3g}",
         )
     )
     series = {t("inference.series_cached"): curve.cached, t("inference.series_recompute"): curve.recompute}
     fig = figures_inference.flops_figure(
         curve.ns, series, axes=AxisText(t("inference.axis_n"), t("inference.axis_flops"))
     )
-    knee = f"{lab_inference.flops_knee(s.d_model, s.heads, s.kv_heads):,.3g}"
+    knee = f"{lab_inference.flops_knee(cfg.d_model, cfg.heads, cfg.kv_heads):,.3g}"
     PAGE.chart(fig, "flops", t("inference.alt_flops", n_max=f"{curve.ns[-1]:,}", knee=knee))
     PAGE.table(series, "flops", index=list(curve.ns), index_name="n", localized=list(series))
 
 
 def section_groups(t, lab, hover) -> None:
-    s = lab.settings
+    cfg = lab.settings
     st.header(t("inference.sec_groups"), anchor="groups")
     lines = " ".join(
         t("inference.group_line", kv=k, heads=", ".join(str(j) for j in heads))
         for k, heads in enumerate(lab.groups)
     )
-    st.markdown(t("inference.explain_groups", h=s.heads, g=s.kv_heads, groups=lines))
+    st.markdown(t("inference.explain_groups", h=cfg.heads, g=cfg.kv_heads, groups=lines))
     fig = figures_inference.grouped_heads_figure(
         lab.weights, lab.tokens, lab.kv_head_of, title=t("inference.head_title", h="{h}", kv="{kv}"),
         allowed=lab.causal_allowed, hover=hover,
     )  # fmt: skip
-    PAGE.chart(fig, "groups", t("inference.alt_groups", h=s.heads, g=s.kv_heads))
+    PAGE.chart(fig, "groups", t("inference.alt_groups", h=cfg.heads, g=cfg.kv_heads))
 
 
 def section_causal(t, lab) -> None:

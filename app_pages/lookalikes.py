@@ -1,6 +1,6 @@
 """Look-alikes lab: self- vs cross-attention, additive vs dot-product scores, causal vs
 bidirectional, self-attention vs an RNN, a table of terms easy to mix up, and state-space models
-(``attention_ui.lookalikes.ssm_view``). Widgets (``lk_`` keys) -> ``attention_core.labs.lookalikes`` ->
+(``attention_ui.lookalikes.ssm_view``). Widgets (``lookalikes_`` keys, declared in ``attention_ui.lookalikes.settings``) -> ``attention_core.labs.lookalikes`` ->
 ``attention_ui.figures`` -> the page kit. Every message comes from the ``lookalikes`` catalog.
 """
 
@@ -17,17 +17,19 @@ from attention_ui import kit, tables
 from attention_ui.figures import heatmaps
 from attention_ui.lookalikes import ssm_view as lookalikes_ssm
 from attention_ui.lookalikes.figures import CostText, PathText, cost_figure, path_figure
+from attention_ui.lookalikes.settings import (
+    COST_D_RANGE,
+    COST_N_RANGE,
+    D_A_RANGE,
+    D_MODEL_CHOICES,
+    HEAD_CHOICES,
+    MAX_TOKENS,
+    PATH_N_RANGE,
+    TABLE,
+)
 
-MAX_TOKENS = 16  # two readable heatmaps side by side
-D_MODEL_CHOICES = (8, 16, 32, 64)
-HEAD_CHOICES = (1, 2, 4)
-DEFAULTS = {
-    "lk_d_model": 16, "lk_heads": 2, "lk_head": 0, "lk_seed": 0, "lk_d_a": 8, "lk_tables": False,
-    "lk_n": 8, "lk_i": 0, "lk_j": 7, "lk_cost_n": 2048, "lk_cost_d": 512,
-}  # fmt: skip
-TEXTS = {"lk_text_a": "lookalikes.default_text_a", "lk_text_b": "lookalikes.default_text_b"}
-SHARED = kit.learner_context(text="lk_text_a")  # the first sentence is the learner's, once there is one
-PAGE = kit.Page("lk", "lookalikes", DEFAULTS, translated_defaults=TEXTS, shared=SHARED)
+PAGE = kit.Page.of(TABLE, "lookalikes")
+key = TABLE.key
 
 # The core's results are frozen with read-only arrays: one object can serve every session.
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_lookalikes.lookalikes_lab)
@@ -47,14 +49,14 @@ def settings(t) -> None:
     with st.sidebar:
         st.header(t("lookalikes.settings"))
         PAGE.widget(t, "text_input", "text_a", helped=True)
-        PAGE.sentence_origin(t, "lk_text_a")
+        PAGE.sentence_origin(t, key("text_a"))
         PAGE.widget(t, "text_input", "text_b", helped=True)
         c1, c2 = st.columns(2)
         PAGE.widget(t, "selectbox", "d_model", D_MODEL_CHOICES, label="d_model", where=c1)
         PAGE.widget(t, "selectbox", "heads", HEAD_CHOICES, where=c2)
-        heads = int(st.session_state["lk_heads"])
-        if st.session_state.get("lk_head", 0) not in range(heads):
-            st.session_state["lk_head"] = 0
+        heads = int(PAGE.value("heads"))
+        if st.session_state.get(key("head"), 0) not in range(heads):
+            st.session_state[key("head")] = 0
         PAGE.widget(t, "selectbox", "head", list(range(heads)))
         PAGE.seed_input(t)
         PAGE.tables_toggle(t)
@@ -62,8 +64,7 @@ def settings(t) -> None:
 
 def load_lab(t):
     """The cached lab for both sentences, or None after saying why there is none."""
-    s = st.session_state
-    a, b = (s["lk_text_a"] or "").strip(), (s["lk_text_b"] or "").strip()
+    a, b = (PAGE.value("text_a") or "").strip(), (PAGE.value("text_b") or "").strip()
     if not a:
         st.error(t("lookalikes.err_empty_a"))
     if not b:
@@ -72,7 +73,7 @@ def load_lab(t):
         return None
     lab = None
     with PAGE.guard(t, "look-alikes computation", known=[(AttentionConfigError, "lookalikes.err_config")]):
-        numbers = [int(s[f"lk_{name}"]) for name in ("d_model", "heads", "seed", "head", "d_a")]
+        numbers = [int(PAGE.value(name)) for name in ("d_model", "heads", "seed", "head", "d_a")]
         lab = cached_lab(a, b, *numbers, MAX_TOKENS)
     if lab is not None:
         PAGE.warn_truncated(t, lab.a.tokenization, which=t("lookalikes.text_a"))
@@ -115,7 +116,7 @@ def section_scores(t, lab) -> None:
     a, scores = lab.a, lab.scores
     st.header(t("lookalikes.score_title"), anchor="scores")
     st.markdown(t("lookalikes.score_intro"))
-    PAGE.widget(t, "slider", "d_a", 1, 32, helped=True)
+    PAGE.widget(t, "slider", "d_a", *D_A_RANGE, helped=True)
     heads_row = st.columns(2)  # formulas in their own row so both heatmaps start at the same height
     formulas = (r"e_{ij} = v^\top \tanh(W_1 q_i + W_2 k_j)", r"e_{ij} = q_i \cdot k_j \,/\, \sqrt{d_k}")
     for column, name, formula in zip(heads_row, ("additive_name", "dot_name"), formulas, strict=True):
@@ -164,13 +165,13 @@ def section_rnn(t) -> None:
 
     st.subheader(t("lookalikes.path_title"))
     c1, c2, c3 = st.columns(3)
-    PAGE.widget(t, "slider", "n", 2, 32, label="n", where=c1)
-    n = int(st.session_state["lk_n"])
-    for key in ("lk_i", "lk_j"):
-        st.session_state[key] = min(int(st.session_state[key]), n - 1)
+    PAGE.widget(t, "slider", "n", *PATH_N_RANGE, label="n", where=c1)
+    n = int(PAGE.value("n"))
+    for end in ("i", "j"):
+        st.session_state[key(end)] = min(int(PAGE.value(end)), n - 1)
     PAGE.widget(t, "slider", "i", 0, n - 1, label="i", where=c2)
     PAGE.widget(t, "slider", "j", 0, n - 1, label="j", where=c3)
-    ill = rnn_steps_illustration(n, int(st.session_state["lk_i"]), int(st.session_state["lk_j"]))
+    ill = rnn_steps_illustration(n, int(PAGE.value("i")), int(PAGE.value("j")))
     rnn, attention = t("lookalikes.rnn_name"), t("lookalikes.attention_name")
     steps = t("lookalikes.path_steps")
     text = PathText(rnn, attention, steps, steps, t("lookalikes.position"))
@@ -192,9 +193,9 @@ def section_rnn(t) -> None:
     st.subheader(t("lookalikes.cost_title"))
     st.markdown(t("lookalikes.cost_intro"))
     c1, c2 = st.columns(2)
-    PAGE.widget(t, "number_input", "cost_n", 1, 1_000_000, step=64, label="n", where=c1)
-    PAGE.widget(t, "number_input", "cost_d", 1, 16_384, step=64, label="d", where=c2)
-    n_c, d_c = int(st.session_state["lk_cost_n"]), int(st.session_state["lk_cost_d"])
+    PAGE.widget(t, "number_input", "cost_n", *COST_N_RANGE, step=64, label="n", where=c1)
+    PAGE.widget(t, "number_input", "cost_d", *COST_D_RANGE, step=64, label="d", where=c2)
+    n_c, d_c = int(PAGE.value("cost_n")), int(PAGE.value("cost_d"))
     cost, curves = layer_cost(n_c, d_c), cached_curves(n_c, d_c)
     st.latex(rf"n^2 d = {curves.n2d:,}\qquad n d^2 = {curves.nd2:,}".replace(",", r"{,}"))
     st.markdown(t(f"lookalikes.cost_{curves.verdict}", ratio=f"{curves.ratio:.3g}"))

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 from attention_core import steps  # noqa: E402
-from attention_core.labs import decoder_view  # noqa: E402
+from attention_core.labs import decoder as lab_decoder  # noqa: E402
 from attention_core.models import gemma3  # noqa: E402
 
 
@@ -62,7 +62,7 @@ def main() -> None:
         ("encode", lambda: gemma3.encode(text, max_tokens=gemma3.MAX_TOKENS, truncate=True, model=model)),
         ("full pass (18 layers, weights kept)", lambda: gemma3.forward(enc.ids, model, labels=enc.labels)),
         ("softmax of one layer's [4, n, n] scores (x 18 in a pass)", lambda: steps.softmax(scores)),
-        ("overview grid, 4 statistics", lambda: [decoder_view.layer_head_grid(trace, s) for s in decoder_view.HEAD_STATS]),
+        ("overview grid, 4 statistics", lambda: [lab_decoder.layer_head_grid(trace, s) for s in lab_decoder.HEAD_STATS]),
         ("one weight map as JSON (n x n heatmap)", lambda: _heatmap_json(trace.layers[0].weights[0], trace.labels)),
     ]  # fmt: skip
     print(f"long preset ({args.lang}): {len(text):,} characters, {n} tokens; load average {os.getloadavg()}")

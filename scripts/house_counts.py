@@ -16,8 +16,10 @@ Issue 46's "Done means" counts:
 
 - ``session_keys``: distinct session keys spelled as a literal outside a table (a module-level
   UPPER_CASE assignment such as ``DEFAULTS``): ``session_state[k]``, ``.get/.pop/.setdefault(k)``,
-  ``k in session_state``, ``session_state.k``, a widget's ``key=k``; ``session_key_families``: the
-  places that build a key with an f-string.
+  ``k in session_state``, ``session_state.k``, a widget's ``key=k``, and a module-level UPPER_CASE
+  constant bound to a literal (``MODE_KEY = "pr_mode"``) wherever it is used as a key (its literal
+  is the key spelled: only a page's table, attention_ui/settings_table.py, declares one);
+  ``session_key_families``: the places that build a key with an f-string.
 - ``page_names``: per page of app.py's navigation, its names: the file's stem, the URL path (``-`` as
   ``_``), the kit.Page prefix and catalog namespace, the UI packages and core lab modules only that
   page imports; the figure is the names beyond one, summed over the pages.
@@ -36,7 +38,7 @@ The repeated rules (ask 3, the model's code once; "before" is main at c9e85f9):
 - ``window_rule``: functions that write the sliding-window rule "i − w < j ≤ i" themselves, that
   is, a position difference compared with a window or a window subtracted from a position.
   Before: 7 (llama.window_allowed, tiled.window_allowed, tiled.window_key_tiles,
-  labs/masks.sliding_window_mask, labs/heads.window_allowed, labs/decoder_view.weight_outside_window,
+  labs/masks.sliding_window_mask, labs/heads.window_allowed, labs/decoder.weight_outside_window,
   kv_cache.keep_window; the issue counted the four mask builders). After: 1 (steps.window_start).
 - ``log_softmax``: functions that compute a log of a sum of exponentials. Before: 2
   (training/model.log_softmax, labs/heads.log_softmax). After: 1 (steps.log_softmax).
@@ -65,7 +67,7 @@ import sys
 import tarfile
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
@@ -301,7 +303,7 @@ def _table_nodes(tree: ast.Module) -> set[int]:
     return ids
 
 
-def session_key_uses(source: Source) -> Iterator[tuple[str, ast.AST]]:
+def session_key_uses(source: Source, constants: Mapping[str, ast.AST]) -> Iterator[tuple[str, ast.AST]]:
     """Every key a file spells outside its tables: ``(function, the key's node)``, where the node is a
     string (a literal key) or an f-string (a family of keys). Read as a key: ``session_state[k]``,
     ``session_state.get/pop/setdefault(k)``, ``k in session_state``, ``session_state.k`` and a
@@ -345,13 +347,46 @@ def session_key_uses(source: Source) -> Iterator[tuple[str, ast.AST]]:
                     key, ast.JoinedStr
                 ):
                     yield name, key
+                elif isinstance(key, ast.Name | ast.Attribute) and key_name(key) in constants:
+                    yield name, constants[key_name(key)]  # a constant's literal is a key spelled too
+
+
+def key_name(node: ast.AST) -> str:
+    """``FOO`` of ``FOO`` or ``module.FOO``."""
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def key_constants(sources: Sequence[Source]) -> dict[str, ast.AST]:
+    """Module-level UPPER_CASE names bound to a string literal or an f-string in the product
+    (``MODE_KEY = "pr_mode"``): used as a session key, such a name spells its key as much as the
+    literal would. A value built by a table (``TABLE.key("mode")``) is not a literal and is not here."""
+    out: dict[str, ast.AST] = {}
+    for source in sources:
+        for stmt in source.tree.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                target, value = stmt.targets[0], stmt.value
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                target, value = stmt.target, stmt.value
+            else:
+                continue
+            if (
+                isinstance(target, ast.Name)
+                and target.id.isupper()
+                and (
+                    (isinstance(value, ast.Constant) and isinstance(value.value, str))
+                    or isinstance(value, ast.JoinedStr)
+                )
+            ):
+                out[target.id] = value
+    return out
 
 
 def count_session_keys(house: House) -> list[str]:
     """Distinct literal keys, each as ``key (n×) first-place``."""
     seen: dict[str, list[str]] = {}
+    constants = key_constants(house.product)
     for source in house.product:
-        for name, key in session_key_uses(source):
+        for name, key in session_key_uses(source, constants):
             if isinstance(key, ast.Constant):
                 seen.setdefault(key.value, []).append(f"{source.path}:{name}:{key.lineno}")
     return [f"{k} ({len(p)}x) {p[0]}" for k, p in sorted(seen.items())]
@@ -359,10 +394,11 @@ def count_session_keys(house: House) -> list[str]:
 
 def count_session_key_families(house: House) -> list[str]:
     """Keys built with an f-string, each place once."""
+    constants = key_constants(house.product)
     return [
         f"{source.path}:{name}:{key.lineno}"
         for source in house.product
-        for name, key in session_key_uses(source)
+        for name, key in session_key_uses(source, constants)
         if isinstance(key, ast.JoinedStr)
     ]
 

@@ -91,7 +91,7 @@ HEAVY: dict[str, list[str]] = {}
 for _lab, _tests in {
     "block": ["tests/labs/test_block.py"],
     "cost": ["tests/labs/test_cost.py"],
-    "decoder_view": ["tests/labs/test_decoder_view.py", "tests/test_gemma_view.py"],
+    "decoder": ["tests/labs/test_decoder.py", "tests/test_gemma_view.py"],
     "efficient": ["tests/labs/test_efficient.py", "tests/labs/test_cost.py"],
     "inference": ["tests/labs/test_inference.py"],
     "lookalikes": ["tests/labs/test_lookalikes.py"],
@@ -111,7 +111,7 @@ for _lab, _tests in {
 # models caught gets its own fast test. The Gemma view's file also has one test on the real model.
 DESELECT: dict[str, str] = {
     "attention_core/labs/heads.py": "not (_real or long_text_is_long_enough or (test_gemma_ and not not_installed) or last_layer_is_the_models)",
-    "attention_core/labs/decoder_view.py": "not long_preset",  # tokenizes with the real Gemma 3
+    "attention_core/labs/decoder.py": "not long_preset",  # tokenizes with the real Gemma 3
 }
 
 # What the scratch copy needs besides the package and the tests (the tests' conftest imports

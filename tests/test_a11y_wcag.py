@@ -150,7 +150,9 @@ def test_seed_heads_and_mask_carry_where_the_lab_can_take_them():
     assert (at.session_state["masks_kind"], at.session_state["masks_seed"]) == ("causal", 5)
     at.selectbox(key="masks_kind").set_value("sliding").run()  # a mask only this lab has
     go("block")
-    assert at.session_state["bl_mask"] == "none" and at.session_state["bl_seed"] == 5  # "sliding" refused
+    assert (
+        at.session_state["block_mask"] == "none" and at.session_state["block_seed"] == 5
+    )  # "sliding" refused
     go("playground")
     assert at.session_state["pg_mask"] == "causal"  # the playground cannot draw "sliding" either
     go("multi_head")
@@ -191,9 +193,9 @@ def test_a_link_to_a_lab_opens_on_its_sentence_and_the_lab_writes_it(lang):
     sentence = "the dog chased a ball" if lang == "en" else "犬がボールを追いかけた"
     for page, key in (
         ("masks", "masks_text"),
-        ("block", "bl_text"),
+        ("block", "block_text"),
         ("positions", "positions_text"),
-        ("inference", "if_text"),
+        ("inference", "inference_text"),
     ):
         at = open_page(f"app_pages/{page}.py", lang=None, params={"text": sentence, "lang": lang})
         assert at.text_area(key=key).value == sentence, page

@@ -47,17 +47,17 @@ def test_page_draws_every_section_from_the_model(page: AppTest, trace) -> None:
     at = page
     assert at.title[0].value == translate("en", "decoder.title")
     assert {"grid", "gqa", "weights_0", "weights_1", "weights_2", "q_pre", "q_post", "rope", "next"} <= set(
-        charts(at, "dc_chart_")
+        charts(at, "decoder_chart_")
     )
     # layer 0, head 0 and the heads sharing its KV head: the causal weights of the full pass
     w = trace.layers[0].weights
     upper = ~np.tril(np.ones((trace.n, trace.n), bool))
     for k in range(3):
-        shown = z(chart_spec(at, f"dc_chart_weights_{k}"))
+        shown = z(chart_spec(at, f"decoder_chart_weights_{k}"))
         np.testing.assert_allclose(shown[~upper], w[k][~upper], atol=1e-6)
         assert np.isnan(shown[upper]).all()
     # the overview, statistic "weight on token 0": the mean of column 0 over query rows 1..n-1
-    grid = z(chart_spec(at, "dc_chart_grid"))
+    grid = z(chart_spec(at, "decoder_chart_grid"))
     expected = np.array([[layer.weights[h, 1:, 0].mean() for h in range(9)] for layer in trace.layers])
     np.testing.assert_allclose(grid, expected, atol=1e-6)
     assert grid.shape == (30, 9)
@@ -73,7 +73,7 @@ def test_gqa_memory_text_matches_the_cache_the_pass_builds(page: AppTest, trace)
 
 @needs_model
 def test_rope_curve_holds_the_sentence_score(page: AppTest, trace) -> None:
-    fig = chart_spec(page, "dc_chart_rope")
+    fig = chart_spec(page, "decoder_chart_rope")
     star = fig["data"][-1]
     i, j = trace.n - 1, 0
     raw = float(trace.layers[0].scores_raw[0, i, j])
@@ -86,32 +86,32 @@ def test_rope_curve_holds_the_sentence_score(page: AppTest, trace) -> None:
 @needs_model
 def test_next_token_bars_are_softmax_of_the_logits_with_temperature_and_top_k(page: AppTest, trace) -> None:
     at = page
-    bars = chart_spec(at, "dc_chart_next")["data"][0]
+    bars = chart_spec(at, "decoder_chart_next")["data"][0]
     p = softmax(trace.logits.astype(np.float64))
     np.testing.assert_allclose(bars["x"], np.sort(p)[::-1][:12], rtol=1e-9)
-    at.slider(key="dc_temperature").set_value(0.5)
-    at.number_input(key="dc_top_k").set_value(3)
+    at.slider(key="decoder_temperature").set_value(0.5)
+    at.number_input(key="decoder_top_k").set_value(3)
     at.run()
     no_exception(at)
-    bars = chart_spec(at, "dc_chart_next")["data"][0]
+    bars = chart_spec(at, "decoder_chart_next")["data"][0]
     top3 = np.sort(trace.logits.astype(np.float64))[::-1][:3]
     np.testing.assert_allclose(bars["x"][:3], softmax(top3 / 0.5), rtol=1e-9)
     assert bars["x"][3:] == [0.0] * 9
     assert "top-k = 3" in md(at)
-    at.slider(key="dc_temperature").set_value(1.0)
-    at.number_input(key="dc_top_k").set_value(0)
+    at.slider(key="decoder_temperature").set_value(1.0)
+    at.number_input(key="decoder_top_k").set_value(0)
     at.run()
 
 
 @needs_model
 def test_generation_is_seeded_and_the_cache_grows(page: AppTest, trace) -> None:
     at = page
-    at.number_input(key="dc_seed").set_value(5)
+    at.number_input(key="decoder_seed").set_value(5)
     at.run()
     for _ in range(2):
-        at.button(key="dc_next").click().run()
+        at.button(key="decoder_next").click().run()
         no_exception(at)
-    generated = list(at.session_state["dc_generated"])
+    generated = list(at.session_state["decoder_generated"])
     # the same two tokens from full passes (no cache): draw with default_rng([seed, step]) from softmax
     ids = list(trace.ids)
     for step in range(2):
@@ -120,22 +120,24 @@ def test_generation_is_seeded_and_the_cache_grows(page: AppTest, trace) -> None:
     assert generated == ids[trace.n :]
     n = trace.n + 2
     assert f"**{n} tokens: {n * PER_TOKEN:,} bytes**" in md(at)
-    growth = chart_spec(at, "dc_chart_cache")["data"]
+    growth = chart_spec(at, "decoder_chart_cache")["data"]
     assert growth[0]["y"] == [(trace.n + k) * PER_TOKEN for k in range(3)]
     assert growth[1]["y"] == [3 * (trace.n + k) * PER_TOKEN for k in range(3)]
-    rows = z(chart_spec(at, "dc_chart_rows"))
+    rows = z(chart_spec(at, "decoder_chart_rows"))
     assert rows.shape == (2, n)
     np.testing.assert_allclose(np.nansum(rows, axis=1), 1.0, atol=1e-3)  # each new row sums to 1
-    at.button(key="dc_reset").click().run()
-    assert list(at.session_state["dc_generated"]) == []
+    at.button(key="decoder_reset").click().run()
+    assert list(at.session_state["decoder_generated"]) == []
 
 
 @needs_model
 def test_japanese_sentence_shows_its_characters_in_japanese() -> None:
     text = "吾輩は猫である。"
-    at = open_page(PAGE, lang="ja", dc_text=text, dc_model="smollm2")  # ja's default is Gemma 3 (issue 25)
+    at = open_page(
+        PAGE, lang="ja", decoder_text=text, decoder_model="smollm2"
+    )  # ja's default is Gemma 3 (issue 25)
     assert at.title[0].value == translate("ja", "decoder.title")
-    ticks = chart_spec(at, "dc_chart_weights_0")["layout"]["yaxis"]["ticktext"]
+    ticks = chart_spec(at, "decoder_chart_weights_0")["layout"]["yaxis"]["ticktext"]
     assert "".join(ticks).count("猫") == 3 and "猫 1/3" in ticks  # one label per byte piece of 猫
     assert not re.search(r"[ĠĊÃ�]", "".join(ticks)), ticks
     for ch in text:
@@ -146,8 +148,8 @@ def test_japanese_sentence_shows_its_characters_in_japanese() -> None:
 @needs_model
 def test_url_sets_layer_head_and_ignores_bad_values() -> None:
     at = open_page(PAGE, params={"layer": "12", "head": "7", "temp": "0", "top_k": "999"})
-    assert at.session_state["dc_layer"] == 12 and at.session_state["dc_head"] == 7
-    assert at.session_state["dc_temperature"] == 0.0
+    assert at.session_state["decoder_layer"] == 12 and at.session_state["decoder_head"] == 7
+    assert at.session_state["decoder_temperature"] == 0.0
     assert any("top_k" in m for m in messages(at)["info"])
     assert translate("en", "decoder.h_weights", layer=12, head=7) in [h.value for h in at.header]
     assert dict(at.query_params)["layer"] in ("12", ["12"])

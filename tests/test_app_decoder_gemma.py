@@ -45,21 +45,21 @@ def headers(at: AppTest) -> list[str]:
 @needs_model
 def test_japanese_defaults_to_gemma_with_whole_word_labels(ja_page: AppTest, trace) -> None:
     at = ja_page
-    assert at.session_state["dc_model"] == "gemma3"
+    assert at.session_state["decoder_model"] == "gemma3"
     assert dict(at.query_params)["model"] in ("gemma3", ["gemma3"])
-    ticks = chart_spec(at, "dc_chart_weights_0")["layout"]["yaxis"]["ticktext"]
+    ticks = chart_spec(at, "decoder_chart_weights_0")["layout"]["yaxis"]["ticktext"]
     # whole tokens, not byte pieces: 猫 and マット are one label each, and no "1/3" byte labels
     assert "猫" in ticks and "マット" in ticks and not any("/3" in t for t in ticks), ticks
     assert ticks[0] == "&lt;bos&gt;"
     # MQA: four weight maps of the one KV head, each the core's causal weights
     upper = ~np.tril(np.ones((trace.n, trace.n), bool))
     for h in range(4):
-        shown = z(chart_spec(at, f"dc_chart_weights_{h}"))
+        shown = z(chart_spec(at, f"decoder_chart_weights_{h}"))
         np.testing.assert_allclose(shown[~upper], trace.layers[0].weights[h][~upper], atol=1e-6)
-    gqa = chart_spec(at, "dc_chart_gqa")["data"]
+    gqa = chart_spec(at, "decoder_chart_gqa")["data"]
     assert len(gqa[1]["x"]) == 4 and len(gqa[2]["x"]) == 1
     # every chart says what its axes are (issue 42, point 14); the GQA diagram's rows are its words
-    assert not axes_without_words(at, frozenset({("dc_chart_gqa", "yaxis")}))
+    assert not axes_without_words(at, frozenset({("decoder_chart_gqa", "yaxis")}))
     assert translate("ja", "decoder.h_mqa") in headers(at)
     # the licence: base model, Gemma Terms of Use, the shipped terms file
     text = md(at)
@@ -72,7 +72,7 @@ def test_japanese_defaults_to_gemma_with_whole_word_labels(ja_page: AppTest, tra
 
 @needs_model
 def test_overview_marks_the_three_global_layers(ja_page: AppTest, trace) -> None:
-    fig = chart_spec(ja_page, "dc_chart_grid")
+    fig = chart_spec(ja_page, "decoder_chart_grid")
     assert z(fig).shape == (18, 4)
     marked = sorted(
         int(s["name"].split()[-1]) for s in fig["layout"]["shapes"] if s.get("name", "").startswith("marked")
@@ -83,7 +83,7 @@ def test_overview_marks_the_three_global_layers(ja_page: AppTest, trace) -> None
 @needs_model
 def test_qk_norm_lengths_and_the_score_bound_come_from_the_trace(ja_page: AppTest, trace) -> None:
     layer = trace.layers[0]
-    q = chart_spec(ja_page, "dc_chart_g_q_len")["data"]
+    q = chart_spec(ja_page, "decoder_chart_g_q_len")["data"]
     np.testing.assert_allclose(
         q[0]["y"], np.linalg.norm(layer.Q_pre[0].astype(np.float64), axis=-1), rtol=1e-4
     )
@@ -119,31 +119,36 @@ def test_comparison_table_numbers(ja_page: AppTest) -> None:
 @needs_model
 def test_english_url_picks_gemma_and_clamps_layer_and_head() -> None:
     at = open_page(PAGE, params={"model": "gemma3", "layer": "25", "head": "7"})
-    assert at.session_state["dc_model"] == "gemma3"
-    assert at.session_state["dc_layer"] == 0 and at.session_state["dc_head"] == 0  # SmolLM2-sized values
+    assert at.session_state["decoder_model"] == "gemma3"
+    assert (
+        at.session_state["decoder_layer"] == 0 and at.session_state["decoder_head"] == 0
+    )  # SmolLM2-sized values
     assert translate("en", "decoder.h_mqa") in headers(at)
     assert translate("en", "decoder.g_short_text", n=len(gemma3.encode(translate("en", "decoder.default_text")).ids),
                      window=512) in messages(at)["info"]  # fmt: skip
-    at.radio(key="dc_model").set_value("smollm2").run()
+    at.radio(key="decoder_model").set_value("smollm2").run()
     no_exception(at)
-    assert translate("en", "decoder.h_gqa") in headers(at) and "g_q_len" not in charts(at, "dc_chart_")
+    assert translate("en", "decoder.h_gqa") in headers(at) and "g_q_len" not in charts(at, "decoder_chart_")
 
 
 @needs_model
 def test_long_preset_shows_the_band_and_the_triangle() -> None:
     at = open_page(PAGE, lang="ja")
-    mine = at.session_state["dc_text"]
-    at.button(key="dc_long").click().run()
+    mine = at.session_state["decoder_text"]
+    at.button(key="decoder_long").click().run()
     no_exception(at)
     long_text = gemma_view.long_preset("ja")
     n = len(gemma3.encode(long_text, max_tokens=gemma3.MAX_TOKENS, truncate=True).ids)
     assert 512 < n <= gemma3.MAX_TOKENS
-    local, glob = z(chart_spec(at, "dc_chart_g_map_local")), z(chart_spec(at, "dc_chart_g_map_global"))
+    local, glob = (
+        z(chart_spec(at, "decoder_chart_g_map_local")),
+        z(chart_spec(at, "decoder_chart_g_map_global")),
+    )
     i, j = np.indices((n, n))
     far = i - j >= 512
     assert np.nan_to_num(local[far]).max() == 0.0  # outside the band: masked (grey) or exactly 0
     assert (np.nan_to_num(glob[far]) > 0).any()  # the global layer reads keys beyond the window
-    counts = chart_spec(at, "dc_chart_g_keys_read")["data"]
+    counts = chart_spec(at, "decoder_chart_g_keys_read")["data"]
     assert max(counts[0]["y"]) == 512 and counts[1]["y"][-1] == n  # local stops at the window
     local_bytes = 15 * 512 * 2 * 256 * 4
     assert f"{local_bytes:,}" in md(at) and f"{3 * n * 2 * 256 * 4:,}" in md(at)
@@ -161,19 +166,19 @@ def test_long_preset_shows_the_band_and_the_triangle() -> None:
     )
     # the long text is this page's only: the learner's sentence stays in the box and the shared context,
     # as the section says (issue 42, point 9: it said the button put the long text in the box)
-    assert at.session_state["dc_text"] == mine and at.session_state.get("learner_text") != long_text
+    assert at.session_state["decoder_text"] == mine and at.session_state.get("learner_text") != long_text
     assert translate("ja", "decoder.g_explain_local_global", window=512) in md(at)
     # the way back from the long text is named after it, at the top and in its section (point 10)
     labels = {b.key: b.label for b in at.button}
     leave = translate("ja", "decoder.g_back_button")
-    assert labels["dc_back"] == labels["dc_back_below"] == leave
-    assert labels["dc_reset"] == translate("ja", "decoder.reset_button") != leave
+    assert labels["decoder_back"] == labels["decoder_back_below"] == leave
+    assert labels["decoder_reset"] == translate("ja", "decoder.reset_button") != leave
     assert translate("ja", "decoder.g_long_on", chars=f"{len(long_text):,}") in messages(at)["info"]
-    at.button(key="dc_back").click().run()
+    at.button(key="decoder_back").click().run()
     short = len(gemma3.encode(mine).ids)
     assert translate("ja", "decoder.g_short_text", n=short, window=512) in messages(at)["info"]
     assert translate("ja", "decoder.g_long_on", chars=f"{len(long_text):,}") not in messages(at)["info"]
-    assert "dc_chart_g_map_local" in charts(at) and at.session_state["dc_long_on"] is False
+    assert "decoder_chart_g_map_local" in charts(at) and at.session_state["decoder_long_on"] is False
 
 
 def test_without_gemma_the_choice_says_how_to_install_it(monkeypatch) -> None:
@@ -186,7 +191,7 @@ def test_without_gemma_the_choice_says_how_to_install_it(monkeypatch) -> None:
 
 @needs_model
 def test_rope_view_turns_the_normed_vectors_at_the_layers_base(ja_page: AppTest, trace) -> None:
-    fig = chart_spec(ja_page, "dc_chart_rope")
+    fig = chart_spec(ja_page, "decoder_chart_rope")
     i, j = trace.n - 1, 0
     raw = float(trace.layers[0].scores_raw[0, i, j])
     for curve in fig["data"][:-1]:  # float64 rotation of QK-normed q and k at base 10,000 = the model's score
@@ -197,15 +202,15 @@ def test_rope_view_turns_the_normed_vectors_at_the_layers_base(ja_page: AppTest,
 @needs_model
 def test_one_generated_token_grows_every_layers_cache(ja_page: AppTest, trace) -> None:
     at = ja_page
-    at.button(key="dc_next").click().run()
+    at.button(key="decoder_next").click().run()
     no_exception(at)
-    assert len(at.session_state["dc_generated"]) == 1
+    assert len(at.session_state["decoder_generated"]) == 1
     n = trace.n + 1
     assert f"**{n} トークン、{n * PER_TOKEN:,} バイト**" in md(at)  # below 512 tokens every layer grows
-    growth = chart_spec(at, "dc_chart_cache")["data"]
+    growth = chart_spec(at, "decoder_chart_cache")["data"]
     assert growth[0]["y"] == [trace.n * PER_TOKEN, n * PER_TOKEN]
     assert growth[1]["y"] == [4 * trace.n * PER_TOKEN, 4 * n * PER_TOKEN]
-    at.button(key="dc_reset").click().run()
+    at.button(key="decoder_reset").click().run()
 
 
 @needs_model
@@ -248,17 +253,17 @@ def test_the_intro_and_the_byte_note_fit_the_model_shown(ja_page: AppTest) -> No
 def test_special_tokens_are_explained_and_can_be_left_out() -> None:
     """The issue's sentence: Gemma's top candidate is <start_of_image> (p = 0.948). The page says
     what a special token is; the switch drops them from the bars and from generation, renormalised."""
-    at = open_page(PAGE, lang="en", dc_model="gemma3", dc_text=CAT_TIRED)
-    bars = chart_spec(at, "dc_chart_next")["data"][0]
+    at = open_page(PAGE, lang="en", decoder_model="gemma3", decoder_text=CAT_TIRED)
+    bars = chart_spec(at, "decoder_chart_next")["data"][0]
     assert bars["customdata"][0] == translate("en", "decoder.tok_special", name="&lt;start_of_image&gt;")
     assert bars["x"][0] == pytest.approx(0.948, abs=0.001)
     assert translate("en", "decoder.about_special", names="«\\<start\\_of\\_image\\>»") in md(at)
-    at.toggle(key="dc_no_special").set_value(True).run()
+    at.toggle(key="decoder_no_special").set_value(True).run()
     no_exception(at)
-    bars = chart_spec(at, "dc_chart_next")["data"][0]
+    bars = chart_spec(at, "decoder_chart_next")["data"][0]
     assert bars["customdata"][0] == "«.»" and "the special token" not in " ".join(bars["customdata"])
     assert bars["x"][0] == pytest.approx(0.0184 / (1 - 0.9479), abs=0.003)  # 0.353: renormalised
     assert translate("en", "decoder.no_special_on", p="0.948", rest="0.052") in md(at)
-    at.button(key="dc_next").click().run()
-    (token,) = at.session_state["dc_generated"]
+    at.button(key="decoder_next").click().run()
+    (token,) = at.session_state["decoder_generated"]
     assert token not in decoding.special_ids(gemma3.load_model())

@@ -11,7 +11,7 @@ value is compared with an expected value computed here:
 * byte counts from the formula 2 · layers · tokens · KV heads · head_dim · 4, by hand;
 * arrays from the core's forward pass (``smollm2.run_text``, ``gemma3.run_text``), reduced here
   with NumPy (norms, softmax, the RoPE rotation written out in float64), never through the page's
-  helpers or ``decoder_view``.
+  helpers or ``attention_core.labs.decoder``.
 
 :data:`MESSAGES` is the table of messages (key -> the models that show it and the expected values);
 :data:`CHARTS` the table of charts and the table. tests/test_page_numbers_audit.py holds this file to
@@ -133,7 +133,7 @@ def views():
         if not AVAILABLE[model]:
             pytest.skip(f"{model} not installed")
         if run not in opened:
-            at = open_page(PAGE, lang=lang, dc_model=model, dc_layer=layer, dc_head=head)
+            at = open_page(PAGE, lang=lang, decoder_model=model, decoder_layer=layer, decoder_head=head)
             trace = core_trace(model, translate(lang, "decoder.default_text"))
             opened[run] = View(at, lang, FACTS[model], trace, layer, head, page_strings(at), chart_data(at))
         return opened[run]
@@ -236,7 +236,7 @@ def _offset_summary(v: View) -> dict:
     layer, n = v.lay, v.n
     q_in, k_in = rope_inputs(layer)
     q, k = np.asarray(q_in[v.head, n - 1], np.float64), np.asarray(k_in[v.kv, 0], np.float64)
-    curves = np.array([tr["y"] for tr in v.charts["dc_chart_rope"]["data"][:-1]], float)
+    curves = np.array([tr["y"] for tr in v.charts["decoder_chart_rope"]["data"][:-1]], float)
     raw = float(np.asarray(layer.Q[v.head, n - 1], np.float64) @ np.asarray(layer.K[v.kv, 0], np.float64))
     return dict(i=str(n - 1), j="0", starts="0, 20, 100", offset=str(n - 1), score=Near(raw),
                 spread=Near((curves.max(axis=0) - curves.min(axis=0)).max()), plain=Near(q @ k))  # fmt: skip
@@ -563,10 +563,10 @@ CHARTS: dict[str, tuple[tuple[str, ...], object]] = {
     ],
 )
 def test_chart(views, run, name) -> None:
-    """The chart ``dc_chart_<name>`` draws the numbers computed here from the core's trace."""
+    """The chart ``decoder_chart_<name>`` draws the numbers computed here from the core's trace."""
     v = views(run)
-    assert f"dc_chart_{name}" in v.charts, sorted(v.charts)
-    CHARTS[name][1](v, v.charts[f"dc_chart_{name}"])
+    assert f"decoder_chart_{name}" in v.charts, sorted(v.charts)
+    CHARTS[name][1](v, v.charts[f"decoder_chart_{name}"])
 
 
 @pytest.mark.parametrize("run", RUNS[:4], ids=[run_id(r) for r in RUNS[:4]])
@@ -605,11 +605,11 @@ def test_formulas(views, run) -> None:
 def test_generated_token_numbers(views, run) -> None:
     v = views(run)
     at, f, n = v.at, v.f, v.n
-    at.button(key="dc_next").click().run()
+    at.button(key="decoder_next").click().run()
     no_exception(at)
     try:
         token = drawn_token(v.trace.logits, 0, 0)
-        assert list(at.session_state["dc_generated"]) == [token]
+        assert list(at.session_state["decoder_generated"]) == [token]
         after = View(at, v.lang, f, v.trace, v.layer, v.head, page_strings(at), chart_data(at))
         now = cache_bytes(f, n + 1)  # fewer than 512 tokens: every layer keeps every token
         (shown,) = after.read("g_cache_now" if f.model == "gemma3" else "cache_now")
@@ -619,7 +619,7 @@ def test_generated_token_numbers(views, run) -> None:
         assert after.read("alt_cache") == [dict(tokens=str(n + 1), bytes=f"{now:,}")]
         assert after.read("explain_rows") == [dict(layer=str(v.layer), head=str(v.head))]
         assert after.read("alt_rows") == [dict(steps="1")]
-        growth = after.charts["dc_chart_cache"]["data"]
+        growth = after.charts["decoder_chart_cache"]["data"]
         assert growth[0]["x"] == [n, n + 1]
         assert growth[0]["y"] == [cache_bytes(f, n), now]
         assert growth[1]["y"] == [
@@ -629,7 +629,7 @@ def test_generated_token_numbers(views, run) -> None:
         # the new token's row, from the cache, against a full pass over the prompt and the token
         core = gemma3 if f.model == "gemma3" else smollm2
         full = core.forward([*v.trace.ids, token])
-        row = z(after.charts["dc_chart_rows"])
+        row = z(after.charts["decoder_chart_rows"])
         np.testing.assert_allclose(
             row[0], full.layers[v.layer].weights[v.head, -1], atol=5.01e-5
         )  # 4 decimals
@@ -639,7 +639,7 @@ def test_generated_token_numbers(views, run) -> None:
         text = token_text(f.model, drawn_token(full.logits, 0, 1))
         assert text is None or upcoming["token"] == text
     finally:
-        at.button(key="dc_reset").click().run()
+        at.button(key="decoder_reset").click().run()
 
 
 # --- a text too long for the page, a bad link and a character the model cannot spell ----------------
@@ -652,7 +652,12 @@ LONG = "a\x04b " + "cat " * 5000  # 20,004 characters: 4 are cut before tokenizi
 def test_long_text_and_ignored_link_numbers(lang) -> None:
     """SmolLM2 on the long text (the second language reuses the cached 128-token pass)."""
     at = open_page(
-        PAGE, lang=lang, dc_model="smollm2", dc_text=LONG, dc_top_k=3, params={"top_k": "999", "layer": "99"}
+        PAGE,
+        lang=lang,
+        decoder_model="smollm2",
+        decoder_text=LONG,
+        decoder_top_k=3,
+        params={"top_k": "999", "layer": "99"},
     )
     v = View(at, lang, SMOL, None, 0, 0, page_strings(at), chart_data(at))
     read = smollm2.MAX_INPUT_CHARS  # 20,000 characters are read
@@ -665,7 +670,7 @@ def test_long_text_and_ignored_link_numbers(lang) -> None:
     assert v.read("explain_tokens") == [dict(n="128", limit="128")]
     (ignored,) = v.read("info_url_ignored")
     assert sorted(ignored["names"].split(", ")) == ["layer", "top_k"]
-    assert at.button(key="dc_next").disabled
+    assert at.button(key="decoder_next").disabled
     assert v.read("about_top_k") == [dict(k="3")] and v.read("about_all_tokens") == []
     counts = v.read("cmp_count")
     assert counts[0] == dict(n="128", total=f"{total:,}")
@@ -683,11 +688,11 @@ def test_broken_band_and_bound_show_as_errors(monkeypatch) -> None:
     numbers, and the success sentences must go."""
     from dataclasses import replace
 
-    from attention_core.labs import decoder_view
+    from attention_core.labs import decoder as lab_decoder
 
-    real = decoder_view.score_bound
-    monkeypatch.setattr(decoder_view, "weight_outside_window", lambda w, window: 0.25 if window else 0.0)
-    monkeypatch.setattr(decoder_view, "score_bound", lambda *a: replace(real(*a), holds=False))
+    real = lab_decoder.score_bound
+    monkeypatch.setattr(lab_decoder, "weight_outside_window", lambda w, window: 0.25 if window else 0.0)
+    monkeypatch.setattr(lab_decoder, "score_bound", lambda *a: replace(real(*a), holds=False))
     at = open_page(PAGE, lang="ja")
     v = View(at, "ja", GEMMA, core_trace("gemma3", translate("ja", "decoder.default_text")), 0, 0)
     errors = [e.value for e in at.error]
@@ -709,9 +714,9 @@ def test_seed_out_of_range_names_the_range(monkeypatch) -> None:
     from attention_ui.i18n import Translator
 
     shown: list[str] = []
-    monkeypatch.setattr(kit.st, "session_state", {"dc_seed": 2**31})
+    monkeypatch.setattr(kit.st, "session_state", {"decoder_seed": 2**31})
     monkeypatch.setattr(kit.st, "error", shown.append)
-    assert DC.whole(Translator("ja"), "dc_seed", "シード", kit.SEED_RANGE) is None
+    assert DC.whole(Translator("ja"), "decoder_seed", "シード", kit.SEED_RANGE) is None
     v = View(None, "ja", SMOL, None, 0, 0, shown)
     assert v.read("err_range") == [dict(name="シード", lo="0", hi=f"{2**31 - 1}")]
 

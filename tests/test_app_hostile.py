@@ -33,15 +33,15 @@ TEXT_BOXES = [
     ("app_pages/masks.py", "text_area", "masks_text"),
     ("app_pages/masks.py", "text_input", "masks_replacement"),
     ("app_pages/multi_head.py", "text_area", "mh_text"),
-    ("app_pages/lookalikes.py", "text_input", "lk_text_a"),
-    ("app_pages/lookalikes.py", "text_input", "lk_text_b"),
+    ("app_pages/lookalikes.py", "text_input", "lookalikes_text_a"),
+    ("app_pages/lookalikes.py", "text_input", "lookalikes_text_b"),
     ("app_pages/scaling.py", "text_input", "scaling_row"),
     ("app_pages/positions.py", "text_area", "positions_text"),
-    ("app_pages/inference.py", "text_area", "if_text"),
+    ("app_pages/inference.py", "text_area", "inference_text"),
     ("app_pages/cost.py", "text_area", "cost_text"),
-    ("app_pages/block.py", "text_area", "bl_text"),
+    ("app_pages/block.py", "text_area", "block_text"),
     # the decoder page draws its sentence only with the optional model installed
-    *([("app_pages/decoder.py", "text_area", "dc_text")] if smollm2.is_available() else []),
+    *([("app_pages/decoder.py", "text_area", "decoder_text")] if smollm2.is_available() else []),
 ]
 
 # The lab pages get a cross-section of the corpus (every kind of hostility once); the playground,
@@ -108,13 +108,13 @@ def test_every_text_box_survives_the_corpus(page: str, kind: str, key: str) -> N
             "pg_text",
             "masks_text",
             "mh_text",
-            "lk_text_a",
-            "lk_text_b",
+            "lookalikes_text_a",
+            "lookalikes_text_b",
             "positions_text",
-            "if_text",
+            "inference_text",
             "cost_text",
-            "bl_text",
-            "dc_text",
+            "block_text",
+            "decoder_text",
         ):
             assert msgs["warning"], (where, "cut text must be announced", msgs)
         assert_nothing_live(at, where)

@@ -16,9 +16,9 @@ from tests.apptest_pages import charts, no_exception, open_page, z
 SENTENCES = {"en": "hello world again today", "ja": "先生の文がラボに届く"}
 LABS = {  # page -> its sentence box, and whether it is a text area (else a text input)
     "app_pages/masks.py": "masks_text",
-    "app_pages/lookalikes.py": "lk_text_a",
+    "app_pages/lookalikes.py": "lookalikes_text_a",
     "app_pages/cost.py": "cost_text",
-    "app_pages/block.py": "bl_text",
+    "app_pages/block.py": "block_text",
 }
 
 
@@ -58,10 +58,10 @@ def test_a_shared_links_sentence_goes_on_into_the_labs(lang):
 def test_a_labs_own_sentence_is_said_to_be_its_own_and_a_typed_one_carries_back():
     at = open_page("app_pages/lookalikes.py")
     own = translate("en", "lookalikes.default_text_a")
-    assert box(at, "lk_text_a").value == own
+    assert box(at, "lookalikes_text_a").value == own
     assert translate("en", "app.sentence_own") in captions(at)
     assert translate("en", "app.sentence_yours") not in captions(at)
-    at.text_input(key="lk_text_a").input("a bird sang").run()
+    at.text_input(key="lookalikes_text_a").input("a bird sang").run()
     assert translate("en", "app.sentence_yours") in captions(at)
     go(at, "app_pages/cost.py")
     assert at.text_area(key="cost_text").value == "a bird sang"
@@ -87,16 +87,16 @@ def test_the_decoder_starts_from_the_learners_sentence(lang):
     at = open_page(lang=lang)
     at.text_area(key="pg_text").input(SENTENCES["en"]).run()
     go(at, "app_pages/decoder.py")
-    assert at.text_area(key="dc_text").value == SENTENCES["en"]
+    assert at.text_area(key="decoder_text").value == SENTENCES["en"]
     assert translate(lang, "app.sentence_yours") in captions(at)
     # the page's model: SmolLM2 in English, Gemma 3 in Japanese (issue 25), each with its own tokens
-    core = {"smollm2": smollm2, "gemma3": gemma3}[at.session_state["dc_model"]]
-    assert at.session_state["dc_model"] == ("gemma3" if lang == "ja" else "smollm2")
+    core = {"smollm2": smollm2, "gemma3": gemma3}[at.session_state["decoder_model"]]
+    assert at.session_state["decoder_model"] == ("gemma3" if lang == "ja" else "smollm2")
     expected = core.run_text(SENTENCES["en"]).n
-    assert z(charts(at)["dc_chart_weights_0"]).shape == (expected, expected)
+    assert z(charts(at)["decoder_chart_weights_0"]).shape == (expected, expected)
     if lang == "en":  # with no sentence of the learner's: the page's own (test_app_decoder's), and it says so
         own = open_page("app_pages/decoder.py", lang=lang)
-        assert own.text_area(key="dc_text").value == translate(lang, "decoder.default_text")
+        assert own.text_area(key="decoder_text").value == translate(lang, "decoder.default_text")
         assert translate(lang, "app.sentence_own") in captions(own)
     else:
         assert translate("en", "app.sentence_yours") not in captions(at)  # said in the page's language

@@ -40,7 +40,7 @@ def naive_weights(Q: np.ndarray, K: np.ndarray, d_k: int, causal: bool = False) 
 
 def test_default_page_draws_every_section(at: AppTest) -> None:
     assert at.title[0].value == translate("en", "lookalikes.title")
-    assert set(charts(at, "lk_chart_")) == {
+    assert set(charts(at, "lookalikes_chart_")) == {
         "self",
         "cross",
         "additive",
@@ -60,7 +60,7 @@ def test_default_page_draws_every_section(at: AppTest) -> None:
 
 
 def test_cross_attention_is_rectangular_and_matches_a_loop(at: AppTest) -> None:
-    spec = charts(at, "lk_chart_")["cross"]
+    spec = charts(at, "lookalikes_chart_")["cross"]
     w = z(spec)
     assert w.shape == (6, 7)  # "the cat sat on the mat" x "le chat était assis sur le tapis"
     assert spec["layout"]["yaxis"]["ticktext"] == ["the", "cat", "sat", "on", "the", "mat"]
@@ -75,23 +75,23 @@ def test_cross_attention_is_rectangular_and_matches_a_loop(at: AppTest) -> None:
 
 
 def test_second_sentence_and_head_change_the_columns(at: AppTest) -> None:
-    at.text_input(key="lk_text_b").set_value("a b c").run()
-    at.selectbox(key="lk_heads").set_value(4).run()
-    at.selectbox(key="lk_head").set_value(3).run()
+    at.text_input(key="lookalikes_text_b").set_value("a b c").run()
+    at.selectbox(key="lookalikes_heads").set_value(4).run()
+    at.selectbox(key="lookalikes_head").set_value(3).run()
     assert not at.exception
     cfg = AttentionConfig(d_model=16, heads=4, seed=0)
     a, b = trace_text("the cat sat on the mat", cfg), trace_text("a b c", cfg)
-    w = z(charts(at, "lk_chart_")["cross"])
+    w = z(charts(at, "lookalikes_chart_")["cross"])
     assert w.shape == (6, 3)
     np.testing.assert_allclose(w, naive_weights(a.X @ a.W_Q[3], b.X @ a.W_K[3], a.W_Q.shape[2]), atol=1e-9)
     # fewer heads than the chosen head: the head resets to 0 instead of failing
-    at.selectbox(key="lk_heads").set_value(1).run()
+    at.selectbox(key="lookalikes_heads").set_value(1).run()
     assert not at.exception
-    assert at.selectbox(key="lk_head").value == 0
+    assert at.selectbox(key="lookalikes_head").value == 0
 
 
 def test_causal_map_masks_the_future_and_keeps_the_last_row(at: AppTest) -> None:
-    c = charts(at, "lk_chart_")
+    c = charts(at, "lookalikes_chart_")
     bidir, causal = z(c["bidir"]), z(c["causal"])
     n = bidir.shape[0]
     assert np.isnan(causal[np.triu_indices(n, 1)]).all()  # masked cells are drawn by the grey overlay
@@ -105,40 +105,40 @@ def test_causal_map_masks_the_future_and_keeps_the_last_row(at: AppTest) -> None
 
 
 def test_additive_vs_dot_and_hidden_size(at: AppTest) -> None:
-    c = charts(at, "lk_chart_")
+    c = charts(at, "lookalikes_chart_")
     add, dot = z(c["additive"]), z(c["dot"])
     assert add.shape == dot.shape == (6, 6)
     np.testing.assert_allclose(add.sum(axis=1), 1.0, atol=1e-9)
     # parameter count of vᵀ tanh(W1 q + W2 k): d_a·d_k + d_a·d_k + d_a with d_k = 8, d_a = 8
     assert any("136" in cap.value for cap in at.caption)
-    at.slider(key="lk_d_a").set_value(3).run()
+    at.slider(key="lookalikes_d_a").set_value(3).run()
     assert not at.exception
     assert any(str(3 * 8 + 3 * 8 + 3) in cap.value for cap in at.caption)
-    assert not np.allclose(z(charts(at, "lk_chart_")["additive"]), add)
+    assert not np.allclose(z(charts(at, "lookalikes_chart_")["additive"]), add)
 
 
 def test_rnn_path_widgets(at: AppTest) -> None:
-    at.slider(key="lk_n").set_value(12).run()
-    at.slider(key="lk_i").set_value(2).run()
-    at.slider(key="lk_j").set_value(9).run()
+    at.slider(key="lookalikes_n").set_value(12).run()
+    at.slider(key="lookalikes_i").set_value(2).run()
+    at.slider(key="lookalikes_j").set_value(9).run()
     metrics = [m.value for m in at.metric][:4]  # the state-space section's metrics follow
     assert metrics == ["7", "1", "12", "1"]  # |9 − 2| RNN steps, one attention hop, n sequential steps
     # shrinking n clamps i and j instead of raising
-    at.slider(key="lk_n").set_value(4).run()
+    at.slider(key="lookalikes_n").set_value(4).run()
     assert not at.exception
-    assert at.slider(key="lk_j").value == 3
+    assert at.slider(key="lookalikes_j").value == 3
     assert [m.value for m in at.metric][0] == "1"  # |3 − 2|
 
 
 def test_cost_verdict_follows_n_and_d(at: AppTest) -> None:
-    at.number_input(key="lk_cost_n").set_value(100).run()
-    at.number_input(key="lk_cost_d").set_value(400).run()
+    at.number_input(key="lookalikes_cost_n").set_value(100).run()
+    at.number_input(key="lookalikes_cost_d").set_value(400).run()
     text = " ".join(m.value for m in at.markdown)
     assert "4×" in text  # n·d² / n²·d = d/n = 4
     assert any("16,000,000" in tex.value.replace("{,}", ",") for tex in at.latex)  # 100²·400
-    at.number_input(key="lk_cost_n").set_value(400).run()
+    at.number_input(key="lookalikes_cost_n").set_value(400).run()
     assert any(translate("en", "lookalikes.cost_equal") == m.value for m in at.markdown)
-    spec = charts(at, "lk_chart_")["cost"]
+    spec = charts(at, "lookalikes_chart_")["cost"]
     xs, att, rnn = (
         np.array(spec["data"][0]["x"]),
         np.array(spec["data"][0]["y"]),
@@ -149,19 +149,21 @@ def test_cost_verdict_follows_n_and_d(at: AppTest) -> None:
 
 
 def test_empty_sentence_is_a_message_not_a_traceback(at: AppTest) -> None:
-    at.text_input(key="lk_text_a").set_value("   ").run()
+    at.text_input(key="lookalikes_text_a").set_value("   ").run()
     assert not at.exception
     assert [e.value for e in at.error] == [translate("en", "lookalikes.err_empty_a")]
-    assert {"path", "cost"} <= set(charts(at, "lk_chart_"))  # the RNN section does not need a sentence
+    assert {"path", "cost"} <= set(
+        charts(at, "lookalikes_chart_")
+    )  # the RNN section does not need a sentence
 
 
 def test_tables_toggle_and_long_input(at: AppTest) -> None:
-    at.toggle(key="lk_tables").set_value(True).run()
-    at.text_input(key="lk_text_a").set_value(" ".join(f"w{i}" for i in range(40))).run()
+    at.toggle(key="lookalikes_tables").set_value(True).run()
+    at.text_input(key="lookalikes_text_a").set_value(" ".join(f"w{i}" for i in range(40))).run()
     assert not at.exception
     assert len(at.dataframe) >= 6
     assert at.warning and "40" in at.warning[0].value
-    assert z(charts(at, "lk_chart_")["self"]).shape == (16, 16)
+    assert z(charts(at, "lookalikes_chart_")["self"]).shape == (16, 16)
 
 
 def test_japanese(at: AppTest) -> None:
@@ -169,7 +171,7 @@ def test_japanese(at: AppTest) -> None:
     at.run()
     assert not at.exception
     assert at.title[0].value == translate("ja", "lookalikes.title")
-    assert charts(at, "lk_chart_")["cross"]["layout"]["yaxis"]["title"]["text"] == translate(
+    assert charts(at, "lookalikes_chart_")["cross"]["layout"]["yaxis"]["title"]["text"] == translate(
         "ja", "lookalikes.axis_query"
     )
 

@@ -61,11 +61,11 @@ def cache(shape, n: int, g: int, per_value: int = 2, held: int | None = None) ->
 def inference_runs():
     runs = {}
     for lang in ("en", "ja"):
-        at = open_page(INFERENCE, lang=lang, if_tables=True)
+        at = open_page(INFERENCE, lang=lang, inference_tables=True)
         s = at.session_state
         lab = lab_inference.inference_lab(
-            lab_inference.InferenceSettings(s["if_text"], int(s["if_d_model"]), int(s["if_heads"]),
-                                            int(s["if_kv_heads"]), int(s["if_seed"]))
+            lab_inference.InferenceSettings(s["inference_text"], int(s["inference_d_model"]), int(s["inference_heads"]),
+                                            int(s["inference_kv_heads"]), int(s["inference_seed"]))
         )  # fmt: skip
         runs[lang] = (at, lab, page_strings(at))
     return runs
@@ -113,7 +113,7 @@ def test_inference_messages(inference_runs, lang) -> None:
 
 def test_inference_over_the_context_and_with_a_window() -> None:
     """Mistral 7B asked for 100,000 tokens: capped at its 8,192, each layer holds the last 4,096."""
-    at = open_page(INFERENCE, if_preset=4, if_calc_n=100_000)
+    at = open_page(INFERENCE, inference_preset=4, inference_calc_n=100_000)
     strings = page_strings(at)
     name, layers, heads, kv, d_k, context = MISTRAL
     check(strings, "en", "inference.over_context", dict(name=name, asked="100,000", context="8,192"))
@@ -126,14 +126,14 @@ def test_inference_over_the_context_and_with_a_window() -> None:
     assert [m.value for m in at.metric if m.label == translate("en", "inference.size_metric", g=kv)] == [
         format_bytes(size)
     ]
-    bars = charts(at, "if_chart_")["size"]["data"][0]
+    bars = charts(at, "inference_chart_")["size"]["data"][0]
     assert list(bars["x"]) == ["1", "2", "4", "8", "16", "32"]  # every g that divides h = 32
     assert list(bars["y"]) == [cache(MISTRAL, 8192, int(g), held=4096) for g in bars["x"]]
 
 
 def test_inference_charts_and_flops_table(inference_runs) -> None:
     at, lab, _ = inference_runs["en"]
-    found = charts(at, "if_chart_")
+    found = charts(at, "inference_chart_")
     ns = [2**k for k in range(17)]
     flops = found["flops"]["data"]
     assert list(flops[0]["x"]) == ns
@@ -185,14 +185,16 @@ def test_block_messages(lang) -> None:
     cfg = lab_block.BlockConfig(
         d_model=16, heads=2, norm="layer", placement="pre", ffn="gelu", mask="none", seed=0
     )
-    assert all(s[f"bl_{k}"] == v for k, v in dict(d_model=16, heads=2, norm="layer", placement="pre").items())
-    trace = lab_block.block_lab(s["bl_text"], cfg)
+    assert all(
+        s[f"block_{k}"] == v for k, v in dict(d_model=16, heads=2, norm="layer", placement="pre").items()
+    )
+    trace = lab_block.block_lab(s["block_text"], cfg)
     n = len(trace.tokens)
     check(strings, lang, "block.formula_note", dict(norm=translate(lang, "block.norm_layer")))
     check(strings, lang, "block.alt_stages", dict(count="7"))  # x, N₁, Attn, h, N₂, FFN, y
     check(strings, lang, "block.shapes_note", dict(n=str(n), d="16", d_ff="64", h="2"))  # d_ff = 4 · 16
     check(strings, lang, "block.residual_pre", dict(diff=f"{lab_block.residual_gap(trace):.2e}"))
-    run = lab_block.depth_run(s["bl_text"], cfg, 12)
+    run = lab_block.depth_run(s["block_text"], cfg, 12)
     check(strings, lang, "block.alt_depth", dict(depth="12"))
     check(strings, lang, "block.depth_lesson", dict(depth="12", pre=Near(run.pre_rms[-1]), start=Near(run.pre_rms[0]),
                                                     post=Near(run.post_rms[-1])))  # fmt: skip
@@ -201,17 +203,17 @@ def test_block_messages(lang) -> None:
     check(strings, lang, "block.alt_flops", dict(d="768", h="12", d_ff="3072"))
     check(strings, lang, "block.crossover", dict(n=f"{cross:,.0f}", d="768", h="12", d_ff="3072", mult="4",
                                                  limit="6"))  # fmt: skip  # (8 + 4 · 4) / 4
-    stages = charts(at, "bl_chart_")["stages"]["data"]
+    stages = charts(at, "block_chart_")["stages"]["data"]
     # the bars lie across (orientation "h", issue 42 point 14): their lengths are x, their names y
     shown = [v for tr in stages for v in tr["x" if tr.get("orientation") == "h" else "y"]]
     assert sorted(shown) == pytest.approx(
         sorted(st.mean_rms for st in lab_block.stage_stats(trace)), rel=1e-9
     )
-    depth = charts(at, "bl_chart_")["depth"]["data"]
+    depth = charts(at, "block_chart_")["depth"]["data"]
     assert list(depth[0]["y"]) == pytest.approx(list(run.pre_rms)) and list(depth[1]["y"]) == pytest.approx(
         list(run.post_rms)
     )
-    flops = charts(at, "bl_chart_")["flops"]["data"]
+    flops = charts(at, "block_chart_")["flops"]["data"]
     ns = [2**k for k in range(5, 21)]
     by_name = {tr["name"]: tr["y"] for tr in flops if tr.get("y") and len(tr["y"]) == len(ns)}
     assert by_name[translate(lang, "block.flops_n2")] == [4 * m * m * 768 + 6 * 12 * m * m for m in ns]
@@ -225,7 +227,7 @@ def test_block_messages(lang) -> None:
 
 def test_block_post_ln_and_a_long_sentence() -> None:
     text = " ".join(f"w{i}" for i in range(100))
-    at = open_page(BLOCK, bl_text=text, bl_placement="post")
+    at = open_page(BLOCK, block_text=text, block_placement="post")
     strings = page_strings(at)
     trace = lab_block.block_lab(text, lab_block.BlockConfig(d_model=16, heads=2, norm="layer", placement="post",
                                                             ffn="gelu", mask="none", seed=0))  # fmt: skip
@@ -240,11 +242,11 @@ def test_block_flops_input_out_of_range_names_the_range(monkeypatch) -> None:
     from attention_ui import kit
     from attention_ui.i18n import Translator
 
-    page = kit.Page("bl", "block", {})
+    page = kit.Page("block", "block", {})
     shown: list[str] = []
-    monkeypatch.setattr(kit.st, "session_state", {"bl_flops_d": 8})
+    monkeypatch.setattr(kit.st, "session_state", {"block_flops_d": 8})
     monkeypatch.setattr(kit.st, "error", shown.append)
-    assert page.whole(Translator("en"), "bl_flops_d", "d_model", (16, 16384)) is None
+    assert page.whole(Translator("en"), "block_flops_d", "d_model", (16, 16384)) is None
     assert message_values(shown, "en", "block.err_range") == [dict(name="d_model", lo="16", hi="16384")]
 
 

@@ -41,11 +41,11 @@ def all_text(at) -> str:
 
 def test_block_page_numbers():
     text = "the cat sat on the mat"
-    at = open_page("app_pages/block.py", bl_text=text, bl_tables=True, bl_depth=3)
+    at = open_page("app_pages/block.py", block_text=text, block_tables=True, block_depth=3)
     s = at.session_state
     cfg = lab_block.BlockConfig(
-        d_model=int(s["bl_d_model"]), heads=int(s["bl_heads"]), norm=s["bl_norm"], placement=s["bl_placement"],
-        ffn=s["bl_ffn"], mask=s["bl_mask"], seed=int(s["bl_seed"]),
+        d_model=int(s["block_d_model"]), heads=int(s["block_heads"]), norm=s["block_norm"], placement=s["block_placement"],
+        ffn=s["block_ffn"], mask=s["block_mask"], seed=int(s["block_seed"]),
     )  # fmt: skip
     trace = lab_block.block_lab(text, cfg)
     stats = lab_block.stage_stats(trace)
@@ -75,8 +75,8 @@ def test_block_page_numbers():
     assert list(depth[tr("block.placement_post")]) == pytest.approx(list(run.post_rms), rel=1e-12)
     assert f"{run.pre_rms[-1]:.2f}" in all_text(at) and f"{run.post_rms[-1]:.2f}" in all_text(at)
     # the FLOPs table against the closed forms, written out here
-    d, h, mult = int(s["bl_flops_d"]), int(s["bl_flops_h"]), int(s["bl_ff_mult"])
-    kind = s["bl_ffn"]
+    d, h, mult = int(s["block_flops_d"]), int(s["block_flops_h"]), int(s["block_ff_mult"])
+    kind = s["block_ffn"]
     flops = frame(at, "block.flops_n2")
     c_ffn = 6 if kind == "swiglu" else 4
     for n, proj, ffn, lin, n2 in flops[
@@ -97,7 +97,7 @@ def test_block_page_numbers():
 def test_block_page_reports_a_broken_residual_as_an_error(monkeypatch):
     """If the sum did not hold, the page must say so instead of printing its success sentence."""
     monkeypatch.setattr(lab_block, "residual_gap", lambda trace: 0.125)
-    at = open_page("app_pages/block.py", bl_text="a broken residual check")
+    at = open_page("app_pages/block.py", block_text="a broken residual check")
     assert tr("block.residual_broken", diff="1.25e-01") in [e.value for e in at.error]
     assert not any("Pre-LN" in s.value for s in at.success)
 
@@ -107,10 +107,15 @@ def test_block_page_reports_a_broken_residual_as_an_error(monkeypatch):
 
 def test_inference_page_numbers():
     text = "the cat sat on the mat"
-    at = open_page("app_pages/inference.py", if_text=text, if_tables=True)
+    at = open_page("app_pages/inference.py", inference_text=text, inference_tables=True)
     no_exception(at)
     s = at.session_state
-    d, h, g, seed = int(s["if_d_model"]), int(s["if_heads"]), int(s["if_kv_heads"]), int(s["if_seed"])
+    d, h, g, seed = (
+        int(s["inference_d_model"]),
+        int(s["inference_heads"]),
+        int(s["inference_kv_heads"]),
+        int(s["inference_seed"]),
+    )
     lab = lab_inference.inference_lab(lab_inference.InferenceSettings(text, d, h, g, seed))
     n, d_k = len(lab.tokens), d // h
     assert metric(at, tr("inference.cache_gap")) == f"{lab.cache_gap:.3g}" and lab.cache_gap < 1e-10
@@ -133,8 +138,8 @@ def test_inference_page_numbers():
     # the calculator: 2 · layers · n · g · d_k · bytes, for the preset the page starts with
     from attention_core.labs.inference import DTYPE_BYTES, PRESETS  # noqa: PLC0415 (the page's preset table)
 
-    shape, n_calc = PRESETS[int(s["if_preset"])], int(s["if_calc_n"])
-    per, g_calc = DTYPE_BYTES[s["if_dtype"]], int(s["if_calc_kv"])
+    shape, n_calc = PRESETS[int(s["inference_preset"])], int(s["inference_calc_n"])
+    per, g_calc = DTYPE_BYTES[s["inference_dtype"]], int(s["inference_calc_kv"])
     size = 2 * shape.layers * n_calc * g_calc * shape.head_dim * per
     mha = 2 * shape.layers * n_calc * shape.heads * shape.head_dim * per
     assert metric(at, tr("inference.size_metric", g=g_calc)) == format_bytes(size)
@@ -160,7 +165,7 @@ def test_inference_page_reports_a_broken_cache_as_an_error(monkeypatch):
         return type(full)(K=full.K[:, -2:], V=full.V[:, -2:])
 
     monkeypatch.setattr(lab_inference, "append_kv", forgetful)
-    at = open_page("app_pages/inference.py", if_text="a cache that forgets its first keys")
+    at = open_page("app_pages/inference.py", inference_text="a cache that forgets its first keys")
     gap = float(metric(at, tr("inference.cache_gap")))
     assert gap > 1e-3
     assert tr("inference.cache_differs", diff=f"{gap:.3g}") in [e.value for e in at.error]

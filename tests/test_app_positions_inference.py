@@ -74,36 +74,36 @@ def test_inference_page_default(lang):
     sizes = {m.label: m.value for m in at.metric}
     assert sizes[translate(lang, "inference.size_metric", g=3)] == "180 MiB"
     assert sizes[translate(lang, "inference.mha_metric", h=9)] == "540 MiB"
-    groups = chart_spec(at, "if_chart_groups")
+    groups = chart_spec(at, "inference_chart_groups")
     assert sum(1 for tr in groups["data"] if tr.get("name") == "values") == 4
 
 
 def test_inference_sliders_and_presets():
-    at = open_page(INFERENCE, if_heads=4, if_kv_heads=1)
+    at = open_page(INFERENCE, inference_heads=4, inference_kv_heads=1)
     no_exception(at)
-    flops = chart_spec(at, "if_chart_flops")
+    flops = chart_spec(at, "inference_chart_flops")
     d, h, g, d_k = 16, 4, 1, 4
     n = flops["data"][0]["x"][5]
     assert flops["data"][0]["y"][5] == 2 * d * (h + 2 * g) * d_k + 4 * h * n * d_k
     # choose Llama 2 70B: the slider starts at its own 8 KV heads; MQA then saves 7/8 of g = 8's cache
-    at.selectbox(key="if_preset").set_value(3).run()
+    at.selectbox(key="inference_preset").set_value(3).run()
     no_exception(at)
-    assert at.session_state["if_calc_kv"] == 8
-    at.select_slider(key="if_calc_kv").set_value(1).run()
+    assert at.session_state["inference_calc_kv"] == 8
+    at.select_slider(key="inference_calc_kv").set_value(1).run()
     no_exception(at)
-    bars = chart_spec(at, "if_chart_size")["data"][0]
+    bars = chart_spec(at, "inference_chart_size")["data"][0]
     assert bars["x"] == ["1", "2", "4", "8", "16", "32", "64"]
     # n = 8,192 asked, but Llama 2 reads at most 4,096 tokens (issue 24, point 20): its cache stops there
     assert bars["y"][0] == 2 * 80 * 4096 * 1 * 128 * 2 and bars["y"][3] == 8 * bars["y"][0]
     # d_model 12: 16 is no longer a divisor, h falls back to a valid one and g follows
-    at.number_input(key="if_d_model").set_value(6).run()
+    at.number_input(key="inference_d_model").set_value(6).run()
     no_exception(at)
-    assert 6 % at.session_state["if_heads"] == 0
-    assert at.session_state["if_heads"] % at.session_state["if_kv_heads"] == 0
+    assert 6 % at.session_state["inference_heads"] == 0
+    assert at.session_state["inference_heads"] % at.session_state["inference_kv_heads"] == 0
 
 
 def test_inference_one_token():
-    at = open_page(INFERENCE, if_text="one")
+    at = open_page(INFERENCE, inference_text="one")
     no_exception(at)
     assert messages(at)["info"]  # one token: nothing earlier to compare
     assert metric(at, translate("en", "inference.cache_gap")) < 1e-12
@@ -114,7 +114,7 @@ def test_tables_switch_shows_the_numbers_behind_the_charts():
     no_exception(at)
     shuffle = at.dataframe[0].value
     assert list(shuffle.index) == ["a", "b", "c", "d"] and shuffle.shape == (4, 2)
-    at = open_page(INFERENCE, if_tables=True, if_text="a b c d")
+    at = open_page(INFERENCE, inference_tables=True, inference_text="a b c d")
     no_exception(at)
     steps = at.dataframe[0].value
     assert list(steps.iloc[:, 2]) == [1, 2, 3, 4]  # the cache holds t + 1 keys after step t

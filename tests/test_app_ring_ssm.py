@@ -104,11 +104,13 @@ def test_a_broken_merge_turns_the_ring_check_red(monkeypatch) -> None:
 
 
 def test_ssm_section_in_english_draws_the_models_weights() -> None:
-    at = open_page(LOOKALIKES, lk_text_a="the cat sat on the mat", lk_ssm_N=4, lk_ssm_delta=0.5)
+    at = open_page(
+        LOOKALIKES, lookalikes_text_a="the cat sat on the mat", lookalikes_ssm_n=4, lookalikes_ssm_delta=0.5
+    )
     t = lambda key, **v: translate("en", key, **v)  # noqa: E731
     assert t("ssm.title") in [h.value for h in at.header]
     assert float(metric(at, t("ssm.metric_diff"))) <= 1e-12
-    found = charts(at, "lk_chart_")
+    found = charts(at, "lookalikes_chart_")
     fixed, selective = z(found["ssm_ssm_fixed"]), z(found["ssm_ssm_selective"])
     n = 6
     assert fixed.shape == (n, n) and np.all(np.triu(fixed, 1) == 0)
@@ -143,7 +145,7 @@ def test_a_broken_scan_turns_the_ssm_check_red(monkeypatch) -> None:
     monkeypatch.setattr(lab_ssm, "diagonal_ssm_scan", drops_the_decay)
     lookalikes_ssm.cached_ssm.clear()
     try:
-        at = open_page(LOOKALIKES, lk_text_a="a broken scan is caught")
+        at = open_page(LOOKALIKES, lookalikes_text_a="a broken scan is caught")
         assert any(e.value.startswith(translate("en", "ssm.bad", diff="x")[:20]) for e in at.error)
     finally:
         lookalikes_ssm.cached_ssm.clear()

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from attention_core.config import AttentionConfig
-from attention_core.labs import decoder_view
+from attention_core.labs import decoder as lab_decoder
 from attention_core.labs import heads as H
 from attention_core.labs import ring as lab_ring
 from attention_core.labs.cost import MAX_DIRECT_N, measure_direct_attention, memory_table
@@ -162,7 +162,7 @@ def test_after_the_norm_a_length_is_at_most_root_d_times_the_largest_gain() -> N
     x = rng.normal(size=(500, d)) * rng.uniform(0.01, 100.0, (500, 1))  # any lengths
     normed = gain * x / np.sqrt((x**2).mean(axis=1, keepdims=True))
     lengths = np.linalg.norm(normed, axis=1)
-    cap = decoder_view.norm_length_cap(gain)
+    cap = lab_decoder.norm_length_cap(gain)
     assert cap == pytest.approx(np.sqrt(d) * 3.0, rel=0.05) and lengths.max() <= cap
     assert lengths.max() - lengths.min() > 1.0  # the lengths vary: the norm does not fix them
     one_hot = np.eye(d)[np.abs(gain).argmax()]  # all of x on the largest gain reaches the cap
@@ -211,7 +211,7 @@ def test_after_the_shift_the_mean_lengths_differ_and_the_text_says_so() -> None:
 
 def test_the_long_text_memory_figures() -> None:
     n = 827
-    dropped = decoder_view.dropped_detail_bytes(GEMMA3_270M, n)
+    dropped = lab_decoder.dropped_detail_bytes(GEMMA3_270M, n)
     assert dropped["q"] == 18 * 4 * n * 256 * 4 and round(dropped["q"] / 1e6) == 61
     assert dropped["scores"] == 2 * 18 * 4 * n * n * 4 and dropped["scores"] > 6 * dropped["q"]
     en, ja = both("decoder.g_rope_long")

@@ -157,13 +157,18 @@ def test_calculator_shapes_know_their_context_and_window():
 
 def test_calculator_page_caps_at_the_window_and_at_the_context():
     mistral = [p.key for p in li.PRESETS].index("mistral_7b")
-    at = open_page("app_pages/inference.py", if_preset=mistral, if_calc_n=8192, if_dtype="float16 / bfloat16")
+    at = open_page(
+        "app_pages/inference.py",
+        inference_preset=mistral,
+        inference_calc_n=8192,
+        inference_dtype="float16 / bfloat16",
+    )
     no_exception(at)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics[translate("en", "inference.size_metric", g=8)] == "512 MiB"
     assert any("4,096" in m.value and "8,192" in m.value for m in at.markdown)  # window_note
-    at.selectbox(key="if_preset").set_value([p.key for p in li.PRESETS].index("gpt2")).run()
-    assert at.session_state["if_calc_window"] == 0
+    at.selectbox(key="inference_preset").set_value([p.key for p in li.PRESETS].index("gpt2")).run()
+    assert at.session_state["inference_calc_window"] == 0
     # GPT-2 small reads 1,024 tokens: 2 · 12 · 1,024 · 12 · 64 · 2 bytes = 36 MiB, with a warning
     assert {m.label: m.value for m in at.metric}[translate("en", "inference.size_metric", g=12)] == "36 MiB"
     assert any("1,024" in w.value for w in at.warning)

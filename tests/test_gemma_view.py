@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core.labs import decoder_view
+from attention_core.labs import decoder as lab_decoder
 from attention_core.models import gemma3
 from attention_ui.decoder import models, url
 from attention_ui.figures import decoder as fdc
@@ -23,19 +23,19 @@ def banded(n: int, window: int) -> np.ndarray:
 
 def test_band_check_holds_on_a_band_and_reports_a_leak() -> None:
     w = banded(10, 3)
-    assert decoder_view.weight_outside_window(w, 3) == 0.0
+    assert lab_decoder.weight_outside_window(w, 3) == 0.0
     broken = w.copy()
     broken[0, 9, 2] = 0.25  # a key 7 positions back
-    assert decoder_view.weight_outside_window(broken, 3) == 0.25
-    assert decoder_view.weight_outside_window(broken, None) == 0.0  # a global layer has no band
-    assert decoder_view.keys_read_per_query(w).tolist() == [1, 2, 3, 3, 3, 3, 3, 3, 3, 3]
+    assert lab_decoder.weight_outside_window(broken, 3) == 0.25
+    assert lab_decoder.weight_outside_window(broken, None) == 0.0  # a global layer has no band
+    assert lab_decoder.keys_read_per_query(w).tolist() == [1, 2, 3, 3, 3, 3, 3, 3, 3, 3]
 
 
 def test_score_bound_holds_and_reports_a_score_beyond_it() -> None:
     q_len, k_len = np.array([[2.0, 3.0]]), np.array([[4.0, 1.0]])
-    ok = decoder_view.score_bound(q_len, k_len, np.array([-0.5, 0.74]), 16.0)
+    ok = lab_decoder.score_bound(q_len, k_len, np.array([-0.5, 0.74]), 16.0)
     assert ok.bound == pytest.approx(3.0 * 4.0 / 16.0) and ok.largest == 0.74 and ok.holds
-    broken = decoder_view.score_bound(q_len, k_len, np.array([-0.9, 0.2]), 16.0)
+    broken = lab_decoder.score_bound(q_len, k_len, np.array([-0.9, 0.2]), 16.0)
     assert not broken.holds and broken.largest == 0.9
 
 
@@ -70,10 +70,10 @@ def test_lengths_and_keys_read_figures_carry_the_numbers() -> None:
 
 def test_url_reads_the_model_and_ignores_an_unknown_one() -> None:
     values, ignored = url.parse({"model": "gemma3", "layer": "17", "head": "3"})
-    assert values == {"dc_model": "gemma3", "dc_layer": 17, "dc_head": 3} and ignored == ()
+    assert values == {"decoder_model": "gemma3", "decoder_layer": 17, "decoder_head": 3} and ignored == ()
     values, ignored = url.parse({"model": "gpt5"})
     assert values == {} and ignored == ("model",)
-    assert url.serialise({"dc_model": "gemma3"}) == {"model": "gemma3"}
+    assert url.serialise({"decoder_model": "gemma3"}) == {"model": "gemma3"}
 
 
 def test_windows_of_the_two_models() -> None:
@@ -97,9 +97,9 @@ def test_pair_norm_change_reads_the_models_pairing() -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((5, 8))
     turned = apply_rope(x, np.arange(5), 10_000.0, "half")
-    assert decoder_view.max_pair_norm_change(x, turned, "half") < 1e-12
+    assert lab_decoder.max_pair_norm_change(x, turned, "half") < 1e-12
     # the broken case: reading a rotate-half vector as interleaved pairs sees lengths change
-    assert decoder_view.max_pair_norm_change(x, turned, "interleaved") > 1e-3
+    assert lab_decoder.max_pair_norm_change(x, turned, "interleaved") > 1e-3
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

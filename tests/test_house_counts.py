@@ -97,6 +97,8 @@ import streamlit as st
 
 DEFAULTS = {"pg_table": 1}  # a table declares its keys
 SETTINGS = (Setting(key="pg_entry"),)
+MODE_KEY = "pg_mode"  # a constant spells its key: counted where it is used as one
+TITLE = "pg_title"  # (not used as a key: not counted)
 
 
 def f(n):
@@ -105,13 +107,14 @@ def f(n):
     st.slider("d", key="pg_d")
     if "pg_in" in st.session_state and s.get("pg_get"):
         st.session_state["pg_d"] = st.session_state.pg_attr
-    return st.session_state[f"pg_head_{n}"], sorted([], key=len)
+    st.toggle("m", key=MODE_KEY)
+    return st.session_state[f"pg_head_{n}"], sorted([], key=len), TITLE
 """
 
 
 def test_session_keys_spelled_outside_the_tables():
     keys = [p.split()[0] for p in found("session_keys", SESSION_CODE, "app_pages/x.py")]
-    assert keys == ["pg_attr", "pg_d", "pg_get", "pg_in"]
+    assert keys == ["pg_attr", "pg_d", "pg_get", "pg_in", "pg_mode"]
     assert found("session_keys", SESSION_CODE, "app_pages/x.py")[1].startswith("pg_d (2x) app_pages/x.py:f:")
     assert len(found("session_key_families", SESSION_CODE, "app_pages/x.py")) == 1
 

@@ -154,11 +154,11 @@ PRESENTED = [
     ("masks", "masks", True),
     ("multi_head", "mh", True),
     ("cost", "cost", True),
-    ("block", "bl", True),
-    ("lookalikes", "lk", True),
+    ("block", "block", True),
+    ("lookalikes", "lookalikes", True),
     ("positions", "positions", True),
-    ("inference", "if", True),
-    ("decoder", "dc", True),
+    ("inference", "inference", True),
+    ("decoder", "decoder", True),
     ("heads", "hd", True),
 ]
 

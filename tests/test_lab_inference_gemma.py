@@ -45,9 +45,9 @@ def test_inference_page_offers_the_gemma_preset(lang: str) -> None:
 
     at = open_page("app_pages/inference.py", lang=lang)
     index = next(i for i, p in enumerate(inference.PRESETS) if p.key == "gemma3_270m")
-    at.selectbox(key="if_preset").set_value(index).run()
+    at.selectbox(key="inference_preset").set_value(index).run()
     no_exception(at)
-    assert at.session_state["if_calc_window"] == 512 and at.session_state["if_calc_kv"] == 1
+    assert at.session_state["inference_calc_window"] == 512 and at.session_state["inference_calc_kv"] == 1
     text = texts(at) + "\n".join(c.value for c in at.caption)
     assert translate(lang, "inference.source_gemma3_270m") in text
     assert translate(lang, "inference.source_window", w="512", layers=15, total=18) in text

@@ -339,12 +339,16 @@ def test_a_dropped_old_url_is_caught() -> None:
 
 def test_a_page_with_a_core_lab_takes_the_labs_name() -> None:
     """The rule of docs/architecture.md for the pages renamed so far: script, package, catalog, prefix."""
-    for name in ("scaling", "positions", "masks", "cost"):
+    for name in ("scaling", "positions", "masks", "cost", "block", "lookalikes", "inference", "decoder"):
         assert (ROOT / "attention_core" / "labs" / f"{name}.py").is_file()
         assert (ROOT / "app_pages" / f"{name}.py").is_file() and (ROOT / "attention_ui" / name).is_dir()
         assert (ROOT / "attention_ui" / "locales" / "en" / f"{name}.json").is_file()
         page = (ROOT / "app_pages" / f"{name}.py").read_text(encoding="utf-8")
-        if f'kit.Page.of(TABLE, "{name}")' in page:  # the prefix is its table's (issue 46, ask 1)
+        table = (
+            ROOT / "attention_ui" / name / "settings.py"
+        )  # the decoder binds its kit there (its views share it)
+        bound = page + (table.read_text(encoding="utf-8") if table.is_file() else "")
+        if f'kit.Page.of(TABLE, "{name}"' in bound:  # the prefix is its table's (issue 46, ask 1)
             assert importlib.import_module(f"attention_ui.{name}.settings").TABLE.prefix == name
         else:
             assert f'kit.Page("{name}", "{name}"' in page

@@ -18,6 +18,10 @@ from tests.test_class_pages import class_store as _a_new_store_each_test  # noqa
 
 # The pages whose settings are all in their table (issue 46, ask 1), and each table's module.
 CONVERTED = {
+    "app_pages/block.py": "attention_ui.block.settings",
+    "app_pages/decoder.py": "attention_ui.decoder.settings",
+    "app_pages/inference.py": "attention_ui.inference.settings",
+    "app_pages/lookalikes.py": "attention_ui.lookalikes.settings",
     "app_pages/masks.py": "attention_ui.masks.settings",
     "app_pages/playground.py": "attention_ui.playground.settings",
     TEACH: "attention_ui.classroom.settings",
@@ -211,3 +215,28 @@ def test_the_live_class_leaves_only_declared_keys_on_the_panel_and_the_phones():
         assert key in keys, key
     assert any(k.startswith("cls_drawn_") and k[len("cls_drawn_") :][0].isdigit() for k in keys)
     assert undeclared(keys) == []
+
+
+def test_the_decoder_on_its_other_model_and_generating_leaves_only_declared_keys():
+    """The decoder's first run shows SmolLM2 in English: Gemma 3's own sections and a generated
+    token set keys of their own."""
+    at = open_page("app_pages/decoder.py", decoder_model="gemma3")
+    at.button(key="decoder_next").click().run()
+    assert not at.exception and at.session_state["decoder_generated"]
+    assert undeclared(at) == []
+
+
+def test_the_decoder_url_reads_and_writes_each_url_setting_of_its_table():
+    """The decoder keeps its view in its own URL (attention_ui/decoder/url.py): the parameters that
+    code reads and writes are the table's ``url`` entries, each under its setting's key, and each
+    reads back what it wrote. The URL code forgetting an entry, or a parameter the table does not
+    declare, fails here."""
+    from attention_ui.decoder import url
+    from attention_ui.decoder.settings import TABLE
+
+    carried = {p.url: p.state for p in url.PARAMS if p.url != "lang"}  # the language is the app's
+    assert carried == {name: key for key, name in TABLE.url_names.items()}
+    state = {key: TABLE.defaults.get(key, "smollm2") for key in TABLE.url_names}
+    state[TABLE.key("text")] = "the cat sat"
+    state[TABLE.key("layer")], state[TABLE.key("head")] = 5, 3  # not the defaults: the value travels
+    assert url.parse(url.serialise(state)) == (state, ())

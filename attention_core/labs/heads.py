@@ -31,7 +31,7 @@ from ..arrays import read_only
 from ..models import llama
 from ..norms import rms_norm
 from ..steps import log_softmax  # over the vocabulary here, in float64
-from .decoder_view import head_summary
+from .decoder import head_summary
 
 MODELS = ("smollm2", "gemma3")  # the command line's --model choices
 MODEL_TITLES = {"smollm2": "SmolLM2-135M", "gemma3": "Gemma 3 270M"}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..arrays import read_only
-from ..labs.decoder_view import head_summary
+from ..labs.decoder import head_summary
 from ..labs.heads import induction_scores, previous_token_scores
 from ..steps import build_mask
 from .model import accuracy, backward, cross_entropy, forward, logits_of

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention_core.labs import decoder_view
+from attention_core.labs import decoder as lab_decoder
 from attention_ui.decoder import models
 
 
@@ -39,8 +39,8 @@ def trace(text: str, name: str = "smollm2"):
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def head_grid(text: str, stat: str, name: str = "smollm2"):
-    """``decoder_view.layer_head_grid`` of the prompt: ``[layers, heads]``."""
-    return decoder_view.layer_head_grid(trace(text, name), stat)
+    """``lab_decoder.layer_head_grid`` of the prompt: ``[layers, heads]``."""
+    return lab_decoder.layer_head_grid(trace(text, name), stat)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

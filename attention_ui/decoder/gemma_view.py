@@ -1,10 +1,10 @@
-"""Gemma 3's own sections of the decoder page (shown only for ``dc_model == "gemma3"``): the layer
+"""Gemma 3's own sections of the decoder page (shown only while the chosen model is ``"gemma3"``): the layer
 kinds, QK-norm, the two RoPE bases and local vs global attention on a long text, plus the two
 decoders side by side (shown for either model).
 
 Everything drawn is read from the cached trace (``q_lengths``, ``score_range``, ``weights``,
 ``window``, ``rope_base``) or from the two configs; the checks the page reports are
-:func:`attention_core.labs.decoder_view.weight_outside_window` and ``score_bound``.
+:func:`attention_core.labs.decoder.weight_outside_window` and ``score_bound``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from attention_core.kv_cache import windowed_cache_bytes
-from attention_core.labs import decoder_view
+from attention_core.labs import decoder as lab_decoder
 from attention_core.models import gemma3
 from attention_ui import kit
 from attention_ui.decoder import cached, models
@@ -49,12 +49,12 @@ def long_preset(lang: str) -> str:
     return "\n\n".join(parts)
 
 
-LONG = "dc_long_on"  # the page runs on long_preset(lang) instead of the learner's sentence
+LONG = PAGE.key("long_on")  # the page runs on long_preset(lang) instead of the learner's sentence
 
 
 def on_long_preset() -> None:
     """The long text for this page only: the learner's sentence stays in the box and on every other
-    page (it is not written into dc_text, which the pages share)."""
+    page (it is not written into the page's sentence, which the pages share)."""
     st.session_state[LONG] = True
 
 
@@ -69,7 +69,7 @@ def long_on(name: str) -> bool:
 def long_notice(t, lang: str) -> None:
     """At the top of the page while the long text is shown: what it is, and the way back."""
     st.info(t("decoder.g_long_on", chars=f"{len(long_preset(lang)):,}"))
-    st.button(t("decoder.g_back_button"), key="dc_back", on_click=on_back, type="primary")
+    st.button(t("decoder.g_back_button"), key=PAGE.key("back"), on_click=on_back, type="primary")
 
 
 def layer_kind_note(t, layer) -> None:
@@ -114,12 +114,12 @@ def section_qk_norm(t, trace, settings: DecoderSettings) -> None:
           kmax0=f"{layer.k_lengths_pre[kv].max():.1f}", kmin=f"{layer.k_lengths[kv].min():.1f}",
           kmax=f"{layer.k_lengths[kv].max():.1f}")
     )  # fmt: skip
-    bound = decoder_view.score_bound(
+    bound = lab_decoder.score_bound(
         layer.q_lengths[head : head + 1], layer.k_lengths[kv : kv + 1], layer.score_range[head], layer.divisor
     )
     lo, hi = (float(v) for v in layer.score_range[head])
     weights = cached.model(settings.model).weights.layers[settings.layer]
-    qcap, kcap = decoder_view.norm_length_cap(weights.q_norm), decoder_view.norm_length_cap(weights.k_norm)
+    qcap, kcap = lab_decoder.norm_length_cap(weights.q_norm), lab_decoder.norm_length_cap(weights.k_norm)
     key = "decoder.g_score_bound_holds" if bound.holds else "decoder.g_score_bound_broken"
     (st.markdown if bound.holds else st.error)(
         t(key, lo=f"{lo:.2f}", hi=f"{hi:.2f}", bound=f"{bound.bound:.2f}", divisor=f"{layer.divisor:g}",
@@ -148,9 +148,9 @@ def section_local_global(t, trace, settings: DecoderSettings, hover) -> None:
     window = next(w for w in config.layer_windows if w is not None)
     st.markdown(t("decoder.g_explain_local_global", window=window))
     if st.session_state.get(LONG) is True:
-        st.button(t("decoder.g_back_button"), key="dc_back_below", on_click=on_back)
+        st.button(t("decoder.g_back_button"), key=PAGE.key("back_below"), on_click=on_back)
     else:
-        st.button(t("decoder.g_long_button"), key="dc_long", on_click=on_long_preset)
+        st.button(t("decoder.g_long_button"), key=PAGE.key("long"), on_click=on_long_preset)
     if trace.n <= window:
         st.info(t("decoder.g_short_text", n=trace.n, window=window))
     local = next(lay for lay in range(config.n_layers) if config.window_of(lay) is not None)
@@ -164,11 +164,11 @@ def section_local_global(t, trace, settings: DecoderSettings, hover) -> None:
             st.markdown(t(f"decoder.g_map_{kind}", layer=lay, h=head))
             fig = fdc.group_weight_maps(layer.weights, [head], trace.labels, layer.mask, title="", **axes)[0]
             PAGE.chart(fig, f"g_map_{kind}", t("decoder.alt_weights", h=head, n=trace.n))
-            outside = decoder_view.weight_outside_window(layer.weights, config.window_of(lay))
+            outside = lab_decoder.weight_outside_window(layer.weights, config.window_of(lay))
             if kind == "local":
                 key = "decoder.g_band_holds" if outside == 0.0 else "decoder.g_band_broken"
                 (st.markdown if outside == 0.0 else st.error)(t(key, window=window, w=f"{outside:.2e}"))
-    counts = [decoder_view.keys_read_per_query(trace.layers[lay].weights) for lay in (local, glob)]
+    counts = [lab_decoder.keys_read_per_query(trace.layers[lay].weights) for lay in (local, glob)]
     fig = fdc.keys_read_figure(
         counts, [t("decoder.layer_option_local", layer=local), t("decoder.layer_option_global", layer=glob)],
         window, axes=AxisText(t("decoder.axis_position"), t("decoder.g_axis_keys_read")),

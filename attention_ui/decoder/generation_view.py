@@ -1,8 +1,8 @@
 """The decoder page's last two sections: the next-token distribution (temperature, top-k, the token
 the next step will draw) and generation token by token with the KV cache.
 
-The generated ids live in the session (``dc_generated``, for the prompt in ``dc_generated_for``);
-each click appends one token chosen by :func:`attention_core.labs.decoder_view.choose_next` and the
+The generated ids live in the session (``GENERATED``, for the prompt in ``GENERATED_FOR``: attention_ui/decoder/settings.py);
+each click appends one token chosen by :func:`attention_core.labs.decoder.choose_next` and the
 page reads the decode steps from :func:`attention_ui.decoder.cached.chain`.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention_core.labs import decoder_view
+from attention_core.labs import decoder as lab_decoder
 from attention_core.models import decoding
 from attention_ui import kit
 from attention_ui.decoder import cached, models, sequence_text, token_words, url
@@ -44,14 +44,14 @@ def next_logits(trace, steps, settings: DecoderSettings):
 
 
 def on_next(settings: DecoderSettings) -> None:
-    """The "next token" button: append the token :func:`decoder_view.choose_next` picks."""
+    """The "next token" button: append the token :func:`lab_decoder.choose_next` picks."""
     ids = generated_ids(settings.text)
     trace = cached.trace(settings.text, settings.model)
     if trace.n + len(ids) >= models.max_tokens(settings.model):
         return
     steps = cached.chain(settings.text, ids, settings.model)
     logits = next_logits(trace, steps, settings)
-    token = decoder_view.choose_next(logits, settings.temperature, settings.top_k, settings.seed, len(ids))
+    token = lab_decoder.choose_next(logits, settings.temperature, settings.top_k, settings.seed, len(ids))
     st.session_state[GENERATED] = [*ids, token]
 
 
@@ -77,7 +77,7 @@ def section_next(t, trace, steps, ids: tuple[int, ...], settings: DecoderSetting
     logits = next_logits(trace, steps, settings)
     context = (*trace.ids, *ids)
     cands = core.top_candidates(logits, N_CANDIDATES, context, settings.temperature, settings.top_k, model)
-    upcoming = decoder_view.choose_next(logits, settings.temperature, settings.top_k, settings.seed, len(ids))
+    upcoming = lab_decoder.choose_next(logits, settings.temperature, settings.top_k, settings.seed, len(ids))
     chosen = next((k for k, c in enumerate(cands) if c.id == upcoming), None)
     fig = fdc.next_token_bars(
         [token_words.short_label(t, c.reading, c.special) for c in cands], [c.p for c in cands], chosen=chosen,
@@ -124,9 +124,9 @@ def section_generate(t, trace, steps, ids: tuple[int, ...], settings: DecoderSet
     total = trace.n + len(ids)
     full = trace.n >= limit or total >= limit
     c1, c2 = st.columns(2)
-    c1.button(t("decoder.next_button"), key="dc_next", on_click=on_next, args=(settings,), disabled=full,
+    c1.button(t("decoder.next_button"), key=PAGE.key("next"), on_click=on_next, args=(settings,), disabled=full,
               type="primary")  # fmt: skip
-    c2.button(t("decoder.reset_button"), key="dc_reset", on_click=on_reset, args=(settings.text,),
+    c2.button(t("decoder.reset_button"), key=PAGE.key("reset"), on_click=on_reset, args=(settings.text,),
               disabled=not ids)  # fmt: skip
     if full:
         st.info(t("decoder.info_full", limit=f"{limit:,}"))
@@ -141,7 +141,7 @@ def section_generate(t, trace, steps, ids: tuple[int, ...], settings: DecoderSet
     if unfinished:
         st.caption(t("decoder.unfinished"))
     cache_now = steps[-1].cache_bytes
-    per_token = decoder_view.kv_memory(config, 1)
+    per_token = lab_decoder.kv_memory(config, 1)
     gemma = settings.model == "gemma3"
     st.markdown(
         t("decoder.g_cache_now" if gemma else "decoder.cache_now", tokens=total, bytes=f"{cache_now:,}", kib=f"{cache_now / 1024:,.0f}",
@@ -149,7 +149,7 @@ def section_generate(t, trace, steps, ids: tuple[int, ...], settings: DecoderSet
     )  # fmt: skip
     sizes = [trace.n, *(trace.n + s + 1 for s in range(len(ids)))]
     stored = [core.start_state(trace).cache_bytes, *(s.cache_bytes for s in steps)]
-    mha = [decoder_view.kv_memory(config, n).mha_bytes for n in sizes]
+    mha = [lab_decoder.kv_memory(config, n).mha_bytes for n in sizes]
     series = (
         ("decoder.g_series_gqa", "decoder.g_series_mha")
         if gemma

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention_core.labs import decoder_view
+from attention_core.labs import decoder as lab_decoder
 from attention_core.models import gemma3, smollm2
 from attention_ui.decoder import gemma_view, models
 from attention_ui.decoder.settings import PAGE, DecoderSettings, model_text
@@ -48,7 +48,7 @@ def section_weights(t, trace, settings: DecoderSettings, hover) -> None:
             else:
                 st.markdown(t("decoder.shares_mark", h=h, kv=kv))
             PAGE.chart(fig, f"weights_{group.index(h)}", t("decoder.alt_weights", h=h, n=trace.n))
-    mem = decoder_view.kv_memory(config, trace.n)
+    mem = lab_decoder.kv_memory(config, trace.n)
     st.markdown(
         t("decoder.mqa_memory" if gemma else "decoder.gqa_memory", n=trace.n, gqa=f"{mem.gqa_bytes:,}",
           mha=f"{mem.mha_bytes:,}", ratio=f"{mem.ratio:g}", layers=config.n_layers, g=config.n_kv_heads,
@@ -63,7 +63,7 @@ def section_rope(t, trace, settings: DecoderSettings, hover) -> None:
     kv = int(layer.kv_head_of[head])
     st.header(t("decoder.h_rope"), anchor="rope")
     if layer.Q_pre is None:  # a long Gemma prompt keeps only the weights (gemma3.FULL_DETAIL_TOKENS)
-        dropped = decoder_view.dropped_detail_bytes(config, n)
+        dropped = lab_decoder.dropped_detail_bytes(config, n)
         st.info(t("decoder.g_rope_long", n=n, limit=gemma3.FULL_DETAIL_TOKENS,
                   scores_mb=f"{dropped['scores'] / 1e6:,.0f}", q_mb=f"{dropped['q'] / 1e6:,.0f}"))  # fmt: skip
         return
@@ -87,19 +87,17 @@ def section_rope(t, trace, settings: DecoderSettings, hover) -> None:
         st.markdown(t("decoder.q_after", h=head))
         PAGE.chart(heatmaps.feature_heatmap(layer.Q[head], trace.labels, **axes), "q_post",
                    t("decoder.alt_q", h=head, n=n, d=config.head_dim))  # fmt: skip
-    change = decoder_view.max_pair_norm_change(q_in[head], layer.Q[head], config.rope_layout)
+    change = lab_decoder.max_pair_norm_change(q_in[head], layer.Q[head], config.rope_layout)
     st.markdown(model_text(t, settings.model, "rope_norms", change=f"{change:.1e}"))
 
     st.subheader(t("decoder.h_offset"), anchor="offset")
     # re-sent on every run: the options' labels change with the sentence, the browser would keep the old one
-    st.session_state["dc_key"] = (
-        st.session_state.get("dc_key") if st.session_state.get("dc_key") in range(n) else 0
-    )
+    st.session_state[PAGE.key("key")] = PAGE.value("key") if PAGE.value("key") in range(n) else 0
     keys = list(range(n))
     PAGE.widget(t, "selectbox", "key", keys, format_func=lambda j: f"#{j} {trace.labels[j]}", helped=True)
-    j, i = int(st.session_state["dc_key"]), n - 1
+    j, i = int(PAGE.value("key")), n - 1
     offsets = list(range(max(ROPE_OFFSETS, n)))
-    curve = decoder_view.rope_offset_curve(
+    curve = lab_decoder.rope_offset_curve(
         q_in[head, i], k_in[kv, j], offsets, ROPE_STARTS, base, config.rope_layout
     )
     actual = (i - j, float(layer.scores_raw[head, i, j]))

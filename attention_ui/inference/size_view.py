@@ -1,7 +1,7 @@
 """The inference lab's cache-size calculator: public model shapes (``PRESETS``), n capped at the
 model's context, a sliding window, MHA through GQA to MQA.
 
-Called by ``app_pages/inference.py`` with its page kit (``if_`` keys, ``inference`` catalog). Widgets
+Called by ``app_pages/inference.py`` with its page kit (its ``preset``/``calc_*`` settings, declared in ``attention_ui.inference.settings``; ``inference`` catalog). Widgets
 -> ``attention_core.labs.inference.cache_calculation`` -> ``attention_ui.inference.figures`` -> the kit.
 """
 
@@ -15,9 +15,7 @@ from attention_core.labs.inference import DTYPE_BYTES, PRESETS, kv_choices
 from attention_ui import kit
 from attention_ui.figures.base import AxisText
 from attention_ui.inference import figures as figures_inference
-
-CALC_N_RANGE = (1, 10_000_000)  # what may be typed; the model's context caps what is computed
-CALC_WINDOW_RANGE = (0, 10_000_000)  # sliding window W in tokens, 0 = none
+from attention_ui.inference.settings import CALC_N_RANGE, CALC_WINDOW_RANGE
 
 
 def fit_choice(key: str, choices) -> None:
@@ -35,7 +33,7 @@ def section_size(t, page: kit.Page) -> None:
         rf" \cdot d_k \cdot \text{{{t('inference.tex_per_value')}}}",
         anchor="size",
     )
-    s = st.session_state
+    s, key = st.session_state, page.key
     c1, c2, c3 = st.columns(3)
     page.widget(
         t, "selectbox", "preset", list(range(len(PRESETS))), format_func=lambda i: PRESETS[i].name,
@@ -43,22 +41,23 @@ def section_size(t, page: kit.Page) -> None:
     )  # fmt: skip
     page.widget(t, "number_input", "calc_n", *CALC_N_RANGE, step=1024, where=c2)
     page.widget(t, "selectbox", "dtype", list(DTYPE_BYTES), where=c3)
-    shape = PRESETS[int(s["if_preset"])]
-    if s.get("if_preset_shown") != s["if_preset"]:  # a new model starts at its own KV heads and window
-        s["if_calc_kv"] = shape.kv_heads
-        s["if_calc_window"] = shape.window
-        s["if_preset_shown"] = s["if_preset"]
+    preset = page.value("preset")
+    shape = PRESETS[int(preset)]
+    if page.value("preset_shown") != preset:  # a new model starts at its own KV heads and window
+        s[key("calc_kv")] = shape.kv_heads
+        s[key("calc_window")] = shape.window
+        s[key("preset_shown")] = preset
     kvs = kv_choices(shape.heads)
-    fit_choice("if_calc_kv", kvs)
+    fit_choice(key("calc_kv"), kvs)
     c1, c2 = st.columns([2, 1])
     page.widget(t, "select_slider", "calc_kv", kvs, helped=True, where=c1)
     page.widget(t, "number_input", "calc_window", *CALC_WINDOW_RANGE, step=1024, helped=True, where=c2)
-    asked = page.whole(t, "if_calc_n", t("inference.calc_n"), CALC_N_RANGE)
-    window = page.whole(t, "if_calc_window", t("inference.calc_window"), CALC_WINDOW_RANGE)
+    asked = page.whole(t, key("calc_n"), t("inference.calc_n"), CALC_N_RANGE)
+    window = page.whole(t, key("calc_window"), t("inference.calc_window"), CALC_WINDOW_RANGE)
     if asked is None or window is None:
         return
-    g = int(s["if_calc_kv"])
-    calc = lab_inference.cache_calculation(shape, asked, g, DTYPE_BYTES[s["if_dtype"]], window)
+    g = int(page.value("calc_kv"))
+    calc = lab_inference.cache_calculation(shape, asked, g, DTYPE_BYTES[page.value("dtype")], window)
     size, n, big = (
         calc.size,
         f"{calc.n:,}",

@@ -2,7 +2,7 @@
 state-space recurrence (fixed and selective decay) on the learner's sentence, compared by the
 weights each output puts on the past inputs and by the state each keeps as n grows.
 
-Called by ``app_pages/lookalikes.py`` with its page kit (``lk_ssm_`` keys; the sentence, d_model and
+Called by ``app_pages/lookalikes.py`` with its page kit (its ``ssm_`` settings, declared in ``attention_ui.lookalikes.settings``; the sentence, d_model and
 seed of the sidebar); text: the ``ssm`` catalog. Widgets -> ``attention_core.labs.ssm`` (cached) ->
 ``attention_ui.figures`` -> the page kit.
 """
@@ -18,19 +18,15 @@ from attention_ui.figures import cost as figures_cost
 from attention_ui.figures import heatmaps
 from attention_ui.figures.base import AxisText
 from attention_ui.lookalikes import ssm_figures as figures_ssm
+from attention_ui.lookalikes.settings import MAX_TOKENS, SSM_DELTA_CHOICES, SSM_N_CHOICES
 
-MAX_TOKENS = 16  # the page's limit: four readable maps
-N_CHOICES = (1, 2, 4, 8, 16)
-DELTA_CHOICES = (0.1, 0.2, 0.5, 1.0, 2.0)
 TOLERANCE = 1e-12
-DEFAULTS = {"lk_ssm_N": 4, "lk_ssm_delta": 0.5, "lk_ssm_row": None}
 SIGNED = ("ssm_fixed", "ssm_selective")
 
 cached_ssm = st.cache_resource(max_entries=32, show_spinner=False)(lab_ssm.ssm_lab)
 
 
 def section_ssm(t, page: kit.Page) -> None:
-    kit.init_state(DEFAULTS)
     kit.opening(
         t("ssm.title"),
         t("ssm.intro"),
@@ -48,26 +44,27 @@ def section_ssm(t, page: kit.Page) -> None:
     st.caption(t("ssm.formula_note"))
     c1, c2 = st.columns(2)
     names = dict(label=t("ssm.N"), help=t("ssm.N_help"), where=c1)
-    page.widget(t, "select_slider", "ssm_N", N_CHOICES, **names)
+    page.widget(t, "select_slider", "ssm_n", SSM_N_CHOICES, **names)
     page.widget(
         t,
         "select_slider",
         "ssm_delta",
-        DELTA_CHOICES,
+        SSM_DELTA_CHOICES,
         label=t("ssm.delta"),
         help=t("ssm.delta_help"),
         where=c2,
     )
-    s = st.session_state
-    text = (s.get("lk_text_a") or "").strip()
+    text = (page.value("text_a") or "").strip()
     if not text:
         st.info(t("ssm.err_empty"))
         return
-    numbers = dict(d_model=int(s["lk_d_model"]), seed=int(s["lk_seed"]), N=int(s["lk_ssm_N"]))
+    numbers = dict(
+        d_model=int(page.value("d_model")), seed=int(page.value("seed")), N=int(page.value("ssm_n"))
+    )
     with page.guard(
         t, "state-space comparison", known=[(AttentionConfigError, "lookalikes.err_config")]
     ) as run:
-        lab = cached_ssm(text, **numbers, delta=float(s["lk_ssm_delta"]), max_tokens=MAX_TOKENS)
+        lab = cached_ssm(text, **numbers, delta=float(page.value("ssm_delta")), max_tokens=MAX_TOKENS)
     if run.failed:
         return
     tokens, n = lab.tokens, len(lab.tokens)
@@ -94,8 +91,8 @@ def section_ssm(t, page: kit.Page) -> None:
                 page.table(lambda w=lab.weights[name]: tables.labelled_table(w, tokens, tokens))
     st.markdown(t("ssm.maps_note", gap=f"{lab.toeplitz_gaps['ssm_selective']:.3f}"))
     rows = list(range(n))
-    if s.get("lk_ssm_row") not in rows:  # a new sentence: show its last output
-        s["lk_ssm_row"] = n - 1
+    if page.value("ssm_row") not in rows:  # a new sentence: show its last output
+        st.session_state[page.key("ssm_row")] = n - 1
     page.widget(
         t,
         "selectbox",
@@ -105,7 +102,7 @@ def section_ssm(t, page: kit.Page) -> None:
         label=t("ssm.row"),
         help=t("ssm.row_help"),
     )
-    row = int(s["lk_ssm_row"])
+    row = int(page.value("ssm_row"))
     series = {t(f"ssm.model_{name}"): list(lab.weights[name][row, : row + 1]) for name in lab_ssm.MODELS}
     fig = figures_ssm.past_weights_figure(
         tokens[: row + 1], series, axes=AxisText(t("ssm.axis_input"), t("ssm.axis_weight"))

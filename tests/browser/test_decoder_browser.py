@@ -37,7 +37,7 @@ BYTE_GARBAGE = re.compile(r"[ĠĊÃâ�]")
 
 
 def chart(page: Page, name: str) -> Locator:
-    return page.locator(f".st-key-dc_chart_{name} {PLOTLY_CHART}")
+    return page.locator(f".st-key-decoder_chart_{name} {PLOTLY_CHART}")
 
 
 def test_decoder_page_in_japanese_with_a_japanese_sentence(browser, streamlit_server) -> None:
@@ -46,11 +46,11 @@ def test_decoder_page_in_japanese_with_a_japanese_sentence(browser, streamlit_se
     try:
         open_lab(page, streamlit_server, "decoder", lang="ja", timeout_ms=SLOW_MS)
         # Japanese starts on Gemma 3 (issue 25); this test is SmolLM2's byte-level view
-        page.locator('[data-testid="stSidebar"] .st-key-dc_model').get_by_text(
+        page.locator('[data-testid="stSidebar"] .st-key-decoder_model').get_by_text(
             translate("ja", "decoder.model_smollm2"), exact=True
         ).click()
         wait_for_app_run(page, timeout_ms=SLOW_MS)
-        box = page.locator('[data-testid="stSidebar"] .st-key-dc_text textarea')
+        box = page.locator('[data-testid="stSidebar"] .st-key-decoder_text textarea')
         box.fill(SENTENCE)
         box.press("Control+Enter")
         wait_for_app_run(page, timeout_ms=SLOW_MS)
@@ -83,7 +83,7 @@ def test_decoder_page_in_japanese_with_a_japanese_sentence(browser, streamlit_se
         expect(chart(page, "cache")).to_have_count(1)
         expect(chart(page, "rows")).to_have_count(1)
         expect(page.get_by_text(re.compile(r"KV キャッシュには今"))).to_be_visible()
-        page.locator(".st-key-dc_chart_cache").scroll_into_view_if_needed()
+        page.locator(".st-key-decoder_chart_cache").scroll_into_view_if_needed()
         screenshot(page, "decoder_ja_generate", full=False)
     finally:
         context.close()

@@ -31,7 +31,7 @@ SLOW_MS = 180_000  # the first run loads the model (~3 s alone, much longer on a
 
 
 def chart(page: Page, name: str) -> Locator:
-    return page.locator(f".st-key-dc_chart_{name} {PLOTLY_CHART}")
+    return page.locator(f".st-key-decoder_chart_{name} {PLOTLY_CHART}")
 
 
 def test_gemma_view_in_japanese(browser, streamlit_server) -> None:
@@ -58,7 +58,7 @@ def test_gemma_view_in_japanese(browser, streamlit_server) -> None:
             page.wait_for_timeout(500)  # the layout settles
             assert_no_exception(page)
             screenshot(page, f"decoder_gemma_ja_{width}x{height}")
-            page.locator(".st-key-dc_chart_gqa").scroll_into_view_if_needed()
+            page.locator(".st-key-decoder_chart_gqa").scroll_into_view_if_needed()
             screenshot(page, f"decoder_gemma_ja_{width}x{height}_mqa", full=False)
     finally:
         context.close()

@@ -27,8 +27,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
 
-def lk_chart(page: Page, name: str):
-    return page.locator(f".st-key-lk_chart_{name} {PLOTLY_CHART}")
+def lookalikes_chart(page: Page, name: str):
+    return page.locator(f".st-key-lookalikes_chart_{name} {PLOTLY_CHART}")
 
 
 def test_lookalikes_draws_cross_attention_follows_the_second_sentence_and_speaks_japanese(
@@ -38,18 +38,18 @@ def test_lookalikes_draws_cross_attention_follows_the_second_sentence_and_speaks
     wait_for_charts(page, minimum=7)
     assert_no_exception(page)
     expect(page.get_by_role("heading", level=1)).to_contain_text(translate("en", "lookalikes.title"))
-    cross = lk_chart(page, "cross")
+    cross = lookalikes_chart(page, "cross")
     # queries from sentence 1 (rows), keys from sentence 2 (columns): 6 × 7, not square
     assert tick_labels(cross, "y") == ["the", "cat", "sat", "on", "the", "mat"]
     assert tick_labels(cross, "x") == ["le", "chat", "était", "assis", "sur", "le", "tapis"]
     assert screenshot(page, "lookalikes_en").stat().st_size > 10_000
 
     # the second sentence sets the columns (same page session: a lab load costs more than the check)
-    box = page.locator('[data-testid="stSidebar"] .st-key-lk_text_b input')
+    box = page.locator('[data-testid="stSidebar"] .st-key-lookalikes_text_b input')
     box.fill("a <b> & c")
     box.press("Enter")
     wait_for_app_run(page)
-    cross = lk_chart(page, "cross")
+    cross = lookalikes_chart(page, "cross")
     # the tokenizer splits punctuation off; Plotly must show "<", ">" and "&" literally (escaped labels)
     expect(cross.locator("g.xtick text")).to_have_text(["a", "<", "b", ">", "&", "c"])
     assert_no_exception(page)

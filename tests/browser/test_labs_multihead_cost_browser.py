@@ -121,12 +121,12 @@ def test_block_page_draws_every_section(page: Page, streamlit_server: str, lang:
     assert_no_exception(page)
     expect(page.get_by_role("heading", level=1)).to_contain_text(translate(lang, "block.title"))
     # seven stages: the residual stream (x, h, y) and four sub-layer inputs/outputs
-    expect(chart(page, "bl_chart_stages").locator("g.point")).to_have_count(7)
-    expect(chart(page, "bl_chart_depth").locator("g.scatterlayer g.trace")).to_have_count(2)
-    expect(chart(page, "bl_chart_flops").locator("g.scatterlayer g.trace")).to_have_count(4)
+    expect(chart(page, "block_chart_stages").locator("g.point")).to_have_count(7)
+    expect(chart(page, "block_chart_depth").locator("g.scatterlayer g.trace")).to_have_count(2)
+    expect(chart(page, "block_chart_flops").locator("g.scatterlayer g.trace")).to_have_count(4)
     # Post-LN: the success message changes with the radio
     post = translate(lang, "block.placement_post")
-    page.locator(".st-key-bl_placement").get_by_text(post, exact=True).click()
+    page.locator(".st-key-block_placement").get_by_text(post, exact=True).click()
     wait_for_app_run(page)
     expect(page.get_by_text(re.compile(r"^Post-LN[:：]")).first).to_be_visible()
     assert_no_exception(page)

@@ -63,7 +63,7 @@ def test_positions_and_inference_pages(page: Page, streamlit_server: str) -> Non
     assert metric_value(page, translate("ja", "inference.cache_gap")) < 1e-12
     assert metric_value(page, translate("ja", "inference.change_bidirectional")) > 1e-3
     # 4 query heads, each with its weights and the grey overlay of the causal mask
-    expect(chart(page, "if_chart_groups").locator("g.heatmaplayer image")).to_have_count(8)
-    expect(chart(page, "if_chart_size").locator("g.point")).to_have_count(3)  # g = 1, 3, 9 for SmolLM2
-    expect(chart(page, "if_chart_flops").locator("g.scatterlayer g.trace")).to_have_count(2)
+    expect(chart(page, "inference_chart_groups").locator("g.heatmaplayer image")).to_have_count(8)
+    expect(chart(page, "inference_chart_size").locator("g.point")).to_have_count(3)  # g = 1, 3, 9 for SmolLM2
+    expect(chart(page, "inference_chart_flops").locator("g.scatterlayer g.trace")).to_have_count(2)
     assert screenshot(page, "lab_inference_ja").stat().st_size > 10_000

@@ -183,7 +183,7 @@ SLIDE_CASES = [
         (("ArrowRight", 2), ("Space", 3), ("ArrowLeft", 2)),
     ),
     # Japanese opens the decoder on Gemma 3 (issue 25): its four own sections make 11 slides
-    ("decoder", "dc", 1920, 1080, "ja-JP", "節 {k} / 11", 11, (("PageDown", 2), ("PageUp", 1))),
+    ("decoder", "decoder", 1920, 1080, "ja-JP", "節 {k} / 11", 11, (("PageDown", 2), ("PageUp", 1))),
 ]
 
 

@@ -35,7 +35,7 @@ SECTIONS = {
             "ssm_steps",
             "ssm_state",
         ),
-        "lk",
+        "lookalikes",
     ),
 }
 

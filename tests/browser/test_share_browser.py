@@ -142,7 +142,7 @@ def test_a_shared_links_sentence_goes_on_into_the_sidebars_labs(
     expect(page.get_by_role("heading", level=1).first).to_contain_text(translate("en", "playground.title"))
     expect(page.locator('[data-testid="stMain"] .st-key-pg_text textarea')).to_have_value(LINK_SENTENCE)
 
-    for url_path, key in (("masks", "masks_text"), ("lookalikes", "lk_text_a")):
+    for url_path, key in (("masks", "masks_text"), ("lookalikes", "lookalikes_text_a")):
         page.locator(f'[data-testid="stSidebarNav"] a[href$="/{url_path}"]').click()
         wait_for_path(page, url_path)
         wait_for_app_run(page)

@@ -1,4 +1,4 @@
-"""The decoder page's core helpers (``attention_core.labs.decoder_view``) against naive loops and
+"""The decoder page's core helpers (``attention_core.labs.decoder``) against naive loops and
 hand-computed values. No model needed."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from attention_core.labs import decoder_view as dv
+from attention_core.labs import decoder as dv
 from attention_core.models.smollm2 import SMOLLM2_135M
 from attention_ui.decoder import sequence_text
 
@@ -138,7 +138,7 @@ def _w(n, h=2, seed=0):
 
 
 def test_head_summary_of_one_and_two_tokens_by_hand():
-    from attention_core.labs import decoder_view as dv
+    from attention_core.labs import decoder as dv
 
     one = np.ones((3, 1, 1))  # one token: row 0 is the only row
     assert dv.head_summary(one, "first").tolist() == [1.0, 1.0, 1.0]
@@ -153,7 +153,7 @@ def test_head_summary_of_one_and_two_tokens_by_hand():
 
 
 def test_head_summary_keeps_leading_axes_and_computes_in_float64():
-    from attention_core.labs import decoder_view as dv
+    from attention_core.labs import decoder as dv
 
     w = np.stack([_w(4, h=3, seed=s) for s in range(2)])  # [layers 2, heads 3, 4, 4]
     for stat in dv.HEAD_STATS:
@@ -169,7 +169,7 @@ def test_head_summary_keeps_leading_axes_and_computes_in_float64():
 def test_layer_head_grid_stacks_every_layer():
     from types import SimpleNamespace
 
-    from attention_core.labs import decoder_view as dv
+    from attention_core.labs import decoder as dv
 
     layers = [SimpleNamespace(weights=_w(5, h=3, seed=s)) for s in range(4)]
     grid = dv.layer_head_grid(SimpleNamespace(layers=layers), "distance")
@@ -178,7 +178,7 @@ def test_layer_head_grid_stacks_every_layer():
 
 
 def test_pair_norm_change_is_computed_in_float64():
-    from attention_core.labs import decoder_view as dv
+    from attention_core.labs import decoder as dv
 
     before = np.array([[0.1, 0.7, 3.3, -1.9]], dtype=np.float32)
     after = np.array([[0.7, 0.1, -1.9, 3.3]], dtype=np.float32)  # swapped inside pairs: same lengths
@@ -196,7 +196,7 @@ def test_pair_norm_change_is_computed_in_float64():
 
 
 def test_rope_offset_curve_fields_layout_and_precision():
-    from attention_core.labs import decoder_view as dv
+    from attention_core.labs import decoder as dv
 
     rng = np.random.default_rng(3)
     q, k = rng.normal(size=4).astype(np.float32), rng.normal(size=4).astype(np.float32)
@@ -225,7 +225,7 @@ def test_rope_offset_curve_fields_layout_and_precision():
 def test_kv_memory_and_choose_next():
     from types import SimpleNamespace
 
-    from attention_core.labs import decoder_view as dv
+    from attention_core.labs import decoder as dv
 
     cfg = SimpleNamespace(n_layers=2, n_kv_heads=1, n_heads=4, head_dim=8)
     m = dv.kv_memory(cfg, 10)
@@ -243,7 +243,7 @@ def test_kv_memory_and_choose_next():
 
 
 def test_band_check_counts_a_key_exactly_window_back_and_short_texts():
-    from attention_core.labs import decoder_view as dv
+    from attention_core.labs import decoder as dv
 
     w = np.zeros((1, 5, 5))
     w[0, 4, 1] = 0.3  # 3 positions back: outside a window of 3 (keys i − 2 … i)
@@ -254,7 +254,7 @@ def test_band_check_counts_a_key_exactly_window_back_and_short_texts():
 def test_score_bound_holds_at_equality_at_any_scale():
     """q ∥ k gives |q·k| = |q||k| exactly (Cauchy–Schwarz with equality): the bound holds, small or
     large; 10⁻⁴ relative and 10⁻⁵ absolute beyond it does not."""
-    from attention_core.labs import decoder_view as dv
+    from attention_core.labs import decoder as dv
 
     for q in (1e-3, 1.0, 1e3):
         r = dv.score_bound(np.array([[q]]), np.array([[2.0]]), np.array([[-2 * q / 4, 2 * q / 4]]), 4.0)
