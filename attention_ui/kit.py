@@ -648,7 +648,8 @@ class Page:
         settings there), the copy-link button. See :mod:`attention_ui.presenter`."""
         from attention_ui import presenter
 
-        return presenter.slides(self.prefix, bool(self.shared and self.url_context) or self.link)(main)
+        link = bool(self.shared and self.url_context) or self.link
+        return presenter.slides(self.prefix, link, self.key)(main)
 
     @staticmethod
     def section(draw: Callable[..., None], *args, **kwargs) -> None:

@@ -93,6 +93,12 @@ KIT_SETTINGS = (
     Setting("table_*", why="a table's element key (Page.table)"),
     Setting("tk_*", why="the take-home buttons: count, pass, scorm, format, quiz (attention_ui/takehome)"),
 )
+_KIT_NAMES = frozenset(s.name for s in KIT_SETTINGS)
+
+
+def _adds_to_kit(s: Setting) -> bool:
+    """Whether a page's ``s``, named like a kit key, says more than the kit's entry does."""
+    return s.default is not NO_DEFAULT or bool(s.url or s.presenter or s.live)
 
 
 class Table:
@@ -103,7 +109,11 @@ class Table:
             raise ValueError(f"a page prefix is 2-16 lower-case letters or underscores, not {prefix!r}")
         own = list(settings)
         shared = [Setting(f"{s.name}_synced", why="the shared value last exchanged") for s in own if s.shared]
-        entries = own + shared + (list(KIT_SETTINGS) if kit else [])
+        # a page may declare one of the kit's keys again to give it more (a default, a URL name, the
+        # presenter or live flag: the playground's URL carries its tables switch and presenter mode);
+        # declared again with nothing more, it is a mistake like any key declared twice
+        more = {s.name for s in own if s.name in _KIT_NAMES and _adds_to_kit(s)}
+        entries = own + shared + ([s for s in KIT_SETTINGS if s.name not in more] if kit else [])
         names: dict[str, Setting] = {}
         for s in entries:
             if s.name in names:

@@ -41,7 +41,8 @@ EVERY_PAGE = "<every page>"
 # Modules of one page's package that other pages build on, and why (the only cross-page imports allowed).
 REUSED = {
     "attention_ui.playground.url_state": "the URL parameter table and parsers every page with a URL reads",
-    "attention_ui.playground.settings": "the live class publishes and follows the playground's settings",
+    "attention_ui.playground.settings": "the playground's table: the live class publishes and follows its live "
+    "settings; the code tabs under its steps and the practice hook on its slides use its keys",
     "attention_ui.playground.steps_view": "the live class shows its students the playground's steps",
     "attention_ui.playground.share": "the copy-link button of the path page and of presenter mode",
     "attention_ui.playground.first_screen": "app.py asks it whether this run draws the first screen only",
