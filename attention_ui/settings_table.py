@@ -108,7 +108,7 @@ class Table:
         if not _PREFIX.match(prefix):
             raise ValueError(f"a page prefix is 2-16 lower-case letters or underscores, not {prefix!r}")
         own = list(settings)
-        shared = [Setting(f"{s.name}_synced", why="the shared value last exchanged") for s in own if s.shared]
+        shared = [Setting(synced(s.name), why="the shared value last exchanged") for s in own if s.shared]
         # a page may declare one of the kit's keys again to give it more (a default, a URL name, the
         # presenter or live flag: the playground's URL carries its tables switch and presenter mode);
         # declared again with nothing more, it is a mistake like any key declared twice
@@ -207,6 +207,12 @@ class Table:
     def values(self, state: Mapping[str, object]) -> dict[str, object]:
         """The table's plain settings in ``state`` by short name (families and kit keys left out)."""
         return {s.name: state.get(self._key_of(s)) for s in self.settings if not s.family}
+
+
+def synced(key: str) -> str:
+    """The key remembering the value a shared setting ``key`` last exchanged with the learner's context
+    (:func:`attention_ui.kit.share_context`); every table declares it for each shared setting."""
+    return f"{key}_synced"
 
 
 _REGISTRY: dict[str, Table] = {}
