@@ -65,7 +65,7 @@ with st.sidebar:
 LABS = [
     ("app_pages/scaling.py", "app.nav_why_sqrt", "📏", "why-sqrt-dk"),
     ("app_pages/masks.py", "app.nav_masks", "🎭", "masks"),
-    ("app_pages/multi_head.py", "app.nav_multi_head", "🧩", "multi-head"),
+    ("app_pages/multihead.py", "app.nav_multi_head", "🧩", "multi-head"),
     ("app_pages/cost.py", "app.nav_cost", "📈", "cost"),
     ("app_pages/block.py", "app.nav_block", "🧱", "block"),
     ("app_pages/lookalikes.py", "app.nav_lookalikes", "🔀", "lookalikes"),
@@ -85,6 +85,7 @@ OLD_URL_PATHS = {
     "why_sqrt_dk": "why-sqrt-dk",
     "multi_head": "multi-head",
     "scaling": "why-sqrt-dk",
+    "multihead": "multi-head",
     "codecheck": "code_check",
 }
 

@@ -12,6 +12,7 @@ from attention_core.labs.cost import DTYPE_BYTES, MAX_DIRECT_N, NOTES_SEQUENCE_L
 from attention_ui import kit, practice
 from attention_ui.cost import efficient_view as cost_efficient
 from attention_ui.cost import ring_view as cost_ring
+from attention_ui.cost.settings import BLOCKS, CHECK_NS, COUNT_RANGE, DK_RANGE, MEASURE_CHOICES, TABLE
 from attention_ui.figures import cost as figures_cost
 from attention_ui.figures.base import AxisText
 
@@ -19,34 +20,12 @@ from attention_ui.figures.base import AxisText
 NOTES_FIGURES = {2_048: "8 MB", 8_192: "128 MB", 32_768: "2 GB", 131_072: "32 GB", 1_000_000: "1.9 TB"}
 CHART_NS = tuple(2**k for k in range(7, 21))  # 128 … 1,048,576
 GPU_BYTES = 80 * 10**9  # a large accelerator's memory, as a yardstick on the memory chart
-MEASURE_CHOICES = tuple(n for n in (256, 512, 1024, 2048, 4096) if n <= MAX_DIRECT_N)
-CHECK_NS = (64, 128, 256, 512, 1024, 2048)
-BLOCKS = (16, 32, 64, 128, 256)
 # one block's update of the running max, denominator and weighted sum (kit.latex: wraps on a phone)
 ONLINE_SOFTMAX = (r"m' = \max(m, \max_j s_j),", r"\ell' = e^{m - m'}\,\ell + \sum_j e^{s_j - m'},",
                   r"a' = e^{m - m'}\,a + \sum_j e^{s_j - m'}\, v_j,")  # fmt: skip
-COUNT_RANGE = {"heads": (1, 256), "batch": (1, 1024), "layers": (1, 256)}
-DK_RANGE = (1, 1024)
-RESULTS = "cost_results"  # the live sweep's SweepPoints, kept across reruns
-RESULTS_META = "cost_results_meta"
-DEFAULTS = {
-    "cost_dtype": "fp16",
-    "cost_heads": 1,
-    "cost_batch": 1,
-    "cost_layers": 1,
-    "cost_dk": 64,
-    "cost_max_n": 2048,
-    "cost_block": 128,
-    "cost_check_n": 512,
-    "cost_check_block": 64,
-    "cost_causal": False,
-    "cost_tables": False,
-    RESULTS: (),
-    RESULTS_META: None,
-    **cost_efficient.DEFAULTS,
-}
-TEXTS, SHARED = cost_efficient.TRANSLATED_DEFAULTS, cost_efficient.SHARED  # SHARED: the learner's sentence
-PAGE = kit.Page("cost", "cost", DEFAULTS, translated_defaults=TEXTS, shared=SHARED)
+PAGE = kit.Page.of(TABLE, "cost")
+key = TABLE.key
+RESULTS, RESULTS_META = key("results"), key("results_meta")  # the live sweep, kept across reruns
 
 cached_memory = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.memory_table)
 cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.flops_table)
@@ -89,8 +68,8 @@ def section_extended(t) -> None:
     for column, name in zip(counts, COUNT_RANGE, strict=True):
         PAGE.widget(t, "number_input", name, *COUNT_RANGE[name], step=1, where=column)
     s = st.session_state
-    dtype = s["cost_dtype"] if s["cost_dtype"] in DTYPE_BYTES else "fp16"
-    heads, batch, layers = int(s["cost_heads"]), int(s["cost_batch"]), int(s["cost_layers"])
+    dtype = s[key("dtype")] if s[key("dtype")] in DTYPE_BYTES else "fp16"
+    heads, batch, layers = (int(s[key(name)]) for name in COUNT_RANGE)
     rows = cached_memory(NOTES_SEQUENCE_LENGTHS, DTYPE_BYTES[dtype], heads, batch, layers)
     columns = {"n": [r.n for r in rows], t("cost.col_elements"): [r.elements for r in rows]}
     columns |= figures_cost.unit_columns(t, rows) | {
@@ -112,7 +91,7 @@ def section_extended(t) -> None:
 
     st.subheader(t("cost.sec_flops_chart"), anchor="flops-chart")
     PAGE.widget(t, "number_input", "dk", *DK_RANGE, step=16, label="d_k", help=t("cost.dk_help"))
-    d_k = int(s["cost_dk"])
+    d_k = int(s[key("dk")])
     st.latex(r"\text{FLOPs} \approx h\,(2 n^2 d_k + 6 n^2 + 2 n^2 d_v)")
     flops = cached_flops(CHART_NS, d_k, None, heads)
     fseries = {
@@ -148,9 +127,9 @@ def section_measure(t) -> None:
     PAGE.widget(t, "select_slider", "max_n", MEASURE_CHOICES, helped=True, where=c1)
     PAGE.widget(t, "select_slider", "block", BLOCKS, helped=True, where=c2)
     b1, b2 = st.columns([1, 1])
-    if b1.button(t("cost.measure_button"), key="cost_run", type="primary", icon=":material/timer:"):
-        run_measurement(t, int(st.session_state["cost_max_n"]), int(st.session_state["cost_block"]))
-    if st.session_state[RESULTS] and b2.button(t("cost.clear_button"), key="cost_clear"):
+    if b1.button(t("cost.measure_button"), key=key("run"), type="primary", icon=":material/timer:"):
+        run_measurement(t, int(PAGE.value("max_n")), int(PAGE.value("block")))
+    if st.session_state[RESULTS] and b2.button(t("cost.clear_button"), key=key("clear")):
         st.session_state[RESULTS], st.session_state[RESULTS_META] = [], None
     points = st.session_state[RESULTS]
     if not points:
@@ -199,7 +178,7 @@ def section_tiled(t) -> None:
     PAGE.widget(t, "select_slider", "check_block", BLOCKS, text="block", helped=True, where=c2)
     PAGE.widget(t, "toggle", "causal", where=c3)
     s = st.session_state
-    n, block, causal = int(s["cost_check_n"]), int(s["cost_check_block"]), bool(s["cost_causal"])
+    n, block, causal = int(s[key("check_n")]), int(s[key("check_block")]), bool(s[key("causal")])
     with PAGE.guard(t, "tiled check") as run:
         check = cached_check(n, block, causal)
     if run.failed:

@@ -1,6 +1,6 @@
 """Attention playground: type a sentence, pick the settings, follow every step of self-attention.
 
-Widgets (all state in ``pg_`` keys, defaults and ranges in ``attention_ui.playground.settings``) ->
+Widgets (all state in ``pg_`` keys, declared once in the table of ``attention_ui.playground.settings``) ->
 AttentionConfig -> one cached ``trace_text`` call -> the steps of ``attention_ui.playground.steps_view``
 (heatmaps from ``attention_ui.figures.heatmaps``). Every message comes from the ``playground``
 catalog.
@@ -26,7 +26,6 @@ from attention_ui.playground import (
 from attention_ui.playground.settings import (
     CONFIG_KEYS,
     D_MODEL_RANGE,
-    DEFAULTS,
     DIVISOR_RANGE,
     HEAD_DIM_RANGE,
     HEADS_RANGE,
@@ -35,6 +34,7 @@ from attention_ui.playground.settings import (
     PAGE,
     PRESETS,
     SCALE_CHOICES,
+    TABLE,
     read_config,
 )
 
@@ -45,10 +45,10 @@ cached_example = st.cache_resource(max_entries=1, show_spinner=False)(worked_exa
 
 def start_manual_dims() -> None:
     """When d_k/d_v switch to manual, start from the values they had (d_model // heads)."""
-    s = st.session_state
-    if not s["pg_auto_dims"]:
-        size = max(1, int(s["pg_d_model"]) // max(1, int(s["pg_heads"])))
-        s["pg_d_k"] = s["pg_d_v"] = min(size, HEAD_DIM_RANGE[1])
+    s, key = st.session_state, TABLE.key
+    if not s[key("auto_dims")]:
+        size = max(1, int(s[key("d_model")]) // max(1, int(s[key("heads")])))
+        s[key("d_k")] = s[key("d_v")] = min(size, HEAD_DIM_RANGE[1])
 
 
 def settings_sidebar(t, example: bool, where) -> None:
@@ -68,7 +68,7 @@ def settings_sidebar(t, example: bool, where) -> None:
         )
         PAGE.widget(t, "number_input", "heads", *HEADS_RANGE, step=1, helped=True, where=c2)
         PAGE.widget(t, "toggle", "auto_dims", on_change=start_manual_dims, helped=True)
-        if not st.session_state["pg_auto_dims"]:
+        if not PAGE.value("auto_dims"):
             c1, c2 = st.columns(2)
             PAGE.widget(t, "number_input", "d_k", *HEAD_DIM_RANGE, step=1, label="d_k", where=c1)
             PAGE.widget(t, "number_input", "d_v", *HEAD_DIM_RANGE, step=1, label="d_v", where=c2)
@@ -78,7 +78,7 @@ def settings_sidebar(t, example: bool, where) -> None:
         PAGE.widget(t, "number_input", "pad", *PAD_RANGE, step=1, helped=True, where=c1)
         PAGE.seed_input(t, where=c2)
         PAGE.widget(t, "selectbox", "scale", SCALE_CHOICES, format_func=lambda s: t(f"playground.scale_{s}"))
-        if st.session_state["pg_scale"] == "custom":
+        if PAGE.value("scale") == "custom":
             low, high = float(DIVISOR_RANGE[0]), float(DIVISOR_RANGE[1])
             PAGE.widget(t, "number_input", "divisor", low, high, step=0.5, format="%.3f")
         PAGE.widget(t, "toggle", "positional", helped=True)
@@ -97,11 +97,11 @@ def load_trace(t, example: bool):
     if example:
         return cached_example()
     s = st.session_state
-    text = s["pg_text"] or ""
+    text = s[PAGE.key("text")] or ""
     if not text.strip():
         st.error(t("playground.err_empty"))
         return None
-    config, problems = read_config({key: s[f"pg_{key}"] for key in CONFIG_KEYS})
+    config, problems = read_config({name: s[PAGE.key(name)] for name in CONFIG_KEYS})
     for problem in problems:
         values = dict(problem.values)
         if values.get("name") in ("heads", "seed"):  # name the widget as its label does
@@ -111,7 +111,7 @@ def load_trace(t, example: bool):
         return None
     trace = None
     with PAGE.guard(t, "attention trace", known=[(AttentionConfigError, "playground.err_config")]):
-        trace = cached_trace(text, config, max_tokens=int(s["pg_max_tokens"]))
+        trace = cached_trace(text, config, max_tokens=int(s[PAGE.key("max_tokens")]))
     tok = trace.tokenization if trace is not None else None
     PAGE.warn_truncated(t, tok)
     if tok is not None and tok.chars_cut:
@@ -128,7 +128,7 @@ def head_selector(t, heads: int) -> None:
 
 
 def presenter_head_picker(t, heads: int):
-    """Presenter mode's compact head picker: a selectbox in the controls row (same ``pg_head`` state)."""
+    """Presenter mode's compact head picker: a selectbox in the controls row (same ``head`` state)."""
 
     def draw(where, disabled: bool) -> None:
         names = {k: t("playground.head_name", h=k) for k in range(heads)}
@@ -149,14 +149,14 @@ def presenter_head_picker(t, heads: int):
 def make_view(t, trace, example: bool, text: dict | None = None, first: bool = False) -> steps_view.View:
     """The steps' view of ``trace``; ``first``: the session's first view (the practice switch comes
     one run later, with the sidebar's settings)."""
-    if st.session_state.get("pg_head", 0) not in range(trace.heads):
-        st.session_state["pg_head"] = 0
+    if st.session_state.get(PAGE.key("head"), 0) not in range(trace.heads):
+        st.session_state[PAGE.key("head")] = 0
     explain_view.clamp_cell(st.session_state, trace.n)
     return steps_view.View(
         t=t,
         trace=trace,
         example=example,
-        head=int(st.session_state["pg_head"]),
+        head=int(PAGE.value("head")),
         show_tables=PAGE.tables_on,
         on_cell=explain_view.make_on_cell(trace.n, trace.V.shape[2]),
         after={"softmax": explain_view.cell_panel, "head_out": explain_view.row_panel},
@@ -191,13 +191,13 @@ def write_url() -> None:
 
 
 def main() -> None:
-    kit.init_state(DEFAULTS)
+    kit.init_state(PAGE.defaults)
     url_sync.read_url(st.session_state)  # first run (or a changed URL) only, before any widget
     t = PAGE.start()
     present = bool(st.session_state.get(presenter.PRESENT_KEY))
     if not present:
         presenter.class_banner(t)  # a live class runs from this browser: say so, and the way back to it
-    example = st.session_state["pg_preset"] == "example"
+    example = PAGE.value("preset") == "example"
     try:
         ignored = url_sync.ignored_notice(st.session_state)
         if ignored:  # both views: a malformed ?layer= is as worth naming as a malformed ?seed=
@@ -240,7 +240,7 @@ def main() -> None:
             return
         st.markdown(t("playground.tokens", n=trace.n, pads=trace.n_pad))
         kit.show_tokens(trace.tokens, trace.n_pad)
-        share.share_row(t, trace, int(st.session_state.get("pg_head", 0)))
+        share.share_row(t, trace, int(st.session_state.get(PAGE.key("head"), 0)))
         render_steps(t, trace, example)
     finally:
         write_url()

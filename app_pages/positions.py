@@ -16,19 +16,11 @@ from attention_core.labs.positions import D_MODEL_RANGE, OFFSET_RANGE, SCHEMES, 
 from attention_ui import kit
 from attention_ui.figures.base import AxisText
 from attention_ui.positions import figures as figures_positions
+from attention_ui.positions.settings import TABLE
 
 ROUNDING_LIMIT = 1e-10  # a difference below this is floating-point rounding (float64, values ~1)
-DEFAULTS = {
-    "positions_d_model": 16,
-    "positions_seed": 0,
-    "positions_seen": 32,
-    "positions_offset": 2,
-    "positions_pair": 0,
-    "positions_tables": False,
-}
-TEXTS = {"positions_text": "positions.default_text"}
-SHARED = kit.learner_context(text="positions_text", seed="positions_seed")  # d_model stays the lab's
-PAGE = kit.Page("positions", "positions", DEFAULTS, translated_defaults=TEXTS, shared=SHARED)
+PAGE = kit.Page.of(TABLE, "positions")
+key = TABLE.key
 
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_positions.positions_lab)
 
@@ -39,33 +31,33 @@ def fmt(x: float) -> str:
 
 def controls(t) -> None:
     PAGE.widget(t, "text_area", "text", height=80, helped=True)
-    if not PAGE.sentence_origin(t, "positions_text"):
+    if not PAGE.sentence_origin(t, key("text")):
         st.caption(t("positions.own_example"))
     PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=2, helped=True)
     PAGE.widget(t, "number_input", "seen", *SEEN_RANGE, step=1, helped=True)
     PAGE.seed_input(t)
     s = st.session_state
     # keep the dependent inputs inside their ranges after d_model or L changed
-    s["positions_pair"] = min(int(s["positions_pair"]), int(s["positions_d_model"]) // 2 - 1)
-    s["positions_offset"] = min(int(s["positions_offset"]), int(s["positions_seen"]) - 1, OFFSET_RANGE[1])
-    max_offset = min(OFFSET_RANGE[1], int(s["positions_seen"]) - 1)
+    s[key("pair")] = min(int(s[key("pair")]), int(s[key("d_model")]) // 2 - 1)
+    s[key("offset")] = min(int(s[key("offset")]), int(s[key("seen")]) - 1, OFFSET_RANGE[1])
+    max_offset = min(OFFSET_RANGE[1], int(s[key("seen")]) - 1)
     PAGE.widget(t, "number_input", "offset", OFFSET_RANGE[0], max_offset, step=1, helped=True)
-    PAGE.widget(t, "number_input", "pair", 0, int(s["positions_d_model"]) // 2 - 1, step=1, helped=True)
+    PAGE.widget(t, "number_input", "pair", 0, int(s[key("d_model")]) // 2 - 1, step=1, helped=True)
     PAGE.tables_toggle(t)
 
 
 def load_lab(t):
     """The cached lab for the sentence, or None after saying why there is none."""
     s = st.session_state
-    if int(s["positions_d_model"]) % 2:  # (an empty sentence is said by sentence_lab)
+    if int(s[key("d_model")]) % 2:  # (an empty sentence is said by sentence_lab)
         st.error(t("positions.err_range", name="d_model", lo=D_MODEL_RANGE[0], hi=D_MODEL_RANGE[1]))
         return None
     names = ("d_model", "seed", "seen", "offset", "pair")
 
     def compute(text: str):
-        return cached_lab(PositionsSettings(text, **{name: int(s[f"positions_{name}"]) for name in names}))
+        return cached_lab(PositionsSettings(text, **{name: int(s[key(name)]) for name in names}))
 
-    return PAGE.sentence_lab(t, "positions_text", "positions lab", compute)
+    return PAGE.sentence_lab(t, key("text"), "positions lab", compute)
 
 
 def section_shuffle(t, lab) -> None:
@@ -97,18 +89,18 @@ def section_shuffle(t, lab) -> None:
 
 
 def section_schemes(t, lab, names) -> None:
-    s = lab.settings
+    cfg = lab.settings
     st.header(t("positions.sec_schemes"), anchor="schemes")
     st.markdown(t("positions.explain_schemes"))
     query, key = kit.escape_markdown(lab.query_token), kit.escape_markdown(lab.key_token)
-    st.markdown(t("positions.explain_pair", query=query, key=key, offset=s.offset, last=s.seen - 1))
+    st.markdown(t("positions.explain_pair", query=query, key=key, offset=cfg.offset, last=cfg.seen - 1))
     count = len(lab.placements)
     cols = st.columns(len(SCHEMES))
     for col, scheme in zip(cols, SCHEMES, strict=True):
         col.metric(t("positions.spread_metric", name=names[scheme]), fmt(lab.spread[scheme]),
                    help=t("positions.spread_help"))  # fmt: skip
     if count < 2:
-        st.info(t("positions.one_placement", seen=s.seen, offset=s.offset))
+        st.info(t("positions.one_placement", seen=cfg.seen, offset=cfg.offset))
     else:
         if lab.spread["rope"] < ROUNDING_LIMIT:
             st.success(t("positions.rope_constant", spread=fmt(lab.spread["rope"]), count=count))
@@ -123,7 +115,7 @@ def section_schemes(t, lab, names) -> None:
         axes=AxisText(t("positions.axis_position"), t("positions.axis_score")),
     )
     spreads = {k: fmt(v) for k, v in lab.spread.items()}
-    alt = t("positions.alt_schemes", offset=s.offset, count=count, sin=spreads["sinusoidal"],
+    alt = t("positions.alt_schemes", offset=cfg.offset, count=count, sin=spreads["sinusoidal"],
             learned=spreads["learned"], rope=spreads["rope"])  # fmt: skip
     PAGE.chart(fig, "schemes", alt)
     PAGE.table({names[k]: v for k, v in lab.scores.items()}, "schemes", index=lab.placements.tolist(),
@@ -131,18 +123,18 @@ def section_schemes(t, lab, names) -> None:
 
 
 def section_arrow(t, lab) -> None:
-    s = lab.settings
+    cfg = lab.settings
     st.header(t("positions.sec_arrow"), anchor="rope")
     length = fmt(lab.arrow_length)
     theta = f"{lab.arrow_angle_step:.4g}"
     st.markdown(
         t(
             "positions.explain_arrow",
-            pair=s.pair,
+            pair=cfg.pair,
             query=kit.escape_markdown(lab.query_token),
-            c0=2 * s.pair,
-            c1=2 * s.pair + 1,
-            d=s.d_model,
+            c0=2 * cfg.pair,
+            c1=2 * cfg.pair + 1,
+            d=cfg.d_model,
             theta=theta,
             length=length,
         )
@@ -150,32 +142,34 @@ def section_arrow(t, lab) -> None:
     coordinate = lambda c: t("positions.axis_coordinate", c=c)  # noqa: E731
     fig = figures_positions.rope_arrow_figure(
         lab.arrow_path, lab.arrow_positions.tolist(), position_label=t("positions.arrow_position", p="{p}"),
-        axes=AxisText(coordinate(2 * s.pair), coordinate(2 * s.pair + 1)),
+        axes=AxisText(coordinate(2 * cfg.pair), coordinate(2 * cfg.pair + 1)),
     )  # fmt: skip
-    PAGE.chart(fig, "arrow", t("positions.alt_arrow", pair=s.pair, theta=theta, length=length), width=480)
+    PAGE.chart(fig, "arrow", t("positions.alt_arrow", pair=cfg.pair, theta=theta, length=length), width=480)
 
 
 def section_extrapolation(t, lab, names) -> None:
-    s = lab.settings
+    cfg = lab.settings
     st.header(t("positions.sec_extrapolation"), anchor="extrapolation")
     query, key = kit.escape_markdown(lab.query_token), kit.escape_markdown(lab.key_token)
     end = int(lab.extrapolation_positions[-1])
     st.markdown(
-        t("positions.explain_extrapolation", query=query, key=key, end=end, seen=s.seen, last=s.seen - 1)
+        t("positions.explain_extrapolation", query=query, key=key, end=end, seen=cfg.seen, last=cfg.seen - 1)
     )
     fig = figures_positions.scheme_lines_figure(
         lab.extrapolation_positions,
         lab.extrapolation,
         names,
         axes=AxisText(t("positions.axis_query_position"), t("positions.axis_score")),
-        seen=s.seen,
-        seen_label=t("positions.seen_line", seen=s.seen),
+        seen=cfg.seen,
+        seen_label=t("positions.seen_line", seen=cfg.seen),
     )
-    alt = t("positions.alt_extrapolation", query=lab.query_token, key=lab.key_token, end=end, last=s.seen - 1)
+    alt = t(
+        "positions.alt_extrapolation", query=lab.query_token, key=lab.key_token, end=end, last=cfg.seen - 1
+    )
     PAGE.chart(fig, "extrapolation", alt)
-    st.markdown(t("positions.extrap_learned", last=s.seen - 1))
+    st.markdown(t("positions.extrap_learned", last=cfg.seen - 1))
     st.markdown(t("positions.extrap_sinusoidal"))
-    st.markdown(t("positions.extrap_rope", pairs=s.d_model // 2, unseen=lab.unseen_pairs))
+    st.markdown(t("positions.extrap_rope", pairs=cfg.d_model // 2, unseen=lab.unseen_pairs))
 
 
 @PAGE.slides

@@ -131,7 +131,7 @@ def main() -> None:
         # a teacher's files: the lesson and this quiz for a course platform (issue 45)
         with st.expander(t("takehome.course_files"), icon=":material/school:"):
             text, trace = takehome.learner_lesson(s, t)
-            takehome.course_files(t, PAGE.prefix, trace, text, seed=int(s[key("seed")]), heading=False)
+            takehome.course_files(t, TABLE.key, trace, text, seed=int(s[key("seed")]), heading=False)
 
     PAGE.title(t)
 

@@ -9,33 +9,25 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_core.labs import scaling as lab_scaling
-from attention_core.labs.scaling import MAX_DRAWS, one_row, parse_scores, samples_within
+from attention_core.labs.scaling import one_row, parse_scores, samples_within
 from attention_ui import kit
 from attention_ui.figures.base import AxisText
 from attention_ui.scaling import figures as fsq
 from attention_ui.scaling import lesson as sqrt_lesson
+from attention_ui.scaling.settings import (
+    DIVISOR_RANGE,
+    DK_DEFAULT,
+    DK_OPTIONS,
+    HIST_MAX_SAMPLES,
+    KEYS_RANGE,
+    PAGE_DRAWS,
+    SAMPLES_RANGE,
+    TABLE,
+)
 from attention_ui.takehome import buttons
 
-DK_OPTIONS = tuple(2**i for i in range(11))  # 1 … 1024
-KEYS_RANGE = (2, 64)
-SAMPLES_RANGE = (100, 20_000)
-DIVISOR_RANGE = (0.25, 32.0)
-# Random numbers one page run may draw for the softmax experiments (sum over d_k of
-# samples·(n_keys+1)·d_k): about half a second on the shared server. MAX_DRAWS is the core's
-# hard limit per call; this page budget stays well under it.
-PAGE_DRAWS = min(MAX_DRAWS, 18_000_000)
-HIST_MAX_SAMPLES = 5000  # histograms need far fewer numbers than the table of d_ks
-DK_DEFAULT = (1, 256)
-DEFAULTS = {
-    "scaling_keys": 16,
-    "scaling_samples": 2000,
-    "scaling_seed": 0,
-    "scaling_hist_dk": 64,
-    "scaling_row": "8, 4, 2, 0, -2, -6",
-    "scaling_divisor": 1.0,
-    "scaling_tables": False,
-}
-PAGE = kit.Page("scaling", "scaling", DEFAULTS)
+PAGE = kit.Page.of(TABLE, "scaling")
+key = TABLE.key
 
 cached_variance = st.cache_resource(max_entries=32, show_spinner=False)(lab_scaling.dot_variance_experiment)
 cached_scores = st.cache_resource(max_entries=32, show_spinner=False)(lab_scaling.score_samples)
@@ -58,17 +50,17 @@ def controls(t) -> None:
 def read_settings(t):
     """(d_ks, n_keys, samples, seed) from the widgets, or None after saying what is wrong."""
     s = st.session_state
-    chosen = s.get("scaling_dk_range", DK_DEFAULT)
+    chosen = s.get(key("dk_range"), DK_DEFAULT)
     lo, hi = chosen if isinstance(chosen, (tuple, list)) and len(chosen) == 2 else DK_DEFAULT
     d_ks = tuple(d for d in DK_OPTIONS if lo <= d <= hi)
     if not d_ks:
         st.error(t("scaling.err_dk_range"))
         return None
-    samples = PAGE.whole(t, "scaling_samples", t("scaling.samples"), SAMPLES_RANGE)
-    seed = None if samples is None else PAGE.whole(t, "scaling_seed", t("scaling.seed"), kit.SEED_RANGE)
+    samples = PAGE.whole(t, key("samples"), t("scaling.samples"), SAMPLES_RANGE)
+    seed = None if samples is None else PAGE.whole(t, key("seed"), t("scaling.seed"), kit.SEED_RANGE)
     if seed is None:
         return None
-    return d_ks, int(s["scaling_keys"]), samples, seed
+    return d_ks, int(s[key("keys")]), samples, seed
 
 
 def section_variance(t, d_ks, samples, seed) -> None:
@@ -94,10 +86,10 @@ def section_variance(t, d_ks, samples, seed) -> None:
 def section_histogram(t, d_ks, n_keys, samples, seed) -> None:
     st.header(t("scaling.h_hist"))
     st.markdown(t("scaling.explain_hist"))
-    if st.session_state["scaling_hist_dk"] not in d_ks:
-        st.session_state["scaling_hist_dk"] = d_ks[len(d_ks) // 2] if 64 not in d_ks else 64
+    if st.session_state[key("hist_dk")] not in d_ks:
+        st.session_state[key("hist_dk")] = d_ks[len(d_ks) // 2] if 64 not in d_ks else 64
     PAGE.widget(t, "select_slider", "hist_dk", d_ks)
-    d_k = int(st.session_state["scaling_hist_dk"])
+    d_k = int(st.session_state[key("hist_dk")])
     # Histograms need far fewer numbers than the table of d_ks; keep them quick at any setting.
     used = samples_within((d_k,), n_keys, min(samples, HIST_MAX_SAMPLES), PAGE_DRAWS // 2)
     raw, scaled = (
@@ -192,11 +184,11 @@ def section_one_row(t) -> None:
     c1, c2 = st.columns([3, 2])
     PAGE.widget(t, "text_input", "row", text="row_scores", helped=True, where=c1)
     PAGE.widget(t, "slider", "divisor", *DIVISOR_RANGE, step=0.25, helped=True, where=c2)
-    scores, problem, values = parse_scores(st.session_state["scaling_row"] or "")
+    scores, problem, values = parse_scores(st.session_state[key("row")] or "")
     if problem is not None:
         st.error(t(f"scaling.err_{problem}", **values))
         return
-    divisor = float(st.session_state["scaling_divisor"])
+    divisor = float(PAGE.value("divisor"))
     row = one_row(scores, divisor)
     st.latex(rf"p = \operatorname{{softmax}}\!\left(\frac{{s}}{{{divisor:g}}}\right)")
     m1, m2, m3 = st.columns(3)
@@ -243,7 +235,7 @@ def main() -> None:
     with st.sidebar:  # the lesson: the variance section, then every step on the learner's sentence (issue 45)
         res = cached_variance(d_ks, samples=samples, seed=seed)  # cached: the section above made it
         buttons.lab_lesson_button(
-            t, "scaling_dl_lesson", "app.nav_why_sqrt", lambda: sqrt_lesson.section(t, res, d_ks, samples)
+            t, key("dl_lesson"), "app.nav_why_sqrt", lambda: sqrt_lesson.section(t, res, d_ks, samples)
         )
 
 

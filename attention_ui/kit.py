@@ -58,6 +58,7 @@ import streamlit as st
 
 from attention_core import MASK_KINDS, AttentionConfigError
 from attention_core.labs.masks import LAB_MASK_KINDS
+from attention_ui import settings_table
 from attention_ui.figures.base import HoverText, readable_text, toolbar_room
 from attention_ui.i18n import DEFAULT_LANGUAGE, Translator, catalog
 from attention_ui.language import translator
@@ -150,7 +151,7 @@ def share_context(
     accepts = accepts or {}
     for key, common in shared.items():
         accept = accepts.get(key, SHARED_ACCEPTS.get(common, lambda _v: True))
-        synced = f"{key}_synced"
+        synced = settings_table.synced(key)
         mine = session_state.get(key)
         theirs = session_state.get(common)
         if synced in session_state and mine != session_state[synced]:
@@ -287,7 +288,7 @@ def adopt_context(session_state, shared: Mapping[str, str], values: Mapping[str,
     for key, value in values.items():
         common = shared.get(key)
         if common is not None:
-            session_state[key] = session_state[common] = session_state[f"{key}_synced"] = value
+            session_state[key] = session_state[common] = session_state[settings_table.synced(key)] = value
 
 
 def context_query(session_state, shared: Mapping[str, str], lang: str) -> dict[str, str]:
@@ -648,7 +649,8 @@ class Page:
         settings there), the copy-link button. See :mod:`attention_ui.presenter`."""
         from attention_ui import presenter
 
-        return presenter.slides(self.prefix, bool(self.shared and self.url_context) or self.link)(main)
+        link = bool(self.shared and self.url_context) or self.link
+        return presenter.slides(self.prefix, link, self.key)(main)
 
     @staticmethod
     def section(draw: Callable[..., None], *args, **kwargs) -> None:

@@ -80,9 +80,14 @@ def _checked(prefix: str) -> str:
     return prefix
 
 
-def keys(prefix: str) -> tuple[str, str]:
+# A page's key maker (kit.Page.key, a settings table's key): ``key("present", "next")`` is the page's
+# ``<prefix>_present_next``, a member of the kit's ``present_*`` keys (attention_ui/settings_table.py).
+KeyOf = Callable[..., str]
+
+
+def keys(key: KeyOf) -> tuple[str, str]:
     """The session keys of a page's presenter: (presenting?, slide number)."""
-    return f"{_checked(prefix)}_present", f"{prefix}_slide"
+    return key("present"), key("slide")
 
 
 def css(prefix: str) -> str:
@@ -166,13 +171,12 @@ def other_language() -> str:
     return LANGUAGES[(LANGUAGES.index(current) + 1) % len(LANGUAGES)]
 
 
-def enter_button(
-    t, prefix: str, words: Mapping[str, str] = SLIDE_WORDS, slide_key: str | None = None
-) -> None:
-    present, slide = keys(prefix)
+def enter_button(t, key: KeyOf, words: Mapping[str, str] = SLIDE_WORDS, slide_key: str | None = None) -> None:
+    """The sidebar's button into presenter mode; ``key``: the page's key maker (:data:`KeyOf`)."""
+    present, slide = keys(key)
     st.button(
         t(words["start"]),
-        key=f"{prefix}_present_start",
+        key=key("present", "start"),
         on_click=_enter,
         args=(present, slide_key or slide),
         icon=":material/slideshow:",
@@ -182,7 +186,7 @@ def enter_button(
 
 def controls(
     t,
-    prefix: str,
+    key: KeyOf,
     step: int,
     last: int,
     *,
@@ -192,8 +196,8 @@ def controls(
 ) -> None:
     """The row that stays put from slide to slide: Previous, "k of n" (with the hidden Home/End
     buttons), Next, ``extra(column)`` for each extra given (the playground's head picker, the live
-    class's start button), language, Exit."""
-    present, slide = keys(prefix)
+    class's start button), language, Exit. ``key``: the page's key maker (:data:`KeyOf`)."""
+    present, slide = keys(key)
     slide = slide_key or slide
     extras = () if extra is None else tuple(extra) if isinstance(extra, (list, tuple)) else (extra,)
     widths = [1, 1.3, 1] + [1.4] * len(extras) + [1.1, 1]
@@ -202,7 +206,7 @@ def controls(
     c_lang, c_exit = cols[-2:]
     c_prev.button(
         t(words["prev"]),
-        key=f"{prefix}_present_prev",
+        key=key("present", "prev"),
         on_click=_go,
         args=(slide, last, -1),
         disabled=step == 1,
@@ -215,7 +219,7 @@ def controls(
     for name, target in (("first", 1), ("last", last)):
         c_pos.button(
             t(words[name]),
-            key=f"{prefix}_present_{name}",
+            key=key("present", name),
             on_click=_go_to,
             args=(slide, last, target),
             disabled=step == target,
@@ -223,11 +227,11 @@ def controls(
     # One hidden button per slide: the key script's queue clicks the slide a press asks for.
     for target in range(1, last + 1):
         c_pos.button(
-            str(target), key=f"{prefix}_present_go_{target}", on_click=_go_to, args=(slide, last, target)
+            str(target), key=key("present", "go", target), on_click=_go_to, args=(slide, last, target)
         )
     c_next.button(
         t(words["next"]),
-        key=f"{prefix}_present_next",
+        key=key("present", "next"),
         on_click=_go,
         args=(slide, last, 1),
         disabled=step == last,
@@ -239,7 +243,7 @@ def controls(
     target = other_language()  # the sidebar (and its language box) is hidden while presenting
     c_lang.button(
         LANGUAGE_NAMES[target],
-        key=f"{prefix}_present_lang",
+        key=key("present", "lang"),
         on_click=_set_language,
         args=(target,),
         icon=":material/translate:",
@@ -248,7 +252,7 @@ def controls(
     )
     c_exit.button(
         t(words["exit"]),
-        key=f"{prefix}_present_exit",
+        key=key("present", "exit"),
         on_click=_leave,
         args=(present,),
         icon=":material/close:",
@@ -256,18 +260,18 @@ def controls(
     )
 
 
-def presenting(prefix: str) -> bool:
-    return bool(st.session_state.get(keys(prefix)[0]))
+def presenting(key: KeyOf) -> bool:
+    return bool(st.session_state.get(keys(key)[0]))
 
 
 class Deck:
     """One run of a page that opted in: counts its sections and, in presenter mode, draws only the
     current one, with the controls in a box at the top filled in once the count is known."""
 
-    def __init__(self, prefix: str, link: bool) -> None:
-        self.prefix, self.link, self.count = prefix, link, 0
-        self.present = presenting(prefix)
-        self.slide_key = keys(prefix)[1]
+    def __init__(self, prefix: str, link: bool, key: KeyOf) -> None:
+        self.prefix, self.link, self.key, self.count = prefix, link, key, 0
+        self.present = presenting(key)
+        self.slide_key = keys(key)[1]
         if self.present:
             st.html(css(prefix))
             self.step = clamp(st.session_state, self.slide_key, MAX_SLIDES)
@@ -285,7 +289,7 @@ class Deck:
         if not self.present:
             with st.sidebar:
                 st.divider()
-                enter_button(t, self.prefix)
+                enter_button(t, self.key)
                 if self.link:
                     from attention_ui.playground import share  # the playground's copy-link button
 
@@ -299,20 +303,21 @@ class Deck:
             st.rerun()
         with self.top:
             st.html(keys_script(self.prefix, self.step, last), unsafe_allow_javascript=True)
-            controls(t, self.prefix, self.step, last)
+            controls(t, self.key, self.step, last)
 
 
 MAX_SLIDES = 64
 _RUN = threading.local()  # the deck of the page running in this thread (one script run per thread)
 
 
-def slides(prefix: str, link: bool) -> Callable[[Callable[[], None]], Callable[[], None]]:
-    """Decorate a page's ``main``: its :func:`section` calls become slides (see the module doc)."""
+def slides(prefix: str, link: bool, key: KeyOf) -> Callable[[Callable[[], None]], Callable[[], None]]:
+    """Decorate a page's ``main``: its :func:`section` calls become slides (see the module doc);
+    ``prefix`` names the page in the slide's CSS and scripts, ``key`` makes its session keys."""
 
     def wrap(main: Callable[[], None]) -> Callable[[], None]:
         @functools.wraps(main)
         def run() -> None:
-            deck = _RUN.deck = Deck(prefix, link)
+            deck = _RUN.deck = Deck(prefix, link, key)
             try:
                 main()
             finally:

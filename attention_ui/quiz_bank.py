@@ -29,7 +29,7 @@ from attention_core.labs.quiz import QUIZ_KINDS, QuizQuestion, generate_question
 PLAYGROUND = "app_pages/playground.py"
 WHY_SQRT = "app_pages/scaling.py"
 MASKS = "app_pages/masks.py"
-MULTI_HEAD = "app_pages/multi_head.py"
+MULTI_HEAD = "app_pages/multihead.py"
 COST = "app_pages/cost.py"
 LOOKALIKES = "app_pages/lookalikes.py"
 POSITIONS = "app_pages/positions.py"

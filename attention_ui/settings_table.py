@@ -93,6 +93,12 @@ KIT_SETTINGS = (
     Setting("table_*", why="a table's element key (Page.table)"),
     Setting("tk_*", why="the take-home buttons: count, pass, scorm, format, quiz (attention_ui/takehome)"),
 )
+_KIT_NAMES = frozenset(s.name for s in KIT_SETTINGS)
+
+
+def _adds_to_kit(s: Setting) -> bool:
+    """Whether a page's ``s``, named like a kit key, says more than the kit's entry does."""
+    return s.default is not NO_DEFAULT or bool(s.url or s.presenter or s.live)
 
 
 class Table:
@@ -102,8 +108,12 @@ class Table:
         if not _PREFIX.match(prefix):
             raise ValueError(f"a page prefix is 2-16 lower-case letters or underscores, not {prefix!r}")
         own = list(settings)
-        shared = [Setting(f"{s.name}_synced", why="the shared value last exchanged") for s in own if s.shared]
-        entries = own + shared + (list(KIT_SETTINGS) if kit else [])
+        shared = [Setting(synced(s.name), why="the shared value last exchanged") for s in own if s.shared]
+        # a page may declare one of the kit's keys again to give it more (a default, a URL name, the
+        # presenter or live flag: the playground's URL carries its tables switch and presenter mode);
+        # declared again with nothing more, it is a mistake like any key declared twice
+        more = {s.name for s in own if s.name in _KIT_NAMES and _adds_to_kit(s)}
+        entries = own + shared + ([s for s in KIT_SETTINGS if s.name not in more] if kit else [])
         names: dict[str, Setting] = {}
         for s in entries:
             if s.name in names:
@@ -197,6 +207,12 @@ class Table:
     def values(self, state: Mapping[str, object]) -> dict[str, object]:
         """The table's plain settings in ``state`` by short name (families and kit keys left out)."""
         return {s.name: state.get(self._key_of(s)) for s in self.settings if not s.family}
+
+
+def synced(key: str) -> str:
+    """The key remembering the value a shared setting ``key`` last exchanged with the learner's context
+    (:func:`attention_ui.kit.share_context`); every table declares it for each shared setting."""
+    return f"{key}_synced"
 
 
 _REGISTRY: dict[str, Table] = {}

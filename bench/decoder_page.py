@@ -51,7 +51,7 @@ class DecoderTarget(Target):
         if self.control == "seed":
             return self.commit("Seed (sampling)", str(self.seed))
         head = self.seed % 9
-        box = self.page.locator(".st-key-dc_head input")
+        box = self.page.locator(".st-key-decoder_head input")
         box.click()
         box.fill(f"head {head} ")
         self.page.evaluate(ARM_JS)

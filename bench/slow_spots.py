@@ -50,12 +50,12 @@ TARGET_COLD_RATIO = 1.3
 # each lab by a widget only it has (its sidebar's sentence or first control)
 LAB_READY = {
     "masks": ".st-key-masks_text",
-    "multi-head": ".st-key-mh_text",
+    "multi-head": ".st-key-multihead_text",
     "cost": ".st-key-cost_text",
-    "block": ".st-key-bl_text",
-    "lookalikes": ".st-key-lk_text_a",
+    "block": ".st-key-block_text",
+    "lookalikes": ".st-key-lookalikes_text_a",
     "positions": ".st-key-positions_text",
-    "inference": ".st-key-if_text",
+    "inference": ".st-key-inference_text",
 }
 LABS = tuple(LAB_READY)
 TIMEOUT_MS = 90_000

@@ -35,7 +35,7 @@ MASKS = ("none", "causal", "padding", "causal+padding")
 LABS = (
     "app_pages/scaling.py",
     "app_pages/masks.py",
-    "app_pages/multi_head.py",
+    "app_pages/multihead.py",
     "app_pages/lookalikes.py",
 )
 

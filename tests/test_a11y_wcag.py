@@ -76,7 +76,7 @@ def test_lab_charts_drawn_in_streamlits_theme_get_readable_text():
     """Streamlit's theme paints ticks #808495 (3.7:1); the kit sets AA colours on the figure itself."""
     from attention_ui.figures import base
 
-    at = open_page("app_pages/multi_head.py", lang="en")
+    at = open_page("app_pages/multihead.py", lang="en")
     checked = 0
     for el in at.get("plotly_chart"):
         layout = json.loads(el.proto.spec)["layout"]
@@ -120,12 +120,13 @@ def test_labs_start_from_the_playgrounds_sentence_and_d_model():
     at.switch_page("app_pages/masks.py").run()
     assert not at.exception
     assert at.text_area(key="masks_text").value == "a dog ran home"
-    at.switch_page("app_pages/multi_head.py").run()
+    at.switch_page("app_pages/multihead.py").run()
     assert not at.exception
-    assert at.text_area(key="mh_text").value == "a dog ran home"
-    assert at.number_input(key="mh_d_model").value == 32
-    assert at.sidebar.text_area(key="mh_text")  # the lab's controls sit in the sidebar, like the playground's
-    at.text_area(key="mh_text").input("the lab's own").run()
+    assert at.text_area(key="multihead_text").value == "a dog ran home"
+    assert at.number_input(key="multihead_d_model").value == 32
+    # the lab's controls sit in the sidebar, like the playground's
+    assert at.sidebar.text_area(key="multihead_text")
+    at.text_area(key="multihead_text").input("the lab's own").run()
     at.switch_page("app_pages/masks.py").run()
     assert at.text_area(key="masks_text").value == "the lab's own"  # and back: the latest edit wins
 
@@ -142,9 +143,9 @@ def test_seed_heads_and_mask_carry_where_the_lab_can_take_them():
     at.number_input(key="pg_heads").set_value(4).run()
     at.number_input(key="pg_seed").set_value(5).run()
     at.selectbox(key="pg_mask").set_value("causal").run()
-    go("multi_head")
+    go("multihead")
     s = at.session_state
-    assert (s["mh_d_model"], s["mh_heads"], s["mh_seed"]) == (32, 4, 5)
+    assert (s["multihead_d_model"], s["multihead_heads"], s["multihead_seed"]) == (32, 4, 5)
     assert at.query_params["seed"] in ("5", ["5"]) and at.query_params["heads"] in ("4", ["4"])
     go("masks")
     assert (at.session_state["masks_kind"], at.session_state["masks_seed"]) == ("causal", 5)
@@ -155,8 +156,9 @@ def test_seed_heads_and_mask_carry_where_the_lab_can_take_them():
     )  # "sliding" refused
     go("playground")
     assert at.session_state["pg_mask"] == "causal"  # the playground cannot draw "sliding" either
-    go("multi_head")
-    at.number_input(key="mh_d_model").set_value(30).run()  # 4 heads no longer divide it: the lab adjusts
+    go("multihead")
+    # 4 heads no longer divide it: the lab adjusts
+    at.number_input(key="multihead_d_model").set_value(30).run()
     go("playground")
     assert at.session_state["pg_d_model"] == 30
     # 4 heads came from the playground itself; with the lab's d_model the playground says what to change
@@ -167,24 +169,30 @@ def test_seed_heads_and_mask_carry_where_the_lab_can_take_them():
 def test_a_labs_url_holds_the_shared_context_and_is_read_once():
     from attention_ui.kit import context_query, read_context_url
 
-    shared = {"mh_text": "learner_text", "mh_d_model": "learner_d_model"}
-    accepts = {"mh_d_model": lambda v: 1 <= v <= 128}
-    state = {"mh_text": "default", "mh_d_model": 16}
+    shared = {"multihead_text": "learner_text", "multihead_d_model": "learner_d_model"}
+    accepts = {"multihead_d_model": lambda v: 1 <= v <= 128}
+    state = {"multihead_text": "default", "multihead_d_model": 16}
     query = {"text": "猫 <b>が</b>", "d_model": "32", "lang": "ja"}
     assert read_context_url(state, query, shared, accepts, "mark") == []
-    assert state["mh_text"] == state["learner_text"] == "猫 <b>が</b>" and state["mh_d_model"] == 32
+    assert (
+        state["multihead_text"] == state["learner_text"] == "猫 <b>が</b>"
+        and state["multihead_d_model"] == 32
+    )
     written = context_query(state, shared, "ja")
     assert written == {"text": "猫 <b>が</b>", "d_model": "32", "lang": "ja"}
     state["mark"] = written
-    state["mh_text"] = "edited"  # the learner edits; the URL the page wrote is not read back over it
-    assert read_context_url(state, written, shared, accepts, "mark") == [] and state["mh_text"] == "edited"
+    state["multihead_text"] = "edited"  # the learner edits; the URL the page wrote is not read back over it
+    assert (
+        read_context_url(state, written, shared, accepts, "mark") == []
+        and state["multihead_text"] == "edited"
+    )
     assert read_context_url(state, {}, shared, accepts, "mark") == []  # reached from the menu
     bad = {"text": "", "d_model": "4096", "lang": "en"}
     assert read_context_url(state, bad, shared, accepts, "mark") == ["text", "d_model"]
-    assert state["mh_text"] == "edited" and state["mh_d_model"] == 32
+    assert state["multihead_text"] == "edited" and state["multihead_d_model"] == 32
     for raw in ("-1", "1e3", "３２", "9" * 7, " 32"):
         assert read_context_url(state, {"d_model": raw}, shared, accepts, "mark") == ["d_model"], raw
-    long = {"mh_text": "x" * 2001, "mh_d_model": 8}
+    long = {"multihead_text": "x" * 2001, "multihead_d_model": 8}
     assert "text" not in context_query(long, shared, "en")  # too long to read back: not written
 
 
@@ -201,6 +209,6 @@ def test_a_link_to_a_lab_opens_on_its_sentence_and_the_lab_writes_it(lang):
         assert at.text_area(key=key).value == sentence, page
         assert at.query_params["text"] == [sentence] or at.query_params["text"] == sentence
         assert not at.warning, (page, [w.value for w in at.warning])
-    at = open_page("app_pages/multi_head.py", lang=None, params={"d_model": "100000", "lang": lang})
-    assert at.number_input(key="mh_d_model").value == 16  # out of range: the lab's own value stays
+    at = open_page("app_pages/multihead.py", lang=None, params={"d_model": "100000", "lang": lang})
+    assert at.number_input(key="multihead_d_model").value == 16  # out of range: the lab's own value stays
     assert any(w.value == translate(lang, "app.url_ignored", names="d_model") for w in at.warning)

@@ -56,7 +56,7 @@ def test_the_example_preset_shows_the_example_program():
 
 
 def test_the_multi_head_lab_shows_its_lines():
-    at = open_page("app_pages/multi_head.py", mh_code_concat=True)
+    at = open_page("app_pages/multihead.py", multihead_code_concat=True)
     codes = _codes(at)
     assert len(codes) == 1 and "concat = out.transpose(1, 0, 2).reshape(n, heads * d_v)" in codes[0]
     assert "output = concat @ W_O" in codes[0]

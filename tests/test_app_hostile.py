@@ -32,7 +32,7 @@ TEXT_BOXES = [
     ("app_pages/playground.py", "text_area", "pg_text"),
     ("app_pages/masks.py", "text_area", "masks_text"),
     ("app_pages/masks.py", "text_input", "masks_replacement"),
-    ("app_pages/multi_head.py", "text_area", "mh_text"),
+    ("app_pages/multihead.py", "text_area", "multihead_text"),
     ("app_pages/lookalikes.py", "text_input", "lookalikes_text_a"),
     ("app_pages/lookalikes.py", "text_input", "lookalikes_text_b"),
     ("app_pages/scaling.py", "text_input", "scaling_row"),
@@ -107,7 +107,7 @@ def test_every_text_box_survives_the_corpus(page: str, kind: str, key: str) -> N
         if entry["expect"]["truncated"] and key in (
             "pg_text",
             "masks_text",
-            "mh_text",
+            "multihead_text",
             "lookalikes_text_a",
             "lookalikes_text_b",
             "positions_text",

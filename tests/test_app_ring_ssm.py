@@ -27,7 +27,7 @@ def metric(at: AppTest, label: str) -> str:
 
 
 def test_ring_section_in_english_matches_the_loops() -> None:
-    at = open_page(COST, cost_ring_P=5, cost_ring_n=32, cost_ring_row=20, cost_ring_causal=True)
+    at = open_page(COST, cost_ring_p=5, cost_ring_n=32, cost_ring_row=20, cost_ring_causal=True)
     t = lambda key, **v: translate("en", key, **v)  # noqa: E731
     assert t("ring.title") in [h.value for h in at.header]
     assert float(metric(at, t("ring.metric_diff"))) <= 1e-12
@@ -63,7 +63,7 @@ def test_ring_section_in_english_matches_the_loops() -> None:
 def test_ring_memory_per_device_total_and_note() -> None:
     """The memory per device (docs/architecture.md's walk): the table's total row and the note's
     number against β · (6bd + 2b + b²) by hand, at sizes where n / P is not whole."""
-    at = open_page(COST, cost_ring_P=8, cost_ring_cost_n=10_000, cost_ring_cost_d=64, cost_ring_dtype="fp32")
+    at = open_page(COST, cost_ring_p=8, cost_ring_cost_n=10_000, cost_ring_cost_d=64, cost_ring_dtype="fp32")
     t = lambda key, **v: translate("en", key, **v)  # noqa: E731
     b = 1250  # ⌈10,000 / 8⌉
     elements = 6 * b * 64 + 2 * b + b * b  # q, two K/V blocks, the state, one b × b score block
@@ -79,7 +79,7 @@ def test_ring_memory_per_device_total_and_note() -> None:
 
 
 def test_ring_section_in_japanese_without_a_mask() -> None:
-    at = open_page(COST, lang="ja", cost_ring_P=8, cost_ring_n=128, cost_ring_causal=False)
+    at = open_page(COST, lang="ja", cost_ring_p=8, cost_ring_n=128, cost_ring_causal=False)
     t = lambda key, **v: translate("ja", key, **v)  # noqa: E731
     assert t("ring.title") in [h.value for h in at.header]
     assert metric(at, t("ring.metric_blocks")) == "64 / 64"
@@ -96,7 +96,7 @@ def test_a_broken_merge_turns_the_ring_check_red(monkeypatch) -> None:
     monkeypatch.setattr(lab_ring, "online_softmax_merge", forgets_the_rescale)
     cost_ring.cached_ring.clear()
     try:
-        at = open_page(COST, cost_ring_P=4, cost_ring_n=64, cost_ring_causal=False)
+        at = open_page(COST, cost_ring_p=4, cost_ring_n=64, cost_ring_causal=False)
         assert any(e.value.startswith(translate("en", "ring.bad", diff="x")[:20]) for e in at.error)
         assert float(metric(at, translate("en", "ring.metric_diff"))) > 1e-6
     finally:

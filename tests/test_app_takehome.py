@@ -51,7 +51,7 @@ def test_playground_export_menu_gives_the_lesson_scorm_and_quiz(monkeypatch, lan
     "page, key, section",
     [
         ("app_pages/masks.py", "masks_dl_lesson", "masks.h_mask"),
-        ("app_pages/multi_head.py", "mh_dl_lesson", "multihead.sec_heads"),
+        ("app_pages/multihead.py", "multihead_dl_lesson", "multihead.sec_heads"),
         ("app_pages/scaling.py", "scaling_dl_lesson", "scaling.h_variance"),
     ],
 )

@@ -373,7 +373,7 @@ def test_cell_numbers_have_one_readable_size_and_appear_only_where_they_fit():
 
 def test_log_axes_are_labelled_at_powers_of_ten_only():
     from attention_ui.figures import cost as figures_cost
-    from attention_ui.multi_head import figures as figures_multihead
+    from attention_ui.multihead import figures as figures_multihead
 
     assert base.LOG_DECADES == {"type": "log", "dtick": 1}
     import inspect

@@ -147,7 +147,7 @@ def test_the_masks_maps_name_all_14_tokens_upright_with_their_colour_bars_below(
 
 # The model pages (decoder, heads) load their weights: their first Japanese view is checked in the tests
 # that already open it (tests/test_app_decoder_gemma.py, tests/test_app_heads.py).
-PAGES = ["playground", "scaling", "masks", "multi_head", "cost", "block", "lookalikes", "positions",
+PAGES = ["playground", "scaling", "masks", "multihead", "cost", "block", "lookalikes", "positions",
          "inference", "path"]  # fmt: skip
 
 

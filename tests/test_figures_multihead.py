@@ -8,7 +8,7 @@ import pytest
 from attention_core.labs.multihead import cost_vs_heads
 from attention_ui.figures import heatmaps
 from attention_ui.figures.base import AxisText
-from attention_ui.multi_head.figures import (
+from attention_ui.multihead.figures import (
     CHART_SERIES,
     CHOSEN_COLOR,
     add_head_boundaries,

@@ -15,7 +15,7 @@ from attention_ui.figures import cost as fc
 from attention_ui.figures.base import AxisText
 from attention_ui.lookalikes import figures as lookalikes
 from attention_ui.lookalikes import ssm_figures as ssm
-from attention_ui.multi_head import figures as multihead
+from attention_ui.multihead import figures as multihead
 
 
 def test_legend_above_layout_titles_escaped_axes_extra_and_legend_room() -> None:

@@ -152,7 +152,7 @@ def test_a_page_link_in_the_text_wraps_instead_of_being_cut():
 PRESENTED = [
     ("scaling", "scaling", False),
     ("masks", "masks", True),
-    ("multi_head", "mh", True),
+    ("multihead", "multihead", True),
     ("cost", "cost", True),
     ("block", "block", True),
     ("lookalikes", "lookalikes", True),

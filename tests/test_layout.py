@@ -41,7 +41,8 @@ EVERY_PAGE = "<every page>"
 # Modules of one page's package that other pages build on, and why (the only cross-page imports allowed).
 REUSED = {
     "attention_ui.playground.url_state": "the URL parameter table and parsers every page with a URL reads",
-    "attention_ui.playground.settings": "the live class publishes and follows the playground's settings",
+    "attention_ui.playground.settings": "the playground's table: the live class publishes and follows its live "
+    "settings; the code tabs under its steps and the practice hook on its slides use its keys",
     "attention_ui.playground.steps_view": "the live class shows its students the playground's steps",
     "attention_ui.playground.share": "the copy-link button of the path page and of presenter mode",
     "attention_ui.playground.first_screen": "app.py asks it whether this run draws the first screen only",
@@ -303,8 +304,8 @@ def test_the_path_check_can_fail(token: str, found: bool) -> None:
 # tests/browser/test_deep_links.py opens them in a browser, query string included.
 URLS_BEFORE = {
     "start": "playground", "playground": "playground", "": "playground",
-    "why-sqrt-dk": "scaling", "why_sqrt_dk": "scaling", "masks": "masks", "multi-head": "multi_head",
-    "multi_head": "multi_head", "cost": "cost", "block": "block", "lookalikes": "lookalikes",
+    "why-sqrt-dk": "scaling", "why_sqrt_dk": "scaling", "masks": "masks", "multi-head": "multihead",
+    "multi_head": "multihead", "cost": "cost", "block": "block", "lookalikes": "lookalikes",
     "positions": "positions", "inference": "inference", "quiz": "quiz", "decoder": "decoder",
     "heads": "heads", "training": "training", "path": "path", "worksheet": "worksheet",
     "code_check": "codecheck", "class_teach": "class_teach", "class_join": "class_join",
@@ -339,8 +340,8 @@ def test_a_dropped_old_url_is_caught() -> None:
 def test_a_page_with_a_core_lab_takes_the_labs_name() -> None:  # or its core package's (codecheck)
     """The rule of docs/architecture.md for the pages renamed so far: script, package, catalog, prefix."""
     for name in (
-        "scaling", "positions", "masks", "cost", "block", "lookalikes", "inference", "decoder", "quiz", "heads",
-        "codecheck",
+        "scaling", "positions", "masks", "cost", "block", "lookalikes", "inference", "decoder", "multihead",
+        "quiz", "heads", "codecheck",
     ):  # fmt: skip
         assert (ROOT / "attention_core" / "labs" / f"{name}.py").is_file() or (
             ROOT / "attention_core" / name

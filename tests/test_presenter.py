@@ -119,3 +119,14 @@ def test_nothing_masked_slides_show_a_map_and_say_why():
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert all(t["textfont"]["size"] >= 18 for t in spec["data"] if t.get("texttemplate"))
     assert translate("en", "playground.masked_nothing_masked", step=4) in [i.value for i in at.info]
+
+
+def test_the_slides_controls_keep_the_focus_on_the_settings_the_table_marks_presenter():
+    """The controls row's settings (the head picker) come from the playground's table: a setting marked
+    ``presenter`` is one the key script keeps the focus on, and the row draws it under its table key."""
+    from attention_ui.playground.settings import TABLE
+
+    assert TABLE.presenter_keys == ("pg_head",)
+    script = presenter.keys_script(3)
+    for key in TABLE.presenter_keys:
+        assert f".st-key-{key}" in script

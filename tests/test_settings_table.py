@@ -23,7 +23,12 @@ CONVERTED = {
     "app_pages/decoder.py": "attention_ui.decoder.settings",
     "app_pages/inference.py": "attention_ui.inference.settings",
     "app_pages/lookalikes.py": "attention_ui.lookalikes.settings",
+    "app_pages/cost.py": "attention_ui.cost.settings",
     "app_pages/masks.py": "attention_ui.masks.settings",
+    "app_pages/multihead.py": "attention_ui.multihead.settings",
+    "app_pages/positions.py": "attention_ui.positions.settings",
+    "app_pages/scaling.py": "attention_ui.scaling.settings",
+    "app_pages/playground.py": "attention_ui.playground.settings",
     "app_pages/quiz.py": "attention_ui.quiz.settings",
     "app_pages/heads.py": "attention_ui.heads.settings",
     "app_pages/training.py": "attention_ui.training.settings",
@@ -98,6 +103,17 @@ def test_the_kit_reads_defaults_choices_and_sharing_from_the_table():
     assert S.owner("zy_heads") is table and S.owner("zz9_heads") is None
 
 
+def test_a_page_may_give_a_kit_key_its_default_and_url_name():
+    """The playground's URL carries the kit's tables switch and presenter flag: declared again with more
+    (a default, a URL name), the page's entry replaces the kit's; declared again bare, it is an error."""
+    table = Table("zx", Setting("tables", False, url="tables"), Setting("present", url="present"))
+    assert table.defaults == {"zx_tables": False}
+    assert table.url_names == {"zx_tables": "tables", "zx_present": "present"}
+    assert table.owns("zx_present_next") and table.key("slide") == "zx_slide"  # the rest of the kit stays
+    with pytest.raises(ValueError, match="declared twice"):
+        Table("zw", Setting("tables", False, url="t"), Setting("tables", True, url="t"))
+
+
 def test_a_page_without_a_table_still_builds_its_keys():
     assert kit.Page("ab", "ab").key("q", 3) == "ab_q_3"
 
@@ -131,26 +147,43 @@ def keys_of(at) -> set[str]:
 
 
 def undeclared(keys) -> list[str]:
-    """The ``keys`` (an AppTest's, or a set of keys) that no table declares (nor the app-wide list).
-
-    The live class writes the playground's keys (the view it adopts, presenter mode's step): until the
-    playground has its table (issue 46, converted on its own), its prefix's keys are left to it here;
-    once it has one, they are checked like every other."""
+    """The ``keys`` (an AppTest's, or a set of keys) that no table declares (nor the app-wide list). The
+    live class writes the playground's keys (the view it adopts, presenter mode's step): the playground's
+    table declares them."""
     for module in CONVERTED.values():
         importlib.import_module(module)
-    from attention_ui.playground.settings import PAGE as playground
-
-    def unchecked(key: str) -> bool:
-        return playground.settings is None and key.startswith(playground.prefix + "_")
-
     keys = keys if isinstance(keys, set) else keys_of(keys)
-    return sorted(k for k in keys if S.owner(k) is None and k not in S.APP_KEYS and not unchecked(k))
+    return sorted(k for k in keys if S.owner(k) is None and k not in S.APP_KEYS)
 
 
 @pytest.mark.parametrize("page", sorted(CONVERTED))
 def test_a_page_leaves_only_declared_keys_in_the_session(page):
     at = open_page(page)
     assert undeclared(at) == [], f"{page} keeps session keys no table declares"
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"present": "1", "step": "5"},  # presenter mode, a per-head step (the head picker in its controls)
+        {"present": "1", "step": "9"},  # a wide step's slide box
+        {"weights": "pretrained", "layer": "2", "hide": "1"},  # the pretrained weights' view
+        {"auto": "0", "scale": "custom", "all_heads": "1", "tables": "1"},  # hand-set sizes, every switch on
+    ],
+)
+def test_the_playgrounds_other_views_leave_only_declared_keys(params):
+    """The playground's views beyond its first: presenter mode, the pretrained weights, the gradients
+    step, the cell and row explainers, the export menu and the take-home buttons (drawn with the steps)."""
+    from attention_core.models import minilm
+
+    if params.get("weights") and not minilm.is_available():
+        pytest.skip("pretrained model not installed")
+    at = open_page(params=params)
+    if "present" not in params:
+        for switch in ("pg_grads", "pg_explain_cell", "pg_explain_row"):
+            at.toggle(key=switch).set_value(True).run()
+        assert not at.exception
+    assert undeclared(at) == [], f"the playground ({params}) keeps keys no table declares"
 
 
 def test_the_live_class_leaves_only_declared_keys_on_the_panel_and_the_phones():

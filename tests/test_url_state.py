@@ -210,3 +210,53 @@ def test_malformed_pretrained_values_are_ignored_and_named(key, value):
     parsed = parse({key: value, "weights": "pretrained"} if key != "weights" else {key: value})
     assert parsed.ignored == (key,)
     assert parsed.values == ({} if key == "weights" else {"pg_weights": "pretrained"})
+
+
+# --- the URL's names come from the playground's table (issue 46, ask 1) ---------------------------------
+
+
+def _a_value(s):
+    """A value of setting ``s`` other than its default (so a URL written for it says something)."""
+    if s.choices:
+        return next(c for c in s.choices if c != s.default)
+    if isinstance(s.default, bool) or s.name == "present":
+        return not s.default if isinstance(s.default, bool) else True
+    if s.bounds:
+        value = s.bounds[1]
+        return float(value) if isinstance(s.default, float) else int(value)
+    return "a sentence of the table's"
+
+
+def test_every_setting_with_a_url_name_is_read_and_written_under_that_name():
+    from attention_ui.playground.settings import TABLE
+
+    named = [s for s in TABLE if s.url]
+    assert {s.url for s in named} >= {"text", "d_model", "heads", "head", "step", "weights", "layer", "hide"}
+    # the state that makes every parameter worth writing: hand-set d_k/d_v, a custom divisor, presenter
+    # mode, pretrained weights (the layer and [CLS]/[SEP] toggle)
+    view = {TABLE.key(s.name): _a_value(s) for s in named}
+    view.update({TABLE.key("auto_dims"): False, TABLE.key("scale"): "custom", TABLE.key("present"): True,
+                 TABLE.key("weights"): "pretrained", TABLE.key("preset"): "sentence", TABLE.key("step"): 3})  # fmt: skip
+    written = serialise(view)
+    for s in named:
+        assert s.url in written, f"the URL code does not write {s.name!r} as ?{s.url}="
+    parsed = parse(through_a_url(written))
+    assert parsed.ignored == ()
+    for s in named:
+        key = TABLE.key(s.name)
+        assert parsed.values.get(key) == view[key], f"?{s.url}= is not read back into {key}"
+
+
+def test_a_url_name_the_url_code_cannot_read_fails_when_the_parameters_are_built():
+    from attention_ui.playground.url_state import params_of
+    from attention_ui.settings_table import Setting, Table
+
+    table = Table("zu", Setting("count", 3, bounds=(1, 9), url="n"), Setting("odd", url="odd"), kit=False)
+    with pytest.raises(ValueError, match="cannot read 'odd'"):
+        params_of(table)
+    good = Table("zv", Setting("count", 3, bounds=(1, 9), url="n"), Setting("on", False, url="on"), kit=False)
+    assert [(p.url, p.state) for p in params_of(good)] == [
+        ("n", "zv_count"),
+        ("on", "zv_on"),
+        ("lang", "lang"),
+    ]

@@ -10,6 +10,7 @@ from attention_core import trace_text, worked_example_trace
 from attention_ui.classroom.settings import TABLE
 from attention_ui.i18n import translate
 from attention_ui.playground.settings import CONFIG_KEYS, DEFAULTS, read_config
+from attention_ui.playground.settings import TABLE as PLAYGROUND
 from attention_ui.playground.steps_view import STEPS
 
 cached_trace = st.cache_resource(max_entries=32, show_spinner=False)(trace_text)
@@ -20,19 +21,25 @@ def _plain(value):
     return value if isinstance(value, bool | int | float | str) or value is None else str(value)
 
 
+def _live() -> dict[str, str]:
+    """Setting name -> session key of what a student receives: the playground table's ``live`` entries."""
+    return {key.removeprefix(PLAYGROUND.prefix + "_"): key for key in PLAYGROUND.live_keys}
+
+
 def view_of(state) -> dict:
-    """The teacher's playground state as the students' view (JSON-friendly values only)."""
-    get = lambda key: state.get(key, DEFAULTS.get(key))  # noqa: E731
-    step = get("pg_step")
-    text = state.get("pg_text")
+    """The teacher's playground state as the students' view (JSON-friendly values only): the table's
+    ``live`` settings (attention_ui/playground/settings.py), the attention config's under ``config``."""
+    live = {name: state.get(key, DEFAULTS.get(key)) for name, key in _live().items()}
+    step = live.pop("step", None)
+    text = live.pop("text", None)
     if text is None:  # the playground not opened yet in this session: its starting sentence
         text = translate(str(state.get("lang", "en")), "playground.default_text")
+    view = {name: _plain(value) for name, value in live.items() if name not in CONFIG_KEYS}
+    view["preset"], view["head"] = str(view.get("preset")), int(view.get("head") or 0)
     return {
         "text": str(text),
-        "preset": str(get("pg_preset")),
-        "max_tokens": _plain(get("pg_max_tokens")),
-        "config": {key: _plain(get(f"pg_{key}")) for key in CONFIG_KEYS},
-        "head": int(get("pg_head") or 0),
+        **view,
+        "config": {name: _plain(value) for name, value in live.items() if name in CONFIG_KEYS},
         "step": int(step) if isinstance(step, int) and 1 <= step <= len(STEPS) else 1,
     }
 
@@ -52,13 +59,12 @@ def adopt_view(state, view: dict) -> None:
     from attention_ui.playground import url_state
     from attention_ui.playground.settings import PAGE
 
-    flat = {"pg_text": view.get("text"), "pg_preset": view.get("preset"), "pg_max_tokens": view.get("max_tokens"),
-            "pg_head": view.get("head"), "pg_step": view.get("step"),
-            **{f"pg_{key}": value for key, value in dict(view.get("config") or {}).items()}}  # fmt: skip
+    config = dict(view.get("config") or {})
+    flat = {key: (config if name in CONFIG_KEYS else view).get(name) for name, key in _live().items()}
     params = {}
     for p in url_state.PARAMS:
         value = flat.get(p.state)
-        if value is not None and p.state != "lang":
+        if value is not None:
             try:
                 params[p.url] = p.dump(value)
             except (TypeError, ValueError):  # a view from another version of the app: that value stays

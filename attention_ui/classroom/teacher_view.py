@@ -417,7 +417,7 @@ def course_files(t, view: dict) -> None:
     text = " ".join(trace.tokens) if view.get("preset") == "example" else str(view.get("text") or "")
     head = max(0, min(int(view.get("head") or 0), trace.heads - 1))
     with st.expander(t("takehome.course_files"), icon=":material/school:"):
-        takehome_buttons.course_files(t, TABLE.prefix, trace, text, head, heading=False)
+        takehome_buttons.course_files(t, TABLE.key, trace, text, head, heading=False)
 
 
 def _confirm_end(on: bool) -> None:

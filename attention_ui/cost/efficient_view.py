@@ -12,27 +12,16 @@ import streamlit as st
 
 from attention_core.labs import efficient as lab_efficient
 from attention_ui import kit
+from attention_ui.cost.settings import TABLE, WINDOW_BLOCKS, WINDOW_NS, WINDOWS
 from attention_ui.figures import cost as figures_cost
 from attention_ui.figures import heatmaps
 from attention_ui.figures.base import AxisText
 
-WINDOW_RESULTS = "cost_window_results"  # the window timing's WindowTimings, kept across reruns
-WINDOW_NS = (256, 512, 1024, 2048)  # the live check builds an n × n reference: kept small
-WINDOWS = (16, 32, 64, 128, 256)
-WINDOW_BLOCKS = (32, 64, 128)
+WINDOW_RESULTS = TABLE.key("window_results")  # the window timing's WindowTimings, kept across reruns
 TIMING_BLOCK = 128
 LINEAR_D = 64  # d_k = d_v of the FLOPs comparison
 FLOPS_NS = tuple(2**k for k in range(7, 17))  # 128 … 65,536
 EXACT_N, EXACT_WINDOW = 256, 32
-DEFAULTS = {
-    "cost_win_n": 1024,
-    "cost_window": 64,
-    "cost_win_block": 64,
-    "cost_lin_row": None,
-    WINDOW_RESULTS: (),
-}
-TRANSLATED_DEFAULTS = {"cost_text": "cost.default_text"}  # only while the learner has no sentence
-SHARED = kit.learner_context(text="cost_text")  # the linear-attention sentence is the learner's
 
 cached_window = st.cache_resource(max_entries=32, show_spinner=False)(lab_efficient.window_check)
 cached_linear = st.cache_resource(max_entries=32, show_spinner=False)(lab_efficient.linear_lab)
@@ -128,7 +117,7 @@ def section_window(t, page: kit.Page) -> None:
     page.widget(t, "select_slider", "window", WINDOWS, helped=True, where=c2)
     page.widget(t, "select_slider", "win_block", WINDOW_BLOCKS, text="block", helped=True, where=c3)
     s = st.session_state
-    n, window, block = int(s["cost_win_n"]), int(s["cost_window"]), int(s["cost_win_block"])
+    n, window, block = int(s[page.key("win_n")]), int(s[page.key("window")]), int(s[page.key("win_block")])
     with page.guard(t, "window check") as run:
         check = cached_window(n, window, block)
     if run.failed:
@@ -156,9 +145,9 @@ def section_window(t, page: kit.Page) -> None:
         t("cost.explain_window_time", block=TIMING_BLOCK, top=f"{lab_efficient.WINDOW_SWEEP_NS[-1]:,}")
     )
     b1, b2 = st.columns([1, 1])
-    if b1.button(t("cost.win_time_button"), key="cost_win_run", icon=":material/timer:"):
+    if b1.button(t("cost.win_time_button"), key=page.key("win_run"), icon=":material/timer:"):
         run_window_timing(t, window)
-    if st.session_state[WINDOW_RESULTS] and b2.button(t("cost.clear_button"), key="cost_win_clear"):
+    if st.session_state[WINDOW_RESULTS] and b2.button(t("cost.clear_button"), key=page.key("win_clear")):
         st.session_state[WINDOW_RESULTS] = ()
     window_timing_results(t, page)
     st.info(t("cost.win_longformer"))
@@ -177,8 +166,8 @@ def section_linear(t, page: kit.Page) -> None:
         anchor="linear-attention",
     )
     page.widget(t, "text_area", "text", height=70, helped=True)
-    page.sentence_origin(t, "cost_text")
-    text = st.session_state.get("cost_text") or ""
+    page.sentence_origin(t, page.key("text"))
+    text = page.value("text") or ""
     if not text.strip():
         st.error(t("cost.err_empty"))
         return
@@ -205,10 +194,10 @@ def section_linear(t, page: kit.Page) -> None:
             fig = heatmaps.attention_heatmap(weights, lab.tokens, kind="weights", **axes)
             page.chart(fig, name, t(f"cost.alt_{name}", n=n))
     rows = list(range(n))
-    if st.session_state.get("cost_lin_row") not in rows:  # a new sentence: show its last query
-        st.session_state["cost_lin_row"] = n - 1
+    if page.value("lin_row") not in rows:  # a new sentence: show its last query
+        st.session_state[page.key("lin_row")] = n - 1
     page.widget(t, "selectbox", "lin_row", rows, format_func=lambda i: f"{i}: {lab.tokens[i]}", helped=True)
-    row = int(st.session_state["cost_lin_row"])
+    row = int(page.value("lin_row"))
     keys = lab.tokens[: row + 1]
     series = {
         t("cost.softmax_weights"): list(lab.softmax_weights[row, : row + 1]),

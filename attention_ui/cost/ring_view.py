@@ -13,38 +13,24 @@ from attention_core.labs import ring as lab_ring
 from attention_core.labs.cost import DTYPE_BYTES, format_bytes
 from attention_ui import kit
 from attention_ui.cost import ring_figures as figures_ring
+from attention_ui.cost.settings import BANDWIDTH_RANGE, COST_D_RANGE, COST_N_RANGE, RATE_RANGE, RING_NS
 from attention_ui.figures import cost as figures_cost
 from attention_ui.figures.base import AxisText
 
-RING_NS = (16, 32, 64, 128, 256, 512, 1024)  # the live check builds an n × n reference
 RING_D = 16
-COST_N_RANGE = (16, 100_000_000)
-COST_D_RANGE = (1, 1024)
-BANDWIDTH_RANGE = (0.1, 10_000.0)  # GB/s of the link between neighbours
-RATE_RANGE = (0.1, 10_000.0)  # TFLOP/s one device sustains
 TIME_NS = tuple(2**k for k in range(10, 25))  # 1,024 … 16,777,216
 TOLERANCE = 1e-12
-DEFAULTS = {
-    "cost_ring_P": 4,
-    "cost_ring_n": 64,
-    "cost_ring_causal": True,
-    "cost_ring_row": 40,
-    "cost_ring_cost_n": 131_072,
-    "cost_ring_cost_d": 128,
-    "cost_ring_dtype": "bf16",
-    "cost_ring_bw": 50.0,
-    "cost_ring_rate": 200.0,
-}
 
 cached_ring = st.cache_resource(max_entries=32, show_spinner=False)(lab_ring.ring_lab)
 
 
 def widget(t, page: kit.Page, kind: str, name: str, *args, where=st, **kwargs):
-    """A ``cost_ring_<name>`` widget labelled ``ring.<name>`` with the tooltip ``ring.<name>_help``."""
+    """The page's setting ``ring_<name>`` (lower case) as a widget labelled ``ring.<name>`` with the
+    tooltip ``ring.<name>_help``."""
     return page.widget(
         t,
         kind,
-        f"ring_{name}",
+        f"ring_{name.lower()}",
         *args,
         label=t(f"ring.{name}"),
         help=t(f"ring.{name}_help"),
@@ -54,7 +40,6 @@ def widget(t, page: kit.Page, kind: str, name: str, *args, where=st, **kwargs):
 
 
 def section_ring(t, page: kit.Page) -> None:
-    kit.init_state(DEFAULTS)
     kit.opening(
         t("ring.title"),
         t("ring.intro"),
@@ -64,13 +49,13 @@ def section_ring(t, page: kit.Page) -> None:
     c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
     widget(t, page, "slider", "P", *lab_ring.P_RANGE, where=c1)
     widget(t, page, "select_slider", "n", RING_NS, where=c2)
-    s = st.session_state
-    n, P = int(s["cost_ring_n"]), int(s["cost_ring_P"])
-    if not 0 <= int(s["cost_ring_row"]) < n:  # a smaller n: follow its last row
-        s["cost_ring_row"] = n - 1
+    s, key = st.session_state, page.key
+    n, P = int(s[key("ring_n")]), int(s[key("ring_p")])
+    if not 0 <= int(s[key("ring_row")]) < n:  # a smaller n: follow its last row
+        s[key("ring_row")] = n - 1
     widget(t, page, "number_input", "row", 0, n - 1, step=1, where=c3)
     widget(t, page, "toggle", "causal", where=c4)
-    causal, row = bool(s["cost_ring_causal"]), int(s["cost_ring_row"])
+    causal, row = bool(s[key("ring_causal")]), int(s[key("ring_row")])
     with page.guard(t, "ring attention") as run:
         lab = cached_ring(n, RING_D, P, causal, row)
     if run.failed:
@@ -172,10 +157,10 @@ def section_costs(t, page: kit.Page, P: int) -> None:
     widget(t, page, "selectbox", "dtype", tuple(DTYPE_BYTES), format_func=names.get, where=c[2])
     widget(t, page, "number_input", "bw", *BANDWIDTH_RANGE, step=10.0, where=c[3])
     widget(t, page, "number_input", "rate", *RATE_RANGE, step=10.0, where=c[4])
-    s = st.session_state
-    n, d = int(s["cost_ring_cost_n"]), int(s["cost_ring_cost_d"])
-    beta = DTYPE_BYTES.get(s["cost_ring_dtype"], 2)
-    bw, rate = float(s["cost_ring_bw"]) * 1e9, float(s["cost_ring_rate"]) * 1e12
+    s, key = st.session_state, page.key
+    n, d = int(s[key("ring_cost_n")]), int(s[key("ring_cost_d")])
+    beta = DTYPE_BYTES.get(s[key("ring_dtype")], 2)
+    bw, rate = float(s[key("ring_bw")]) * 1e9, float(s[key("ring_rate")]) * 1e12
     if n < P:
         st.error(t("ring.err_n", P=P))
         return

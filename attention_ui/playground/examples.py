@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from attention_ui.playground.settings import TABLE
+
 EXAMPLES: tuple[tuple[str, str], ...] = (
     ("en", "the cat sat on the mat"),
     ("en", "the animal didn't cross the street because it was too tired"),
@@ -18,7 +20,7 @@ EXAMPLES: tuple[tuple[str, str], ...] = (
     ("ja", "東京は日本の首都です。"),
     ("ja", "彼女は毎朝コーヒーを飲む。"),
 )
-PICK_KEY = "pg_example_pick"
+PICK_KEY = TABLE.key("example_pick")
 
 
 def examples_for(lang: str) -> list[str]:
@@ -30,7 +32,7 @@ def examples_for(lang: str) -> list[str]:
 def _use_example() -> None:
     choice = st.session_state.get(PICK_KEY)
     if choice:
-        st.session_state["pg_text"] = choice
+        st.session_state[TABLE.key("text")] = choice
     st.session_state[PICK_KEY] = None  # the picker is an action, not a setting
 
 

@@ -19,12 +19,13 @@ from attention_core.explain import explain_cell, explain_row
 from attention_ui import assets, kit
 from attention_ui.playground import figures as playground_figures
 from attention_ui.playground import grads_view
+from attention_ui.playground.settings import TABLE
 from attention_ui.playground.steps_view import CELL_CHARTS, CHART_PREFIX, PLOTLY_CONFIG, View
 
-Q_KEY, K_KEY, R_KEY = "pg_cell_q", "pg_cell_k", "pg_row_q"
-CELL_OPEN, ROW_OPEN = "pg_explain_cell", "pg_explain_row"
-CLICKS = "pg_cell_clicks"  # how many map clicks opened a panel (a one-shot "scroll there" signal)
-SCROLL_TO = "pg_cell_scroll_to"  # the panel to bring into view after a click: "cell", "row" or None
+Q_KEY, K_KEY, R_KEY = TABLE.key("cell_q"), TABLE.key("cell_k"), TABLE.key("row_q")
+CELL_OPEN, ROW_OPEN = TABLE.key("explain_cell"), TABLE.key("explain_row")
+CLICKS = TABLE.key("cell_clicks")  # how many map clicks opened a panel (a one-shot "scroll there" signal)
+SCROLL_TO = TABLE.key("cell_scroll_to")  # the panel to bring into view after a click: "cell", "row" or None
 
 # Constant JavaScript (only the click count and a fixed panel name are filled in): bring the panel a
 # click opened into view and move keyboard focus there, so the click is not answered ~2,400 px away.
@@ -163,13 +164,13 @@ def _opened(t, name: str, key: str) -> bool:
 
 def cell_panel(view: View) -> None:
     """After the softmax step: the chosen cell's arithmetic, term by term (on demand)."""
-    with st.container(key="pg_cell_panel"):
+    with st.container(key=TABLE.key("cell_panel")):
         _cell_panel(view)
 
 
 def row_panel(view: View) -> None:
     """After the head-output step: query i's output as the weighted sum of the value rows (on demand)."""
-    with st.container(key="pg_row_panel"):
+    with st.container(key=TABLE.key("row_panel")):
         _row_panel(view)
 
 
@@ -194,7 +195,7 @@ def _cell_panel(view: View) -> None:
         },
         index=[f"d{d}" for d in range(len(a.q))],
     )
-    with st.container(key="pg_cell_explanation"):
+    with st.container(key=TABLE.key("cell_explanation")):
         st.markdown(t("playground.cell_products", i=i, j=j, d_k=len(a.q)))
         st.dataframe(terms, height=kit.table_height(len(terms)))
         lines = cell_lines(t, a)
@@ -220,7 +221,7 @@ def _row_panel(view: View) -> None:
     )
     kit.chart(
         fig,
-        "pg_chart_row_output",
+        TABLE.key("chart", "row_output"),
         t("playground.alt_row_output", i=i, n=tr.n, d=len(r.output)),
         theme=None,  # base.PLAIN_TEMPLATE, like the step charts
         config=PLOTLY_CONFIG,

@@ -30,10 +30,12 @@ from collections.abc import Mapping, MutableMapping
 import streamlit as st
 
 from attention_ui import assets
+from attention_ui.playground.settings import TABLE
 
-DONE_KEY = "pg_first_view_done"  # plain session key: the session has had its first view of the steps
-PENDING_KEY = "pg_rest_pending"  # the note's container (browser tests and benchmarks wait for it to go)
-BUTTON_KEY = "pg_rest_now"
+DONE_KEY = TABLE.key("first_view_done")  # plain session key: the session has had its first view of the steps
+# the note's container (browser tests and benchmarks wait for it to go)
+PENDING_KEY = TABLE.key("rest_pending")
+BUTTON_KEY = TABLE.key("rest_now")
 
 # Clicks the note's button once step 1's chart is drawn (two frames later, so it is painted), or after
 # 8 s whatever happened; stops when the note has gone (another run drew the rest). Constant.

@@ -20,10 +20,10 @@ from attention_ui import kit
 from attention_ui.figures import heatmaps
 from attention_ui.kit import SEED_RANGE
 
-from .settings import PAGE
+from .settings import PAGE, TABLE
 from .steps_view import STEPS, View, chart
 
-GRADS_KEY, TARGET_SEED_KEY = "pg_grads", "pg_target_seed"
+GRADS_KEY, TARGET_SEED_KEY = TABLE.key("grads"), TABLE.key("target_seed")
 NUMBER = len(STEPS) + 1  # after the eleven forward steps
 STORE_SIZE = 16  # traces whose gradients are kept (the traces themselves are cache_resource entries)
 _store: OrderedDict = OrderedDict()

@@ -15,14 +15,15 @@ import streamlit as st
 from attention_ui import assets
 from attention_ui import presenter as kit_presenter
 from attention_ui.classroom.settings import TABLE as CLASS
+from attention_ui.playground.settings import TABLE
 from attention_ui.playground.steps_view import PER_HEAD, STEPS, View, render_step
 
-PRESENT_KEY, STEP_KEY = "pg_present", "pg_step"
+PRESENT_KEY, STEP_KEY = TABLE.key("present"), TABLE.key("step")
 
 # The page kit's presenter CSS (bigger type, no sidebar), plus the playground's slide: the chart box as
 # tall as the window below the controls and the heading. Static CSS only (no user text).
 _SLIDE_CSS = assets.style("playground_slide.css")
-_CSS = kit_presenter.css("pg") + _SLIDE_CSS
+_CSS = kit_presenter.css(TABLE.prefix) + _SLIDE_CSS
 # The controls' words: the playground presents steps.
 WORDS = {
     "start": "playground.present_start",
@@ -46,20 +47,22 @@ other_language = kit_presenter.other_language
 
 def return_script() -> None:
     """On the normal page: bring the learner back to where they were after presenter mode."""
-    kit_presenter.return_script("pg")
+    kit_presenter.return_script(TABLE.prefix)
 
 
 def keys_script(step: int, overlay: bool = False) -> str:
     """The presenter's key handling and focus script for ``step`` (integers and a flag only are
-    filled in); ``overlay``: the live class's join-code slide is up on this step."""
+    filled in); ``overlay``: the live class's join-code slide is up on this step. The settings the
+    slide's controls row draws (the table's ``presenter`` entries: the head picker) keep the focus."""
     return kit_presenter.keys_script(
-        "pg", step, len(STEPS), controls=("pg_head",), overlay=overlay, openers=(CLASS.key("present_code"),)
-    )
+        TABLE.prefix, step, len(STEPS), controls=TABLE.presenter_keys, overlay=overlay,
+        openers=(CLASS.key("present_code"),),
+    )  # fmt: skip
 
 
 def enter_button(t) -> None:
     """Presenter mode starts at step 1 (a link with ``?present=1&step=k`` still opens at step k)."""
-    kit_presenter.enter_button(t, "pg", WORDS, slide_key=STEP_KEY)
+    kit_presenter.enter_button(t, TABLE.key, WORDS, slide_key=STEP_KEY)
 
 
 def render(view: View, head_picker) -> None:
@@ -79,7 +82,7 @@ def render(view: View, head_picker) -> None:
     st.html(keys_script(step, overlay=code_slide), unsafe_allow_javascript=True)
     kit_presenter.controls(
         t,
-        "pg",
+        TABLE.key,
         step,
         len(STEPS),
         words=WORDS,
@@ -95,7 +98,7 @@ def render(view: View, head_picker) -> None:
         slide = dataclasses.replace(view, present=True, show_tables=False, on_cell=None, after={}, cell=None)
         render_step(slide, name, step, heading_level="title")
     # last: a clicker's next press waits until this slide is drawn (attention_ui/presenter.py)
-    st.html(kit_presenter.drawn_script("pg", step), unsafe_allow_javascript=True)
+    st.html(kit_presenter.drawn_script(TABLE.prefix, step), unsafe_allow_javascript=True)
 
 
 def teaching_here() -> bool:

@@ -21,7 +21,6 @@ from attention_core.models import minilm
 from attention_core.tokenizer import DEFAULT_MAX_TOKENS
 from attention_ui import kit
 from attention_ui.figures import base
-from attention_ui.language import current_language
 from attention_ui.playground.pretrained_figures import (
     CELL_TARGETS_MAX_TOKENS,
     heads_overview,
@@ -29,7 +28,7 @@ from attention_ui.playground.pretrained_figures import (
     with_selection,
 )
 from attention_ui.playground.sentence_box import sentence_box
-from attention_ui.playground.settings import PAD_RANGE, PAGE, PRETRAINED_LAYERS, WEIGHTS
+from attention_ui.playground.settings import PAD_RANGE, PAGE, PRETRAINED_LAYERS, TABLE, WEIGHTS
 from attention_ui.playground.steps_view import StepText
 
 log = logging.getLogger(__name__)
@@ -40,13 +39,8 @@ MAKE_COMMAND = "make model"
 # the traces, these only fill the sidebar note before anything has been computed.
 D_MODEL, HEADS = 384, 12
 
-DEFAULTS = {
-    "pg_weights": "random",
-    "pg_pt_layer": 0,
-    "pg_pt_hide_special": False,
-}
-CHOICE_KEYS = ("pg_weights", "pg_pt_layer")
-VIEW = kit.Page("pg", "pretrained", DEFAULTS)  # the playground's keys, the pretrained catalog
+VIEW = kit.Page.of(TABLE, "pretrained", url_context=False)  # the playground's table, the pretrained catalog
+key = TABLE.key
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,7 +100,7 @@ def cached_overview(
 # ---------------------------------------------------------------------------------------------
 
 
-OVERVIEW_KEY = "pg_chart_pt_overview"
+OVERVIEW_KEY = key("chart", "pt_overview")
 OVERVIEW_ANCHOR = "pretrained-overview"  # the overview heading's id, linked from the steps
 
 
@@ -121,14 +115,12 @@ def choose_panel(n_layers: int, n_heads: int) -> None:
     panel = panel_of_point(points[0], n_layers, n_heads) if points else None
     if panel is None:
         return
-    st.session_state["pg_pt_layer"], st.session_state["pg_head"] = panel
+    st.session_state[key("pt_layer")], st.session_state[key("head")] = panel
 
 
 def weights_switch(t, where=None, draw: bool = True) -> bool:
     """The "weights: random / pretrained" radio at the top of the sidebar (in its box ``where``);
     True = pretrained. ``draw=False`` only reads the choice (its value survives a run without it)."""
-    kit.init_state(DEFAULTS)
-    kit.refresh_translated_choices(st.session_state, CHOICE_KEYS, current_language(), "pg_pt_lang_shown")
     if draw:
         with where if where is not None else st.sidebar:
             VIEW.widget(
@@ -139,7 +131,7 @@ def weights_switch(t, where=None, draw: bool = True) -> bool:
                 format_func=lambda w: t(f"pretrained.weights_{w}"),
                 helped=True,
             )
-    return st.session_state["pg_weights"] == "pretrained"
+    return st.session_state[key("weights")] == "pretrained"
 
 
 def sidebar(t) -> None:
@@ -231,11 +223,11 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText], Callable[
     st.title(t("playground.title"))
     st.markdown(t("pretrained.intro"))
     sentence_box(t, help_text=t("pretrained.text_help"))
-    text = st.session_state.get("pg_text") or ""
+    text = st.session_state.get(key("text")) or ""
     if not text.strip():
         st.error(t("playground.err_empty"))
         return
-    pad = st.session_state.get("pg_pad", 0)
+    pad = st.session_state.get(key("pad"), 0)
     if not isinstance(pad, int) or not PAD_RANGE[0] <= pad <= PAD_RANGE[1]:
         st.error(t("playground.err_pad", lo=PAD_RANGE[0], hi=PAD_RANGE[1], value=pad))
         return
@@ -247,12 +239,12 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText], Callable[
     kit.show_tokens(result.tokens, result.n_pad)
 
     layers, n_heads = len(result.layers), result.layers[0].heads
-    if st.session_state.get("pg_pt_layer") not in range(layers):
-        st.session_state["pg_pt_layer"] = 0
-    if st.session_state.get("pg_head") not in range(n_heads):  # e.g. head 13 of 16 random-weight heads
-        st.session_state["pg_head"] = 0
+    if st.session_state.get(key("pt_layer")) not in range(layers):
+        st.session_state[key("pt_layer")] = 0
+    if st.session_state.get(key("head")) not in range(n_heads):  # e.g. head 13 of 16 random-weight heads
+        st.session_state[key("head")] = 0
     hide = (
-        bool(st.session_state.get("pg_pt_hide_special"))
+        bool(st.session_state.get(key("pt_hide_special")))
         and len(minilm.special_positions(result.tokens)) < result.n
     )
     if hide:
@@ -276,8 +268,8 @@ def page(t, show_steps: Callable[[AttentionTrace, dict[str, StepText], Callable[
         where=c_layer,
     )
     PAGE.widget(t, "selectbox", "head", list(heads), format_func=heads.get, helped=True, where=c_head)
-    layer = int(st.session_state["pg_pt_layer"])
-    head = int(st.session_state["pg_head"])
+    layer = int(st.session_state[key("pt_layer")])
+    head = int(st.session_state[key("head")])
     st.markdown(t("pretrained.overview_explain", layer=layer, head=head, max_tokens=CELL_TARGETS_MAX_TOKENS))
     hover = kit.hover_text(t, "playground")
     fig = cached_overview(

@@ -19,9 +19,9 @@ from collections.abc import Callable
 import streamlit as st
 
 from attention_ui.playground import examples
-from attention_ui.playground.settings import PAGE
+from attention_ui.playground.settings import PAGE, TABLE
 
-BOX_KEY = "pg_sentence_box"  # the row's container (browser tests measure where it is)
+BOX_KEY = TABLE.key("sentence_box")  # the row's container (browser tests measure where it is)
 HEIGHT_PX = 90
 
 

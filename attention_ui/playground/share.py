@@ -13,6 +13,7 @@ from attention_core import export
 from attention_ui import assets
 from attention_ui.playground import explain_view
 from attention_ui.playground.export import csv_file_name
+from attention_ui.playground.settings import TABLE
 from attention_ui.takehome import build, buttons
 
 # The copy-link button. Its constant script (assets/share_copy.js) copies the page's own address (which
@@ -68,7 +69,7 @@ def export_menu(t, trace, head: int) -> None:
             list(names),
             index=list(names).index("weights"),
             format_func=names.get,
-            key="pg_export_matrix",
+            key=TABLE.key("export_matrix"),
         )
         per_head = what not in export.SHARED_MATRICES
         every = False
@@ -77,7 +78,7 @@ def export_menu(t, trace, head: int) -> None:
                 t("playground.export_heads"),
                 [False, True],
                 horizontal=True,
-                key="pg_export_all",
+                key=TABLE.key("export_all"),
                 format_func=lambda a: (
                     t("playground.export_all_heads") if a else t("playground.head_name", h=head)
                 ),
@@ -89,7 +90,7 @@ def export_menu(t, trace, head: int) -> None:
             data=lambda: export.matrix_csv(trace, what, heads),
             file_name=name,
             mime="text/csv",
-            key="pg_dl_csv",
+            key=TABLE.key("dl", "csv"),
             icon=":material/table:",
             on_click="ignore",  # deferred data: a rerun could drop the callable before it is read
         )
@@ -101,7 +102,7 @@ def export_menu(t, trace, head: int) -> None:
                 data=data,
                 file_name=f"attention_trace.{kind}",
                 mime=mime,
-                key=f"pg_dl_{kind}",
+                key=TABLE.key("dl", kind),
                 icon=":material/download:",
                 on_click="ignore",
             )
@@ -111,12 +112,12 @@ def export_menu(t, trace, head: int) -> None:
 def take_home(t, trace, head: int) -> None:
     """The lesson as one offline HTML file, and the files for a course platform (issue 45): the
     shown head, and the cell the explainer shows (or the last token's own cell)."""
-    s = st.session_state
-    text = " ".join(trace.tokens) if s.get("pg_preset") == "example" else (s.get("pg_text") or "")
+    s, key = st.session_state, TABLE.key
+    text = " ".join(trace.tokens) if s.get(key("preset")) == "example" else (s.get(key("text")) or "")
     head, cell = buttons.shown(trace, head, explain_view.chosen_cell(s))
     st.divider()
-    buttons.lesson_button(t, "pg_dl_lesson", lambda: build.playground_lesson(t, trace, text, head, cell))
-    buttons.course_files(t, "pg", trace, text, head, cell)
+    buttons.lesson_button(t, key("dl", "lesson"), lambda: build.playground_lesson(t, trace, text, head, cell))
+    buttons.course_files(t, key, trace, text, head, cell)
 
 
 def share_row(t, trace, head: int) -> None:

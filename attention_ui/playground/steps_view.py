@@ -20,6 +20,7 @@ from attention_ui import kit, tables
 from attention_ui.figures import base, heatmaps
 from attention_ui.playground import figures as playground_figures
 from attention_ui.playground import projector
+from attention_ui.playground.settings import TABLE
 from attention_ui.practice import predict_view
 from attention_ui.program import code_view
 
@@ -42,7 +43,8 @@ NUMBERED = tuple(enumerate(STEPS, start=1))  # (step number, name)
 _HEADS = slice(STEPS.index(PER_HEAD[0]), STEPS.index(PER_HEAD[-1]) + 1)
 # Charts whose cells can be clicked to explain them (score/weight maps: query row, key column).
 CELL_CHARTS = ("raw", "scaled", "masked", "weights")
-CHART_PREFIX = "pg_chart_"
+CHART_PREFIX = TABLE.family("chart") + "_"
+SHARED_SCALE_KEY = TABLE.key("shared_scale")  # raw and scaled scores on one colour scale
 QKV_PLOT_PX = 200  # a low estimate of the plot area of Q, K and V, drawn in three columns
 # The all-heads figure is drawn on request (View.all_heads_switch) when it has more cells than two
 # heads at 128 tokens: its panels are then too small to read cell by cell, and at 256 tokens it was
@@ -321,7 +323,7 @@ def shared_bound(v: View, draw_switch: bool = True) -> float | None:
     shared = True
     if v.shared_scale_switch is not None:
         shared = (
-            v.shared_scale_switch() if draw_switch else bool(st.session_state.get("pg_shared_scale", True))
+            v.shared_scale_switch() if draw_switch else bool(st.session_state.get(SHARED_SCALE_KEY, True))
         )
     if not shared:
         return None
@@ -482,8 +484,9 @@ BODIES: dict[str, Callable[[View], None]] = {
 
 # Steps whose slide (presenter mode) keeps the page's layout: several charts, or one very wide one.
 SLIDE_WIDE = ("qkv", "all_heads")
-SLIDE_WIDE_KEY_PREFIX = "pg_slide_wide_"  # their charts' boxes: the window's height less the text above
-SLIDE_CHART_KEY = "pg_slide_chart"  # the slide's chart box, sized by presenter mode's CSS
+# their charts' boxes: the window's height less the text above
+SLIDE_WIDE_KEY_PREFIX = TABLE.family("slide_wide") + "_"
+SLIDE_CHART_KEY = TABLE.key("slide_chart")  # the slide's chart box, sized by presenter mode's CSS
 
 
 def render_step(view: View, name: str, number: int, heading_level: str = "header") -> None:

@@ -5,7 +5,8 @@ No Streamlit calls here. ``parse(params)`` turns a query-parameter mapping (valu
 plus the names of the parameters it had to ignore (unknown, malformed or out of range);
 ``serialise(state)`` is its inverse. A parameter never raises: a bad one is simply listed.
 
-URL keys are short and stable; session keys are the playground's ``pg_`` widget keys.
+URL keys are short and stable; each is the ``url`` of a setting of the playground's table
+(attention_ui/playground/settings.py), which names its session key; :func:`params_of` reads them there.
 """
 
 from __future__ import annotations
@@ -15,23 +16,12 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from attention_core import MASK_KINDS
 from attention_ui.i18n import LANGUAGES
-from attention_ui.kit import MAX_URL_TEXT, SEED_RANGE, url_text
-from attention_ui.playground.settings import (
-    D_MODEL_RANGE,
-    DIVISOR_RANGE,
-    HEAD_DIM_RANGE,
-    HEADS_RANGE,
-    MAX_TOKENS_RANGE,
-    PAD_RANGE,
-    PRESETS,
-    PRETRAINED_LAYERS,
-    SCALE_CHOICES,
-    WEIGHTS,
-)
+from attention_ui.kit import MAX_URL_TEXT, url_text
+from attention_ui.language import LANG_KEY
+from attention_ui.playground.settings import TABLE
+from attention_ui.settings_table import Setting, Table
 
-STEP_COUNT = 11  # steps shown by the playground (attention_ui.playground.steps_view.STEPS)
 MAX_VALUE_CHARS = 40  # a number or name longer than this is malformed
 PRETRAINED_ONLY = ("layer", "hide")  # written only with weights=pretrained
 
@@ -98,33 +88,39 @@ class Param:
     dump: Callable[[object], str]  # value -> URL text
 
 
-PARAMS = (
-    Param("preset", "pg_preset", _choice(PRESETS), _str_out),
-    Param("text", "pg_text", url_text, _str_out),
-    Param("max_tokens", "pg_max_tokens", _int_in(*MAX_TOKENS_RANGE), _int_out),
-    Param("d_model", "pg_d_model", _int_in(*D_MODEL_RANGE), _int_out),
-    Param("heads", "pg_heads", _int_in(*HEADS_RANGE), _int_out),
-    Param("auto", "pg_auto_dims", _bool, _bool_out),
-    Param("d_k", "pg_d_k", _int_in(*HEAD_DIM_RANGE), _int_out),
-    Param("d_v", "pg_d_v", _int_in(*HEAD_DIM_RANGE), _int_out),
-    Param("mask", "pg_mask", _choice(MASK_KINDS), _str_out),
-    Param("pad", "pg_pad", _int_in(*PAD_RANGE), _int_out),
-    Param("scale", "pg_scale", _choice(SCALE_CHOICES), _str_out),
-    Param("div", "pg_divisor", _float_in(*DIVISOR_RANGE), _float_out),
-    Param("seed", "pg_seed", _int_in(*SEED_RANGE), _int_out),
-    Param("pos", "pg_positional", _bool, _bool_out),
-    Param("tables", "pg_tables", _bool, _bool_out),
-    Param("head", "pg_head", _int_in(0, HEADS_RANGE[1] - 1), _int_out),
-    Param("all_heads", "pg_all_heads", _bool, _bool_out),
-    Param("shared", "pg_shared_scale", _bool, _bool_out),
-    Param("present", "pg_present", _bool, _bool_out),
-    Param("step", "pg_step", _int_in(1, STEP_COUNT), _int_out),
-    Param("lang", "lang", _choice(LANGUAGES), _str_out),
-    Param("weights", "pg_weights", _choice(WEIGHTS), _str_out),
-    Param("layer", "pg_pt_layer", _int_in(0, PRETRAINED_LAYERS - 1), _int_out),
-    Param("hide", "pg_pt_hide_special", _bool, _bool_out),
-)
+# How a setting's URL text is read, when its table entry does not tell (by its choices, its bounds or
+# a True/False default): the sentence, and the presenter flag (the kit's key, with no default).
+_READERS: dict[str, tuple[Callable[[str], object], Callable[[object], str]]] = {
+    "text": (url_text, _str_out),
+    "present": (_bool, _bool_out),
+}
+
+
+def _reader(s: Setting) -> tuple[Callable[[str], object], Callable[[object], str]]:
+    if s.name in _READERS:
+        return _READERS[s.name]
+    if s.choices is not None:
+        return _choice(s.choices), _str_out
+    if s.bounds is not None and isinstance(s.default, float):
+        return _float_in(*s.bounds), _float_out
+    if s.bounds is not None:
+        return _int_in(*map(int, s.bounds)), _int_out
+    if isinstance(s.default, bool):
+        return _bool, _bool_out
+    raise ValueError(f"the URL code cannot read {s.name!r}: give it choices, bounds or a True/False default")
+
+
+def params_of(table: Table) -> tuple[Param, ...]:
+    """One :class:`Param` per setting of ``table`` with a URL name, in the table's order, and the
+    language after the presenter's step (the app's key, not the page's)."""
+    out = [Param(s.url, table.key(s.name), *_reader(s)) for s in table if s.url]
+    at = next((i + 1 for i, p in enumerate(out) if p.url == "step"), len(out))
+    return (*out[:at], Param("lang", LANG_KEY, _choice(LANGUAGES), _str_out), *out[at:])
+
+
+PARAMS = params_of(TABLE)
 BY_URL = {p.url: p for p in PARAMS}
+key = TABLE.key
 
 
 @dataclass(frozen=True)
@@ -177,20 +173,20 @@ def serialise(state: Mapping[str, object]) -> dict[str, str]:
     weights (a random-weights URL stays as it was); pretrained mode always uses the sentence.
     """
     out: dict[str, str] = {}
-    pretrained = state.get("pg_weights") == "pretrained"
-    example = state.get("pg_preset") == "example" and not pretrained
+    pretrained = state.get(key("weights")) == "pretrained"
+    example = state.get(key("preset")) == "example" and not pretrained
     for p in PARAMS:
         if p.state not in state:
             continue
-        if p.url in ("d_k", "d_v") and state.get("pg_auto_dims", True):
+        if p.url in ("d_k", "d_v") and state.get(key("auto_dims"), True):
             continue
-        if p.url == "div" and state.get("pg_scale") != "custom":
+        if p.url == "div" and state.get(key("scale")) != "custom":
             continue
-        if p.url == "step" and not state.get("pg_present"):
+        if p.url == "step" and not state.get(key("present")):
             continue
-        if p.url == "present" and not state.get("pg_present"):
+        if p.url == "present" and not state.get(key("present")):
             continue
-        if p.url == "all_heads" and not state.get("pg_all_heads"):
+        if p.url == "all_heads" and not state.get(key("all_heads")):
             continue  # written only when switched on: it matters for large all-heads figures only
         if p.url == "weights" and not pretrained:
             continue

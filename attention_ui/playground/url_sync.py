@@ -21,15 +21,16 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_ui import kit
+from attention_ui.language import LANG_KEY
 from attention_ui.playground import url_state
-from attention_ui.playground.settings import PAGE
+from attention_ui.playground.settings import PAGE, TABLE
 
 _BY_STATE = {p.state: p for p in url_state.PARAMS}
 
-WRITTEN = "pg_url_written"  # the URL parameters this session last read or wrote
-OURS = "pg_url_ours"  # the URLs this session wrote before (kit.url_of_ours)
-IGNORED = "pg_url_ignored"  # parameter names ignored at the last read
-NOTICE_FOR = "pg_url_notice_for"  # the serialised view the notice belongs to
+WRITTEN = TABLE.key("url_written")  # the URL parameters this session last read or wrote
+OURS = TABLE.key("url_ours")  # the URLs this session wrote before (kit.url_of_ours)
+IGNORED = TABLE.key("url_ignored")  # parameter names ignored at the last read
+NOTICE_FOR = TABLE.key("url_notice_for")  # the serialised view the notice belongs to
 
 
 def snapshot() -> dict[str, str | list[str]]:
@@ -57,7 +58,7 @@ def read_url(state) -> None:
     if first:
         values.update(browser_values(sent_by_browser()))
     for key, value in values.items():
-        if key == "lang":
+        if key == LANG_KEY:
             continue  # handled by current_language() before the app's language selectbox
         state[key] = value
     kit.adopt_context(state, PAGE.shared, values)  # a shared link's sentence goes on into the labs
@@ -105,7 +106,7 @@ def browser_values(sent: list[tuple[str, object]]) -> dict[str, object]:
     out: dict[str, object] = {}
     for key, raw in sent:
         param = _BY_STATE.get(key)
-        if param is None or key == "lang" or not isinstance(raw, (bool, int, float, str)):
+        if param is None or key == LANG_KEY or not isinstance(raw, (bool, int, float, str)):
             continue
         text = raw if isinstance(raw, str) else param.dump(raw)
         value = param.parse(text)

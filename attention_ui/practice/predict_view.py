@@ -18,13 +18,14 @@ import streamlit as st
 
 from attention_core import predict
 from attention_ui import kit
+from attention_ui.playground.settings import TABLE as PLAYGROUND
 from attention_ui.practice.settings import TABLE
 
 key = TABLE.key
 MODE_KEY = key("mode")
 # attention_ui.playground.presenter.PRESENT_KEY, not imported: presenter imports steps_view, which
 # imports this module.
-PRESENT_KEY = "pg_present"
+PRESENT_KEY = PLAYGROUND.key("present")
 FACTOR_OPTIONS = (2, 4, 8, 16)  # "doubling n multiplies the memory by ..."
 COST_N = 2_048  # the n of the cost lab's question (the notes' first row)
 SHAPE_MAX = 1_000_000

@@ -11,6 +11,7 @@ import streamlit as st
 
 from attention_core import codegen
 from attention_core.config import MASK_KINDS, AttentionConfig
+from attention_ui.playground.settings import TABLE
 
 CODE_HEIGHT = 420  # px: a long program scrolls inside its box, never the page
 # The score and weight maps, their step's variable and the line that makes it.
@@ -49,7 +50,7 @@ def step_code(view, name: str) -> None:
     trace = view.trace
     if not view.example and trace.config is None:
         return
-    box = _box(view.t, f"pg_code_{name}")
+    box = _box(view.t, TABLE.key("code", name))
     if not box.open:
         return
     program = program_for(trace, view.example)
@@ -72,7 +73,7 @@ def whole_program(view) -> None:
     t, trace = view.t, view.trace
     program = None
     if view.example or trace.config is not None:
-        box = _box(t, "pg_code_all", t("code.whole_program"))
+        box = _box(t, TABLE.key("code", "all"), t("code.whole_program"))
         if box.open:
             program = program_for(trace, view.example)
             with box:
@@ -80,7 +81,7 @@ def whole_program(view) -> None:
                 st.code(program.source, language="python", height=CODE_HEIGHT)
                 st.caption(t("code.comments_note"))
                 _downloads(t, program, trace, view.example)
-    box = _box(t, "pg_code_example", t("code.example_button"))
+    box = _box(t, TABLE.key("code", "example"), t("code.example_button"))
     if box.open:
         with box:
             st.caption(t("code.example_caption"))
@@ -96,7 +97,7 @@ def _downloads(t, program: codegen.Program, trace, example: bool) -> None:
         data=program.source.encode("utf-8"),
         file_name="attention_program.py",
         mime="text/x-python",
-        key="pg_dl_code_py",
+        key=TABLE.key("dl", "code_py"),
         icon=":material/download:",
         on_click="ignore",
     )
@@ -105,7 +106,7 @@ def _downloads(t, program: codegen.Program, trace, example: bool) -> None:
         data=lambda: notebook.notebook_bytes(program, trace, t, example=example),
         file_name="attention_steps.ipynb",
         mime="application/x-ipynb+json",
-        key="pg_dl_code_nb",
+        key=TABLE.key("dl", "code_nb"),
         icon=":material/description:",
         help=t("code.download_nb_help"),
         on_click="ignore",  # deferred data: a rerun could drop the callable before it is read

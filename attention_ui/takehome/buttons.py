@@ -63,13 +63,30 @@ def lesson_button(t, key: str, make: Callable[[], str]) -> None:
     )
 
 
+def _key_maker(page: Callable[..., str] | str) -> Callable[..., str]:
+    """A page's key maker; for a bare prefix, the keys it names joined by '_' (as kit.Page.key does)."""
+    if callable(page):
+        return page
+    return lambda *parts: "_".join((page, *map(str, parts)))
+
+
 def course_files(
-    t, prefix: str, trace, text: str, head: int = 0, cell=None, seed: int | None = None, heading: bool = True
+    t,
+    page: Callable[..., str] | str,
+    trace,
+    text: str,
+    head: int = 0,
+    cell=None,
+    seed: int | None = None,
+    heading: bool = True,
 ) -> None:
     """The SCORM package and the quiz file for a course platform, with the teacher's choices: how
-    many questions, the pass mark, Moodle XML or GIFT. Widgets keyed ``<prefix>_tk_…``; ``seed``: the
+    many questions, the pass mark, Moodle XML or GIFT. Widgets keyed ``<prefix>_tk_…`` by ``page``, the
+    page's key maker (``TABLE.key``: the kit's ``tk_*`` keys of its table), or a bare prefix for a
+    page that has no table yet (the quiz page, issue 46); ``seed``: the
     quiz page's computed questions for this seed (default: the lesson's); ``heading``: a bold title
     (off inside an expander that already names it)."""
+    key = _key_maker(page)
     head, cell = shown(trace, head, cell)
     if heading:
         st.markdown(f"**{t('takehome.course_files')}**")
@@ -79,11 +96,11 @@ def course_files(
     c1, c2 = st.columns(2)
     count = c1.number_input(
         t("takehome.quiz_count"), 1, most, min(build.DEFAULT_COUNT, most), 1,
-        key=f"{prefix}_tk_count", help=t("takehome.quiz_count_help"),
+        key=key("tk", "count"), help=t("takehome.quiz_count_help"),
     )  # fmt: skip
     mark = c2.number_input(
         t("takehome.pass_mark"), 0, 100, build.DEFAULT_PASS_MARK, 5,
-        key=f"{prefix}_tk_pass", help=t("takehome.pass_mark_help"),
+        key=key("tk", "pass"), help=t("takehome.pass_mark_help"),
     )  # fmt: skip
     count, mark = int(count), int(mark)
     st.download_button(
@@ -91,7 +108,7 @@ def course_files(
         data=lambda: build.scorm_zip(t, trace, text, head, cell, count, mark, seed=seed),
         file_name=f"attention_lesson_scorm_{t.lang}.zip",
         mime="application/zip",
-        key=f"{prefix}_tk_scorm",
+        key=key("tk", "scorm"),
         help=t("takehome.download_scorm_help"),
         icon=":material/inventory_2:",
         on_click="ignore",
@@ -101,14 +118,14 @@ def course_files(
         moodle.FORMATS,
         format_func=lambda f: t(f"takehome.format_{f}"),
         horizontal=True,
-        key=f"{prefix}_tk_format",
+        key=key("tk", "format"),
     )
     st.download_button(
         t("takehome.download_moodle"),
         data=lambda: build.quiz_file(t, trace, fmt, head, cell, count, seed).encode("utf-8"),
         file_name=f"attention_quiz_{t.lang}.{moodle.EXTENSION[fmt]}",
         mime=moodle.MIME[fmt],
-        key=f"{prefix}_tk_quiz",
+        key=key("tk", "quiz"),
         help=t("takehome.download_moodle_help"),
         icon=":material/quiz:",
         on_click="ignore",

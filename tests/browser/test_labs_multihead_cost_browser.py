@@ -44,7 +44,7 @@ def test_multihead_page_draws_every_section(page: Page, streamlit_server: str, l
     assert lang == "en" or CJK.search(title)
     expect(page.get_by_role("heading", level=1)).to_contain_text(title)
     # Default: 4 heads on the page language's sentence, one panel (heatmap image) per head.
-    heads = chart(page, "mh_chart_heads")
+    heads = chart(page, "multihead_chart_heads")
     expect(heads.locator("g.heatmaplayer image")).to_have_count(4)
     if lang == "en":
         assert tick_labels(heads, "y")[:6] == ["the", "cat", "sat", "on", "the", "mat"]
@@ -52,8 +52,10 @@ def test_multihead_page_draws_every_section(page: Page, streamlit_server: str, l
         labels = tick_labels(heads, "y")
         assert labels and all(label in "猫がマットの上に座った。" for label in labels), labels
     # One bar per divisor of d_model = 16, labelled with d_k = 16 / h.
-    expect(chart(page, "mh_chart_dk").locator("g.point")).to_have_count(5)
-    assert [t.strip() for t in chart(page, "mh_chart_dk").locator("text.bartext").all_text_contents()] == [
+    expect(chart(page, "multihead_chart_dk").locator("g.point")).to_have_count(5)
+    assert [
+        t.strip() for t in chart(page, "multihead_chart_dk").locator("text.bartext").all_text_contents()
+    ] == [
         "16",
         "8",
         "4",
@@ -61,8 +63,8 @@ def test_multihead_page_draws_every_section(page: Page, streamlit_server: str, l
         "1",
     ]
     # Concat has its head boundaries drawn (3 lines between 4 heads).
-    expect(chart(page, "mh_chart_concat").locator("g.shapelayer path")).to_have_count(3)
-    expect(chart(page, "mh_chart_cost").locator("g.scatterlayer g.trace")).to_have_count(4)
+    expect(chart(page, "multihead_chart_concat").locator("g.shapelayer path")).to_have_count(3)
+    expect(chart(page, "multihead_chart_cost").locator("g.scatterlayer g.trace")).to_have_count(4)
     expect(page.get_by_text(translate(lang, "multihead.split_diff"))).to_be_visible()
     assert screenshot(page, f"lab_multihead_{lang}").stat().st_size > 10_000
 
@@ -70,11 +72,11 @@ def test_multihead_page_draws_every_section(page: Page, streamlit_server: str, l
 def test_multihead_heads_follow_the_slider(page: Page, streamlit_server: str) -> None:
     open_lab(page, streamlit_server, "multi-head", "en")
     wait_for_charts(page, minimum=6)
-    thumb = page.locator(".st-key-mh_heads input[type='range']")
+    thumb = page.locator(".st-key-multihead_heads input[type='range']")
     thumb.focus()
     thumb.press("End")  # h = 16
     wait_for_app_run(page)
-    expect(chart(page, "mh_chart_heads").locator("g.heatmaplayer image")).to_have_count(16)
+    expect(chart(page, "multihead_chart_heads").locator("g.heatmaplayer image")).to_have_count(16)
     assert_no_exception(page)
 
 

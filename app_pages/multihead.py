@@ -1,7 +1,7 @@
 """Multi-head lab: every head on the learner's sentence, d_k = d_model / h, Concat · W^O, and the
 proof by numbers that more heads cost no extra parameters or matmul FLOPs.
 
-Widgets (``mh_`` keys) -> cached calls into ``attention_core.labs.multihead`` (``multihead_lab``,
+Widgets (``multihead_`` keys, attention_ui/multihead/settings.py) -> cached calls into ``attention_core.labs.multihead`` (``multihead_lab``,
 ``head_sweep``) -> builders in ``attention_ui.figures`` -> the page kit. All text comes from the
 ``multihead`` catalog.
 """
@@ -15,34 +15,22 @@ from attention_core.labs.multihead import valid_head_counts
 from attention_ui import kit, tables
 from attention_ui.figures import heatmaps
 from attention_ui.figures.base import AxisText
-from attention_ui.multi_head import figures as figures_multihead
-from attention_ui.multi_head import lesson as mh_lesson
+from attention_ui.multihead import figures as figures_multihead
+from attention_ui.multihead import lesson as mh_lesson
+from attention_ui.multihead.settings import (
+    COST_D_MODEL_RANGE,
+    COST_N_RANGE,
+    D_MODEL_RANGE,
+    MAX_SHOWN_HEADS,
+    TABLE,
+)
 from attention_ui.program import code_view
 from attention_ui.takehome import buttons
 
-D_MODEL_RANGE = (1, 128)  # the sentence's layer: small enough to draw every head
-MAX_SHOWN_HEADS = 16  # small multiples beyond this are unreadable
-COST_N_RANGE = (1, 1_000_000)
-COST_D_MODEL_RANGE = (1, 8192)
-DEFAULTS = {
-    "mh_d_model": 16,
-    "mh_heads": 4,
-    "mh_seed": 0,
-    "mh_tables": False,
-    "mh_cost_n": 1024,
-    "mh_cost_d_model": 512,
-}
 # W^O and the output share a row: half the page each, so their labels ("d10", "h2·3") stand upright
 HALF_PLOT_PX = 260
-PAGE = kit.Page(
-    "mh",
-    "multihead",
-    DEFAULTS,
-    translated_defaults={"mh_text": "multihead.default_text"},
-    # the learner's sentence, d_model (one this page can draw), head count (one dividing it) and seed
-    shared=kit.learner_context(text="mh_text", d_model="mh_d_model", heads="mh_heads", seed="mh_seed"),
-    shared_accepts={"mh_d_model": kit.whole_in(*D_MODEL_RANGE), "mh_heads": kit.divides("mh_d_model")},
-)
+PAGE = kit.Page.of(TABLE, "multihead")
+key = TABLE.key
 
 # The core's results are frozen with read-only arrays: one object can serve every session.
 cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_multihead.multihead_lab)
@@ -53,9 +41,9 @@ def fit_heads(d_model: int) -> list[int]:
     """The head counts to offer; keeps the chosen h valid after d_model changed (the largest valid
     h not above it)."""
     choices = [h for h in valid_head_counts(d_model) if h <= MAX_SHOWN_HEADS]
-    current = st.session_state.get("mh_heads", 1)
+    current = st.session_state.get(key("heads"), 1)
     if current not in choices:
-        st.session_state["mh_heads"] = max([h for h in choices if h <= current] or [choices[0]])
+        st.session_state[key("heads")] = max([h for h in choices if h <= current] or [choices[0]])
     return choices
 
 
@@ -65,12 +53,12 @@ def controls(t) -> None:
     bar.header(t("multihead.settings"))
     PAGE.widget(t, "text_area", "text", height=80, helped=True, where=bar)
     PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=1, label="d_model", helped=True, where=bar)
-    d_model = int(st.session_state["mh_d_model"])
+    d_model = int(PAGE.value("d_model"))
     choices = fit_heads(d_model)
     if len(choices) > 1:
         PAGE.widget(t, "select_slider", "heads", choices, helped=True, where=bar)
     else:
-        st.session_state["mh_heads"] = choices[0]
+        st.session_state[key("heads")] = choices[0]
         bar.markdown(t("multihead.one_head_only", d_model=d_model))
     PAGE.seed_input(t, where=bar)
     PAGE.tables_toggle(t, where=bar)
@@ -81,9 +69,9 @@ def load_lab(t):
     s = st.session_state
 
     def compute(text: str):
-        return cached_lab(text, *(int(s[f"mh_{name}"]) for name in ("d_model", "heads", "seed")))
+        return cached_lab(text, *(int(s[key(name)]) for name in ("d_model", "heads", "seed")))
 
-    return PAGE.sentence_lab(t, "mh_text", "multi-head trace", compute, lambda lab: lab.trace.tokenization)
+    return PAGE.sentence_lab(t, key("text"), "multi-head trace", compute, lambda lab: lab.trace.tokenization)
 
 
 def section_heads(t, lab, hover) -> None:
@@ -96,7 +84,7 @@ def section_heads(t, lab, hover) -> None:
             st.caption(t("multihead.head_name", h=k))
             PAGE.table(tables.attention_table(trace.weights[k], trace.tokens), f"head_{k}")
     st.caption(t("multihead.heads_distinct", distinct=lab.distinct_patterns, heads=trace.heads))
-    code_view.trace_code(t, trace, ("qkv", "raw", "scaled", "softmax", "head_out"), "mh_code_heads")
+    code_view.trace_code(t, trace, ("qkv", "raw", "scaled", "softmax", "head_out"), key("code_heads"))
 
 
 def section_dk(t, lab) -> None:
@@ -155,7 +143,7 @@ def section_concat(t, trace, hover) -> None:
         )
         PAGE.chart(fig, "output", t("multihead.alt_output", n=n, d_model=d_model))
         PAGE.table(lambda: tables.feature_table(trace.output, trace.tokens, out_names), "output")
-    code_view.trace_code(t, trace, ("concat", "output"), "mh_code_concat")
+    code_view.trace_code(t, trace, ("concat", "output"), key("code_concat"))
 
 
 def section_cost(t) -> None:
@@ -179,7 +167,7 @@ def section_cost(t) -> None:
         helped=True,
         where=c2,
     )
-    n, d_model = int(st.session_state["mh_cost_n"]), int(st.session_state["mh_cost_d_model"])
+    n, d_model = int(PAGE.value("cost_n")), int(PAGE.value("cost_d_model"))
     with PAGE.guard(t, "head costs", known=[(ValueError, "multihead.err_config")]) as run:
         sweep = cached_sweep(n, d_model)
     if run.failed:
@@ -238,7 +226,7 @@ def main() -> None:
         PAGE.section(section_concat, t, lab.trace, hover)
         with st.sidebar:  # the lesson: every head, then every step on the learner's sentence (issue 45)
             buttons.lab_lesson_button(
-                t, "mh_dl_lesson", "app.nav_multi_head", lambda: mh_lesson.section(t, lab, hover)
+                t, key("dl_lesson"), "app.nav_multi_head", lambda: mh_lesson.section(t, lab, hover)
             )
     PAGE.section(section_cost, t)
     if lab is not None:
