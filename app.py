@@ -86,6 +86,7 @@ OLD_URL_PATHS = {
     "multi_head": "multi-head",
     "scaling": "why-sqrt-dk",
     "multihead": "multi-head",
+    "codecheck": "code_check",
 }
 
 
@@ -99,10 +100,16 @@ def redirect_page(old_url_path: str, target):
 
 
 labs = {url: st.Page(path, title=t(key), icon=icon, url_path=url) for path, key, icon, url in LABS}
+PRACTICE = [
+    ("app_pages/path.py", "app.nav_path", "🗺️", "path"),
+    ("app_pages/worksheet.py", "app.nav_worksheet", "📝", "worksheet"),
+    ("app_pages/codecheck.py", "app.nav_code_check", "⌨️", "code_check"),
+]
+practice = {url: st.Page(path, title=t(key), icon=icon, url_path=url) for path, key, icon, url in PRACTICE}
 playground = st.Page(
     "app_pages/playground.py", title=t("app.nav_playground"), icon="🧮", default=True, url_path="start"
 )
-targets = {"": playground, **labs}
+targets = {"": playground, **labs, **practice}  # an old URL's page: a lab's or a practice page's
 pages = {
     t("app.nav_section_explore"): [playground],
     t("app.nav_section_labs"): [
@@ -110,12 +117,7 @@ pages = {
         *(redirect_page(old, targets[new]) for old, new in OLD_URL_PATHS.items()),
     ],
 }
-PRACTICE = [
-    ("app_pages/path.py", "app.nav_path", "🗺️", "path"),
-    ("app_pages/worksheet.py", "app.nav_worksheet", "📝", "worksheet"),
-    ("app_pages/code_check.py", "app.nav_code_check", "⌨️", "code_check"),
-]
-pages[t("app.nav_section_practice")] = [st.Page(p, title=t(k), icon=i, url_path=u) for p, k, i, u in PRACTICE]
+pages[t("app.nav_section_practice")] = list(practice.values())
 # Live class (app_pages/class_*.py): the teacher's panel and the students' join page (/class_join?code=...).
 CLASS = [
     ("app_pages/class_teach.py", "class.nav_teach", "🧑‍🏫", "class_teach"),

@@ -2,7 +2,7 @@
 logit attribution, ablation and its sweep, induction and previous-token heads, attention sinks and
 the StreamingLLM mask experiment, queries and keys in one picture, questions from these numbers).
 
-Widgets (``hd_`` keys) -> cached core calls (``attention_ui.heads.cached``: one pass per sentence,
+Widgets (attention_ui/heads/settings.py) -> cached core calls (``attention_ui.heads.cached``: one pass per sentence,
 everything else read from it or rerun from the ablated layer on) -> ``attention_ui.heads.views``
 (one section per view) -> text from the ``heads`` catalog. A separate page, not sections of the
 decoder page: that page is at its line budget and its rerun latency is measured against the
@@ -16,27 +16,12 @@ import streamlit as st
 from attention_core.labs import heads as H
 from attention_ui import kit
 from attention_ui.heads import cached, questions, url, views
+from attention_ui.heads.settings import TABLE
 
 DEFAULT_MODEL = {"ja": "gemma3"}  # by language, as on the decoder page; any other: "smollm2" (a URL's wins)
-DEFAULTS = {
-    "hd_layer": 0,
-    "hd_head": 0,
-    "hd_kind": "zero",
-    "hd_token": -1,
-    "hd_sweep": False,
-    "hd_length": H.DEFAULT_INDUCTION_LENGTH,
-    "hd_seed": 0,
-    "hd_window": H.DEFAULT_WINDOW,
-    "hd_masks": False,
-    "hd_qk_source": "decoder",
-}
-PAGE = kit.Page(
-    "hd", "heads", DEFAULTS,
-    choice_keys=("hd_model", "hd_layer", "hd_head", "hd_kind", "hd_token", "hd_qk_source"),
-    shared=kit.learner_context(text="hd_text"), url_context=False,
-    translated_defaults={"hd_text": "heads.default_text"},  # only while the learner has no sentence
-    link=True,  # model, sentence, head and token live in its URL (attention_ui.heads.url)
-)  # fmt: skip
+# model, sentence, head and token live in its URL (attention_ui.heads.url, its own decoder): link
+PAGE = kit.Page.of(TABLE, "heads", url_context=False, link=True)
+key = TABLE.key
 
 
 def learner_settings() -> dict:
@@ -53,7 +38,7 @@ def controls(t, config, p, m) -> None:
     with st.sidebar:
         st.header(t("heads.settings"))
         PAGE.widget(t, "text_area", "text", height=90, helped=True)
-        if not PAGE.sentence_origin(t, "hd_text"):
+        if not PAGE.sentence_origin(t, key("text")):
             st.caption(t("heads.own_example"))
         fmt_layer = lambda x: t("heads.layer_option", layer=x)  # noqa: E731
         PAGE.widget(t, "selectbox", "layer", list(range(config.n_layers)), format_func=fmt_layer)
@@ -64,7 +49,7 @@ def controls(t, config, p, m) -> None:
         )
         if p is not None:
             top = [c.id for c in H.top_tokens(p.logits, p.ids, m)]
-            token = st.session_state.get("hd_token", -1)
+            token = st.session_state.get(key("token"), -1)
             options = [-1, *top, *([token] if token not in (-1, *top) else [])]
 
             def fmt_tok(i: int) -> str:
@@ -77,43 +62,41 @@ def controls(t, config, p, m) -> None:
             PAGE.widget(t, "selectbox", "token", options, format_func=fmt_tok, helped=True)
 
 
-def not_installed(t, key: str) -> None:
-    st.info(t("heads.not_installed", model=H.MODEL_TITLES[key]))
-    st.code(H.install_command(key), language="bash")
+def not_installed(t, model_key: str) -> None:
+    st.info(t("heads.not_installed", model=H.MODEL_TITLES[model_key]))
+    st.code(H.install_command(model_key), language="bash")
 
 
 @PAGE.slides
 def main() -> None:
     t = PAGE.start()
-    st.session_state.setdefault("hd_model", DEFAULT_MODEL.get(t.lang, "smollm2"))
+    st.session_state.setdefault(key("model"), DEFAULT_MODEL.get(t.lang, "smollm2"))
     ignored = url.read_url(st.session_state)
     with st.sidebar:
         PAGE.widget(t, "selectbox", "model", list(H.MODELS), format_func=H.MODEL_TITLES.get)
         # what is true of the model shown only (the page's intro names both)
-        st.caption(
-            t("heads.model_gemma3" if st.session_state["hd_model"] == "gemma3" else "heads.model_smollm2")
-        )
+        st.caption(t("heads.model_gemma3" if PAGE.value("model") == "gemma3" else "heads.model_smollm2"))
     PAGE.title(t)
     if ignored:
         st.info(t("heads.info_url_ignored", names=", ".join(ignored)))
-    key = st.session_state["hd_model"]
-    if not H.is_available(key):
-        not_installed(t, key)
+    model_key = PAGE.value("model")
+    if not H.is_available(model_key):
+        not_installed(t, model_key)
         url.write_url(st.session_state)
         return
     with st.spinner(t("heads.loading")):
         with PAGE.guard(t, "heads model load") as loading:
-            m = cached.model(key)
+            m = cached.model(model_key)
     if loading.failed:
-        not_installed(t, key)
+        not_installed(t, model_key)
         return
-    if st.session_state["hd_token"] >= m.config.vocab_size:  # a Gemma token id kept after a switch
-        st.session_state["hd_token"] = -1
-    text = st.session_state.get("hd_text") or ""
+    if st.session_state[key("token")] >= m.config.vocab_size:  # a Gemma token id kept after a switch
+        st.session_state[key("token")] = -1
+    text = PAGE.value("text") or ""
     p = None
     if text.strip():
         with PAGE.guard(t, "heads pass", known=((H.input_errors(), "heads.err_text"),)) as g:
-            enc, p = cached.heads_pass(key, text)
+            enc, p = cached.heads_pass(model_key, text)
         if g.failed:
             p = None
     controls(t, m.config, p, m)
@@ -123,31 +106,33 @@ def main() -> None:
         url.write_url(st.session_state)
         return
     with PAGE.guard(t, "heads page", known=((H.input_errors(), "heads.err_text"),)):
-        show(t, m, key, text, enc, p)
+        show(t, m, model_key, text, enc, p)
     url.write_url(st.session_state)
 
 
-def show(t, m, key: str, text: str, enc, p) -> None:
+def show(t, m, model_key: str, text: str, enc, p) -> None:
     st.markdown(t("heads.tokens", n=p.n, limit=m.max_tokens))
     kit.show_tokens(p.labels)
     if enc.truncated:
         st.warning(t("heads.warn_truncated", total=enc.total_tokens, kept=enc.n))
-    layer, head = int(st.session_state["hd_layer"]), int(st.session_state["hd_head"])
-    kind, chosen = st.session_state["hd_kind"], int(st.session_state["hd_token"])
-    lens = cached.lens(key, text)
+    layer, head = int(st.session_state[key("layer")]), int(st.session_state[key("head")])
+    kind, chosen = st.session_state[key("kind")], int(st.session_state[key("token")])
+    lens = cached.lens(model_key, text)
     token = lens.target if chosen == -1 else chosen
-    att = cached.attribution(key, text, token)
-    ab = cached.ablation(key, text, layer, head, kind, token)
+    att = cached.attribution(model_key, text, token)
+    ab = cached.ablation(model_key, text, layer, head, kind, token)
     # one section per presenter slide; the questions read the cached results, not the sections
     PAGE.section(views.section_lens, t, m, p, lens)
     PAGE.section(views.section_attribution, t, m, p, att)
     PAGE.section(views.section_ablation, t, m, p, ab)
-    PAGE.section(views.section_sweep, t, m, p, key, text, kind, token, att)
-    PAGE.section(views.section_induction, t, m, key)
-    PAGE.section(views.section_sinks, t, m, p, key, text)
-    PAGE.section(views.section_qk, t, m, p, key, text, learner_settings())
-    ind = cached.induction(key, int(st.session_state["hd_length"]), int(st.session_state["hd_seed"]))
-    first = cached.first_token(key, text)
+    PAGE.section(views.section_sweep, t, m, p, model_key, text, kind, token, att)
+    PAGE.section(views.section_induction, t, m, model_key)
+    PAGE.section(views.section_sinks, t, m, p, model_key, text)
+    PAGE.section(views.section_qk, t, m, p, model_key, text, learner_settings())
+    ind = cached.induction(
+        model_key, int(st.session_state[key("length")]), int(st.session_state[key("seed")])
+    )
+    first = cached.first_token(model_key, text)
     before = H.top_tokens(p.logits, p.ids, m, 1)[0]
     after = H.top_tokens(ab.logits, p.ids, m, 1)[0]
     esc = kit.escape_markdown

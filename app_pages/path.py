@@ -3,7 +3,7 @@
 Each stop: its goal, one or two predict-then-reveal questions about a hand-sized exercise, a link
 onward. Progress lives in the URL (``?seed=&stop=&answers=``), so a reload or a shared link
 restores it. Route and URL format: ``attention_ui.path.path``; drawing: ``path_view``. All text
-from the ``practice`` catalog.
+from the ``path`` catalog (practice mode's questions: the ``practice`` catalog).
 """
 
 from __future__ import annotations
@@ -12,21 +12,22 @@ import streamlit as st
 
 from attention_ui import kit
 from attention_ui.path import path, path_view
+from attention_ui.path.settings import TABLE
 from attention_ui.playground import share
 from attention_ui.practice import predict_view
 
-PAGE = kit.Page("path", "practice")
+PAGE = kit.Page.of(TABLE, "path")  # its progress is in its URL by its own code (path.write_params)
 
 
 def main() -> None:
     t = PAGE.start()
     path_view.sync_from_url()
     st.session_state.setdefault(predict_view.MODE_KEY, True)  # the labs ask too, on the path
-    st.title(t("practice.path_title"))
-    st.markdown(t("practice.path_intro"))
+    st.title(t("path.path_title"))
+    st.markdown(t("path.path_intro"))
     with st.sidebar:
-        st.number_input(t("practice.path_seed"), *kit.SEED_RANGE, step=1, key=path_view.SEED_KEY)
-        st.caption(t("practice.path_seed_help"))
+        st.number_input(t("path.path_seed"), *kit.SEED_RANGE, step=1, key=path_view.SEED_KEY)
+        st.caption(t("path.path_seed_help"))
         predict_view.mode_toggle(t)
         share.copy_link(t)  # the progress lives in the URL: a link to where the learner is
     with PAGE.guard(t, "guided path"):

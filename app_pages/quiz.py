@@ -1,10 +1,10 @@
 """Quiz: static questions from the bank plus computed ones from the core, shuffled by a seed.
 
-Thin page: ``qz_`` session keys -> ``attention_ui.quiz_bank`` (pure) -> widgets through the page kit. Answers live in
-``st.session_state["qz_answers"]`` (question id -> chosen display index), not only in widget
-state, so they survive reruns, language switches and visits to other pages. The first answer to
-a question counts; "retry the missed ones" clears just those and shows only them. The score before the
-first retry round is kept (``qz_first``) and shown beside the retry round's own score.
+Thin page: its settings (attention_ui/quiz/settings.py) -> ``attention_ui.quiz_bank`` (pure) -> widgets
+through the page kit. Answers live in the session's ``answers`` (question id -> chosen display index), not
+only in widget state, so they survive reruns, language switches and visits to other pages. The first
+answer to a question counts; "retry the missed ones" clears just those and shows only them. The score
+before the first retry round is kept (``first``) and shown beside the retry round's own score.
 """
 
 from __future__ import annotations
@@ -15,18 +15,12 @@ import streamlit as st
 
 from attention_ui import kit, quiz_bank
 from attention_ui.program import questions_view
+from attention_ui.quiz.settings import TABLE
 from attention_ui.takehome import buttons as takehome
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULTS = {
-    "qz_seed": 0,
-    "qz_retry": None,  # None: all questions; else the ids of the retry round
-    "qz_round": 0,  # part of every radio key: a new round gets fresh radios
-    "qz_first": None,  # (correct, answered) before the first retry round: the first attempt's score
-    "qz_code_mask": "causal+padding",  # the code questions' mask: every mask trap has a line to change
-    "qz_code_pad": 1,
-}
-PAGE = kit.Page("qz", "quiz", DEFAULTS)
+PAGE = kit.Page.of(TABLE, "quiz")
+key = TABLE.key
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -36,36 +30,36 @@ def cached_quiz(seed: int):
 
 def reset() -> None:
     s = st.session_state
-    s["qz_answers"] = {}
-    s["qz_retry"] = None
-    s["qz_first"] = None
-    s["qz_round"] += 1
+    s[key("answers")] = {}
+    s[key("retry")] = None
+    s[key("first")] = None
+    s[key("round")] += 1
 
 
 def new_seed() -> None:
-    st.session_state["qz_seed"] = (int(st.session_state["qz_seed"]) + 1) % (kit.SEED_RANGE[1] + 1)
+    st.session_state[key("seed")] = (int(st.session_state[key("seed")]) + 1) % (kit.SEED_RANGE[1] + 1)
     reset()
 
 
 def start_retry(ids: list[str], first: tuple[int, int]) -> None:
     s = st.session_state
-    if s.get("qz_first") is None:  # later retry rounds keep the first attempt's score
-        s["qz_first"] = tuple(first)
-    s["qz_retry"] = list(ids)
-    s["qz_answers"] = {q: a for q, a in s["qz_answers"].items() if q not in ids}
-    s["qz_round"] += 1
+    if s.get(key("first")) is None:  # later retry rounds keep the first attempt's score
+        s[key("first")] = tuple(first)
+    s[key("retry")] = list(ids)
+    s[key("answers")] = {q: a for q, a in s[key("answers")].items() if q not in ids}
+    s[key("round")] += 1
 
 
 def back_to_all() -> None:
-    st.session_state["qz_retry"] = None
-    st.session_state["qz_round"] += 1
+    st.session_state[key("retry")] = None
+    st.session_state[key("round")] += 1
 
 
-def record(qid: str, key: str) -> None:
+def record(qid: str, radio: str) -> None:
     """Radio callback: keep the first answer to ``qid``."""
-    value = st.session_state.get(key)
-    if value is not None and qid not in st.session_state["qz_answers"]:
-        st.session_state["qz_answers"] = {**st.session_state["qz_answers"], qid: int(value)}
+    value = st.session_state.get(radio)
+    if value is not None and qid not in st.session_state[key("answers")]:
+        st.session_state[key("answers")] = {**st.session_state[key("answers")], qid: int(value)}
 
 
 def answered_choices(t, labels: list[str], correct: int, chosen: int) -> str:
@@ -98,20 +92,20 @@ def show_question(t, number: int, item, answers: dict) -> None:
     question = quiz_bank.worded(t, item)  # the words the SCORM and Moodle exports write, too
     labels = [choice.text for choice in question.choices]
     answered = item.qid in answers
-    with st.container(border=True, key=f"qz_box_{item.qid}"):
+    with st.container(border=True, key=key("box", item.qid)):
         # body text, not st.caption: the question number is content, and captions are 3.9:1 on white
         st.markdown(f"**{t('quiz.question_label', number=number)}** · {t('quiz.kind_' + item.kind)}")
         st.markdown(question.prompt)
         if not answered:
-            key = f"qz_r_{st.session_state['qz_round']}_{t.lang}_{item.qid}"
+            radio = key("r", PAGE.value("round"), t.lang, item.qid)
             st.radio(
                 t("quiz.your_answer"),
                 list(range(item.n_choices)),
                 index=None,
                 format_func=lambda k: labels[k],
-                key=key,
+                key=radio,
                 on_change=record,
-                args=(item.qid, key),
+                args=(item.qid, radio),
                 label_visibility="collapsed",
             )
         else:  # answered: the choices become a fixed list, so no widget state can lose the answer
@@ -128,28 +122,28 @@ def show_question(t, number: int, item, answers: dict) -> None:
 def main() -> None:
     t = PAGE.start()
     s = st.session_state
-    s.setdefault("qz_answers", {})  # qid -> display index of the first answer (a new dict per session)
+    s.setdefault(key("answers"), {})  # qid -> display index of the first answer (a new dict per session)
     with st.sidebar:
         st.header(t("quiz.settings"))
         PAGE.widget(t, "number_input", "seed", *kit.SEED_RANGE, step=1, helped=True, on_change=reset)
-        st.button(t("quiz.new_seed"), key="qz_new_seed", on_click=new_seed)
-        st.button(t("quiz.restart"), key="qz_restart", on_click=reset)
+        st.button(t("quiz.new_seed"), key=key("new_seed"), on_click=new_seed)
+        st.button(t("quiz.restart"), key=key("restart"), on_click=reset)
         # a teacher's files: the lesson and this quiz for a course platform (issue 45)
         with st.expander(t("takehome.course_files"), icon=":material/school:"):
             text, trace = takehome.learner_lesson(s, t)
-            takehome.course_files(t, "qz", trace, text, seed=int(s["qz_seed"]), heading=False)
+            takehome.course_files(t, TABLE.key, trace, text, seed=int(s[key("seed")]), heading=False)
 
     PAGE.title(t)
 
-    quiz = cached_quiz(int(s["qz_seed"]))
-    answers = s["qz_answers"]
-    retry = s["qz_retry"]
+    quiz = cached_quiz(int(s[key("seed")]))
+    answers = s[key("answers")]
+    retry = s[key("retry")]
     items = [it for it in quiz if retry is None or it.qid in retry]
     sc = quiz_bank.score(items, answers)
     missed = quiz_bank.missed_ids(quiz, answers)
     whole = quiz_bank.score(quiz, answers)
 
-    first = s.get("qz_first")
+    first = s.get(key("first"))
     top = st.columns([1, 1, 1, 2] if first else [1, 1, 2], vertical_alignment="bottom")
     if first:
         top[0].metric(
@@ -169,7 +163,7 @@ def main() -> None:
     buttons = st.columns(2)
     buttons[0].button(
         t("quiz.retry", n=len(missed)),
-        key="qz_retry_btn",
+        key=key("retry_btn"),
         on_click=start_retry,
         args=(missed, (whole.correct, whole.answered)),
         disabled=not missed,
@@ -177,7 +171,7 @@ def main() -> None:
         width="stretch",
     )
     if retry is not None:
-        buttons[1].button(t("quiz.back_to_all"), key="qz_back", on_click=back_to_all, width="stretch")
+        buttons[1].button(t("quiz.back_to_all"), key=key("back"), on_click=back_to_all, width="stretch")
     if retry is not None:
         st.info(t("quiz.retry_mode", n=len(items)))
     if sc.total and sc.answered == sc.total:
@@ -188,7 +182,7 @@ def main() -> None:
 
     for number, item in enumerate(items, 1):
         show_question(t, number, item, answers)
-    questions_view.quiz_section(t)  # exam code questions on the learner's sentence, every option run
+    questions_view.quiz_section(t, TABLE)  # exam code questions on the learner's sentence, every option run
 
 
 main()

@@ -1,6 +1,6 @@
 """Training lab: a tiny Transformer learns a task in NumPy while the learner watches.
 
-Widgets (``tr_`` keys, defaults and ranges in ``attention_ui.training.settings``) -> ``TrainSettings``
+Widgets (declared with their defaults and ranges in ``attention_ui.training.settings``) -> ``TrainSettings``
 (the core checks them) -> a run in a worker process (``attention_ui.training.jobs``; finished runs
 kept per settings) -> the sections of ``attention_ui.training.views`` and the experiments of
 ``attention_ui.training.experiments_view``. Every message comes from the ``training`` catalog.
@@ -15,10 +15,8 @@ from attention_ui import kit
 from attention_ui.training import cached, experiments_view, url, views
 from attention_ui.training.jobs import TRAIN
 from attention_ui.training.settings import (
-    CHOICE_KEYS,
     D_K_RANGE,
     D_MODEL_RANGE,
-    DEFAULTS,
     DIVISOR_RANGE,
     HEADS_RANGE,
     LAYERS_RANGE,
@@ -27,37 +25,35 @@ from attention_ui.training.settings import (
     MAX_TEXT_CHARS,
     SCALES,
     STEPS_RANGE,
+    TABLE,
     TASK_VALUES,
     TASKS,
     read_settings,
     uses_mask_choice,
 )
 
-PAGE = kit.Page(
-    "tr", "training", DEFAULTS, choice_keys=CHOICE_KEYS, translated_defaults={"tr_text": "training.default_text"},
-    shared=kit.learner_context(text="tr_text"), url_context=False,
-    link=True,  # the settings live in its URL (attention_ui.training.url)
-)  # fmt: skip
+# the settings live in its URL (attention_ui.training.url, its own decoder): link
+PAGE = kit.Page.of(TABLE, "training", url_context=False, link=True)
+key = TABLE.key
 VALUE_KEYS = ("task", "text", "layers", "heads", "d_model", "d_k", "scale", "divisor", "mask", "positions", "ffn",
               "lr", "steps", "seed")  # fmt: skip
 
 
 def task_changed() -> None:
     """A new task starts from its own number of steps (the one that reaches its targets)."""
-    st.session_state["tr_steps"] = DEFAULT_STEPS[st.session_state["tr_task"]]
+    st.session_state[key("steps")] = DEFAULT_STEPS[PAGE.value("task")]
 
 
 def controls(t) -> None:
-    s = st.session_state
     with st.sidebar:
         st.header(t("training.settings"))
         PAGE.widget(t, "selectbox", "task", list(TASKS), format_func=lambda k: t(f"training.task_{k}"),
                     on_change=task_changed, helped=True)  # fmt: skip
-        st.caption(t(f"training.task_{s['tr_task']}_about", **TASK_VALUES[s["tr_task"]]))
-        if s["tr_task"] == "text":
+        st.caption(t(f"training.task_{PAGE.value('task')}_about", **TASK_VALUES[PAGE.value("task")]))
+        if PAGE.value("task") == "text":
             PAGE.widget(t, "text_area", "text", height=80, max_chars=MAX_TEXT_CHARS,
                         help=t("training.text_help", limit=MAX_TEXT_CHARS))  # fmt: skip
-            PAGE.sentence_origin(t, "tr_text")
+            PAGE.sentence_origin(t, key("text"))
         else:
             st.caption(t("training.own_example"))
         c1, c2 = st.columns(2)
@@ -69,14 +65,14 @@ def controls(t) -> None:
             t, "number_input", "d_k", *D_K_RANGE, step=1, label="d_k", where=c2, help=t("training.d_k_help")
         )
         PAGE.widget(t, "selectbox", "scale", list(SCALES), format_func=lambda k: t(f"training.scale_{k}"))
-        if s["tr_scale"] == "custom":
+        if PAGE.value("scale") == "custom":
             PAGE.widget(t, "number_input", "divisor", float(DIVISOR_RANGE[0]), float(DIVISOR_RANGE[1]), step=0.5,
                         format="%.3f")  # fmt: skip
-        if uses_mask_choice(s["tr_task"]):
+        if uses_mask_choice(PAGE.value("task")):
             PAGE.widget(t, "selectbox", "mask", list(MASKS), format_func=lambda k: t(f"training.mask_{k}"),
                         helped=True)  # fmt: skip
         else:
-            st.caption(t(f"training.mask_fixed_{s['tr_task']}"))
+            st.caption(t(f"training.mask_fixed_{PAGE.value('task')}"))
         PAGE.widget(t, "toggle", "positions", helped=True)
         PAGE.widget(t, "toggle", "ffn", helped=True)
         c1, c2 = st.columns(2)
@@ -94,7 +90,7 @@ def main() -> None:
     PAGE.title(t)
     if ignored:
         st.info(t("training.info_url_ignored", names=", ".join(kit.escape_markdown(n) for n in ignored)))
-    values = {k: st.session_state.get(f"tr_{k}") for k in VALUE_KEYS}
+    values = {k: PAGE.value(k) for k in VALUE_KEYS}
     settings, problem = read_settings(values)
     if problem is not None:
         values = dict(problem.values)

@@ -1,7 +1,7 @@
 """Worksheets for teachers (issue 19): hand-sized attention exercises as a PDF with an answer key.
 
-Widgets (``ws_`` keys) -> ``WorksheetSettings`` (validated by the builder, its messages in the
-``practice`` catalog) -> a download button that builds the PDF when clicked -> a preview of the
+Widgets (declared in ``attention_ui.worksheet.settings``) -> ``WorksheetSettings`` (validated by the
+builder, its messages in the ``worksheet`` catalog) -> a download button that builds the PDF when clicked -> a preview of the
 first exercise. The builder is imported lazily (``attention_ui.worksheet.worksheet_view``).
 """
 
@@ -12,18 +12,17 @@ import streamlit as st
 from attention_ui import kit
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
 from attention_ui.worksheet import worksheet_view as view
+from attention_ui.worksheet.settings import EXERCISES_RANGE, STUDENTS_RANGE, TABLE
 
-PAGE = kit.Page(view.PREFIX, "practice", view.DEFAULTS)
+PAGE = kit.Page.of(TABLE, "worksheet")
 
 
 def controls(t) -> None:
     with st.sidebar:
-        st.header(t("practice.ws_settings"))
-        st.session_state.setdefault("ws_lang", t.lang)
-        PAGE.widget(t, "number_input", "exercises", *view.EXERCISES_RANGE, step=1, text="ws_exercises")
-        PAGE.widget(
-            t, "number_input", "students", *view.STUDENTS_RANGE, step=1, text="ws_students", helped=True
-        )
+        st.header(t("worksheet.ws_settings"))
+        st.session_state.setdefault(TABLE.key("lang"), t.lang)
+        PAGE.widget(t, "number_input", "exercises", *EXERCISES_RANGE, step=1, text="ws_exercises")
+        PAGE.widget(t, "number_input", "students", *STUDENTS_RANGE, step=1, text="ws_students", helped=True)
         PAGE.widget(
             t, "number_input", "first_seed", *kit.SEED_RANGE, step=1, text="ws_first_seed", helped=True
         )
@@ -35,8 +34,8 @@ def controls(t) -> None:
 def main() -> None:
     t = PAGE.start()
     controls(t)
-    st.title(t("practice.ws_title"))
-    st.markdown(t("practice.ws_intro"))
+    st.title(t("worksheet.ws_title"))
+    st.markdown(t("worksheet.ws_intro"))
     with PAGE.guard(t, "worksheet"):
         settings = view.read_settings(t)
         if settings is None:
@@ -44,7 +43,7 @@ def main() -> None:
         last = settings.seed(settings.students, settings.exercises)
         st.markdown(
             t(
-                "practice.ws_summary",
+                "worksheet.ws_summary",
                 students=settings.students,
                 exercises=settings.exercises,
                 total=settings.total,
@@ -54,18 +53,18 @@ def main() -> None:
             )
         )
         st.download_button(
-            t("practice.ws_download"),
+            t("worksheet.ws_download"),
             data=lambda: view.build_pdf(settings),  # built when clicked, not on every rerun
             file_name=view.file_name(settings),
             mime="application/pdf",
-            key="ws_download",
+            key=TABLE.key("download"),
             icon=":material/picture_as_pdf:",
             on_click="ignore",  # deferred data: a rerun could drop the callable before it is read
             type="primary",
         )
         st.caption(
             t(
-                "practice.ws_regenerate",
+                "worksheet.ws_regenerate",
                 command=f"`python -m attention_core exercise --seed {settings.first_seed}`",
             )
         )

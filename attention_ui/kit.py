@@ -743,15 +743,16 @@ class Page:
         return lab
 
 
-def computed_quiz(t: Translator, namespace: str, prefix: str, items) -> None:
+def computed_quiz(t: Translator, namespace: str, family: str, items) -> None:
     """Questions computed from the page's own result, answered on the page: each item has ``qid``,
     ``params``, ``choices``, ``translate_choices`` and ``is_right(index)``; its texts are the
-    namespace's ``quiz_<qid>`` and ``quiz_<qid>_why`` (the heads and training labs)."""
+    namespace's ``quiz_<qid>`` and ``quiz_<qid>_why`` (the heads and training labs). Each radio is a
+    member ``<family>_<qid>`` of the page's declared family (``TABLE.family("q")``)."""
     for q in items:
         options = list(range(len(q.choices)))
         fmt = (lambda k, q=q: t(q.choices[k])) if q.translate_choices else (lambda k, q=q: q.choices[k])
         chosen = st.radio(t(f"{namespace}.quiz_{q.qid}", **q.params), options, index=None, format_func=fmt,
-                          key=f"{prefix}_q_{q.qid}", horizontal=True)  # fmt: skip
+                          key=f"{family}_{q.qid}", horizontal=True)  # fmt: skip
         if chosen is None:
             continue
         verdict = t(f"{namespace}.quiz_right") if q.is_right(chosen) else t(f"{namespace}.quiz_wrong")

@@ -95,7 +95,7 @@ def test_the_quiz_asks_code_questions_and_shows_every_options_run():
     config = AttentionConfig(mask="causal+padding", pad=1)
     questions = cq.code_questions(config, tokenize("猫が座った").tokens, 0)
     assert len(questions) >= 10
-    radio = at.radio(key=f"qz_code_q_{questions[0].template}")
+    radio = at.radio(key=f"quiz_code_q_{questions[0].template}")
     wrong = (questions[0].answer_index + 1) % 4
     radio.set_value(wrong).run()
     shown = "\n".join(m.value for m in at.markdown)

@@ -31,7 +31,7 @@ from tests.apptest_pages import (
 PAGE = "app_pages/heads.py"
 needs_model = pytest.mark.skipif(not H.is_available("smollm2"), reason="decoder model not installed")
 TEXT = "Paris is the capital of France. Rome is the capital of"
-SMALL = {"hd_length": 6}  # a short repeated sequence keeps each run light
+SMALL = {"heads_length": 6}  # a short repeated sequence keeps each run light
 
 
 @pytest.fixture(scope="module")
@@ -56,30 +56,30 @@ def test_every_view_is_drawn_from_the_core(page: AppTest, model, core) -> None:
     at = page
     assert at.title[0].value == translate("en", "heads.title")
     assert {"lens", "dla", "ablation", "induction", "previous", "stripe", "copies", "first", "qk"} <= set(
-        charts(at, "hd_chart_")
+        charts(at, "heads_chart_")
     )
     lens = H.logit_lens(core, model.weights)
-    np.testing.assert_allclose(chart_spec(at, "hd_chart_lens")["data"][0]["y"], lens.target_p, atol=1e-9)
+    np.testing.assert_allclose(chart_spec(at, "heads_chart_lens")["data"][0]["y"], lens.target_p, atol=1e-9)
     att = H.attribution(core, model.weights, lens.target)
-    np.testing.assert_allclose(z(chart_spec(at, "hd_chart_dla")), att.heads, atol=1e-9)
+    np.testing.assert_allclose(z(chart_spec(at, "heads_chart_dla")), att.heads, atol=1e-9)
     body = texts(at)
     assert f"together {att.total:.4f}" in body and f"logit of {model.label(core.ids, lens.target)} is" in body
     ab = H.ablate(core, model.weights, 3, 4)
     assert f"KL(before ‖ after) = {ab.kl:.5f} nats" in body
     first = H.first_token_weights(core)
-    np.testing.assert_allclose(z(chart_spec(at, "hd_chart_first")), first, atol=1e-9)
+    np.testing.assert_allclose(z(chart_spec(at, "heads_chart_first")), first, atol=1e-9)
     ind = H.induction(model, 6, 0)
-    np.testing.assert_allclose(z(chart_spec(at, "hd_chart_induction")), ind.induction, atol=1e-9)
+    np.testing.assert_allclose(z(chart_spec(at, "heads_chart_induction")), ind.induction, atol=1e-9)
     assert f"inside the first copy: {ind.loss_first:.2f}" in body
 
 
 @needs_model
 def test_the_link_sets_head_and_the_url_follows_a_change(page: AppTest, model, core) -> None:
     at = page
-    assert (at.session_state["hd_layer"], at.session_state["hd_head"]) == (3, 4)
+    assert (at.session_state["heads_layer"], at.session_state["heads_head"]) == (3, 4)
     assert translate("en", "heads.h_ablation", layer=3, head=4) in [h.value for h in at.header]
-    at.session_state["hd_layer"], at.session_state["hd_head"] = 20, 1
-    at.session_state["hd_kind"] = "mean"
+    at.session_state["heads_layer"], at.session_state["heads_head"] = 20, 1
+    at.session_state["heads_kind"] = "mean"
     at.run()
     no_exception(at)
     q = dict(at.query_params)
@@ -95,25 +95,25 @@ def test_sweep_view_reads_a_finished_sweep(page: AppTest, model, core) -> None:
     rng = np.random.default_rng(0)
     maps = H.SweepMaps("mean", rng.random((30, 9)), rng.random((30, 9)) - 0.5)
     cached.remember_sweep(("smollm2", TEXT, "mean", lens.target), maps)
-    at.session_state["hd_sweep"] = True
+    at.session_state["heads_sweep"] = True
     at.run()
     no_exception(at)
-    np.testing.assert_allclose(z(chart_spec(at, "hd_chart_sweep")), maps.kl, atol=1e-12)
+    np.testing.assert_allclose(z(chart_spec(at, "heads_chart_sweep")), maps.kl, atol=1e-12)
     sharp = np.stack([H.pattern_sharpness(t.weights) for t in core.run.layers])
     assert f"ρ = {H.spearman(sharp, maps.kl):.2f}" in texts(at)
-    at.session_state["hd_sweep"] = False
+    at.session_state["heads_sweep"] = False
     at.run()
 
 
 @needs_model
 def test_questions_mark_right_and_wrong(page: AppTest) -> None:
     at = page
-    radio = next(r for r in at.radio if r.key == "hd_q_induction")
+    radio = next(r for r in at.radio if r.key == "heads_q_induction")
     ind = H.induction(H.load_model("smollm2"), 6, 0)
     right = 0 if ind.loss_first < ind.loss_second else 1
     radio.set_value(right).run()
     assert "**Correct.**" in texts(at)
-    next(r for r in at.radio if r.key == "hd_q_induction").set_value(1 - right).run()
+    next(r for r in at.radio if r.key == "heads_q_induction").set_value(1 - right).run()
     assert "**Wrong.**" in texts(at)
 
 
@@ -159,7 +159,7 @@ def test_gemma_page(lang, gemma_core) -> None:
     """Gemma 3 chosen from a link, in both languages (the second run reuses the first's cached pass)."""
     g, p, att = gemma_core
     params = {"model": "gemma3", "text": GEMMA_TEXT, "layer": "5", "head": "1", "token": "-1"}
-    at = open_page(PAGE, params=params, lang=lang, hd_length=4)
+    at = open_page(PAGE, params=params, lang=lang, heads_length=4)
     no_exception(at)
     assert not messages(at)["error"]
     assert at.sidebar.caption[0].value == translate(lang, "heads.model_gemma3")
@@ -171,10 +171,10 @@ def test_gemma_page(lang, gemma_core) -> None:
     # a uniform head over the keys it sees, <bos> among them: at most 1/(m+2) on one key (m = 4)
     assert "1/(m+2)" in translate(lang, "heads.induction_summary_bos") and f"{1 / 6:.3f}" in body
     assert "1/(m+1)" not in "".join(s for s in body.split("\n") if "m = 4" in s)
-    dla = z(chart_spec(at, "hd_chart_dla"))
+    dla = z(chart_spec(at, "heads_chart_dla"))
     assert np.shape(dla) == (18, 4)
     np.testing.assert_allclose(dla, att.heads, atol=1e-9)
-    lens_y = chart_spec(at, "hd_chart_lens")["data"][0]["y"]
+    lens_y = chart_spec(at, "heads_chart_lens")["data"][0]["y"]
     assert len(lens_y) == 18 and lens_y[-1] == pytest.approx(float(H.probabilities(p.logits).max()), abs=1e-5)
     assert f"{att.total:.4f}" in body and f"{att.model_logit:.4f}" in body  # the sum check's numbers
     n_long = len(g.tokenize(H.LONG_TEXT))
@@ -183,7 +183,7 @@ def test_gemma_page(lang, gemma_core) -> None:
 
 @needs_model
 def test_empty_text_is_an_error_not_a_traceback() -> None:
-    at = open_page(PAGE, hd_text="   ")
+    at = open_page(PAGE, heads_text="   ")
     assert messages(at)["error"] == [translate("en", "heads.err_empty")]
     assert not charts(at)
 
@@ -217,7 +217,7 @@ def test_a_shared_link_keeps_its_sentence_over_the_learners() -> None:
         PAGE, params={"text": TEXT}, learner_text="A different sentence from the playground", **SMALL
     )
     at.run()  # the second run must not fall back to the learner's earlier sentence
-    assert at.session_state["hd_text"] == TEXT
+    assert at.session_state["heads_text"] == TEXT
     assert at.session_state["learner_text"] == TEXT
 
 
@@ -233,15 +233,17 @@ def test_mask_view_states_what_its_numbers_say(page: AppTest, monkeypatch, windo
     losses["window"][w:] += 2.0 if window_worse else -2.0
     fake = H.MaskExperiment(ids=tuple(range(n)), window=w, losses=losses)
     monkeypatch.setattr(cached, "mask_experiment", lambda key, window: fake)
-    at.session_state["hd_masks"], at.session_state["hd_window"] = True, w
+    at.session_state["heads_masks"], at.session_state["heads_window"] = True, w
     at.run()
     no_exception(at)
-    np.testing.assert_allclose(chart_spec(at, "hd_chart_masks")["data"][1]["y"], losses["window"], atol=1e-12)
+    np.testing.assert_allclose(
+        chart_spec(at, "heads_chart_masks")["data"][1]["y"], losses["window"], atol=1e-12
+    )
     body = texts(at)
     assert f"(b) {fake.mean_beyond('window'):.3f}" in body and f"positions {w} to {n - 2}" in body
     verdict = translate("en", "heads.verdict_worse" if window_worse else "heads.verdict_not_worse")
     assert f"run (b) is {verdict} run (c)" in body
-    at.session_state["hd_masks"] = False
+    at.session_state["heads_masks"] = False
     at.run()
 
 
@@ -253,11 +255,11 @@ def test_hostile_sentences_stay_data(page: AppTest) -> None:
 
     at = page
     for entry_id in ("img_pwned", "markdown", "plotly_link"):
-        at.text_area(key="hd_text").input(BY_ID[entry_id]["text"])
+        at.text_area(key="heads_text").input(BY_ID[entry_id]["text"])
         at.run()
         no_exception(at)
         assert_nothing_live(at, f"heads <- {entry_id}")
-    at.text_area(key="hd_text").input(TEXT)
+    at.text_area(key="heads_text").input(TEXT)
     at.run()
 
 
@@ -277,11 +279,11 @@ def test_a_token_id_only_gemma_has_is_read_from_a_link_and_dropped_for_smollm2()
     page runs SmolLM2, instead of an index error."""
     from attention_ui.heads import url
 
-    assert url.parse({"token": "200000"}) == ({"hd_token": 200000}, ())
+    assert url.parse({"token": "200000"}) == ({"heads_token": 200000}, ())
     assert url.parse({"token": "262144"}) == ({}, ("token",))
     at = open_page(PAGE, params={"model": "smollm2", "text": TEXT, "token": "200000"}, **SMALL)
     no_exception(at)
-    assert at.session_state["hd_token"] == -1
+    assert at.session_state["heads_token"] == -1
 
 
 @needs_gemma
@@ -289,8 +291,8 @@ def test_japanese_opens_on_gemma_with_its_own_repeated_sentence_and_says_why() -
     """Like the decoder page, the Japanese heads page opens on Gemma; until the learner sets a
     sentence it uses the page's own Japanese example (a repetition, which its lesson needs) and says so."""
     at = open_page(PAGE, lang="ja", **SMALL)
-    assert at.session_state["hd_model"] == "gemma3"
-    assert at.session_state["hd_text"] == translate("ja", "heads.default_text")
+    assert at.session_state["heads_model"] == "gemma3"
+    assert at.session_state["heads_text"] == translate("ja", "heads.default_text")
     assert translate("ja", "heads.own_example") in [c.value for c in at.sidebar.caption]
     assert "SmolLM2-135M は主に英語" not in texts(at)  # the intro says nothing true of SmolLM2 only
     assert not any(ch.isascii() and ch.isalpha() for ch in translate("ja", "heads.default_text"))
@@ -300,7 +302,7 @@ def test_japanese_opens_on_gemma_with_its_own_repeated_sentence_and_says_why() -
 def test_the_qk_counts_leave_query_0_apart(page: AppTest, model, core) -> None:
     """Query 0 reads only the first token (its own key): counted in neither number, so the two
     counts can never add up to more than the other queries (the issue's 13 of 12)."""
-    layer, head = page.session_state["hd_layer"], page.session_state["hd_head"]
+    layer, head = page.session_state["heads_layer"], page.session_state["heads_head"]
     pic = H.decoder_qk_picture(core, layer, head, model.config)
     later = [(i, int(j)) for i, j in enumerate(pic.strongest) if i > 0]
     own, first = sum(j == i for i, j in later), sum(j == 0 for _, j in later)

@@ -151,7 +151,7 @@ def test_hostile_tokens_in_predictions_stay_text(text_id):
 def test_path_answers_go_into_the_url_and_come_back(lang):
     ex = generate_exercise(11)
     at = open_page(PATH, lang=lang, params={"seed": "11"})
-    assert at.title[0].value == translate(lang, "practice.path_title")
+    assert at.title[0].value == translate(lang, "path.path_title")
     assert boxes(at) == {"path_shape"}
     answer_shape(at, "path_shape", ex.n, ex.n)
     assert "path_chart_scores" in charts(at)
@@ -180,7 +180,7 @@ def test_path_answers_go_into_the_url_and_come_back(lang):
     )
     assert [e.value for e in back.error] == [wrong_text]
     # stop 2 asks 1 of the path's 5 questions; the mask stop asks 2 (the count beside "of 4 stops")
-    assert translate(lang, "practice.path_stop_questions", count=1, all=5) in [c.value for c in back.caption]
+    assert translate(lang, "path.path_stop_questions", count=1, all=5) in [c.value for c in back.caption]
     back.button(key="path_back").click().run()
     assert "path_chart_scores" in charts(back) and len(back.success) == 1
 
@@ -189,9 +189,9 @@ def test_path_summary_counts_right_answers():
     ex = generate_exercise(0)
     params = {"seed": "0", "stop": "5", "answers": f"{ex.n}x{ex.n}~s~~y~8"}
     at = open_page(PATH, params=params)
-    assert translate("en", "practice.summary_line", right=2, total=5) in texts(at)
+    assert translate("en", "path.summary_line", right=2, total=5) in texts(at)
     table = at.dataframe[0].value
-    marks = [translate("en", f"practice.mark_{m}") for m in ("right", "skipped", "open", "right", "wrong")]
+    marks = [translate("en", f"path.mark_{m}") for m in ("right", "skipped", "open", "right", "wrong")]
     assert [cell.split(" ", 1)[1] for cell in table.iloc[:, 2]] == marks
 
 
@@ -205,14 +205,14 @@ def test_path_ignores_a_malformed_url():
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_worksheet_page_previews_exercise_one(lang):
-    at = open_page(WORKSHEET, lang=lang, ws_first_seed=42)
+    at = open_page(WORKSHEET, lang=lang, worksheet_first_seed=42)
     ex = generate_exercise(42)
-    assert at.title[0].value == translate(lang, "practice.ws_title")
-    assert translate(lang, "practice.ws_preview", seed=42) in [s.value for s in at.header]
+    assert at.title[0].value == translate(lang, "worksheet.ws_title")
+    assert translate(lang, "worksheet.ws_preview", seed=42) in [s.value for s in at.header]
     q_table = at.dataframe[0].value
     assert q_table.to_numpy().tolist() == ex.Q.tolist()
     assert at.get("download_button")
-    assert at.selectbox(key="ws_lang").value == lang  # the worksheet starts in the page's language
+    assert at.selectbox(key="worksheet_lang").value == lang  # the worksheet starts in the page's language
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
@@ -221,7 +221,7 @@ def test_worksheet_preview_writes_the_tasks_as_the_pdf_does(lang):
     of an exponent (e^[x − max]) become parentheses on the page."""
     at = open_page(WORKSHEET, lang=lang)
     shown = [m.value.replace("\\", "") for m in at.markdown]
-    scores = translate(lang, "practice.task_scores").replace("^T", "ᵀ")
+    scores = translate(lang, "worksheet.task_scores").replace("^T", "ᵀ")
     assert scores in shown and "[i, j]" in scores
     assert not any("[i, j)" in text for text in shown)
     assert worksheet_view.on_paper("e^[x − max] and e^x, QK^T [i, j]") == "e^(x − max) and eˣ, QKᵀ [i, j]"
@@ -229,8 +229,8 @@ def test_worksheet_preview_writes_the_tasks_as_the_pdf_does(lang):
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
 def test_worksheet_page_explains_a_too_large_class(lang):
-    at = open_page(WORKSHEET, lang=lang, ws_students=60, ws_exercises=4)
+    at = open_page(WORKSHEET, lang=lang, worksheet_students=60, worksheet_exercises=4)
     assert messages(at)["error"] == [
-        translate(lang, "practice.err_total", hi=180, students=60, exercises=4, total=240)
+        translate(lang, "worksheet.err_total", hi=180, students=60, exercises=4, total=240)
     ]
     assert not at.get("download_button")

@@ -22,10 +22,10 @@ def at() -> AppTest:
 
 
 def radios(at: AppTest) -> dict:
-    """Question id -> its radio (keys are qz_r_<round>_<lang>_<qid>)."""
+    """Question id -> its radio (keys are quiz_r_<round>_<lang>_<qid>)."""
     out = {}
     for r in at.main.radio:
-        if r.key and r.key.startswith("qz_r_"):
+        if r.key and r.key.startswith("quiz_r_"):
             out[r.key.split("_", 4)[4]] = r
     return out
 
@@ -87,7 +87,7 @@ def test_retry_the_missed_ones(at: AppTest) -> None:
     answer(at, quiz[0].qid, quiz[0].correct)
     for it in wrong:
         answer(at, it.qid, (it.correct + 1) % it.n_choices)
-    retry = at.button(key="qz_retry_btn")
+    retry = at.button(key="quiz_retry_btn")
     assert retry.label == translate("en", "quiz.retry", n=2) and not retry.disabled
     retry.click()
     at.run()
@@ -101,13 +101,13 @@ def test_retry_the_missed_ones(at: AppTest) -> None:
     assert metric(at, "quiz.retry_score") == "2 / 2"  # the retry round's own score …
     assert metric(at, "quiz.first_score") == "1 / 3"  # … beside the first attempt's, which stays
     assert any(translate("en", "quiz.finished_all", total=2) == s.value for s in at.success)
-    assert at.button(key="qz_retry_btn").disabled  # nothing left to retry
-    at.button(key="qz_back").click()
+    assert at.button(key="quiz_retry_btn").disabled  # nothing left to retry
+    at.button(key="quiz_back").click()
     at.run()
     assert len(radios(at)) == len(quiz) - 3  # all questions back; the three answered ones show results
     assert metric(at, "quiz.score") == "3 / 3"  # the first right answer plus the two retried
     assert metric(at, "quiz.first_score") == "1 / 3"
-    at.button(key="qz_restart").click()
+    at.button(key="quiz_restart").click()
     at.run()
     assert not [m for m in at.metric if m.label == translate("en", "quiz.first_score")]  # a new quiz
 
@@ -131,14 +131,14 @@ def test_all_right_finishes(at: AppTest) -> None:
 def test_new_seed_reorders_and_clears(at: AppTest) -> None:
     quiz0 = build_quiz(0)
     answer(at, quiz0[0].qid, quiz0[0].correct)
-    at.button(key="qz_new_seed").click()
+    at.button(key="quiz_new_seed").click()
     at.run()
-    assert at.number_input(key="qz_seed").value == 1
+    assert at.number_input(key="quiz_seed").value == 1
     assert list(radios(at)) == [it.qid for it in build_quiz(1)]
     assert metric(at, "quiz.answered") == f"0 of {len(quiz0)}"
-    at.number_input(key="qz_seed").set_value(7).run()
+    at.number_input(key="quiz_seed").set_value(7).run()
     assert list(radios(at)) == [it.qid for it in build_quiz(7)]
-    at.button(key="qz_restart").click()
+    at.button(key="quiz_restart").click()
     at.run()
     assert not at.exception and all(r.value is None for r in at.main.radio)
 

@@ -45,7 +45,7 @@ def test_every_page_file_is_listed_in_app_py():
 
 # The pages with a model choice, and the session key that holds it: each loads with every model below
 # (its default model in each language is already among test_page_loads's runs).
-MODEL_CHOICES = {"app_pages/decoder.py": "decoder_model", "app_pages/heads.py": "hd_model"}
+MODEL_CHOICES = {"app_pages/decoder.py": "decoder_model", "app_pages/heads.py": "heads_model"}
 OTHER_MODEL = {"en": "gemma3", "ja": "smollm2"}  # both pages open on SmolLM2 in English, Gemma in Japanese
 
 

@@ -68,13 +68,13 @@ def test_each_lab_gives_its_lesson(monkeypatch, page, key, section) -> None:
 
 def test_quiz_page_gives_the_course_files_with_its_seed(monkeypatch) -> None:
     kept = capture_downloads(monkeypatch)
-    at = open_page("app_pages/quiz.py", qz_seed=7)
-    count = at.number_input(key="qz_tk_count")
+    at = open_page("app_pages/quiz.py", quiz_seed=7)
+    count = at.number_input(key="quiz_tk_count")
     count.set_value(int(count.max)).run()  # every question: the sentence's, then the page's computed ones
-    data = downloaded(at, kept, "qz_tk_quiz")[0]
+    data = downloaded(at, kept, "quiz_tk_quiz")[0]
     names = [q.findtext("name/text") for q in _questions_xml(data)]
     from attention_ui.quiz_bank import build_quiz
 
     computed = [it.qid for it in build_quiz(7) if it.computed is not None]
     assert [n.split(" ", 1)[1] for n in names][-len(computed) :] == computed  # the page's seed, its order
-    assert downloaded(at, kept, "qz_tk_scorm")[0][:2] == b"PK"
+    assert downloaded(at, kept, "quiz_tk_scorm")[0][:2] == b"PK"

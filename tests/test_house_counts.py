@@ -194,7 +194,7 @@ WITHOUT_TEST_FILE = {
     "attention_core/codecheck/cases.py": "the hidden cases: tests/codecheck/test_verdict.py, test_sandbox.py",
     "attention_core/codecheck/policy.py": "the sandbox's policy: tests/codecheck/test_sandbox.py",
     "attention_core/codecheck/report.py": "the report: tests/codecheck/test_traps.py, test_sandbox.py",
-    "attention_core/codecheck/templates.py": "the blanks: tests/codecheck/test_check.py, test_app_code_check.py",
+    "attention_core/codecheck/templates.py": "the blanks: tests/codecheck/test_check.py, test_app_codecheck.py",
     "attention_core/codecheck/wire.py": "the worker's replies: tests/codecheck/test_verdict.py",
     "attention_core/codecheck/worker.py": "the worker: tests/codecheck/test_sandbox.py, test_traps.py",
     "attention_core/models/availability.py": "which models are installed: tests/models/test_minilm.py",

@@ -159,7 +159,7 @@ PRESENTED = [
     ("positions", "positions", True),
     ("inference", "inference", True),
     ("decoder", "decoder", True),
-    ("heads", "hd", True),
+    ("heads", "heads", True),
 ]
 
 

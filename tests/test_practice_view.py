@@ -156,8 +156,8 @@ def test_links_name_the_playground_steps_they_point_to():
     from attention_ui.playground.steps_view import STEPS
 
     for lang in ("en", "ja"):
-        assert f" {STEPS.index('raw') + 1} " in translate(lang, "practice.stop_scores_link")
-        assert f" {STEPS.index('softmax') + 1} " in translate(lang, "practice.stop_softmax_link")
+        assert f" {STEPS.index('raw') + 1} " in translate(lang, "path.stop_scores_link")
+        assert f" {STEPS.index('softmax') + 1} " in translate(lang, "path.stop_softmax_link")
 
 
 def test_which_keys_verdict_needs_exactly_the_removed_keys():

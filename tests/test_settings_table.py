@@ -4,6 +4,7 @@ is not declared fails at once, and a page leaves in the session only keys some t
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -28,6 +29,12 @@ CONVERTED = {
     "app_pages/positions.py": "attention_ui.positions.settings",
     "app_pages/scaling.py": "attention_ui.scaling.settings",
     "app_pages/playground.py": "attention_ui.playground.settings",
+    "app_pages/quiz.py": "attention_ui.quiz.settings",
+    "app_pages/heads.py": "attention_ui.heads.settings",
+    "app_pages/training.py": "attention_ui.training.settings",
+    "app_pages/codecheck.py": "attention_ui.codecheck.settings",
+    "app_pages/worksheet.py": "attention_ui.worksheet.settings",
+    "app_pages/path.py": "attention_ui.path.settings",
     TEACH: "attention_ui.classroom.settings",
     JOIN: "attention_ui.classroom.settings",
 }
@@ -244,3 +251,85 @@ def test_the_decoder_url_reads_and_writes_each_url_setting_of_its_table():
     state[TABLE.key("text")] = "the cat sat"
     state[TABLE.key("layer")], state[TABLE.key("head")] = 5, 3  # not the defaults: the value travels
     assert url.parse(url.serialise(state)) == (state, ())
+
+
+def _answer_the_quiz(at) -> None:
+    """Answer a question wrongly, retry the missed ones, answer a code question."""
+    radio = next(r for r in at.main.radio if r.key and r.key.startswith("quiz_r_"))
+    radio.set_value(0).run()
+    for r in at.main.radio:
+        if r.key and r.key.startswith("quiz_r_") and r.key != radio.key:
+            r.set_value(0)
+    at.run()
+    at.button(key="quiz_retry_btn").click().run()
+    code = next(r for r in at.main.radio if r.key and r.key.startswith("quiz_code_q_"))
+    code.set_value(1).run()
+
+
+def _train(at) -> None:
+    """Press Train on a tiny model and follow the run to its maps, snapshot and questions."""
+    from tests.test_app_training import TINY, train
+
+    # a seed of its own: a run kept by the server would change what test_app_training's pages say
+    for k, v in (TINY | {"training_seed": 17}).items():
+        at.session_state[k] = v
+    train(at.run())
+
+
+def _check_code(at) -> None:
+    """Load a preset and check it (the check turned on, as tests/test_app_codecheck.py does), so the
+    report's keys are checked too."""
+    from attention_ui.codecheck import gate
+
+    before = os.environ.get(gate.ENV)
+    os.environ[gate.ENV] = "1"
+    try:
+        at.button(key="codecheck_load").click().run()
+        at.button(key="codecheck_check").click().run()
+    finally:
+        if before is None:
+            del os.environ[gate.ENV]
+        else:
+            os.environ[gate.ENV] = before
+    assert "codecheck_report" in at.session_state
+
+
+def _build_worksheet(at) -> None:
+    """A class too large (the builder's message), then a causal sheet with its code questions."""
+    at.number_input(key="worksheet_students").set_value(60).run()
+    at.number_input(key="worksheet_exercises").set_value(4).run()
+    at.number_input(key="worksheet_students").set_value(2).run()
+    at.toggle(key="worksheet_causal").set_value(True).run()
+    at.toggle(key="worksheet_code").set_value(True).run()
+    assert at.get("download_button")
+
+
+def _walk_the_path(at) -> None:
+    """Every stop to the summary: the mask stop's code question answered, one step back on the way."""
+    at.button(key="path_next").click().run()
+    at.button(key="path_back").click().run()
+    for _ in range(2):
+        at.button(key="path_next").click().run()
+    at.radio(key="path_code_q").set_value(0).run()
+    assert "path_code_answer" in at.session_state
+    while any(b.key == "path_next" for b in at.button):
+        at.button(key="path_next").click().run()
+    assert at.dataframe  # the summary's table
+
+
+# A page's other views and actions, driven so that the keys they leave are checked too.
+DRIVEN = {
+    "app_pages/quiz.py": _answer_the_quiz,
+    "app_pages/training.py": _train,
+    "app_pages/codecheck.py": _check_code,
+    "app_pages/worksheet.py": _build_worksheet,
+    "app_pages/path.py": _walk_the_path,
+}
+
+
+@pytest.mark.parametrize("page", sorted(DRIVEN))
+def test_a_driven_page_leaves_only_declared_keys_in_the_session(page):
+    at = open_page(page)
+    DRIVEN[page](at)
+    assert not at.exception, at.exception
+    assert undeclared(at) == [], f"{page} keeps session keys no table declares"

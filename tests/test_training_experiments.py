@@ -126,7 +126,7 @@ def test_the_page_draws_each_result_with_its_conclusion(results, lang):
     for name, result in results.items():
         runner._remember((name, V.settings_for(name, text)), result)  # as if this experiment had run
     at = open_page("app_pages/training.py", lang=lang)
-    shown = charts(at, "tr_chart_")
+    shown = charts(at, "training_chart_")
     for name in ("x_sqrt", "x_sqrt_grad", "x_leaky", "x_leaky_positions", "x_leaky_next", "x_heads_maps",
                  "x_heads_lost", "x_induction", "x_positions"):  # fmt: skip
         assert name in shown, name
@@ -137,5 +137,7 @@ def test_the_page_draws_each_result_with_its_conclusion(results, lang):
     per_seed = next(df.value for df in at.dataframe if msgs["training.x_col_grad_scaled"] in df.value.columns)
     assert len(per_seed) == 2 and len(per_seed.columns) == 8  # one row per seed
     assert not [
-        b for b in at.button if b.key and b.key.startswith("tr_x_") and not b.key.startswith("tr_x_stop")
+        b
+        for b in at.button
+        if b.key and b.key.startswith("training_x_") and not b.key.startswith("training_x_stop")
     ]

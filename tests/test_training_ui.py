@@ -12,7 +12,7 @@ from attention_core.training.train import TrainSettings
 from attention_ui.training import jobs, patterns, questions
 from attention_ui.training.settings import DEFAULTS, read_settings
 
-VALUES = {k.removeprefix("tr_"): v for k, v in DEFAULTS.items()} | {"text": ""}
+VALUES = {k.removeprefix("training_"): v for k, v in DEFAULTS.items()} | {"text": ""}
 TINY = TrainSettings(task="previous", d_model=8, heads=1, d_k=8, steps=20, seed=1)
 
 

@@ -129,22 +129,22 @@ def test_the_font_is_embedded_as_truetype():
         descriptor = font["/DescendantFonts"][0].get_object()["/FontDescriptor"].get_object()
         assert "/FontFile2" in descriptor  # the TrueType program is inside the file
         assert "/ToUnicode" in font  # what makes the text extractable
-    assert reader.metadata.title == translate("ja", "practice.doc_title")
+    assert reader.metadata.title == translate("ja", "worksheet.doc_title")
 
 
 @pytest.mark.parametrize(
     "kwargs, key",
     [
-        ({"exercises": 0}, "practice.err_exercises"),
-        ({"exercises": 7}, "practice.err_exercises"),
-        ({"exercises": 2.0}, "practice.err_exercises"),
-        ({"students": 0}, "practice.err_students"),
-        ({"students": 61}, "practice.err_students"),
-        ({"students": 60, "exercises": 4}, "practice.err_total"),
-        ({"first_seed": -1}, "practice.err_seed"),
-        ({"first_seed": 2**63 - 1, "exercises": 2}, "practice.err_seed"),
-        ({"first_seed": True}, "practice.err_seed"),
-        ({"lang": "fr"}, "practice.err_language"),
+        ({"exercises": 0}, "worksheet.err_exercises"),
+        ({"exercises": 7}, "worksheet.err_exercises"),
+        ({"exercises": 2.0}, "worksheet.err_exercises"),
+        ({"students": 0}, "worksheet.err_students"),
+        ({"students": 61}, "worksheet.err_students"),
+        ({"students": 60, "exercises": 4}, "worksheet.err_total"),
+        ({"first_seed": -1}, "worksheet.err_seed"),
+        ({"first_seed": 2**63 - 1, "exercises": 2}, "worksheet.err_seed"),
+        ({"first_seed": True}, "worksheet.err_seed"),
+        ({"lang": "fr"}, "worksheet.err_language"),
     ],
 )
 def test_bad_settings_are_refused_with_a_catalog_message(kwargs, key):
@@ -180,8 +180,8 @@ def test_the_tolerances_the_answer_key_states_hold_for_a_student_who_follows_the
     exactly), so a weight before rounding is off by ≤ 2e-4 < 0.001; an output is off by
     ≤ n · (0.0005 + 0.0002) · 3 < 0.009 before rounding, and two roundings add ≤ 0.01.
     """
-    assert "0.02" in translate("en", "practice.output_note") and "0.02" in translate(
-        "ja", "practice.output_note"
+    assert "0.02" in translate("en", "worksheet.output_note") and "0.02" in translate(
+        "ja", "worksheet.output_note"
     )
     for seed in range(400):
         for mask in ("none", "causal"):

@@ -14,23 +14,25 @@ from attention_ui.page_url import PageUrl
 from attention_ui.playground import url_state as pg
 from attention_ui.playground.url_state import Param
 
+from .settings import TABLE
+
 # The decoders of the family share these bounds until one with more layers or heads lands.
 MAX_LAYERS, MAX_HEADS = SMOLLM2_135M.n_layers, SMOLLM2_135M.n_heads
 # a token id of the larger vocabulary (Gemma's 262,144); the page drops one the chosen model lacks
 MAX_VOCAB = max(SMOLLM2_135M.vocab_size, GEMMA3_270M.vocab_size)
 PARAMS = (
-    Param("model", "hd_model", pg._choice(H.MODELS), pg._str_out),
-    Param("text", "hd_text", url_text, pg._str_out),
-    Param("layer", "hd_layer", pg._int_in(0, MAX_LAYERS - 1), pg._int_out),
-    Param("head", "hd_head", pg._int_in(0, MAX_HEADS - 1), pg._int_out),
-    Param("kind", "hd_kind", pg._choice(H.ABLATIONS), pg._str_out),
-    Param("token", "hd_token", pg._int_in(-1, MAX_VOCAB - 1), pg._int_out),
+    Param("model", TABLE.key("model"), pg._choice(H.MODELS), pg._str_out),
+    Param("text", TABLE.key("text"), url_text, pg._str_out),
+    Param("layer", TABLE.key("layer"), pg._int_in(0, MAX_LAYERS - 1), pg._int_out),
+    Param("head", TABLE.key("head"), pg._int_in(0, MAX_HEADS - 1), pg._int_out),
+    Param("kind", TABLE.key("kind"), pg._choice(H.ABLATIONS), pg._str_out),
+    Param("token", TABLE.key("token"), pg._int_in(-1, MAX_VOCAB - 1), pg._int_out),
     Param("lang", "lang", pg._choice(LANGUAGES), pg._str_out),
 )
-URL = PageUrl(PARAMS, "hd_url_written")
+URL = PageUrl(PARAMS, TABLE.key("url_written"))
 BY_URL, WRITTEN = URL.by_url, URL.written
 parse, serialise, write_url = URL.parse, URL.serialise, URL.write
-SHARED = {"hd_text": LEARNER_TEXT}  # a shared link's sentence becomes the learner's context too
+SHARED = {TABLE.key("text"): LEARNER_TEXT}  # a shared link's sentence becomes the learner's context too
 
 
 def read_url(state) -> tuple[str, ...]:

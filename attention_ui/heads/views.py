@@ -14,8 +14,10 @@ from attention_ui.figures.base import AxisText
 from attention_ui.heads import figures as fh
 
 from . import cached, questions
+from .settings import TABLE
 
-PAGE = kit.Page("hd", "heads")  # widget keys and charts only; the page binds its defaults
+PAGE = kit.Page.of(TABLE, "heads")  # widget keys and charts only; the page starts itself
+key = TABLE.key
 ATTRIBUTION_TOL = 1e-4  # the parts must add up to the logit within this (float rounding only)
 
 
@@ -36,16 +38,16 @@ def pick_from(chart_key: str, n_layers: int, n_heads: int):
             return
         picked = fdc.picked_head(points[0], n_layers, n_heads) if points else None
         if picked is not None:
-            st.session_state["hd_layer"], st.session_state["hd_head"] = picked
+            st.session_state[key("layer")], st.session_state[key("head")] = picked
 
     return pick
 
 
 def clickable_map(t, grid, name: str, value_title: str, config, *, signed: bool = False) -> None:
-    sel = (int(st.session_state["hd_layer"]), int(st.session_state["hd_head"]))
+    sel = (int(st.session_state[key("layer")]), int(st.session_state[key("head")]))
     fig = fh.head_map(grid, sel, value_title=value_title, signed=signed, kv_head_of=config.kv_head_of.tolist(),
                       **_titles(t))  # fmt: skip
-    PAGE.chart(fig, name, t("heads.alt_map", what=value_title), on_select=pick_from(f"hd_chart_{name}",
+    PAGE.chart(fig, name, t("heads.alt_map", what=value_title), on_select=pick_from(key("chart", name),
                config.n_layers, config.n_heads), selection_mode="points")  # fmt: skip
 
 
@@ -69,8 +71,8 @@ def section_lens(t, m, p, lens: H.LogitLens) -> None:
     fig = fh.lens_figure(lens.target_p, axes=axes, name=target)
     PAGE.chart(fig, "lens", t("heads.alt_lens", token=target))
     last = m.config.n_layers - 1
-    key = "heads.lens_summary_last" if lens.first_top_layer == last else "heads.lens_summary"
-    st.markdown(t(key, token=_tok(target), layer=lens.first_top_layer, last=last,
+    says = "heads.lens_summary_last" if lens.first_top_layer == last else "heads.lens_summary"
+    st.markdown(t(says, token=_tok(target), layer=lens.first_top_layer, last=last,
                   p0=f"{lens.target_p[0]:.4f}", plast=f"{lens.target_p[-1]:.4f}", rank0=int(lens.target_rank[0])))  # fmt: skip
     rows = {
         t("heads.col_rank", r=r + 1): [m.label(p.ids, int(i)) for i in lens.top_ids[:, r]]
@@ -93,8 +95,8 @@ def section_attribution(t, m, p, att: H.Attribution) -> None:
     clickable_map(t, att.heads, "dla", t("heads.value_dla", token=token), m.config, signed=True)
     best = H.top_head(att.heads)
     gap = abs(att.total - att.model_logit)
-    key = "heads.dla_sum_ok" if attribution_adds_up(att) else "heads.dla_sum_bad"
-    st.markdown(t(key, token=_tok(token), count=att.heads.size, heads=f"{att.heads.sum():.4f}", ffn=f"{att.ffn.sum():.4f}",
+    says = "heads.dla_sum_ok" if attribution_adds_up(att) else "heads.dla_sum_bad"
+    st.markdown(t(says, token=_tok(token), count=att.heads.size, heads=f"{att.heads.sum():.4f}", ffn=f"{att.ffn.sum():.4f}",
                   emb=f"{att.embedding:.4f}", total=f"{att.total:.4f}", logit=f"{att.model_logit:.4f}",
                   gap=f"{gap:.1e}", tol=f"{ATTRIBUTION_TOL:.0e}"))  # fmt: skip
     st.markdown(t("heads.dla_best", layer=int(best[0]), head=int(best[1]), value=f"{att.heads.max():.4f}",
@@ -117,8 +119,8 @@ def section_ablation(t, m, p, ab: H.Ablation) -> None:
                           after_name=t("heads.after"), axes=AxisText(t("heads.axis_prob"), t("heads.axis_candidate")))  # fmt: skip
     PAGE.chart(fig, "ablation", t("heads.alt_ablation", layer=ab.layer, head=ab.head))
     token = m.label(p.ids, ab.token)
-    key = "heads.ablation_same" if before[0].id == after[0].id else "heads.ablation_changed"
-    st.markdown(t(key, layer=ab.layer, head=ab.head, before=_tok(before[0].label), after=_tok(after[0].label),
+    says = "heads.ablation_same" if before[0].id == after[0].id else "heads.ablation_changed"
+    st.markdown(t(says, layer=ab.layer, head=ab.head, before=_tok(before[0].label), after=_tok(after[0].label),
                   kl=f"{ab.kl:.5f}", token=_tok(token), pb=f"{ab.p_before:.4f}", pa=f"{ab.p_after:.4f}",
                   dp=f"{ab.dp:+.4f}"))  # fmt: skip
 
@@ -127,7 +129,7 @@ def section_sweep(t, m, p, model_key: str, text: str, kind: str, token: int, att
     st.header(t("heads.h_sweep"))
     st.markdown(t("heads.explain_sweep", heads=m.config.n_layers * m.config.n_heads, n=p.n))
     PAGE.widget(t, "toggle", "sweep")
-    if not st.session_state.get("hd_sweep"):
+    if not PAGE.value("sweep"):
         return
     store_key = (model_key, text, kind, token)
     maps = cached.sweep_store().get(store_key)
@@ -169,7 +171,7 @@ def section_induction(t, m, model_key: str) -> H.Induction:
     lo, hi = H.INDUCTION_LENGTH
     PAGE.widget(t, "slider", "length", lo, hi, where=c1)
     PAGE.widget(t, "number_input", "seed", *kit.SEED_RANGE, step=1, where=c2)
-    length, seed = int(st.session_state["hd_length"]), int(st.session_state["hd_seed"])
+    length, seed = int(st.session_state[key("length")]), int(st.session_state[key("seed")])
     res = cached.induction(model_key, length, seed)
     c1, c2 = st.columns(2)
     with c1:
@@ -213,13 +215,13 @@ def section_sinks(t, m, p, model_key: str, text: str):
     local = [w for w in m.config.layer_windows if w is not None] if m.config.layer_windows else []
     if local:  # Gemma's local layers: each run's mask AND the layer's own window
         n_long = cached.long_text_tokens(model_key)
-        key = "heads.masks_gemma" if n_long <= min(local) else "heads.masks_gemma_long"
-        st.markdown(t(key, local=len(local), layers=m.config.n_layers, window=min(local), n=n_long))
+        says = "heads.masks_gemma" if n_long <= min(local) else "heads.masks_gemma_long"
+        st.markdown(t(says, local=len(local), layers=m.config.n_layers, window=min(local), n=n_long))
     lo, hi = H.WINDOW_RANGE
     PAGE.widget(t, "slider", "window", lo, hi, step=8)
     PAGE.widget(t, "toggle", "masks")
-    if st.session_state.get("hd_masks"):
-        window = int(st.session_state["hd_window"])
+    if PAGE.value("masks"):
+        window = int(st.session_state[key("window")])
         with st.spinner(t("heads.masks_running")):
             exp = cached.mask_experiment(model_key, window)
         names = {r: t(f"heads.run_{r}", w=window, s=H.SINK_TOKENS) for r in H.MASK_RUNS}
@@ -243,8 +245,8 @@ def section_qk(t, m, p, model_key: str, text: str, learner: dict) -> None:
     st.markdown(t("heads.explain_qk"))
     sources = ["decoder", "random"]
     PAGE.widget(t, "radio", "qk_source", sources, format_func=lambda s: t(f"heads.qk_{s}"), horizontal=True)
-    layer, head = int(st.session_state["hd_layer"]), int(st.session_state["hd_head"])
-    if st.session_state.get("hd_qk_source") == "random":
+    layer, head = int(st.session_state[key("layer")]), int(st.session_state[key("head")])
+    if PAGE.value("qk_source") == "random":
         tokens, config, h, pic = cached.qk_random(
             text, learner["d_model"], learner["heads"], learner["seed"], head
         )
@@ -271,4 +273,4 @@ def section_qk(t, m, p, model_key: str, text: str, learner: dict) -> None:
 
 def section_quiz(t, items: list[questions.Question]) -> None:
     st.header(t("heads.h_quiz"))
-    kit.computed_quiz(t, "heads", "hd", items)
+    kit.computed_quiz(t, "heads", TABLE.family("q"), items)

@@ -1,6 +1,6 @@
 """The guided path: an ordered route through the playground's steps and the labs.
 
-Each :class:`Stop` has a goal (``practice.stop_<id>_goal``), one or two predict-then-reveal
+Each :class:`Stop` has a goal (``path.stop_<id>_goal``), one or two predict-then-reveal
 questions about a hand-sized exercise (``attention_core.exercise``, from the path's seed) and a
 link onward to the page where the step lives. Progress lives in the URL, so a reload or a shared
 link restores it: ``?seed=S&stop=K&answers=A``, where ``A`` holds one field per question in
@@ -35,7 +35,7 @@ PLAYGROUND, MASKS, COST = "app_pages/playground.py", "app_pages/masks.py", "app_
 
 @dataclass(frozen=True)
 class Stop:
-    sid: str  # catalog keys practice.stop_<sid>_title / _goal / _link
+    sid: str  # catalog keys path.stop_<sid>_title / _goal / _link
     page: str  # the page the link onward opens
     questions: tuple[str, ...]  # question kinds, see stop_questions
 

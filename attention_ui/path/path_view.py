@@ -2,7 +2,7 @@
 
 The route, its questions and the URL format are in :mod:`attention_ui.path.path`; each
 question is asked with :func:`attention_ui.practice.predict_view.ask` (asked whatever the
-practice mode says). Session keys start with ``path_``.
+practice mode says). Its session keys are declared in :mod:`attention_ui.path.settings`.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from attention_core.exercise import generate_exercise
 from attention_ui import kit
 from attention_ui.figures import heatmaps
 from attention_ui.path import path
+from attention_ui.path.settings import TABLE
 from attention_ui.practice import predict_view
 from attention_ui.program import questions_view
 
-STOP_KEY, SEED_KEY, URL_KEY = "path_stop", "path_seed", "path_url_seen"
+STOP_KEY, SEED_KEY, URL_KEY = TABLE.key("stop"), TABLE.key("seed"), TABLE.key("url_seen")
 MARK_ICONS = {"right": "✅", "wrong": "❌", "skipped": "⏭️", "open": "⬜"}
 
 
@@ -62,7 +63,7 @@ def progress_line(t, progress: path.Progress) -> None:
     right = marks.count("right")
     st.progress(
         min(progress.stop - 1, len(path.STOPS)) / len(path.STOPS),
-        text=t("practice.path_progress", right=right, total=len(questions)),
+        text=t("path.path_progress", right=right, total=len(questions)),
     )
 
 
@@ -80,23 +81,25 @@ def exercise_tables(t, ex) -> None:
 def reveal(t, stop: path.Stop, ex) -> None:
     """The map the stop's questions were about, once they are answered."""
     labels = path.key_labels(ex.n)
-    axes = dict(query_title=t("practice.axis_query"), key_title=t("practice.axis_key"))
+    axes = dict(query_title=t("path.axis_query"), key_title=t("path.axis_key"))
     if stop.sid == "scores":
         fig = heatmaps.attention_heatmap(ex.scores, labels, show_text=True, **axes)
-        kit.chart(fig, "path_chart_scores", t("practice.alt_scores", n=ex.n), width=kit.square_width(ex.n))
+        kit.chart(
+            fig, TABLE.key("chart", "scores"), t("path.alt_scores", n=ex.n), width=kit.square_width(ex.n)
+        )
     elif stop.sid in ("softmax", "mask"):
         allowed = ex.allowed if stop.sid == "mask" else None
         fig = heatmaps.attention_heatmap(
             ex.weights, labels, kind="weights", allowed=allowed, show_text=True, **axes
         )
         kit.chart(
-            fig, f"path_chart_{stop.sid}", t("practice.alt_weights", n=ex.n), width=kit.square_width(ex.n)
+            fig, TABLE.key("chart", stop.sid), t("path.alt_weights", n=ex.n), width=kit.square_width(ex.n)
         )
     else:
         n = predict_view.COST_N
         st.markdown(
             t(
-                "practice.memory_reveal",
+                "path.memory_reveal",
                 n=n,
                 n2=2 * n,
                 before=predict.score_matrix_bytes(n),
@@ -109,47 +112,47 @@ def render_stop(t, progress: path.Progress) -> None:
     stop = path.STOPS[progress.stop - 1]
     st.header(
         t(
-            "practice.path_stop",
+            "path.path_stop",
             number=progress.stop,
             total=len(path.STOPS),
-            name=t(f"practice.stop_{stop.sid}_title"),
+            name=t(f"path.stop_{stop.sid}_title"),
         )
     )
     asked = len(stop.questions)
-    st.caption(t("practice.path_stop_questions", count=asked, all=sum(len(s.questions) for s in path.STOPS)))
-    st.markdown(t(f"practice.stop_{stop.sid}_goal"))
+    st.caption(t("path.path_stop_questions", count=asked, all=sum(len(s.questions) for s in path.STOPS)))
+    st.markdown(t(f"path.stop_{stop.sid}_goal"))
     ex = generate_exercise(progress.seed, "causal" if stop.sid == "mask" else "none")
     if stop.sid != "cost":
-        st.caption(t("practice.path_exercise", seed=progress.seed, n=ex.n, d_k=ex.d_k))
+        st.caption(t("path.path_exercise", seed=progress.seed, n=ex.n, d_k=ex.d_k))
         exercise_tables(t, ex)
     if predict_view.ask_all(t, path.stop_questions(stop, progress.seed), always=True):
         reveal(t, stop, ex)
     if stop.sid == "mask":  # the same trap as code: where the mask goes, every fragment run
-        questions_view.path_question(t)
-    st.page_link(stop.page, label=t(f"practice.stop_{stop.sid}_link"), icon=":material/arrow_forward:")
+        questions_view.path_question(t, TABLE)
+    st.page_link(stop.page, label=t(f"path.stop_{stop.sid}_link"), icon=":material/arrow_forward:")
 
 
 def nav_buttons(t, progress: path.Progress) -> None:
     buttons = []
     if progress.stop > 1:
-        buttons.append(("path_back", "practice.path_back", progress.stop - 1, "secondary"))
+        buttons.append((TABLE.key("back"), "path.path_back", progress.stop - 1, "secondary"))
     if progress.stop < path.SUMMARY:
-        label = "practice.path_next" if progress.stop < len(path.STOPS) else "practice.path_to_summary"
-        buttons.append(("path_next", label, progress.stop + 1, "primary"))
+        label = "path.path_next" if progress.stop < len(path.STOPS) else "path.path_to_summary"
+        buttons.append((TABLE.key("next"), label, progress.stop + 1, "primary"))
     for column, (key, label, stop, kind) in zip(st.columns(4), buttons, strict=False):
         column.button(t(label), key=key, on_click=go, args=(stop,), type=kind)
 
 
 def render_summary(t, progress: path.Progress) -> None:
-    st.header(t("practice.summary_title"))
+    st.header(t("path.summary_title"))
     questions = path.all_questions(progress.seed)
     marks = path.marks(questions, progress.responses)
-    st.markdown(t("practice.summary_line", right=marks.count("right"), total=len(questions)))
+    st.markdown(t("path.summary_line", right=marks.count("right"), total=len(questions)))
     stop_of = [s for s in path.STOPS for _ in s.questions]
     rows = {
-        t("practice.col_stop"): [t(f"practice.stop_{s.sid}_title") for s in stop_of],
-        t("practice.col_question"): [t(f"practice.short_{q.qid}") for q in questions],
-        t("practice.col_result"): [f"{MARK_ICONS[m]} {t(f'practice.mark_{m}')}" for m in marks],
+        t("path.col_stop"): [t(f"path.stop_{s.sid}_title") for s in stop_of],
+        t("path.col_question"): [t(f"path.short_{q.qid}") for q in questions],
+        t("path.col_result"): [f"{MARK_ICONS[m]} {t(f'path.mark_{m}')}" for m in marks],
     }
-    kit.table(rows, key="path_table_summary", hide_index=True)
-    st.markdown(t("practice.summary_share"))
+    kit.table(rows, key=TABLE.key("table", "summary"), hide_index=True)
+    st.markdown(t("path.summary_share"))

@@ -8,6 +8,7 @@ The quiz draws them in a section of its own (:func:`quiz_section`), the guided p
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import streamlit as st
 
@@ -16,9 +17,9 @@ from attention_core import codegen_questions as cq
 from attention_core.config import MASK_KINDS
 from attention_ui import kit
 from attention_ui.program.consequences import LETTERS, consequences, why
+from attention_ui.settings_table import Table
 
 MAX_TOKENS = 12  # a question's sentence: every option runs on it, and its maps stay readable
-PAD_CHOICES = (0, 1, 2)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -98,23 +99,24 @@ def show_consequences(t, q: cq.CodeQuestion, chosen: int | None, key: str) -> No
                     st.markdown(reason)
 
 
-def _pick(key: str) -> None:
+def _pick(table: Table, key: str) -> None:
     """Radio callback: keep the first answer (quiz rule: the first answer counts)."""
-    answers = st.session_state.setdefault("qz_code_answers", {})
+    answers = st.session_state.setdefault(table.key("code_answers"), {})
     value = st.session_state.get(key)
-    template = key.removeprefix("qz_code_q_")
+    template = key.removeprefix(table.family("code_q") + "_")
     if value is not None and template not in answers:
-        st.session_state["qz_code_answers"] = {**answers, template: int(value)}
+        st.session_state[table.key("code_answers")] = {**answers, template: int(value)}
 
 
-def _new_settings() -> None:
+def _new_settings(table: Table) -> None:
     """Other settings ask other questions: the answers start over."""
-    st.session_state["qz_code_answers"] = {}
+    st.session_state[table.key("code_answers")] = {}
 
 
-def quiz_section(t) -> None:
-    """The quiz's code questions on the learner's sentence (mask and [PAD]s chosen here)."""
-    s = st.session_state
+def quiz_section(t, table: Table) -> None:
+    """The quiz's code questions on the learner's sentence (mask and [PAD]s chosen here); their keys
+    are the quiz's ``table``'s (attention_ui/quiz/settings.py)."""
+    s, key = st.session_state, table.key
     st.header(t("code.q_section"), anchor="code-questions")
     st.markdown(t("code.q_section_intro"))
     with st.expander(t("code.q_settings"), icon=":material/tune:"):
@@ -125,38 +127,42 @@ def quiz_section(t) -> None:
             t("playground.mask"),
             MASK_KINDS,
             format_func=names.get,
-            key="qz_code_mask",
+            key=key("code_mask"),
             on_change=_new_settings,
+            args=(table,),
         )
-        c2.selectbox(t("playground.pad"), PAD_CHOICES, key="qz_code_pad", on_change=_new_settings)
+        pads = table.setting("code_pad").choices
+        c2.selectbox(t("playground.pad"), pads, key=key("code_pad"), on_change=_new_settings, args=(table,))
     config, tokens = learner_settings(
-        s, t("playground.default_text"), s["qz_code_mask"], int(s["qz_code_pad"])
+        s, t("playground.default_text"), s[key("code_mask")], int(s[key("code_pad")])
     )
     kit.show_tokens(tokens + ("[PAD]",) * config.pad, config.pad)
-    questions = cached_questions(config, tokens, int(s.get("qz_seed", 0)))
+    questions = cached_questions(config, tokens, int(s.get(key("seed"), 0)))
     if not questions:
         st.info(t("code.q_none"))
         return
     st.caption(t("code.q_count", count=len(questions)))
-    answers = s.setdefault("qz_code_answers", {})
+    answers = s.setdefault(key("code_answers"), {})
     for number, q in enumerate(questions, 1):
-        show_question(t, number, q, answers.get(q.template), _pick, f"qz_code_q_{q.template}")
+        show_question(t, number, q, answers.get(q.template), partial(_pick, table), key("code_q", q.template))
 
 
 PATH_TEMPLATE = "mask_place"  # the guided path's mask stop asks where the mask goes, in code
 
 
-def _path_pick(key: str) -> None:
+def _path_pick(table: Table, key: str) -> None:
     value = st.session_state.get(key)
-    if value is not None and st.session_state.get("path_code_answer") is None:
-        st.session_state["path_code_answer"] = int(value)
+    if value is not None and st.session_state.get(table.key("code_answer")) is None:
+        st.session_state[table.key("code_answer")] = int(value)
 
 
-def path_question(t) -> None:
-    """The guided path's code question on the learner's sentence (causal mask and one [PAD])."""
+def path_question(t, table: Table) -> None:
+    """The guided path's code question on the learner's sentence (causal mask and one [PAD]); its keys
+    are the path's ``table``'s (attention_ui/path/settings.py)."""
     config, tokens = learner_settings(st.session_state, t("playground.default_text"), "causal+padding", 1)
     questions = [q for q in cached_questions(config, tokens, 0) if q.template == PATH_TEMPLATE]
     if not questions:
         return
     st.subheader(t("code.path_code_title"), anchor="path-code")
-    show_question(t, 1, questions[0], st.session_state.get("path_code_answer"), _path_pick, "path_code_q")
+    chosen = st.session_state.get(table.key("code_answer"))
+    show_question(t, 1, questions[0], chosen, partial(_path_pick, table), table.key("code_q"))

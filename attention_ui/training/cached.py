@@ -1,6 +1,6 @@
 """The training lab's shared state: one job runner per server (a Streamlit resource shared by every
-session), the session's own jobs by name (``tr_job_<name>``: the id of its latest job), and the
-training settings this session has asked to see (``tr_asked``).
+session), the session's own jobs by name (``job_<name>``: the id of its latest job), and the
+training settings this session has asked to see (``asked``); both keys are the page's table's.
 
 A finished training run is kept per settings for every session, but a session sees one only after
 it has pressed Train for those settings: its guess is its own (predict-then-reveal), never locked
@@ -13,8 +13,9 @@ from __future__ import annotations
 import streamlit as st
 
 from .jobs import TRAIN, Job, Runner
+from .settings import TABLE
 
-ASKED_KEY = "tr_asked"  # the training settings this session pressed Train for
+ASKED_KEY = TABLE.key("asked")  # the training settings this session pressed Train for
 
 
 @st.cache_resource(show_spinner=False, max_entries=1)  # one runner per server: the function takes nothing
@@ -25,7 +26,7 @@ def runner() -> Runner:
 
 
 def job_key(name: str) -> str:
-    return f"tr_job_{name}"
+    return TABLE.key("job", name)
 
 
 def session_job(name: str) -> Job | None:

@@ -23,9 +23,10 @@ from attention_ui.figures.base import AxisText
 from attention_ui.training import cached
 from attention_ui.training import figures as ftr
 from attention_ui.training.jobs import was_stopped
+from attention_ui.training.settings import TABLE
 from attention_ui.training.views import followed_job, progress_and_stop
 
-PAGE = kit.Page("tr", "training")
+PAGE = kit.Page.of(TABLE, "training")
 POLL_S = 0.4
 NAMES = ("sqrt_dk", "leaky_mask", "heads_specialise", "induction_layers", "positions")
 RUNS = {"sqrt_dk": 6, "leaky_mask": 2, "heads_specialise": 1, "induction_layers": 2, "positions": 4}
@@ -330,7 +331,7 @@ def experiment(t, name: str, text: str) -> None:
         st.fragment(run_every=POLL_S)(live)(t, name, job.id)
         return
     if result is None:
-        st.button(t("training.x_run"), key=f"tr_x_{name}", on_click=start, args=(name, key))
+        st.button(t("training.x_run"), key=TABLE.key("x", name), on_click=start, args=(name, key))
         last = cached.session_job(name)
         if last is not None and last.key == key and last.state == "failed":
             st.error(t("training.err_failed"))
@@ -345,14 +346,14 @@ def live(t, name: str, job_id: int) -> None:
     job = followed_job(job_id)
     if job is None:
         return
-    with st.container(key=f"tr_x_live_{name}"):
+    with st.container(key=TABLE.key("x", "live", name)):
         progress_and_stop(t, job, job.rows(), lambda row: t("training.x_progress", run=job.runs_begun,
-                          runs=RUNS[name], step=row[0], total=job.total), f"tr_x_stop_{name}")  # fmt: skip
+                          runs=RUNS[name], step=row[0], total=job.total), TABLE.key("x", "stop", name))  # fmt: skip
 
 
 def section_experiments(t) -> None:
     st.header(t("training.h_experiments"))
     st.markdown(t("training.explain_experiments"))
-    text = st.session_state.get("tr_text") or t("training.default_text")
+    text = PAGE.value("text") or t("training.default_text")
     for name in NAMES:
         experiment(t, name, text)

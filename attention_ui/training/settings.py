@@ -1,5 +1,6 @@
-"""The training lab's widgets: defaults, ranges, and their values -> ``TrainSettings`` (the core checks
-them and says why it refuses, :func:`read_settings`). No Streamlit calls."""
+"""The training lab's settings, declared once (attention_ui/settings_table.py): key prefix ``training``;
+their ranges, and their values -> ``TrainSettings`` (the core checks them and says why it refuses,
+:func:`read_settings`). No Streamlit calls here."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from attention_core.training import train as core
 from attention_core.training.tasks import MAX_TEXT_CHARS as MAX_TASK_TEXT
 from attention_core.training.tasks import NEXT_TOKEN_TASKS
 from attention_core.training.tasks import TASKS as TASK_NAMES
+from attention_ui import kit
+from attention_ui.settings_table import Setting, Table
 
 TASKS = TASK_NAMES  # previous, reverse, sort, induction, text
 SCALES = ("sqrt", "none", "custom")
@@ -25,24 +28,40 @@ LR_RANGE = core.LR_RANGE
 STEPS_RANGE = (1, core.MAX_STEPS)
 MAX_TEXT_CHARS = MAX_TASK_TEXT
 
-DEFAULTS = {
-    "tr_task": "previous",
-    "tr_layers": 1,
-    "tr_heads": 2,
-    "tr_d_model": 32,
-    "tr_d_k": 16,
-    "tr_scale": "sqrt",
-    "tr_divisor": 4.0,
-    "tr_mask": "causal",
-    "tr_positions": True,
-    "tr_ffn": False,
-    "tr_lr": 0.003,
-    "tr_steps": core.DEFAULT_STEPS["previous"],
-    "tr_seed": 0,
-    "tr_snapshot": -1,  # not a step: the maps open on the last snapshot
-    "tr_guess": None,
-}
-CHOICE_KEYS = ("tr_task", "tr_scale", "tr_mask", "tr_guess")
+TABLE = Table(
+    "training",
+    # the settings of a run: all in the page's URL (attention_ui/training/url.py, the page's link)
+    Setting("task", "previous", choices=TASKS, translated=True, url="task"),
+    Setting("text", text="training.default_text", shared=kit.LEARNER_TEXT, url="text"),  # the text task's
+    Setting("layers", 1, bounds=LAYERS_RANGE, url="layers"),
+    Setting("heads", 2, bounds=HEADS_RANGE, url="heads"),
+    Setting("d_model", 32, bounds=D_MODEL_RANGE, url="d_model"),
+    Setting("d_k", 16, bounds=D_K_RANGE, url="d_k"),
+    Setting("scale", "sqrt", choices=SCALES, translated=True, url="scale"),
+    Setting("divisor", 4.0, bounds=DIVISOR_RANGE, url="divisor"),  # the custom scale's
+    Setting("mask", "causal", choices=MASKS, translated=True, url="mask"),  # the next-token tasks'
+    Setting("positions", True, url="positions"),
+    Setting("ffn", False, url="ffn"),
+    Setting("lr", 0.003, bounds=LR_RANGE, url="lr"),
+    Setting("steps", core.DEFAULT_STEPS["previous"], bounds=STEPS_RANGE, url="steps"),
+    Setting("seed", 0, bounds=kit.SEED_RANGE, url="seed"),
+    # the run's views
+    Setting("snapshot", -1),  # the maps' step; not a step: the maps open on the last snapshot
+    Setting("guess", None, translated=True),  # the learner's guess of the heads' pattern, before the run
+    Setting("q_*", why="one radio per computed question, keyed by the question's id (kit.computed_quiz)"),
+    Setting("train", why="the Train button"),
+    Setting("live", why="the live box of a run going on (its CSS keeps it unfaded: views.LIVE_CSS)"),
+    Setting("stop", why="the live box's Stop button"),
+    Setting(
+        "x_*", why="an experiment's Run button x_<name>, its live box x_live_<name>, its Stop x_stop_<name>"
+    ),
+    Setting(
+        "job_*", why="the id of the session's latest job by name: job_train, job_<experiment> (cached.py)"
+    ),
+    Setting("asked", why="the training settings this session pressed Train for (cached.py)"),
+)
+DEFAULTS = TABLE.defaults  # key -> first value (the table's; tests read them)
+CHOICE_KEYS = TABLE.choice_keys
 
 
 def _letters(vocab: int) -> str:
@@ -91,7 +110,7 @@ def problem(err: core.TrainSettingsError) -> Problem:
 
 
 def read_settings(values: Mapping[str, object]) -> tuple[core.TrainSettings | None, Problem | None]:
-    """``values``: the widgets' values without the ``tr_`` prefix. ``-> (settings, None)`` or
+    """``values``: the widgets' values by the table's names (no prefix). ``-> (settings, None)`` or
     ``(None, the problem)``: the core checks every value and names the first it refuses."""
     scale = values.get("scale")
     if scale == "custom":

@@ -15,24 +15,24 @@ from attention_ui.playground.url_state import Param
 from . import settings as s
 
 PARAMS = (
-    Param("task", "tr_task", pg._choice(s.TASKS), pg._str_out),
-    Param("text", "tr_text", url_text, pg._str_out),
-    Param("layers", "tr_layers", pg._int_in(*s.LAYERS_RANGE), pg._int_out),
-    Param("heads", "tr_heads", pg._int_in(*s.HEADS_RANGE), pg._int_out),
-    Param("d_model", "tr_d_model", pg._int_in(*s.D_MODEL_RANGE), pg._int_out),
-    Param("d_k", "tr_d_k", pg._int_in(*s.D_K_RANGE), pg._int_out),
-    Param("scale", "tr_scale", pg._choice(s.SCALES), pg._str_out),
-    Param("divisor", "tr_divisor", pg._float_in(*s.DIVISOR_RANGE), pg._float_out),
-    Param("mask", "tr_mask", pg._choice(s.MASKS), pg._str_out),
-    Param("positions", "tr_positions", pg._bool, pg._bool_out),
-    Param("ffn", "tr_ffn", pg._bool, pg._bool_out),
-    Param("lr", "tr_lr", pg._float_in(*s.LR_RANGE), pg._float_out),
-    Param("steps", "tr_steps", pg._int_in(*s.STEPS_RANGE), pg._int_out),
-    Param("seed", "tr_seed", pg._int_in(*SEED_RANGE), pg._int_out),
+    Param("task", s.TABLE.key("task"), pg._choice(s.TASKS), pg._str_out),
+    Param("text", s.TABLE.key("text"), url_text, pg._str_out),
+    Param("layers", s.TABLE.key("layers"), pg._int_in(*s.LAYERS_RANGE), pg._int_out),
+    Param("heads", s.TABLE.key("heads"), pg._int_in(*s.HEADS_RANGE), pg._int_out),
+    Param("d_model", s.TABLE.key("d_model"), pg._int_in(*s.D_MODEL_RANGE), pg._int_out),
+    Param("d_k", s.TABLE.key("d_k"), pg._int_in(*s.D_K_RANGE), pg._int_out),
+    Param("scale", s.TABLE.key("scale"), pg._choice(s.SCALES), pg._str_out),
+    Param("divisor", s.TABLE.key("divisor"), pg._float_in(*s.DIVISOR_RANGE), pg._float_out),
+    Param("mask", s.TABLE.key("mask"), pg._choice(s.MASKS), pg._str_out),
+    Param("positions", s.TABLE.key("positions"), pg._bool, pg._bool_out),
+    Param("ffn", s.TABLE.key("ffn"), pg._bool, pg._bool_out),
+    Param("lr", s.TABLE.key("lr"), pg._float_in(*s.LR_RANGE), pg._float_out),
+    Param("steps", s.TABLE.key("steps"), pg._int_in(*s.STEPS_RANGE), pg._int_out),
+    Param("seed", s.TABLE.key("seed"), pg._int_in(*SEED_RANGE), pg._int_out),
     Param("lang", "lang", pg._choice(LANGUAGES), pg._str_out),
 )
-URL = PageUrl(PARAMS, "tr_url_written")
-SHARED = {"tr_text": LEARNER_TEXT}  # a shared link's text becomes the learner's sentence too
+URL = PageUrl(PARAMS, s.TABLE.key("url_written"))
+SHARED = {s.TABLE.key("text"): LEARNER_TEXT}  # a shared link's text becomes the learner's sentence too
 
 
 def read_url(state) -> tuple[str, ...]:

@@ -18,14 +18,14 @@ from attention_ui.st_structure import key_class
 from attention_ui.training import cached, patterns, questions
 from attention_ui.training import figures as ftr
 from attention_ui.training.jobs import TRAIN, Job
-from attention_ui.training.settings import TRAIN_VALUES
+from attention_ui.training.settings import TABLE, TRAIN_VALUES
 
-PAGE = kit.Page("tr", "training")  # widget keys and charts only; the page binds its defaults
+PAGE = kit.Page.of(TABLE, "training")  # widget keys and charts only; the page starts itself
 POLL_S = 0.4  # the live box's refresh: at least twice a second, as the issue asks
 # Streamlit fades a fragment's elements while it reruns; the live box reruns every POLL_S, so it
 # would stay faded the whole run. Constant CSS: its elements keep full opacity.
-LIVE_CSS = assets.style("training_live.css").replace("__LIVE__", key_class("tr_live"))
-GUESS_KEY = "tr_guess"
+LIVE_CSS = assets.style("training_live.css").replace("__LIVE__", key_class(TABLE.key("live")))
+GUESS_KEY = TABLE.key("guess")
 
 
 def pct(x: float) -> str:
@@ -78,7 +78,7 @@ def section_train(t, settings, key):
     job = cached.active(TRAIN, key)
     run = cached.result(TRAIN, key)
     label = "training.train_again" if run is not None else "training.train"
-    st.button(t(label), key="tr_train", type="primary", on_click=start_training, args=(settings, key),
+    st.button(t(label), key=TABLE.key("train"), type="primary", on_click=start_training, args=(settings, key),
               disabled=job is not None)  # fmt: skip
     if job is not None:
         st.html(LIVE_CSS)
@@ -145,9 +145,9 @@ def live_box(t, job_id: int, task: str) -> None:
     if job is None:
         return
     rows = job.rows()
-    with st.container(key="tr_live"):
+    with st.container(key=TABLE.key("live")):
         progress_and_stop(t, job, rows, lambda row: t("training.progress", step=row[0], total=job.total,
-                          loss=num(row[1]), acc=pct(row[2])), "tr_stop")  # fmt: skip
+                          loss=num(row[1]), acc=pct(row[2])), TABLE.key("stop"))  # fmt: skip
         if rows:
             steps, losses, accs = zip(*rows, strict=True)
             fig = ftr.curves(steps, losses, accs, total=job.total, **curve_titles(t, task))
@@ -167,11 +167,11 @@ def section_maps(t, run) -> None:
     st.header(t("training.h_maps"))
     st.markdown(t("training.explain_maps"))
     steps = [int(s) for s in run.snapshot_steps]  # 0 = at initialisation
-    if st.session_state.get("tr_snapshot") not in steps:
-        st.session_state["tr_snapshot"] = steps[-1]
+    if PAGE.value("snapshot") not in steps:
+        st.session_state[TABLE.key("snapshot")] = steps[-1]
     if len(steps) > 1:
         PAGE.widget(t, "select_slider", "snapshot", options=steps, helped=True)
-    chosen = steps.index(int(st.session_state["tr_snapshot"]))
+    chosen = steps.index(int(PAGE.value("snapshot")))
     labels = sample_labels(run)
     fig = ftr.head_maps(run.snapshots[chosen], labels, panel_title=t("training.panel_title"),
                         hover=PAGE.hover(t))  # fmt: skip
@@ -215,4 +215,4 @@ def section_reveal(t, run) -> None:
 
 def section_quiz(t, run) -> None:
     st.header(t("training.h_quiz"))
-    kit.computed_quiz(t, "training", "tr", questions.from_run(run, patterns.head_patterns(run)))
+    kit.computed_quiz(t, "training", TABLE.family("q"), questions.from_run(run, patterns.head_patterns(run)))

@@ -25,7 +25,7 @@ FONT_FAMILY = "IPAexGothic"
 
 
 class FontMissingError(RuntimeError):
-    """The font package is not installed; the app shows ``practice.err_font``."""
+    """The font package is not installed; the app shows ``worksheet.err_font``."""
 
 
 @cache

@@ -11,7 +11,7 @@ per page with room to write, sheet after sheet; the answer key follows on its ow
 exercise per page in the same order, with every worked step. Matrices are drawn as tables.
 
 Every number comes from :func:`attention_core.exercise.generate_exercise`; this module only lays
-them out. Texts come from the ``practice`` catalog; ``^T`` / ``^[x − max]`` mark superscripts and
+them out. Texts come from the ``worksheet`` catalog; ``^T`` / ``^[x − max]`` mark superscripts and
 ``_k`` a subscript (one character), because the font has no ready-made ᵀ or ₖ glyph.
 """
 
@@ -86,11 +86,11 @@ class WorksheetSettings:
     code: bool = False  # a page of exam code questions per sheet, and their key with every consequence
 
     def __post_init__(self) -> None:
-        _check_whole("practice.err_exercises", self.exercises, 1, MAX_EXERCISES)
-        _check_whole("practice.err_students", self.students, 1, MAX_STUDENTS)
+        _check_whole("worksheet.err_exercises", self.exercises, 1, MAX_EXERCISES)
+        _check_whole("worksheet.err_students", self.students, 1, MAX_STUDENTS)
         if self.total > MAX_TOTAL:
             raise WorksheetSettingsError(
-                "practice.err_total",
+                "worksheet.err_total",
                 hi=MAX_TOTAL,
                 students=self.students,
                 exercises=self.exercises,
@@ -98,11 +98,11 @@ class WorksheetSettings:
             )
         last_first = MAX_SEED - self.total + 1
         if isinstance(self.first_seed, bool) or not isinstance(self.first_seed, int):
-            raise WorksheetSettingsError("practice.err_seed", hi=last_first)
+            raise WorksheetSettingsError("worksheet.err_seed", hi=last_first)
         if not 0 <= self.first_seed <= last_first:
-            raise WorksheetSettingsError("practice.err_seed", hi=last_first)
+            raise WorksheetSettingsError("worksheet.err_seed", hi=last_first)
         if self.lang not in LANGUAGES:
-            raise WorksheetSettingsError("practice.err_language")
+            raise WorksheetSettingsError("worksheet.err_language")
         if not isinstance(self.causal, bool):
             raise TypeError("causal must be True or False")
 
@@ -141,13 +141,13 @@ def render_worksheet(settings: WorksheetSettings) -> FPDF:
         (sheet, number, generate_exercise(seed, settings.mask)) for sheet, number, seed in settings.items()
     ]
     pdf = _Document(settings.lang)
-    pdf.set_title(pdf.t("practice.doc_title"))
-    pdf.set_subject(pdf.t("practice.doc_subject"))
+    pdf.set_title(pdf.t("worksheet.doc_title"))
+    pdf.set_subject(pdf.t("worksheet.doc_subject"))
     pdf.set_author("Attention Lab")
     pdf.set_creator("Attention Lab")
     pdf.set_lang(settings.lang)
     for sheet, number, ex in items:
-        pdf.new_page("practice.footer_sheet")
+        pdf.new_page("worksheet.footer_sheet")
         _exercise_page(pdf, ex, sheet, number, settings.exercises)
         pdf.content_bottom[pdf.page_no()] = pdf.get_y()
     code = (
@@ -156,14 +156,14 @@ def render_worksheet(settings: WorksheetSettings) -> FPDF:
         else {}
     )
     for sheet, questions in code.items():
-        pdf.new_page("practice.footer_sheet")
+        pdf.new_page("worksheet.footer_sheet")
         _code_page(pdf, sheet, questions)
     for sheet, number, ex in items:
-        pdf.new_page("practice.footer_key")
+        pdf.new_page("worksheet.footer_key")
         _answer_page(pdf, ex, sheet, number)
         pdf.content_bottom[pdf.page_no()] = pdf.get_y()
     for sheet, questions in code.items():
-        pdf.new_page("practice.footer_key")
+        pdf.new_page("worksheet.footer_key")
         _code_key(pdf, sheet, questions)
     return pdf
 
@@ -196,7 +196,7 @@ def _code(pdf: _Document, text: str) -> None:
 
 def _code_page(pdf: _Document, sheet: int, questions) -> None:
     t = pdf.t
-    _heading(pdf, f"{t('practice.doc_title')}  ·  {t('code.ws_code_title')}")
+    _heading(pdf, f"{t('worksheet.doc_title')}  ·  {t('code.ws_code_title')}")
     _paragraph(pdf, t("code.ws_code_intro"))
     _paragraph(pdf, _protect(t("code.q_context_note")), SMALL_PT, SMALL_LINE, grey=True)
     for number, q in enumerate(questions, 1):
@@ -237,7 +237,7 @@ class _Document(FPDF):
         super().__init__(orientation="P", unit="mm", format=PAGE_FORMAT)
         self.lang = lang
         self.footer_keys: dict[int, str] = {}  # page number -> footer message
-        self.footer_key = "practice.footer_sheet"  # for a page the layout overflowed onto
+        self.footer_key = "worksheet.footer_sheet"  # for a page the layout overflowed onto
         self.content_bottom: dict[int, float] = {}  # page number -> where its content ends (mm)
         self.set_margins(MARGIN, MARGIN, MARGIN)
         self.set_auto_page_break(True, margin=MARGIN)
@@ -493,13 +493,13 @@ def _ints(a) -> list[list[str]]:
 
 def _exercise_page(pdf: _Document, ex: Exercise, sheet: int, number: int, total: int) -> None:
     t, n = pdf.t, ex.n
-    mask_name = t(f"practice.mask_{ex.mask}")
+    mask_name = t(f"worksheet.mask_{ex.mask}")
     _heading(
-        pdf, f"{t('practice.doc_title')}  ·  {t('practice.exercise_heading', number=number, total=total)}"
+        pdf, f"{t('worksheet.doc_title')}  ·  {t('worksheet.exercise_heading', number=number, total=total)}"
     )
     y = pdf.get_y()
-    pdf.cell(text=t("practice.sheet_line", sheet=sheet, seed=ex.seed, mask=mask_name))
-    name = t("practice.name_field")
+    pdf.cell(text=t("worksheet.sheet_line", sheet=sheet, seed=ex.seed, mask=mask_name))
+    name = t("worksheet.name_field")
     name_x = pdf.w - pdf.r_margin - 70
     pdf.set_xy(name_x, y)
     pdf.cell(text=name)
@@ -507,19 +507,19 @@ def _exercise_page(pdf: _Document, ex: Exercise, sheet: int, number: int, total:
     pdf.line(name_x + pdf.get_string_width(name) + 2, y + LINE, pdf.w - pdf.r_margin, y + LINE)
     pdf.set_xy(pdf.l_margin, y + LINE + 2.5)
 
-    _paragraph(pdf, t("practice.given", n=n, d_k=ex.d_k, root=ex.root_d_k, d_v=ex.d_v))
+    _paragraph(pdf, t("worksheet.given", n=n, d_k=ex.d_k, root=ex.root_d_k, d_v=ex.d_v))
     pdf.ln(1)
-    _paragraph(pdf, t("practice.task_intro"))
+    _paragraph(pdf, t("worksheet.task_intro"))
     for key in ("task_scores", "task_scale", f"task_mask_{ex.mask}", "task_softmax", "task_output"):
-        _paragraph(pdf, t(f"practice.{key}", root=ex.root_d_k))
+        _paragraph(pdf, t(f"worksheet.{key}", root=ex.root_d_k))
     pdf.ln(2)
 
     _flow(
         pdf,
         [
-            _grid(pdf, t("practice.grid_q"), _ints(ex.Q), _labels("q", n)),
-            _grid(pdf, t("practice.grid_k"), _ints(ex.K), _labels("k", n)),
-            _grid(pdf, t("practice.grid_v"), _ints(ex.V), _labels("v", n)),
+            _grid(pdf, t("worksheet.grid_q"), _ints(ex.Q), _labels("q", n)),
+            _grid(pdf, t("worksheet.grid_k"), _ints(ex.K), _labels("k", n)),
+            _grid(pdf, t("worksheet.grid_v"), _ints(ex.V), _labels("v", n)),
         ],
     )
     table = ex.exp_table
@@ -528,7 +528,7 @@ def _exercise_page(pdf: _Document, ex: Exercise, sheet: int, number: int, total:
         [
             _grid(
                 pdf,
-                t("practice.exp_table_title"),
+                t("worksheet.exp_table_title"),
                 [[fraction_text(e.x, MINUS) for e in table], [f"{e.value:.4f}" for e in table]],
                 ["x", "e^x"],
             )
@@ -539,12 +539,12 @@ def _exercise_page(pdf: _Document, ex: Exercise, sheet: int, number: int, total:
     _flow(
         pdf,
         [
-            _grid(pdf, t("practice.grid_scores"), _blank(n, n), _labels("q", n), _labels("k", n), **work),
-            _grid(pdf, t("practice.grid_scaled"), _blank(n, n), _labels("q", n), _labels("k", n), **work),
-            _grid(pdf, t("practice.grid_weights"), _blank(n, n), _labels("q", n), _labels("k", n), **work),
+            _grid(pdf, t("worksheet.grid_scores"), _blank(n, n), _labels("q", n), _labels("k", n), **work),
+            _grid(pdf, t("worksheet.grid_scaled"), _blank(n, n), _labels("q", n), _labels("k", n), **work),
+            _grid(pdf, t("worksheet.grid_weights"), _blank(n, n), _labels("q", n), _labels("k", n), **work),
             _grid(
                 pdf,
-                t("practice.grid_output"),
+                t("worksheet.grid_output"),
                 _blank(n, ex.d_v),
                 _labels("o", n),
                 _labels("", ex.d_v),
@@ -556,37 +556,37 @@ def _exercise_page(pdf: _Document, ex: Exercise, sheet: int, number: int, total:
 
 def _answer_page(pdf: _Document, ex: Exercise, sheet: int, number: int) -> None:
     t, n = pdf.t, ex.n
-    _heading(pdf, t("practice.answer_heading", sheet=sheet, number=number))
-    mask_name = t(f"practice.mask_{ex.mask}")
+    _heading(pdf, t("worksheet.answer_heading", sheet=sheet, number=number))
+    mask_name = t(f"worksheet.mask_{ex.mask}")
     command = f"python -m attention_core exercise --seed {ex.seed} --mask {ex.mask}"
     _paragraph(
-        pdf, t("practice.answer_seed", seed=ex.seed, mask=mask_name, command=command), SMALL_PT, SMALL_LINE
+        pdf, t("worksheet.answer_seed", seed=ex.seed, mask=mask_name, command=command), SMALL_PT, SMALL_LINE
     )
     pdf.ln(1)
     qk = _labels("q", n), _labels("k", n)
 
-    _step_title(pdf, t("practice.step_scores"))
+    _step_title(pdf, t("worksheet.step_scores"))
     sums = [
         f"S[{i + 1},{j + 1}] = {dot_product_text(ex.Q[i], ex.K[j], MINUS)} = {int_text(ex.scores[i, j], MINUS)}"
         for i in range(n)
         for j in range(n)
     ]
     _flow(
-        pdf, _beside(pdf, _grid(pdf, t("practice.grid_scores"), _ints(ex.scores), *qk), sums), gap_after=0.5
+        pdf, _beside(pdf, _grid(pdf, t("worksheet.grid_scores"), _ints(ex.scores), *qk), sums), gap_after=0.5
     )
-    _paragraph(pdf, t("practice.zero_terms"), SMALL_PT, SMALL_LINE, grey=True)
+    _paragraph(pdf, t("worksheet.zero_terms"), SMALL_PT, SMALL_LINE, grey=True)
 
     scaled = [[fraction_text(ex.scaled_exact(i, j), MINUS) for j in range(n)] for i in range(n)]
-    _step_title(pdf, t("practice.step_scaled", root=ex.root_d_k))
-    blocks = [_grid(pdf, t("practice.grid_scaled"), scaled, *qk)]
+    _step_title(pdf, t("worksheet.step_scaled", root=ex.root_d_k))
+    blocks = [_grid(pdf, t("worksheet.grid_scaled"), scaled, *qk)]
     if ex.mask == "causal":
         masked = [[scaled[i][j] if ex.allowed[i, j] else f"{MINUS}∞" for j in range(n)] for i in range(n)]
-        blocks.append(_grid(pdf, t("practice.step_masked_causal"), masked, *qk))
+        blocks.append(_grid(pdf, t("worksheet.step_masked_causal"), masked, *qk))
     else:  # the sentence takes the place of the masked table, beside the scaled one
-        blocks.append(_text_block(pdf, t("practice.step_masked_none"), pdf.epw - blocks[0].width - GAP))
+        blocks.append(_text_block(pdf, t("worksheet.step_masked_none"), pdf.epw - blocks[0].width - GAP))
     _flow(pdf, blocks, gap_after=1)
 
-    _step_title(pdf, t("practice.step_softmax"))
+    _step_title(pdf, t("worksheet.step_softmax"))
     shifted = [
         [fraction_text(x, MINUS) if (x := ex.shifted_exact(i, j)) is not None else "—" for j in range(n)]
         for i in range(n)
@@ -600,15 +600,15 @@ def _answer_page(pdf: _Document, ex: Exercise, sheet: int, number: int) -> None:
     _flow(
         pdf,
         [
-            _grid(pdf, t("practice.grid_shifted"), shifted, *qk),
-            _grid(pdf, t("practice.grid_exp"), exps, qk[0], qk[1] + [t("practice.sum_column")]),
-            _grid(pdf, t("practice.grid_weights"), weights, *qk),
+            _grid(pdf, t("worksheet.grid_shifted"), shifted, *qk),
+            _grid(pdf, t("worksheet.grid_exp"), exps, qk[0], qk[1] + [t("worksheet.sum_column")]),
+            _grid(pdf, t("worksheet.grid_weights"), weights, *qk),
         ],
         gap_after=0.5,
     )
-    _paragraph(pdf, t("practice.weights_note"), SMALL_PT, SMALL_LINE, grey=True)
+    _paragraph(pdf, t("worksheet.weights_note"), SMALL_PT, SMALL_LINE, grey=True)
 
-    _step_title(pdf, t("practice.step_output"))
+    _step_title(pdf, t("worksheet.step_output"))
     rounded = ex.output_from_rounded_weights
     sums = [
         f"O[{i + 1},{c + 1}] = {_weighted_sum_text(ex.weights[i], ex.V[:, c], WEIGHT_DECIMALS, MINUS)}"
@@ -617,6 +617,6 @@ def _answer_page(pdf: _Document, ex: Exercise, sheet: int, number: int) -> None:
         for c in range(ex.d_v)
     ]
     output = [[decimal_text(v, OUTPUT_DECIMALS, MINUS) for v in row] for row in ex.output.tolist()]
-    grid = _grid(pdf, t("practice.grid_output"), output, _labels("o", n), _labels("", ex.d_v))
+    grid = _grid(pdf, t("worksheet.grid_output"), output, _labels("o", n), _labels("", ex.d_v))
     _flow(pdf, _beside(pdf, grid, sums), gap_after=0.5)
-    _paragraph(pdf, t("practice.output_note"), SMALL_PT, SMALL_LINE, grey=True)
+    _paragraph(pdf, t("worksheet.output_note"), SMALL_PT, SMALL_LINE, grey=True)

@@ -13,27 +13,22 @@ import streamlit as st
 from attention_core.exercise import generate_exercise
 from attention_core.exercise_text import MINUS, decimal_text, fraction_text
 from attention_ui import kit
-
-PREFIX = "ws"
-DEFAULTS = {"ws_exercises": 3, "ws_students": 1, "ws_first_seed": 0, "ws_causal": False, "ws_code": False}
-# The widgets' own bounds; the builder's limits (and its messages) apply on top, e.g. to the total.
-EXERCISES_RANGE = (1, 6)
-STUDENTS_RANGE = (1, 60)
+from attention_ui.worksheet.settings import TABLE
 
 
 def read_settings(t):
     """A validated ``WorksheetSettings`` from the widgets, or None after saying what is wrong."""
     from attention_ui.worksheet.worksheet import WorksheetSettings, WorksheetSettingsError
 
-    s = st.session_state
+    v = TABLE.values(st.session_state)
     try:
         return WorksheetSettings(
-            exercises=s["ws_exercises"],
-            students=s["ws_students"],
-            first_seed=s["ws_first_seed"],
-            lang=s["ws_lang"],
-            causal=bool(s["ws_causal"]),
-            code=bool(s["ws_code"]),
+            exercises=v["exercises"],
+            students=v["students"],
+            first_seed=v["first_seed"],
+            lang=v["lang"],
+            causal=bool(v["causal"]),
+            code=bool(v["code"]),
         )
     except WorksheetSettingsError as err:
         st.error(t(err.key, **err.values))
@@ -72,16 +67,16 @@ def matrix(name: str, a, row_prefix: str) -> None:
 def preview(t, settings) -> None:
     """Exercise 1 of sheet 1 as the sheet gives it: the data, the e^x table and the tasks."""
     ex = generate_exercise(settings.seed(1, 1), settings.mask)
-    st.header(t("practice.ws_preview", seed=ex.seed))
-    st.markdown(on_paper(t("practice.given", n=ex.n, d_k=ex.d_k, root=ex.root_d_k, d_v=ex.d_v)))
+    st.header(t("worksheet.ws_preview", seed=ex.seed))
+    st.markdown(on_paper(t("worksheet.given", n=ex.n, d_k=ex.d_k, root=ex.root_d_k, d_v=ex.d_v)))
     cols = st.columns(3)
     for column, (key, a, prefix) in zip(
         cols, (("grid_q", ex.Q, "q"), ("grid_k", ex.K, "k"), ("grid_v", ex.V, "v")), strict=True
     ):
         with column:
-            matrix(t(f"practice.{key}"), a, prefix)
+            matrix(t(f"worksheet.{key}"), a, prefix)
     with st.columns(3)[0]:
-        st.markdown(f"**{on_paper(t('practice.exp_table_title'))}**")
+        st.markdown(f"**{on_paper(t('worksheet.exp_table_title'))}**")
         exps = {
             "x": [fraction_text(e.x, MINUS) for e in ex.exp_table],
             "eˣ": [decimal_text(e.value, 4) for e in ex.exp_table],
@@ -89,4 +84,4 @@ def preview(t, settings) -> None:
         kit.table(exps, hide_index=True)
     tasks = ["task_intro", "task_scores", "task_scale", f"task_mask_{ex.mask}", "task_softmax", "task_output"]
     for key in tasks:
-        st.markdown(kit.escape_markdown(on_paper(t(f"practice.{key}", root=ex.root_d_k))))
+        st.markdown(kit.escape_markdown(on_paper(t(f"worksheet.{key}", root=ex.root_d_k))))

@@ -76,7 +76,7 @@ def _code_tab_and_question(page: Page, base_url: str, lang: str, touch: bool, na
     _shot(page, whole, f"code_{name}_whole")
 
     open_lab(page, base_url, "quiz", lang, SLOW_MS)
-    question = page.locator(".st-key-qz_code_q_mask_place_box")
+    question = page.locator(".st-key-quiz_code_q_mask_place_box")
     question.scroll_into_view_if_needed()
     expect(question).to_contain_text(translate(lang, "code.q_mask_place"))
     option = question.locator('[data-testid="stRadio"] label').filter(
@@ -86,14 +86,14 @@ def _code_tab_and_question(page: Page, base_url: str, lang: str, touch: bool, na
     wait_for_app_run(page, SLOW_MS)
     assert_no_exception(page)
     for i in range(4):  # every fragment, run, with what it did
-        box = page.locator(f".st-key-qz_code_q_mask_place_opt_{i}")
+        box = page.locator(f".st-key-quiz_code_q_mask_place_opt_{i}")
         expect(box).to_be_visible()
         expect(box.locator("li").first).to_be_visible()
     shown = question.inner_text()
     assert translate(lang, "code.c_forbidden_zero") in shown or translate(lang, "code.c_same") in shown
     assert page.evaluate(PAGE_FITS), "the page scrolls sideways"
     _shot(page, question, f"code_{name}_quiz_question")
-    _shot(page, page.locator(".st-key-qz_code_q_mask_place_opt_0"), f"code_{name}_quiz_options")
+    _shot(page, page.locator(".st-key-quiz_code_q_mask_place_opt_0"), f"code_{name}_quiz_options")
 
 
 @pytest.mark.parametrize(

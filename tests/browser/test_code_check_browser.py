@@ -33,7 +33,7 @@ SIDEWAYS_JS = """() => {
   const out = [];
   for (const el of main.querySelectorAll('*')) {
     const r = el.getBoundingClientRect(), s = getComputedStyle(el);
-    if (r.width === 0 || r.height === 0 || el.closest('.st-key-cc_code')) continue;
+    if (r.width === 0 || r.height === 0 || el.closest('.st-key-codecheck_code')) continue;
     const what = el.tagName + ': ' + (el.textContent || '').trim().slice(0, 40);
     if ((r.left < -1 || r.right > W + 1) && !clipped(el)) out.push('wide ' + what);
     if ((s.overflowX === 'auto' || s.overflowX === 'scroll') && el.scrollWidth > el.clientWidth + 1)
@@ -45,11 +45,11 @@ SIDEWAYS_JS = """() => {
 
 
 def check(page: Page, code: str, touch: bool) -> None:
-    box = page.locator(".st-key-cc_code textarea")
+    box = page.locator(".st-key-codecheck_code textarea")
     box.fill(code)
     box.press("Control+Enter")  # the text area sends its value
     wait_for_app_run(page)
-    button = page.locator(".st-key-cc_check button")
+    button = page.locator(".st-key-codecheck_check button")
     button.tap() if touch else button.click()
     wait_for_app_run(page, timeout_ms=60_000)
     assert_no_exception(page)

@@ -55,8 +55,14 @@ LAB_TITLES = {
     "training": "training.title",
 }
 # Links of the legacy file list (or shared from it) and the page each must reach ("" = the playground).
-OLD_LINKS = {"why_sqrt_dk": "why-sqrt-dk", "multi_head": "multi-head", "playground": ""}
-TITLES = {**LAB_TITLES, "": "playground.title"}
+# codecheck: the code check's one name (its script's stem, AppTest's way in) reaches /code_check
+OLD_LINKS = {
+    "why_sqrt_dk": "why-sqrt-dk",
+    "multi_head": "multi-head",
+    "playground": "",
+    "codecheck": "code_check",
+}
+TITLES = {**LAB_TITLES, "": "playground.title", "code_check": "codecheck.title"}
 
 # Records every dialog text and every sidebar navigation link (href tail | text) ever shown.
 WATCHER = """

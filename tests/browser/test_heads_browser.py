@@ -54,7 +54,7 @@ def test_click_a_head_and_the_prediction_changes(browser, streamlit_server) -> N
         expect(page.get_by_text(re.compile("the most probable next token is still"))).to_be_visible()
         screenshot(page, "heads_1366", full=False)
 
-        cells = page.locator(f".st-key-hd_chart_dla {PLOTLY_CHART} g.scatterlayer g.trace g.points path")
+        cells = page.locator(f".st-key-heads_chart_dla {PLOTLY_CHART} g.scatterlayer g.trace g.points path")
         expect(cells).to_have_count(270)
         cell = cells.nth(PICK[0] * 9 + PICK[1])
         cell.scroll_into_view_if_needed()

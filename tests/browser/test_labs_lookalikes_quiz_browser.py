@@ -66,7 +66,7 @@ def test_lookalikes_draws_cross_attention_follows_the_second_sentence_and_speaks
 
 
 def quiz_box(page: Page, qid: str):
-    return page.locator(f".st-key-qz_box_{qid}")
+    return page.locator(f".st-key-quiz_box_{qid}")
 
 
 def choice(page: Page, qid: str, index: int):
@@ -81,7 +81,7 @@ def test_quiz_answer_right_and_wrong_then_retry(page: Page, streamlit_server: st
     expect(page.get_by_role("heading", level=1)).to_contain_text(translate("en", "quiz.title"))
     quiz = build_quiz(0)
     first, second = quiz[0], quiz[1]
-    boxes = page.locator('[class*="st-key-qz_box_"]')
+    boxes = page.locator('[class*="st-key-quiz_box_"]')
     expect(boxes).to_have_count(len(quiz))
     # right answer: click the option at the right display position
     choice(page, first.qid, first.correct).click()
@@ -95,7 +95,7 @@ def test_quiz_answer_right_and_wrong_then_retry(page: Page, streamlit_server: st
     expect(page.get_by_test_id("stMetricValue").first).to_have_text("1 / 2")
     assert_no_exception(page)
     screenshot(page, "quiz_en", full=False)
-    page.locator(".st-key-qz_retry_btn button").click()
+    page.locator(".st-key-quiz_retry_btn button").click()
     wait_for_app_run(page)
     expect(boxes).to_have_count(1)
     # the first attempt's score stays, the retry round's own score beside it

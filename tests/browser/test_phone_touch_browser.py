@@ -354,7 +354,7 @@ def tap_playground(page: Page, lang: str) -> None:
 TAPS = {
     "": tap_playground,
     "decoder": lambda page, lang: tap_selects_cell(page, "decoder_chart_grid", 5 * 9 + 4),  # layer 5, head 4
-    "heads": lambda page, lang: tap_selects_cell(page, "hd_chart_dla", 1 * 9 + 3),  # layer 1, head 3
+    "heads": lambda page, lang: tap_selects_cell(page, "heads_chart_dla", 1 * 9 + 3),  # layer 1, head 3
 }
 
 

@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 def test_path_predict_reveal_reload_and_japanese_worksheet(page: Page, streamlit_server: str) -> None:
     open_lab(page, streamlit_server, "path", "ja")
-    expect(page.get_by_role("heading", level=1)).to_contain_text(translate("ja", "practice.path_title"))
+    expect(page.get_by_role("heading", level=1)).to_contain_text(translate("ja", "path.path_title"))
     ex = generate_exercise(0)
     # Predict the shape of QKᵀ: nothing is drawn before the answer.
     expect(page.locator(".st-key-pr_box_path_shape")).to_be_visible()
@@ -62,10 +62,10 @@ def test_path_predict_reveal_reload_and_japanese_worksheet(page: Page, streamlit
     page.locator('[data-testid="stSidebarNav"] a[href$="/worksheet"]').click()
     wait_for_path(page, "worksheet")
     wait_for_app_run(page)
-    expect(page.get_by_role("heading", level=1)).to_contain_text(translate("ja", "practice.ws_title"))
+    expect(page.get_by_role("heading", level=1)).to_contain_text(translate("ja", "worksheet.ws_title"))
     screenshot(page, "practice_worksheet_ja")
     with page.expect_download() as info:
-        page.locator(".st-key-ws_download button").click()
+        page.locator(".st-key-worksheet_download button").click()
     download = info.value
     assert download.suggested_filename == "attention-worksheet-ja-seeds-0-2.pdf"
     out = ROOT / "artifacts" / "worksheet"
@@ -75,7 +75,7 @@ def test_path_predict_reveal_reload_and_japanese_worksheet(page: Page, streamlit
     reader = PdfReader(io.BytesIO(target.read_bytes()))
     assert len(reader.pages) == 6  # 3 exercises, then 3 answer pages
     first = reader.pages[0].extract_text()
-    assert translate("ja", "practice.exercise_heading", number=1, total=3) in first
-    assert translate("ja", "practice.name_field") in first
+    assert translate("ja", "worksheet.exercise_heading", number=1, total=3) in first
+    assert translate("ja", "worksheet.name_field") in first
     key = reader.pages[3].extract_text()
-    assert translate("ja", "practice.answer_heading", sheet=1, number=1) in key
+    assert translate("ja", "worksheet.answer_heading", sheet=1, number=1) in key

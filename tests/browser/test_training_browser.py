@@ -17,11 +17,11 @@ pytestmark = pytest.mark.browser
 SLOW_MS = 90_000
 LONG = "task=previous&layers=1&heads=2&d_model=16&d_k=8&steps=20000&seed=21&lr=0.01"
 LIVE_LOSS_JS = """() => {
-    const gd = document.querySelector('.st-key-tr_chart_live .js-plotly-plot');
+    const gd = document.querySelector('.st-key-training_chart_live .js-plotly-plot');
     return gd && gd.data ? Array.from(gd.data[0].y) : [];
 }"""
 LIVE_MAP_JS = """() => {
-    const gd = document.querySelector('.st-key-tr_chart_live_maps .js-plotly-plot');
+    const gd = document.querySelector('.st-key-training_chart_live_maps .js-plotly-plot');
     return gd && gd.data ? JSON.stringify(gd.data[0].z) : '';
 }"""
 
@@ -33,8 +33,8 @@ def test_train_watch_the_curve_fall_and_stop(browser, streamlit_server) -> None:
         page.goto(f"{streamlit_server}/training?{LONG}&lang=en")
         wait_for_app_run(page, timeout_ms=SLOW_MS)
         assert_no_exception(page)
-        page.locator(".st-key-tr_train button").click()
-        live = page.locator(".st-key-tr_chart_live")
+        page.locator(".st-key-training_train button").click()
+        live = page.locator(".st-key-training_chart_live")
         expect(live).to_be_visible(timeout=SLOW_MS)
         page.wait_for_function(f"() => ({LIVE_MAP_JS})().length > 0", timeout=SLOW_MS)
         first_map = page.evaluate(LIVE_MAP_JS)
@@ -45,11 +45,11 @@ def test_train_watch_the_curve_fall_and_stop(browser, streamlit_server) -> None:
         )
         page.wait_for_function(f"(before) => ({LIVE_MAP_JS})() !== before", arg=first_map, timeout=SLOW_MS)
         screenshot(page, "training_live_1366", full=False)
-        page.locator(".st-key-tr_stop button").click()
+        page.locator(".st-key-training_stop button").click()
         expect(page.get_by_text(re.compile(r"Stopped at step \d+ of 20000"))).to_be_visible(timeout=SLOW_MS)
         wait_for_charts(page, minimum=2, timeout_ms=SLOW_MS)
         assert_no_exception(page)
-        expect(page.locator(".st-key-tr_chart_maps")).to_be_visible()
+        expect(page.locator(".st-key-training_chart_maps")).to_be_visible()
         screenshot(page, "training_stopped_1366", full=False)
     finally:
         context.close()

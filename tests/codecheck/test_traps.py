@@ -22,7 +22,7 @@ from attention_core.codecheck.report import report_text
 from attention_core.codecheck.traps import trap_outputs
 from attention_core.codegen import MUTATIONS
 from attention_core.config import AttentionConfig
-from attention_ui.code_check import views
+from attention_ui.codecheck import views
 from attention_ui.i18n import translate
 from tests.codecheck_helpers import RIGHT, RIGHT_MULTI_HEAD, check_in_process
 

@@ -1,11 +1,11 @@
 """Write it yourself (issue 44): the learner's own NumPy attention, checked step by step on their
 sentence and on hidden cases, in a sandbox.
 
-Widgets (``cc_`` keys: the sentence, shared with the other pages, the mask and the seed; the code
-box and its presets) -> *Check* -> ``attention_core.codecheck.check`` (the code runs in a worker
-process of its own, never in this one) -> the report (``attention_ui.code_check.views``). The check
+Widgets (declared in ``attention_ui.codecheck.settings``: the sentence, shared with the other pages,
+the mask and the seed; the code box and its presets) -> *Check* -> ``attention_core.codecheck.check`` (the code runs in a worker
+process of its own, never in this one) -> the report (``attention_ui.codecheck.views``). The check
 is on for a local address and off on a shared server unless the operator turns it on
-(``attention_ui.code_check.gate``); the page says why when it is off. Words: the ``codecheck`` catalog.
+(``attention_ui.codecheck.gate``); the page says why when it is off. Words: the ``codecheck`` catalog.
 
 The code box is ``st.text_area``: no maintained Streamlit code-editor component works offline
 (docs/code-check.md says which were looked at and why).
@@ -19,18 +19,11 @@ import streamlit as st
 
 from attention_core import AttentionConfig, AttentionConfigError
 from attention_ui import kit
-from attention_ui.code_check import views
+from attention_ui.codecheck import views
+from attention_ui.codecheck.settings import TABLE
 
-SHARED = kit.learner_context(text="cc_text", mask="cc_kind", seed="cc_seed")
-TEXTS = {"cc_text": "codecheck.default_text"}
-PAGE = kit.Page(
-    views.PREFIX,
-    "codecheck",
-    views.DEFAULTS,
-    choice_keys=("cc_kind",),
-    translated_defaults=TEXTS,
-    shared=SHARED,
-)
+PAGE = kit.Page.of(TABLE, "codecheck")
+key = TABLE.key
 
 
 def mask_name(t, kind: str) -> str:
@@ -40,30 +33,32 @@ def mask_name(t, kind: str) -> str:
 def controls(t) -> None:
     st.header(t("codecheck.settings"))
     PAGE.widget(t, "text_area", "text", height=80, helped=True)
-    PAGE.widget(t, "selectbox", "kind", views.MASKS, format_func=partial(mask_name, t), helped=True)
+    PAGE.widget(
+        t, "selectbox", "kind", TABLE.setting("kind").choices, format_func=partial(mask_name, t), helped=True
+    )
     PAGE.seed_input(t)
 
 
 def code_box(t, on: bool) -> bool:
     """The presets, the code box and the Check button; True when Check was pressed."""
-    st.session_state.setdefault("cc_code", views.preset_source("removed"))
+    st.session_state.setdefault(key("code"), views.preset_source("removed"))
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     PAGE.widget(
         t,
         "radio",
         "preset",
-        views.PRESETS,
+        TABLE.setting("preset").choices,
         format_func=lambda p: t(f"codecheck.preset_{p}"),
         horizontal=True,
         where=left,
     )
     right.button(
-        t("codecheck.load"), on_click=views.load_preset, key="cc_load", help=t("codecheck.load_help")
+        t("codecheck.load"), on_click=views.load_preset, key=key("load"), help=t("codecheck.load_help")
     )
     st.markdown(views.MONO, unsafe_allow_html=True)  # constant CSS, no user text
     PAGE.widget(t, "text_area", "code", height=440, helped=True)
     return st.button(
-        t("codecheck.check"), type="primary", disabled=not on, key="cc_check", icon=":material/play_arrow:"
+        t("codecheck.check"), type="primary", disabled=not on, key=key("check"), icon=":material/play_arrow:"
     )
 
 
@@ -73,12 +68,12 @@ def run_check(t) -> None:
     from attention_core.trace import trace_text
 
     s = st.session_state
-    text = (s.get("cc_text") or "").strip()
+    text = (s.get(key("text")) or "").strip()
     if not text:
         st.error(t("codecheck.err_empty"))
         return
-    kind = s.get("cc_kind", "causal")
-    seed = PAGE.whole(t, "cc_seed", t("codecheck.seed"), kit.SEED_RANGE)
+    kind = s.get(key("kind"), "causal")
+    seed = PAGE.whole(t, key("seed"), t("codecheck.seed"), kit.SEED_RANGE)
     if seed is None:
         return
     known = [(AttentionConfigError, "codecheck.err_config"), (SandboxUnavailable, "codecheck.unavailable")]
@@ -87,8 +82,8 @@ def run_check(t) -> None:
         config = AttentionConfig(mask=kind, pad=pad, seed=seed)
         tokens = trace_text(text, config).tokens
         with st.spinner(t("codecheck.running")):
-            report = check(s.get("cc_code") or "", text, config)
-        s["cc_report"] = (report, s.get("cc_code"), tokens)
+            report = check(s.get(key("code")) or "", text, config)
+        s[key("report")] = (report, s.get(key("code")), tokens)
 
 
 def main() -> None:
@@ -102,11 +97,11 @@ def main() -> None:
         default_sandbox().prestart()  # a warm worker for the first check (one per server)
     if code_box(t, on) and on:
         run_check(t)
-    stored = st.session_state.get("cc_report")
+    stored = PAGE.value("report")
     if stored is not None:
         report, code, tokens = stored
         st.header(t("codecheck.h_report"))
-        if code != st.session_state.get("cc_code"):
+        if code != PAGE.value("code"):
             st.caption(t("codecheck.stale"))
         views.show_report(t, PAGE, report, tokens)
 

@@ -25,17 +25,14 @@ from attention_core.codecheck.verdict import (
     TrapMatch,
 )
 from attention_ui import assets, kit
-from attention_ui.code_check import gate
-from attention_ui.code_check.figures import gap_figure
+from attention_ui.codecheck import gate
+from attention_ui.codecheck.figures import gap_figure
+from attention_ui.codecheck.settings import TABLE
 from attention_ui.st_structure import key_class
 
-PREFIX = "cc"
-DEFAULTS = {"cc_kind": "causal", "cc_seed": 0, "cc_preset": "removed"}
-PRESETS = ("empty", "removed")
-MASKS = ("none", "causal", "padding", "causal+padding")
 PAD_FOR_PADDING = 2  # [PAD] tokens appended when the mask masks padding
 # Constant CSS (no user text): the code box in a monospaced font, as code is read.
-MONO = assets.style("code_check_mono.css").replace("__CODE__", key_class("cc_code"))
+MONO = assets.style("codecheck_mono.css").replace("__CODE__", key_class(TABLE.key("code")))
 
 
 def session_gate() -> tuple[bool, str]:
@@ -58,8 +55,8 @@ def preset_source(name: str) -> str:
 
 def load_preset() -> None:
     """The Load button's callback: the chosen preset replaces the code box's text."""
-    st.session_state["cc_code"] = preset_source(st.session_state.get("cc_preset", "removed"))
-    st.session_state.pop("cc_report", None)
+    st.session_state[TABLE.key("code")] = preset_source(st.session_state.get(TABLE.key("preset"), "removed"))
+    st.session_state.pop(TABLE.key("report"), None)
 
 
 def _md(text: object) -> str:

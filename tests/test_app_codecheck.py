@@ -10,12 +10,12 @@ import pytest
 
 from attention_core.codecheck import templates
 from attention_ui import kit
-from attention_ui.code_check import gate
+from attention_ui.codecheck import gate
 from attention_ui.i18n import translate
 from tests.apptest_pages import messages, no_exception, open_page, texts
 from tests.codecheck_helpers import RIGHT, RIGHT_MULTI_HEAD
 
-PAGE = "app_pages/code_check.py"
+PAGE = "app_pages/codecheck.py"
 
 WRONG_AXIS = RIGHT.replace("m = S.max(axis=-1", "m = S.max(axis=0").replace("E.sum(axis=-1", "E.sum(axis=0")
 
@@ -33,8 +33,8 @@ def shown(at) -> str:
 
 
 def press_check(at, code: str):
-    at.text_area(key="cc_code").set_value(code)
-    at.button(key="cc_check").click().run()
+    at.text_area(key="codecheck_code").set_value(code)
+    at.button(key="codecheck_check").click().run()
     no_exception(at)
     return shown(at)
 
@@ -43,22 +43,22 @@ def test_off_when_the_address_is_unknown_and_says_why(monkeypatch):
     monkeypatch.delenv(gate.ENV, raising=False)
     monkeypatch.delenv(gate.CLASS_ENV, raising=False)
     at = open_page(PAGE)
-    assert at.button(key="cc_check").disabled
+    assert at.button(key="codecheck_check").disabled
     assert "cannot tell whether you are on the computer it runs on" in shown(at)
-    assert at.text_area(key="cc_code").value == templates.one_step_removed()
+    assert at.text_area(key="codecheck_code").value == templates.one_step_removed()
 
 
 def test_off_under_serve_class(monkeypatch):
     monkeypatch.delenv(gate.ENV, raising=False)
     monkeypatch.setenv(gate.CLASS_ENV, "1")
     at = open_page(PAGE, lang="ja")
-    assert at.button(key="cc_check").disabled
+    assert at.button(key="codecheck_check").disabled
     assert "クラス用サーバ" in shown(at)
 
 
 def test_right_code_passes_a_wrong_axis_is_located_an_escape_is_refused(check_on):
     at = open_page(PAGE)
-    assert not at.button(key="cc_check").disabled
+    assert not at.button(key="codecheck_check").disabled
     page = press_check(at, RIGHT)
     assert "Pass: everything you wrote gives the core's answer" in page
     page = press_check(at, WRONG_AXIS)
@@ -125,11 +125,11 @@ def test_in_japanese_a_stopped_loop_says_why(check_on):
 
 def test_the_load_button_replaces_the_code(check_on):
     at = open_page(PAGE)
-    at.text_area(key="cc_code").set_value("x = 1").run()
-    at.radio(key="cc_preset").set_value("empty").run()
-    assert at.text_area(key="cc_code").value == "x = 1"  # choosing a preset loses nothing
-    at.button(key="cc_load").click().run()
-    assert at.text_area(key="cc_code").value == templates.TEMPLATE
+    at.text_area(key="codecheck_code").set_value("x = 1").run()
+    at.radio(key="codecheck_preset").set_value("empty").run()
+    assert at.text_area(key="codecheck_code").value == "x = 1"  # choosing a preset loses nothing
+    at.button(key="codecheck_load").click().run()
+    assert at.text_area(key="codecheck_code").value == templates.TEMPLATE
 
 
 @pytest.mark.parametrize(
