@@ -97,7 +97,7 @@ def _namespace(page: str) -> str:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (
                 isinstance(node, ast.Call)
-                and ast.unparse(node.func) in ("kit.Page", "Page")
+                and ast.unparse(node.func) in ("kit.Page", "Page", "kit.Page.of", "Page.of")
                 and len(node.args) > 1
             ):
                 return node.args[1].value
