@@ -100,6 +100,7 @@ def test_the_kit_reads_defaults_choices_and_sharing_from_the_table():
     ):
         assert table.owns(key), key
     assert not table.owns("zy_nope") and not table.owns("zyx_heads") and not table.owns("zy_button_2")
+    assert not table.owns("zy_chart_*") and not table.owns("zy_chartx")  # a family's members only
     assert S.owner("zy_heads") is table and S.owner("zz9_heads") is None
 
 
@@ -112,6 +113,13 @@ def test_a_page_may_give_a_kit_key_its_default_and_url_name():
     assert table.owns("zx_present_next") and table.key("slide") == "zx_slide"  # the rest of the kit stays
     with pytest.raises(ValueError, match="declared twice"):
         Table("zw", Setting("tables", False, url="t"), Setting("tables", True, url="t"))
+
+
+def test_the_longest_prefix_owns_a_key_two_tables_could_claim():
+    wide = Table("za", Setting("c_*", why="a family"), kit=False)
+    narrow = Table("za_c", Setting("d", 1), kit=False)
+    assert wide.owns("za_c_d") and narrow.owns("za_c_d")
+    assert S.owner("za_c_d") is narrow and S.owner("za_c_e") is wide
 
 
 def test_a_page_without_a_table_still_builds_its_keys():
