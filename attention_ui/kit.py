@@ -5,9 +5,10 @@ returns every intermediate -> figures and text. The kit is the plumbing around t
 file holds only its own widgets, its core call and its sections. New pages (a decoder view, a
 positions lab, an inference/KV-cache lab, a practice page) bind it the same way.
 
-Bind a page once, at the top of its file, then use it in ``main()``::
+Bind a page once, at the top of its file, to its table of settings (``attention_ui/<page>/settings.py``,
+see :mod:`attention_ui.settings_table`), then use it in ``main()``::
 
-    PAGE = kit.Page("masks", "masks", DEFAULTS, choice_keys=("masks_kind",))
+    PAGE = kit.Page.of(TABLE, "masks")      # defaults, translated choices, shared settings: the table's
     cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.mask_lab)
 
     def main() -> None:
