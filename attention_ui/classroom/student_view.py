@@ -1,9 +1,10 @@
 """A student's phone: join with the code, follow the teacher's step, answer the open poll.
 
-A 1-s fragment checks whether the teacher's view or the poll moved on and redraws the page only
-then. The check reads the class's pulse from a cache shared by every session of the server process
-(classroom/pulse_cache.py: one store query per class per quarter second, however many students),
-and compares it with what this page last drew. A student can step away (their own step) and
+When the teacher's view or the poll moves on, the class bell of the server process rings the page
+(classroom/bell.py: one store query per class per quarter second, however many students), which
+starts the page's full run from the server. A slower fragment (every FOLLOW_REFRESH_S) makes the
+same check from the page, as the fallback: it reads the class's pulse from the cache the bell
+shares (classroom/pulse_cache.py) and compares it with what this page last drew. A student can step away (their own step) and
 come back to the teacher's with one button. They see their own answer, never anyone else's, and
 the right answer and the class's share only after the reveal.
 """
@@ -15,18 +16,22 @@ import time
 import streamlit as st
 
 from attention_ui import assets, kit
-from attention_ui.classroom import code_polls, follow, questions, shared_slide, state
+from attention_ui.classroom import code_polls, follow, questions, ring, shared_slide, state
 from attention_ui.classroom.settings import TABLE
 from attention_ui.playground import steps_view
 from classroom import NICKNAME_MAX, ClassError
 from classroom.model import BLANK_LETTERS, Pulse
 from classroom.pulse_cache import moved_on, progress
 
-FOLLOW_REFRESH_S = 1.0  # the teacher's change reaches the phone within about this plus one redraw
+# The page's own check, the fallback to the bell: a page that the bell does not ring (a Streamlit
+# without the names classroom ring reads; a ring lost on its way) follows within this plus one redraw.
+# Each check is a script run (about 2.3 ms of a process's time: at 1 s, 150 students cost a third of
+# a core while nothing changed, bench/RESULTS.md).
+FOLLOW_REFRESH_S = 4.0
 SEEN_KEY, AWAY_KEY, OWN_STEP_KEY = TABLE.key("seen"), TABLE.key("away"), TABLE.key("own_step")
 DRAWING_KEY = TABLE.key("drawing")  # set while a full run draws the page (see watcher)
 RESYNC_KEY = TABLE.key("resync")  # the watchdog's box (its hidden button: TABLE.key("resync_now"))
-WATCHDOG_QUIET_S = 8  # a following page that has sent no rerun request for this long redraws itself
+WATCHDOG_QUIET_S = 3 * FOLLOW_REFRESH_S  # a following page that asked for no run this long redraws itself
 WATCHDOG_MISMATCH_S = 3  # ... and one that shows another state than it should for this long
 DRAWN_PREFIX, EXPECT_PREFIX = (
     TABLE.family("drawn") + "_",
@@ -34,7 +39,7 @@ DRAWN_PREFIX, EXPECT_PREFIX = (
 )  # markers: what the page shows / should show
 DRAWN_AT_KEY = TABLE.key("drawn_at")  # when this session's last full run ended (time.monotonic)
 DRAWN_STEP_KEY = TABLE.key("drawn_step")  # the teacher's step that run drew (its caption says it)
-EXPECT_FOR_S = 15  # after a full run, the watcher's ticks say for this long what the page should show
+EXPECT_FOR_S = 5 * FOLLOW_REFRESH_S  # after a full run, the watcher's ticks say this long what it should show
 ASK_BYTES = 32  # a longer message from the page is a rerun request (a tick's: ~200 B; a heartbeat: one flag)
 CODE_PARAM_MAX = 64
 PRESENCE_KEY, PRESENCE_EVERY_S = TABLE.key("presence_at"), 20.0  # see present()
@@ -323,6 +328,9 @@ _JOINED_HEAD_CSS = assets.style("class_joined_head.css")
 
 def page(t) -> None:
     slot = st.container()  # first, so the watcher's fragment id never depends on what follows
+    bell, here = state.bell(), ring.here()
+    if bell is not None and here is not None:
+        bell.leave(here[0])  # until this run says what it drew (a run that stops early: not following)
     if st.session_state.pop(TABLE.key("student_cookie"), False):
         me = st.session_state.get(state.STUDENT_KEY)
         if me:
@@ -375,3 +383,5 @@ def page(t) -> None:
     st.session_state[DRAWN_STEP_KEY] = teacher_step
     with box:
         draw_marker(DRAWN_PREFIX, seen)
+    if bell is not None and here is not None:  # the bell rings this page when the class moves past it
+        bell.follow(here[0], me["sid"], here[1], seen)
