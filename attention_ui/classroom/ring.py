@@ -6,14 +6,15 @@ string; no widget values, so the page keeps its own and no button fires again). 
 such a run as it draws one it asked for. A ring does the same, on the session's event loop (where
 Streamlit handles every request, and where server_fixes' deferred rerun expects it).
 
-This reads private names of the pinned Streamlit (``Runtime._session_mgr``, ``AppSession._event_loop``
-and ``_client_state``): :func:`available` says whether they are there, a test checks it with the
+This reads private names of the pinned Streamlit (``Runtime._session_mgr``, ``AppSession._event_loop``,
+``_client_state`` and ``_state``): :func:`available` says whether they are there, a test checks it with the
 pinned version, and without them no page is rung (the page's own slower check still follows the
 class).
 """
 
 from __future__ import annotations
 
+from streamlit.runtime.app_session import AppSessionState
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 
@@ -44,7 +45,8 @@ def available() -> bool:
 
     return (
         hasattr(AppSession, "request_rerun")
-        and _assigns(AppSession, "_event_loop", "_client_state")
+        and _assigns(AppSession, "_event_loop", "_client_state", "_state")
+        and hasattr(AppSessionState, "APP_IS_RUNNING")
         and _assigns(Runtime, "_session_mgr")
     )
 
@@ -59,5 +61,13 @@ def ring(session_id: str, page: str) -> bool:
 
 
 def _rerun(session, page: str) -> None:
-    if session._client_state.page_script_hash == page:  # (still: the ring crossed the loop)
-        session.request_rerun(session._client_state)
+    """On the session's loop. A session in a run is left to it: a new request would stop that run
+    and start again, and under load (150 runs sharing a core, each longer than the bell's
+    ring_again_s) every page would be restarted before it could finish. If that run does not draw
+    the state the bell rang for (it started earlier, or it was the page's own check), the page's
+    check or the bell's next ring catches up."""
+    if session._client_state.page_script_hash != page:  # (it moved while the ring crossed the loop)
+        return
+    if session._state == AppSessionState.APP_IS_RUNNING:
+        return
+    session.request_rerun(session._client_state)
