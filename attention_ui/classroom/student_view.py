@@ -107,7 +107,7 @@ def join_form(t) -> None:
 
 
 def watcher(me: dict) -> None:
-    """Once a second: has the class moved past what this page drew? Then redraw the whole page.
+    """Every FOLLOW_REFRESH_S: has the class moved past what this page drew? Then redraw the whole page.
 
     Drawn in a slot made at the top of the page, so the fragment's position (and so its id) is
     the same in every run and on every server process, whatever the page above it shows; and
@@ -164,7 +164,7 @@ def draw_marker(prefix: str, seen, tail: str = "") -> None:
 # ignores events from a runner that is no longer the session's current one). In the 30-student
 # bench runs (bench/RESULTS.md "Live class, part 2") 0-7 full runs per class lost their end that
 # way, twice the run's auto-rerun message: that page had got the start of the run, which clears the
-# watcher's 1-s timer in the browser, but not the message that sets it again, so it stopped
+# watcher's timer in the browser, but not the message that sets it again, so it stopped
 # following (1 page in 150 before this watchdog). A page can also lose a run's drawing while the
 # server counts it as drawn.
 #
