@@ -212,16 +212,18 @@ def _send(me: dict, poll_id: str, key: str, names: list[str]) -> None:
     )
 
 
-def poll_box(t, me: dict) -> tuple[int | None, str | None]:
+def poll_box(t, me: dict, latest) -> tuple[int | None, str | None]:
     """The latest poll of the class (if any) as this student sees it; returns its (number, state).
 
     A fragment: choosing an option and sending it rerun only this box, not the slide below (its
-    charts), so a class answering at once costs the server and the phones a box each."""
+    charts), so a class answering at once costs the server and the phones a box each. The page's
+    full run passes the poll it has just read (``latest``); the box's own runs read it again."""
     drawn: dict = {}
+    first = [latest]
 
     @st.fragment
     def box() -> None:
-        p = state.store().student_poll(me["sid"], me["token"])
+        p = first.pop() if first else state.store().student_poll(me["sid"], me["token"])
         drawn["poll"] = (None, None) if p is None else (p.seq, p.state)
         if p is not None:
             _draw_poll(t, me, p)
@@ -345,7 +347,11 @@ def page(t) -> None:
         head.title(t("class.join_title"))
         join_form(t)
         return
-    pulse = db.pulse(me["sid"])  # a full run reads the store itself; only the watcher shares pulses
+    # Whether the class still runs: the pulse the bell and the watcher share (at most PULSE_SHARE_S
+    # old; a class that ended that recently is drawn once more, and then its end rings the page).
+    # Each store query here is a few system calls that wait for the interpreter lock again when a
+    # hall's pages redraw at once.
+    pulse = state.pulses().get(me["sid"])
     if pulse is None or not pulse.live:
         head.title(t("class.join_title"))
         st.info(t("class.over_student"))
@@ -368,10 +374,10 @@ def page(t) -> None:
     # poll pushed the chart to 590 px of a 844-px phone (issue 42 point 6).
     on_top = latest is not None and (latest.state == "open" or latest.step == int(view.get("step", 1)))
     if on_top:
-        seq, poll_state = poll_box(t, me)
+        seq, poll_state = poll_box(t, me, latest)
     teacher_step = slide(t, me, head, view)
     if not on_top:
-        seq, poll_state = poll_box(t, me)
+        seq, poll_state = poll_box(t, me, latest)
     # Who and where, after the step: the student reads them once, the chart at every step.
     st.caption(t("class.in_class", code=state.format_code(me["code"])))
     if me.get("nick"):
