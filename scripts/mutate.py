@@ -66,7 +66,7 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/csv_cells.py": ["tests/test_csv_cells.py"],
     "attention_core/tiled.py": ["tests/test_tiled.py", "tests/labs/test_efficient.py"],
     "attention_core/models/llama.py": ["tests/models/test_llama.py", "tests/test_llama_generic.py", "tests/test_gemma_family.py", "tests/models/test_gguf_file.py"],
-    "attention_core/models/decoding.py": ["tests/models/test_gguf_file.py", "tests/test_gemma_family.py"],
+    "attention_core/models/decoding.py": ["tests/models/test_decoding.py", "tests/models/test_gguf_file.py", "tests/test_gemma_family.py"],
     "attention_core/models/gguf_file.py": ["tests/models/test_gguf_file.py", "tests/models/test_llama.py"],
     "attention_core/models/spm_bpe.py": ["tests/models/test_spm_bpe.py", "tests/test_models_fast_files.py"],
     "attention_core/models/byte_bpe.py": ["tests/test_token_labels.py", "tests/test_decoder_token_words.py", "tests/models/test_gguf_file.py", "tests/models/test_byte_bpe.py"],
