@@ -38,7 +38,9 @@ def test_a_syntax_error_is_refused_and_the_right_code_compiles():
 def test_a_refusal_reads_as_a_sentence_with_the_line():
     assert P.Refusal(4, "import", "os").text().startswith("line 4: import os is not allowed")
     assert P.Refusal(None, "attribute", "tofile").text() == "line ?: .tofile is not available in the check"
-    assert P.refusal_from_message("Line 7: Exec calls are not allowed.") == P.Refusal(7, "forbidden_name", "exec")
+    assert P.refusal_from_message("Line 7: Exec calls are not allowed.") == P.Refusal(
+        7, "forbidden_name", "exec"
+    )
     assert P.refusal_from_message("something else") == P.Refusal(None, "policy", "something else")
 
 
