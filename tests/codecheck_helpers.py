@@ -1,5 +1,5 @@
-"""What the code check's tests share: a right implementation as a learner would write it, and a
-sandbox per test module."""
+"""What the code check's tests share: a right implementation as a learner would write it, one built
+step by step (``attention``, whose lines a trap replaces), and a sandbox per test module."""
 
 from __future__ import annotations
 
