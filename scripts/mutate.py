@@ -78,6 +78,12 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/codecheck/verdict.py": ["tests/codecheck/test_verdict.py"],
     # the traps run on the cases: the hand-written traps, checked in this process (no worker)
     "attention_core/codecheck/traps.py": ["tests/codecheck/test_traps.py"],
+    # the code check's plain parts, each by its own test file (the worker and the sandbox need processes)
+    "attention_core/codecheck/wire.py": ["tests/codecheck/test_wire.py", "tests/codecheck/test_verdict.py"],
+    "attention_core/codecheck/templates.py": ["tests/codecheck/test_templates.py"],
+    "attention_core/codecheck/report.py": ["tests/codecheck/test_report.py"],
+    "attention_core/exercise_text.py": ["tests/test_exercise_text.py"],
+    "attention_core/models/availability.py": ["tests/models/test_availability.py"],
     "attention_core/models/minilm.py": [
         "tests/models/test_minilm.py", "tests/test_figures_pretrained.py",
     ],
