@@ -16,8 +16,6 @@ on a quiet machine; bench/RESULTS.md keeps them).
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
 import sys
 import time
@@ -26,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from attention_ui.playground.steps_view import STEPS  # noqa: E402  (the playground's steps, a tab each)
+from bench.result import print_result  # noqa: E402
 
 CASES = {
     "closed": {},
@@ -72,20 +71,18 @@ def main() -> None:
         "ratio_open_to_closed": round(medians["open"] / medians["closed"], 3),
         "ratio_all_open_to_closed": round(medians["all_open"] / medians["closed"], 3),
         "target": "open <= 1.1 x closed",
-        "loadavg": [round(x, 2) for x in os.getloadavg()],
-        "smoke": args.smoke,
     }
-    if args.json:
-        print(json.dumps(result))
-        return
-    print(
-        f"playground rerun, {reruns} reruns per case (median): "
-        + ", ".join(f"{k} {v:.1f} ms" for k, v in medians.items())
+    print_result(
+        result,
+        args.smoke,
+        args.json,
+        lambda r: [
+            f"playground rerun, {reruns} reruns per case (median): "
+            + ", ".join(f"{k} {v:.1f} ms" for k, v in medians.items()),
+            f"open / closed = {r['ratio_open_to_closed']}  (target <= 1.1); "
+            f"all open / closed = {r['ratio_all_open_to_closed']}",
+        ],
     )
-    print(
-        f"open / closed = {result['ratio_open_to_closed']}  (target <= 1.1); all open / closed = {result['ratio_all_open_to_closed']}"
-    )
-    print(f"load average {result['loadavg']}" + ("  (smoke run: not a measurement)" if args.smoke else ""))
 
 
 if __name__ == "__main__":
