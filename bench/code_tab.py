@@ -15,7 +15,6 @@ on a quiet machine; bench/RESULTS.md keeps them).
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from attention_ui.playground.steps_view import STEPS  # noqa: E402  (the playground's steps, a tab each)
-from bench.result import print_result  # noqa: E402
+from bench import result as bench_result  # noqa: E402
 
 CASES = {
     "closed": {},
@@ -58,11 +57,9 @@ def time_case(state: dict, reruns: int) -> list[float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reruns", type=int, default=60)
-    parser.add_argument("--smoke", action="store_true", help="6 reruns per case: check the script works")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    options = bench_result.parser(__doc__, "6 reruns per case: check the script works")
+    options.add_argument("--reruns", type=int, default=60)
+    args = options.parse_args()
     reruns = 6 if args.smoke else args.reruns
     medians = {name: statistics.median(time_case(state, reruns)) for name, state in CASES.items()}
     result = {
@@ -72,10 +69,9 @@ def main() -> None:
         "ratio_all_open_to_closed": round(medians["all_open"] / medians["closed"], 3),
         "target": "open <= 1.1 x closed",
     }
-    print_result(
+    bench_result.print_result(
         result,
-        args.smoke,
-        args.json,
+        args,
         lambda r: [
             f"playground rerun, {reruns} reruns per case (median): "
             + ", ".join(f"{k} {v:.1f} ms" for k, v in medians.items()),

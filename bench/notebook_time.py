@@ -11,7 +11,6 @@ choosing "Run all" does. Build time is printed apart. Take the figures on a quie
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -19,15 +18,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.result import print_result  # noqa: E402
+from bench import result as bench_result  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--smoke", action="store_true", help="one run: check the script works")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    options = bench_result.parser(__doc__, "one run: check the script works")
+    options.add_argument("--runs", type=int, default=3)
+    args = options.parse_args()
     from nbclient import NotebookClient
 
     from attention_core import AttentionConfig, codegen, trace_text
@@ -52,10 +49,9 @@ def main() -> None:
         "cells": len(built.cells),
         "target": "<= 10 s",
     }
-    print_result(
+    bench_result.print_result(
         result,
-        args.smoke,
-        args.json,
+        args,
         lambda r: [
             f"default notebook: {r['cells']} cells, built in {build_s:.3f} s",
             f"nbclient run (fresh kernel): median {r['median_s']} s of {r['execute_s']}  (target <= 10 s)",
