@@ -395,14 +395,14 @@ class _Writer:
     def concat(self) -> list[Line]:
         if not self.multi:
             return [Line("concat = out", "[n, d_v] one head: nothing to put side by side")]
-        if self.trap("heads_merged_without_transpose"):
-            code = "concat = out.reshape(n, heads * d_v)"
-        elif self.trap("heads_merged_along_tokens"):
-            code = "concat = np.concatenate(out, axis=0)"
-        elif self.m == "w_o_per_head_before_concat":
+        # That trap writes no concat line: its output line multiplies each head by its rows of W_O.
+        if self.m == "w_o_per_head_before_concat":
             return []
-        else:
-            code = "concat = out.transpose(1, 0, 2).reshape(n, heads * d_v)"
+        code = self.variant(
+            "concat = out.transpose(1, 0, 2).reshape(n, heads * d_v)",
+            heads_merged_without_transpose="concat = out.reshape(n, heads * d_v)",
+            heads_merged_along_tokens="concat = np.concatenate(out, axis=0)",
+        )
         return [Line(code, "[n, h*d_v] head 0's columns first")]
 
     def output(self) -> list[Line]:
