@@ -11,6 +11,7 @@ from attention_ui import (
     frontend_words,
     narrow_fit,
     narrow_screen,
+    per_process,
     server_fixes,
     targets,
     touch,
@@ -100,14 +101,12 @@ def redirect_page(old_url_path: str, target):
     return st.Page(go, title=target.title, url_path=old_url_path, visibility="hidden")
 
 
-@st.cache_resource(show_spinner=False, max_entries=2 * len(LANGUAGES))
-def built_pages(lang: str, _t) -> tuple[dict, object]:
-    """Every section's pages in ``lang`` and the playground's, built once per process and language.
-    Building a page resolves its script's path on disk, a few system calls per page that each let
-    go of the interpreter lock: with 150 students of a class redrawing at once (issue 47) that was a
-    quarter of a student's page run. Each run takes shallow copies (below): st.navigation marks the
-    copy it picks as the one that may run, which must not be shared between sessions."""
-    t = _t
+def build_pages(t) -> tuple[dict, object]:
+    """Every section's pages in ``t``'s language, and the playground's. Built once per process and
+    language (below): building a page resolves its script's path on disk, a few system calls per
+    page that each let go of the interpreter lock, a quarter of a student's page run when 150
+    students of a class redraw at once (issue 47). Each run takes shallow copies: st.navigation
+    marks the copy it picks as the one that may run, which must not be shared between sessions."""
     practice_pages = {
         url: st.Page(path, title=t(key), icon=icon, url_path=url) for path, key, icon, url in PRACTICE
     }
@@ -139,7 +138,7 @@ CLASS = [
     ("app_pages/class_teach.py", "class.nav_teach", "🧑‍🏫", "class_teach"),
     ("app_pages/class_join.py", "class.nav_join", "📱", "class_join"),
 ]
-sections, playground = built_pages(t.lang, t)
+sections, playground = per_process.built(("pages", t.lang), lambda: build_pages(t))
 pages = {name: [copy.copy(p) for p in section] for name, section in sections.items()}
 # Every page stays listed: with more than twelve, Streamlit would hide some behind "View more".
 page = st.navigation(pages, expanded=True)
