@@ -138,12 +138,12 @@ def _install_same_page_fragments(session_class=None) -> bool:
     ):
         return False
 
-    def request_rerun(self, client_state=None, *args, **kwargs) -> None:
+    def request_rerun(self, client_state=None) -> None:
         if client_state is not None and other_page_fragment(self, client_state):
             _LOG.info("attention_ui.server_fixes: a tick of fragment %s from the page the browser left "
                       "is dropped", client_state.fragment_id)  # fmt: skip
             return
-        original(self, client_state, *args, **kwargs)
+        original(self, client_state)
 
     request_rerun._attention_lab = True
     request_rerun._attention_lab_fixes = (
