@@ -14,6 +14,18 @@ from .example import worked_example_trace
 from .export import print_result, trace_to_json
 from .trace import AttentionTrace, trace_text
 
+# The subcommands whose module adds its own parser and runs itself, in the order ``--help`` lists
+# them (``example`` and ``trace`` are this module's).
+_SUBCOMMANDS = {
+    "grad": grad_cli,
+    "train": train_cli,
+    "exercise": cli_exercise,
+    "decoder": decoder_cli,
+    "heads": heads_cli,
+    "code": code_cli,
+    "check": check_cli,
+}
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but errors are one line on stderr and exit code 2."""
@@ -86,13 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("example", help="print the reference notes' worked example (n=4, causal)")
     tr = sub.add_parser("trace", help="trace self-attention over your own sentence")
     add_trace_options(tr)
-    grad_cli.add_parser(sub)
-    train_cli.add_parser(sub)
-    cli_exercise.add_parser(sub)
-    decoder_cli.add_parser(sub)
-    heads_cli.add_parser(sub)
-    code_cli.add_parser(sub)
-    check_cli.add_parser(sub)
+    for module in _SUBCOMMANDS.values():
+        module.add_parser(sub)
     return parser
 
 
@@ -169,20 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "example":
         print(format_example())
         return 0
-    if args.command == "exercise":
-        return cli_exercise.run(args)
-    if args.command == "decoder":
-        return decoder_cli.run(args)
-    if args.command == "heads":
-        return heads_cli.run(args)
-    if args.command == "grad":
-        return grad_cli.run(args)
-    if args.command == "train":
-        return train_cli.run(args)
-    if args.command == "code":
-        return code_cli.run(args)
-    if args.command == "check":
-        return check_cli.run(args)
+    if args.command in _SUBCOMMANDS:
+        return _SUBCOMMANDS[args.command].run(args)
     try:
         trace = trace_from_args(args)
     except AttentionConfigError as err:

@@ -245,6 +245,14 @@ class _Writer:
             return True
         return False
 
+    def variant(self, correct: str, **traps: str) -> str:
+        """The code of the first of ``traps`` (a trap's name: its code) that is asked for, tried in
+        their order, else ``correct``."""
+        for name, code in traps.items():
+            if self.trap(name):
+                return code
+        return correct
+
     def check(self) -> None:
         if self.m is not None and not self.applied:
             raise MutationNotApplicable(f"the mutation {self.m!r} changes nothing under these settings")
@@ -270,14 +278,12 @@ class _Writer:
         ]
 
     def raw(self) -> list[Line]:
-        if self.trap("k_not_transposed"):
-            code = "scores = Q @ K"
-        elif self.trap("compare_v_with_v"):
-            code = f"scores = V @ {self.t('V')}"
-        elif self.trap("keys_against_queries"):
-            code = f"scores = K @ {self.t('Q')}"
-        else:
-            code = f"scores = Q @ {self.t('K')}"
+        code = self.variant(
+            f"scores = Q @ {self.t('K')}",
+            k_not_transposed="scores = Q @ K",
+            compare_v_with_v=f"scores = V @ {self.t('V')}",
+            keys_against_queries=f"scores = K @ {self.t('Q')}",
+        )
         return [Line(code, self.shape("n", "n") + " every query against every key")]
 
     def scaled(self) -> list[Line]:
@@ -309,14 +315,12 @@ class _Writer:
         return expr
 
     def mask_values(self) -> list[Line]:
-        if self.trap("mask_inverted"):
-            code = "M = np.where(allowed, -np.inf, 0.0)"
-        elif self.trap("mask_sign_flipped"):
-            code = "M = np.where(allowed, 0.0, np.inf)"
-        elif self.trap("mask_as_ones"):
-            code = "M = allowed.astype(float)"
-        else:
-            code = "M = np.where(allowed, 0.0, -np.inf)"
+        code = self.variant(
+            "M = np.where(allowed, 0.0, -np.inf)",
+            mask_inverted="M = np.where(allowed, -np.inf, 0.0)",
+            mask_sign_flipped="M = np.where(allowed, 0.0, np.inf)",
+            mask_as_ones="M = allowed.astype(float)",
+        )
         return [Line(code, "[n, n] the formula's M: 0 allowed, -inf masked")]
 
     def masked(self) -> list[Line]:
@@ -391,14 +395,14 @@ class _Writer:
     def concat(self) -> list[Line]:
         if not self.multi:
             return [Line("concat = out", "[n, d_v] one head: nothing to put side by side")]
-        if self.trap("heads_merged_without_transpose"):
-            code = "concat = out.reshape(n, heads * d_v)"
-        elif self.trap("heads_merged_along_tokens"):
-            code = "concat = np.concatenate(out, axis=0)"
-        elif self.m == "w_o_per_head_before_concat":
+        # That trap writes no concat line: its output line multiplies each head by its rows of W_O.
+        if self.m == "w_o_per_head_before_concat":
             return []
-        else:
-            code = "concat = out.transpose(1, 0, 2).reshape(n, heads * d_v)"
+        code = self.variant(
+            "concat = out.transpose(1, 0, 2).reshape(n, heads * d_v)",
+            heads_merged_without_transpose="concat = out.reshape(n, heads * d_v)",
+            heads_merged_along_tokens="concat = np.concatenate(out, axis=0)",
+        )
         return [Line(code, "[n, h*d_v] head 0's columns first")]
 
     def output(self) -> list[Line]:
@@ -411,26 +415,22 @@ class _Writer:
         """``allowed`` (True where query i may read key j) for a mask kind, then M."""
         lines = []
         if "causal" in kind:
-            if self.trap("triu_k0_masks_diagonal"):
-                code = "allowed = ~np.triu(np.ones((n, n), dtype=bool), k=0)"
-            elif self.trap("causal_upper_allowed"):
-                code = "allowed = np.triu(np.ones((n, n), dtype=bool), k=1)"
-            elif self.trap("causal_reversed"):
-                code = "allowed = ~np.tril(np.ones((n, n), dtype=bool), k=-1)"
-            else:
-                code = "allowed = ~np.triu(np.ones((n, n), dtype=bool), k=1)"
+            code = self.variant(
+                "allowed = ~np.triu(np.ones((n, n), dtype=bool), k=1)",
+                triu_k0_masks_diagonal="allowed = ~np.triu(np.ones((n, n), dtype=bool), k=0)",
+                causal_upper_allowed="allowed = np.triu(np.ones((n, n), dtype=bool), k=1)",
+                causal_reversed="allowed = ~np.tril(np.ones((n, n), dtype=bool), k=-1)",
+            )
             lines.append(Line(code, "[n, n] False above the diagonal: no later key"))
         else:
             lines.append(Line("allowed = np.ones((n, n), dtype=bool)", "[n, n] True: query i may read key j"))
         if "padding" in kind:
-            if self.trap("pad_off_by_one"):
-                code = "allowed[:, n - n_pad - 1:] = False"
-            elif self.trap("pad_rows_masked"):
-                code = "allowed[n - n_pad:, :] = False"
-            elif self.trap("pad_first_keys"):
-                code = "allowed[:, :n_pad] = False"
-            else:
-                code = "allowed[:, n - n_pad:] = False"
+            code = self.variant(
+                "allowed[:, n - n_pad:] = False",
+                pad_off_by_one="allowed[:, n - n_pad - 1:] = False",
+                pad_rows_masked="allowed[n - n_pad:, :] = False",
+                pad_first_keys="allowed[:, :n_pad] = False",
+            )
             lines.append(Line(code, "no query reads a [PAD] key"))
         return lines + self.mask_values()
 

@@ -15,9 +15,6 @@ on a quiet machine; bench/RESULTS.md keeps them).
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import statistics
 import sys
 import time
@@ -26,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from attention_ui.playground.steps_view import STEPS  # noqa: E402  (the playground's steps, a tab each)
+from bench import result as bench_result  # noqa: E402
 
 CASES = {
     "closed": {},
@@ -59,11 +57,9 @@ def time_case(state: dict, reruns: int) -> list[float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reruns", type=int, default=60)
-    parser.add_argument("--smoke", action="store_true", help="6 reruns per case: check the script works")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    options = bench_result.parser(__doc__, "6 reruns per case: check the script works")
+    options.add_argument("--reruns", type=int, default=60)
+    args = options.parse_args()
     reruns = 6 if args.smoke else args.reruns
     medians = {name: statistics.median(time_case(state, reruns)) for name, state in CASES.items()}
     result = {
@@ -72,20 +68,17 @@ def main() -> None:
         "ratio_open_to_closed": round(medians["open"] / medians["closed"], 3),
         "ratio_all_open_to_closed": round(medians["all_open"] / medians["closed"], 3),
         "target": "open <= 1.1 x closed",
-        "loadavg": [round(x, 2) for x in os.getloadavg()],
-        "smoke": args.smoke,
     }
-    if args.json:
-        print(json.dumps(result))
-        return
-    print(
-        f"playground rerun, {reruns} reruns per case (median): "
-        + ", ".join(f"{k} {v:.1f} ms" for k, v in medians.items())
+    bench_result.print_result(
+        result,
+        args,
+        lambda r: [
+            f"playground rerun, {reruns} reruns per case (median): "
+            + ", ".join(f"{k} {v:.1f} ms" for k, v in medians.items()),
+            f"open / closed = {r['ratio_open_to_closed']}  (target <= 1.1); "
+            f"all open / closed = {r['ratio_all_open_to_closed']}",
+        ],
     )
-    print(
-        f"open / closed = {result['ratio_open_to_closed']}  (target <= 1.1); all open / closed = {result['ratio_all_open_to_closed']}"
-    )
-    print(f"load average {result['loadavg']}" + ("  (smoke run: not a measurement)" if args.smoke else ""))
 
 
 if __name__ == "__main__":

@@ -11,9 +11,6 @@ choosing "Run all" does. Build time is printed apart. Take the figures on a quie
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import statistics
 import sys
 import time
@@ -21,14 +18,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench import result as bench_result  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--smoke", action="store_true", help="one run: check the script works")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    options = bench_result.parser(__doc__, "one run: check the script works")
+    options.add_argument("--runs", type=int, default=3)
+    args = options.parse_args()
     from nbclient import NotebookClient
 
     from attention_core import AttentionConfig, codegen, trace_text
@@ -52,17 +48,15 @@ def main() -> None:
         "median_s": round(statistics.median(runs), 2),
         "cells": len(built.cells),
         "target": "<= 10 s",
-        "loadavg": [round(x, 2) for x in os.getloadavg()],
-        "smoke": args.smoke,
     }
-    if args.json:
-        print(json.dumps(result))
-        return
-    print(f"default notebook: {result['cells']} cells, built in {build_s:.3f} s")
-    print(
-        f"nbclient run (fresh kernel): median {result['median_s']} s of {result['execute_s']}  (target <= 10 s)"
+    bench_result.print_result(
+        result,
+        args,
+        lambda r: [
+            f"default notebook: {r['cells']} cells, built in {build_s:.3f} s",
+            f"nbclient run (fresh kernel): median {r['median_s']} s of {r['execute_s']}  (target <= 10 s)",
+        ],
     )
-    print(f"load average {result['loadavg']}" + ("  (smoke run: not a measurement)" if args.smoke else ""))
 
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/csv_cells.py": ["tests/test_csv_cells.py"],
     "attention_core/tiled.py": ["tests/test_tiled.py", "tests/labs/test_efficient.py"],
     "attention_core/models/llama.py": ["tests/models/test_llama.py", "tests/test_llama_generic.py", "tests/test_gemma_family.py", "tests/models/test_gguf_file.py"],
-    "attention_core/models/decoding.py": ["tests/models/test_gguf_file.py", "tests/test_gemma_family.py"],
+    "attention_core/models/decoding.py": ["tests/models/test_decoding.py", "tests/models/test_gguf_file.py", "tests/test_gemma_family.py"],
     "attention_core/models/gguf_file.py": ["tests/models/test_gguf_file.py", "tests/models/test_llama.py"],
     "attention_core/models/spm_bpe.py": ["tests/models/test_spm_bpe.py", "tests/test_models_fast_files.py"],
     "attention_core/models/byte_bpe.py": ["tests/test_token_labels.py", "tests/test_decoder_token_words.py", "tests/models/test_gguf_file.py", "tests/models/test_byte_bpe.py"],
@@ -78,6 +78,12 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/codecheck/verdict.py": ["tests/codecheck/test_verdict.py"],
     # the traps run on the cases: the hand-written traps, checked in this process (no worker)
     "attention_core/codecheck/traps.py": ["tests/codecheck/test_traps.py"],
+    # the code check's plain parts, each by its own test file (the worker and the sandbox need processes)
+    "attention_core/codecheck/wire.py": ["tests/codecheck/test_wire.py", "tests/codecheck/test_verdict.py"],
+    "attention_core/codecheck/templates.py": ["tests/codecheck/test_templates.py"],
+    "attention_core/codecheck/report.py": ["tests/codecheck/test_report.py"],
+    "attention_core/exercise_text.py": ["tests/test_exercise_text.py"],
+    "attention_core/models/availability.py": ["tests/models/test_availability.py"],
     "attention_core/models/minilm.py": [
         "tests/models/test_minilm.py", "tests/test_figures_pretrained.py",
     ],

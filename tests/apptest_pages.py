@@ -298,3 +298,30 @@ def downloaded(at: AppTest, kept: dict, key: str) -> tuple[bytes, str, str]:
     data, mime, name = kept[button.proto.deferred_file_id]
     body = data()
     return (body.encode("utf-8") if isinstance(body, str) else body), mime, name
+
+
+# --- the learner's sentence across pages (issue 24: a shared link's sentence goes on into the labs) ---
+
+SENTENCES = {"en": "hello world again today", "ja": "先生の文がラボに届く"}
+
+
+def go(at: AppTest, page: str) -> AppTest:
+    """The learner clicks ``page`` in the sidebar: Streamlit's navigation drops the query string."""
+    at.query_params.clear()
+    at.switch_page(page).run()
+    no_exception(at)
+    return at
+
+
+def box(at: AppTest, key: str):
+    found = [w for w in (*at.text_area, *at.text_input) if w.key == key]
+    assert found, f"no sentence box {key}"
+    return found[0]
+
+
+def captions(at: AppTest) -> list[str]:
+    return [c.value for c in at.caption]
+
+
+def html_bodies(at) -> list[str]:
+    return [el.proto.body for el in at.get("html")] + [el.proto.body for el in at.sidebar.get("html")]

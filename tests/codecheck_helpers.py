@@ -1,7 +1,9 @@
-"""What the code check's tests share: a right implementation as a learner would write it, and a
-sandbox per test module."""
+"""What the code check's tests share: a right implementation as a learner would write it, one built
+step by step (``attention``, whose lines a trap replaces), and a sandbox per test module."""
 
 from __future__ import annotations
+
+import textwrap
 
 import pytest
 
@@ -39,6 +41,26 @@ def multi_head(X, W_Q, W_K, W_V, W_O, mask):
     C = O.transpose(1, 0, 2).reshape(n, -1)
     return C @ W_O
 """
+
+
+# attention(...) as a learner writes it, one line per step; a trap replaces one of the lines
+RIGHT_SOFTMAX = """m = S.max(axis=-1, keepdims=True)
+m = np.where(np.isfinite(m), m, 0)
+E = np.exp(S - m)
+t = E.sum(axis=-1, keepdims=True)
+A = E / np.where(t == 0, 1, t)"""
+
+
+def attention(
+    scale="S = Q @ K.T / np.sqrt(d_k)",
+    mask="S = np.where(mask, S, -np.inf) if mask is not None else S",
+    soft=RIGHT_SOFTMAX,
+    out="return A @ V",
+) -> str:
+    body = "\n".join(["Q, K, V = X @ W_Q, X @ W_K, X @ W_V", scale, mask, soft, out])
+    return "import numpy as np\n\ndef attention(X, W_Q, W_K, W_V, mask, d_k):\n" + textwrap.indent(
+        body, "    "
+    )
 
 
 @pytest.fixture(scope="module")

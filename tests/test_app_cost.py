@@ -6,7 +6,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from attention_ui.i18n import translate
-from tests.apptest_pages import chart_spec, no_exception, open_page
+from tests.apptest_pages import captions, chart_spec, charts, go, no_exception, open_page, z
 
 PAGE = "app_pages/cost.py"
 
@@ -220,3 +220,14 @@ def test_live_measurement_progress_counts_the_sizes(monkeypatch) -> None:
         "1 of 2 sizes done (n = 128)",
         "2 of 2 sizes done (n = 256)",
     ]
+
+
+def test_the_cost_labs_linear_sentence_is_the_learners():
+    at = open_page("app_pages/cost.py")
+    assert at.text_area(key="cost_text").value == translate("en", "cost.default_text")
+    assert translate("en", "app.sentence_own") in captions(at)
+    n_own = z(charts(at)["cost_chart_softmax_weights"]).shape
+    at = open_page(params={"text": "one two three"})
+    go(at, "app_pages/cost.py")
+    assert z(charts(at)["cost_chart_softmax_weights"]).shape == (3, 3) != n_own
+    assert translate("en", "app.sentence_yours") in captions(at)

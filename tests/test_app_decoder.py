@@ -13,9 +13,19 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention_core.models import smollm2
+from attention_core.models import gemma3, smollm2
 from attention_ui.i18n import translate
-from tests.apptest_pages import chart_spec, charts, messages, no_exception, open_page, z
+from tests.apptest_pages import (
+    SENTENCES,
+    captions,
+    chart_spec,
+    charts,
+    go,
+    messages,
+    no_exception,
+    open_page,
+    z,
+)
 
 PAGE = "app_pages/decoder.py"
 needs_model = pytest.mark.skipif(not smollm2.is_available(), reason="decoder model not installed")
@@ -191,3 +201,31 @@ def test_the_intro_describes_smollm2_only(page: AppTest) -> None:
     opening = "\n".join(m.value for m in page.main.markdown[:2])
     assert translate("en", "decoder.intro_smollm2") in opening
     assert "Gemma" not in opening and "262,144" not in opening
+
+
+@pytest.mark.skipif(not smollm2.is_available(), reason="decoder model not installed")
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_decoder_starts_from_the_learners_sentence(lang):
+    # one sentence for both interface languages: the model runs on it once (the trace is cached)
+    at = open_page(lang=lang)
+    at.text_area(key="pg_text").input(SENTENCES["en"]).run()
+    go(at, "app_pages/decoder.py")
+    assert at.text_area(key="decoder_text").value == SENTENCES["en"]
+    assert translate(lang, "app.sentence_yours") in captions(at)
+    # the page's model: SmolLM2 in English, Gemma 3 in Japanese (issue 25), each with its own tokens
+    core = {"smollm2": smollm2, "gemma3": gemma3}[at.session_state["decoder_model"]]
+    assert at.session_state["decoder_model"] == ("gemma3" if lang == "ja" else "smollm2")
+    expected = core.run_text(SENTENCES["en"]).n
+    assert z(charts(at)["decoder_chart_weights_0"]).shape == (expected, expected)
+    if lang == "en":  # with no sentence of the learner's: the page's own (test_app_decoder's), and it says so
+        own = open_page("app_pages/decoder.py", lang=lang)
+        assert own.text_area(key="decoder_text").value == translate(lang, "decoder.default_text")
+        assert translate(lang, "app.sentence_own") in captions(own)
+    else:
+        assert translate("en", "app.sentence_yours") not in captions(at)  # said in the page's language
+
+
+def test_a_decoder_link_s_sentence_goes_on_into_the_labs():
+    at = open_page("app_pages/decoder.py", params={"text": "the sky is"}, check=False)
+    go(at, "app_pages/masks.py")
+    assert at.text_area(key="masks_text").value == "the sky is"

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention_core import AttentionConfig, trace_text
 from attention_ui.i18n import translate
-from tests.apptest_pages import charts, open_page, z
+from tests.apptest_pages import box, captions, charts, go, open_page, z
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = "app_pages/lookalikes.py"
@@ -186,3 +186,17 @@ def test_catalogs_have_the_same_keys_and_placeholders() -> None:
     for key in en:
         assert en[key].strip() and ja[key].strip(), key
         assert placeholders(en[key]) == placeholders(ja[key]), key
+
+
+def test_a_labs_own_sentence_is_said_to_be_its_own_and_a_typed_one_carries_back():
+    at = open_page("app_pages/lookalikes.py")
+    own = translate("en", "lookalikes.default_text_a")
+    assert box(at, "lookalikes_text_a").value == own
+    assert translate("en", "app.sentence_own") in captions(at)
+    assert translate("en", "app.sentence_yours") not in captions(at)
+    at.text_input(key="lookalikes_text_a").input("a bird sang").run()
+    assert translate("en", "app.sentence_yours") in captions(at)
+    go(at, "app_pages/cost.py")
+    assert at.text_area(key="cost_text").value == "a bird sang"
+    go(at, "app_pages/playground.py")
+    assert at.text_area(key="pg_text").value == "a bird sang"

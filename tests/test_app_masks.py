@@ -6,6 +6,8 @@ causal mask), which does not go through ``attention_core.labs.masks``.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -14,6 +16,7 @@ from attention_core import AttentionConfig, trace_text
 from attention_core.labs.masks import LAB_MASK_KINDS
 from attention_ui.i18n import translate
 from tests.apptest_pages import charts, open_page
+from tests.test_figures_base import stacked
 
 PAGE = "app_pages/masks.py"
 
@@ -150,3 +153,23 @@ def test_same_replacement_token_says_nothing_changes() -> None:
     rows = {name: row for name, row in leak_table(at).iterrows()}
     for row in rows.values():
         assert row[translate("en", "masks.col_exact")] == translate("en", "masks.yes")
+
+
+MASKS_JA = [*"猫がマットの上に座った。", "[PAD]", "[PAD]"]  # the masks page's Japanese default, 14 tokens
+
+
+def test_the_masks_maps_name_all_14_tokens_upright_with_their_colour_bars_below() -> None:
+    at = open_page("app_pages/masks.py", lang="ja")
+    for key in ("masks_chart_mask", "masks_chart_masked_scores", "masks_chart_weights"):
+        layout = charts(at)[key]["layout"]
+        assert layout["xaxis"]["tickvals"] == list(range(14)) and layout["yaxis"]["tickvals"] == list(
+            range(14)
+        )
+        assert layout["xaxis"]["tickangle"] == 0
+        assert layout["xaxis"]["ticktext"] == [stacked(x) if len(x) > 1 else x for x in MASKS_JA]
+    for key in ("masks_chart_masked_scores", "masks_chart_weights"):
+        assert charts(at)[key]["data"][0]["colorbar"]["orientation"] == "h"
+    heights = {
+        json.dumps(charts(at)[k]["layout"]["height"]) for k in ("masks_chart_mask", "masks_chart_weights")
+    }
+    assert len(heights) == 1  # the three maps line up

@@ -1,4 +1,5 @@
-"""The playground page through Streamlit's AppTest: controls, errors, preset, language switch.
+"""The playground page through Streamlit's AppTest: controls, errors, preset, language switch; the URL
+state both ways and malformed links, presenter mode, the cell explainer, example sentences and downloads.
 
 Numbers on the page are checked against independent references: the slow loop implementation in
 ``tests/reference_naive.py`` and the reference notes' own NumPy block, rerun here.
@@ -15,9 +16,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention_core import AttentionConfig, embed, init_params
+from attention_ui import kit
 from attention_ui.i18n import translate
+from attention_ui.playground import first_screen
 from attention_ui.playground.steps_view import all_heads_on_request
-from tests.apptest_pages import charts, open_page, z
+from tests.apptest_pages import SENTENCES, box, captions, charts, go, no_exception, open_page, z
 from tests.reference_naive import naive_attention
 
 
@@ -379,3 +382,352 @@ def test_every_shapes_line_states_the_arrays_of_the_settings_chosen(at):
         "W^O": {(20, 32)},
         output: {(5, 32)},
     }
+
+
+def headings(at: AppTest) -> list[str]:
+    return [h.value for h in at.title] + [h.value for h in at.get("header")] + [h.value for h in at.subheader]
+
+
+def test_url_round_trip_reproduces_the_same_trace():
+    at = open_page()
+    at.text_area(key="pg_text").input("a dog chased a ball").run()
+    at.number_input(key="pg_d_model").set_value(24).run()
+    at.number_input(key="pg_heads").set_value(3).run()
+    at.selectbox(key="pg_mask").select("causal").run()
+    at.selectbox(key="pg_scale").select("custom").run()
+    at.number_input(key="pg_divisor").set_value(3.5).run()
+    at.number_input(key="pg_seed").set_value(42).run()
+    at.radio(key="pg_head").set_value(2).run()
+    assert_healthy(at)
+    params = dict(at.query_params)
+    assert params["text"] == "a dog chased a ball" and params["heads"] == "3" and params["div"] == "3.5"
+    assert params["mask"] == "causal" and params["seed"] == "42" and params["head"] == "2"
+    before = charts(at)
+
+    other = open_page(params=params, lang=None)
+    assert_healthy(other)
+    assert not other.warning, [w.value for w in other.warning]
+    after = charts(other)
+    for name in ("pg_chart_weights", "pg_chart_raw", "pg_chart_output", "pg_chart_all_heads"):
+        np.testing.assert_array_equal(z(after[name]), z(before[name]))
+    # head 2 of 3 is shown, and independently: its weights are a softmax of scores / 3.5 under a causal mask
+    raw = z(after["pg_chart_raw"])
+    scaled = np.where(np.tril(np.ones((5, 5), bool)), raw / 3.5, -np.inf)
+    expect = np.exp(scaled - scaled.max(axis=1, keepdims=True))
+    expect /= expect.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(np.nan_to_num(z(after["pg_chart_weights"])), expect, atol=1e-12)
+    assert other.radio(key="pg_head").value == 2
+    assert dict(other.query_params) == params  # the URL is left as it was
+
+
+def test_malformed_url_falls_back_with_a_notice_listing_the_parameters():
+    at = open_page(
+        params={"d_model": "abc", "heads": "99", "mask": "<script>", "seed": "5", "bogus": "1", "div": "nan"},
+        lang=None,
+    )
+    assert_healthy(at)
+    notice = " ".join(w.value for w in at.warning)
+    for name in ("d_model", "heads", "mask", "bogus", "div"):
+        assert name.replace("_", "\\_") in notice
+    assert "seed" not in notice.split(":")[-1]
+    s = at.session_state
+    assert (s["pg_d_model"], s["pg_heads"], s["pg_mask"], s["pg_seed"]) == (16, 2, "none", 5)
+    assert "bogus" not in at.query_params and at.query_params["seed"] == "5"  # the URL is cleaned up
+    # the notice goes once the learner changes something
+    at.number_input(key="pg_seed").set_value(6).run()
+    assert not at.warning
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"text": "x" * 5000},
+        {"step": "-1", "present": "1"},
+        {"head": "7"},
+        {"lang": "xx"},
+        {"text": "\x00"},
+        {"heads": ["2", "3"], "d_model": "15"},
+    ],
+)
+def test_odd_urls_never_raise(params):
+    at = open_page(params=params, lang=None)
+    assert not at.exception
+
+
+def test_language_from_the_url_and_the_switch_keeps_the_view():
+    at = open_page(params={"lang": "ja", "text": "猫がマットの上に座った。", "heads": "4"}, lang=None)
+    assert at.title[0].value == translate("ja", "playground.title")
+    assert z(charts(at)["pg_chart_weights"]).shape == (12, 12)  # one token per kana/kanji and the 。
+    at.session_state["lang"] = "en"
+    at.run()
+    assert at.title[0].value == translate("en", "playground.title")
+    assert (
+        at.text_area(key="pg_text").value == "猫がマットの上に座った。" and at.session_state["pg_heads"] == 4
+    )
+    assert at.query_params["lang"] == "en"
+
+
+def test_presenter_navigation_changes_step_and_url():
+    at = open_page()
+    at.button(key="pg_present_start").click().run()
+    assert_healthy_presenter(at, 1)
+    at.button(key="pg_present_next").click().run()
+    at.button(key="pg_present_next").click().run()
+    assert_healthy_presenter(at, 3)
+    at.button(key="pg_present_prev").click().run()
+    assert_healthy_presenter(at, 2)
+    assert at.button(key="pg_present_prev").disabled is False
+    at.button(key="pg_present_exit").click().run()
+    assert "present" not in at.query_params and "step" not in at.query_params
+    assert len(charts(at)) > 10  # every step again
+
+
+def assert_healthy_presenter(at: AppTest, step: int) -> None:
+    assert not at.exception, at.exception
+    assert at.query_params["present"] == "1" and at.query_params["step"] == str(step)
+    title = f"{step}. "
+    shown = [h for h in headings(at) if h[:3].strip()[:-1].isdigit()]
+    assert len(shown) == 1 and shown[0].startswith(title), shown
+    assert not [box for box in at.text_area if box.key == "pg_text"]  # controls tucked away
+
+
+def test_presenter_opens_from_a_link_at_its_step():
+    at = open_page(params={"present": "1", "step": "7"}, lang=None)
+    assert_healthy_presenter(at, 7)
+    assert "pg_chart_weights" in charts(at)
+    at.button(key="pg_present_next").click().run()
+    assert_healthy_presenter(at, 8)
+    last = open_page(params={"present": "1", "step": "11"}, lang=None)
+    assert last.button(key="pg_present_next").disabled
+
+
+def test_cell_explainer_opens_on_demand_and_shows_the_arithmetic_of_the_chosen_cell():
+    at = open_page()
+    at.selectbox(key="pg_mask").select("causal").run()
+    # closed by default: no arithmetic, no tables, no extra chart until asked for
+    assert not [s for s in at.selectbox if s.key in ("pg_cell_q", "pg_cell_k", "pg_row_q")]
+    assert not at.dataframe and "pg_chart_row_output" not in charts(at)
+    at.toggle(key="pg_explain_cell").set_value(True).run()
+    at.toggle(key="pg_explain_row").set_value(True).run()
+    at.selectbox(key="pg_cell_q").select(3).run()
+    at.selectbox(key="pg_cell_k").select(1).run()
+    assert_healthy(at)
+    weights = z(charts(at)["pg_chart_weights"])
+    raw = z(charts(at)["pg_chart_raw"])
+    text = "\n".join(m.value for m in at.markdown)
+    assert f"{raw[3, 1]:.4g}" in text  # the dot product
+    assert f"{raw[3, 1] / math.sqrt(8):.4g}" in text  # divided by √8
+    assert f"{weights[3, 1]:.4g}" in text  # the weight
+    # a masked cell says −∞ and 0
+    at.selectbox(key="pg_cell_k").select(5).run()
+    text = "\n".join(m.value for m in at.markdown)
+    assert r"S''_{3,5} = " in text and r"+ (-\infty) = -\infty" in text
+    assert r"A_{3,5} = 0 \div" in text and text.count("= 0$") >= 1
+    # the row output panel: contributions add up to the head output row
+    frames = [df.value for df in at.dataframe]
+    out = z(charts(at)["pg_chart_head_out"])
+    assert any(f.shape[0] == 7 and np.allclose(f.iloc[-1, 1:].to_numpy(float), out[0]) for f in frames)
+
+
+def test_example_sentences_include_japanese_and_fill_the_box():
+    at = open_page()
+    options = at.selectbox(key="pg_example_pick").options
+    assert "私は昨日図書館で本を読んだ。" in options and "the cat sat on the mat" in options
+    at.selectbox(key="pg_example_pick").select("私は昨日図書館で本を読んだ。").run()
+    assert at.text_area(key="pg_text").value == "私は昨日図書館で本を読んだ。"
+    ticks = charts(at)["pg_chart_weights"]["layout"]["xaxis"]["ticktext"]
+    assert ticks[:4] == ["私", "は", "昨", "日"] and ticks[-1] == "。"
+    assert at.query_params["text"] == "私は昨日図書館で本を読んだ。"
+
+
+def test_every_chart_has_alt_text_and_one_export_menu_replaces_per_table_downloads():
+    at = open_page(
+        params={"mask": "causal"}, lang=None
+    )  # with a mask, so the mask and masked-score maps are drawn too
+    at.toggle(key="pg_tables").set_value(True).run()
+    assert_healthy(at)
+    for el in at.get("plotly_chart"):
+        assert el.proto.alt.strip()
+        spec = json.loads(el.proto.spec)
+        assert spec  # parses
+    keys = sorted(
+        getattr(el, "key", "") or el.proto.id.rsplit("-", 1)[-1] for el in at.get("download_button")
+    )
+    # one menu, not one button per table; with it the take-home files (issue 45)
+    assert keys == ["pg_dl_csv", "pg_dl_json", "pg_dl_lesson", "pg_dl_npz", "pg_tk_quiz", "pg_tk_scorm"]
+
+
+def test_presenter_language_toggle_switches_language_and_keeps_the_step():
+    at = open_page(params={"present": "1", "step": "3", "heads": "4", "lang": "en"}, lang=None)
+    assert_healthy_presenter(at, 3)
+    toggle = at.button(key="pg_present_lang")
+    assert toggle.label == "日本語"  # names the language it switches to
+    toggle.click().run()
+    assert_healthy_presenter(at, 3)
+    assert at.session_state["lang"] == "ja" and at.query_params["lang"] == "ja"
+    assert any(h == "3. " + translate("ja", "playground.step_raw") for h in headings(at))
+    assert at.button(key="pg_present_next").label == translate("ja", "playground.present_next")
+    assert at.session_state["pg_heads"] == 4  # the rest of the view is kept
+    at.button(key="pg_present_lang").click().run()
+    assert_healthy_presenter(at, 3)
+    assert at.session_state["lang"] == "en"
+    assert any(h == "3. " + translate("en", "playground.step_raw") for h in headings(at))
+
+
+def frames(spec: dict) -> list[tuple[float, float, float, float]]:
+    return [(s["x0"], s["x1"], s["y0"], s["y1"]) for s in spec["layout"].get("shapes", [])]
+
+
+def test_open_cell_explainer_frames_its_cell_on_every_score_and_weight_map():
+    at = open_page(params={"mask": "causal"})
+    assert all(not frames(charts(at)[f"pg_chart_{k}"]) for k in ("raw", "scaled", "masked", "weights"))
+    at.session_state["pg_cell_q"], at.session_state["pg_cell_k"] = 3, 1
+    at.toggle(key="pg_explain_cell").set_value(True).run()
+    drawn = charts(at)
+    for key in ("raw", "scaled", "masked", "weights"):
+        assert frames(drawn[f"pg_chart_{key}"]) == [(0.5, 1.5, 2.5, 3.5)], key  # column 1, row 3
+    assert not frames(drawn["pg_chart_x"])  # feature maps are not framed
+    at.toggle(key="pg_explain_cell").set_value(False).run()
+    assert not frames(charts(at)["pg_chart_raw"])
+
+
+def test_raw_and_scaled_scores_share_one_colour_scale_by_default():
+    import numpy as np
+
+    from attention_ui.i18n import translate
+    from tests.apptest_pages import z
+
+    at = open_page(lang="ja")
+    drawn = charts(at)
+    raw, scaled = drawn["pg_chart_raw"], drawn["pg_chart_scaled"]
+    bound = np.nanmax(np.abs(z(raw)))  # √8 > 1: the raw scores hold the largest |score|
+    for spec in (raw, scaled):
+        assert spec["data"][0]["zmin"] == pytest.approx(-bound) and spec["data"][0]["zmax"] == pytest.approx(
+            bound
+        )
+    assert np.nanmax(np.abs(z(scaled))) == pytest.approx(bound / np.sqrt(8))
+    note = translate("ja", "playground.shared_scale_scaled", bound=f"{bound:.3g}", step=3)
+    assert note in [c.value for c in at.caption]
+    at.toggle(key="pg_shared_scale").set_value(False).run()
+    assert at.query_params["shared"] == "0"
+    scaled = charts(at)["pg_chart_scaled"]
+    assert scaled["data"][0]["zmax"] == pytest.approx(bound / np.sqrt(8))  # its own range again
+    assert note not in [c.value for c in at.caption]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_step_1_text_follows_the_sentence_and_step_4_writes_the_divisor_apart(lang):
+    from attention_ui.i18n import translate
+
+    at = open_page(lang=lang, params={"text": "a dog saw a cat"} if lang == "en" else {"text": "犬と犬"})
+    text = " ".join(m.value for m in at.markdown)
+    assert "the cat sat on the mat" not in text and "猫" not in text
+    if lang == "en":
+        assert (
+            "“a”" in text
+            and translate("en", "playground.explain_x_repeat", token="a", first=0, second=3) in text
+        )
+    else:
+        assert translate("ja", "playground.explain_x_repeat", token="犬", first=0, second=2) in text
+    latex = [m.value.strip("$\n") for m in at.latex if m.value.startswith("$$\nS' =")]
+    assert latex == [r"S' = \frac{S}{\sqrt{d_k}},\qquad \sqrt{d_k} = \sqrt{8} \approx 2.828"]
+    other = open_page(lang=lang, params={"text": "one two three"})
+    assert translate(lang, "playground.explain_x") in [m.value for m in other.markdown]
+
+
+# Where a newcomer types the sentence (issue 42): the playground's introduction asks for a sentence, and
+# its box follows the introduction in the page itself (attention_ui/playground/sentence_box.py), on the
+# session's first view too, not in the sidebar under the page links; it stays the learner's shared
+# sentence. That it lies inside the first screen at 1366 × 768 and on a 390 × 844 phone is measured in
+# Chromium (tests/browser/test_first_screen_browser.py and tests/browser/test_phone_touch_browser.py).
+BROWSER = {"User-Agent": "Mozilla/5.0"}
+
+
+CHROME = {"SpecialBlock", "Block", "Column", "Html"}  # containers and scripts: nothing a learner reads
+
+
+def opening(at, count: int = 3) -> list:
+    """The first ``count`` things the main area shows, in order."""
+    return [el for el in at.main if type(el).__name__ not in CHROME][:count]
+
+
+def assert_box_after_intro(at, lang: str, intro_key: str) -> None:
+    title, intro, box = opening(at)
+    assert (title.value, intro.value) == (translate(lang, "playground.title"), translate(lang, intro_key))
+    assert box.key == "pg_text" and box.label == translate(lang, "playground.text")
+    assert not [w for w in at.sidebar.text_area if w.key == "pg_text"]  # one box, not in the sidebar
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_sentence_box_follows_the_introduction_from_the_first_view(lang, monkeypatch) -> None:
+    real = first_screen.first_view
+    monkeypatch.setattr(first_screen, "first_view", lambda state, headers: real(state, BROWSER))
+    at = open_page(lang=lang)  # a browser's first view: step 1 and the sentence, the settings later
+    assert_box_after_intro(at, lang, "playground.intro")
+    assert translate(lang, "playground.intro").startswith(
+        ("Type a sentence in the box below", "下の入力欄に文を")
+    )
+    at.button(key=first_screen.BUTTON_KEY).click().run()
+    no_exception(at)
+    assert_box_after_intro(at, lang, "playground.intro")
+
+
+def test_the_box_is_the_learners_sentence_across_pages_and_controls() -> None:
+    """Typed in the playground's box: the labs start from it, a setting changed afterwards keeps it, and
+    a sentence typed in a lab comes back into the box."""
+    at = open_page()
+    at.main.text_area(key="pg_text").input("a dog ran home").run()
+    assert at.session_state[kit.LEARNER_TEXT] == "a dog ran home"
+    at.sidebar.number_input(key="pg_d_model").set_value(24).run()
+    assert at.main.text_area(key="pg_text").value == "a dog ran home"
+    at.switch_page("app_pages/masks.py").run()
+    no_exception(at)
+    assert at.sidebar.text_area(key="masks_text").value == "a dog ran home"
+    at.sidebar.text_area(key="masks_text").input("a cat sat down").run()
+    at.switch_page("app_pages/playground.py").run()
+    no_exception(at)
+    assert at.main.text_area(key="pg_text").value == "a cat sat down"
+    assert at.sidebar.number_input(key="pg_d_model").value == 24
+
+
+LABS = {  # page -> its sentence box, and whether it is a text area (else a text input)
+    "app_pages/masks.py": "masks_text",
+    "app_pages/lookalikes.py": "lookalikes_text_a",
+    "app_pages/cost.py": "cost_text",
+    "app_pages/block.py": "block_text",
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_shared_links_sentence_goes_on_into_the_labs(lang):
+    sentence = SENTENCES[lang]
+    at = open_page(params={"text": sentence}, lang=lang)
+    assert at.text_area(key="pg_text").value == sentence
+    for page, key in LABS.items():
+        go(at, page)
+        assert box(at, key).value == sentence, page
+        assert translate(lang, "app.sentence_yours") in captions(at) or page in (
+            "app_pages/masks.py",
+            "app_pages/block.py",
+        ), page
+        assert at.query_params["text"] in (sentence, [sentence]), page  # the lab's own link keeps it
+
+
+@pytest.mark.parametrize(("locale", "link", "shown"), [("en-US", "ja", "en"), ("ja-JP", "en", "ja")])
+def test_the_receivers_language_wins_and_the_numbers_stay(locale, link, shown):
+    sentence = SENTENCES["ja"]
+    params = {"text": sentence, "lang": link, "seed": "5", "heads": "4"}
+    at = open_page(params=params, lang=None, locale=locale)
+    assert at.session_state["lang"] == shown
+    assert at.title[0].value == translate(shown, "playground.title")
+    sender = open_page(params=params, lang=link)  # the teacher's own view of the same link
+    mine, theirs = charts(at)["pg_chart_weights"], charts(sender)["pg_chart_weights"]
+    np.testing.assert_array_equal(z(mine), z(theirs))
+    assert at.query_params["lang"] == shown  # the page now writes the receiver's language
+
+
+def test_a_link_s_language_counts_only_without_a_browser_locale():
+    at = open_page(params={"lang": "ja"}, lang=None)  # no st.context.locale
+    assert at.session_state["lang"] == "ja"
+    at = open_page(params={"lang": "xx"}, lang=None, locale="ja-JP")
+    assert at.session_state["lang"] == "ja"

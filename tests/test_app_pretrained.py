@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 from attention_core.models import minilm as pretrained
 from attention_ui.i18n import translate
 from tests.apptest_pages import charts, open_page, z
+from tests.test_app_playground import assert_box_after_intro
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "data" / "minilm_golden.npz"
@@ -254,3 +255,10 @@ def test_step_one_describes_the_models_own_input(at):
     )
     at.radio(key="pg_weights").set_value("random").run()
     assert step_one_heading(at) == random_heading
+
+
+@pytest.mark.skipif(not pretrained.is_available(), reason="all-MiniLM-L6-v2 not installed")
+def test_the_pretrained_view_has_the_same_box_in_the_same_place() -> None:
+    at = open_page(pg_weights="pretrained")
+    assert_box_after_intro(at, "en", "pretrained.intro")
+    assert at.main.text_area(key="pg_text").help == translate("en", "pretrained.text_help")

@@ -1,26 +1,18 @@
 """Hand exercises (issue 19): the rules a paper exercise must meet, its solution checked against the
-core's step functions and against a naive loop written here, and reproducibility across processes."""
+core's step functions and against a naive loop written here, and a stable stream of seeds. (The command
+line is tested in test_cli_exercise.py, how the numbers are written in test_exercise_text.py.)"""
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
-import sys
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from attention_core import steps
-from attention_core.cli_exercise import JSON_KEYS, exercise_to_json, format_exercise
 from attention_core.exercise import ExerciseError, exp_table, generate_exercise
-from attention_core.exercise_text import MINUS, dot_product_text, fraction_text, weighted_sum_text
 
-ROOT = Path(__file__).resolve().parent.parent
-VENV_PY = ROOT / ".venv" / "bin" / "python"
-PYTHON = str(VENV_PY) if VENV_PY.exists() else sys.executable
 MASKS = ("none", "causal")
 
 
@@ -181,86 +173,3 @@ def test_stream_is_stable():
     assert (ex.n, ex.d_k, ex.d_v) == (3, 1, 2)
     assert (ex.Q.tolist(), ex.K.tolist()) == ([[-2], [-3], [2]], [[-1], [-1], [-2]])
     assert ex.V.tolist() == [[1, -2], [3, -3], [1, 2]]
-
-
-def _cli(*args: str, env_hash: str = "0") -> subprocess.CompletedProcess:
-    import os
-
-    env = {**os.environ, "PYTHONHASHSEED": env_hash}
-    return subprocess.run(
-        [PYTHON, "-m", "attention_core", "exercise", *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, env=env,
-    )  # fmt: skip
-
-
-def test_same_seed_same_exercise_in_two_processes_and_json_contract():
-    first = _cli("--seed", "123456789", "--mask", "causal", "--json", env_hash="1")
-    second = _cli("--seed", "123456789", "--mask", "causal", "--json", env_hash="2")
-    assert first.returncode == second.returncode == 0 and first.stderr == second.stderr == ""
-    assert first.stdout == second.stdout
-    data = json.loads(first.stdout)
-    assert tuple(data) == JSON_KEYS
-    ex = generate_exercise(123456789, "causal")
-    assert data == json.loads(json.dumps(exercise_to_json(ex)))  # the same in this process too
-    assert data["seed"] == 123456789 and data["d_k"] == ex.d_k
-    assert data["Q"] == ex.Q.tolist() and all(isinstance(v, int) for row in data["Q"] for v in row)
-    assert data["mask"] == [[j <= i for j in range(ex.n)] for i in range(ex.n)]
-    for i in range(ex.n):
-        for j in range(ex.n):
-            assert (data["masked"][i][j] is None) == (j > i)
-            if j <= i:
-                assert data["masked"][i][j] == data["scaled"][i][j]
-    np.testing.assert_array_equal(np.array(data["weights"]), ex.weights)  # full precision round trip
-    np.testing.assert_array_equal(np.array(data["output"]), ex.output)
-
-
-def test_cli_text_and_no_mask_json():
-    res = _cli("--seed", "7")
-    assert res.returncode == 0 and res.stderr == ""
-    assert res.stdout.startswith("Self-attention by hand: seed 7, mask none")
-    assert res.stdout.strip() == format_exercise(generate_exercise(7))
-    data = json.loads(_cli("--seed", "7", "--json").stdout)
-    assert data["mask"] is None and all(v is not None for row in data["masked"] for v in row)
-
-
-@pytest.mark.parametrize(
-    "args, fragment",
-    [
-        ((), "--seed"),
-        (("--seed", "-1"), "--seed"),
-        (("--seed", "x"), "--seed"),
-        (("--seed", str(2**63)), "--seed"),
-        (("--seed", "1", "--mask", "padding"), "--mask"),
-    ],
-)
-def test_cli_bad_arguments_exit_2_with_one_line(args, fragment):
-    res = _cli(*args)
-    assert res.returncode == 2
-    assert res.stdout == ""
-    assert len(res.stderr.strip().splitlines()) == 1 and fragment in res.stderr
-    assert "Traceback" not in res.stderr
-
-
-# ---- how numbers are written --------------------------------------------------------------------
-
-
-def test_fraction_text():
-    assert fraction_text(Fraction(3)) == "3"
-    assert fraction_text(Fraction(-3, 2)) == "-1.5"
-    assert fraction_text(Fraction(7, 3)) == "7/3"
-    assert fraction_text(Fraction(-8, 3), MINUS) == "\u22128/3"
-    assert fraction_text(Fraction(0, 3)) == "0"
-
-
-def test_expansions_add_up_to_the_printed_numbers():
-    for seed in range(100):
-        ex = generate_exercise(seed, "causal")
-        for i in range(ex.n):
-            for j in range(ex.n):
-                text = dot_product_text(ex.Q[i], ex.K[j], MINUS)
-                assert "0\u00b7" not in text.replace(".0", "")
-                assert eval(text.replace(MINUS, "-").replace("\u00b7", "*")) == ex.scores[i, j]  # noqa: S307
-            for c in range(ex.d_v):
-                text = weighted_sum_text(ex.weights[i], ex.V[:, c], 3)
-                value = eval(text.replace("\u00b7", "*"))  # noqa: S307
-                assert value == pytest.approx(ex.output_from_rounded_weights[i, c], abs=1e-12)

@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from attention_core import AttentionConfig, trace_text
 from attention_core.export import json_bytes, npz_bytes
@@ -60,3 +61,43 @@ def test_json_is_strict_json_with_the_cli_layout():
         [[[np.nan if v is None else v for v in row] for row in h] for h in data["scores_masked"]]
     )
     assert np.array_equal(np.isnan(masked[0]), ~tr.mask)
+
+
+def test_matrix_csv_matches_the_trace_for_one_or_all_heads():
+    import csv
+    import io
+    import math
+
+    import numpy as np
+
+    from attention_core import AttentionConfig, export, trace_text
+
+    tr = trace_text('a b, "c" =d a', AttentionConfig(d_model=8, heads=2, mask="causal", seed=3))
+    n = tr.n
+
+    def rows(name, heads=None):
+        data = export.matrix_csv(tr, name, heads)
+        assert data.startswith("\ufeff".encode())  # BOM for spreadsheets
+        return list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
+
+    one = rows("weights", [1])
+    assert one[0] == ["head", "query"] + [f"{i} {tok}" for i, tok in enumerate(tr.tokens)]
+    assert len(one) == 1 + n and all(r[0] == "1" for r in one[1:])
+    for i in range(n):  # independently: a causal softmax of the scaled raw scores, head 1
+        s = [
+            sum(tr.Q[1, i, c] * tr.K[1, j, c] for c in range(tr.Q.shape[2])) / math.sqrt(4)
+            for j in range(i + 1)
+        ]
+        e = [math.exp(x - max(s)) for x in s]
+        expect = [x / sum(e) for x in e] + [0.0] * (n - i - 1)
+        np.testing.assert_allclose([float(x) for x in one[1 + i][2:]], expect, atol=1e-12)
+    every = rows("scores_masked")
+    assert [r[0] for r in every[1:]] == ["0"] * n + ["1"] * n
+    assert every[1][3] == "-inf"  # query 0 may not see key 1
+    shared = rows("X", [0])
+    assert shared[0][:3] == ["token", "d0", "d1"] and len(shared) == 1 + n
+    assert all(r[0][0].isdigit() for r in shared[1:])  # labels start with the position, never "=", "-"
+    with pytest.raises(ValueError):
+        export.matrix_csv(tr, "W_Q")
+    with pytest.raises(ValueError):
+        export.matrix_csv(tr, "weights", [2])

@@ -381,3 +381,23 @@ def test_log_axes_are_labelled_at_powers_of_ten_only():
     for module in (figures_cost, figures_multihead):
         src = inspect.getsource(module)
         assert 'type="log"' not in src, module.__name__  # every log axis goes through LOG_DECADES
+
+
+TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
+
+
+def test_named_dimensions_turn_when_crowded_and_the_margin_has_room_for_it():
+    names = [f"h{i}·{j}" for i in range(2) for j in range(8)]
+    fig = heatmaps.feature_heatmap(np.zeros((6, 16)), TOKENS, dim_names=names, dim_title="dimension")
+    assert fig.layout.xaxis.tickangle is None  # Plotly's "auto": upright where they would run together
+    upright = max(base.text_px(name) for name in names)
+    assert fig.layout.margin.b >= upright + base.TICK_PAD_PX + base.TITLE_BAND_PX
+    plain = heatmaps.feature_heatmap(np.zeros((6, 16)), TOKENS)
+    plot = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    assert plot == plain.layout.height - plain.layout.margin.t - plain.layout.margin.b  # rows keep their size
+
+
+def test_four_heads_name_the_12_tokens_of_the_japanese_default() -> None:
+    tokens = list("猫がマットの上に座った。")
+    fig = heatmaps.heads_small_multiples(np.full((4, 12, 12), 1 / 12), tokens)
+    assert list(fig.layout.xaxis.tickvals) == list(range(12)) and fig.layout.xaxis.tickangle == 0

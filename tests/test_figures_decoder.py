@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from attention_ui.figures import base
 from attention_ui.figures import decoder as fdc
+from attention_ui.i18n import translate
+from tests.test_figures_base import stacked
 
 KV_OF = [0, 0, 0, 1, 1, 1, 2, 2, 2]
 
@@ -121,3 +125,39 @@ def test_next_token_bars_say_words_on_hover_and_fit_the_labels() -> None:
     from attention_ui.figures.base import text_px
 
     assert fig.layout.margin.l >= text_px("1 猫 (completes)+は")
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_decoders_generated_rows_are_at_least_as_tall_as_their_axis_title(lang):
+    from attention_ui.figures import decoder as fdc
+
+    title = translate(lang, "decoder.axis_new")  # "generated token (query)" was cut to "generated token (q"
+    for steps in (1, 2, 3):
+        rows = [np.full(3 + s, 1 / (3 + s)) for s in range(steps)]
+        fig = fdc.generated_rows(rows, [f"t{i}" for i in range(3 + steps)], 3, query_title=title)
+        plot = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+        assert plot >= base.text_px(title, base.TITLE_FONT_PX), steps
+
+
+DECODER_JA = ["<bos>", "猫", "が", "マット", "の上に", "座", "った", "。", "猫", "は"]  # SmolLM2's reading
+
+
+def test_decoder_group_maps_name_every_key_upright() -> None:
+    n = len(DECODER_JA)
+    allowed = np.tril(np.ones((n, n), bool))
+    (fig,) = fdc.group_weight_maps(np.tril(np.ones((1, n, n))) / n, [0], DECODER_JA, allowed, title="")
+    assert list(fig.layout.xaxis.tickvals) == list(range(n)) and list(fig.layout.yaxis.tickvals) == list(
+        range(n)
+    )
+    assert fig.layout.xaxis.tickangle == 0  # was -90: Japanese on its side
+    assert list(fig.layout.xaxis.ticktext) == [stacked(x) if len(x) > 1 else x for x in DECODER_JA]
+    assert fig.layout.margin.b >= 5 * base.LINE_PX  # room for "<bos>", five characters tall
+
+
+def test_generated_rows_name_the_cached_tokens_upright() -> None:
+    """24 cached tokens across the full-width chart: 25 px each, too narrow for マット side by side."""
+    labels = [*DECODER_JA, *DECODER_JA, "マット", "の", "上", "に"]
+    fig = fdc.generated_rows([np.full(23, 1 / 23), np.full(24, 1 / 24)], labels, 22)
+    assert list(fig.layout.xaxis.tickvals) == list(range(24)) and fig.layout.xaxis.tickangle == 0
+    assert fig.layout.xaxis.ticktext[3] == "マ<br>ッ<br>ト" and fig.layout.xaxis.ticktext[1] == "猫"
+    assert fig.layout.margin.b >= 5 * base.LINE_PX + base.TITLE_BAND_PX  # "<bos>" and the axis title

@@ -62,3 +62,12 @@ def test_qk_scatter_joins_each_query_to_its_key_and_escapes_labels():
     assert list(queries.x) == [0.0, 1.0] and list(keys.y) == [0.0, 3.0]
     assert all("<img" not in c for c in queries.customdata)
     assert fig.layout.yaxis.scaleanchor == "x"
+
+
+def test_the_ablation_bars_name_their_candidates() -> None:
+    """The heads page's bars (its first view draws none: tests/test_app_heads.py checks the rest)."""
+    from attention_ui.heads import figures as fh
+
+    fig = fh.before_after(["猫", "犬"], [0.5, 0.2], [0.1, 0.6], before_name="b", after_name="a",
+                          axes=AxisText("probability", "candidate"))  # fmt: skip
+    assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("probability", "candidate")

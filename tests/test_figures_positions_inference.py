@@ -97,3 +97,15 @@ def test_prefix_change_bars():
     )
     assert list(fig.data[0].y) == [0.0, 0.0] and list(fig.data[1].y) == [0.3, 0.1]
     assert fig.layout.barmode == "group"
+
+
+def test_the_rotation_plane_and_the_stage_bars_say_what_their_axes_are() -> None:
+    from attention_ui.block import figures as fbl
+    from attention_ui.positions import figures as fps
+
+    path = np.array([[1.0, 0.0], [0.54, 0.84]])
+    fig = fps.rope_arrow_figure(path, [0, 1], position_label="p = {p}", axes=AxisText("c 4", "c 5"))
+    assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("c 4", "c 5")
+    bars = fbl.stage_figure(["x (入力)", "y"], [1.0, 2.0], [True, False], axes=AxisText("RMS", "stage"))
+    assert (bars.layout.xaxis.title.text, bars.layout.yaxis.title.text) == ("RMS", "stage")
+    assert all(trace.orientation == "h" for trace in bars.data)  # the stage names read across, not turned

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
-from attention_ui.figures.base import AxisText
+from attention_core.training.tasks import INDUCTION_LENGTH, SYNTHETIC_LENGTH, TEXT_CONTEXT
+from attention_core.training.train import MAX_HEADS, MAX_LAYERS
+from attention_ui.figures.base import AxisText, HoverText
 from attention_ui.training import figures as ftr
 
 TITLES = dict(x_title="step", loss_title="loss", accuracy_title="accuracy")
@@ -91,3 +95,34 @@ def test_bars_take_an_x_title():
     fig = ftr.bars(["0", "1"], {"a": [0.1, 0.2]}, y_title="w", x_title="position")
     assert fig.layout.xaxis.title.text == "position"
     assert ftr.bars(["0"], {"a": [0.1]}, y_title="w").layout.xaxis.title.text is None
+
+
+def test_training_lab_maps_name_every_row_and_column_with_axis_words() -> None:
+    """The training lab draws its heads with the shared small multiples: 12 tokens, 2 heads, 2 layers
+    (every other token was named: at most 8 labels)."""
+    n = 12
+    maps = np.full((2, 2, n, n), 1 / n)
+    hover = HoverText(query="クエリ", key="キー")
+    fig = ftr.head_maps(maps, [str(i) for i in range(n)], panel_title="{layer}/{head}", hover=hover)
+    xs = {k: v for k, v in fig.layout.to_plotly_json().items() if k.startswith("xaxis")}
+    ys = {k: v for k, v in fig.layout.to_plotly_json().items() if k.startswith("yaxis")}
+    assert all(list(a["tickvals"]) == list(range(n)) for a in [*xs.values(), *ys.values()])
+    bottom = [a for a in xs.values() if a.get("showticklabels")]
+    assert len(bottom) == 2 and all(a["title"]["text"] == "キー" for a in bottom)  # the bottom row's
+    first = [a for a in ys.values() if a.get("showticklabels")]
+    assert len(first) == 2 and all(a["title"]["text"] == "クエリ" for a in first)  # the first column's
+
+
+@pytest.mark.parametrize("heads", range(1, MAX_HEADS + 1))
+def test_training_lab_maps_name_every_key_at_every_task_length(heads: int) -> None:
+    """Four heads of the induction task's 20 tokens named every other key (a row of four panels of
+    162 px): a row now holds fewer panels, so each names all of its keys."""
+    lengths = {*SYNTHETIC_LENGTH.values(), INDUCTION_LENGTH, TEXT_CONTEXT}
+    for n, layers in itertools.product(sorted(lengths), range(1, MAX_LAYERS + 1)):
+        fig = ftr.head_maps(
+            np.full((layers, heads, n, n), 1 / n), [str(i) for i in range(n)], panel_title="{layer}/{head}"
+        )
+        axes = fig.layout.to_plotly_json()
+        named = [a for k, a in axes.items() if k.startswith(("xaxis", "yaxis")) and a.get("showticklabels")]
+        assert named and all(list(a["tickvals"]) == list(range(n)) for a in named), (n, layers)
+        assert len(fig.data) == layers * heads  # every head still drawn

@@ -183,32 +183,10 @@ def test_tests_by_module_and_the_extended_marker():
     assert not any(HC.ROUND_NAMED.search(n) for n in ("test_i18n", "test_app_playground", "test_surround"))
 
 
-# attention_core modules whose own test file is not made yet (issue 46, ask 4), each with where its
-# tests are now. The list only shrinks: a module that gets its file must leave it (the test below fails
-# both ways), and a new module comes with its file.
-WITHOUT_TEST_FILE = {
-    "attention_core/check_cli.py": "`check` command: tests/codecheck/test_check.py",
-    "attention_core/cli_exercise.py": "`exercise` command: tests/test_exercise.py",
-    "attention_core/code_cli.py": "`code` command: tests/test_codegen.py and tests/test_cli.py",
-    "attention_core/exercise_text.py": "the exercise's words: tests/test_exercise.py, tests/test_worksheet.py",
-    "attention_core/codecheck/cases.py": "the hidden cases: tests/codecheck/test_verdict.py, test_sandbox.py",
-    "attention_core/codecheck/policy.py": "the sandbox's policy: tests/codecheck/test_sandbox.py",
-    "attention_core/codecheck/report.py": "the report: tests/codecheck/test_traps.py, test_sandbox.py",
-    "attention_core/codecheck/templates.py": "the blanks: tests/codecheck/test_check.py, test_app_codecheck.py",
-    "attention_core/codecheck/wire.py": "the worker's replies: tests/codecheck/test_verdict.py",
-    "attention_core/codecheck/worker.py": "the worker: tests/codecheck/test_sandbox.py, test_traps.py",
-    "attention_core/models/availability.py": "which models are installed: tests/models/test_minilm.py",
-    "attention_core/models/decoding.py": "decoding: tests/models/test_gguf_file.py, tests/labs/test_heads.py",
-}
-
-
 def test_every_core_module_has_its_test_file():
     """attention_core/x/y.py is tested in tests/x/test_y.py, attention_core/y.py in tests/test_y.py."""
     missing = HC.measure()["core_modules_without_tests"]
-    new = sorted(set(missing) - set(WITHOUT_TEST_FILE))
-    assert not new, f"no test file for {new}: write {[HC.module_test_path(m) for m in new]}"
-    done = sorted(set(WITHOUT_TEST_FILE) - set(missing))
-    assert not done, f"{done} have their test files now: take them off WITHOUT_TEST_FILE"
+    assert not missing, f"no test file for {missing}: write {[HC.module_test_path(m) for m in missing]}"
 
 
 def test_no_test_is_marked_extended_any_more():

@@ -171,3 +171,24 @@ def test_no_catalog_names_a_key_twice() -> None:
     }
     assert not doubled, doubled
     assert _doubled_keys('{"a": 1, "b": {"a": 2}, "a": 3}') == ["a"]  # a double in one object, not across
+
+
+def catalog_strings(lang: str):
+    import json
+    from pathlib import Path
+
+    for path in sorted(
+        (Path(__file__).resolve().parents[1] / "attention_ui" / "locales" / lang).glob("*.json")
+    ):
+        for key, text in json.loads(path.read_text(encoding="utf-8")).items():
+            if isinstance(text, str) and not key.startswith("hover_"):
+                yield f"{path.stem}.{key}", text
+
+
+@pytest.mark.parametrize(
+    ("lang", "hover", "tap"), [("en", "hover", "tap"), ("ja", "カーソルを合わせ", "タップ")]
+)
+def test_text_that_says_hover_also_says_tap(lang, hover, tap):
+    said = {key: text for key, text in catalog_strings(lang) if hover in text.lower()}
+    assert said  # the playground's intro says it
+    assert [key for key, text in said.items() if tap not in text] == []

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
+import plotly.graph_objects as go
 import pytest
 
 from attention_core import tokenize
 from attention_ui import kit
+from attention_ui.figures import base, heatmaps
 from attention_ui.figures.base import HoverText
 from attention_ui.i18n import Translator, translate
+from tests.apptest_pages import html_bodies
 
 
 class Recorder:
@@ -120,3 +124,40 @@ def test_translated_choices_are_resent_once_per_language():
     assert not kit.refresh_translated_choices(state, ["pg_mask"], "en", "pg_lang_shown")
     assert kit.refresh_translated_choices(state, ["pg_mask", "pg_absent"], "ja", "pg_lang_shown")
     assert state == {"pg_mask": "causal", "pg_lang_shown": "ja"}
+
+
+TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
+
+
+def test_every_chart_the_kit_draws_has_the_strip(monkeypatch):
+    drawn = []
+    monkeypatch.setattr(kit.st, "plotly_chart", lambda fig, **kw: drawn.append((fig, kw)))
+    monkeypatch.setattr(kit, "translator", lambda: kit.Translator("en"))
+    kit.chart(heatmaps.attention_heatmap(np.eye(6), TOKENS), "x_chart_a", "alt", theme=None)
+    kit.chart(go.Figure(layout=dict(height=300, margin=dict(t=0))), "x_chart_b", "alt")
+    assert [fig.layout.margin.t >= base.TOOLBAR_PX for fig, _ in drawn] == [True, True]
+    # a chart without a toolbar needs no strip
+    kit.chart(go.Figure(layout=dict(margin=dict(t=0))), "x_chart_c", "alt", config={"displayModeBar": False})
+    assert drawn[-1][0].layout.margin.t == 0
+
+
+def test_a_wide_maps_numbers_are_marked_for_hiding_on_a_phone(monkeypatch):
+    import contextlib
+
+    from tests.apptest_pages import open_page
+
+    twelve = [f"w{i}" for i in range(12)]
+    assert kit.dense_numbers(heatmaps.attention_heatmap(np.eye(12), twelve, show_text=True))
+    assert not kit.dense_numbers(heatmaps.attention_heatmap(np.eye(8), twelve[:8], show_text=True))
+    assert not kit.dense_numbers(heatmaps.attention_heatmap(np.eye(12), twelve, show_text=False))
+    boxes = []
+    monkeypatch.setattr(kit.st, "plotly_chart", lambda fig, **kw: None)
+    monkeypatch.setattr(kit.st, "container", lambda key=None: boxes.append(key) or contextlib.nullcontext())
+    monkeypatch.setattr(kit, "translator", lambda: kit.Translator("en"))
+    kit.chart(heatmaps.attention_heatmap(np.eye(12), twelve, show_text=True), "pg_chart_w", "alt")
+    kit.chart(heatmaps.attention_heatmap(np.eye(8), twelve[:8], show_text=True), "pg_chart_v", "alt")
+    assert boxes == ["pg_chart_w_dense"]  # the CSS below hides its numbers on a phone
+    monkeypatch.undo()
+    at = open_page(lang="ja")
+    css = [body for body in html_bodies(at) if "g.heatmap-label" in body]
+    assert css and "max-width: 640px" in css[0] and '[class*="_dense"]' in css[0]

@@ -1,4 +1,5 @@
-"""The notebook download (attention_ui/program/notebook.py) and ``python -m attention_core code``.
+"""The notebook download (attention_ui/program/notebook.py), also as ``python -m attention_core code --notebook``
+writes it.
 
 A few notebooks are executed for real with nbclient and ipykernel (a kernel start costs a few seconds):
 they must run clean, and the numbers they assert must be the trace's. The rest is checked by running
@@ -161,49 +162,8 @@ def test_user_text_reaches_the_notebook_only_as_a_string_literal():
     assert _run_in_process(nb)["tokens"] == list(trace.tokens)
 
 
-# The command line (in-process, tests/cli_run.py).
-
-
-def test_code_prints_the_program(capsys):
-    code, out, err = run_cli(
-        capsys, "code", "--text", "猫が座った", "--heads", "1", "--d-model", "4", "--mask", "causal"
-    )
-    assert code == 0 and err == ""
-    config = AttentionConfig(d_model=4, heads=1, mask="causal")
-    assert out == codegen.layer_program(config, ("猫", "が", "座", "っ", "た")).source
-
-
-def test_code_example_prints_the_example_program(capsys):
-    code, out, _ = run_cli(capsys, "code", "--example")
-    assert code == 0 and out == codegen.example_program().source
-
-
-def test_code_with_a_trap(capsys):
-    code, out, _ = run_cli(
-        capsys, "code", "--text", "a b c", "--mask", "causal", "--trap", "triu_k0_masks_diagonal"
-    )
-    assert code == 0 and "k=0)" in out
-    config = AttentionConfig(mask="causal")
-    assert out == codegen.layer_program(config, ("a", "b", "c"), "triu_k0_masks_diagonal").source
-
-
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["code"], "either --text TEXT or --example"),
-        (["code", "--example", "--text", "a"], "either --text TEXT or --example"),
-        (["code", "--text", "   "], "empty"),
-        (["code", "--text", "a", "--heads", "3"], "not divisible"),
-        (["code", "--text", "a", "--trap", "pad_off_by_one"], "changes nothing"),
-        (["code", "--text", "a", "--trap", "nope"], "invalid choice"),
-        (["code", "--text", "a", "--lang", "fr"], "invalid choice"),
-        (["code", "--text", "a", "--scale", "-1"], "positive"),
-    ],
-)
-def test_bad_input_is_one_error_line(capsys, argv, message):
-    code, out, err = run_cli(capsys, *argv)
-    assert code == 2 and out == ""
-    assert err.count("\n") == 1 and err.startswith("error: ") and message in err
+# The notebook as `python -m attention_core code --notebook` writes it (in-process, tests/cli_run.py;
+# the rest of the command is tested in test_code_cli.py).
 
 
 def test_code_notebook_writes_the_playgrounds_notebook(capsys, tmp_path):
@@ -217,10 +177,3 @@ def test_code_notebook_writes_the_playgrounds_notebook(capsys, tmp_path):
     assert [c.source for c in nb.cells] == [c.source for c in expected.cells]
     code, _, err = run_cli(capsys, "code", "--example", "--notebook", str(tmp_path / "no" / "x.ipynb"))
     assert code == 2 and err.startswith("error: cannot write") and err.count("\n") == 1
-
-
-def test_code_help_names_the_options(capsys):
-    code, out, _ = run_cli(capsys, "code", "--help")
-    assert code == 0
-    for option in ("--example", "--trap", "--notebook", "--lang", "--text", "--mask"):
-        assert option in out

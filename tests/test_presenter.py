@@ -130,3 +130,73 @@ def test_the_slides_controls_keep_the_focus_on_the_settings_the_table_marks_pres
     script = presenter.keys_script(3)
     for key in TABLE.presenter_keys:
         assert f".st-key-{key}" in script
+
+
+# page, prefix, whether its state lives in its URL (so it gets the copy-link button)
+PRESENTED = [
+    ("scaling", "scaling", False),
+    ("masks", "masks", True),
+    ("multihead", "multihead", True),
+    ("cost", "cost", True),
+    ("block", "block", True),
+    ("lookalikes", "lookalikes", True),
+    ("positions", "positions", True),
+    ("inference", "inference", True),
+    ("decoder", "decoder", True),
+    ("heads", "heads", True),
+]
+
+
+def main_headings(at) -> list[str]:
+    return [h.value for h in at.main.header]
+
+
+def position(at) -> str:
+    return next(
+        m.value for m in at.main.markdown if m.value.startswith("**") and ("of" in m.value or "/" in m.value)
+    )
+
+
+@pytest.mark.parametrize(("page", "prefix", "linked"), PRESENTED)
+def test_presenter_mode_shows_the_page_section_by_section_in_both_languages(page, prefix, linked):
+    from attention_ui.i18n import translate
+    from tests.apptest_pages import no_exception, open_page
+
+    at = open_page(f"app_pages/{page}.py")
+    headings = main_headings(at)
+    sidebar = " ".join(el.proto.body for el in at.sidebar.get("html"))
+    assert ("al-copy-link" in sidebar) == linked  # the copy-link button where the state is in the URL
+    at.button(key=f"{prefix}_present_start").click().run()
+    no_exception(at)
+    assert len(at.main.title) == 0  # no page title: a slide starts with its section
+    slides = [main_headings(at)]
+    while not at.button(key=f"{prefix}_present_next").disabled:
+        assert len(slides) < 12
+        at.button(key=f"{prefix}_present_next").click().run()
+        no_exception(at)
+        slides.append(main_headings(at))
+    assert len(slides) >= 4 and all(slides)  # every slide has its heading
+    assert sum(slides, []) == headings  # the slides are the page, section by section, in order
+    assert position(at) == translate("en", "presenter.position", step=len(slides), total=len(slides))
+    at.button(key=f"{prefix}_present_lang").click().run()  # the other language, the same slide
+    no_exception(at)
+    assert at.session_state["lang"] == "ja"
+    assert position(at) == translate("ja", "presenter.position", step=len(slides), total=len(slides))
+    assert len(main_headings(at)) == len(slides[-1]) and main_headings(at) != slides[-1]
+    at.button(key=f"{prefix}_present_first").click().run()
+    assert at.button(key=f"{prefix}_present_prev").disabled
+    assert position(at) == translate("ja", "presenter.position", step=1, total=len(slides))
+    at.button(key=f"{prefix}_present_exit").click().run()
+    no_exception(at)
+    assert len(main_headings(at)) == len(headings) and at.main.title  # the whole page, in Japanese
+
+
+def test_the_presenters_key_script_serves_any_page_and_only_takes_a_page_prefix():
+    from attention_ui import presenter
+
+    a = presenter.keys_script("mk", 2, 4)
+    assert 'window.__alPresenterPrefix = "mk";' in a and "const STEP = 2, LAST = 4, OVERLAY = false;" in a
+    for key in PRESENTER_KEYS:
+        assert key in a
+    with pytest.raises(ValueError):
+        presenter.keys_script('x"; alert(1); "', 1, 2)

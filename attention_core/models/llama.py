@@ -525,27 +525,6 @@ def queries_keys_values(
     return QKV(Q_pre, Q_normed, Q, K_pre, K_normed, K, V)
 
 
-def attention_layer(
-    x: np.ndarray,
-    layer: LlamaLayerWeights,
-    config: LlamaConfig,
-    positions: np.ndarray,
-    index: int,
-    keep: str = "all",
-    allowed: np.ndarray | None = None,
-    head_edit: HeadEdit | None = None,
-) -> DecoderLayerTrace:
-    """One layer's attention sub-layer on ``x [n, d_model]`` at ``positions [n]``.
-
-    ``keep="all"``: every step kept; ``"weights"``: see :class:`DecoderLayerTrace`. ``allowed``:
-    the ``[n, n]`` mask (True = may attend) when the caller already has it (layers of one kind
-    share one), else made here: causal, within the layer's window if it has one. ``head_edit``
-    (for experiments; the plain pass has none) rewrites the heads' outputs ``[h, n, d_k]`` before
-    they are concatenated and multiplied by W_O (an ablation); the trace keeps the edited ones.
-    """
-    return attention_sublayer(x, layer, config, positions, index, keep, allowed, head_edit)[0]
-
-
 def attention_sublayer(
     x: np.ndarray,
     layer: LlamaLayerWeights,
@@ -556,8 +535,16 @@ def attention_sublayer(
     allowed: np.ndarray | None = None,
     head_edit: HeadEdit | None = None,
 ) -> tuple[DecoderLayerTrace, np.ndarray]:
-    """:func:`attention_layer` and the sub-layer's output ``[n, d_model]`` (what joins the residual
-    stream), which a ``keep="weights"`` trace does not hold."""
+    """One layer's attention sub-layer on ``x [n, d_model]`` at ``positions [n]``: its trace and its
+    output ``[n, d_model]`` (what joins the residual stream, which a ``keep="weights"`` trace does
+    not hold).
+
+    ``keep="all"``: every step kept; ``"weights"``: see :class:`DecoderLayerTrace`. ``allowed``:
+    the ``[n, n]`` mask (True = may attend) when the caller already has it (layers of one kind
+    share one), else made here: causal, within the layer's window if it has one. ``head_edit``
+    (for experiments; the plain pass has none) rewrites the heads' outputs ``[h, n, d_k]`` before
+    they are concatenated and multiplied by W_O (an ablation); the trace keeps the edited ones.
+    """
     if keep not in KEEP_MODES:
         raise ValueError(f"keep must be one of {KEEP_MODES}")
     c = config
@@ -585,6 +572,12 @@ def attention_sublayer(
     )  # fmt: skip
     _freeze_all(trace)
     return trace, output
+
+
+def attention_layer(*args, **kwargs) -> DecoderLayerTrace:
+    """The trace of :func:`attention_sublayer` (it takes the same arguments), for a caller that
+    does not need the sub-layer's output apart from it."""
+    return attention_sublayer(*args, **kwargs)[0]
 
 
 LayerAttention = Callable[[np.ndarray, int], tuple[object, np.ndarray]]
@@ -683,7 +676,7 @@ def run_from(
     ``allowed`` replaces the causal mask in every layer run; on a layer with a window (Gemma's local
     layers) it is AND-ed with the layer's own window, so an experiment's mask never lets a layer read
     further back than the model does. Without ``allowed`` every layer keeps its own mask (causal, and
-    within its window). ``edits[layer]`` edits that layer's head outputs (see :func:`attention_layer`);
+    within its window). ``edits[layer]`` edits that layer's head outputs (see :func:`attention_sublayer`);
     ``keep=False`` keeps no attention trace (a long text's [h, n, n] arrays would not fit).
     ``run_from(embed(ids), w)`` reaches the same stream as :func:`run_layers` by the same operations.
     """

@@ -1,7 +1,7 @@
 """The code check end to end (issue 44), through the real worker: the right implementation passes, each
 trap written by hand as a learner would is named from the code generator's catalogue, an exception
-points at the learner's line, step functions and multi_head are checked, and the command line's exit
-codes. (The attacks are in codecheck/test_sandbox.py, the verdict's logic in codecheck/test_verdict.py.)"""
+points at the learner's line, step functions and multi_head are checked. (The command line is in
+test_check_cli.py, the attacks in codecheck/test_sandbox.py, the verdict's logic in codecheck/test_verdict.py.)"""
 
 from __future__ import annotations
 
@@ -14,31 +14,12 @@ from attention_core.codecheck.templates import TEMPLATE, one_step_removed
 from attention_core.codegen import one_head_function
 from attention_core.config import AttentionConfig
 from tests import codecheck_helpers
-from tests.cli_run import run_cli
 from tests.codecheck_helpers import RIGHT as RIGHT_BY_HAND
+from tests.codecheck_helpers import RIGHT_SOFTMAX, attention
 
 sandbox = codecheck_helpers.sandbox  # the module's sandbox (a warm spare), as a fixture
 
 CASES = all_cases("the cat sat on the mat", AttentionConfig(mask="causal"))
-RIGHT_SOFTMAX = """m = S.max(axis=-1, keepdims=True)
-m = np.where(np.isfinite(m), m, 0)
-E = np.exp(S - m)
-t = E.sum(axis=-1, keepdims=True)
-A = E / np.where(t == 0, 1, t)"""
-
-
-def attention(
-    scale="S = Q @ K.T / np.sqrt(d_k)",
-    mask="S = np.where(mask, S, -np.inf) if mask is not None else S",
-    soft=RIGHT_SOFTMAX,
-    out="return A @ V",
-) -> str:
-    body = "\n".join(["Q, K, V = X @ W_Q, X @ W_K, X @ W_V", scale, mask, soft, out])
-    return "import numpy as np\n\ndef attention(X, W_Q, W_K, W_V, mask, d_k):\n" + textwrap.indent(
-        body, "    "
-    )
-
-
 RIGHT = attention()
 WRONG_AXIS_SOFTMAX = RIGHT_SOFTMAX.replace("axis=-1", "axis=0")
 # each trap as a learner would write it -> the catalogue's names it must be recognised by
@@ -137,22 +118,3 @@ def test_multi_head_is_checked_on_the_sentence_and_four_heads(sandbox):
     assert report.multi_traps == ("heads_merged_without_transpose",) and report.traps == ()
     loc = report.function("multi_head").first_failure.location
     assert (loc.step, loc.variable, loc.agrees_up_to) == ("concat", "concat", "heads")
-
-
-def test_the_command_line_exit_codes(tmp_path, capsys):
-    right, wrong, bad = tmp_path / "right.py", tmp_path / "wrong.py", tmp_path / "bad.py"
-    right.write_text(RIGHT)
-    wrong.write_text(attention(scale="S = Q @ K.T / d_k"))
-    bad.write_text("import os\n")
-    code, out, _ = run_cli(capsys, "check", str(right), "--mask", "causal")
-    assert code == 0 and out.rstrip().endswith("PASS")
-    code, out, _ = run_cli(capsys, "check", str(wrong), "--text", "a b c d")
-    assert (
-        code == 1 and "the same numbers as a known trap: divide_by_d_k." in out and "your variable S" in out
-    )
-    code, out, _ = run_cli(capsys, "check", str(bad))
-    assert code == 2 and "import os is not allowed" in out
-    code, _, err = run_cli(capsys, "check", str(tmp_path / "missing.py"))
-    assert code == 2 and "cannot read" in err
-    code, _, err = run_cli(capsys, "check", str(right), "--heads", "3")
-    assert code == 2 and "divisible" in err

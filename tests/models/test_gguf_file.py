@@ -4,8 +4,6 @@
   own writer; the 8-bit blocks are built byte by byte from the format's definition (a float16 scale,
   then 32 signed bytes), so the expected numbers are ``code · scale`` worked out here, and the
   metadata is compared with what was written and with the stock ``gguf.GGUFReader``;
-- decoding (token-id checks, the decode state, one decode step) on the tiny Gemma-like model of
-  tests/test_gemma_family.py, against its plain-Python reference pass;
 - byte_bpe.build_tokenizer on a hand-made vocabulary of the 256 byte stand-ins plus four merges,
   with the tokenisations worked out by hand;
 - llama's experiment entry points (run_from, attention_layer) against run_layers and the reference.
@@ -448,49 +446,6 @@ def test_decode_steps_name_their_layer_and_keep_the_qk_norm():
     assert plain[0].q_normed is None and plain[0].k_normed is None and plain[0].layer_kind == "global"
 
 
-# ------------------------------------------------------------------------------------ decoding
-
-
-def test_check_ids_limits():
-    c = tiny_gemma().config  # vocabulary 29
-    got = D.check_ids([0, 28, 5], c, max_tokens=3)
-    assert got.dtype == np.intp and got.tolist() == [0, 28, 5]
-    for bad, why in (([], "At least one"), ([[1, 2]], "At least one"), ([1, 2, 3, 4], "At most 3 tokens, got 4"),
-                     ([-1], "outside"), ([29], "outside")):  # fmt: skip
-        with pytest.raises(D.DecoderInputError, match=why):
-            D.check_ids(bad, c, max_tokens=3)
-
-
-def test_decode_step_equals_the_reference_pass_and_counts_its_bytes():
-    w = tiny_gemma(seed=7)
-    model = type("Model", (), {"config": w.config, "weights": w})()
-    traces, logits = L.run_layers(IDS[:-2], w)
-    trace = G.DecoderTrace(tuple(int(i) for i in IDS[:-2]), (), traces, logits, w.config)
-    state = D.start_state(trace)
-    assert state.ids == trace.ids and state.logits is logits and state.config is w.config and state.n == 7
-    for token in IDS[-2:]:
-        step = D.decode_step(state, np.int64(token), model, max_tokens=9)
-        assert step.token_id == int(token) and type(step.token_id) is int
-        assert step.state.ids == (*state.ids, int(token)) and step.state.config is w.config
-        assert len(step.layers) == 6 and step.logits is step.state.logits
-        state = step.state
-    np.testing.assert_allclose(state.logits, naive_gemma_logits(IDS, w), atol=1e-10)
-    # bytes: a local layer holds its window's 3 tokens, the global one all 9; K and V, 1 KV head,
-    # head_dim 8, float64 (8 bytes)
-    per_token = 2 * 1 * 8 * 8
-    assert state.cache_bytes_by_kind == {"local": 5 * 3 * per_token, "global": 9 * per_token}
-    assert state.cache_bytes == 24 * per_token == step.cache_bytes
-    assert step.cache_bytes_by_kind == state.cache_bytes_by_kind
-    assert D.cache_bytes_by_kind(state.cache, w.config) == state.cache_bytes_by_kind
-    with pytest.raises(D.DecoderInputError, match="limit of 9 tokens"):
-        D.decode_step(state, 1, model, max_tokens=9)
-    assert D.decode_step(state, 28, model, max_tokens=10).state.n == 10
-    for bad in (-1, 29):
-        with pytest.raises(D.DecoderInputError, match="outside the vocabulary"):
-            D.decode_step(state, bad, model, max_tokens=10)
-    assert D.decode_step(state, 0, model, max_tokens=10).token_id == 0
-
-
 # ------------------------------------------------------------------------------------ byte-level BPE
 
 
@@ -582,10 +537,3 @@ def test_run_from_past_the_last_layer_keeps_the_dtype():
     assert x.dtype == np.float32
     done = L.run_from(x, w, start=w.config.n_layers)
     assert done.ffn_out.shape == (0, len(IDS), 12) and done.ffn_out.dtype == np.float32
-
-
-def test_check_ids_gives_index_integers_whatever_the_input_type():
-    c = tiny_gemma().config
-    for ids in (np.array([3, 4], np.int32), np.array([3, 4], np.uint8), (3, 4)):
-        got = D.check_ids(ids, c, max_tokens=4)
-        assert got.dtype == np.intp and got.tolist() == [3, 4]

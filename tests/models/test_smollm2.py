@@ -11,6 +11,7 @@ repeated full passes.
 
 from __future__ import annotations
 
+import collections
 import importlib.metadata
 import importlib.util
 import math
@@ -22,6 +23,7 @@ import pytest
 from attention_core.models import byte_bpe
 from attention_core.models import llama as L
 from attention_core.models import smollm2 as S
+from attention_ui.i18n import LANGUAGES, translate
 from tests.tiny_gguf import add_q8_0, finish
 
 gguf = pytest.importorskip("gguf", reason="optional: pip install -r requirements-model.txt")
@@ -377,3 +379,26 @@ def test_top_candidates_pass_top_k_on(toy):
     logits = np.linspace(-1, 1, VOCAB)
     got = S.top_candidates(logits, 2, top_k=1, model=toy)
     assert got[0].id == VOCAB - 1 and got[0].p == 1.0 and got[1].p == 0.0
+
+
+def test_decoder_limits_name_both_number_formats_of_the_file():
+    """decoder.limits: the layer matrices are Q4_1, the embedding (also the output layer) Q8_0, ~21 %."""
+    for lang, text in {lang: translate(lang, "decoder.limits") for lang in LANGUAGES}.items():
+        assert "Q4_1" in text and "Q8_0" in text and "21 %" in text, lang
+    pytest.importorskip("gguf", reason="optional: pip install -r requirements-model.txt")
+    from attention_core.models import gguf_file, smollm2
+
+    if not smollm2.is_available():
+        pytest.skip("optional model missing")
+    reader = gguf_file.open_reader(smollm2.model_path())
+    params: collections.Counter[str] = collections.Counter()
+    kinds = {}
+    for name, tensor in gguf_file.tensor_names(reader).items():
+        size = math.prod(gguf_file.tensor_shape(tensor))
+        kinds[name] = gguf_file.quant_type_name(tensor)
+        params[kinds[name]] += size
+    assert kinds["token_embd.weight"] == "Q8_0" and "output.weight" not in kinds  # tied output layer
+    matrices = {k for n, k in kinds.items() if n.startswith("blk.") and not n.endswith("norm.weight")}
+    assert matrices == {"Q4_1"}
+    share = params["Q8_0"] / sum(params.values())
+    assert round(100 * share) == 21 and round(params["Q8_0"] / 1e6) == 28  # 49,152 × 576 = 28.3 M
