@@ -26,7 +26,11 @@ from dataclasses import dataclass
 from .model import Pulse
 from .pulse_cache import PULSE_SHARE_S, moved_on, progress
 
-RING_AGAIN_S = 3.0  # a page rung for a state that has not drawn it after this long is rung again
+# A page rung for a state that has not drawn it after this long is rung again. A ring finds a page
+# that is in a run (its own check, or a redraw that started before the class moved) and leaves it
+# to that run (attention_ui/classroom/ring.py), so the next ring must come soon; it never stops a
+# run, so a run longer than this (150 of them sharing a core) is not restarted.
+RING_AGAIN_S = 1.0
 MAX_FOLLOWERS = 4096  # pages followed per process; a follow beyond this is refused (never rung)
 
 _LOG = logging.getLogger(__name__)
