@@ -26,6 +26,7 @@ class Session:
         self._event_loop = loop
         self._client_state = ClientState(page_script_hash=page, query_string="code=ABC")
         self._state = AppSessionState.APP_NOT_RUNNING
+        self._scriptrunner = None
         self.reruns: list[ClientState] = []
 
     def request_rerun(self, client_state) -> None:
@@ -49,10 +50,17 @@ def test_a_ring_reruns_the_page_it_was_meant_for_on_the_sessions_loop(monkeypatc
         (state,) = sessions["s1"].reruns
         assert state.page_script_hash == "playground" and state.query_string == "code=ABC"
         assert not state.widget_states.widgets  # no widget values: no button fires again
-        sessions["s1"]._state = AppSessionState.APP_IS_RUNNING  # a page in a run is left to it
+        sessions["s1"]._state = AppSessionState.APP_IS_RUNNING  # a page in a run is left to it ...
         assert ring.ring("s1", "playground") is True
         loop.run_until_complete(asyncio.sleep(0.01))
+        sessions["s1"]._state, sessions["s1"]._scriptrunner = AppSessionState.APP_NOT_RUNNING, object()
+        assert ring.ring("s1", "playground") is True  # ... and so is one whose run is asked for, not begun
+        loop.run_until_complete(asyncio.sleep(0.01))
         assert len(sessions["s1"].reruns) == 1
+        sessions["s1"]._scriptrunner = None
+        assert ring.ring("s1", "playground") is True
+        loop.run_until_complete(asyncio.sleep(0.01))
+        assert len(sessions["s1"].reruns) == 2
     finally:
         loop.close()
 

@@ -7,7 +7,7 @@ such a run as it draws one it asked for. A ring does the same, on the session's 
 Streamlit handles every request, and where server_fixes' deferred rerun expects it).
 
 This reads private names of the pinned Streamlit (``Runtime._session_mgr``, ``AppSession._event_loop``,
-``_client_state`` and ``_state``): :func:`available` says whether they are there, a test checks it with the
+``_client_state``, ``_state`` and ``_scriptrunner``): :func:`available` says whether they are there, a test checks it with the
 pinned version, and without them no page is rung (the page's own slower check still follows the
 class).
 """
@@ -45,7 +45,7 @@ def available() -> bool:
 
     return (
         hasattr(AppSession, "request_rerun")
-        and _assigns(AppSession, "_event_loop", "_client_state", "_state")
+        and _assigns(AppSession, "_event_loop", "_client_state", "_state", "_scriptrunner")
         and hasattr(AppSessionState, "APP_IS_RUNNING")
         and _assigns(Runtime, "_session_mgr")
     )
@@ -61,13 +61,14 @@ def ring(session_id: str, page: str) -> bool:
 
 
 def _rerun(session, page: str) -> None:
-    """On the session's loop. A session in a run is left to it: a new request would stop that run
-    and start again, and under load (150 runs sharing a core, each longer than the bell's
-    ring_again_s) every page would be restarted before it could finish. If that run does not draw
-    the state the bell rang for (it started earlier, or it was the page's own check), the page's
-    check or the bell's next ring catches up."""
+    """On the session's loop. A session with a script runner (a run asked for and not yet started,
+    going on, or finished and still handing its messages over) is left to it: a new request would
+    stop that run and start again, so a student's Send whose run had not begun could lose the
+    acknowledgement it was drawing, and under load (150 runs sharing a core, each longer than the
+    bell's ring_again_s) every page would be restarted before it could finish. If that run does
+    not draw the state the bell rang for, the bell's next ring or the page's own check catches up."""
     if session._client_state.page_script_hash != page:  # (it moved while the ring crossed the loop)
         return
-    if session._state == AppSessionState.APP_IS_RUNNING:
+    if session._scriptrunner is not None or session._state == AppSessionState.APP_IS_RUNNING:
         return
     session.request_rerun(session._client_state)
