@@ -18,7 +18,7 @@ from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
 from attention_ui.language import LANG_KEY, current_language, translator
 from attention_ui.playground import first_screen
 
-server_fixes.install()  # three fixes to Streamlit's server, once per process (see the module)
+server_fixes.install()  # four fixes to Streamlit's server, once per process (see the module)
 
 LANGUAGE_SHOWN_KEY = "app_language_shown"  # plain session key: the language switch has been drawn
 

@@ -1,12 +1,13 @@
-"""Three changes to Streamlit 1.67's server, installed once per process by app.py.
+"""Four changes to Streamlit 1.67's server, installed once per process by app.py.
 
-All three were found with the lecture-hall bench (bench/hall.py; the figures are in bench/RESULTS.md,
-"A lecture hall of 300"). They apply to every session of the process (the app's normal pages share
-the server with a class), so each one keeps Streamlit's behaviour for any session it does not
-need to change. All touch private names of the pinned Streamlit: each installs itself only where
-those names are as this module expects and otherwise leaves Streamlit as it is (:func:`install`
-says which it installed, and logs the others once; a test checks that all three are installed with
-the pinned version, so an upgrade has to look at them again). ``ATTENTION_LAB_SERVER_FIXES`` (a
+The first three were found with the lecture-hall bench (bench/hall.py; the figures are in
+bench/RESULTS.md, "A lecture hall of 300"), the fourth by a live-class browser test. They apply to
+every session of the process (the app's normal pages share the server with a class), so each one
+keeps Streamlit's behaviour for any session it does not need to change. All touch private names of
+the pinned Streamlit: each installs itself only where those names are as this module expects and
+otherwise leaves Streamlit as it is (:func:`install` says which it installed, and logs the others
+once; a test checks that all four are installed with the pinned version, so an upgrade has to look
+at them again). ``ATTENTION_LAB_SERVER_FIXES`` (a
 comma-separated subset, or ``none``) is for A/B runs of the bench only.
 
 1. **A finished run's messages are delivered before the next run starts.** A script runner that
@@ -36,8 +37,22 @@ comma-separated subset, or ``none``) is for A/B runs of the bench only.
    taking turns. Here a session's callbacks wait in its own queue and one wake-up takes all
    that are there, in the order sent; a callback that raises is logged and the rest still run, as
    the event loop runs its callbacks.
+4. **A timer's tick from the page the browser has just left reruns nothing.** A page's
+   ``run_every`` fragment (the class panel's live count and poll, every second) ticks in the
+   browser until the browser has seen the next full run start. When that run switches pages on the
+   server (``st.switch_page``: the class panel's "Presenter mode"), a tick sent just before the
+   browser saw it can reach the server while the new page's run is going on. Streamlit takes it
+   (the old page's fragment is dropped only at the end of that run), queues it, and once the new
+   page is drawn runs it as a fragment run of the old page: the fragment is gone by then and
+   nothing is drawn, but the run's first message names the old page, and Streamlit's frontend
+   clears everything it shows when a run names another page than its own. The projector went
+   blank, with no timer left to redraw it, until the teacher reloaded (tests/browser/
+   test_class_browser.py failed so once in a CI run on two busy cores; the order of events was
+   reproduced at protocol level and in Chromium, see tests/test_server_fixes.py). Here a
+   fragment's rerun that names a page other than the session's current one is dropped, as
+   Streamlit drops one for a fragment it no longer holds.
 
-A fourth change, at most two joined students' script runs at once per process, was taken out: no
+Another change, at most two joined students' script runs at once per process, was taken out: no
 recorded figure showed it helping, and bench/student_slots.py showed 150 runs finishing later behind
 two slots than all at once, with the event loop not starved to seconds either way; a student's run
 that waited on the store would also have held up every student of its process.
@@ -78,7 +93,7 @@ def _install_deferred_rerun(session_class=None, runner_class=None) -> bool:
     session_class = session_class or app_session.AppSession
     runner_class = runner_class or script_runner.ScriptRunner
     original = session_class.request_rerun
-    if getattr(original, "_attention_lab", False):
+    if "deferred_rerun" in getattr(original, "_attention_lab_fixes", ()):
         return True
     if not (
         _assigns(session_class, "_scriptrunner", "_event_loop")
@@ -101,8 +116,53 @@ def _install_deferred_rerun(session_class=None, runner_class=None) -> bool:
         original(self, client_state)
 
     request_rerun._attention_lab = True
+    request_rerun._attention_lab_fixes = (*getattr(original, "_attention_lab_fixes", ()), "deferred_rerun")
+    request_rerun.__wrapped__ = original
     session_class.request_rerun = request_rerun
     return True
+
+
+def _install_same_page_fragments(session_class=None) -> bool:
+    """On ``session_class`` (Streamlit's AppSession; a test passes a stand-in with the same names): a
+    rerun of a fragment that names a page other than the session's current one is dropped."""
+    from streamlit.runtime import app_session
+    from streamlit.runtime.pages_manager import PagesManager
+
+    session_class = session_class or app_session.AppSession
+    original = session_class.request_rerun
+    if "same_page_fragments" in getattr(original, "_attention_lab_fixes", ()):
+        return True
+    if not (
+        _assigns(session_class, "_pages_manager")
+        and isinstance(getattr(PagesManager, "current_page_script_hash", None), property)
+    ):
+        return False
+
+    def request_rerun(self, client_state=None) -> None:
+        if client_state is not None and other_page_fragment(self, client_state):
+            _LOG.info("attention_ui.server_fixes: a tick of fragment %s from the page the browser left "
+                      "is dropped", client_state.fragment_id)  # fmt: skip
+            return
+        original(self, client_state)
+
+    request_rerun._attention_lab = True
+    request_rerun._attention_lab_fixes = (
+        *getattr(original, "_attention_lab_fixes", ()),
+        "same_page_fragments",
+    )
+    request_rerun.__wrapped__ = original  # the deferral's wrapper, then Streamlit's own
+    session_class.request_rerun = request_rerun
+    return True
+
+
+def other_page_fragment(session, client_state) -> bool:
+    """Whether ``client_state`` asks for a fragment's rerun on a page other than the one ``session``
+    is on now (the page its last run started, or the one its run in progress switched to). A
+    request that names no page (a page's first run names it by its path) is never dropped."""
+    fragment = getattr(client_state, "fragment_id", "")
+    asked = getattr(client_state, "page_script_hash", "")
+    now = getattr(getattr(session, "_pages_manager", None), "current_page_script_hash", "")
+    return bool(fragment and asked and now and asked != now)
 
 
 def _install_theme_cache() -> bool:
@@ -183,8 +243,10 @@ def _install_batched_wakeups(session_class=None) -> bool:
     return True
 
 
+# Installed in this order: the page check wraps the deferral, so a tick is checked when it arrives.
 FIXES = {"deferred_rerun": _install_deferred_rerun, "theme_cache": _install_theme_cache,
-         "batched_wakeups": _install_batched_wakeups}  # fmt: skip
+         "batched_wakeups": _install_batched_wakeups,
+         "same_page_fragments": _install_same_page_fragments}  # fmt: skip
 ENV = "ATTENTION_LAB_SERVER_FIXES"  # for A/B runs of the bench only: a comma-separated subset, or "none"
 
 

@@ -1,6 +1,7 @@
 """attention_ui/server_fixes.py: a request that finds the script runner finished waits behind that
 run's queued messages; the theme of a run's first message is built once and is what Streamlit builds;
-a session's events wake the loop once per batch, in order, and one that raises stops none of the rest.
+a session's events wake the loop once per batch, in order, and one that raises stops none of the rest;
+a timer's tick that names a page other than the session's current one is dropped.
 Each fix also leaves Streamlit alone where its private names are not what the fix reads."""
 
 from __future__ import annotations
@@ -21,7 +22,17 @@ from attention_ui import server_fixes
 def test_all_fixes_are_installed_on_the_pinned_streamlit():
     assert streamlit.__version__ == "1.67.0"  # an upgrade must look at the private names again
     assert server_fixes.install() == dict.fromkeys(server_fixes.FIXES, True)
-    assert set(server_fixes.FIXES) == {"deferred_rerun", "theme_cache", "batched_wakeups"}
+    assert set(server_fixes.FIXES) == {
+        "deferred_rerun",
+        "theme_cache",
+        "batched_wakeups",
+        "same_page_fragments",
+    }
+    # both wrap request_rerun: the page check outside, so a tick is checked when it arrives
+    assert app_session.AppSession.request_rerun._attention_lab_fixes == (
+        "deferred_rerun",
+        "same_page_fragments",
+    )
     for patched in (
         app_session.AppSession.request_rerun,
         app_session.AppSession._call_soon_on_event_loop,
@@ -231,3 +242,138 @@ def test_a_streamlit_without_the_names_keeps_its_own_wakeups():
     own = Session._call_soon_on_event_loop
     assert not server_fixes._install_batched_wakeups(Session)
     assert Session._call_soon_on_event_loop is own
+
+
+class _Pages:
+    """What the page check reads of Streamlit's PagesManager."""
+
+    def __init__(self, current):
+        self.current_page_script_hash = current
+
+
+def _paged_session_class():
+    class Session:
+        """What AppSession.request_rerun sees: the session's pages (the current one) and its requests."""
+
+        def __init__(self, current):
+            self._pages_manager, self.passed = _Pages(current), []
+
+        def request_rerun(self, client_state=None):
+            self.passed.append(client_state)
+
+    return Session
+
+
+def _client_state(fragment: str = "", page: str = ""):
+    from streamlit.proto.ClientState_pb2 import ClientState
+
+    state = ClientState()
+    state.fragment_id, state.page_script_hash = fragment, page
+    return state
+
+
+@pytest.mark.parametrize("fixed", [True, False])
+def test_a_tick_from_the_page_the_browser_left_reruns_nothing(fixed):
+    """The class panel's 1-s tick, sent by a browser that had not yet seen the run of its "Presenter
+    mode" click, reaches a session already on the playground (st.switch_page). Streamlit queues it and
+    runs it as a fragment run of the class page after the playground's run, and its frontend then
+    clears the page it shows: the projector went blank. With the fix it is dropped."""
+    Session = _paged_session_class()
+    if fixed:
+        assert server_fixes._install_same_page_fragments(Session)
+    s = Session("playground")
+    tick = _client_state(fragment="live-panel", page="class-panel")
+    s.request_rerun(tick)
+    assert s.passed == ([] if fixed else [tick])
+
+
+def test_every_other_request_is_passed_on():
+    Session = _paged_session_class()
+    assert server_fixes._install_same_page_fragments(Session)
+    for current, state in [
+        ("playground", _client_state(fragment="strip-count", page="playground")),  # the page's own tick
+        ("playground", _client_state(page="class-panel")),  # a full run of another page: a navigation
+        ("playground", _client_state(fragment="live-panel")),  # a request that names no page
+        ("", _client_state(fragment="live-panel", page="class-panel")),  # no run has named a page yet
+        ("playground", None),  # Streamlit's own rerun with the last client state
+    ]:
+        s = Session(current)
+        s.request_rerun(state)
+        assert s.passed == [state], (current, state)
+
+
+def test_the_page_check_reads_streamlits_pages_manager():
+    """The check reads the current page where the pinned Streamlit keeps it (a renamed attribute would
+    make it pass every tick on, silently)."""
+    from types import SimpleNamespace
+
+    from streamlit.runtime.pages_manager import PagesManager
+
+    pages = PagesManager("app.py")
+    pages.set_current_page_script_hash("playground")
+    session = SimpleNamespace(_pages_manager=pages)
+    assert server_fixes.other_page_fragment(session, _client_state(fragment="f", page="class-panel"))
+    assert not server_fixes.other_page_fragment(session, _client_state(fragment="f", page="playground"))
+
+
+def test_a_streamlit_without_a_pages_manager_keeps_its_own_request_rerun():
+    class Session:
+        def __init__(self):
+            self.pages = None  # no _pages_manager
+
+        def request_rerun(self, client_state=None):
+            pass
+
+    own = Session.request_rerun
+    assert not server_fixes._install_same_page_fragments(Session)
+    assert Session.request_rerun is own
+
+
+def test_the_installed_request_rerun_drops_the_tick_and_streamlits_own_would_run_it():
+    """Streamlit's own AppSession.request_rerun, as installed (the page check, the deferral, then
+    Streamlit's), on a session whose run is on the playground: the class panel's tick reaches no
+    script runner, the playground's own tick does. Without the page check (the next function of the
+    chain) Streamlit hands the class panel's tick to the runner, which ran it after the playground's
+    run as a fragment run of the class page."""
+    from streamlit.proto.ClientState_pb2 import ClientState
+    from streamlit.runtime.app_session import AppSession, AppSessionState
+
+    assert server_fixes.install()["same_page_fragments"]
+
+    class Runner:
+        def __init__(self):
+            self._requests, self.got = _Requests(ScriptRequestType.CONTINUE), []  # a run is going on
+
+        def request_rerun(self, rerun_data):
+            self.got.append((rerun_data.page_script_hash, rerun_data.fragment_id))
+            return True
+
+    class Fragments:
+        def contains(self, fragment_id):
+            return True  # the class panel's fragment is dropped only at the end of the playground's run
+
+    class Session(AppSession):
+        def __del__(self):  # never started: nothing to shut down
+            pass
+
+    def session():
+        s = Session.__new__(Session)  # only what request_rerun reads
+        s._state, s._scriptrunner, s._event_loop = AppSessionState.APP_IS_RUNNING, Runner(), None
+        s._pages_manager, s._fragment_storage, s._client_state = (
+            _Pages("playground"),
+            Fragments(),
+            ClientState(),
+        )
+        return s
+
+    installed = AppSession.request_rerun
+    s = session()
+    installed(s, _client_state(fragment="live-panel", page="class-panel"))
+    installed(s, _client_state(fragment="strip-count", page="playground"))
+    assert s._scriptrunner.got == [("playground", "strip-count")]
+
+    without_check = installed.__wrapped__
+    assert "same_page_fragments" not in getattr(without_check, "_attention_lab_fixes", ())
+    s = session()
+    without_check(s, _client_state(fragment="live-panel", page="class-panel"))
+    assert s._scriptrunner.got == [("class-panel", "live-panel")]

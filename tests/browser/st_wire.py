@@ -84,6 +84,17 @@ class Wire:
                 break
         return self.messages
 
+    def send(self, raw: bytes) -> None:
+        """Send one BackMsg as it is (st_protocol.rerun_script), without waiting for its runs."""
+        self._ws.send(raw)
+
+    def receive(self, timeout: float) -> ForwardMsg | None:
+        """The next message from the server, or None when none came within ``timeout`` seconds."""
+        try:
+            return parse(self._ws.recv(timeout=timeout))
+        except TimeoutError:
+            return None
+
     def text(self) -> str:
         """The text of the alerts, Markdown, text and headings the last run drew."""
         found = (element(fwd) for fwd in self.messages)

@@ -1,9 +1,11 @@
 """A live class in Chromium: one teacher and two students (one on a 390×844 phone, in Japanese)
 through HAProxy in front of two app processes that share one SQLite store (deploy/serve_class.py).
 
-The second test makes a phone lose a whole redraw and then its 1-s timer on purpose (what
-Streamlit's server can do under load) and checks that its watchdog brings it back to the teacher's
-step. The last test is the benchmark's smoke run (bench/classroom_live.py on this cluster): three
+The second test sends, at protocol level, the 1-s tick a busy browser sends from the page it is
+leaving (the class panel, or presenter mode) while the server already runs the next page: no run
+of the page left may follow (it blanked the projector once). The third test makes a phone lose a
+whole redraw and then its 1-s timer on purpose (what Streamlit's server can do under load) and
+checks that its watchdog brings it back to the teacher's step. The last test is the benchmark's smoke run (bench/classroom_live.py on this cluster): three
 students, two polls, one process killed during the second poll.
 
 Start from the class page, the projector's join code and QR code, join from the phones, follow the
@@ -181,6 +183,79 @@ def test_live_class_teacher_and_two_phones(browser, cluster: Cluster) -> None:
     finally:
         for ctx in (teacher_ctx, phone_ctx, laptop_ctx):
             ctx.close()
+
+
+def _switch_pages(w, page: str, button: str, tick: str | None) -> list:
+    """Press ``button`` on the page whose script hash is ``page`` (it switches pages: st.switch_page)
+    and, once the server has started the other page's run, send the ``tick`` of this page's
+    ``run_every`` fragment that a browser sends when its timer fires before it has seen the click's
+    run (a busy browser or server). Returns the server's messages until the other page's run has
+    finished and a second has gone by with nothing more."""
+    from st_protocol import rerun_script
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    w.send(rerun_script(page_script_hash=page, widgets={button: True}))
+    messages, switched, done = [], False, False
+    deadline = time.monotonic() + SLOW_MS / 1000
+    while time.monotonic() < deadline:
+        fwd = w.receive(timeout=1.0)
+        if fwd is None:
+            if done:
+                break
+            continue
+        messages.append(fwd)
+        status = fwd.script_finished if fwd.WhichOneof("type") == "script_finished" else None
+        if status == ForwardMsg.FINISHED_EARLY_FOR_RERUN and not switched:  # the other page's run starts now
+            switched = True
+            if tick:
+                w.send(rerun_script(page_script_hash=page, fragment_id=tick, auto=True))
+        done = done or (switched and status == ForwardMsg.FINISHED_SUCCESSFULLY)
+    assert switched and done, [m.WhichOneof("type") for m in messages]
+    return messages
+
+
+def _of(messages: list, kind: str) -> list:
+    return [getattr(m, kind) for m in messages if m.WhichOneof("type") == kind]
+
+
+def _switched(w, messages: list, left: str, drawn_key: str) -> tuple[str, list[str]]:
+    """The page the messages' last run is on, and its ``run_every`` fragments; checks that no run
+    after the switch named the page ``left`` and that the element keyed ``drawn_key`` was drawn."""
+    from st_protocol import element
+
+    runs = [(m.new_session.page_script_hash, list(m.metadata.run.fragment_ids))
+            for m in messages if m.WhichOneof("type") == "new_session"]  # fmt: skip
+    assert not [r for r in runs if r[0] == left and r[1]], runs  # a fragment run of the page left
+    drawn = [el[1].id for el in map(element, messages) if el is not None and getattr(el[1], "id", "")]
+    w.widgets.update(dict.fromkeys(drawn, "drawn"))
+    assert runs[-1][0] != left and any(i.endswith("-" + drawn_key) for i in drawn), (runs, drawn)
+    return runs[-1][0], [a.fragment_id for a in _of(messages, "auto_rerun")]
+
+
+def test_a_tick_of_the_page_just_left_does_not_blank_the_next(cluster: Cluster) -> None:
+    """The projector once went blank after "Presenter mode" (a CI run on two busy cores): the class
+    panel's 1-s tick, sent before the browser saw the click's run, reached the server during the
+    playground's run; Streamlit ran it after that run as a fragment run of the class panel, and its
+    frontend clears the whole page on a run that names another page (attention_ui/server_fixes.py,
+    fix 4). Both ways, at protocol level (a browser cannot be made to send the tick at that moment):
+    the class panel to presenter mode with the panel's live tick, and (another teacher) back with
+    the presenter strip's count tick. No run after the switch names the page left, and the page
+    switched to is drawn."""
+    from st_wire import Wire
+
+    for back in (False, True):
+        with Wire(cluster.url, timeout=SLOW_MS / 1000) as w:
+            w.run("class_teach", query="lang=en")
+            started = w.run("class_teach", query="lang=en", widgets={w.widget("cls_start"): True})
+            panel = _of(started, "navigation")[-1].page_script_hash
+            ticks = [a.fragment_id for a in _of(started, "auto_rerun")]
+            assert len(ticks) == 1  # the panel's one live fragment
+            to_presenter = _switch_pages(w, panel, w.widget("cls_to_presenter"), None if back else ticks[0])
+            presenter, ticks = _switched(w, to_presenter, panel, "pg_present_next")
+            if back:
+                assert len(ticks) == 1  # the strip's count of students
+                to_panel = _switch_pages(w, presenter, w.widget("cls_present_panel"), ticks[0])
+                _switched(w, to_panel, presenter, "cls_to_presenter")
 
 
 # Before Streamlit's code runs: note the interval timers of run_every fragments (their callback asks
