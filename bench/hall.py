@@ -828,6 +828,10 @@ class Hall:
             if not any(k >= last_step for k in s.arrived):
                 s.errors.append(f"last step shown {max(s.arrived, default=None)}; run_every timers {len(s.timers)};"
                                 f" last message {time.time() - s.last_message:.0f} s ago; {list(s.log)[-12:]}")  # fmt: skip
+        for s in joined:  # an answer sent and not acknowledged: what the student's page received last
+            if 1 in s.sent and 1 not in s.acks:
+                s.errors.append(f"answer {s.sent[1][0]} sent at {s.sent[1][1] % 1000:.2f}, no acknowledgement;"
+                                f" received last {list(s.log)[-14:]}")  # fmt: skip
         r["tab_events"] = self.tab_events
         r["errors"] = self.page_errors + [f"{s.nick}: {e}" for s in self.students for e in s.errors]
         r["closed"] = [f"{s.nick}: {s.closed}" for s in self.students if s.closed]
