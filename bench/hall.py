@@ -8,8 +8,8 @@
     .venv/bin/python bench/hall.py --smoke                         # the test suite's short run
     .venv/bin/python bench/hall.py --students 100 --teacher-log    # + the teacher's tabs: errors, screenshots
 
-``--table`` runs N = 50, 100, 200, 300 and 300 again, each on a fresh cluster, prints each run and
-then the table (exit status 0 only if every run holds).
+``--table`` runs N = 50, 100, 200, 300 and 300 again, each on a fresh cluster once the machine's
+1-minute load average is under 1.5 again (at most 3 minutes' wait), prints each run and then the table (exit status 0 only if every run holds).
 
 Each student is a websocket client in this process that speaks Streamlit's own protocol
 (tests/browser/st_protocol.py, shared with the attack tests' client) the way a student's phone page
@@ -929,6 +929,17 @@ def report(r: dict, timing: bool = True) -> bool:
     return not wrong
 
 
+QUIET_LOAD, QUIET_WAIT_S = 1.5, 180.0
+
+
+def wait_for_quiet() -> None:
+    """Until the 1-minute load average is under QUIET_LOAD (at most QUIET_WAIT_S; the run then says
+    the load it started at, as every run does)."""
+    deadline = time.monotonic() + QUIET_WAIT_S
+    while os.getloadavg()[0] >= QUIET_LOAD and time.monotonic() < deadline:
+        time.sleep(5)
+
+
 def table(rows: list[dict]) -> None:
     r0 = rows[0]
     print(f"\n{r0['replicas']} app processes behind HAProxy, {r0['store']}, the clients on the same machine"
@@ -993,6 +1004,8 @@ def main(argv=None) -> int:
     rows = []
     for n in TABLE_NS if args.table else (args.students,):
         args.students = n
+        if args.table:  # each run starts on a quiet machine: the previous run's load first dies down
+            wait_for_quiet()
         r = asyncio.run(one_run(args))
         ok = report(r, timing=not args.smoke)
         rows.append(r)
