@@ -9,7 +9,8 @@
     .venv/bin/python bench/hall.py --students 100 --teacher-log    # + the teacher's tabs: errors, screenshots
 
 ``--table`` runs N = 50, 100, 200, 300 and 300 again, each on a fresh cluster once the machine's
-1-minute load average is under 1.5 again (at most 3 minutes' wait), prints each run and then the table (exit status 0 only if every run holds).
+1-minute load average is under 1.5 again (at most 3 minutes' wait), prints each run and then the
+table (exit status 0 only if every run holds).
 
 Each student is a websocket client in this process that speaks Streamlit's own protocol
 (tests/browser/st_protocol.py, shared with the attack tests' client) the way a student's phone page
@@ -867,7 +868,12 @@ def verdict(r: dict, timing: bool = True) -> list[str]:
         out.append(f"the panel counted {r['panel_count']} of {len(stored)} stored answers"
                    f" (it showed: {r.get('panel_text', '?')[-200:]!r})")  # fmt: skip
     if r["poll_on_panel_s"] is None or (timing and r["poll_on_panel_s"] > HOLDS["panel_s"]):
-        out.append(f"the poll reached the panel after {r['poll_on_panel_s']} s")
+        shown = r["poll_on_panel_s"]
+        out.append(
+            "the poll never reached the panel"
+            if shown is None
+            else f"the poll reached the panel after {shown:.1f} s"
+        )
     if timing and r["panel_lag"][2] > HOLDS["panel_s"]:
         out.append(f"an answer reached the panel {r['panel_lag'][2]:.1f} s after its acknowledgement")
     if r["closed"]:
