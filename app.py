@@ -1,5 +1,6 @@
 """Attention Lab entry point: page config, language switch, navigation."""
 
+import copy
 import json
 
 import streamlit as st
@@ -10,6 +11,7 @@ from attention_ui import (
     frontend_words,
     narrow_fit,
     narrow_screen,
+    per_process,
     server_fixes,
     targets,
     touch,
@@ -18,7 +20,7 @@ from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
 from attention_ui.language import LANG_KEY, current_language, translator
 from attention_ui.playground import first_screen
 
-server_fixes.install()  # four fixes to Streamlit's server, once per process (see the module)
+server_fixes.install()  # six fixes to Streamlit's server, once per process (see the module)
 
 LANGUAGE_SHOWN_KEY = "app_language_shown"  # plain session key: the language switch has been drawn
 
@@ -99,31 +101,45 @@ def redirect_page(old_url_path: str, target):
     return st.Page(go, title=target.title, url_path=old_url_path, visibility="hidden")
 
 
-labs = {url: st.Page(path, title=t(key), icon=icon, url_path=url) for path, key, icon, url in LABS}
+def build_pages(t) -> tuple[dict, object]:
+    """Every section's pages in ``t``'s language, and the playground's. Built once per process and
+    language (below): building a page resolves its script's path on disk, a few system calls per
+    page that each let go of the interpreter lock, a quarter of a student's page run when 150
+    students of a class redraw at once (issue 47). Each run takes shallow copies: st.navigation
+    marks the copy it picks as the one that may run, which must not be shared between sessions."""
+    practice_pages = {
+        url: st.Page(path, title=t(key), icon=icon, url_path=url) for path, key, icon, url in PRACTICE
+    }
+    lab_pages = {url: st.Page(path, title=t(key), icon=icon, url_path=url) for path, key, icon, url in LABS}
+    start = st.Page(
+        "app_pages/playground.py", title=t("app.nav_playground"), icon="🧮", default=True, url_path="start"
+    )
+    targets = {"": start, **lab_pages, **practice_pages}  # an old URL's page: a lab's or a practice page's
+    sections = {
+        t("app.nav_section_explore"): [start],
+        t("app.nav_section_labs"): [
+            *lab_pages.values(),
+            *(redirect_page(old, targets[new]) for old, new in OLD_URL_PATHS.items()),
+        ],
+        t("app.nav_section_practice"): list(practice_pages.values()),
+        # Live class (app_pages/class_*.py): the teacher's panel and the students' join page.
+        t("class.nav_section"): [st.Page(p, title=t(k), icon=i, url_path=u) for p, k, i, u in CLASS],
+    }
+    return sections, start
+
+
 PRACTICE = [
     ("app_pages/path.py", "app.nav_path", "🗺️", "path"),
     ("app_pages/worksheet.py", "app.nav_worksheet", "📝", "worksheet"),
     ("app_pages/codecheck.py", "app.nav_code_check", "⌨️", "code_check"),
 ]
-practice = {url: st.Page(path, title=t(key), icon=icon, url_path=url) for path, key, icon, url in PRACTICE}
-playground = st.Page(
-    "app_pages/playground.py", title=t("app.nav_playground"), icon="🧮", default=True, url_path="start"
-)
-targets = {"": playground, **labs, **practice}  # an old URL's page: a lab's or a practice page's
-pages = {
-    t("app.nav_section_explore"): [playground],
-    t("app.nav_section_labs"): [
-        *labs.values(),
-        *(redirect_page(old, targets[new]) for old, new in OLD_URL_PATHS.items()),
-    ],
-}
-pages[t("app.nav_section_practice")] = list(practice.values())
 # Live class (app_pages/class_*.py): the teacher's panel and the students' join page (/class_join?code=...).
 CLASS = [
     ("app_pages/class_teach.py", "class.nav_teach", "🧑‍🏫", "class_teach"),
     ("app_pages/class_join.py", "class.nav_join", "📱", "class_join"),
 ]
-pages[t("class.nav_section")] = [st.Page(p, title=t(k), icon=i, url_path=u) for p, k, i, u in CLASS]
+sections, playground = per_process.built(("pages", t.lang), lambda: build_pages(t))
+pages = {name: [copy.copy(p) for p in section] for name, section in sections.items()}
 # Every page stays listed: with more than twelve, Streamlit would hide some behind "View more".
 page = st.navigation(pages, expanded=True)
 # Each page names itself in the browser tab (and in bookmarks and the history), in the page's language.

@@ -1,12 +1,12 @@
-"""Four changes to Streamlit 1.67's server, installed once per process by app.py.
+"""Six changes to Streamlit 1.67's server, installed once per process by app.py.
 
-The first three were found with the lecture-hall bench (bench/hall.py; the figures are in
-bench/RESULTS.md, "A lecture hall of 300"), the fourth by a live-class browser test. They apply to
+The first three and the last two were found with the lecture-hall bench (bench/hall.py; the figures
+are in bench/RESULTS.md, "A lecture hall of 300"), the fourth by a live-class browser test. They apply to
 every session of the process (the app's normal pages share the server with a class), so each one
 keeps Streamlit's behaviour for any session it does not need to change. All touch private names of
 the pinned Streamlit: each installs itself only where those names are as this module expects and
 otherwise leaves Streamlit as it is (:func:`install` says which it installed, and logs the others
-once; a test checks that all four are installed with the pinned version, so an upgrade has to look
+once; a test checks that all six are installed with the pinned version, so an upgrade has to look
 at them again). ``ATTENTION_LAB_SERVER_FIXES`` (a
 comma-separated subset, or ``none``) is for A/B runs of the bench only.
 
@@ -51,6 +51,20 @@ comma-separated subset, or ``none``) is for A/B runs of the bench only.
    reproduced at protocol level and in Chromium, see tests/test_server_fixes.py). Here a
    fragment's rerun that names a page other than the session's current one is dropped, as
    Streamlit drops one for a fragment it no longer holds.
+
+5. **A message's hash is computed without letting go of the interpreter lock.** Streamlit hashes
+   every message a run sends (``populate_hash_if_needed``: the browser keeps large ones and is sent
+   a reference next time). Python's hashlib lets go of the lock while it hashes a buffer of 2048
+   bytes or more, and taking it back means waiting for the other threads of the process; with
+   150 students' runs at once (a class's step change) and the machine's cores busy, a run waited
+   there for a third of its time (py-spy with idle threads, 300 students; bench/RESULTS.md). Here
+   the same hash (BLAKE2b, so the same digest) is fed in pieces of 2047 bytes, which hashlib
+   hashes holding the lock: a few microseconds each, about 0.1 ms for a 100 KB chart.
+6. **A run's id without a system call.** Each run (each tick of a ``run_every`` fragment too) gets
+   a random id from ``uuid.uuid4()``, which reads the system's random source and lets go of the
+   lock meanwhile: 9 % of the same runs' time. The id only tells one run's messages from another's
+   (it is no secret and no key), so here it comes from a generator seeded once per process from
+   the system's random source.
 
 Another change, at most two joined students' script runs at once per process, was taken out: no
 recorded figure showed it helping, and bench/student_slots.py showed 150 runs finishing later behind
@@ -243,10 +257,64 @@ def _install_batched_wakeups(session_class=None) -> bool:
     return True
 
 
+HASH_PIECE = 2047  # hashlib lets go of the interpreter lock for one update of 2048 bytes or more
+
+
+def _install_hash_holding_lock(util_module=None) -> bool:
+    """On ``util_module`` (streamlit.util; a test passes a stand-in): ``calc_hash`` feeds its hasher
+    pieces of HASH_PIECE bytes; the digest is the same."""
+    from streamlit import util
+
+    util_module = util_module or util
+    original = util_module.calc_hash
+    if getattr(original, "_attention_lab", False):
+        return True
+    if not callable(getattr(util_module, "create_fast_hasher", None)):
+        return False
+
+    def calc_hash(s: bytes | str) -> str:
+        data = memoryview(s.encode("utf-8") if isinstance(s, str) else s)
+        hasher = util_module.create_fast_hasher()
+        for start in range(0, len(data), HASH_PIECE):
+            hasher.update(data[start : start + HASH_PIECE])
+        return hasher.hexdigest()
+
+    calc_hash._attention_lab = True
+    calc_hash.__wrapped__ = original
+    util_module.calc_hash = calc_hash
+    return True
+
+
+def _install_run_ids(module=None) -> bool:
+    """On ``module`` (Streamlit's run_descriptor; a test passes a stand-in): a run's id from a
+    generator seeded once per process."""
+    import random
+    import uuid
+
+    from streamlit.runtime.scriptrunner_utils import run_descriptor
+
+    module = module or run_descriptor
+    original = getattr(module, "_generate_scriptrun_id", None)
+    if original is None:
+        return False
+    if getattr(original, "_attention_lab", False):
+        return True
+    ids = random.Random(os.urandom(32))  # noqa: S311 - an id that only has to differ, no secret
+
+    def _generate_scriptrun_id() -> str:
+        return str(uuid.UUID(int=ids.getrandbits(128), version=4))
+
+    _generate_scriptrun_id._attention_lab = True
+    _generate_scriptrun_id.__wrapped__ = original
+    module._generate_scriptrun_id = _generate_scriptrun_id
+    return True
+
+
 # Installed in this order: the page check wraps the deferral, so a tick is checked when it arrives.
 FIXES = {"deferred_rerun": _install_deferred_rerun, "theme_cache": _install_theme_cache,
          "batched_wakeups": _install_batched_wakeups,
-         "same_page_fragments": _install_same_page_fragments}  # fmt: skip
+         "same_page_fragments": _install_same_page_fragments, "hash_holding_lock": _install_hash_holding_lock,
+         "run_ids": _install_run_ids}  # fmt: skip
 ENV = "ATTENTION_LAB_SERVER_FIXES"  # for A/B runs of the bench only: a comma-separated subset, or "none"
 
 

@@ -8,8 +8,9 @@
     .venv/bin/python bench/hall.py --smoke                         # the test suite's short run
     .venv/bin/python bench/hall.py --students 100 --teacher-log    # + the teacher's tabs: errors, screenshots
 
-``--table`` runs N = 50, 100, 200, 300 and 300 again, each on a fresh cluster, prints each run and
-then the table (exit status 0 only if every run holds).
+``--table`` runs N = 50, 100, 200, 300 and 300 again, each on a fresh cluster once the machine's
+1-minute load average is under 1.5 again (at most 3 minutes' wait), prints each run and then the
+table (exit status 0 only if every run holds).
 
 Each student is a websocket client in this process that speaks Streamlit's own protocol
 (tests/browser/st_protocol.py, shared with the attack tests' client) the way a student's phone page
@@ -17,10 +18,12 @@ does: it loads the join page through HAProxy (which gives it its own stickiness 
 its XSRF cookie), asks for ``/_stcore/health`` and ``/_stcore/host-config`` (and the two 404s of a
 deep link), opens the websocket with those cookies, runs ``class_join``, submits the join form
 with its code and nickname (s000, s001, ...), keeps the cookie the page's script sets, and then
-drives the page's ``run_every`` watcher as the frontend does: it sets a 1-s timer when the server's
-``auto_rerun`` names the fragment, clears every timer when a full run starts, and on each tick sends
-a ``rerun_script`` with the fragment's id, ``is_auto_rerun``, its widget values and the hashes of the
-large messages it keeps (Streamlit then sends a reference instead of a chart it already has). When
+drives the page's ``run_every`` watcher as the frontend does: it sets a timer of the interval the
+server's ``auto_rerun`` names for the fragment, clears every timer when a full run starts, and on each
+tick sends a ``rerun_script`` with the fragment's id, ``is_auto_rerun``, its widget values and the
+hashes of the large messages it keeps (Streamlit then sends a reference instead of a chart it
+already has). It takes a run the server starts by itself (the class bell's ring,
+attention_ui/classroom/ring.py) as a page does: the run's messages are the news. When
 a poll opens it waits a few seconds (seeded), picks option i mod n (a fragment rerun of the poll
 box, as the radio does), then presses Send (a second one, with the button's trigger) and waits for
 the page's acknowledgement ("Answer B received").
@@ -38,7 +41,10 @@ answer the server's websocket pings any differently (the websockets library answ
 heartbeat is sent, as a page outside an embedding host sends none).
 
 Printed per run: joins and how long they took; per step and student, the delay from the teacher's
-click until the student's page has the new step (its caption and then the step's chart, or the end
+press (the moment the presenter's page got the click: its input event's own time, read in the page;
+Playwright first spends 0.4-2 s here checking that the button is visible and still, which a
+teacher's hand does not, so that figure is printed apart, "from the bench's call") until the
+student's page has the new step (its caption and then the step's chart, or the end
 of the run for a step without a chart; a student whose first news is a later step counts from then):
 p50, p95 and max; answers sent, acknowledged, stored (read from the store) and counted on the
 teacher's panel (the histogram's title), stored answers never confirmed to their student, and how
@@ -504,6 +510,17 @@ def haproxy_log_states(cluster, since: float) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- the class
+# In the teacher's tabs, from their first script: when the page got each press (the input event's own
+# time, on the machine's clock) and when it sent each message to the server. Playwright's click()
+# first waits for the button to be visible and still; a teacher's hand does not, so the follow time
+# counts from the press the page got (and the bench's call to it is printed beside it).
+PRESS_TIMES_JS = """
+window.__presses = []; window.__sends = [];
+document.addEventListener('pointerdown', (e) => window.__presses.push(performance.timeOrigin + e.timeStamp), true);
+const __send = WebSocket.prototype.send;
+WebSocket.prototype.send = function (data) { window.__sends.push(Date.now()); return __send.call(this, data); };
+"""
+
 PRESENTER_STATE_JS = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     const title = document.querySelector('h1');  // the slide's heading: "3. Raw scores QKᵀ"
@@ -524,6 +541,9 @@ class Hall:
         self.page_errors: list[str] = []  # a teacher tab that crashed (the panel then stays empty)
         self.tab_events: list[str] = []  # the teacher's tabs: websockets opened and closed, console errors
         self.tabs_closing = False
+        self.presses: list[float] = []  # the presenter tab's own times (ms since the epoch): PRESS_TIMES_JS
+        self.sends: list[float] = []
+        self.panel_presses: list[float] = []
 
     def watch_tab(self, page, name: str) -> None:
         """The teacher's tab's websockets (opened, closed) and console errors, with the time: a tab that
@@ -606,6 +626,8 @@ class Hall:
             sampler.start()
             try:
                 tctx, presenter, code, sid, token = await start_class(browser, self.base)
+                await tctx.add_init_script(PRESS_TIMES_JS)  # the tabs opened from here on ...
+                await presenter.evaluate("() => {" + PRESS_TIMES_JS + "}")  # ... and the one open
                 panel = await tctx.new_page()
                 for name, page in (("presenter", presenter), ("panel", panel)):
                     page.on("crash", lambda _p, n=name: self.page_errors.append(f"teacher's {n} tab crashed at"
@@ -678,6 +700,11 @@ class Hall:
                             )
                     await asyncio.sleep(max(0.0, self.clicks[step] + args.step_every - time.time()))
                 t_steps_end = time.time()
+                with suppress(Exception):
+                    self.presses, self.sends = await presenter.evaluate(
+                        "() => [window.__presses, window.__sends]"
+                    )
+                    self.panel_presses = await panel.evaluate("() => window.__presses")
                 if spy is not None:
                     await spy.wait()
                     r["profile"] = profile_summary(out)
@@ -717,10 +744,17 @@ class Hall:
         return all(1 in s.acks or (1 in s.sent and time.time() - s.sent[1][1] > ACK_TIMEOUT_S) or s.closed
                    for s in joined)  # fmt: skip
 
+    def _pressed(self, presses: list[float], called: float) -> float | None:
+        """The first press a tab got after the bench's call at ``called`` (seconds), or None."""
+        return next((p / 1000 for p in presses if p / 1000 >= called - 0.05), None)
+
     def _figures(self, joined, last_step, sampler) -> dict:
         r: dict = {}
-        delays, per_step, skipped, missing = [], {}, 0, 0
-        for step, click in sorted(self.clicks.items()):
+        # Each step counts from the press the presenter's page got (the bench's call when the page's
+        # times are missing): Playwright's own checks before a click are not the teacher's.
+        starts = {k: self._pressed(self.presses, c) or c for k, c in self.clicks.items()}
+        delays, per_step, skipped, missing, from_call = [], {}, 0, 0, []
+        for step, start in sorted(starts.items()):
             row = []
             for s in joined:
                 later = [t for k, t in s.arrived.items() if k >= step]
@@ -729,16 +763,32 @@ class Hall:
                     continue
                 if step not in s.arrived:
                     skipped += 1
-                row.append(min(later) - click)
+                row.append(min(later) - start)
+                from_call.append(min(later) - self.clicks[step])
             per_step[step] = row
             delays += row
         r["follow"] = (pct(delays, 0.5), pct(delays, 0.95), max(delays, default=float("nan")))
+        r["follow_from_call"] = (
+            pct(from_call, 0.5),
+            pct(from_call, 0.95),
+            max(from_call, default=float("nan")),
+        )
         r["follow_per_step"] = {k: (pct(v, 0.5), pct(v, 0.95), max(v, default=float("nan"))) for k, v in per_step.items()}  # fmt: skip
         r["follow_skipped"], r["follow_missing"] = skipped, missing
-        # The teacher's click until the store had the step (None: never), and the students' part alone.
+        # Where a click's time goes: the bench's call -> the page got the press -> the page sent its
+        # message -> the store had the step (None: not seen).
+        parts = {}
+        for k, c in sorted(self.clicks.items()):
+            press = self._pressed(self.presses, c)
+            send = None if press is None else next((x / 1000 for x in self.sends if x / 1000 >= press), None)
+            stored = self.stored_at.get(k)
+            parts[k] = tuple(None if a is None or b is None else round(b - a, 2)
+                             for a, b in ((c, press), (press, send), (send, stored)))  # fmt: skip
+        r["click_parts"] = parts
+        # The teacher's press until the store had the step (None: never), and the students' part alone.
         r["click_to_store"] = {k: round(self.stored_at[k] - c, 2) if k in self.stored_at else None
-                               for k, c in sorted(self.clicks.items())}  # fmt: skip
-        from_store = [d - (self.stored_at[k] - self.clicks[k]) for k, row in per_step.items() if k in self.stored_at
+                               for k, c in sorted(starts.items())}  # fmt: skip
+        from_store = [d - (self.stored_at[k] - starts[k]) for k, row in per_step.items() if k in self.stored_at
                       for d in row]  # fmt: skip
         r["store_to_student"] = (
             pct(from_store, 0.5),
@@ -752,8 +802,11 @@ class Hall:
                           pct([s.acks[1][1] - s.sent[1][1] for s in joined if 1 in s.acks and 1 in s.sent], 0.95))  # fmt: skip
         r["_acked"] = acked
         r["panel_count"] = self.panel_counts[-1][1] if self.panel_counts else 0
+        poll_press = (
+            None if self.poll_open_click is None else self._pressed(self.panel_presses, self.poll_open_click)
+        )
         r["poll_on_panel_s"] = (
-            None if self.poll_on_panel is None else self.poll_on_panel - self.poll_open_click
+            None if self.poll_on_panel is None else self.poll_on_panel - (poll_press or self.poll_open_click)
         )
         ack_times = sorted(s.acks[1][1] for s in joined if 1 in s.acks)
         lags = []
@@ -776,6 +829,10 @@ class Hall:
             if not any(k >= last_step for k in s.arrived):
                 s.errors.append(f"last step shown {max(s.arrived, default=None)}; run_every timers {len(s.timers)};"
                                 f" last message {time.time() - s.last_message:.0f} s ago; {list(s.log)[-12:]}")  # fmt: skip
+        for s in joined:  # an answer sent and not acknowledged: what the student's page received last
+            if 1 in s.sent and 1 not in s.acks:
+                s.errors.append(f"answer {s.sent[1][0]} sent at {s.sent[1][1] % 1000:.2f}, no acknowledgement;"
+                                f" received last {list(s.log)[-14:]}")  # fmt: skip
         r["tab_events"] = self.tab_events
         r["errors"] = self.page_errors + [f"{s.nick}: {e}" for s in self.students for e in s.errors]
         r["closed"] = [f"{s.nick}: {s.closed}" for s in self.students if s.closed]
@@ -811,7 +868,12 @@ def verdict(r: dict, timing: bool = True) -> list[str]:
         out.append(f"the panel counted {r['panel_count']} of {len(stored)} stored answers"
                    f" (it showed: {r.get('panel_text', '?')[-200:]!r})")  # fmt: skip
     if r["poll_on_panel_s"] is None or (timing and r["poll_on_panel_s"] > HOLDS["panel_s"]):
-        out.append(f"the poll reached the panel after {r['poll_on_panel_s']} s")
+        shown = r["poll_on_panel_s"]
+        out.append(
+            "the poll never reached the panel"
+            if shown is None
+            else f"the poll reached the panel after {shown:.1f} s"
+        )
     if timing and r["panel_lag"][2] > HOLDS["panel_s"]:
         out.append(f"an answer reached the panel {r['panel_lag'][2]:.1f} s after its acknowledgement")
     if r["closed"]:
@@ -829,9 +891,14 @@ def report(r: dict, timing: bool = True) -> bool:
     print(f"joined {r['joined']} of {r['students']} in {r['join_s']:.1f} s (each: p50 {r['join_each_s'][0]:.2f} s,"
           f" p95 {r['join_each_s'][1]:.2f} s); per process {r['spread']}")  # fmt: skip
     f = r["follow"]
-    print(f"follow (click -> the step's chart on the page): p50 {f[0]:.2f} s, p95 {f[1]:.2f} s, max {f[2]:.2f} s;"
-          f" students who skipped a step {r['follow_skipped']}, never shown {r['follow_missing']}")  # fmt: skip
-    print(f"  the teacher's click -> the store has the step (s): {r['click_to_store']}")
+    print(f"follow (the teacher's press -> the step's chart on the page): p50 {f[0]:.2f} s, p95 {f[1]:.2f} s,"
+          f" max {f[2]:.2f} s; students who skipped a step {r['follow_skipped']}, never shown {r['follow_missing']}")  # fmt: skip
+    c = r["follow_from_call"]
+    print(f"  from the bench's click call instead (Playwright's checks first): p50 {c[0]:.2f} s, p95 {c[1]:.2f} s,"
+          f" max {c[2]:.2f} s")  # fmt: skip
+    print(f"  the teacher's press -> the store has the step (s): {r['click_to_store']}")
+    print("  of which (s): the bench's call -> the page's press / -> the page sent it / -> the store: "
+          + ", ".join(f"{k}: {a}/{b}/{c}" for k, (a, b, c) in r.get("click_parts", {}).items()))  # fmt: skip
     g = r["store_to_student"]
     print(
         f"  the store has the step -> the student has it: p50 {g[0]:.2f} s, p95 {g[1]:.2f} s, max {g[2]:.2f} s"
@@ -840,7 +907,7 @@ def report(r: dict, timing: bool = True) -> bool:
     print(f"answers: sent {r['answers_sent']}, acknowledged {r['answers_acked']} (send -> ack p50 {r['ack_delay'][0]:.2f} s,"
           f" p95 {r['ack_delay'][1]:.2f} s), stored {len(r['stored'])}, counted on the teacher's panel {r['panel_count']}")  # fmt: skip
     print(f"teacher's panel: the poll shown {r['poll_on_panel_s'] if r['poll_on_panel_s'] is None else round(r['poll_on_panel_s'], 2)} s"
-          f" after the click; each acknowledged answer counted there after p50 {r['panel_lag'][0]:.2f} s,"
+          f" after the press; each acknowledged answer counted there after p50 {r['panel_lag'][0]:.2f} s,"
           f" p95 {r['panel_lag'][1]:.2f} s, max {r['panel_lag'][2]:.2f} s")  # fmt: skip
     idle = {k: v[0] for k, v in r.get("idle_cpu", {}).items() if re.fullmatch(r"r\d+", k)}
     if idle:
@@ -868,19 +935,32 @@ def report(r: dict, timing: bool = True) -> bool:
     return not wrong
 
 
+QUIET_LOAD, QUIET_WAIT_S = 1.5, 180.0
+
+
+def wait_for_quiet() -> None:
+    """Until the 1-minute load average is under QUIET_LOAD (at most QUIET_WAIT_S; the run then says
+    the load it started at, as every run does)."""
+    deadline = time.monotonic() + QUIET_WAIT_S
+    while os.getloadavg()[0] >= QUIET_LOAD and time.monotonic() < deadline:
+        time.sleep(5)
+
+
 def table(rows: list[dict]) -> None:
     r0 = rows[0]
     print(f"\n{r0['replicas']} app processes behind HAProxy, {r0['store']}, the clients on the same machine"
           f" ({os.cpu_count()} cores)")  # fmt: skip
-    print("\n| students | follow p50 / p95 / max (s) | answers acknowledged / stored / on the panel |"
-          " CPU per app process during steps (avg / 1-s peak) | load average before → after | what went wrong |")  # fmt: skip
-    print("|---|---|---|---|---|---|")
+    print("\n| students | follow p50 / p95 / max (s) | p95 from the bench's call (s) | poll on the panel (s) |"
+          " answers acknowledged / stored / on the panel | CPU per app process during steps (avg / 1-s peak) |"
+          " load average before → after | what went wrong |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         apps = [v for k, v in r["cpu"].items() if re.fullmatch(r"r\d+", k)]
         cpu = ", ".join(f"{a:.0f} % / {p:.0f} %" for a, p in apps)
         wrong = "; ".join(verdict(r)) or "–"
+        panel = "–" if r["poll_on_panel_s"] is None else f"{r['poll_on_panel_s']:.1f}"
         print(f"| {r['students']} | {r['follow'][0]:.1f} / {r['follow'][1]:.1f} / {r['follow'][2]:.1f} |"
-              f" {r['answers_acked']} / {len(r['stored'])} / {r['panel_count']} | {cpu} |"
+              f" {r['follow_from_call'][1]:.1f} | {panel} | {r['answers_acked']} / {len(r['stored'])} / {r['panel_count']} | {cpu} |"
               f" {r['load_before'][0]:.1f} → {r['load_after'][0]:.1f} | {wrong} |")  # fmt: skip
 
 
@@ -930,6 +1010,8 @@ def main(argv=None) -> int:
     rows = []
     for n in TABLE_NS if args.table else (args.students,):
         args.students = n
+        if args.table:  # each run starts on a quiet machine: the previous run's load first dies down
+            wait_for_quiet()
         r = asyncio.run(one_run(args))
         ok = report(r, timing=not args.smoke)
         rows.append(r)

@@ -1,8 +1,8 @@
 """One store query per class per fraction of a second, however many students' pages ask.
 
-Every student page checks once a second whether the teacher's view or the poll changed
-(:meth:`ClassStore.pulse`). With 30 students in one process that was 30 queries a second for the
-same row. :class:`PulseCache` keeps each session's last pulse for ``ttl_s`` seconds and shares it
+The class bell of each process (classroom/bell.py) and every student page's own check (every few
+seconds) ask whether the teacher's view or the poll changed (:meth:`ClassStore.pulse`). With 30
+students in one process checking once a second, that was 30 queries a second for the same row. :class:`PulseCache` keeps each session's last pulse for ``ttl_s`` seconds and shares it
 between the threads (Streamlit sessions) of one process; one thread refreshes an expired entry
 while the others wait on that session's lock for the result instead of querying too.
 

@@ -190,6 +190,10 @@ def test_hall_smoke_follows_answers_and_counts(tmp_path) -> None:
     (r,) = json.loads(out.read_text())
     assert r["students"] == r["joined"] == 20
     assert r["follow_missing"] == 0 and len(r["follow_per_step"]) == 2
+    # Each step counts from the press the presenter's page got, read in the page (not the bench's call)
+    assert len(r["click_parts"]) == 2 and all(
+        call_to_press is not None for call_to_press, _, _ in r["click_parts"].values()
+    )
     assert r["answers_sent"] == r["answers_acked"] == len(r["stored"]) == r["panel_count"] == 20
     assert sum(r["spread"].values()) == 20 and len(r["spread"]) == 2  # both processes took students
     assert all(v > 0 for v in r["rss"].values())

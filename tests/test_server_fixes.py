@@ -10,6 +10,7 @@ import asyncio
 import copy
 import logging
 import threading
+from types import SimpleNamespace
 
 import pytest
 import streamlit
@@ -27,16 +28,23 @@ def test_all_fixes_are_installed_on_the_pinned_streamlit():
         "theme_cache",
         "batched_wakeups",
         "same_page_fragments",
+        "hash_holding_lock",
+        "run_ids",
     }
     # both wrap request_rerun: the page check outside, so a tick is checked when it arrives
     assert app_session.AppSession.request_rerun._attention_lab_fixes == (
         "deferred_rerun",
         "same_page_fragments",
     )
+    from streamlit import util
+    from streamlit.runtime.scriptrunner_utils import run_descriptor
+
     for patched in (
         app_session.AppSession.request_rerun,
         app_session.AppSession._call_soon_on_event_loop,
         app_session._populate_theme_msg,
+        util.calc_hash,
+        run_descriptor._generate_scriptrun_id,
     ):
         assert getattr(patched, "_attention_lab", False)
 
@@ -377,3 +385,51 @@ def test_the_installed_request_rerun_drops_the_tick_and_streamlits_own_would_run
     s = session()
     without_check(s, _client_state(fragment="live-panel", page="class-panel"))
     assert s._scriptrunner.got == [("class-panel", "live-panel")]
+
+
+class _Hasher:
+    """Streamlit's hasher, noting the size of each piece it is fed."""
+
+    def __init__(self, pieces: list[int]) -> None:
+        import hashlib
+
+        self._h, self._pieces = hashlib.blake2b(digest_size=16), pieces
+
+    def update(self, data) -> None:
+        self._pieces.append(len(data))
+        self._h.update(data)
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()
+
+
+@pytest.mark.parametrize("size", [0, 1, 2046, 2047, 2048, 4094, 4095, 100_003])
+def test_a_message_hash_is_the_same_digest_fed_in_pieces_hashlib_hashes_holding_the_lock(size):
+    from streamlit import util
+
+    data = bytes(range(256)) * (size // 256 + 1)
+    data = data[:size]
+    pieces: list[int] = []
+    streamlits = getattr(util.calc_hash, "__wrapped__", util.calc_hash)  # (installed by another test)
+    stand_in = SimpleNamespace(calc_hash=streamlits, create_fast_hasher=lambda: _Hasher(pieces))
+    original = stand_in.calc_hash
+    assert server_fixes._install_hash_holding_lock(stand_in)
+    assert stand_in.calc_hash(data) == original(data)  # Streamlit's own digest, to the letter
+    assert stand_in.calc_hash(data.decode("latin-1")) == original(data.decode("latin-1"))
+    assert max(pieces, default=0) < 2048  # hashlib keeps the interpreter lock below 2048 bytes
+    assert sum(pieces) == len(data) + len(data.decode("latin-1").encode("utf-8"))  # all of it, both times
+    assert server_fixes._install_hash_holding_lock(stand_in)  # twice: installed once
+    assert stand_in.calc_hash.__wrapped__ is original
+
+
+def test_a_runs_id_is_a_fresh_uuid_without_a_system_call(monkeypatch):
+    import os
+    import uuid
+
+    stand_in = SimpleNamespace(_generate_scriptrun_id=lambda: "the original")
+    assert server_fixes._install_run_ids(stand_in)
+    monkeypatch.setattr(os, "urandom", lambda n: (_ for _ in ()).throw(AssertionError("a system call")))
+    ids = [stand_in._generate_scriptrun_id() for _ in range(2000)]
+    assert len(set(ids)) == len(ids)
+    assert all(uuid.UUID(i).version == 4 and str(uuid.UUID(i)) == i for i in ids)
+    assert not server_fixes._install_run_ids(SimpleNamespace())  # a Streamlit without the name

@@ -21,6 +21,7 @@ import streamlit as st
 from attention_ui import assets
 from attention_ui.classroom.settings import TABLE
 from classroom import ClassError, StoreSettings, open_store
+from classroom.bell import Bell
 from classroom.client import PROXY_HEADER, client_address, proxy_proven
 from classroom.pulse_cache import PulseCache
 
@@ -74,6 +75,18 @@ store.clear = _forget_store  # as for a cached function: the next call opens the
 def pulses() -> PulseCache:
     """The class pulses every student page of this process checks, shared (classroom/pulse_cache.py)."""
     return PulseCache(lambda session_id: store().pulse(session_id))  # the store as configured now
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def bell() -> Bell | None:
+    """The bell that rings this process's student pages when their class moves on (classroom/bell.py),
+    started on first use; None where this Streamlit cannot ring a page (attention_ui/classroom/ring.py):
+    the pages' own checks then follow the class alone."""
+    from attention_ui.classroom import ring
+
+    if not ring.available():
+        return None
+    return Bell(pulses().get, ring.ring).start()
 
 
 def store_or_error(t):

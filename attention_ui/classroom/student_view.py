@@ -1,9 +1,10 @@
 """A student's phone: join with the code, follow the teacher's step, answer the open poll.
 
-A 1-s fragment checks whether the teacher's view or the poll moved on and redraws the page only
-then. The check reads the class's pulse from a cache shared by every session of the server process
-(classroom/pulse_cache.py: one store query per class per quarter second, however many students),
-and compares it with what this page last drew. A student can step away (their own step) and
+When the teacher's view or the poll moves on, the class bell of the server process rings the page
+(classroom/bell.py: one store query per class per quarter second, however many students), which
+starts the page's full run from the server. A slower fragment (every FOLLOW_REFRESH_S) makes the
+same check from the page, as the fallback: it reads the class's pulse from the cache the bell
+shares (classroom/pulse_cache.py) and compares it with what this page last drew. A student can step away (their own step) and
 come back to the teacher's with one button. They see their own answer, never anyone else's, and
 the right answer and the class's share only after the reveal.
 """
@@ -15,18 +16,22 @@ import time
 import streamlit as st
 
 from attention_ui import assets, kit
-from attention_ui.classroom import code_polls, follow, questions, shared_slide, state
+from attention_ui.classroom import code_polls, follow, questions, ring, shared_slide, state
 from attention_ui.classroom.settings import TABLE
 from attention_ui.playground import steps_view
 from classroom import NICKNAME_MAX, ClassError
 from classroom.model import BLANK_LETTERS, Pulse
 from classroom.pulse_cache import moved_on, progress
 
-FOLLOW_REFRESH_S = 1.0  # the teacher's change reaches the phone within about this plus one redraw
+# The page's own check, the fallback to the bell: a page that the bell does not ring (a Streamlit
+# without the names classroom ring reads; a ring lost on its way) follows within this plus one redraw.
+# Each check is a script run (about 2.3 ms of a process's time: at 1 s, 150 students cost a third of
+# a core while nothing changed, bench/RESULTS.md).
+FOLLOW_REFRESH_S = 4.0
 SEEN_KEY, AWAY_KEY, OWN_STEP_KEY = TABLE.key("seen"), TABLE.key("away"), TABLE.key("own_step")
 DRAWING_KEY = TABLE.key("drawing")  # set while a full run draws the page (see watcher)
 RESYNC_KEY = TABLE.key("resync")  # the watchdog's box (its hidden button: TABLE.key("resync_now"))
-WATCHDOG_QUIET_S = 8  # a following page that has sent no rerun request for this long redraws itself
+WATCHDOG_QUIET_S = 3 * FOLLOW_REFRESH_S  # a following page that asked for no run this long redraws itself
 WATCHDOG_MISMATCH_S = 3  # ... and one that shows another state than it should for this long
 DRAWN_PREFIX, EXPECT_PREFIX = (
     TABLE.family("drawn") + "_",
@@ -34,7 +39,7 @@ DRAWN_PREFIX, EXPECT_PREFIX = (
 )  # markers: what the page shows / should show
 DRAWN_AT_KEY = TABLE.key("drawn_at")  # when this session's last full run ended (time.monotonic)
 DRAWN_STEP_KEY = TABLE.key("drawn_step")  # the teacher's step that run drew (its caption says it)
-EXPECT_FOR_S = 15  # after a full run, the watcher's ticks say for this long what the page should show
+EXPECT_FOR_S = 5 * FOLLOW_REFRESH_S  # after a full run, the watcher's ticks say this long what it should show
 ASK_BYTES = 32  # a longer message from the page is a rerun request (a tick's: ~200 B; a heartbeat: one flag)
 CODE_PARAM_MAX = 64
 PRESENCE_KEY, PRESENCE_EVERY_S = TABLE.key("presence_at"), 20.0  # see present()
@@ -102,7 +107,7 @@ def join_form(t) -> None:
 
 
 def watcher(me: dict) -> None:
-    """Once a second: has the class moved past what this page drew? Then redraw the whole page.
+    """Every FOLLOW_REFRESH_S: has the class moved past what this page drew? Then redraw the whole page.
 
     Drawn in a slot made at the top of the page, so the fragment's position (and so its id) is
     the same in every run and on every server process, whatever the page above it shows; and
@@ -159,7 +164,7 @@ def draw_marker(prefix: str, seen, tail: str = "") -> None:
 # ignores events from a runner that is no longer the session's current one). In the 30-student
 # bench runs (bench/RESULTS.md "Live class, part 2") 0-7 full runs per class lost their end that
 # way, twice the run's auto-rerun message: that page had got the start of the run, which clears the
-# watcher's 1-s timer in the browser, but not the message that sets it again, so it stopped
+# watcher's timer in the browser, but not the message that sets it again, so it stopped
 # following (1 page in 150 before this watchdog). A page can also lose a run's drawing while the
 # server counts it as drawn.
 #
@@ -207,16 +212,18 @@ def _send(me: dict, poll_id: str, key: str, names: list[str]) -> None:
     )
 
 
-def poll_box(t, me: dict) -> tuple[int | None, str | None]:
+def poll_box(t, me: dict, latest) -> tuple[int | None, str | None]:
     """The latest poll of the class (if any) as this student sees it; returns its (number, state).
 
     A fragment: choosing an option and sending it rerun only this box, not the slide below (its
-    charts), so a class answering at once costs the server and the phones a box each."""
+    charts), so a class answering at once costs the server and the phones a box each. The page's
+    full run passes the poll it has just read (``latest``); the box's own runs read it again."""
     drawn: dict = {}
+    first = [latest]
 
     @st.fragment
     def box() -> None:
-        p = state.store().student_poll(me["sid"], me["token"])
+        p = first.pop() if first else state.store().student_poll(me["sid"], me["token"])
         drawn["poll"] = (None, None) if p is None else (p.seq, p.state)
         if p is not None:
             _draw_poll(t, me, p)
@@ -323,6 +330,9 @@ _JOINED_HEAD_CSS = assets.style("class_joined_head.css")
 
 def page(t) -> None:
     slot = st.container()  # first, so the watcher's fragment id never depends on what follows
+    bell, here = state.bell(), ring.here()
+    if bell is not None and here is not None:
+        bell.leave(here[0])  # until this run says what it drew (a run that stops early: not following)
     if st.session_state.pop(TABLE.key("student_cookie"), False):
         me = st.session_state.get(state.STUDENT_KEY)
         if me:
@@ -337,7 +347,11 @@ def page(t) -> None:
         head.title(t("class.join_title"))
         join_form(t)
         return
-    pulse = db.pulse(me["sid"])  # a full run reads the store itself; only the watcher shares pulses
+    # Whether the class still runs: the pulse the bell and the watcher share (at most PULSE_SHARE_S
+    # old; a class that ended that recently is drawn once more, and then its end rings the page).
+    # Each store query here is a few system calls that wait for the interpreter lock again when a
+    # hall's pages redraw at once.
+    pulse = state.pulses().get(me["sid"])
     if pulse is None or not pulse.live:
         head.title(t("class.join_title"))
         st.info(t("class.over_student"))
@@ -360,10 +374,10 @@ def page(t) -> None:
     # poll pushed the chart to 590 px of a 844-px phone (issue 42 point 6).
     on_top = latest is not None and (latest.state == "open" or latest.step == int(view.get("step", 1)))
     if on_top:
-        seq, poll_state = poll_box(t, me)
+        seq, poll_state = poll_box(t, me, latest)
     teacher_step = slide(t, me, head, view)
     if not on_top:
-        seq, poll_state = poll_box(t, me)
+        seq, poll_state = poll_box(t, me, latest)
     # Who and where, after the step: the student reads them once, the chart at every step.
     st.caption(t("class.in_class", code=state.format_code(me["code"])))
     if me.get("nick"):
@@ -375,3 +389,5 @@ def page(t) -> None:
     st.session_state[DRAWN_STEP_KEY] = teacher_step
     with box:
         draw_marker(DRAWN_PREFIX, seen)
+    if bell is not None and here is not None:  # the bell rings this page when the class moves past it
+        bell.follow(here[0], me["sid"], here[1], seen)
