@@ -347,11 +347,9 @@ def page(t) -> None:
         head.title(t("class.join_title"))
         join_form(t)
         return
-    # Whether the class still runs: the pulse the bell and the watcher share (at most PULSE_SHARE_S
-    # old; a class that ended that recently is drawn once more, and then its end rings the page).
-    # Each store query here is a few system calls that wait for the interpreter lock again when a
-    # hall's pages redraw at once.
-    pulse = state.pulses().get(me["sid"])
+    # Whether the class still runs, read from the store: the pulse the bell shares may be a quarter
+    # second old, and a page run just after the class ended must say so (tests/test_class_pages.py).
+    pulse = db.pulse(me["sid"])
     if pulse is None or not pulse.live:
         head.title(t("class.join_title"))
         st.info(t("class.over_student"))
