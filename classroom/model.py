@@ -242,3 +242,14 @@ class StudentPoll:
     correct: int | None
     share_right: float | None
     step: int = 0  # the presenter step the poll was opened at
+
+
+@dataclass(frozen=True)
+class StudentPage:
+    """What a student's full run reads (ClassStore.student_page): the class's pulse and, while the
+    class is live, the view at ``view_rev`` and the latest poll as this student sees it."""
+
+    pulse: Pulse
+    view_rev: int | None
+    view: dict | None
+    poll: StudentPoll | None

@@ -390,6 +390,34 @@ def test_the_view_changes_its_revision_only_when_it_changes(store):
     assert err.value.key == "class.err_too_big" and store.pulse(s.session_id).view_rev == 2
 
 
+def test_a_students_page_reads_pulse_view_and_poll_in_one_transaction(store, monkeypatch):
+    s = started(store)
+    a, b = joined(store, s), joined(store, s)
+    store.set_view(s.session_id, s.teacher_token, {"step": 5, "text": "the cat"})
+    p = poll(store, s)
+    store.answer(s.session_id, a.student_token, p.poll_id, 3)
+    transactions = []
+    enter = store._transaction
+    monkeypatch.setattr(store, "_transaction", lambda write: transactions.append(write) or enter(write))
+    for who in (a, b):
+        page = store.student_page(s.session_id, who.student_token)
+        assert transactions == [False]  # one read transaction, not three
+        transactions.clear()
+        assert page.pulse == store.pulse(s.session_id)
+        assert (page.view_rev, page.view) == store.student_view(s.session_id, who.student_token)
+        assert page.poll == store.student_poll(s.session_id, who.student_token)
+        transactions.clear()
+    assert (page.view, page.poll.my_choice) == ({"step": 5, "text": "the cat"}, None)  # b's own, not a's
+    assert store.student_page(s.session_id, a.student_token).poll.my_choice == 3
+    with pytest.raises(ClassError):
+        store.student_page(s.session_id, "not-a-student-token-at-all")
+    assert store.student_page("no such class", a.student_token) is None
+    assert store.student_page(None, a.student_token) is None
+    store.end_session(s.session_id, s.teacher_token)
+    over = store.student_page(s.session_id, "not-a-student-token-at-all")  # over: nothing more is read
+    assert over.pulse.live is False and (over.view_rev, over.view, over.poll) == (None, None, None)
+
+
 def test_export_names_only_students_who_gave_a_nickname(store):
     s = started(store)
     a, b = joined(store, s, "Alice"), joined(store, s)
