@@ -1,12 +1,12 @@
-"""Six changes to Streamlit 1.67's server, installed once per process by app.py.
+"""Eight changes to Streamlit 1.67's server, installed once per process by app.py.
 
-The first three and the last two were found with the lecture-hall bench (bench/hall.py; the figures
+The first three and the last four were found with the lecture-hall bench (bench/hall.py; the figures
 are in bench/RESULTS.md, "A lecture hall of 300"), the fourth by a live-class browser test. They apply to
 every session of the process (the app's normal pages share the server with a class), so each one
 keeps Streamlit's behaviour for any session it does not need to change. All touch private names of
 the pinned Streamlit: each installs itself only where those names are as this module expects and
 otherwise leaves Streamlit as it is (:func:`install` says which it installed, and logs the others
-once; a test checks that all six are installed with the pinned version, so an upgrade has to look
+once; a test checks that all eight are installed with the pinned version, so an upgrade has to look
 at them again). ``ATTENTION_LAB_SERVER_FIXES`` (a
 comma-separated subset, or ``none``) is for A/B runs of the bench only.
 
@@ -65,6 +65,32 @@ comma-separated subset, or ``none``) is for A/B runs of the bench only.
    lock meanwhile: 9 % of the same runs' time. The id only tells one run's messages from another's
    (it is no secret and no key), so here it comes from a generator seeded once per process from
    the system's random source.
+
+7. **The option read for every message is read without the configuration's lock.** For each
+   message a run sends, Streamlit's ``populate_hash_if_needed`` reads
+   ``global.minCachedMessageSize`` through ``config.get_option``, which takes the configuration's
+   lock (a ``threading.RLock``) to find the options table. 150 students' runs at once take turns at
+   that lock: 10 % of an app process's samples at 300 students were threads waiting there (py-spy,
+   bench/RESULTS.md). Here that one read, in that one module, takes the option from the table
+   Streamlit has parsed, without the lock; every other read, and every module's other use of the
+   configuration, goes through Streamlit as before. Streamlit fills a new table in place only when
+   it parses the configuration again, at start and when a config file changes while its file
+   watcher runs (it does not: ``server.fileWatcherType = "none"``); a read during such a parse would
+   find the option's default, and the app sets no other value for it.
+
+8. **A fragment run that ended still says so when the next run starts before it is sent.** When a
+   run starts, Streamlit clears the session's queue of messages not yet sent to the browser, and
+   marks every ``script_finished`` still in it as "finished early for rerun", a fragment run's
+   successful end included, even when the new run is another fragment's and drops none of the
+   queued messages. The browser then keeps the elements the finished run did not draw again
+   (shown faded) until that fragment's next successful run. The class bell reruns a student page's
+   live part (attention_ui/classroom/ring.py); its watcher's tick or a poll answer arriving during
+   that run started the next run at once, and at 300 students most pages kept the last step's
+   leftovers and ended each such run "early" (the bench counted 359 steps as never shown). Here,
+   when a fragment run's start drops none of the queued messages, a queued "fragment run finished
+   successfully" stays as it is: every message of that run goes out, in order, before the next
+   run's. When the start does drop some (the new run redraws a fragment the queued messages drew),
+   Streamlit's own marking stands.
 
 Another change, at most two joined students' script runs at once per process, was taken out: no
 recorded figure showed it helping, and bench/student_slots.py showed 150 runs finishing later behind
@@ -310,11 +336,87 @@ def _install_run_ids(module=None) -> bool:
     return True
 
 
+CACHED_SIZE_OPTION = "global.minCachedMessageSize"  # read for every message a run sends
+
+
+class _MessageCacheConfig:
+    """``streamlit.config`` as seen by Streamlit's forward_msg_cache: the one option it reads for
+    every message without the configuration's lock; every other name is the module's own."""
+
+    def __init__(self, config) -> None:
+        self._config = config
+
+    def get_option(self, key: str):
+        if key == CACHED_SIZE_OPTION:
+            options = self._config._config_options
+            option = options.get(key) if options else None
+            if option is not None:
+                return option.value
+        return self._config.get_option(key)
+
+    def __getattr__(self, name: str):
+        return getattr(self._config, name)
+
+
+def _install_unlocked_size_option(cache_module=None) -> bool:
+    """On ``cache_module`` (Streamlit's forward_msg_cache; a test passes a stand-in): its ``config``
+    is a :class:`_MessageCacheConfig` over the real one."""
+    from streamlit.runtime import forward_msg_cache
+
+    cache_module = cache_module or forward_msg_cache
+    config = getattr(cache_module, "config", None)
+    if isinstance(config, _MessageCacheConfig):
+        return True
+    if (
+        config is None
+        or not hasattr(config, "_config_options")
+        or not callable(getattr(config, "get_option", None))
+    ):
+        return False
+    cache_module.config = _MessageCacheConfig(config)
+    return True
+
+
+def _install_finished_fragment_runs(queue_class=None) -> bool:
+    """On ``queue_class`` (Streamlit's ForwardMsgQueue; a test passes a stand-in with the same names): a
+    fragment run's FINISHED_FRAGMENT_RUN_SUCCESSFULLY stays so when the next run starts while it is
+    still queued and that start drops none of the queued messages."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from streamlit.runtime.forward_msg_queue import ForwardMsgQueue
+
+    queue_class = queue_class or ForwardMsgQueue
+    original = queue_class.clear
+    if getattr(original, "_attention_lab", False):
+        return True
+    if not _assigns(queue_class, "_queue"):
+        return False
+    done = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+
+    def clear(self, retain_lifecycle_msgs: bool = False, fragment_ids_this_run=None) -> None:
+        if not retain_lifecycle_msgs or fragment_ids_this_run is None:
+            original(self, retain_lifecycle_msgs, fragment_ids_this_run)
+            return
+        queued = len(self._queue)
+        ended = [
+            m for m in self._queue if m.WhichOneof("type") == "script_finished" and m.script_finished == done
+        ]
+        original(self, retain_lifecycle_msgs, fragment_ids_this_run)
+        if len(self._queue) == queued:  # every message of the finished run still goes out, in order
+            for msg in ended:
+                msg.script_finished = done
+
+    clear._attention_lab = True
+    clear.__wrapped__ = original
+    queue_class.clear = clear
+    return True
+
+
 # Installed in this order: the page check wraps the deferral, so a tick is checked when it arrives.
 FIXES = {"deferred_rerun": _install_deferred_rerun, "theme_cache": _install_theme_cache,
          "batched_wakeups": _install_batched_wakeups,
          "same_page_fragments": _install_same_page_fragments, "hash_holding_lock": _install_hash_holding_lock,
-         "run_ids": _install_run_ids}  # fmt: skip
+         "run_ids": _install_run_ids, "unlocked_size_option": _install_unlocked_size_option,
+         "finished_fragment_runs": _install_finished_fragment_runs}  # fmt: skip
 ENV = "ATTENTION_LAB_SERVER_FIXES"  # for A/B runs of the bench only: a comma-separated subset, or "none"
 
 

@@ -24,8 +24,8 @@ tick sends a ``rerun_script`` with the fragment's id, ``is_auto_rerun``, its wid
 hashes of the large messages it keeps (Streamlit then sends a reference instead of a chart it
 already has). It takes a run the server starts by itself (the class bell's ring,
 attention_ui/classroom/ring.py) as a page does: the run's messages are the news. When
-a poll opens it waits a few seconds (seeded), picks option i mod n (a fragment rerun of the poll
-box, as the radio does), then presses Send (a second one, with the button's trigger) and waits for
+a poll opens it waits a few seconds (seeded), picks option i mod n (a fragment rerun of the page's
+live part, as the radio does), then presses Send (a second one, with the button's trigger) and waits for
 the page's acknowledgement ("Answer B received").
 
 The teacher is a real Chromium: it starts the class on the class page, moves the step in

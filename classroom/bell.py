@@ -7,9 +7,10 @@ second before a page even asks. Here one thread per process reads the pulse of e
 pages of this process follow, every ``period_s`` (from the shared :class:`PulseCache`: one store
 query per class, however many students), and rings each page that has drawn less than the class
 now shows. The ring (given by the caller: the app's is attention_ui/classroom/ring.py) starts that
-page's full run from the server. The page's own slower check stays, as the fallback.
+page's run from the server: of only the part that shows the class (a fragment) when the page named
+one. The page's own slower check stays, as the fallback.
 
-A page says what it drew at the end of each full run (:meth:`Bell.follow`); a page that rang is
+A page says what it drew at the end of each run that drew the class (:meth:`Bell.follow`); a page that rang is
 not rung again for the same state for ``ring_again_s`` (its run is drawing it), then once more if
 it still has not said it drew it (a run that was lost or failed). A ring that finds the page gone
 (closed, on another page of the app) drops it. Nothing here imports Streamlit.
@@ -43,6 +44,7 @@ class _Follower:
     class_id: str
     page: str  # the caller's name for the page the session showed (a ring checks it still does)
     drawn: Progress
+    fragment: str = ""  # the part of the page a ring reruns ("" : the whole page)
     rung: Progress | None = None
     rung_at: float = 0.0
 
@@ -51,10 +53,10 @@ class Bell:
     """``follow(session, class, page, drawn)`` after each drawing; ``check()`` rings those behind.
 
     ``pulse_of(class_id)``: the class's pulse (may be up to a fraction of a second old);
-    ``ring(session, page)``: start that session's run; False when the session is gone or shows
-    another page (it is then dropped)."""
+    ``ring(session, page, fragment)``: start that session's run (of ``fragment`` if not ""); False
+    when the session is gone or shows another page (it is then dropped)."""
 
-    def __init__(self, pulse_of: Callable[[str], Pulse | None], ring: Callable[[str, str], bool], *,
+    def __init__(self, pulse_of: Callable[[str], Pulse | None], ring: Callable[[str, str, str], bool], *,
                  period_s: float = PULSE_SHARE_S, ring_again_s: float = RING_AGAIN_S,
                  clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
         self._pulse_of, self._ring = pulse_of, ring
@@ -65,13 +67,14 @@ class Bell:
         self._stop = threading.Event()
         self.rings = 0  # rings made (tests and the bench read it)
 
-    def follow(self, session_id: str, class_id: str, page: str, drawn: Progress) -> bool:
-        """This session's page has drawn ``drawn`` of ``class_id``; False if the bell is full."""
+    def follow(self, session_id: str, class_id: str, page: str, drawn: Progress, fragment: str = "") -> bool:
+        """This session's page has drawn ``drawn`` of ``class_id`` (in its part ``fragment``, which
+        a ring reruns; "" for the whole page); False if the bell is full."""
         with self._lock:
             old = self._followers.get(session_id)
             if old is None and len(self._followers) >= MAX_FOLLOWERS:
                 return False
-            f = _Follower(class_id, page, tuple(drawn))
+            f = _Follower(class_id, page, tuple(drawn), fragment)
             if (
                 old is not None
                 and old.class_id == class_id
@@ -106,7 +109,7 @@ class Bell:
                 if f.rung == now_at and now - f.rung_at < self.ring_again_s:
                     continue  # its run is drawing this state
                 try:
-                    alive = self._ring(session_id, f.page)
+                    alive = self._ring(session_id, f.page, f.fragment)
                 except Exception:  # a ring that fails must not stop the others
                     _LOG.exception("ringing session %s failed", session_id)
                     alive = False

@@ -28,16 +28,18 @@ class Hall:
         self.pulses: dict[str, Pulse | None] = {}
         self.asked: list[str] = []
         self.rung: list[tuple[str, str]] = []
+        self.fragments: list[str] = []  # the part of the page each ring asked to rerun
         self.gone: set[str] = set()
 
     def pulse_of(self, class_id: str) -> Pulse | None:
         self.asked.append(class_id)
         return self.pulses.get(class_id)
 
-    def ring(self, session_id: str, page: str) -> bool:
+    def ring(self, session_id: str, page: str, fragment: str) -> bool:
         if session_id in self.gone:
             return False
         self.rung.append((session_id, page))
+        self.fragments.append(fragment)
         return True
 
 
@@ -131,6 +133,17 @@ def test_a_page_gone_or_left_is_dropped(hall) -> None:
     assert ("s2", "join") not in h.rung and ("s3", "join") not in h.rung
 
 
+def test_a_ring_asks_for_the_part_of_the_page_its_last_drawing_named(hall) -> None:
+    h, bell, clock = hall
+    h.pulses["C"] = at(2)
+    bell.follow("s1", "C", "join", progress(at(1)), fragment="live")
+    bell.follow("s2", "C", "join", progress(at(1)))  # a whole-page drawing: a whole-page ring
+    assert bell.check() == ["s1", "s2"] and h.fragments == ["live", ""]
+    bell.follow("s1", "C", "join", progress(at(1)))  # a full run drew it next, and named no part
+    clock.now += 3.0
+    assert bell.check() == ["s1", "s2"] and h.fragments[2:] == ["", ""]
+
+
 def test_a_ring_that_raises_is_logged_and_the_others_are_rung(hall, caplog) -> None:
     h, bell, _ = hall
     h.pulses["C"] = at(2)
@@ -138,10 +151,10 @@ def test_a_ring_that_raises_is_logged_and_the_others_are_rung(hall, caplog) -> N
     bell.follow("good", "C", "join", progress(at(1)))
     real = h.ring
 
-    def ring(session_id: str, page: str) -> bool:
+    def ring(session_id: str, page: str, fragment: str) -> bool:
         if session_id == "bad":
             raise RuntimeError("no loop")
-        return real(session_id, page)
+        return real(session_id, page, fragment)
 
     bell._ring = ring
     assert bell.check() == ["good"]
@@ -166,7 +179,7 @@ def test_the_bells_thread_rings_and_survives_a_failing_store() -> None:
             raise OSError("database is locked")  # one failed round: the thread goes on
         return at(2)
 
-    bell = Bell(pulse_of, lambda sid, page: rang.set() or True, period_s=0.01)
+    bell = Bell(pulse_of, lambda sid, page, fragment: rang.set() or True, period_s=0.01)
     bell.follow("s1", "C", "join", progress(at(1)))
     bell.start()
     try:

@@ -323,6 +323,49 @@ def test_the_watchers_fragment_id_is_the_same_whatever_the_page_shows(class_stor
     assert len(seen) >= 8 and len(set(seen)) == 1, seen
 
 
+def test_a_joined_page_asks_the_bell_to_ring_only_its_live_part(class_store, monkeypatch):
+    """The bell's ring reruns the fragment that draws the class (student_view.live), not the app:
+    the page hands the bell that fragment's id, in a full run and in the fragment's own runs."""
+    from streamlit.runtime import fragment as st_fragment
+
+    ids: dict[str, set] = {}
+    real = st_fragment._make_fragment_identity
+
+    def spy(func, **kwargs):
+        identity = real(func, **kwargs)
+        if func.__module__ == "attention_ui.classroom.student_view":
+            ids.setdefault(func.__name__, set()).add(identity.fragment_id)
+        return identity
+
+    class Bell:
+        def __init__(self):
+            self.follows, self.left = [], []
+
+        def follow(self, session_id, class_id, page, drawn, fragment=""):
+            self.follows.append((class_id, drawn, fragment))
+            return True
+
+        def leave(self, session_id):
+            self.left.append(session_id)
+
+    bell = Bell()
+    monkeypatch.setattr(st_fragment, "_make_fragment_identity", spy)
+    monkeypatch.setattr(state, "bell", lambda: bell)
+    teacher, cls = start_class()
+    phone = join(cls["code"], "Ann")
+    phone.run()
+    phone.button(key="cls_explore").click().run()  # a button of the live part
+    no_exception(phone)
+    (live,) = ids["part"]  # one place on the page, whatever the run
+    assert set(ids) == {"watch", "part"} and live not in ids["watch"]  # the poll is part of the live part
+    assert len(bell.follows) >= 3 and {f[2] for f in bell.follows} == {live}
+    assert {f[0] for f in bell.follows} == {cls["sid"]} and bell.left
+    class_store.end_session(cls["sid"], cls["token"])
+    follows = len(bell.follows)
+    phone.run()
+    assert "over" in visible(phone) and len(bell.follows) == follows  # an ended class is not followed
+
+
 def class_with_one_answer(class_store):
     """A class with an open poll that one phone answered (option A): (teacher page, class, poll)."""
     teacher, cls = start_class()

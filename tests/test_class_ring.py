@@ -28,6 +28,10 @@ class Session:
         self._state = AppSessionState.APP_NOT_RUNNING
         self._scriptrunner = None
         self.reruns: list[ClientState] = []
+        self.fragments: set[str] = set()  # the fragments the session holds
+
+    def has_fragment(self, fragment_id: str) -> bool:
+        return fragment_id in self.fragments
 
     def request_rerun(self, client_state) -> None:
         self.reruns.append(client_state)
@@ -61,6 +65,26 @@ def test_a_ring_reruns_the_page_it_was_meant_for_on_the_sessions_loop(monkeypatc
         assert ring.ring("s1", "playground") is True
         loop.run_until_complete(asyncio.sleep(0.01))
         assert len(sessions["s1"].reruns) == 2
+    finally:
+        loop.close()
+
+
+def test_a_ring_that_names_a_fragment_the_session_holds_reruns_only_that_fragment(monkeypatch) -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        session = Session(loop, "join")
+        session._client_state.is_auto_rerun = True  # (the last request was a timer's tick)
+        session.fragments.add("live")
+        monkeypatch.setattr(ring, "_session", {"s1": session}.get)
+        assert ring.ring("s1", "join", "live") is True
+        loop.run_until_complete(asyncio.sleep(0.01))
+        assert ring.ring("s1", "join", "gone") is True  # a full run since dropped it: the whole page
+        loop.run_until_complete(asyncio.sleep(0.01))
+        part, whole = session.reruns
+        assert (part.fragment_id, part.is_auto_rerun) == ("live", False)
+        assert (part.page_script_hash, part.query_string) == ("join", "code=ABC")
+        assert whole.fragment_id == "" and whole.page_script_hash == "join"
+        assert session._client_state.fragment_id == ""  # the session's own state is not changed
     finally:
         loop.close()
 

@@ -30,6 +30,8 @@ def test_all_fixes_are_installed_on_the_pinned_streamlit():
         "same_page_fragments",
         "hash_holding_lock",
         "run_ids",
+        "unlocked_size_option",
+        "finished_fragment_runs",
     }
     # both wrap request_rerun: the page check outside, so a tick is checked when it arrives
     assert app_session.AppSession.request_rerun._attention_lab_fixes == (
@@ -37,7 +39,13 @@ def test_all_fixes_are_installed_on_the_pinned_streamlit():
         "same_page_fragments",
     )
     from streamlit import util
+    from streamlit.runtime import forward_msg_cache
     from streamlit.runtime.scriptrunner_utils import run_descriptor
+
+    assert isinstance(forward_msg_cache.config, server_fixes._MessageCacheConfig)
+    from streamlit.runtime.forward_msg_queue import ForwardMsgQueue
+
+    assert getattr(ForwardMsgQueue.clear, "_attention_lab", False)
 
     for patched in (
         app_session.AppSession.request_rerun,
@@ -433,3 +441,93 @@ def test_a_runs_id_is_a_fresh_uuid_without_a_system_call(monkeypatch):
     assert len(set(ids)) == len(ids)
     assert all(uuid.UUID(i).version == 4 and str(uuid.UUID(i)) == i for i in ids)
     assert not server_fixes._install_run_ids(SimpleNamespace())  # a Streamlit without the name
+
+
+class _Config:
+    """What the message cache reads of streamlit.config: the parsed table, and the locked read."""
+
+    def __init__(self, table):
+        self._config_options, self.locked, self.other = table, [], "a module attribute"
+
+    def get_option(self, key):
+        self.locked.append(key)
+        return self._config_options[key].value
+
+
+def test_the_message_size_option_is_read_without_the_lock_and_every_other_as_before():
+    from streamlit import config as streamlit_config
+
+    option = SimpleNamespace(value=10_000)
+    config = _Config({server_fixes.CACHED_SIZE_OPTION: option, "global.appTest": SimpleNamespace(value=True)})
+    stand_in = SimpleNamespace(config=config)
+    assert server_fixes._install_unlocked_size_option(stand_in)
+    assert server_fixes._install_unlocked_size_option(stand_in)  # twice: wrapped once
+    seen = stand_in.config
+    assert seen._config is config
+    assert seen.get_option(server_fixes.CACHED_SIZE_OPTION) == 10_000 and config.locked == []
+    option.value = 5  # the option as it is now, not as it was at install
+    assert seen.get_option(server_fixes.CACHED_SIZE_OPTION) == 5 and config.locked == []
+    assert seen.get_option("global.appTest") is True and config.locked == ["global.appTest"]
+    assert seen.other == "a module attribute"
+    config._config_options = None  # not parsed yet: Streamlit's own read, which parses
+    config.get_option = lambda key: ("locked", key)
+    assert seen.get_option(server_fixes.CACHED_SIZE_OPTION) == ("locked", server_fixes.CACHED_SIZE_OPTION)
+    assert not server_fixes._install_unlocked_size_option(SimpleNamespace())  # a Streamlit without the name
+    # the pinned Streamlit's table gives what its locked read gives
+    real = server_fixes._MessageCacheConfig(streamlit_config)
+    assert real.get_option(server_fixes.CACHED_SIZE_OPTION) == streamlit_config.get_option(
+        server_fixes.CACHED_SIZE_OPTION
+    )
+
+
+def _queued_run(queue, fragment: str, n: int):
+    """A fragment run's messages as Streamlit queues them: its start, n elements, its end."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    start = ForwardMsg()
+    start.new_session.page_script_hash = "page"
+    queue.enqueue(start)
+    for i in range(n):
+        delta = ForwardMsg()
+        delta.metadata.delta_path[:] = [0, i]
+        delta.delta.fragment_id = fragment
+        delta.delta.new_element.markdown.body = f"{fragment} {i}"
+        queue.enqueue(delta)
+    end = ForwardMsg()
+    end.script_finished = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+    queue.enqueue(end)
+    return end
+
+
+@pytest.mark.parametrize("fixed", [True, False])
+def test_a_fragment_runs_end_stays_successful_when_the_next_run_drops_none_of_its_messages(fixed):
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from streamlit.runtime import forward_msg_queue
+
+    class Queue(forward_msg_queue.ForwardMsgQueue):
+        pass  # Streamlit's own queue; the fix goes on this subclass only
+
+    Queue.clear = forward_msg_queue.ForwardMsgQueue.clear.__dict__.get("__wrapped__", Queue.clear)
+    if fixed:
+        assert server_fixes._install_finished_fragment_runs(Queue)
+        assert server_fixes._install_finished_fragment_runs(Queue)  # twice: wrapped once
+    done, early = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY, ForwardMsg.FINISHED_EARLY_FOR_RERUN
+    # the live part ended; the watcher's tick starts its own run before the end was sent
+    queue = Queue()
+    end = _queued_run(queue, "live", 3)
+    queue.clear(retain_lifecycle_msgs=True, fragment_ids_this_run=["watch"])
+    assert len(queue.flush()) == 5  # nothing dropped ...
+    assert end.script_finished == (
+        done if fixed else early
+    )  # ... so its end is what it was (Streamlit: early)
+    # the next run redraws what the queued run drew: its messages are dropped, Streamlit's marking stands
+    queue = Queue()
+    end = _queued_run(queue, "box", 2)
+    queue.clear(retain_lifecycle_msgs=True, fragment_ids_this_run=["box"])
+    assert len(queue.flush()) == 2 and end.script_finished == early
+    # a full run's start: Streamlit's own clearing and marking, untouched
+    queue = Queue()
+    end = _queued_run(queue, "live", 2)
+    queue.clear(retain_lifecycle_msgs=True)
+    assert len(queue.flush()) == 2 and end.script_finished == early
+    assert not server_fixes._install_finished_fragment_runs(type("Other", (), {"clear": lambda self: None}))

@@ -1,21 +1,24 @@
-"""Start a session's full run from the server: the class bell's ring (classroom/bell.py).
+"""Start a session's run from the server: the class bell's ring (classroom/bell.py).
 
 Streamlit starts a run from the server itself when a source file changes and ``runOnSave`` is on:
 the session's ``request_rerun`` with the client state its last run left (the page and its query
 string; no widget values, so the page keeps its own and no button fires again). The browser draws
 such a run as it draws one it asked for. A ring does the same, on the session's event loop (where
-Streamlit handles every request, and where server_fixes' deferred rerun expects it).
+Streamlit handles every request, and where server_fixes' deferred rerun expects it). A ring that
+names a fragment the session holds (the student page's live part) runs only that fragment, as a
+widget inside it would: the app's navigation, sidebar and the rest of the page stay as they are.
 
 This reads private names of the pinned Streamlit (``Runtime._session_mgr``, ``AppSession._event_loop``,
-``_client_state``, ``_state`` and ``_scriptrunner``): :func:`available` says whether they are there, a test checks it with the
+``_client_state``, ``_state`` and ``_scriptrunner``; the running fragment's id from ``ThreadState``): :func:`available` says whether they are there, a test checks it with the
 pinned version, and without them no page is rung (the page's own slower check still follows the
 class).
 """
 
 from __future__ import annotations
 
+from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime.app_session import AppSessionState
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState, get_script_run_ctx
 
 
 def here() -> tuple[str, str] | None:
@@ -24,6 +27,16 @@ def here() -> tuple[str, str] | None:
     if ctx is None:
         return None
     return ctx.session_id, ctx.page_script_hash
+
+
+def fragment_here() -> str:
+    """The id of the fragment whose function is running (in a full run too), else ""."""
+    if get_script_run_ctx() is None:
+        return ""
+    try:
+        return ThreadState.get().fragment_id or ""
+    except (RuntimeError, AttributeError):  # (no run's state on this thread)
+        return ""
 
 
 def _session(session_id: str):
@@ -45,22 +58,24 @@ def available() -> bool:
 
     return (
         hasattr(AppSession, "request_rerun")
+        and hasattr(AppSession, "has_fragment")
         and _assigns(AppSession, "_event_loop", "_client_state", "_state", "_scriptrunner")
         and hasattr(AppSessionState, "APP_IS_RUNNING")
         and _assigns(Runtime, "_session_mgr")
     )
 
 
-def ring(session_id: str, page: str) -> bool:
-    """Ask ``session_id`` for a full run of ``page``; False if it is gone or shows another page."""
+def ring(session_id: str, page: str, fragment: str = "") -> bool:
+    """Ask ``session_id`` for a run of ``page``, of only its ``fragment`` if it names one the
+    session holds; False if the session is gone or shows another page."""
     session = _session(session_id)
     if session is None or session._client_state.page_script_hash != page:
         return False
-    session._event_loop.call_soon_threadsafe(_rerun, session, page)
+    session._event_loop.call_soon_threadsafe(_rerun, session, page, fragment)
     return True
 
 
-def _rerun(session, page: str) -> None:
+def _rerun(session, page: str, fragment: str = "") -> None:
     """On the session's loop. A session with a script runner (a run asked for and not yet started,
     going on, or finished and still handing its messages over) is left to it: a new request would
     stop that run and start again, so a student's Send whose run had not begun could lose the
@@ -71,4 +86,9 @@ def _rerun(session, page: str) -> None:
         return
     if session._scriptrunner is not None or session._state == AppSessionState.APP_IS_RUNNING:
         return
-    session.request_rerun(session._client_state)
+    state = session._client_state
+    if fragment and session.has_fragment(fragment):  # (a full run since may have dropped it)
+        state = ClientState()
+        state.CopyFrom(session._client_state)
+        state.fragment_id, state.is_auto_rerun = fragment, False
+    session.request_rerun(state)

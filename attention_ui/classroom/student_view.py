@@ -2,7 +2,7 @@
 
 When the teacher's view or the poll moves on, the class bell of the server process rings the page
 (classroom/bell.py: one store query per class per quarter second, however many students), which
-starts the page's full run from the server. A slower fragment (every FOLLOW_REFRESH_S) makes the
+reruns from the server the part of the page that shows the class (:func:`live`, a fragment). A slower fragment (every FOLLOW_REFRESH_S) makes the
 same check from the page, as the fallback: it reads the class's pulse from the cache the bell
 shares (classroom/pulse_cache.py) and compares it with what this page last drew. A student can step away (their own step) and
 come back to the teacher's with one button. They see their own answer, never anyone else's, and
@@ -37,9 +37,9 @@ DRAWN_PREFIX, EXPECT_PREFIX = (
     TABLE.family("drawn") + "_",
     TABLE.family("expect") + "_",
 )  # markers: what the page shows / should show
-DRAWN_AT_KEY = TABLE.key("drawn_at")  # when this session's last full run ended (time.monotonic)
+DRAWN_AT_KEY = TABLE.key("drawn_at")  # when this session last drew the class (time.monotonic)
 DRAWN_STEP_KEY = TABLE.key("drawn_step")  # the teacher's step that run drew (its caption says it)
-EXPECT_FOR_S = 5 * FOLLOW_REFRESH_S  # after a full run, the watcher's ticks say this long what it should show
+EXPECT_FOR_S = 5 * FOLLOW_REFRESH_S  # after a drawing, the watcher's ticks say this long what it should show
 ASK_BYTES = 32  # a longer message from the page is a rerun request (a tick's: ~200 B; a heartbeat: one flag)
 CODE_PARAM_MAX = 64
 PRESENCE_KEY, PRESENCE_EVERY_S = TABLE.key("presence_at"), 20.0  # see present()
@@ -169,9 +169,9 @@ def draw_marker(prefix: str, seen, tail: str = "") -> None:
 # server counts it as drawn.
 #
 # What it does: it notes when the page last asked the server for a rerun (every tick of the
-# watcher's timer does), and compares the state the page shows (the full run's hidden DRAWN marker,
+# watcher's timer does), and compares the state the page shows (the live part's hidden DRAWN marker,
 # drawn last) with the one it should show (the watcher's EXPECT marker, drawn by its ticks for
-# EXPECT_FOR_S after a full run; without a DRAWN marker, the step its caption shows). When the page
+# EXPECT_FOR_S after a drawing; without a DRAWN marker, the step its caption shows). When the page
 # is connected and not in a run, and has asked for no rerun for WATCHDOG_QUIET_S, or has shown
 # another state than it should for WATCHDOG_MISMATCH_S, it clicks the hidden button: a full run, which draws the class as it is and
 # gives the browser its timer again. At most one such click per WATCHDOG_QUIET_S.
@@ -182,14 +182,12 @@ for _name, _value in (("__BOX__", RESYNC_KEY), ("__EXPECT__", EXPECT_PREFIX), ("
     _WATCHDOG = _WATCHDOG.replace(_name, _value)
 
 
-def watchdog(t):
+def watchdog(t) -> None:
     """The watchdog's script and its hidden button (a click: a full run of the page), in a hidden
-    box that the page's DRAWN marker joins at the end of the run; returns that box."""
-    box = st.container(key=RESYNC_KEY)
-    with box:
+    box; its style also hides the page's EXPECT and DRAWN markers."""
+    with st.container(key=RESYNC_KEY):
         st.button(t("class.resync"), key=TABLE.key("resync_now"))
         st.html(_WATCHDOG, unsafe_allow_javascript=True)
-    return box
 
 
 def _send(me: dict, poll_id: str, key: str, names: list[str]) -> None:
@@ -215,21 +213,14 @@ def _send(me: dict, poll_id: str, key: str, names: list[str]) -> None:
 def poll_box(t, me: dict, latest) -> tuple[int | None, str | None]:
     """The latest poll of the class (if any) as this student sees it; returns its (number, state).
 
-    A fragment: choosing an option and sending it rerun only this box, not the slide below (its
-    charts), so a class answering at once costs the server and the phones a box each. The page's
-    full run passes the poll it has just read (``latest``); the box's own runs read it again."""
-    drawn: dict = {}
-    first = [latest]
-
-    @st.fragment
-    def box() -> None:
-        p = first.pop() if first else state.store().student_poll(me["sid"], me["token"])
-        drawn["poll"] = (None, None) if p is None else (p.seq, p.state)
-        if p is not None:
-            _draw_poll(t, me, p)
-
-    box()
-    return drawn.get("poll", (None, None))
+    Part of the live part (:func:`live`), not a fragment of its own: choosing an option and sending
+    it rerun the live part, whose slide is replayed from the shared drawing (shared_slide.py). A
+    fragment inside the live part made a click during the bell's run of it end that run "early"
+    (its own queued messages were dropped), and the browser then kept the last step's leftovers."""
+    if latest is None:
+        return None, None
+    _draw_poll(t, me, latest)
+    return latest.seq, latest.state
 
 
 def _draw_poll(t, me: dict, p) -> None:
@@ -333,11 +324,11 @@ def page(t) -> None:
     bell, here = state.bell(), ring.here()
     if bell is not None and here is not None:
         bell.leave(here[0])  # until this run says what it drew (a run that stops early: not following)
-    if st.session_state.pop(TABLE.key("student_cookie"), False):
+    head = st.container()  # the page's title and, once joined, the class (the live part)
+    if st.session_state.pop(TABLE.key("student_cookie"), False):  # (after head: its place stays put)
         me = st.session_state.get(state.STUDENT_KEY)
         if me:
             state.set_cookie(state.STUDENT_COOKIE, f"{me['sid']}.{me['token']}", 48 * 3600)
-    head = st.container()  # the page's title (small once joined: the first screen is for the step)
     db = state.store_or_error(t)
     if db is None:
         head.title(t("class.join_title"))
@@ -349,43 +340,75 @@ def page(t) -> None:
         return
     # Whether the class still runs, read from the store: the pulse the bell shares may be a quarter
     # second old, and a page run just after the class ended must say so (tests/test_class_pages.py).
-    pulse = db.pulse(me["sid"])
-    if pulse is None or not pulse.live:
-        head.title(t("class.join_title"))
-        st.info(t("class.over_student"))
-        if st.button(t("class.join_another"), key=TABLE.key("leave")):
-            st.session_state.pop(state.STUDENT_KEY, None)
-            state.set_cookie(state.STUDENT_COOKIE, None, 0)
-            st.rerun()
+    # With it, in the same transaction, the view and the poll this run draws.
+    now = db.student_page(me["sid"], me["token"])
+    if now is None or not now.pulse.live:
+        with head:
+            class_over(t)
         return
-    head = head.container(key=TABLE.key("joined_head"))  # the page's H1 kept (screen readers), one line high
-    with head:
-        st.html(_JOINED_HEAD_CSS)
-        st.title(t("class.join_title"))
     with slot:
         watcher(me)
         box = watchdog(t)
-    rev, view = db.student_view(me["sid"], me["token"])
-    latest = db.student_poll(me["sid"], me["token"])
-    # The poll above the step while it is open or the class is at its step; a closed or revealed
-    # one after the step's chart on the later steps: its result box above every step until the next
-    # poll pushed the chart to 590 px of a 844-px phone (issue 42 point 6).
-    on_top = latest is not None and (latest.state == "open" or latest.step == int(view.get("step", 1)))
-    if on_top:
-        seq, poll_state = poll_box(t, me, latest)
-    teacher_step = slide(t, me, head, view)
-    if not on_top:
-        seq, poll_state = poll_box(t, me, latest)
-    # Who and where, after the step: the student reads them once, the chart at every step.
-    st.caption(t("class.in_class", code=state.format_code(me["code"])))
-    if me.get("nick"):
-        st.text(t("class.you_are", nick=me["nick"]))  # as text: a nickname is never Markdown or HTML
-    # What this page shows, read from the store in this run (the cached pulse may be older); its
-    # marker comes last, so a page that lost the end of this run does not have it.
-    seen = progress(Pulse(rev, seq, poll_state, True))
-    st.session_state[SEEN_KEY], st.session_state[DRAWN_AT_KEY] = seen, time.monotonic()
-    st.session_state[DRAWN_STEP_KEY] = teacher_step
-    with box:
+    with head:
+        live(t, me, now, box)
+
+
+def class_over(t) -> None:
+    st.title(t("class.join_title"))
+    st.info(t("class.over_student"))
+    if st.button(t("class.join_another"), key=TABLE.key("leave")):
+        st.session_state.pop(state.STUDENT_KEY, None)
+        state.set_cookie(state.STUDENT_COOKIE, None, 0)
+        st.rerun()
+
+
+def live(t, me: dict, first, box) -> None:
+    """Everything of a joined page that shows the class: its title, the poll, the step and the
+    DRAWN marker. A fragment: the class bell's ring reruns only this part (attention_ui/classroom/
+    ring.py), not the app around it (its navigation and sidebar, the watcher and the watchdog),
+    which made a step change in a hall cost each student's page a whole app run (issue 47). The
+    page's full run passes what it has just read (``first``); a ring's run reads the store again,
+    and draws the class's end if it has ended (the watcher's next check then runs the whole page,
+    which has no watcher once the class is over)."""
+    start = [first]
+
+    @st.fragment
+    def part() -> None:
+        now = start.pop() if start else state.store().student_page(me["sid"], me["token"])
+        bell, here = state.bell(), ring.here()
+        if now is None or not now.pulse.live:
+            if bell is not None and here is not None:
+                bell.leave(here[0])
+            class_over(t)
+            return
+        head = st.container(
+            key=TABLE.key("joined_head")
+        )  # the page's H1 kept (screen readers), one line high
+        with head:
+            st.html(_JOINED_HEAD_CSS)
+            st.title(t("class.join_title"))
+        rev, view, latest = now.view_rev, now.view, now.poll
+        # The poll above the step while it is open or the class is at its step; a closed or revealed
+        # one after the step's chart on the later steps: its result box above every step until the next
+        # poll pushed the chart to 590 px of a 844-px phone (issue 42 point 6).
+        on_top = latest is not None and (latest.state == "open" or latest.step == int(view.get("step", 1)))
+        if on_top:
+            seq, poll_state = poll_box(t, me, latest)
+        teacher_step = slide(t, me, head, view)
+        if not on_top:
+            seq, poll_state = poll_box(t, me, latest)
+        # Who and where, after the step: the student reads them once, the chart at every step.
+        st.caption(t("class.in_class", code=state.format_code(me["code"])))
+        if me.get("nick"):
+            st.text(t("class.you_are", nick=me["nick"]))  # as text: a nickname is never Markdown or HTML
+        # What this page shows, read from the store in this run (the cached pulse may be older); its
+        # marker comes last (hidden by the watchdog's style), so a page that lost the end of this run
+        # does not have it.
+        seen = progress(Pulse(rev, seq, poll_state, True))
+        st.session_state[SEEN_KEY], st.session_state[DRAWN_AT_KEY] = seen, time.monotonic()
+        st.session_state[DRAWN_STEP_KEY] = teacher_step
         draw_marker(DRAWN_PREFIX, seen)
-    if bell is not None and here is not None:  # the bell rings this page when the class moves past it
-        bell.follow(here[0], me["sid"], here[1], seen)
+        if bell is not None and here is not None:  # the bell rings this part when the class moves past it
+            bell.follow(here[0], me["sid"], here[1], seen, ring.fragment_here())
+
+    part()
