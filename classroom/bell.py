@@ -12,8 +12,9 @@ one. The page's own slower check stays, as the fallback.
 
 A page says what it drew at the end of each run that drew the class (:meth:`Bell.follow`); a page that rang is
 not rung again for the same state for ``ring_again_s`` (its run is drawing it), then once more if
-it still has not said it drew it (a run that was lost or failed). A ring that finds the page gone
-(closed, on another page of the app) drops it. Nothing here imports Streamlit.
+it still has not said it drew it (a run that was lost or failed). At most ``max_ringing`` rung pages
+draw at once; the others are rung as those draw. A ring that finds the page gone (closed, on another
+page of the app) drops it. Nothing here imports Streamlit.
 """
 
 from __future__ import annotations
@@ -33,6 +34,13 @@ from .pulse_cache import PULSE_SHARE_S, moved_on, progress
 # run, so a run longer than this (150 of them sharing a core) is not restarted.
 RING_AGAIN_S = 1.0
 MAX_FOLLOWERS = 4096  # pages followed per process; a follow beyond this is refused (never rung)
+# Pages of a process rung and still drawing, at most. A step change rang all of a process's students
+# at once: 150 script threads then took turns at the one interpreter lock, and the teacher's own run
+# (the panel showing the poll the teacher had just opened) waited behind all of them (issue 47: the
+# poll on the panel after 2.8 and 3.5 s at 300 students). A page that draws hands its place to the
+# next one at once (follow wakes the bell's thread); a rung page that never draws gives its place
+# back after ring_again_s.
+MAX_RINGING = 12
 
 _LOG = logging.getLogger(__name__)
 
@@ -58,9 +66,12 @@ class Bell:
 
     def __init__(self, pulse_of: Callable[[str], Pulse | None], ring: Callable[[str, str, str], bool], *,
                  period_s: float = PULSE_SHARE_S, ring_again_s: float = RING_AGAIN_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+                 max_ringing: int = MAX_RINGING, clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
         self._pulse_of, self._ring = pulse_of, ring
         self.period_s, self.ring_again_s, self._clock = float(period_s), float(ring_again_s), clock
+        self.max_ringing = int(max_ringing)
+        self._waiting = 0  # pages behind their class that the last round left for want of a place
+        self._wake = threading.Event()
         self._followers: dict[str, _Follower] = {}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -83,7 +94,10 @@ class Bell:
             ):
                 f.rung, f.rung_at = old.rung, old.rung_at  # rung for a later state than this run drew
             self._followers[session_id] = f
-            return True
+            wake = self._waiting > 0
+        if wake:  # a place may have come free: the next round now, not at the next period
+            self._wake.set()
+        return True
 
     def leave(self, session_id: str) -> None:
         with self._lock:
@@ -94,20 +108,26 @@ class Bell:
             return len(self._followers)
 
     def check(self) -> list[str]:
-        """One round: one pulse per followed class; ring each page behind it. Returns those rung."""
+        """One round: one pulse per followed class; ring each page behind it while fewer than
+        ``max_ringing`` rung pages are still drawing. Returns those rung."""
+        now = self._clock()
         with self._lock:
             by_class: dict[str, list[tuple[str, _Follower]]] = {}
             for sid, f in self._followers.items():
                 by_class.setdefault(f.class_id, []).append((sid, f))
+            places = self.max_ringing - sum(1 for f in self._followers.values() if self._drawing(f, now))
         rung: list[str] = []
+        waiting = 0
         for class_id, followers in by_class.items():
             now_at = progress(self._pulse_of(class_id))
             for session_id, f in followers:
                 if not moved_on(now_at, f.drawn):
                     continue
-                now = self._clock()
                 if f.rung == now_at and now - f.rung_at < self.ring_again_s:
                     continue  # its run is drawing this state
+                if places <= 0:
+                    waiting += 1  # rung when a page that is drawing has drawn
+                    continue
                 try:
                     alive = self._ring(session_id, f.page, f.fragment)
                 except Exception:  # a ring that fails must not stop the others
@@ -119,9 +139,16 @@ class Bell:
                             del self._followers[session_id]
                         continue
                     f.rung, f.rung_at = now_at, now
+                places -= 1
                 self.rings += 1
                 rung.append(session_id)
+        with self._lock:
+            self._waiting = waiting
         return rung
+
+    def _drawing(self, f: _Follower, now: float) -> bool:
+        """Rung for a state it has not drawn yet, and not so long ago that the ring counts as lost."""
+        return f.rung is not None and moved_on(f.rung, f.drawn) and now - f.rung_at < self.ring_again_s
 
     def start(self) -> Bell:
         """Check every ``period_s`` on a daemon thread (once; later calls do nothing)."""
@@ -133,9 +160,14 @@ class Bell:
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
 
     def _run(self) -> None:
-        while not self._stop.wait(self.period_s):
+        while True:
+            self._wake.wait(self.period_s)  # the period, or sooner when a drawing freed a place
+            self._wake.clear()
+            if self._stop.is_set():
+                return
             try:
                 self.check()
             except Exception:  # the store down for a moment: the next round tries again

@@ -4,6 +4,7 @@ once per state (again only after ring_again_s), with one pulse per class however
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -110,6 +111,7 @@ def test_polls_and_the_class_end_ring_too(hall) -> None:
 
 def test_one_pulse_per_class_however_many_pages(hall) -> None:
     h, bell, _ = hall
+    bell.max_ringing = 40  # (as many places as pages: a round rings them all)
     h.pulses.update(A=at(2), B=at(5))
     for i in range(40):
         bell.follow(f"a{i}", "A", "join", progress(at(1)))
@@ -142,6 +144,50 @@ def test_a_ring_asks_for_the_part_of_the_page_its_last_drawing_named(hall) -> No
     bell.follow("s1", "C", "join", progress(at(1)))  # a full run drew it next, and named no part
     clock.now += 3.0
     assert bell.check() == ["s1", "s2"] and h.fragments[2:] == ["", ""]
+
+
+def test_at_most_max_ringing_pages_draw_at_once_and_each_drawing_hands_its_place_on(hall) -> None:
+    h, _, clock = hall
+    bell = Bell(h.pulse_of, h.ring, ring_again_s=3.0, max_ringing=3, clock=clock)
+    h.pulses["C"] = at(1)
+    for i in range(7):
+        bell.follow(f"s{i}", "C", "join", progress(at(1)))
+    h.pulses["C"] = at(2)
+    first = bell.check()
+    assert len(first) == 3 and bell.check() == []  # three draw; four wait, even on the next round
+    assert not bell._wake.is_set()
+    bell.follow(first[0], "C", "join", progress(at(2)))  # one has drawn: its place goes on at once
+    assert bell._wake.is_set()
+    second = bell.check()
+    assert len(second) == 1 and second[0] not in first
+    clock.now += 3.0  # the two others never drew: their rings count as lost, their places free
+    third = bell.check()
+    assert third == [*first[1:], *second]  # every ring lost by now: rung again, in their order
+    clock.now += 1.0
+    bell.follow(first[1], "C", "join", progress(at(2)))
+    assert bell.check() == ["s4"]  # its place, and only its place, goes on
+    assert bell._waiting == 2 and bell.check() == []
+
+
+def test_the_bells_thread_checks_as_soon_as_a_place_comes_free() -> None:
+    rang: list[str] = []
+    pulses = {"C": at(1)}
+    bell = Bell(
+        pulses.get, lambda sid, page, fragment: rang.append(sid) or True, period_s=60.0, max_ringing=1
+    )
+    for i in range(2):
+        bell.follow(f"s{i}", "C", "join", progress(at(1)))
+    pulses["C"] = at(2)
+    assert bell.check() == ["s0"] and bell._waiting == 1
+    bell.start()
+    try:
+        bell.follow("s0", "C", "join", progress(at(2)))  # drawn: the thread rings s1 now, not in 60 s
+        deadline = time.monotonic() + 10
+        while rang != ["s0", "s1"] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert rang == ["s0", "s1"]
+    finally:
+        bell.stop()
 
 
 def test_a_ring_that_raises_is_logged_and_the_others_are_rung(hall, caplog) -> None:

@@ -348,9 +348,10 @@ def page(t) -> None:
         return
     with slot:
         watcher(me)
-        box = watchdog(t)
+        watchdog(t)
+        st.html(_JOINED_HEAD_CSS)  # (here, not in the live part: a style needs no redrawing at each step)
     with head:
-        live(t, me, now, box)
+        live(t, me, now)
 
 
 def class_over(t) -> None:
@@ -362,7 +363,7 @@ def class_over(t) -> None:
         st.rerun()
 
 
-def live(t, me: dict, first, box) -> None:
+def live(t, me: dict, first) -> None:
     """Everything of a joined page that shows the class: its title, the poll, the step and the
     DRAWN marker. A fragment: the class bell's ring reruns only this part (attention_ui/classroom/
     ring.py), not the app around it (its navigation and sidebar, the watcher and the watchdog),
@@ -381,11 +382,8 @@ def live(t, me: dict, first, box) -> None:
                 bell.leave(here[0])
             class_over(t)
             return
-        head = st.container(
-            key=TABLE.key("joined_head")
-        )  # the page's H1 kept (screen readers), one line high
-        with head:
-            st.html(_JOINED_HEAD_CSS)
+        head = st.container(key=TABLE.key("joined_head"))  # the page's H1 kept (screen readers)
+        with head:  # ... one line high (_JOINED_HEAD_CSS)
             st.title(t("class.join_title"))
         rev, view, latest = now.view_rev, now.view, now.poll
         # The poll above the step while it is open or the class is at its step; a closed or revealed
