@@ -56,6 +56,7 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/training/verdicts.py": ["tests/training/test_verdicts.py", "tests/test_training_experiments.py"],
     "attention_core/train_cli.py": ["tests/test_train_cli.py"],
     "attention_core/explain.py": ["tests/test_explain.py"],
+    "classroom/bell.py": ["tests/test_class_bell.py"],
     "attention_core/codegen.py": ["tests/test_codegen.py", "tests/test_codegen_questions.py"],
     "attention_core/codegen_questions.py": ["tests/test_codegen_questions.py"],
     "attention_core/rope.py": ["tests/test_rope.py", "tests/labs/test_positions.py"],
@@ -122,7 +123,7 @@ DESELECT: dict[str, str] = {
 
 # What the scratch copy needs besides the package and the tests (the tests' conftest imports
 # attention_ui for the shared helpers; the golden data sit under tests/data).
-COPY = ["attention_core", "attention_ui", "app_pages", "tests"]
+COPY = ["attention_core", "attention_ui", "app_pages", "classroom", "tests"]
 
 
 def _tool_config(module: str, tests: list[str]) -> str:
@@ -130,16 +131,18 @@ def _tool_config(module: str, tests: list[str]) -> str:
         return "[" + ", ".join(json.dumps(i) for i in items) + "]"
 
     deselect = ["-k", DESELECT[module]] if module in DESELECT else []
+    package = module.split("/")[0] + "/"  # attention_core/, or classroom/ for the live class's store and bell
+    also = [p for p in ("attention_core/", "classroom/", "attention_ui/", "app_pages/") if p != package]
 
     return (
         "\n[tool.mutmut]\n"
-        'source_paths = ["attention_core/"]\n'
+        f"source_paths = {toml_list([package])}\n"
         f"only_mutate = {toml_list([module])}\n"
         f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
         # no xdist workers, no cache files, no per-test timeout plugin fighting mutmut's own timeout
         f"pytest_add_cli_args = {toml_list(['-p', 'no:cacheprovider', '-n', '0', '-q', *deselect])}\n"
         # the tests also import attention_ui and run the bench scripts (only bench/*.py is in the copy)
-        'also_copy = ["attention_ui/", "app_pages/", "app.py", "bench/"]\n'
+        f"also_copy = {toml_list([*also, 'app.py', 'bench/'])}\n"
         # The wording of a raised error is not mutated (which inputs raise still is: the conditions
         # before a raise are); see bench/RESULTS.md.
         "do_not_mutate_patterns = ['^\\s*raise \\w+\\(']\n"
@@ -299,6 +302,8 @@ def verify(module: str) -> list[str]:
     done = json.loads(VERIFIED.read_text("utf-8")) if VERIFIED.exists() else {}
     killed = set(done.get(module, []))
     deselect = ["-k", DESELECT[module]] if module in DESELECT else []
+    package = module.split("/")[0] + "/"  # attention_core/, or classroom/ for the live class's store and bell
+    also = [p for p in ("attention_core/", "classroom/", "attention_ui/", "app_pages/") if p != package]
     args = ["-x", "-q", "-p", "no:cacheprovider", "-n", "0", *deselect, *tests]
     for name in classify(module)["unexplained"]:
         env = dict(os.environ, MUTANT_UNDER_TEST=name, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")

@@ -186,8 +186,13 @@ def test_the_bells_thread_checks_as_soon_as_a_place_comes_free() -> None:
         while rang != ["s0", "s1"] and time.monotonic() < deadline:
             time.sleep(0.01)
         assert rang == ["s0", "s1"]
+        assert bell._thread.daemon and bell._thread.name == "class-bell"  # never holds the server's exit
     finally:
         bell.stop()
+    bell.leave("never-followed")  # leaving twice, or without following, is nothing
+    bell.leave("s0")
+    bell.leave("s0")
+    assert bell.following() == 1
 
 
 def test_a_ring_that_raises_is_logged_and_the_others_are_rung(hall, caplog) -> None:
