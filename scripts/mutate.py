@@ -302,8 +302,6 @@ def verify(module: str) -> list[str]:
     done = json.loads(VERIFIED.read_text("utf-8")) if VERIFIED.exists() else {}
     killed = set(done.get(module, []))
     deselect = ["-k", DESELECT[module]] if module in DESELECT else []
-    package = module.split("/")[0] + "/"  # attention_core/, or classroom/ for the live class's store and bell
-    also = [p for p in ("attention_core/", "classroom/", "attention_ui/", "app_pages/") if p != package]
     args = ["-x", "-q", "-p", "no:cacheprovider", "-n", "0", *deselect, *tests]
     for name in classify(module)["unexplained"]:
         env = dict(os.environ, MUTANT_UNDER_TEST=name, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
