@@ -73,8 +73,10 @@ comma-separated subset, or ``none``) is for A/B runs of the bench only.
    that lock: 10 % of an app process's samples at 300 students were threads waiting there (py-spy,
    bench/RESULTS.md). Here that one read, in that one module, takes the option from the table
    Streamlit has parsed, without the lock; every other read, and every module's other use of the
-   configuration, goes through Streamlit as before. Streamlit fills a new table in place only when
-   it parses the configuration again, at start and when a config file changes while its file
+   configuration, goes through Streamlit as before. Measured alone, it did not lower the share of
+   samples waiting at that lock: the waits moved to the other callers (save_for_app_testing, the
+   run's start), about 10 % again; it stays because it takes one lock per message off the runs.
+   Streamlit builds a new table only when it parses the configuration again, at start and when a config file changes while its file
    watcher runs (it does not: ``server.fileWatcherType = "none"``); a read during such a parse would
    find the option's default, and the app sets no other value for it.
 
