@@ -10,6 +10,8 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from .config import AttentionConfigError
+
 DEFAULT_MAX_TOKENS = 64
 # Longer input is cut before it is scanned, so a pasted web page costs nothing.
 MAX_INPUT_CHARS = 20_000
@@ -189,3 +191,12 @@ def tokenize(text: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> Tokenization:
         removed_controls=removed,
         chars_cut=chars_cut,
     )
+
+
+def tokenize_sentence(text: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> Tokenization:
+    """:func:`tokenize` for a learner's sentence, which must give at least one token: the one
+    refusal of blank text for the trace and every lab that runs on the sentence."""
+    tok = tokenize(text, max_tokens=max_tokens)
+    if not tok.tokens:
+        raise AttentionConfigError("The sentence is empty: type at least one word.")
+    return tok

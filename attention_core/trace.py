@@ -10,7 +10,7 @@ from . import steps
 from .arrays import read_only
 from .config import PAD_TOKEN, AttentionConfig, AttentionConfigError
 from .embeddings import embed
-from .tokenizer import DEFAULT_MAX_TOKENS, Tokenization, tokenize
+from .tokenizer import DEFAULT_MAX_TOKENS, Tokenization, tokenize_sentence
 
 
 def _frozen(a: np.ndarray, copy: bool = False) -> np.ndarray:
@@ -206,7 +206,5 @@ def trace_text(text: str, config: AttentionConfig, max_tokens: int = DEFAULT_MAX
     Raises :class:`AttentionConfigError` for blank text; truncation is reported in
     ``trace.tokenization`` rather than refused.
     """
-    tok = tokenize(text, max_tokens=max_tokens)
-    if not tok.tokens:
-        raise AttentionConfigError("The sentence is empty: type at least one word.")
+    tok = tokenize_sentence(text, max_tokens=max_tokens)
     return trace_tokens(tok.tokens, config, tokenization=tok)

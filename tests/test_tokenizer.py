@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from attention_core import DEFAULT_MAX_TOKENS, AttentionConfig, tokenize, trace_text
+from attention_core import DEFAULT_MAX_TOKENS, AttentionConfig, AttentionConfigError, tokenize, trace_text
+from attention_core.tokenizer import tokenize_sentence
 
 MAX_INPUT_CHARS = 20_000
 
@@ -218,3 +219,13 @@ def test_character_cap_alone_marks_truncation():
 def test_empty_or_blank_gives_no_tokens(text):
     tok = tokenize(text)
     assert tok.tokens == () and tok.total_tokens == 0 and not tok.truncated
+
+
+@pytest.mark.parametrize("text", ["", " ", "\n\t  \u3000", "\u200b"])
+def test_a_blank_sentence_is_refused_in_the_learners_words(text):
+    with pytest.raises(AttentionConfigError, match="^The sentence is empty: type at least one word.$"):
+        tokenize_sentence(text)
+
+
+def test_a_sentence_tokenizes_as_tokenize_does():
+    assert tokenize_sentence("the cat sat", max_tokens=2) == tokenize("the cat sat", max_tokens=2)

@@ -22,7 +22,7 @@ from ..embeddings import embed
 from ..ffn import mlp_ffn, swiglu
 from ..norms import layer_norm, rms_norm
 from ..steps import build_mask
-from ..tokenizer import DEFAULT_MAX_TOKENS, tokenize
+from ..tokenizer import DEFAULT_MAX_TOKENS, tokenize_sentence
 from ..trace import AttentionTrace, attend, init_params
 from .multihead import matmul_flops, multihead_cost
 
@@ -176,9 +176,7 @@ def block_forward(
 
 def block_lab(text: str, cfg: BlockConfig, max_tokens: int = DEFAULT_MAX_TOKENS) -> BlockTrace:
     """Tokenize ``text``, embed it (token vector + sinusoidal position) and run one block."""
-    tok = tokenize(text, max_tokens=max_tokens)
-    if not tok.tokens:
-        raise AttentionConfigError("The sentence is empty: type at least one word.")
+    tok = tokenize_sentence(text, max_tokens=max_tokens)
     x = embed(tok.tokens, cfg.d_model, cfg.seed, True)  # [n, d_model]
     trace = block_forward(x, cfg, tokens=tuple(tok.tokens))
     return BlockTrace(**{**{f: getattr(trace, f) for f in trace.__dataclass_fields__}, "tokenization": tok})
@@ -202,9 +200,7 @@ def depth_run(text: str, cfg: BlockConfig, depth: int) -> DepthRun:
     """Stack ``depth`` blocks (layer ℓ draws its weights with seed + ℓ), once Pre-LN, once Post-LN."""
     if not 1 <= depth <= MAX_DEPTH:
         raise AttentionConfigError(f"The depth must be between 1 and {MAX_DEPTH}.")
-    tok = tokenize(text)
-    if not tok.tokens:
-        raise AttentionConfigError("The sentence is empty: type at least one word.")
+    tok = tokenize_sentence(text)
     x0 = embed(tok.tokens, cfg.d_model, cfg.seed, True)
     runs = {}
     for placement in PLACEMENTS:

@@ -31,7 +31,7 @@ from ..embeddings import embed
 from ..gqa import grouped_attention, kv_memory_ratio, query_heads_of
 from ..kv_cache import append_kv, cache_bytes, decode_attention, empty_layer_cache
 from ..steps import build_mask, project_heads
-from ..tokenizer import DEFAULT_MAX_TOKENS, Tokenization, tokenize
+from ..tokenizer import DEFAULT_MAX_TOKENS, Tokenization, tokenize_sentence
 
 D_MODEL_RANGE = (1, 128)
 HEADS_RANGE = (1, 16)
@@ -331,9 +331,7 @@ class InferenceLab:
 def inference_lab(settings: InferenceSettings) -> InferenceLab:
     """Run every step of the page on ``settings.text``."""
     s = settings
-    tok = tokenize(s.text, max_tokens=s.max_tokens)
-    if not tok.tokens:
-        raise AttentionConfigError("The sentence is empty: type at least one word.")
+    tok = tokenize_sentence(s.text, max_tokens=s.max_tokens)
     tokens = tok.tokens
     X = embed(tokens, s.d_model, s.seed, positional=True)
     Q, K, V = project_qkv(X, *projection_weights(s.d_model, s.heads, s.kv_heads, s.seed), s.heads, s.kv_heads)

@@ -31,7 +31,7 @@ from ..config import AttentionConfigError
 from ..embeddings import embed, positional_encoding
 from ..rope import apply_rope, pair_indices, pair_norms, rope_frequencies
 from ..steps import raw_scores, scale, softmax, weighted_sum
-from ..tokenizer import DEFAULT_MAX_TOKENS, Tokenization, tokenize
+from ..tokenizer import DEFAULT_MAX_TOKENS, Tokenization, tokenize_sentence
 
 D_MODEL_RANGE = (2, 128)  # even values only (RoPE turns pairs of coordinates)
 SEEN_RANGE = (2, 512)  # L, the longest position a model was trained on
@@ -213,9 +213,7 @@ class PositionsLab:
 def positions_lab(settings: PositionsSettings) -> PositionsLab:
     """Run every step of the page on ``settings.text``."""
     s = settings
-    tok = tokenize(s.text, max_tokens=s.max_tokens)
-    if not tok.tokens:
-        raise AttentionConfigError("The sentence is empty: type at least one word.")
+    tok = tokenize_sentence(s.text, max_tokens=s.max_tokens)
     tokens = tok.tokens
     n, d = len(tokens), s.d_model
     W_Q, W_K, W_V = head_weights(d, s.seed)
