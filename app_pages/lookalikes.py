@@ -31,9 +31,8 @@ from attention_ui.lookalikes.settings import (
 PAGE = kit.Page.of(TABLE, "lookalikes")
 key = TABLE.key
 
-# The core's results are frozen with read-only arrays: one object can serve every session.
-cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_lookalikes.lookalikes_lab)
-cached_curves = st.cache_resource(max_entries=32, show_spinner=False)(lab_lookalikes.cost_curves)
+cached_lab = kit.cached(lab_lookalikes.lookalikes_lab)
+cached_curves = kit.cached(lab_lookalikes.cost_curves)
 
 
 def weights_map(t, values, rows, cols, *, col_title: str | None = None, **kwargs):

@@ -26,10 +26,9 @@ THIRD = 185  # a map's plot width (px) in a third of 1366 px, bar below: 193 mea
 PAGE = kit.Page.of(TABLE, "masks")
 key = TABLE.key
 
-# The core's results are frozen with read-only arrays: one object can serve every session.
-cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.mask_lab)
-cached_leakage = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.swap_leakage)
-cached_leakage_map = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.leakage_map)
+cached_lab = kit.cached(lab_masks.mask_lab)
+cached_leakage = kit.cached(lab_masks.swap_leakage)
+cached_leakage_map = kit.cached(lab_masks.leakage_map)
 
 
 def kind_name(t, kind: str) -> str:

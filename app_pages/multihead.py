@@ -32,9 +32,8 @@ HALF_PLOT_PX = 260
 PAGE = kit.Page.of(TABLE, "multihead")
 key = TABLE.key
 
-# The core's results are frozen with read-only arrays: one object can serve every session.
-cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_multihead.multihead_lab)
-cached_sweep = st.cache_resource(max_entries=32, show_spinner=False)(lab_multihead.head_sweep)
+cached_lab = kit.cached(lab_multihead.multihead_lab)
+cached_sweep = kit.cached(lab_multihead.head_sweep)
 
 
 def fit_heads(d_model: int) -> list[int]:

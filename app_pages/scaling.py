@@ -29,9 +29,9 @@ from attention_ui.takehome import buttons
 PAGE = kit.Page.of(TABLE, "scaling")
 key = TABLE.key
 
-cached_variance = st.cache_resource(max_entries=32, show_spinner=False)(lab_scaling.dot_variance_experiment)
-cached_scores = st.cache_resource(max_entries=32, show_spinner=False)(lab_scaling.score_samples)
-cached_peakedness = st.cache_resource(max_entries=32, show_spinner=False)(lab_scaling.softmax_peakedness)
+cached_variance = kit.cached(lab_scaling.dot_variance_experiment)
+cached_scores = kit.cached(lab_scaling.score_samples)
+cached_peakedness = kit.cached(lab_scaling.softmax_peakedness)
 
 
 def controls(t) -> None:
