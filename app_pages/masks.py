@@ -36,16 +36,15 @@ def kind_name(t, kind: str) -> str:
 
 
 def controls(t) -> None:
-    with st.sidebar:
-        st.header(t("masks.settings"))
-        PAGE.widget(t, "text_area", "text", height=80, helped=True)
-        PAGE.widget(t, "selectbox", "kind", LAB_MASK_KINDS, format_func=partial(kind_name, t), helped=True)
-        c1, c2 = st.columns(2)
-        PAGE.widget(t, "number_input", "pad", *PAD_RANGE, step=1, helped=True, where=c1)
-        PAGE.widget(t, "number_input", "window", *WINDOW_RANGE, step=1, helped=True, where=c2)
-        PAGE.seed_input(t)
-        PAGE.widget(t, "toggle", "all", text="show_all")
-        PAGE.tables_toggle(t)
+    st.header(t("masks.settings"))
+    PAGE.widget(t, "text_area", "text", height=80, helped=True)
+    PAGE.widget(t, "selectbox", "kind", LAB_MASK_KINDS, format_func=partial(kind_name, t), helped=True)
+    c1, c2 = st.columns(2)
+    PAGE.widget(t, "number_input", "pad", *PAD_RANGE, step=1, helped=True, where=c1)
+    PAGE.widget(t, "number_input", "window", *WINDOW_RANGE, step=1, helped=True, where=c2)
+    PAGE.seed_input(t)
+    PAGE.widget(t, "toggle", "all", text="show_all")
+    PAGE.tables_toggle(t)
 
 
 def read_settings(t) -> MaskLabSettings | None:
@@ -204,9 +203,7 @@ def section_leakage(t, settings: MaskLabSettings) -> None:
 
 @PAGE.slides
 def main() -> None:
-    t = PAGE.start()
-    controls(t)
-    PAGE.title(t)
+    t = PAGE.open(controls)
     settings = read_settings(t)
     if settings is None:
         return
