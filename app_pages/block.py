@@ -32,9 +32,9 @@ ARCHITECTURES = ("encoder", "decoder", "encdec")
 PAGE = kit.Page.of(TABLE, "block")
 key = TABLE.key
 
-cached_block = st.cache_resource(max_entries=32, show_spinner=False)(lab_block.block_lab)
-cached_depth = st.cache_resource(max_entries=32, show_spinner=False)(lab_block.depth_run)
-cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_block.flops_sweep)
+cached_block = kit.cached(lab_block.block_lab)
+cached_depth = kit.cached(lab_block.depth_run)
+cached_flops = kit.cached(lab_block.flops_sweep)
 
 
 def controls(t) -> None:

@@ -27,9 +27,9 @@ PAGE = kit.Page.of(TABLE, "cost")
 key = TABLE.key
 RESULTS, RESULTS_META = key("results"), key("results_meta")  # the live sweep, kept across reruns
 
-cached_memory = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.memory_table)
-cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.flops_table)
-cached_check = st.cache_resource(max_entries=32, show_spinner=False)(lab_cost.tiled_check)
+cached_memory = kit.cached(lab_cost.memory_table)
+cached_flops = kit.cached(lab_cost.flops_table)
+cached_check = kit.cached(lab_cost.tiled_check)
 
 
 def section_notes_table(t) -> None:

@@ -28,8 +28,8 @@ FLOPS_N_BIG = 4096  # the n the text quotes
 PAGE = kit.Page.of(TABLE, "inference")
 key = TABLE.key
 
-cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_inference.inference_lab)
-cached_flops = st.cache_resource(max_entries=32, show_spinner=False)(lab_inference.flops_curve)
+cached_lab = kit.cached(lab_inference.inference_lab)
+cached_flops = kit.cached(lab_inference.flops_curve)
 
 
 def controls(t) -> None:

@@ -31,9 +31,8 @@ from attention_ui.lookalikes.settings import (
 PAGE = kit.Page.of(TABLE, "lookalikes")
 key = TABLE.key
 
-# The core's results are frozen with read-only arrays: one object can serve every session.
-cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_lookalikes.lookalikes_lab)
-cached_curves = st.cache_resource(max_entries=32, show_spinner=False)(lab_lookalikes.cost_curves)
+cached_lab = kit.cached(lab_lookalikes.lookalikes_lab)
+cached_curves = kit.cached(lab_lookalikes.cost_curves)
 
 
 def weights_map(t, values, rows, cols, *, col_title: str | None = None, **kwargs):
@@ -46,20 +45,19 @@ def weights_map(t, values, rows, cols, *, col_title: str | None = None, **kwargs
 
 
 def settings(t) -> None:
-    with st.sidebar:
-        st.header(t("lookalikes.settings"))
-        PAGE.widget(t, "text_input", "text_a", helped=True)
-        PAGE.sentence_origin(t, key("text_a"))
-        PAGE.widget(t, "text_input", "text_b", helped=True)
-        c1, c2 = st.columns(2)
-        PAGE.widget(t, "selectbox", "d_model", D_MODEL_CHOICES, label="d_model", where=c1)
-        PAGE.widget(t, "selectbox", "heads", HEAD_CHOICES, where=c2)
-        heads = int(PAGE.value("heads"))
-        if st.session_state.get(key("head"), 0) not in range(heads):
-            st.session_state[key("head")] = 0
-        PAGE.widget(t, "selectbox", "head", list(range(heads)))
-        PAGE.seed_input(t)
-        PAGE.tables_toggle(t)
+    st.header(t("lookalikes.settings"))
+    PAGE.widget(t, "text_input", "text_a", helped=True)
+    PAGE.sentence_origin(t, key("text_a"))
+    PAGE.widget(t, "text_input", "text_b", helped=True)
+    c1, c2 = st.columns(2)
+    PAGE.widget(t, "selectbox", "d_model", D_MODEL_CHOICES, label="d_model", where=c1)
+    PAGE.widget(t, "selectbox", "heads", HEAD_CHOICES, where=c2)
+    heads = int(PAGE.value("heads"))
+    if st.session_state.get(key("head"), 0) not in range(heads):
+        st.session_state[key("head")] = 0
+    PAGE.widget(t, "selectbox", "head", list(range(heads)))
+    PAGE.seed_input(t)
+    PAGE.tables_toggle(t)
 
 
 def load_lab(t):
@@ -229,9 +227,7 @@ def section_terms(t) -> None:
 
 @PAGE.slides
 def main() -> None:
-    t = PAGE.start()
-    settings(t)
-    PAGE.title(t)
+    t = PAGE.open(settings)
     lab = load_lab(t)
     if lab is not None:
         PAGE.section(section_cross, t, lab)

@@ -26,10 +26,9 @@ THIRD = 185  # a map's plot width (px) in a third of 1366 px, bar below: 193 mea
 PAGE = kit.Page.of(TABLE, "masks")
 key = TABLE.key
 
-# The core's results are frozen with read-only arrays: one object can serve every session.
-cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.mask_lab)
-cached_leakage = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.swap_leakage)
-cached_leakage_map = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.leakage_map)
+cached_lab = kit.cached(lab_masks.mask_lab)
+cached_leakage = kit.cached(lab_masks.swap_leakage)
+cached_leakage_map = kit.cached(lab_masks.leakage_map)
 
 
 def kind_name(t, kind: str) -> str:
@@ -37,16 +36,15 @@ def kind_name(t, kind: str) -> str:
 
 
 def controls(t) -> None:
-    with st.sidebar:
-        st.header(t("masks.settings"))
-        PAGE.widget(t, "text_area", "text", height=80, helped=True)
-        PAGE.widget(t, "selectbox", "kind", LAB_MASK_KINDS, format_func=partial(kind_name, t), helped=True)
-        c1, c2 = st.columns(2)
-        PAGE.widget(t, "number_input", "pad", *PAD_RANGE, step=1, helped=True, where=c1)
-        PAGE.widget(t, "number_input", "window", *WINDOW_RANGE, step=1, helped=True, where=c2)
-        PAGE.seed_input(t)
-        PAGE.widget(t, "toggle", "all", text="show_all")
-        PAGE.tables_toggle(t)
+    st.header(t("masks.settings"))
+    PAGE.widget(t, "text_area", "text", height=80, helped=True)
+    PAGE.widget(t, "selectbox", "kind", LAB_MASK_KINDS, format_func=partial(kind_name, t), helped=True)
+    c1, c2 = st.columns(2)
+    PAGE.widget(t, "number_input", "pad", *PAD_RANGE, step=1, helped=True, where=c1)
+    PAGE.widget(t, "number_input", "window", *WINDOW_RANGE, step=1, helped=True, where=c2)
+    PAGE.seed_input(t)
+    PAGE.widget(t, "toggle", "all", text="show_all")
+    PAGE.tables_toggle(t)
 
 
 def read_settings(t) -> MaskLabSettings | None:
@@ -205,9 +203,7 @@ def section_leakage(t, settings: MaskLabSettings) -> None:
 
 @PAGE.slides
 def main() -> None:
-    t = PAGE.start()
-    controls(t)
-    PAGE.title(t)
+    t = PAGE.open(controls)
     settings = read_settings(t)
     if settings is None:
         return

@@ -32,9 +32,8 @@ HALF_PLOT_PX = 260
 PAGE = kit.Page.of(TABLE, "multihead")
 key = TABLE.key
 
-# The core's results are frozen with read-only arrays: one object can serve every session.
-cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_multihead.multihead_lab)
-cached_sweep = st.cache_resource(max_entries=32, show_spinner=False)(lab_multihead.head_sweep)
+cached_lab = kit.cached(lab_multihead.multihead_lab)
+cached_sweep = kit.cached(lab_multihead.head_sweep)
 
 
 def fit_heads(d_model: int) -> list[int]:
@@ -49,19 +48,18 @@ def fit_heads(d_model: int) -> list[int]:
 
 def controls(t) -> None:
     """The sentence and the layer's settings, in the sidebar like the playground's and every lab's."""
-    bar = st.sidebar
-    bar.header(t("multihead.settings"))
-    PAGE.widget(t, "text_area", "text", height=80, helped=True, where=bar)
-    PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=1, label="d_model", helped=True, where=bar)
+    st.header(t("multihead.settings"))
+    PAGE.widget(t, "text_area", "text", height=80, helped=True)
+    PAGE.widget(t, "number_input", "d_model", *D_MODEL_RANGE, step=1, label="d_model", helped=True)
     d_model = int(PAGE.value("d_model"))
     choices = fit_heads(d_model)
     if len(choices) > 1:
-        PAGE.widget(t, "select_slider", "heads", choices, helped=True, where=bar)
+        PAGE.widget(t, "select_slider", "heads", choices, helped=True)
     else:
         st.session_state[key("heads")] = choices[0]
-        bar.markdown(t("multihead.one_head_only", d_model=d_model))
-    PAGE.seed_input(t, where=bar)
-    PAGE.tables_toggle(t, where=bar)
+        st.markdown(t("multihead.one_head_only", d_model=d_model))
+    PAGE.seed_input(t)
+    PAGE.tables_toggle(t)
 
 
 def load_lab(t):
@@ -216,9 +214,7 @@ def section_split(t, lab) -> None:
 
 @PAGE.slides
 def main() -> None:
-    t = PAGE.start()
-    PAGE.title(t)
-    controls(t)
+    t = PAGE.open(controls)
     lab, hover = load_lab(t), PAGE.hover(t)
     if lab is not None:
         PAGE.section(section_heads, t, lab, hover)

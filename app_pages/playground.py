@@ -39,7 +39,7 @@ from attention_ui.playground.settings import (
 )
 
 # Traces are frozen with read-only arrays: one object can serve every rerun and session, uncopied.
-cached_trace = st.cache_resource(max_entries=32, show_spinner=False)(trace_text)
+cached_trace = kit.cached(trace_text)
 cached_example = st.cache_resource(max_entries=1, show_spinner=False)(worked_example_trace)
 
 

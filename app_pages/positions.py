@@ -22,7 +22,7 @@ ROUNDING_LIMIT = 1e-10  # a difference below this is floating-point rounding (fl
 PAGE = kit.Page.of(TABLE, "positions")
 key = TABLE.key
 
-cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_positions.positions_lab)
+cached_lab = kit.cached(lab_positions.positions_lab)
 
 
 def fmt(x: float) -> str:

@@ -23,7 +23,7 @@ PAGE = kit.Page.of(TABLE, "quiz")
 key = TABLE.key
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@kit.cached
 def cached_quiz(seed: int):
     return quiz_bank.build_quiz(seed)
 

@@ -29,22 +29,21 @@ from attention_ui.takehome import buttons
 PAGE = kit.Page.of(TABLE, "scaling")
 key = TABLE.key
 
-cached_variance = st.cache_resource(max_entries=32, show_spinner=False)(lab_scaling.dot_variance_experiment)
-cached_scores = st.cache_resource(max_entries=32, show_spinner=False)(lab_scaling.score_samples)
-cached_peakedness = st.cache_resource(max_entries=32, show_spinner=False)(lab_scaling.softmax_peakedness)
+cached_variance = kit.cached(lab_scaling.dot_variance_experiment)
+cached_scores = kit.cached(lab_scaling.score_samples)
+cached_peakedness = kit.cached(lab_scaling.softmax_peakedness)
 
 
 def controls(t) -> None:
-    with st.sidebar:
-        st.header(t("scaling.settings"))
-        # A range select_slider must get its default through ``value=``: Streamlit decides from the
-        # default whether the widget is a range, and a value preset only in session_state comes
-        # back from the browser as a single option on the next run.
-        PAGE.widget(t, "select_slider", "dk_range", DK_OPTIONS, value=DK_DEFAULT, helped=True)
-        PAGE.widget(t, "slider", "keys", *KEYS_RANGE, helped=True)
-        PAGE.widget(t, "number_input", "samples", *SAMPLES_RANGE, step=500, helped=True)
-        PAGE.seed_input(t)
-        PAGE.tables_toggle(t)
+    st.header(t("scaling.settings"))
+    # A range select_slider must get its default through ``value=``: Streamlit decides from the
+    # default whether the widget is a range, and a value preset only in session_state comes
+    # back from the browser as a single option on the next run.
+    PAGE.widget(t, "select_slider", "dk_range", DK_OPTIONS, value=DK_DEFAULT, helped=True)
+    PAGE.widget(t, "slider", "keys", *KEYS_RANGE, helped=True)
+    PAGE.widget(t, "number_input", "samples", *SAMPLES_RANGE, step=500, helped=True)
+    PAGE.seed_input(t)
+    PAGE.tables_toggle(t)
 
 
 def read_settings(t):
@@ -219,9 +218,7 @@ def section_one_row(t) -> None:
 
 @PAGE.slides
 def main() -> None:
-    t = PAGE.start()
-    controls(t)
-    PAGE.title(t)
+    t = PAGE.open(controls)
     if (settings := read_settings(t)) is None:
         return
     d_ks, n_keys, samples, seed = settings

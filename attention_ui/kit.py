@@ -9,7 +9,7 @@ Bind a page once, at the top of its file, to its table of settings (``attention_
 see :mod:`attention_ui.settings_table`), then use it in ``main()``::
 
     PAGE = kit.Page.of(TABLE, "masks")      # defaults, translated choices, shared settings: the table's
-    cached_lab = st.cache_resource(max_entries=32, show_spinner=False)(lab_masks.mask_lab)
+    cached_lab = kit.cached(lab_masks.mask_lab)     # the core call behind the pages' shared cache
 
     def main() -> None:
         t = PAGE.start()                    # defaults into the session once; the translator
@@ -44,7 +44,8 @@ Conventions a page follows (and the kit relies on):
 Module-level helpers (usable without a :class:`Page`): :func:`init_state`, :func:`chart`,
 :func:`table`, :func:`frame`, :func:`table_height`, :func:`square_width` (one sizing rule each),
 :func:`hover_text`, :func:`warn_truncated`, :func:`show_tokens`, :func:`escape_markdown`, :func:`latex`,
-:func:`refresh_translated_choices`, :func:`progress` (a long computation with a progress bar),
+:func:`refresh_translated_choices`, :func:`cached` (a core function behind the pages' shared cache),
+:func:`progress` (a long computation with a progress bar),
 :func:`opening` (a section's header, explanation and formula), :class:`Guard`, and the shared
 :data:`KEEP` and :data:`SEED_RANGE`.
 """
@@ -304,6 +305,21 @@ def context_query(session_state, shared: Mapping[str, str], lang: str) -> dict[s
             query[name] = text
     query["lang"] = lang
     return query
+
+
+# --- the core call ----------------------------------------------------------------------------------
+
+
+def cached(core_function: Callable) -> Callable:
+    """``core_function`` behind the pages' cache: one result per argument set, shared by every session.
+
+    A resource cache, not a data cache: the core's results are frozen with read-only arrays, so one
+    object can serve every session uncopied. 32 entries per function bound the memory
+    (docs/deployment.md), and Streamlit's spinner stays off. A cache that needs another bound (a
+    single worked example, a few large results) is spelled where it is used.
+    """
+    # The bound is a literal: tests/test_cache_bounds.py reads it from the source.
+    return st.cache_resource(max_entries=32, show_spinner=False)(core_function)
 
 
 # --- text -------------------------------------------------------------------------------------------

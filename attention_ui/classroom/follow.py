@@ -7,13 +7,14 @@ from __future__ import annotations
 import streamlit as st
 
 from attention_core import trace_text, worked_example_trace
+from attention_ui import kit
 from attention_ui.classroom.settings import TABLE
 from attention_ui.i18n import translate
 from attention_ui.playground.settings import CONFIG_KEYS, DEFAULTS, read_config
 from attention_ui.playground.settings import TABLE as PLAYGROUND
 from attention_ui.playground.steps_view import STEPS
 
-cached_trace = st.cache_resource(max_entries=32, show_spinner=False)(trace_text)
+cached_trace = kit.cached(trace_text)
 cached_example = st.cache_resource(max_entries=1, show_spinner=False)(worked_example_trace)
 
 
@@ -55,7 +56,6 @@ def adopt_view(state, view: dict) -> None:
     itself: a reload of the class panel, or control resumed on another device, starts a session
     whose playground state is the default sentence at step 1, and going back to presenter mode
     would have published that to the class."""
-    from attention_ui import kit
     from attention_ui.playground import url_state
     from attention_ui.playground.settings import PAGE
 

@@ -23,8 +23,8 @@ LINEAR_D = 64  # d_k = d_v of the FLOPs comparison
 FLOPS_NS = tuple(2**k for k in range(7, 17))  # 128 … 65,536
 EXACT_N, EXACT_WINDOW = 256, 32
 
-cached_window = st.cache_resource(max_entries=32, show_spinner=False)(lab_efficient.window_check)
-cached_linear = st.cache_resource(max_entries=32, show_spinner=False)(lab_efficient.linear_lab)
+cached_window = kit.cached(lab_efficient.window_check)
+cached_linear = kit.cached(lab_efficient.linear_lab)
 cached_exactness = st.cache_resource(max_entries=4, show_spinner=False)(lab_efficient.exactness)
 
 

@@ -21,7 +21,7 @@ RING_D = 16
 TIME_NS = tuple(2**k for k in range(10, 25))  # 1,024 … 16,777,216
 TOLERANCE = 1e-12
 
-cached_ring = st.cache_resource(max_entries=32, show_spinner=False)(lab_ring.ring_lab)
+cached_ring = kit.cached(lab_ring.ring_lab)
 
 
 def widget(t, page: kit.Page, kind: str, name: str, *args, where=st, **kwargs):

@@ -7,6 +7,7 @@ escaped here, because Plotly renders pseudo-HTML in labels and annotations.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +31,48 @@ class PathText:
     position: str = "position"
 
 
+def _quiet_line(x: list, y: list, color: str, width: float, name: str) -> go.Scatter:
+    """A line of the path picture with no hover box and no legend entry (links, the path, the arc)."""
+    return go.Scatter(
+        x=x,
+        y=y,
+        mode="lines",
+        line=dict(color=color, width=width),
+        hoverinfo="skip",
+        name=name,
+        showlegend=False,
+    )
+
+
+def _node_row(n: int, y: float, lit: Collection[int], color: str, hover: str, name: str) -> go.Scatter:
+    """A row of n positions as dots, those in ``lit`` in ``color`` and the rest grey."""
+    return go.Scatter(
+        x=list(range(n)),
+        y=[y] * n,
+        mode="markers",
+        marker=dict(
+            size=14,
+            color=[color if x in lit else IDLE_COLOR for x in range(n)],
+            line=dict(color="white", width=1),
+        ),
+        hovertemplate=hover,
+        name=name,
+        showlegend=False,
+    )
+
+
+def _row_label(fig: go.Figure, y: float, color: str, name: str, steps: str) -> None:
+    """A row's name (bold) and its step count, left of the row in the row's colour."""
+    fig.add_annotation(
+        x=-0.6,
+        y=y,
+        xanchor="right",
+        showarrow=False,
+        font=dict(color=color, size=13),
+        text=f"<b>{escape_label(name)}</b><br>{escape_label(steps)}",
+    )
+
+
 def path_figure(
     n: int, i: int, j: int, rnn_states: tuple[int, ...], attention_steps: int, text: PathText = PathText()
 ) -> go.Figure:
@@ -41,9 +84,7 @@ def path_figure(
     """
     if n < 1 or not (0 <= i < n and 0 <= j < n):
         raise ValueError("i and j must be positions in 0..n-1")
-    xs = list(range(n))
     y_rnn, y_att = 1.0, 0.0
-    on_path = set(rnn_states)
     fig = go.Figure()
     # every recurrent link h_t -> h_{t+1}, grey
     link_x: list[float | None] = []
@@ -51,86 +92,22 @@ def path_figure(
     for t in range(n - 1):
         link_x += [t, t + 1, None]
         link_y += [y_rnn, y_rnn, None]
-    fig.add_trace(
-        go.Scatter(
-            x=link_x,
-            y=link_y,
-            mode="lines",
-            line=dict(color=IDLE_COLOR, width=2),
-            hoverinfo="skip",
-            name="rnn_links",
-            showlegend=False,
-        )
-    )
+    fig.add_trace(_quiet_line(link_x, link_y, IDLE_COLOR, 2, "rnn_links"))
     lo, hi = min(i, j), max(i, j)
-    fig.add_trace(
-        go.Scatter(
-            x=list(range(lo, hi + 1)),
-            y=[y_rnn] * (hi - lo + 1),
-            mode="lines",
-            line=dict(color=RNN_COLOR, width=5),
-            hoverinfo="skip",
-            name="rnn_path",
-            showlegend=False,
-        )
-    )
-    node_colors = [RNN_COLOR if x in on_path else IDLE_COLOR for x in xs]
-    fig.add_trace(
-        go.Scatter(
-            x=xs,
-            y=[y_rnn] * n,
-            mode="markers",
-            marker=dict(size=14, color=node_colors, line=dict(color="white", width=1)),
-            hovertemplate=f"{escape_label(text.rnn)}: h<sub>%{{x}}</sub><extra></extra>",
-            name="rnn_nodes",
-            showlegend=False,
-        )
-    )
-    att_colors = [ATTENTION_COLOR if x in (i, j) else IDLE_COLOR for x in xs]
-    fig.add_trace(
-        go.Scatter(
-            x=xs,
-            y=[y_att] * n,
-            mode="markers",
-            marker=dict(size=14, color=att_colors, line=dict(color="white", width=1)),
-            hovertemplate=f"{escape_label(text.position)} %{{x}}<extra></extra>",
-            name="attention_nodes",
-            showlegend=False,
-        )
-    )
+    fig.add_trace(_quiet_line(list(range(lo, hi + 1)), [y_rnn] * (hi - lo + 1), RNN_COLOR, 5, "rnn_path"))
+    rnn_hover = f"{escape_label(text.rnn)}: h<sub>%{{x}}</sub><extra></extra>"
+    fig.add_trace(_node_row(n, y_rnn, set(rnn_states), RNN_COLOR, rnn_hover, "rnn_nodes"))
+    position_hover = f"{escape_label(text.position)} %{{x}}<extra></extra>"
+    fig.add_trace(_node_row(n, y_att, (i, j), ATTENTION_COLOR, position_hover, "attention_nodes"))
     # one arc i -> j above the attention row (a parabola through both ends)
     if i != j:
         s = np.linspace(0.0, 1.0, 41)
         arc_x = i + (j - i) * s
         arc_y = y_att + 0.45 * 4 * s * (1 - s)
-        fig.add_trace(
-            go.Scatter(
-                x=arc_x.tolist(),
-                y=arc_y.tolist(),
-                mode="lines",
-                line=dict(color=ATTENTION_COLOR, width=4),
-                hoverinfo="skip",
-                name="attention_arc",
-                showlegend=False,
-            )
-        )
-    rnn_steps = len(rnn_states) - 1
-    fig.add_annotation(
-        x=-0.6,
-        y=y_rnn,
-        xanchor="right",
-        showarrow=False,
-        font=dict(color=RNN_COLOR, size=13),
-        text=f"<b>{escape_label(text.rnn)}</b><br>{escape_label(text.rnn_steps.format(steps=rnn_steps))}",
-    )
-    fig.add_annotation(
-        x=-0.6,
-        y=y_att,
-        xanchor="right",
-        showarrow=False,
-        font=dict(color=ATTENTION_COLOR, size=13),
-        text=f"<b>{escape_label(text.attention)}</b><br>"
-        f"{escape_label(text.attention_steps.format(steps=attention_steps))}",
+        fig.add_trace(_quiet_line(arc_x.tolist(), arc_y.tolist(), ATTENTION_COLOR, 4, "attention_arc"))
+    _row_label(fig, y_rnn, RNN_COLOR, text.rnn, text.rnn_steps.format(steps=len(rnn_states) - 1))
+    _row_label(
+        fig, y_att, ATTENTION_COLOR, text.attention, text.attention_steps.format(steps=attention_steps)
     )
     tick_step = max(1, int(np.ceil(n / 24)))
     fig.update_layout(
@@ -174,24 +151,19 @@ def cost_figure(
     if not (ns.shape == attention.shape == rnn.shape) or ns.ndim != 1 or ns.size < 2:
         raise ValueError("ns, attention and rnn must be 1-D arrays of the same length (≥ 2)")
     fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=ns.tolist(),
-            y=attention.tolist(),
-            mode="lines",
-            name=escape_label(text.attention),
-            line=dict(color=ATTENTION_COLOR, width=3),
+    for values, name, line in (
+        (attention, text.attention, dict(color=ATTENTION_COLOR)),
+        (rnn, text.rnn, dict(color=RNN_COLOR, dash="dash")),
+    ):
+        fig.add_trace(
+            go.Scatter(
+                x=ns.tolist(),
+                y=values.tolist(),
+                mode="lines",
+                name=escape_label(name),
+                line=dict(width=3, **line),
+            )
         )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=ns.tolist(),
-            y=rnn.tolist(),
-            mode="lines",
-            name=escape_label(text.rnn),
-            line=dict(color=RNN_COLOR, width=3, dash="dash"),
-        )
-    )
     k = int(np.argmin(np.abs(ns - n_chosen)))
     fig.add_trace(
         go.Scatter(

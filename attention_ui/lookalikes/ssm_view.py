@@ -23,7 +23,7 @@ from attention_ui.lookalikes.settings import MAX_TOKENS, SSM_DELTA_CHOICES, SSM_
 TOLERANCE = 1e-12
 SIGNED = ("ssm_fixed", "ssm_selective")
 
-cached_ssm = st.cache_resource(max_entries=32, show_spinner=False)(lab_ssm.ssm_lab)
+cached_ssm = kit.cached(lab_ssm.ssm_lab)
 
 
 def section_ssm(t, page: kit.Page) -> None:

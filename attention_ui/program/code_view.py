@@ -11,6 +11,7 @@ import streamlit as st
 
 from attention_core import codegen
 from attention_core.config import MASK_KINDS, AttentionConfig
+from attention_ui import kit
 from attention_ui.playground.settings import TABLE
 
 CODE_HEIGHT = 420  # px: a long program scrolls inside its box, never the page
@@ -19,7 +20,7 @@ CELL_NAMES = {"raw": "scores", "scaled": "scaled", "masked": "masked", "softmax"
 EXAMPLE_STEP_NAMES = {"softmax": "weights"}
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@kit.cached
 def cached_program(config: AttentionConfig, tokens: tuple[str, ...]) -> codegen.Program:
     return codegen.layer_program(config, tokens)
 

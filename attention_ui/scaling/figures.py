@@ -30,6 +30,13 @@ def _dk_axis(d_ks: Sequence[int], axes: AxisText) -> dict:
     return axes.x_axis(type="log", tickmode="array", tickvals=list(d_ks), ticktext=[str(d) for d in d_ks])
 
 
+def _named(x: list, y: list, name: str, hover: str, **style) -> go.Scatter:
+    """A trace named ``name`` (escaped) whose hover box shows ``hover`` with that name beside it,
+    so a hovered point says which curve it is on."""
+    label = escape_label(name)
+    return go.Scatter(x=x, y=y, name=label, hovertemplate=f"{hover}<extra>{label}</extra>", **style)
+
+
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
     # Title on top, then the legend (which may wrap to two lines in a narrow column), then the plot.
     fig.update_layout(
@@ -70,31 +77,27 @@ def variance_figure(
         raise ValueError("one measured value, error and expectation per d_k is needed")
     fig = go.Figure()
     fig.add_trace(
-        go.Scatter(
-            x=d_ks,
-            y=expected.tolist(),
+        _named(
+            d_ks,
+            expected.tolist(),
+            theory_name,
+            "d_k = %{x}<br>%{y:.4g}",
             mode="lines",
-            name=escape_label(theory_name),
             line=dict(color=THEORY_COLOR, dash="dash", width=2),
-            hovertemplate="d_k = %{x}<br>%{y:.4g}<extra>" + escape_label(theory_name) + "</extra>",
         )
     )
     fig.add_trace(
-        go.Scatter(
-            x=d_ks,
-            y=measured.tolist(),
+        _named(
+            d_ks,
+            measured.tolist(),
+            measured_name,
+            "d_k = %{x}<br>%{y:.4g} ± %{customdata[1]:.2g}<br>(%{customdata[0]:.4g})",
             mode="markers",
-            name=escape_label(measured_name),
             marker=dict(color=color, size=9, symbol="circle"),
             error_y=dict(
                 type="data", array=(ERROR_BAR_SE * se).tolist(), visible=True, color=color, thickness=1.5
             ),
             customdata=np.stack([expected, ERROR_BAR_SE * se], axis=1).tolist(),
-            hovertemplate=(
-                "d_k = %{x}<br>%{y:.4g} ± %{customdata[1]:.2g}<br>(%{customdata[0]:.4g})<extra>"
-                + escape_label(measured_name)
-                + "</extra>"
-            ),
         )
     )
     fig.update_layout(xaxis=_dk_axis(d_ks, axes))
@@ -222,25 +225,25 @@ def versus_dk_figure(
         (scaled, scaled_name, SCALED_COLOR, "square"),
     ):
         fig.add_trace(
-            go.Scatter(
-                x=d_ks,
-                y=values.tolist(),
+            _named(
+                d_ks,
+                values.tolist(),
+                name,
+                "d_k = %{x}<br>%{y:.4f}",
                 mode="lines+markers",
-                name=escape_label(name),
                 line=dict(color=color, width=2),
                 marker=dict(color=color, size=8, symbol=symbol),
-                hovertemplate="d_k = %{x}<br>%{y:.4f}<extra>" + escape_label(name) + "</extra>",
             )
         )
     if reference is not None:
         fig.add_trace(
-            go.Scatter(
-                x=[d_ks[0], d_ks[-1]],
-                y=[reference, reference],
+            _named(
+                [d_ks[0], d_ks[-1]],
+                [reference, reference],
+                reference_name,
+                "%{y:.4f}",
                 mode="lines",
-                name=escape_label(reference_name),
                 line=dict(color=THEORY_COLOR, dash="dot", width=1.5),
-                hovertemplate="%{y:.4f}<extra>" + escape_label(reference_name) + "</extra>",
             )
         )
     yaxis = axes.y_axis()
