@@ -608,6 +608,9 @@ class Hall:
                 now = time.time()
                 if self.poll_on_panel is None and "Poll 1" in text and self.poll_open_click is not None:
                     self.poll_on_panel = now
+                    if self.args.teacher_log:  # (monotonic: the clock of the servers' traces)
+                        self.tab_events.append(f"{time.strftime('%H:%M:%S')} panel shows the poll at"
+                                               f" monotonic {time.monotonic():.3f}")  # fmt: skip
                 if m := re.search(r"Answers: (\d+)", title or ""):
                     n = int(m.group(1))
                     if not self.panel_counts or self.panel_counts[-1][1] != n:
@@ -690,6 +693,9 @@ class Hall:
                     await presenter.locator(".st-key-pg_present_next button").click()
                     if n + 1 == args.poll_at:
                         self.poll_open_click = time.time()
+                        if args.teacher_log:
+                            self.tab_events.append(f"{time.strftime('%H:%M:%S')} click to open the poll at"
+                                                   f" monotonic {time.monotonic():.3f}")  # fmt: skip
                         await panel.locator(".st-key-cls_open button").click()
                     if args.teacher_log:  # the presenter tab just before the next click
                         await asyncio.sleep(max(0.0, self.clicks[step] + args.step_every - time.time() - 0.3))
