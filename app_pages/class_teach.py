@@ -88,7 +88,4 @@ def main() -> None:
         teacher_view.live_panel(t, cls)  # the count of students and the poll: one live fragment
 
 
-# The panel's run first: opening a poll moves the class, and this process's bell would otherwise
-# start every following student's run while this one still has to draw the poll (issue 47).
-with state.teacher_first():
-    main()
+main()

@@ -19,12 +19,10 @@ page of the app) drops it. Nothing here imports Streamlit.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .model import Pulse
@@ -43,11 +41,6 @@ MAX_FOLLOWERS = 4096  # pages followed per process; a follow beyond this is refu
 # next one at once (follow wakes the bell's thread); a rung page that never draws gives its place
 # back after ring_again_s.
 MAX_RINGING = 12
-# A run the class waits on (the teacher's panel: opening a poll moves the class, so the bell rang
-# every page of the process while the rest of that very run still had to draw the poll) holds new
-# rings back while it goes on (:meth:`Bell.priority`); a hold older than this no longer counts (a run
-# stuck on the store must not stop the class's pages for good).
-MAX_HOLD_S = 3.0
 
 _LOG = logging.getLogger(__name__)
 
@@ -78,8 +71,6 @@ class Bell:
         self.period_s, self.ring_again_s, self._clock = float(period_s), float(ring_again_s), clock
         self.max_ringing = int(max_ringing)
         self._waiting = 0  # pages behind their class that the last round left for want of a place
-        self._holds: dict[int, float] = {}  # priority() runs going on: token -> when it began
-        self._tokens = itertools.count()
         self._wake = threading.Event()
         self._followers: dict[str, _Follower] = {}
         self._lock = threading.Lock()
@@ -108,20 +99,6 @@ class Bell:
             self._wake.set()
         return True
 
-    @contextmanager
-    def priority(self) -> Iterator[None]:
-        """While this block runs (a run of the teacher's panel), no page is rung; those rung before
-        go on drawing. The round after it rings at once. A hold counts for ``MAX_HOLD_S`` at most."""
-        with self._lock:
-            token = next(self._tokens)
-            self._holds[token] = self._clock()
-        try:
-            yield
-        finally:
-            with self._lock:
-                del self._holds[token]
-            self._wake.set()
-
     def leave(self, session_id: str) -> None:
         with self._lock:
             self._followers.pop(session_id, None)
@@ -139,8 +116,6 @@ class Bell:
             for sid, f in self._followers.items():
                 by_class.setdefault(f.class_id, []).append((sid, f))
             places = self.max_ringing - sum(1 for f in self._followers.values() if self._drawing(f, now))
-            if any(now - began < MAX_HOLD_S for began in self._holds.values()):
-                places = 0  # the teacher's run first (priority): the pages are rung when it ends
         rung: list[str] = []
         waiting = 0
         for class_id, followers in by_class.items():

@@ -239,39 +239,3 @@ def test_the_bells_thread_rings_and_survives_a_failing_store() -> None:
         assert bell.start() is bell  # a second start does not start a second thread
     finally:
         bell.stop()
-
-
-def test_no_page_is_rung_while_a_priority_run_goes_on_and_all_are_rung_as_it_ends(hall) -> None:
-    h, bell, clock = hall
-    h.pulses["C"] = at(1)
-    for i in range(3):
-        bell.follow(f"s{i}", "C", "join", progress(at(1)))
-    h.pulses["C"] = at(2, 1, "open")  # the teacher's panel opened a poll, and still draws it
-    with bell.priority():
-        assert bell.check() == [] and h.rung == []
-        bell._wake.clear()
-        with bell.priority():  # two at once (the panel's full run and its live part): both must end
-            pass
-        assert bell.check() == []
-        assert bell._wake.is_set()  # (each end wakes the thread; the round finds the other still on)
-        bell._wake.clear()
-    assert bell._wake.is_set()  # the round after the last one ends: at once, not at the next period
-    assert bell.check() == ["s0", "s1", "s2"]
-
-
-def test_a_priority_run_that_raises_or_never_ends_does_not_stop_the_class_for_good(hall) -> None:
-    h, bell, clock = hall
-    h.pulses["C"] = at(1)
-    bell.follow("s0", "C", "join", progress(at(1)))
-    bell.follow("s1", "C", "join", progress(at(1)))
-    h.pulses["C"] = at(2)
-    with pytest.raises(RuntimeError), bell.priority():
-        raise RuntimeError("the store went away")
-    assert bell.check() == ["s0", "s1"]  # its hold ended with it
-    h.pulses["C"] = at(3)
-    stuck = bell.priority()
-    stuck.__enter__()  # a run stuck on the store
-    clock.now += bell_module.MAX_HOLD_S - 0.01
-    assert bell.check() == []
-    clock.now += 0.02
-    assert bell.check() == ["s0", "s1"]  # held too long: it no longer counts

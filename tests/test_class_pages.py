@@ -6,7 +6,6 @@ never shows the teacher's key; students never see names or others' answers; host
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import types
@@ -349,9 +348,6 @@ def test_a_joined_page_asks_the_bell_to_ring_only_its_live_part(class_store, mon
         def leave(self, session_id):
             self.left.append(session_id)
 
-        def priority(self):  # (the teacher's panel holds the bell while it runs)
-            return contextlib.nullcontext()
-
     bell = Bell()
     monkeypatch.setattr(st_fragment, "_make_fragment_identity", spy)
     monkeypatch.setattr(state, "bell", lambda: bell)
@@ -602,45 +598,3 @@ def test_the_class_panel_carries_its_reload_watchdog(class_store):
     assert "__alPanelWatchdog" not in scripts(at)  # no class: nothing live to lose
     teacher, _ = start_class()
     assert '"/_stcore/health"' in scripts(teacher) and "location.reload()" in scripts(teacher)
-
-
-def test_the_teachers_panel_opens_and_draws_its_poll_with_the_bell_held(class_store, monkeypatch):
-    """The bell rings no student page while the panel's run goes on (issue 47): the poll it opens
-    moves the class, and the rest of that run still has to draw the poll on the panel."""
-    depth, seen = [0], {}
-
-    class Bell:
-        @contextlib.contextmanager
-        def priority(self):
-            depth[0] += 1
-            try:
-                yield
-            finally:
-                depth[0] -= 1
-
-        def follow(self, *args, **kwargs):
-            return True
-
-        def leave(self, session_id):
-            pass
-
-    monkeypatch.setattr(state, "bell", lambda: Bell())
-    store_type = type(class_store)
-    real_open, real_tallies = store_type.open_poll, store_type.tallies
-
-    def open_poll(self, *args, **kwargs):
-        seen["open"] = depth[0]
-        return real_open(self, *args, **kwargs)
-
-    def tallies(self, *args, **kwargs):
-        seen.setdefault("drawn", []).append(depth[0])
-        return real_tallies(self, *args, **kwargs)
-
-    monkeypatch.setattr(store_type, "open_poll", open_poll)
-    monkeypatch.setattr(store_type, "tallies", tallies)
-    teacher, cls = start_class()
-    seen.clear()
-    teacher.button(key="cls_open").click().run()
-    no_exception(teacher)
-    assert seen["open"] >= 1 and seen["drawn"] and min(seen["drawn"]) >= 1
-    assert depth[0] == 0  # every hold ended with its run

@@ -14,7 +14,6 @@ import hashlib
 import json
 import secrets
 import time
-from contextlib import nullcontext
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import streamlit as st
@@ -88,13 +87,6 @@ def bell() -> Bell | None:
     if not ring.available():
         return None
     return Bell(pulses().get, ring.ring).start()
-
-
-def teacher_first():
-    """A ``with`` block for a run of the teacher's panel: this process's bell rings no student page
-    while it goes on (classroom/bell.py, ``Bell.priority``); nothing where there is no bell."""
-    b = bell()
-    return nullcontext() if b is None else b.priority()
 
 
 def store_or_error(t):

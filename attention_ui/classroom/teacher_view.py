@@ -248,10 +248,9 @@ def live_panel(t, cls: dict, *, height: int = HISTOGRAM_HEIGHT) -> None:
 
     @st.fragment(run_every=POLL_REFRESH_S)
     def live() -> None:
-        with state.teacher_first():  # (the students' answers reach the panel at once, too)
-            _count(t, db, cls, shared=True)
-            with st.container(key=TABLE.key("live_poll")):
-                _poll(t, db, cls, hide=hide, height=height)
+        _count(t, db, cls, shared=True)
+        with st.container(key=TABLE.key("live_poll")):
+            _poll(t, db, cls, hide=hide, height=height)
 
     live()
 
