@@ -917,9 +917,11 @@ def report(r: dict, timing: bool = True) -> bool:
           f" p95 {r['panel_lag'][1]:.2f} s, max {r['panel_lag'][2]:.2f} s")  # fmt: skip
     idle = {k: v[0] for k, v in r.get("idle_cpu", {}).items() if re.fullmatch(r"r\d+", k)}
     if idle:
-        per_tick = {k: round(10 * v / max(1, r["spread"].get(k, 1)), 1) for k, v in idle.items()}
+        # (% of a core -> ms of a core per second, per student; a page checks every few seconds, and
+        # its websocket's heartbeats and the bell's rounds count here too)
+        per_s = {k: round(10 * v / max(1, r["spread"].get(k, 1)), 1) for k, v in idle.items()}
         print(f"following, nothing changing: CPU per app process {', '.join(f'{k} {v:.0f} %' for k, v in idle.items())}"
-              f" = {per_tick} ms per student's 1-s check")  # fmt: skip
+              f" = {per_s} ms of a core per student per second")  # fmt: skip
     print("CPU while the teacher steps (% of one core, average / busiest second), peak RSS:")
     for name, (avg, peak) in r["cpu"].items():
         print(f"  {name:10s} {avg:5.0f} % / {peak:4.0f} %   {r['rss'].get(name, 0):6.0f} MB")
