@@ -56,6 +56,7 @@ TARGETS: dict[str, list[str]] = {
     "attention_core/training/verdicts.py": ["tests/training/test_verdicts.py", "tests/test_training_experiments.py"],
     "attention_core/train_cli.py": ["tests/test_train_cli.py"],
     "attention_core/explain.py": ["tests/test_explain.py"],
+    "attention_core/tokenizer.py": ["tests/test_tokenizer.py"],
     "classroom/bell.py": ["tests/test_class_bell.py"],
     "attention_core/codegen.py": ["tests/test_codegen.py", "tests/test_codegen_questions.py"],
     "attention_core/codegen_questions.py": ["tests/test_codegen_questions.py"],

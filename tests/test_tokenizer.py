@@ -229,3 +229,71 @@ def test_a_blank_sentence_is_refused_in_the_learners_words(text):
 
 def test_a_sentence_tokenizes_as_tokenize_does():
     assert tokenize_sentence("the cat sat", max_tokens=2) == tokenize("the cat sat", max_tokens=2)
+
+
+# The Unicode classes at their edges (expected values from the Unicode character database, not from
+# the tokenizer's own tables): mutation testing found these edges unchecked.
+@pytest.mark.parametrize(
+    "ch",
+    [
+        "々",  # U+3005, the first of 々 〆 〇
+        "〇",  # U+3007, the last of them
+        "ヿ",  # U+30FF, the last Katakana
+        "ᄀ",  # U+1100, the first Hangul Jamo
+        "一",  # U+4E00, the first unified ideograph
+    ],
+)
+def test_the_first_and_last_characters_of_the_unspaced_blocks_are_single_tokens(ch: str) -> None:
+    assert toks(f"{ch}{ch}") == [ch, ch]
+
+
+def test_a_character_just_outside_a_cjk_block_is_not_split_as_one() -> None:
+    assert toks("\u4dff") == ["\u4dff"]  # a Yijing hexagram (a symbol: one token, as any symbol)
+    assert toks("ab\u4dffcd") == ["ab", "\u4dff", "cd"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("नमः", ["नमः"]),  # U+0903 visarga, a spacing mark (Mc), stays with its word
+        ("A\u20dd b", ["A\u20dd", "b"]),  # U+20DD combining enclosing circle (Me)
+        ("葛\U000e0100", ["葛\U000e0100"]),  # an ideographic variation selector stays with its character
+        ("🏴\U000e0020\U000e007f", ["🏴\U000e0020\U000e007f"]),  # the first and the last tag character
+        ("🇦🇨🇿🇦", ["🇦🇨", "🇿🇦"]),  # regional indicators A (first) and Z (last): two flags
+        ("👍🏻👍🏿", ["👍🏻", "👍🏿"]),  # the first and the last skin tone (Sk, not a mark)
+        ("a\ufe10", ["a", "\ufe10"]),  # U+FE10, just past the variation selectors: punctuation
+        ("👍🐀", ["👍", "🐀"]),  # U+1F400, just past the skin tones: a picture of its own
+        ("🈀🈀", ["🈀", "🈀"]),  # U+1F200, just past the regional indicators: two symbols, no flag
+        ("🏴\U000e0080", ["🏴"]),  # just past the tag characters: unassigned, so dropped
+    ],
+)
+def test_marks_selectors_tags_and_flags_at_their_edges_join_their_character(text, expected) -> None:
+    assert toks(text) == expected
+
+
+@pytest.mark.parametrize(
+    "invisible",
+    ["\ue000", "\u0378", "\ud800", "\u200b"],  # private use, unassigned, a lone surrogate, zero-width space
+)
+def test_each_invisible_character_is_dropped_and_counted(invisible: str) -> None:
+    result = tokenize(f"a{invisible}b{invisible}c")
+    assert list(result.tokens) == ["a", "b", "c"] and result.removed_controls == 2
+
+
+def test_dangling_joiners_are_dropped_and_counted_one_by_one() -> None:
+    result = tokenize("x\u200d \u200d y")
+    assert list(result.tokens) == ["x", "y"] and result.removed_controls == 2
+    result = tokenize("😀\u200da 😀\u200db")  # a joiner before a letter joins nothing either
+    assert list(result.tokens) == ["😀", "a", "😀", "b"] and result.removed_controls == 2
+
+
+def test_an_inner_mark_joins_only_between_two_letters_or_two_digits() -> None:
+    assert toks("dogs' toys") == ["dogs", "'", "toys"]
+    assert toks("3. 5") == ["3", ".", "5"]
+    assert toks("3.14 don't") == ["3.14", "don't"]
+    assert toks("3'a") == ["3", "'", "a"] and toks("a.5") == ["a", ".", "5"]  # one side only: no join
+
+
+def test_one_token_is_a_valid_limit() -> None:
+    result = tokenize("a b", max_tokens=1)
+    assert list(result.tokens) == ["a"] and result.total_tokens == 2 and result.truncated
