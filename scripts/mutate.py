@@ -34,6 +34,8 @@ import sys
 import time
 from pathlib import Path
 
+from house_counts import module_test_path  # scripts/ is this script's folder
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out" / "mutate"
 # Surviving mutants that cannot change what any caller sees, each with the reason (by module,
@@ -43,76 +45,80 @@ EQUIVALENT = ROOT / "bench" / "mutation_equivalent.json"
 # module -> the test files that exercise it (fast, core-only ones; no AppTest, no browser, no
 # pretrained weights, so one mutant costs a fraction of a second). Keep this list in step with the
 # tests: a test file that covers a module but is missing here makes its mutants look like survivors.
-TARGETS: dict[str, list[str]] = {
-    "attention_core/steps.py": ["tests/test_steps.py", "tests/test_core_reference.py", "tests/test_core_numerics.py"],
-    "attention_core/trace.py": ["tests/test_trace.py", "tests/test_core_reference.py", "tests/test_core_numerics.py"],
-    "attention_core/backward.py": ["tests/test_backward.py"],
-    "attention_core/grad_cli.py": ["tests/test_backward.py", "tests/test_grad_cli.py"],
-    "attention_core/training/model.py": ["tests/training/test_model.py", "tests/training/test_optim.py", "tests/training/test_tasks.py", "tests/training/test_train.py", "tests/training/test_experiments.py", "tests/test_training_measures.py"],
-    "attention_core/training/tasks.py": ["tests/training/test_model.py", "tests/training/test_optim.py", "tests/training/test_tasks.py", "tests/training/test_train.py", "tests/training/test_experiments.py", "tests/test_training_measures.py"],
-    "attention_core/training/optim.py": ["tests/training/test_model.py", "tests/training/test_optim.py", "tests/training/test_tasks.py", "tests/training/test_train.py", "tests/training/test_experiments.py"],
-    "attention_core/training/train.py": ["tests/training/test_model.py", "tests/training/test_optim.py", "tests/training/test_tasks.py", "tests/training/test_train.py", "tests/training/test_experiments.py", "tests/test_training_measures.py"],
-    "attention_core/training/experiments.py": ["tests/training/test_model.py", "tests/training/test_optim.py", "tests/training/test_tasks.py", "tests/training/test_train.py", "tests/training/test_experiments.py", "tests/test_training_experiments.py", "tests/test_training_measures.py", "tests/training/test_verdicts.py"],
-    "attention_core/training/verdicts.py": ["tests/training/test_verdicts.py", "tests/test_training_experiments.py"],
-    "attention_core/train_cli.py": ["tests/test_train_cli.py"],
-    "attention_core/explain.py": ["tests/test_explain.py"],
-    "attention_core/tokenizer.py": ["tests/test_tokenizer.py"],
-    "classroom/bell.py": ["tests/test_class_bell.py"],
-    "attention_core/codegen.py": ["tests/test_codegen.py", "tests/test_codegen_questions.py"],
-    "attention_core/codegen_questions.py": ["tests/test_codegen_questions.py"],
-    "attention_core/rope.py": ["tests/test_rope.py", "tests/labs/test_positions.py"],
-    "attention_core/norms.py": ["tests/test_norms.py", "tests/labs/test_block.py"],
-    "attention_core/ffn.py": ["tests/test_ffn.py", "tests/labs/test_block.py"],
-    "attention_core/kv_cache.py": ["tests/test_kv_cache.py", "tests/labs/test_inference.py"],
-    "attention_core/gqa.py": ["tests/test_gqa.py", "tests/labs/test_inference.py"],
-    "attention_core/csv_cells.py": ["tests/test_csv_cells.py"],
-    "attention_core/tiled.py": ["tests/test_tiled.py", "tests/labs/test_efficient.py"],
-    "attention_core/models/llama.py": ["tests/models/test_llama.py", "tests/test_llama_generic.py", "tests/test_gemma_family.py", "tests/models/test_gguf_file.py"],
-    "attention_core/models/decoding.py": ["tests/models/test_decoding.py", "tests/models/test_gguf_file.py", "tests/test_gemma_family.py"],
-    "attention_core/models/gguf_file.py": ["tests/models/test_gguf_file.py", "tests/models/test_llama.py"],
-    "attention_core/models/spm_bpe.py": ["tests/models/test_spm_bpe.py", "tests/test_models_fast_files.py"],
-    "attention_core/models/byte_bpe.py": ["tests/test_token_labels.py", "tests/test_decoder_token_words.py", "tests/models/test_gguf_file.py", "tests/models/test_byte_bpe.py"],
-    "attention_core/models/chunked_file.py": ["tests/models/test_chunked_file.py", "tests/test_models_fast_files.py"],
-    "attention_core/models/gemma3.py": ["tests/models/test_gemma3.py", "tests/test_gemma_family.py"],
-    "attention_core/models/smollm2.py": ["tests/models/test_smollm2.py"],
+# A core module's own test file (the house rule, house_counts.module_test_path:
+# attention_core/labs/masks.py -> tests/labs/test_masks.py) is always among them; ALSO lists the others.
+TRAINING_TESTS = ["tests/training/test_model.py", "tests/training/test_optim.py", "tests/training/test_tasks.py",
+                  "tests/training/test_train.py", "tests/training/test_experiments.py"]  # fmt: skip
+MEASURES = "tests/test_training_measures.py"
+ALSO: dict[str, list[str]] = {
+    "attention_core/steps.py": ["tests/test_core_reference.py", "tests/test_core_numerics.py"],
+    "attention_core/trace.py": ["tests/test_core_reference.py", "tests/test_core_numerics.py"],
+    "attention_core/backward.py": [],
+    "attention_core/grad_cli.py": ["tests/test_backward.py"],
+    "attention_core/training/model.py": [*TRAINING_TESTS, MEASURES],
+    "attention_core/training/tasks.py": [*TRAINING_TESTS, MEASURES],
+    "attention_core/training/optim.py": TRAINING_TESTS,
+    "attention_core/training/train.py": [*TRAINING_TESTS, MEASURES],
+    "attention_core/training/experiments.py": [*TRAINING_TESTS, "tests/test_training_experiments.py", MEASURES, "tests/training/test_verdicts.py"],
+    "attention_core/training/verdicts.py": ["tests/test_training_experiments.py"],
+    "attention_core/train_cli.py": [],
+    "attention_core/explain.py": [],
+    "attention_core/tokenizer.py": [],
+    "attention_core/codegen.py": ["tests/test_codegen_questions.py"],
+    "attention_core/codegen_questions.py": [],
+    "attention_core/rope.py": ["tests/labs/test_positions.py"],
+    "attention_core/norms.py": ["tests/labs/test_block.py"],
+    "attention_core/ffn.py": ["tests/labs/test_block.py"],
+    "attention_core/kv_cache.py": ["tests/labs/test_inference.py"],
+    "attention_core/gqa.py": ["tests/labs/test_inference.py"],
+    "attention_core/csv_cells.py": [],
+    "attention_core/tiled.py": ["tests/labs/test_efficient.py"],
+    "attention_core/models/llama.py": ["tests/test_llama_generic.py", "tests/test_gemma_family.py", "tests/models/test_gguf_file.py"],
+    "attention_core/models/decoding.py": ["tests/models/test_gguf_file.py", "tests/test_gemma_family.py"],
+    "attention_core/models/gguf_file.py": ["tests/models/test_llama.py"],
+    "attention_core/models/spm_bpe.py": ["tests/test_models_fast_files.py"],
+    "attention_core/models/byte_bpe.py": ["tests/test_token_labels.py", "tests/test_decoder_token_words.py", "tests/models/test_gguf_file.py"],
+    "attention_core/models/chunked_file.py": ["tests/test_models_fast_files.py"],
+    "attention_core/models/gemma3.py": ["tests/test_gemma_family.py"],
+    "attention_core/models/smollm2.py": [],
     # MiniLM (22 M parameters) loads in a fraction of a second: its real-model tests are fast enough
+    "attention_core/models/minilm.py": ["tests/test_figures_pretrained.py"],
     # the code check's verdict (issue 44): pure, its tests build the worker's replies by hand
-    "attention_core/codecheck/verdict.py": ["tests/codecheck/test_verdict.py"],
+    "attention_core/codecheck/verdict.py": [],
     # the traps run on the cases: the hand-written traps, checked in this process (no worker)
-    "attention_core/codecheck/traps.py": ["tests/codecheck/test_traps.py"],
+    "attention_core/codecheck/traps.py": [],
     # the code check's plain parts, each by its own test file (the worker and the sandbox need processes)
-    "attention_core/codecheck/wire.py": ["tests/codecheck/test_wire.py", "tests/codecheck/test_verdict.py"],
-    "attention_core/codecheck/templates.py": ["tests/codecheck/test_templates.py"],
-    "attention_core/codecheck/report.py": ["tests/codecheck/test_report.py"],
-    "attention_core/exercise_text.py": ["tests/test_exercise_text.py"],
-    "attention_core/models/availability.py": ["tests/models/test_availability.py"],
-    "attention_core/models/minilm.py": [
-        "tests/models/test_minilm.py", "tests/test_figures_pretrained.py",
-    ],
+    "attention_core/codecheck/wire.py": ["tests/codecheck/test_verdict.py"],
+    "attention_core/codecheck/templates.py": [],
+    "attention_core/codecheck/report.py": [],
+    "attention_core/exercise_text.py": [],
+    "attention_core/models/availability.py": [],
+    # each lab's own test file, and the other lab tests that call it
+    "attention_core/labs/block.py": [],
+    "attention_core/labs/cost.py": [],
+    "attention_core/labs/decoder.py": ["tests/test_gemma_view.py"],
+    "attention_core/labs/efficient.py": ["tests/labs/test_cost.py"],
+    "attention_core/labs/inference.py": [],
+    "attention_core/labs/lookalikes.py": [],
+    "attention_core/labs/masks.py": [],
+    "attention_core/labs/multihead.py": ["tests/labs/test_ring.py"],
+    "attention_core/labs/positions.py": ["tests/labs/test_inference.py"],
+    "attention_core/labs/quiz.py": ["tests/test_quiz_bank.py"],
+    "attention_core/labs/scaling.py": [],
+    "attention_core/labs/heads.py": [],
+    "attention_core/labs/ring.py": [],
+    "attention_core/labs/ssm.py": [],
 }  # fmt: skip
+# (a training module's own file is one of TRAINING_TESTS: each file is listed once)
+TARGETS: dict[str, list[str]] = {
+    m: list(dict.fromkeys([module_test_path(m), *also])) for m, also in ALSO.items()
+}
+TARGETS["classroom/bell.py"] = ["tests/test_class_bell.py"]  # outside the core: its file by its own name
 # Modules whose tests are too slow per mutant for a two-core machine: only with --all. (None left:
 # smollm2, gemma3, gguf_file and the tokenizers are in TARGETS with fast tests on tiny GGUF files
 # the tests write; byte_bpe's list also holds tests/test_token_labels.py, whose property tests read
 # the real SmolLM2 tokenizer.)
 HEAVY: dict[str, list[str]] = {}
-# Each lab's own test file (tests/labs/test_<lab>.py), and the other lab tests that call it.
-for _lab, _tests in {
-    "block": ["tests/labs/test_block.py"],
-    "cost": ["tests/labs/test_cost.py"],
-    "decoder": ["tests/labs/test_decoder.py", "tests/test_gemma_view.py"],
-    "efficient": ["tests/labs/test_efficient.py", "tests/labs/test_cost.py"],
-    "inference": ["tests/labs/test_inference.py"],
-    "lookalikes": ["tests/labs/test_lookalikes.py"],
-    "masks": ["tests/labs/test_masks.py"],
-    "multihead": ["tests/labs/test_multihead.py", "tests/labs/test_ring.py"],
-    "positions": ["tests/labs/test_positions.py", "tests/labs/test_inference.py"],
-    "quiz": ["tests/labs/test_quiz.py", "tests/test_quiz_bank.py"],
-    "scaling": ["tests/labs/test_scaling.py"],
-    "heads": ["tests/labs/test_heads.py"],
-    "ring": ["tests/labs/test_ring.py"],
-    "ssm": ["tests/labs/test_ssm.py"],
-}.items():
-    TARGETS[f"attention_core/labs/{_lab}.py"] = _tests
 # Tests left out of one module's run (a pytest -k expression): the heads lab's tests on the real
 # SmolLM2-135M and Gemma 3 270M take seconds each and would run for most of its mutants; the same
 # checks run on the tiny random Llama and Gemma models in those files, and what only the real
