@@ -22,6 +22,7 @@ from attention_ui.block.settings import (
     FLOPS_D_RANGE,
     FLOPS_H_RANGE,
     MAX_HEADS,
+    PAGE,
     TABLE,
 )
 from attention_ui.figures.base import AxisText
@@ -29,7 +30,6 @@ from attention_ui.figures.base import AxisText
 CHART_NS = tuple(2**k for k in range(5, 21))  # 32 … 1,048,576
 ROUNDING_LIMIT = 1e-10  # a residual gap above this is not rounding: the page reports an error
 ARCHITECTURES = ("encoder", "decoder", "encdec")
-PAGE = kit.Page.of(TABLE, "block")
 key = TABLE.key
 
 cached_block = kit.cached(lab_block.block_lab)

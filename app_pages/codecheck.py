@@ -20,9 +20,8 @@ import streamlit as st
 from attention_core import AttentionConfig, AttentionConfigError
 from attention_ui import kit
 from attention_ui.codecheck import views
-from attention_ui.codecheck.settings import TABLE
+from attention_ui.codecheck.settings import PAGE, TABLE
 
-PAGE = kit.Page.of(TABLE, "codecheck")
 key = TABLE.key
 
 

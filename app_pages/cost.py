@@ -12,7 +12,7 @@ from attention_core.labs.cost import DTYPE_BYTES, MAX_DIRECT_N, NOTES_SEQUENCE_L
 from attention_ui import kit, practice
 from attention_ui.cost import efficient_view as cost_efficient
 from attention_ui.cost import ring_view as cost_ring
-from attention_ui.cost.settings import BLOCKS, CHECK_NS, COUNT_RANGE, DK_RANGE, MEASURE_CHOICES, TABLE
+from attention_ui.cost.settings import BLOCKS, CHECK_NS, COUNT_RANGE, DK_RANGE, MEASURE_CHOICES, PAGE, TABLE
 from attention_ui.figures import cost as figures_cost
 from attention_ui.figures.base import AxisText
 
@@ -23,7 +23,6 @@ GPU_BYTES = 80 * 10**9  # a large accelerator's memory, as a yardstick on the me
 # one block's update of the running max, denominator and weighted sum (kit.latex: wraps on a phone)
 ONLINE_SOFTMAX = (r"m' = \max(m, \max_j s_j),", r"\ell' = e^{m - m'}\,\ell + \sum_j e^{s_j - m'},",
                   r"a' = e^{m - m'}\,a + \sum_j e^{s_j - m'}\, v_j,")  # fmt: skip
-PAGE = kit.Page.of(TABLE, "cost")
 key = TABLE.key
 RESULTS, RESULTS_META = key("results"), key("results_meta")  # the live sweep, kept across reruns
 

@@ -16,11 +16,9 @@ import streamlit as st
 from attention_core.labs import heads as H
 from attention_ui import kit
 from attention_ui.heads import cached, questions, url, views
-from attention_ui.heads.settings import TABLE
+from attention_ui.heads.settings import PAGE, TABLE
 
 DEFAULT_MODEL = {"ja": "gemma3"}  # by language, as on the decoder page; any other: "smollm2" (a URL's wins)
-# model, sentence, head and token live in its URL (attention_ui.heads.url, its own decoder): link
-PAGE = kit.Page.of(TABLE, "heads", url_context=False, link=True)
 key = TABLE.key
 
 

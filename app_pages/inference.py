@@ -19,13 +19,12 @@ from attention_ui import kit
 from attention_ui.figures.base import AxisText
 from attention_ui.inference import figures as figures_inference
 from attention_ui.inference import size_view as inference_size
-from attention_ui.inference.settings import TABLE
+from attention_ui.inference.settings import PAGE, TABLE
 from attention_ui.inference.size_view import fit_choice
 
 ROUNDING_LIMIT = 1e-10  # a difference below this is floating-point rounding (float64, values ~1)
 FLOPS_NS = tuple(2**k for k in range(0, 17))  # context lengths of the FLOPs chart: 1 … 65,536
 FLOPS_N_BIG = 4096  # the n the text quotes
-PAGE = kit.Page.of(TABLE, "inference")
 key = TABLE.key
 
 cached_lab = kit.cached(lab_inference.inference_lab)

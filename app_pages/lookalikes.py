@@ -24,11 +24,11 @@ from attention_ui.lookalikes.settings import (
     D_MODEL_CHOICES,
     HEAD_CHOICES,
     MAX_TOKENS,
+    PAGE,
     PATH_N_RANGE,
     TABLE,
 )
 
-PAGE = kit.Page.of(TABLE, "lookalikes")
 key = TABLE.key
 
 cached_lab = kit.cached(lab_lookalikes.lookalikes_lab)

@@ -18,12 +18,11 @@ from attention_ui import kit, practice, tables
 from attention_ui.figures.base import AxisText
 from attention_ui.masks import figures as fmk
 from attention_ui.masks import lesson as masks_lesson
-from attention_ui.masks.settings import MAX_TOKENS, PAD_RANGE, TABLE, WINDOW_RANGE
+from attention_ui.masks.settings import MAX_TOKENS, PAD_RANGE, PAGE, TABLE, WINDOW_RANGE
 from attention_ui.program import code_view
 from attention_ui.takehome import buttons
 
 THIRD = 185  # a map's plot width (px) in a third of 1366 px, bar below: 193 measured (a phone: 260)
-PAGE = kit.Page.of(TABLE, "masks")
 key = TABLE.key
 
 cached_lab = kit.cached(lab_masks.mask_lab)

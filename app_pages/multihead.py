@@ -22,6 +22,7 @@ from attention_ui.multihead.settings import (
     COST_N_RANGE,
     D_MODEL_RANGE,
     MAX_SHOWN_HEADS,
+    PAGE,
     TABLE,
 )
 from attention_ui.program import code_view
@@ -29,7 +30,6 @@ from attention_ui.takehome import buttons
 
 # W^O and the output share a row: half the page each, so their labels ("d10", "h2·3") stand upright
 HALF_PLOT_PX = 260
-PAGE = kit.Page.of(TABLE, "multihead")
 key = TABLE.key
 
 cached_lab = kit.cached(lab_multihead.multihead_lab)

@@ -12,11 +12,9 @@ import streamlit as st
 
 from attention_ui import kit
 from attention_ui.path import path, path_view
-from attention_ui.path.settings import TABLE
+from attention_ui.path.settings import PAGE
 from attention_ui.playground import share
 from attention_ui.practice import predict_view
-
-PAGE = kit.Page.of(TABLE, "path")  # its progress is in its URL by its own code (path.write_params)
 
 
 def main() -> None:

@@ -16,10 +16,9 @@ from attention_core.labs.positions import D_MODEL_RANGE, OFFSET_RANGE, SCHEMES, 
 from attention_ui import kit
 from attention_ui.figures.base import AxisText
 from attention_ui.positions import figures as figures_positions
-from attention_ui.positions.settings import TABLE
+from attention_ui.positions.settings import PAGE, TABLE
 
 ROUNDING_LIMIT = 1e-10  # a difference below this is floating-point rounding (float64, values ~1)
-PAGE = kit.Page.of(TABLE, "positions")
 key = TABLE.key
 
 cached_lab = kit.cached(lab_positions.positions_lab)

@@ -15,11 +15,10 @@ import streamlit as st
 
 from attention_ui import kit, quiz_bank
 from attention_ui.program import questions_view
-from attention_ui.quiz.settings import TABLE
+from attention_ui.quiz.settings import PAGE, TABLE
 from attention_ui.takehome import buttons as takehome
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = kit.Page.of(TABLE, "quiz")
 key = TABLE.key
 
 

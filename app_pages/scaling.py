@@ -20,13 +20,13 @@ from attention_ui.scaling.settings import (
     DK_OPTIONS,
     HIST_MAX_SAMPLES,
     KEYS_RANGE,
+    PAGE,
     PAGE_DRAWS,
     SAMPLES_RANGE,
     TABLE,
 )
 from attention_ui.takehome import buttons
 
-PAGE = kit.Page.of(TABLE, "scaling")
 key = TABLE.key
 
 cached_variance = kit.cached(lab_scaling.dot_variance_experiment)

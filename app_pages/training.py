@@ -23,6 +23,7 @@ from attention_ui.training.settings import (
     LR_RANGE,
     MASKS,
     MAX_TEXT_CHARS,
+    PAGE,
     SCALES,
     STEPS_RANGE,
     TABLE,
@@ -32,8 +33,6 @@ from attention_ui.training.settings import (
     uses_mask_choice,
 )
 
-# the settings live in its URL (attention_ui.training.url, its own decoder): link
-PAGE = kit.Page.of(TABLE, "training", url_context=False, link=True)
 key = TABLE.key
 VALUE_KEYS = ("task", "text", "layers", "heads", "d_model", "d_k", "scale", "divisor", "mask", "positions", "ffn",
               "lr", "steps", "seed")  # fmt: skip

@@ -12,9 +12,7 @@ import streamlit as st
 from attention_ui import kit
 from attention_ui.i18n import LANGUAGE_NAMES, LANGUAGES
 from attention_ui.worksheet import worksheet_view as view
-from attention_ui.worksheet.settings import EXERCISES_RANGE, STUDENTS_RANGE, TABLE
-
-PAGE = kit.Page.of(TABLE, "worksheet")
+from attention_ui.worksheet.settings import EXERCISES_RANGE, PAGE, STUDENTS_RANGE, TABLE
 
 
 def controls(t) -> None:

@@ -5,10 +5,12 @@ returns every intermediate -> figures and text. The kit is the plumbing around t
 file holds only its own widgets, its core call and its sections. New pages (a decoder view, a
 positions lab, an inference/KV-cache lab, a practice page) bind it the same way.
 
-Bind a page once, at the top of its file, to its table of settings (``attention_ui/<page>/settings.py``,
-see :mod:`attention_ui.settings_table`), then use it in ``main()``::
+Bind a page once, beside its table of settings (``attention_ui/<page>/settings.py``, see
+:mod:`attention_ui.settings_table`); the page file and the page's view modules import that one
+``PAGE`` and use it in ``main()``::
 
-    PAGE = kit.Page.of(TABLE, "masks")      # defaults, translated choices, shared settings: the table's
+    PAGE = kit.Page.of(TABLE)               # in masks/settings.py: defaults, translated choices and
+                                            #   shared settings from the table; namespace "masks", its prefix
     cached_lab = kit.cached(lab_masks.mask_lab)     # the core call behind the pages' shared cache
 
     def main() -> None:
@@ -583,10 +585,14 @@ class Page:
     settings: Table | None = None
 
     @classmethod
-    def of(cls, table: Table, namespace: str, *, url_context: bool = True, link: bool = False) -> Page:
+    def of(
+        cls, table: Table, namespace: str | None = None, *, url_context: bool = True, link: bool = False
+    ) -> Page:
         """The page bound to its table of settings: defaults, translated defaults and choices, and the
-        learner's shared context all come from the table."""
-        return cls(table.prefix, namespace, table.defaults, table.choice_keys, table.translated_defaults,
+        learner's shared context all come from the table. Its catalog namespace is the page's one name,
+        the table's prefix, unless the page's keys were named otherwise before (the playground's ``pg_``
+        keys and ``playground`` catalog; its pretrained view's ``pretrained`` catalog)."""
+        return cls(table.prefix, namespace or table.prefix, table.defaults, table.choice_keys, table.translated_defaults,
                    table.shared, table.shared_accepts, url_context, link, table)  # fmt: skip
 
     def key(self, name: str, *parts: object) -> str:

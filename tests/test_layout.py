@@ -348,12 +348,15 @@ def test_a_page_with_a_core_lab_takes_the_labs_name() -> None:  # or its core pa
         ).is_dir()
         assert (ROOT / "app_pages" / f"{name}.py").is_file() and (ROOT / "attention_ui" / name).is_dir()
         assert (ROOT / "attention_ui" / "locales" / "en" / f"{name}.json").is_file()
-        page = (ROOT / "app_pages" / f"{name}.py").read_text(encoding="utf-8")
-        table = (
-            ROOT / "attention_ui" / name / "settings.py"
-        )  # the decoder binds its kit there (its views share it)
-        bound = page + (table.read_text(encoding="utf-8") if table.is_file() else "")
-        if f'kit.Page.of(TABLE, "{name}"' in bound:  # the prefix is its table's (issue 46, ask 1)
-            assert importlib.import_module(f"attention_ui.{name}.settings").TABLE.prefix == name
-        else:
-            assert f'kit.Page("{name}", "{name}"' in page
+        # the page's kit is bound beside its table, and the page file and its views use that one
+        settings = importlib.import_module(f"attention_ui.{name}.settings")
+        assert (settings.PAGE.prefix, settings.PAGE.namespace, settings.TABLE.prefix) == (name, name, name)
+        assert settings.PAGE.settings is settings.TABLE
+        page = ast.parse((ROOT / "app_pages" / f"{name}.py").read_text(encoding="utf-8"))
+        imported = {
+            alias.name
+            for node in ast.walk(page)
+            if isinstance(node, ast.ImportFrom) and node.module == f"attention_ui.{name}.settings"
+            for alias in node.names
+        }
+        assert "PAGE" in imported and "Page(" not in ast.unparse(page) and "Page.of(" not in ast.unparse(page)

@@ -93,14 +93,26 @@ def kit_method_keys() -> dict[str, tuple[str, ...]]:
 
 
 def _namespace(page: str) -> str:
+    """The catalog namespace of the page's kit: the second argument of ``kit.Page(...)`` or
+    ``kit.Page.of(TABLE, ...)``, else (``kit.Page.of(TABLE)``) the prefix of the table it binds."""
     for path in page_modules(page):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (
-                isinstance(node, ast.Call)
-                and ast.unparse(node.func) in ("kit.Page", "Page", "kit.Page.of", "Page.of")
-                and len(node.args) > 1
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in (
+                "kit.Page",
+                "Page",
+                "kit.Page.of",
+                "Page.of",
             ):
-                return node.args[1].value
+                if len(node.args) > 1:
+                    return node.args[1].value
+                tables = [
+                    n.args[0].value
+                    for n in ast.walk(tree)
+                    if isinstance(n, ast.Call) and ast.unparse(n.func) == "Table" and n.args
+                ]
+                if tables:
+                    return tables[0]
     raise AssertionError(f"no kit.Page in {page}")
 
 

@@ -36,3 +36,4 @@ TABLE = Table(
     Setting("flops_h", 12, bounds=FLOPS_H_RANGE),
     Setting("ff_mult", 4, bounds=FF_MULT_RANGE),
 )
+PAGE = kit.Page.of(TABLE)

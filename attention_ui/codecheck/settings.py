@@ -21,3 +21,4 @@ TABLE = Table(
     Setting("check", why="the Check button"),
     Setting("report", why="(report, the code it checked, the tokens): the last check's, kept across reruns"),
 )
+PAGE = kit.Page.of(TABLE)

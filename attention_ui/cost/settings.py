@@ -63,3 +63,4 @@ TABLE = Table(
     Setting("ring_bw", 50.0, bounds=BANDWIDTH_RANGE),
     Setting("ring_rate", 200.0, bounds=RATE_RANGE),
 )
+PAGE = kit.Page.of(TABLE)

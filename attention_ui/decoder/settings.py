@@ -42,7 +42,7 @@ TABLE = Table(
     Setting("back", why="the button back to the learner's sentence, above the long run"),
     Setting("back_below", why="the same button, below the local/global section"),
 )
-PAGE = kit.Page.of(TABLE, "decoder", url_context=False, link=True)  # its URL is its own (url.py)
+PAGE = kit.Page.of(TABLE, url_context=False, link=True)  # its URL is its own (url.py)
 GENERATED = TABLE.key("generated")
 GENERATED_FOR = TABLE.key("generated_for")
 DEFAULT_MODEL = {"ja": "gemma3"}  # by language; any other: "smollm2" (a URL's model= wins)

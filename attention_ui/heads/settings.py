@@ -30,3 +30,5 @@ TABLE = Table(
     Setting("qk_source", "decoder", choices=QK_SOURCES, translated=True),
     Setting("q_*", why="one radio per computed question, keyed by the question's id (kit.computed_quiz)"),
 )
+# model, sentence, head and token live in its URL (attention_ui.heads.url, its own decoder): link
+PAGE = kit.Page.of(TABLE, url_context=False, link=True)

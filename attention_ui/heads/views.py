@@ -14,9 +14,8 @@ from attention_ui.figures.base import AxisText
 from attention_ui.heads import figures as fh
 
 from . import cached, questions
-from .settings import TABLE
+from .settings import PAGE, TABLE
 
-PAGE = kit.Page.of(TABLE, "heads")  # widget keys and charts only; the page starts itself
 key = TABLE.key
 ATTRIBUTION_TOL = 1e-4  # the parts must add up to the logit within this (float rounding only)
 

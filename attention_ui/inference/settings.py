@@ -27,3 +27,4 @@ TABLE = Table(
     Setting("calc_window", PRESETS[FIRST_PRESET].window, bounds=CALC_WINDOW_RANGE),
     Setting("preset_shown", why="the preset whose KV heads and window the calculator last started from"),
 )
+PAGE = kit.Page.of(TABLE)

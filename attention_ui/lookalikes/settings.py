@@ -36,3 +36,4 @@ TABLE = Table(
     Setting("ssm_delta", 0.5, choices=SSM_DELTA_CHOICES),
     Setting("ssm_row", None),  # None: the sentence's last output, set once the sentence is known
 )
+PAGE = kit.Page.of(TABLE)

@@ -26,3 +26,4 @@ TABLE = Table(
     Setting("code", why="the code tab's expander beside the maps (code_view.masks_code)"),
     Setting("dl_lesson", why="the take-home lesson's download button"),
 )
+PAGE = kit.Page.of(TABLE)

@@ -32,3 +32,4 @@ TABLE = Table(
     Setting("code_concat", why="the code tab's expander under Concat · W^O (code_view.trace_code)"),
     Setting("dl_lesson", why="the take-home lesson's download button"),
 )
+PAGE = kit.Page.of(TABLE)

@@ -21,3 +21,4 @@ TABLE = Table(
     Setting("code_q_*", why="that question's box (_box) and its options (_opt_<i>)"),
     Setting("code_answer", why="the option picked first in the code question"),
 )
+PAGE = kit.Page.of(TABLE)  # its progress is in its URL by its own code (path.write_params)

@@ -16,3 +16,4 @@ TABLE = Table(
     Setting("offset", 2, bounds=OFFSET_RANGE),  # the query-key distance, below L
     Setting("pair", 0),  # RoPE's coordinate pair drawn as an arrow, below d_model / 2
 )
+PAGE = kit.Page.of(TABLE)

@@ -30,3 +30,4 @@ TABLE = Table(
     Setting("code_answers", why="a code question's template -> the option picked first"),
     Setting("code_q_*", why="a code question's radio, its box (_box) and its options (_opt_<i>)"),
 )
+PAGE = kit.Page.of(TABLE)

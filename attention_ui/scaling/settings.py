@@ -30,3 +30,4 @@ TABLE = Table(
     Setting("divisor", 1.0, bounds=DIVISOR_RANGE),
     Setting("dl_lesson", why="the take-home lesson's download button"),
 )
+PAGE = kit.Page.of(TABLE)

@@ -23,10 +23,9 @@ from attention_ui.figures.base import AxisText
 from attention_ui.training import cached
 from attention_ui.training import figures as ftr
 from attention_ui.training.jobs import was_stopped
-from attention_ui.training.settings import TABLE
+from attention_ui.training.settings import PAGE, TABLE
 from attention_ui.training.views import followed_job, progress_and_stop
 
-PAGE = kit.Page.of(TABLE, "training")
 POLL_S = 0.4
 NAMES = ("sqrt_dk", "leaky_mask", "heads_specialise", "induction_layers", "positions")
 RUNS = {"sqrt_dk": 6, "leaky_mask": 2, "heads_specialise": 1, "induction_layers": 2, "positions": 4}

@@ -60,6 +60,8 @@ TABLE = Table(
     ),
     Setting("asked", why="the training settings this session pressed Train for (cached.py)"),
 )
+# the settings live in its URL (attention_ui.training.url, its own decoder): link
+PAGE = kit.Page.of(TABLE, url_context=False, link=True)
 DEFAULTS = TABLE.defaults  # key -> first value (the table's; tests read them)
 CHOICE_KEYS = TABLE.choice_keys
 

@@ -18,9 +18,8 @@ from attention_ui.st_structure import key_class
 from attention_ui.training import cached, patterns, questions
 from attention_ui.training import figures as ftr
 from attention_ui.training.jobs import TRAIN, Job
-from attention_ui.training.settings import TABLE, TRAIN_VALUES
+from attention_ui.training.settings import PAGE, TABLE, TRAIN_VALUES
 
-PAGE = kit.Page.of(TABLE, "training")  # widget keys and charts only; the page starts itself
 POLL_S = 0.4  # the live box's refresh: at least twice a second, as the issue asks
 # Streamlit fades a fragment's elements while it reruns; the live box reruns every POLL_S, so it
 # would stay faded the whole run. Constant CSS: its elements keep full opacity.

@@ -22,3 +22,4 @@ TABLE = Table(
     Setting("code", False),  # add the code questions
     Setting("download", why="the Download PDF button (the PDF is built when it is clicked)"),
 )
+PAGE = kit.Page.of(TABLE)
