@@ -11,6 +11,7 @@ from attention_ui import (
     frontend_words,
     narrow_fit,
     narrow_screen,
+    nav,
     per_process,
     server_fixes,
     targets,
@@ -63,33 +64,13 @@ with st.sidebar:
 
 # The page files live in app_pages/, not pages/: a folder named pages/ next to app.py makes
 # Streamlit run each new server's first session as a legacy multipage app (its file list in the
-# sidebar, "Page not found" for /why-sqrt-dk) until app.py's st.navigation takes over.
-LABS = [
-    ("app_pages/scaling.py", "app.nav_why_sqrt", "📏", "why-sqrt-dk"),
-    ("app_pages/masks.py", "app.nav_masks", "🎭", "masks"),
-    ("app_pages/multihead.py", "app.nav_multi_head", "🧩", "multi-head"),
-    ("app_pages/cost.py", "app.nav_cost", "📈", "cost"),
-    ("app_pages/block.py", "app.nav_block", "🧱", "block"),
-    ("app_pages/lookalikes.py", "app.nav_lookalikes", "🔀", "lookalikes"),
-    ("app_pages/positions.py", "app.nav_positions", "🧭", "positions"),
-    ("app_pages/inference.py", "app.nav_inference", "⚡", "inference"),
-    ("app_pages/quiz.py", "app.nav_quiz", "✅", "quiz"),
-    ("app_pages/decoder.py", "app.nav_decoder", "🤖", "decoder"),
-    ("app_pages/heads.py", "app.nav_heads", "🔬", "heads"),
-    ("app_pages/training.py", "app.nav_training", "🏋️", "training"),
-]
-# That legacy file list linked pages by file name; such links still reach their page. (The
-# playground, as the default page, lives at "/"; its url_path below is only an internal name.)
-# A page's one name (its script's stem, docs/architecture.md) reaches it too where its URL is spelled
-# otherwise: a first run opens a page by its file name (AppTest, before st.navigation has run).
-OLD_URL_PATHS = {
-    "playground": "",
-    "why_sqrt_dk": "why-sqrt-dk",
-    "multi_head": "multi-head",
-    "scaling": "why-sqrt-dk",
-    "multihead": "multi-head",
-    "codecheck": "code_check",
-}
+# sidebar, "Page not found" for /why-sqrt-dk) until app.py's st.navigation takes over. Which pages
+# there are, with their icons and URLs, is attention_ui/nav.py's data.
+
+
+def nav_page(t, p: nav.NavPage, **more) -> st.Page:
+    """Streamlit's page for ``p``: its script, its title in ``t``'s language, its icon and URL path."""
+    return st.Page(p.script, title=t(p.title_key), icon=p.icon, url_path=p.url_path, **more)
 
 
 def redirect_page(old_url_path: str, target):
@@ -107,37 +88,22 @@ def build_pages(t) -> tuple[dict, object]:
     page that each let go of the interpreter lock, a quarter of a student's page run when 150
     students of a class redraw at once (issue 47). Each run takes shallow copies: st.navigation
     marks the copy it picks as the one that may run, which must not be shared between sessions."""
-    practice_pages = {
-        url: st.Page(path, title=t(key), icon=icon, url_path=url) for path, key, icon, url in PRACTICE
-    }
-    lab_pages = {url: st.Page(path, title=t(key), icon=icon, url_path=url) for path, key, icon, url in LABS}
-    start = st.Page(
-        "app_pages/playground.py", title=t("app.nav_playground"), icon="🧮", default=True, url_path="start"
-    )
-    targets = {"": start, **lab_pages, **practice_pages}  # an old URL's page: a lab's or a practice page's
+    start = nav_page(t, nav.START, default=True)  # at "/" (its url_path is an internal name)
+    labs = {p.url_path: nav_page(t, p) for p in nav.LABS}
+    practice = {p.url_path: nav_page(t, p) for p in nav.PRACTICE}
+    by_url = {"": start, **labs, **practice}  # an old URL's page: a lab's or a practice page's
     sections = {
         t("app.nav_section_explore"): [start],
         t("app.nav_section_labs"): [
-            *lab_pages.values(),
-            *(redirect_page(old, targets[new]) for old, new in OLD_URL_PATHS.items()),
+            *labs.values(),
+            *(redirect_page(old, by_url[new]) for old, new in nav.OLD_URL_PATHS.items()),
         ],
-        t("app.nav_section_practice"): list(practice_pages.values()),
-        # Live class (app_pages/class_*.py): the teacher's panel and the students' join page.
-        t("class.nav_section"): [st.Page(p, title=t(k), icon=i, url_path=u) for p, k, i, u in CLASS],
+        t("app.nav_section_practice"): list(practice.values()),
+        t("class.nav_section"): [nav_page(t, p) for p in nav.CLASS],
     }
     return sections, start
 
 
-PRACTICE = [
-    ("app_pages/path.py", "app.nav_path", "🗺️", "path"),
-    ("app_pages/worksheet.py", "app.nav_worksheet", "📝", "worksheet"),
-    ("app_pages/codecheck.py", "app.nav_code_check", "⌨️", "code_check"),
-]
-# Live class (app_pages/class_*.py): the teacher's panel and the students' join page (/class_join?code=...).
-CLASS = [
-    ("app_pages/class_teach.py", "class.nav_teach", "🧑‍🏫", "class_teach"),
-    ("app_pages/class_join.py", "class.nav_join", "📱", "class_join"),
-]
 sections, playground = per_process.built(("pages", t.lang), lambda: build_pages(t))
 pages = {name: [copy.copy(p) for p in section] for name, section in sections.items()}
 # Every page stays listed: with more than twelve, Streamlit would hide some behind "View more".

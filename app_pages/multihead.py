@@ -222,7 +222,7 @@ def main() -> None:
         PAGE.section(section_concat, t, lab.trace, hover)
         with st.sidebar:  # the lesson: every head, then every step on the learner's sentence (issue 45)
             buttons.lab_lesson_button(
-                t, key("dl_lesson"), "app.nav_multi_head", lambda: mh_lesson.section(t, lab, hover)
+                t, key("dl_lesson"), "app.nav_multihead", lambda: mh_lesson.section(t, lab, hover)
             )
     PAGE.section(section_cost, t)
     if lab is not None:

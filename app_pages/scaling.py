@@ -232,7 +232,7 @@ def main() -> None:
     with st.sidebar:  # the lesson: the variance section, then every step on the learner's sentence (issue 45)
         res = cached_variance(d_ks, samples=samples, seed=seed)  # cached: the section above made it
         buttons.lab_lesson_button(
-            t, key("dl_lesson"), "app.nav_why_sqrt", lambda: sqrt_lesson.section(t, res, d_ks, samples)
+            t, key("dl_lesson"), "app.nav_scaling", lambda: sqrt_lesson.section(t, res, d_ks, samples)
         )
 
 

@@ -37,9 +37,9 @@ INFERENCE = "app_pages/inference.py"
 BLOCK = "app_pages/block.py"
 PAGE_TITLE_KEYS = {
     PLAYGROUND: "app.nav_playground",
-    WHY_SQRT: "app.nav_why_sqrt",
+    WHY_SQRT: "app.nav_scaling",
     MASKS: "app.nav_masks",
-    MULTI_HEAD: "app.nav_multi_head",
+    MULTI_HEAD: "app.nav_multihead",
     COST: "app.nav_cost",
     LOOKALIKES: "app.nav_lookalikes",
     POSITIONS: "app.nav_positions",

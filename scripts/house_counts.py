@@ -20,8 +20,9 @@ Issue 46's "Done means" counts:
   constant bound to a literal (``MODE_KEY = "pr_mode"``) wherever it is used as a key (its literal
   is the key spelled: only a page's table, attention_ui/settings_table.py, declares one);
   ``session_key_families``: the places that build a key with an f-string.
-- ``page_names``: per page of app.py's navigation, its names: the file's stem, the URL path (``-`` as
-  ``_``), the kit.Page prefix and catalog namespace, the UI packages and core lab modules only that
+- ``page_names``: per page of the navigation (attention_ui/nav.py; before it, app.py), its names: the
+  file's stem, the URL path (``-`` as ``_``), the kit's prefix and catalog namespace (in the page, or
+  its table and kit.Page.of in its settings module), the UI packages and core lab modules only that
   page imports; the figure is the names beyond one, summed over the pages.
 - ``web_code_chars``: characters of the Python strings that hold HTML, CSS or JavaScript (a tag, a
   CSS declaration or a line of script); ``streamlit_structure``: names of Streamlit's page structure
@@ -470,10 +471,18 @@ def _imports(tree: ast.Module, package: str) -> set[str]:
 
 
 def app_pages(house: House) -> dict[str, str]:
-    """Each page file of the navigation (app.py) with its URL path: ``{"app_pages/masks.py": "masks"}``.
-    Read from app.py's tuples ``(file, title key, icon, url)`` and its ``st.Page(file, url_path=...)``."""
+    """Each page file of the navigation with its URL path: ``{"app_pages/masks.py": "masks"}``. Read
+    from attention_ui/nav.py's ``NavPage(name, icon[, url])`` entries (the script ``app_pages/<name>.py``
+    at ``/<name>`` unless a URL is given) or, in a revision before it, from app.py's tuples
+    ``(file, title key, icon, url)`` and its ``st.Page(file, url_path=...)``."""
     app = next((s for s in house.product if s.path == "app.py"), None)
+    navigation = next((s for s in house.product if s.path == "attention_ui/nav.py"), None)
     pages: dict[str, str] = {}
+    for n in ast.walk(navigation.tree) if navigation else ():
+        if isinstance(n, ast.Call) and _name(n.func) == "NavPage" and n.args:
+            values = [a.value for a in n.args if isinstance(a, ast.Constant)]
+            if len(values) == len(n.args) and all(isinstance(v, str) for v in values):
+                pages[f"app_pages/{values[0]}.py"] = values[2] if len(values) > 2 else values[0]
     for n in ast.walk(app.tree) if app else ():
         if isinstance(n, ast.Tuple) and len(n.elts) == 4 and all(isinstance(e, ast.Constant) for e in n.elts):
             path, url = n.elts[0].value, n.elts[3].value
@@ -517,12 +526,17 @@ def page_names(house: House) -> dict[str, list[str]]:
         found = [Path(path).stem]
         if url and url != "start":  # the playground's url_path is an internal name: it lives at /
             found.append(url.replace("-", "_"))
-        for n in ast.walk(by_path[path].tree):
-            if isinstance(n, ast.Call) and _name(n.func) == "Page" and len(n.args) >= 2:
-                found += [
-                    a.value for a in n.args[:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)
-                ]
-                break
+        # the kit's prefix and namespace: kit.Page("prefix", "ns") in the page, or the page's table
+        # (Table("prefix", ...)) and kit.Page.of(TABLE[, "ns"]) in its settings module
+        settings = by_path.get(f"attention_ui/{Path(path).stem}/settings.py")
+        for tree in (by_path[path].tree, *((settings.tree,) if settings else ())):
+            for n in ast.walk(tree):
+                call = ast.unparse(n.func) if isinstance(n, ast.Call) and n.args else ""
+                if call in ("kit.Page", "Page", "kit.Page.of", "Page.of", "Table"):
+                    args = n.args[:1] if call == "Table" else n.args[:2]
+                    found += [
+                        a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                    ]
         found += sorted(ui[path] - shared_ui) + sorted(labs[path] - shared_labs)
         names[path] = list(dict.fromkeys(found))
     return names

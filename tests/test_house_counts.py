@@ -137,6 +137,20 @@ def test_names_of_a_page():
     assert count.total(count.find(h)) == 3
 
 
+def test_names_of_a_page_from_the_navigation_and_its_settings_module():
+    """attention_ui/nav.py's entries name the script and the URL; the page's settings module holds its
+    table's prefix and the kit's namespace, which count as names where they differ from the page's."""
+    navigation = 'LABS = (NavPage("scaling", "i", "why-sqrt-dk"), NavPage("masks", "i"))'
+    settings = 'TABLE = Table("sq", Setting("x", 1))\nPAGE = kit.Page.of(TABLE, "sqrt")'
+    h = house({"app.py": "", "attention_ui/nav.py": navigation,
+               "app_pages/scaling.py": "from attention_ui.scaling.settings import PAGE",
+               "attention_ui/scaling/settings.py": settings, "app_pages/masks.py": "",
+               "attention_ui/masks/settings.py": 'TABLE = Table("masks")\nPAGE = kit.Page.of(TABLE)'})  # fmt: skip
+    count = next(c for c in HC.COUNTS if c.name == "page_names")
+    assert count.find(h) == ["app_pages/scaling.py: scaling, why_sqrt_dk, sq, sqrt"]
+    assert count.total(count.find(h)) == 3
+
+
 def test_tests_by_module_and_the_extended_marker():
     h = house(
         {

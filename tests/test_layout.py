@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import re
 from functools import cache
 from pathlib import Path
 
 import pytest
+
+from attention_ui import nav
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted(p.stem for p in (ROOT / "app_pages").glob("*.py") if not p.name.startswith("_"))
@@ -312,29 +315,26 @@ URLS_BEFORE = {
 }  # fmt: skip
 
 
-def served_urls(source: str) -> dict[str, str]:
-    """URL path -> page script stem, from app.py's page lists and its old-URL redirects."""
-    tables = {}
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name in ("LABS", "PRACTICE", "CLASS", "OLD_URL_PATHS"):
-                tables[name] = ast.literal_eval(node.value)
-    served = {"start": "playground", "": "playground"}  # the default page: "/" (url_path "start")
-    for name in ("LABS", "PRACTICE", "CLASS"):
-        served |= {url: Path(path).stem for path, _key, _icon, url in tables[name]}
-    return served | {old: served[new] for old, new in tables["OLD_URL_PATHS"].items()}
-
-
 def test_every_old_url_still_opens_its_page() -> None:
-    served = served_urls((ROOT / "app.py").read_text(encoding="utf-8"))
+    served = nav.served()  # URL path -> page (script stem), what app.py builds its navigation from
     assert {url: served.get(url) for url in URLS_BEFORE} == URLS_BEFORE
 
 
-def test_a_dropped_old_url_is_caught() -> None:
-    source = (ROOT / "app.py").read_text(encoding="utf-8")
-    dropped = re.sub(r'"why_sqrt_dk":\s*"why-sqrt-dk",\s*', "", source)
-    assert dropped != source and "why_sqrt_dk" not in served_urls(dropped)
+def test_a_dropped_old_url_is_caught(monkeypatch) -> None:
+    kept = {old: new for old, new in nav.OLD_URL_PATHS.items() if old != "why_sqrt_dk"}
+    assert "why_sqrt_dk" in nav.served() and kept != nav.OLD_URL_PATHS
+    monkeypatch.setattr(nav, "OLD_URL_PATHS", kept)
+    assert "why_sqrt_dk" not in nav.served()
+
+
+def test_every_page_of_the_navigation_has_its_script_and_its_title_in_each_language() -> None:
+    """A page's script and title key follow from its one name (attention_ui/nav.py)."""
+    for p in nav.PAGES:
+        assert (ROOT / p.script).is_file(), p
+        for lang in ("en", "ja"):
+            catalog = json.loads((ROOT / "attention_ui" / "locales" / lang / "app.json").read_text("utf-8"))
+            assert catalog.get(p.title_key.removeprefix("app.")), (lang, p.title_key)
+    assert len({p.name for p in nav.PAGES}) == len({p.url_path for p in nav.PAGES}) == len(nav.PAGES)
 
 
 def test_a_page_with_a_core_lab_takes_the_labs_name() -> None:  # or its core package's (codecheck)

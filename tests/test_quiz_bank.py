@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import math
 import random
-import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from attention_core.labs.quiz import QUIZ_KINDS
+from attention_ui import nav
 from attention_ui.i18n import LANGUAGES, placeholders, translate
 from attention_ui.quiz_bank import (
     PAGE_TITLE_KEYS,
@@ -33,8 +33,8 @@ SEEDS = range(12)
 
 
 def app_pages() -> set[str]:
-    """The page paths app.py registers with st.Page."""
-    return set(re.findall(r'"(app_pages/[a-z_]+\.py)"', (ROOT / "app.py").read_text(encoding="utf-8")))
+    """The page paths of the navigation (attention_ui/nav.py, which app.py registers with st.Page)."""
+    return {p.script for p in nav.PAGES}
 
 
 def test_at_least_24_questions_of_every_kind() -> None:

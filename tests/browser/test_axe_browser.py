@@ -40,9 +40,9 @@ FRAMEWORK_RULES = {
 SERIOUS = ("serious", "critical")
 PAGES = [  # url path ("" = the playground), the catalog key of its navigation title
     ("", "app.nav_playground"),
-    ("why-sqrt-dk", "app.nav_why_sqrt"),
+    ("why-sqrt-dk", "app.nav_scaling"),
     ("masks", "app.nav_masks"),
-    ("multi-head", "app.nav_multi_head"),
+    ("multi-head", "app.nav_multihead"),
     ("cost", "app.nav_cost"),
     ("lookalikes", "app.nav_lookalikes"),
     ("block", "app.nav_block"),
@@ -53,8 +53,8 @@ PAGES = [  # url path ("" = the playground), the catalog key of its navigation t
     ("quiz", "app.nav_quiz"),
     ("path", "app.nav_path"),
     ("worksheet", "app.nav_worksheet"),
-    ("class_teach", "class.nav_teach"),
-    ("class_join", "class.nav_join"),
+    ("class_teach", "app.nav_class_teach"),
+    ("class_join", "app.nav_class_join"),
 ]
 NO_CHARTS = {"quiz", "path", "worksheet", "class_teach", "class_join"}  # pages that open without a chart
 SLOW_MS = 120_000

@@ -14,8 +14,6 @@ Screenshots: artifacts/screenshots/deep_link_<lab>_<lang>.png.
 
 from __future__ import annotations
 
-import ast
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
@@ -24,7 +22,6 @@ import pytest
 from conftest import LOGS, _start_server, _stop
 from playwright.sync_api import Browser, Page, expect
 from st_browser import (
-    ROOT,
     assert_no_exception,
     new_context,
     screenshot,
@@ -33,6 +30,7 @@ from st_browser import (
     wait_until_idle,
 )
 
+from attention_ui import nav
 from attention_ui.i18n import translate
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
@@ -82,13 +80,8 @@ new MutationObserver(record).observe(document, {subtree: true, childList: true, 
 
 
 def registered_labs() -> dict[str, str]:
-    """url path -> page file of every lab app.py's LABS registers (read from the source, not run)."""
-    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "LABS" for t in node.targets):
-            labs = ast.literal_eval(node.value)
-            return {url: path for path, _key, _icon, url in labs}
-    raise AssertionError("app.py has no LABS list")
+    """url path -> page file of every lab the navigation registers (attention_ui/nav.py's LABS)."""
+    return {p.url_path: p.script for p in nav.LABS}
 
 
 def legacy_links() -> set[str]:
@@ -103,16 +96,9 @@ def legacy_links() -> set[str]:
 
 def nav_titles(lang: str) -> set[str]:
     """Every label the app's own navigation may show in ``lang``: the catalog titles of every page
-    app.py registers (every ``app.nav_*`` / ``class.nav_*`` key it names, sections excepted), read
-    from its source so that a new page is known here the day it is added."""
-    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
-    keys = {
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and re.fullmatch(r"(app|class)\.nav_(?!section)\w+", node.value)
-    }
+    the navigation registers (attention_ui/nav.py, sections excepted), read from its tables so that a
+    new page is known here the day it is added."""
+    keys = {p.title_key for p in nav.PAGES}
     assert len(keys) >= 18, sorted(keys)  # the playground, the labs, practice and the class
     return {translate(lang, k) for k in keys}
 
