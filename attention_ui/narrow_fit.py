@@ -15,6 +15,10 @@ sideways when the line is longer than the column. On a 390 px phone the attentio
   more of it is hidden (the "scroll shadow" pattern: two shadows fixed to the box, two white covers
   that move with the content and hide a shadow once its end is in view).
 * A code block (``st.code``) wider than the column scrolls, with the same shadows (code is not wrapped).
+* The punctuation after an inline formula stays on the formula's line: a browser may break after
+  KaTeX's inline-block parts even before ")" or "、", which left a ")" or a "、" alone at the start of
+  a line on a phone; the CSS draws an inline formula's parts inline, so the normal line-breaking rules
+  apply between a formula and what follows it.
 * A table (``st.dataframe``) wider than the column scrolls inside its frame, drawn on a canvas that
   no background shows through: the script marks the frame ``data-al-more="left|right|both"`` while
   columns are hidden on that side, and the CSS shades that edge of the frame.

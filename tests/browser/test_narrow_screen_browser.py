@@ -80,3 +80,49 @@ def test_phone_sidebar_closes_after_navigation_and_the_sentence_and_no_toolbar_c
     no_toolbar_over_data(page, "masks lab at 390 px")
     screenshot(page, "issue24-phone-masks-390", full=False)
     context.close()
+
+
+# Each inline formula followed by punctuation (")", ",", "、", "。" …): its paragraph is narrowed from
+# 420 px (wider than a phone's column) to 200 px, 2 px at a time, and a width at which the punctuation
+# starts a line below the formula's end is an orphan. The paragraph's width is restored after.
+ORPHANED_PUNCTUATION_JS = r"""() => {
+  const orphans = []; let candidates = 0;
+  for (const k of document.querySelectorAll('[data-testid="stMain"] .katex')) {
+    if (k.closest('.katex-display')) continue;
+    let el = k, after = k.nextSibling;
+    while (!after && el.parentElement && !el.parentElement.matches('p, li, div')) { el = el.parentElement; after = el.nextSibling; }
+    if (!after || after.nodeType !== Node.TEXT_NODE || !/^[)）,.。、:;]/.test(after.textContent)) continue;
+    candidates += 1;
+    const block = k.closest('p, li') || k.parentElement, width = block.style.width;
+    for (let w = 420; w >= 200; w -= 2) {
+      block.style.width = `${w}px`;
+      const mark = document.createRange(); mark.setStart(after, 0); mark.setEnd(after, 1);
+      const p = mark.getBoundingClientRect(), parts = k.getClientRects(), end = parts[parts.length - 1];
+      if (p.top > end.top + end.height / 2) { orphans.push(`${after.textContent[0]} after ${k.querySelector('annotation')?.textContent} at ${w} px`); break; }
+    }
+    block.style.width = width;
+  }
+  return {candidates, orphans};
+}"""
+
+
+@pytest.mark.parametrize(("lang", "path"), [("en", "masks"), ("ja", "lookalikes")])
+def test_punctuation_after_an_inline_formula_stays_on_its_line(
+    browser: Browser, streamlit_server: str, lang: str, path: str
+) -> None:
+    """attention_ui/narrow_fit.py: on a phone a ")" or "、" after an inline formula started a line alone."""
+    context = new_context(
+        browser, locale="ja-JP" if lang == "ja" else "en-US", width=390, height=844, touch=True
+    )
+    page = context.new_page()
+    page.goto(f"{streamlit_server}/{path}?lang={lang}")
+    wait_for_app_run(page)
+    page.locator('[data-testid="stMain"] .katex').first.wait_for()
+    page.evaluate("document.fonts.ready")
+    found = page.evaluate(ORPHANED_PUNCTUATION_JS)
+    assert found["candidates"] >= 5 and found["orphans"] == [], found
+    screenshot(page, f"phone-inline-math-{path}-{lang}", full=False)
+    # the check finds them where KaTeX's parts are drawn as KaTeX draws them (inline-blocks)
+    page.add_style_tag(content=".katex .base { display: inline-block !important; }")
+    assert len(page.evaluate(ORPHANED_PUNCTUATION_JS)["orphans"]) >= 3
+    context.close()
