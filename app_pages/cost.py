@@ -107,15 +107,7 @@ def section_extended(t) -> None:
 def run_measurement(t, max_n: int, block: int) -> None:
     """The live sweep, n = 128, 256, … max_n, with progress; what was measured is kept."""
     sizes = lab_cost.sweep_sizes(max_n)
-
-    def step(done: int, point) -> str:
-        return t("cost.measure_progress", done=done, total=len(sizes), n=point.n if point else sizes[0])
-
-    running, finished = t("cost.measure_running"), t("cost.measure_done", count=len(sizes))
-    points = lab_cost.measure_sweep(max_n, block)
-    st.session_state[RESULTS] = kit.progress(
-        points, len(sizes), running=running, step=step, done=finished, failed=t("cost.measure_failed")
-    )
+    st.session_state[RESULTS] = cost_efficient.timed(t, lab_cost.measure_sweep(max_n, block), sizes)
     st.session_state[RESULTS_META] = {"max_n": min(max_n, MAX_DIRECT_N), "block": block, "d": SWEEP_D}
 
 

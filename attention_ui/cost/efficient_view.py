@@ -8,6 +8,8 @@ Called by ``app_pages/cost.py`` with its page kit (``cost_`` keys, ``cost`` cata
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+
 import streamlit as st
 
 from attention_core.labs import efficient as lab_efficient
@@ -56,22 +58,26 @@ def tile_grid_chart(
     return words
 
 
-def run_window_timing(t, window: int) -> None:
-    """The window timing, n = 256 … 4,096, with progress; what was measured is kept."""
-    ns = lab_efficient.WINDOW_SWEEP_NS
+def timed(t, points: Iterator, ns: Sequence[int]) -> list:
+    """A timing over the sizes ``ns`` (``points``: a generator that measures one n at a time) behind the
+    cost lab's progress bar; what was measured, up to a failure if one n fails. The page's sweep and
+    the window timing run through it."""
 
     def step(done: int, point) -> str:
         return t("cost.measure_progress", done=done, total=len(ns), n=point.n if point else ns[0])
 
-    points = lab_efficient.window_timing(ns, window, TIMING_BLOCK)
-    st.session_state[WINDOW_RESULTS] = kit.progress(
-        points,
-        len(ns),
-        running=t("cost.measure_running"),
-        step=step,
-        done=t("cost.measure_done", count=len(ns)),
-        failed=t("cost.measure_failed"),
+    running, finished, failed = (
+        t("cost.measure_running"),
+        t("cost.measure_done", count=len(ns)),
+        t("cost.measure_failed"),
     )
+    return kit.progress(points, len(ns), running=running, step=step, done=finished, failed=failed)
+
+
+def run_window_timing(t, window: int) -> None:
+    """The window timing, n = 256 … 4,096, with progress; what was measured is kept."""
+    ns = lab_efficient.WINDOW_SWEEP_NS
+    st.session_state[WINDOW_RESULTS] = timed(t, lab_efficient.window_timing(ns, window, TIMING_BLOCK), ns)
 
 
 def window_timing_results(t, page: kit.Page) -> None:
