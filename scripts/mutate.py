@@ -114,6 +114,7 @@ TARGETS: dict[str, list[str]] = {
     m: list(dict.fromkeys([module_test_path(m), *also])) for m, also in ALSO.items()
 }
 TARGETS["classroom/bell.py"] = ["tests/test_class_bell.py"]  # outside the core: its file by its own name
+TARGETS["attention_ui/nav.py"] = ["tests/test_nav.py"]  # the navigation as data: plain Python, no Streamlit
 # Modules whose tests are too slow per mutant for a two-core machine: only with --all. (None left:
 # smollm2, gemma3, gguf_file and the tokenizers are in TARGETS with fast tests on tiny GGUF files
 # the tests write; byte_bpe's list also holds tests/test_token_labels.py, whose property tests read
