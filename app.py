@@ -96,7 +96,7 @@ def build_pages(t) -> tuple[dict, object]:
         t("app.nav_section_explore"): [start],
         t("app.nav_section_labs"): [
             *labs.values(),
-            *(redirect_page(old, by_url[new]) for old, new in nav.OLD_URL_PATHS.items()),
+            *(redirect_page(old, by_url[new]) for old, new in nav.redirects().items()),
         ],
         t("app.nav_section_practice"): list(practice.values()),
         t("class.nav_section"): [nav_page(t, p) for p in nav.CLASS],

@@ -50,22 +50,21 @@ PRACTICE = (NavPage("path", "🗺️"), NavPage("worksheet", "📝"), NavPage("c
 CLASS = (NavPage("class_teach", "🧑‍🏫"), NavPage("class_join", "📱"))
 PAGES = (START, *LABS, *PRACTICE, *CLASS)
 
-# Old URL path -> the URL path that serves its page now, keeping the link's query string. Streamlit's
-# legacy file list linked pages by file name (the playground's reached "/"); a page's one name reaches
-# it too where its URL is spelled otherwise: a first run opens a page by its file name (AppTest,
-# before st.navigation has run).
-OLD_URL_PATHS = {
-    "playground": "",
-    "why_sqrt_dk": "why-sqrt-dk",
-    "multi_head": "multi-head",
-    "scaling": "why-sqrt-dk",
-    "multihead": "multi-head",
-    "codecheck": "code_check",
-}
+# URL paths spelled before the pages took one name -> the URL path that serves the page now.
+OLD_URL_PATHS = {"why_sqrt_dk": "why-sqrt-dk", "multi_head": "multi-head"}
+
+
+def redirects() -> dict[str, str]:
+    """Every URL path that reaches a page without being its own -> the page's URL path: the old
+    spellings, and each page's name where its URL is spelled otherwise (the playground's, at "/",
+    too). Streamlit's legacy file list linked pages by file name, and a first run opens a page by its
+    file name (AppTest, before st.navigation has run). A redirect keeps the link's query string."""
+    by_name = {p.name: "" if p is START else p.url_path for p in PAGES if p.url}
+    return OLD_URL_PATHS | by_name
 
 
 def served() -> dict[str, str]:
     """URL path -> the page (its one name) that a visit opens: each page's URL, "/" for the playground,
-    and every old URL path."""
+    and every redirect."""
     urls = {p.url_path: p.name for p in PAGES} | {"": START.name}
-    return urls | {old: urls[new] for old, new in OLD_URL_PATHS.items()}
+    return urls | {old: urls[new] for old, new in redirects().items()}

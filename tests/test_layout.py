@@ -323,3 +323,5 @@ def test_a_page_with_a_core_lab_takes_the_labs_name() -> None:  # or its core pa
             for alias in node.names
         }
         assert "PAGE" in imported and "Page(" not in ast.unparse(page) and "Page.of(" not in ast.unparse(page)
+        for view in (ROOT / "attention_ui" / name).glob("*.py"):  # its views build no Page of their own
+            assert view.name == "settings.py" or "Page.of(" not in view.read_text(encoding="utf-8"), view

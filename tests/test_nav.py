@@ -43,3 +43,9 @@ def test_every_page_of_the_navigation_has_its_script_and_its_title_in_each_langu
             catalog = json.loads((ROOT / "attention_ui" / "locales" / lang / "app.json").read_text("utf-8"))
             assert catalog.get(p.title_key.removeprefix("app.")), (lang, p.title_key)
     assert len({p.name for p in nav.PAGES}) == len({p.url_path for p in nav.PAGES}) == len(nav.PAGES)
+
+
+def test_every_redirect_leads_to_a_page_app_py_can_switch_to() -> None:
+    """app.py switches an old URL to a lab's or a practice page's URL, or to "/" (the playground)."""
+    targets = {p.url_path for p in (*nav.LABS, *nav.PRACTICE)} | {""}
+    assert set(nav.redirects().values()) <= targets, nav.redirects()
